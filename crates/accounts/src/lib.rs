@@ -1,0 +1,15 @@
+//! `quire-accounts`: accounts, their activation state and platform-admin flag, password
+//! hashing (argon2id), and the bootstrap that creates an account together with its default
+//! project and first master key.
+//!
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` and `quire-keys` (for the
+//! project and key it creates alongside an account) and small pure crates (argon2).
+
+pub mod model;
+pub mod password;
+pub mod ports;
+pub mod service;
+
+pub use model::Account;
+pub use ports::{AccountStore, CreateAccountStoreError};
+pub use service::{AccountService, CreateAccount, CreateAccountError, CreatedAccount};

@@ -1,0 +1,18 @@
+//! The account.
+
+use quire_kernel::{AccountId, Email, Handle, ProjectId};
+use time::OffsetDateTime;
+
+/// A person's (or an organisation's) account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub id: AccountId,
+    pub email: Email,
+    pub handle: Handle,
+    /// An argon2id PHC string; `None` until a password is set.
+    pub password_hash: Option<String>,
+    pub activated_at: Option<OffsetDateTime>,
+    pub is_platform_admin: bool,
+    pub default_project_id: ProjectId,
+    pub created_at: OffsetDateTime,
+}

@@ -1,0 +1,40 @@
+//! Ports of the accounts domain.
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, InfraError};
+use quire_keys::KeyRecord;
+use quire_projects::Project;
+
+use crate::model::Account;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateAccountStoreError {
+    #[error("handle already taken")]
+    HandleTaken,
+    #[error("email already registered")]
+    EmailTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Persistence of accounts.
+#[async_trait]
+pub trait AccountStore: Send + Sync + std::fmt::Debug {
+    /// Stores the account, its default project and its first key in one transaction.
+    ///
+    /// # Errors
+    /// MUST return [`CreateAccountStoreError::HandleTaken`] when another account has the
+    /// handle or any project has the default project's slug,
+    /// [`CreateAccountStoreError::EmailTaken`] when another account has the email, and
+    /// [`CreateAccountStoreError::Infra`] on storage failure; nothing is stored on error.
+    async fn create_account(
+        &self,
+        account: &Account,
+        default_project: &Project,
+        first_key: &KeyRecord,
+    ) -> Result<(), CreateAccountStoreError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure; an unknown id is `Ok(None)`.
+    async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError>;
+}

@@ -1,0 +1,129 @@
+//! The spec's error codes, each defined once with its HTTP status, and the opaque
+//! infrastructure error every port uses for "the database or store failed".
+
+use std::fmt;
+
+macro_rules! error_codes {
+    ($($variant:ident = ($code:literal, $status:literal)),+ $(,)?) => {
+        /// Every stable error code of the API, with its HTTP status.
+        ///
+        /// This is the one table that maps codes to statuses: the HTTP layer asks
+        /// [`ErrorCode::http_status`] and never picks a status of its own.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $($variant),+ }
+
+        impl ErrorCode {
+            /// All codes, in table order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The wire string, as in the `error` field of a response body.
+            #[must_use]
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code),+ }
+            }
+
+            /// The HTTP status the code is answered with.
+            #[must_use]
+            pub fn http_status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status),+ }
+            }
+        }
+    };
+}
+
+error_codes! {
+    InvalidApiKey = ("invalid_api_key", 401),
+    InvalidToken = ("invalid_token", 401),
+    InsufficientScope = ("insufficient_scope", 403),
+    NotActivated = ("not_activated", 403),
+    CaptchaFailed = ("captcha_failed", 400),
+    RateLimited = ("rate_limited", 429),
+    InvalidPhone = ("invalid_phone", 400),
+    NotEligible = ("not_eligible", 400),
+    AlreadyActivated = ("already_activated", 409),
+    InvalidJson = ("invalid_json", 400),
+    InvalidBody = ("invalid_body", 400),
+    InvalidProject = ("invalid_project", 400),
+    InvalidSlug = ("invalid_slug", 400),
+    SlugTaken = ("slug_taken", 409),
+    SlugConflict = ("slug_conflict", 409),
+    AliasConflict = ("alias_conflict", 409),
+    PasswordRequired = ("password_required", 400),
+    PublicIdExhausted = ("public_id_exhausted", 500),
+    ProfileHandleMissing = ("profile_handle_missing", 500),
+    StorageCleanupFailed = ("storage_cleanup_failed", 500),
+    LinkCleanupFailed = ("link_cleanup_failed", 500),
+    InvalidMultipartBody = ("invalid_multipart_body", 400),
+    InvalidResourceType = ("invalid_resource_type", 400),
+    ClientAlreadyAttached = ("client_already_attached", 409),
+    ProjectNotEmpty = ("project_not_empty", 409),
+    LastProject = ("last_project", 409),
+    CannotRevokeCurrentKey = ("cannot_revoke_current_key", 400),
+    Forbidden = ("forbidden", 403),
+    InvalidEmailInput = ("invalid_email_input", 400),
+    EmailQuotaExceeded = ("email_quota_exceeded", 429),
+    SendFailed = ("send_failed", 502),
+    DataApiDisabled = ("data_api_disabled", 409),
+    DataApiNotEnabled = ("data_api_not_enabled", 400),
+    NotFound = ("not_found", 404),
+    MfaRequired = ("mfa_required", 403),
+    InternalError = ("internal_error", 500),
+    // Device login (RFC 8628 names).
+    InvalidRequest = ("invalid_request", 400),
+    UnsupportedGrantType = ("unsupported_grant_type", 400),
+    AuthorizationPending = ("authorization_pending", 400),
+    SlowDown = ("slow_down", 400),
+    AccessDenied = ("access_denied", 400),
+    ExpiredToken = ("expired_token", 400),
+    InvalidGrant = ("invalid_grant", 400),
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure of infrastructure behind a port (database unreachable, pool exhausted, I/O
+/// error). Its text is for logs only and is never shown to API clients.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InfraError(pub String);
+
+impl InfraError {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Self(msg.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case_and_have_error_statuses() {
+        let mut seen = HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "duplicate {code}");
+            assert!(
+                code.as_str()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+            );
+            assert!((400..600).contains(&code.http_status()));
+        }
+        assert_eq!(ErrorCode::ALL.len(), 43);
+    }
+
+    #[test]
+    fn statuses_match_the_spec_table() {
+        assert_eq!(ErrorCode::InvalidApiKey.http_status(), 401);
+        assert_eq!(ErrorCode::NotActivated.http_status(), 403);
+        assert_eq!(ErrorCode::ProjectNotEmpty.http_status(), 409);
+        assert_eq!(ErrorCode::CannotRevokeCurrentKey.http_status(), 400);
+        assert_eq!(ErrorCode::EmailQuotaExceeded.http_status(), 429);
+        assert_eq!(ErrorCode::SendFailed.http_status(), 502);
+        assert_eq!(ErrorCode::PublicIdExhausted.http_status(), 500);
+    }
+}

@@ -1,0 +1,16 @@
+//! `quire-keys`: API keys: minting, hashing, verification (authentication), listing and
+//! revocation.
+//!
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (to resolve the `project` a
+//! key is minted into) and small pure crates (sha2, rand, subtle). Plaintext keys exist only
+//! in the value returned by [`KeyService::mint`]; everything stored holds the SHA-256 hash.
+
+pub mod credential;
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use credential::{KEY_PREFIX_LEN, KeyHash, PlaintextKey};
+pub use model::{CredentialOwner, KeyRecord};
+pub use ports::KeyStore;
+pub use service::*;

@@ -1,0 +1,41 @@
+//! Ports of the keys domain.
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, InfraError, KeyId};
+use time::OffsetDateTime;
+
+use crate::credential::KeyHash;
+use crate::model::{CredentialOwner, KeyRecord};
+
+/// Persistence of API keys.
+#[async_trait]
+pub trait KeyStore: Send + Sync + std::fmt::Debug {
+    /// Stores a new key.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure (including a hash collision, which 256 random
+    /// bits make impossible in practice).
+    async fn insert_key(&self, key: &KeyRecord) -> Result<(), InfraError>;
+
+    /// The key with this hash and its account, revoked or not.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; an unknown hash is `Ok(None)`.
+    async fn find_by_hash(&self, hash: &KeyHash) -> Result<Option<CredentialOwner>, InfraError>;
+
+    /// Every key of the account, oldest first.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn keys_of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, InfraError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure; an unknown id is `Ok(None)`.
+    async fn key_by_id(&self, id: KeyId) -> Result<Option<KeyRecord>, InfraError>;
+
+    /// Marks the key revoked at `at`; a key already revoked keeps its first revocation time.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn revoke_key(&self, id: KeyId, at: OffsetDateTime) -> Result<(), InfraError>;
+}

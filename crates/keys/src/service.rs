@@ -1,0 +1,333 @@
+//! Key use cases: authenticate, mint, list, revoke.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use quire_kernel::{
+    AccountId, App, Apps, Clock, InfraError, KeyId, Principal, PrincipalKind, ProjectId,
+    ProjectSlug, Tier,
+};
+use quire_projects::ProjectStore;
+
+use crate::credential::{PlaintextKey, is_jwt_shaped};
+use crate::model::KeyRecord;
+use crate::ports::KeyStore;
+
+/// Longest key name, in characters.
+pub const MAX_KEY_NAME_CHARS: usize = 60;
+
+/// Why a credential was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// Missing, unrecognised or revoked.
+    #[error("missing, unknown or revoked API key")]
+    InvalidApiKey,
+    /// A JWT-shaped credential that failed verification; the text is the spec's
+    /// `error_description`.
+    #[error("{0}")]
+    InvalidToken(&'static str),
+    #[error("account not activated")]
+    NotActivated,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A request to mint an app key, with fields already known to be of the right JSON type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintRequest {
+    pub name: String,
+    pub apps: Vec<String>,
+    /// A project slug; `None` means the account's default project.
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MintError {
+    #[error("a master key is required")]
+    InsufficientScope,
+    /// `name` or `apps` invalid; the text is the prose the spec puts in `error`.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// `project` is not a well-formed slug.
+    #[error("{0}")]
+    InvalidProject(String),
+    /// `project` names no project of the account.
+    #[error("project not owned by this account")]
+    ProjectNotOwned,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A freshly minted key: the only value that ever holds the plaintext.
+#[derive(Debug, Clone)]
+pub struct MintedKey {
+    pub plaintext: PlaintextKey,
+    pub record: KeyRecord,
+    pub project_slug: ProjectSlug,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListKeysError {
+    #[error("a master key is required")]
+    InsufficientScope,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevokeError {
+    #[error("a master key is required")]
+    InsufficientScope,
+    #[error("key not found")]
+    NotFound,
+    #[error("the key authenticating this call cannot revoke itself")]
+    CurrentKey,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A key with the slug of its home project, for listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedKey {
+    pub record: KeyRecord,
+    /// The home project: the key's own for app keys, the default project for master keys.
+    pub home_project: Option<(ProjectId, ProjectSlug)>,
+}
+
+/// Builds a new key record and its plaintext (not stored).
+#[must_use]
+pub fn new_key(
+    account: AccountId,
+    name: String,
+    tier: Tier,
+    project_id: Option<ProjectId>,
+    now: time::OffsetDateTime,
+) -> (PlaintextKey, KeyRecord) {
+    let plaintext = PlaintextKey::generate();
+    let record = KeyRecord {
+        id: KeyId::new(),
+        account_id: account,
+        name,
+        tier,
+        project_id,
+        key_prefix: plaintext.prefix().to_owned(),
+        key_hash: plaintext.hash(),
+        created_at: now,
+        revoked_at: None,
+    };
+    (plaintext, record)
+}
+
+fn check_name(name: &str) -> Result<String, MintError> {
+    let trimmed = name.trim();
+    let n = trimmed.chars().count();
+    if n == 0 || n > MAX_KEY_NAME_CHARS {
+        return Err(MintError::InvalidInput(format!(
+            "name must be 1-{MAX_KEY_NAME_CHARS} characters"
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn check_apps(apps: &[String]) -> Result<Apps, MintError> {
+    let allowed = "page, serve, link, base";
+    if apps.is_empty() {
+        return Err(MintError::InvalidInput(format!(
+            "apps must be a non-empty array of: {allowed}"
+        )));
+    }
+    let mut parsed = Vec::with_capacity(apps.len());
+    for a in apps {
+        let app = App::parse(a).ok_or_else(|| {
+            MintError::InvalidInput(format!(
+                "unknown app {a:?}; apps must be drawn from: {allowed}"
+            ))
+        })?;
+        if parsed.contains(&app) {
+            return Err(MintError::InvalidInput(format!(
+                "app {a:?} is listed twice"
+            )));
+        }
+        parsed.push(app);
+    }
+    Apps::new(parsed).ok_or_else(|| MintError::InvalidInput("apps must not be empty".into()))
+}
+
+/// The key use cases.
+#[derive(Debug, Clone)]
+pub struct KeyService {
+    keys: Arc<dyn KeyStore>,
+    projects: Arc<dyn ProjectStore>,
+    clock: Arc<dyn Clock>,
+}
+
+impl KeyService {
+    pub fn new(
+        keys: Arc<dyn KeyStore>,
+        projects: Arc<dyn ProjectStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            keys,
+            projects,
+            clock,
+        }
+    }
+
+    /// Turns the value of an `Authorization` header into a principal.
+    ///
+    /// # Errors
+    /// [`AuthError::InvalidApiKey`] for a missing header, a non-Bearer scheme, an
+    /// unrecognisable credential, or an unknown or revoked key;
+    /// [`AuthError::InvalidToken`] for a JWT-shaped credential (no OAuth issuer exists yet,
+    /// so every such token is `malformed bearer token`);
+    /// [`AuthError::NotActivated`] for a valid key of an account not yet activated.
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
+        let header = authorization.ok_or(AuthError::InvalidApiKey)?;
+        let (scheme, credential) = header
+            .trim()
+            .split_once(' ')
+            .ok_or(AuthError::InvalidApiKey)?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(AuthError::InvalidApiKey);
+        }
+        let credential = credential.trim();
+        let Some(key) = PlaintextKey::parse(credential) else {
+            if is_jwt_shaped(credential) {
+                return Err(AuthError::InvalidToken("malformed bearer token"));
+            }
+            return Err(AuthError::InvalidApiKey);
+        };
+        let hash = key.hash();
+        let owner = self
+            .keys
+            .find_by_hash(&hash)
+            .await?
+            .filter(|o| o.key.key_hash.matches(&hash) && o.key.revoked_at.is_none())
+            .ok_or(AuthError::InvalidApiKey)?;
+        if !owner.account_activated {
+            return Err(AuthError::NotActivated);
+        }
+        let home = match (&owner.key.tier, owner.key.project_id) {
+            (Tier::App(_), Some(project)) => project,
+            _ => owner.default_project_id,
+        };
+        Ok(Principal {
+            account_id: owner.key.account_id,
+            kind: PrincipalKind::Key {
+                key_id: owner.key.id,
+                tier: owner.key.tier,
+            },
+            home_project_id: home,
+            is_platform_admin: owner.is_platform_admin,
+        })
+    }
+
+    /// Mints an app key. Master keys are never minted here.
+    ///
+    /// # Errors
+    /// See [`MintError`]; nothing is stored on error.
+    pub async fn mint(
+        &self,
+        principal: &Principal,
+        request: MintRequest,
+    ) -> Result<MintedKey, MintError> {
+        if !principal.is_master() {
+            return Err(MintError::InsufficientScope);
+        }
+        let name = check_name(&request.name)?;
+        let apps = check_apps(&request.apps)?;
+        let project = match request.project {
+            None => self
+                .projects
+                .default_project_of(principal.account_id)
+                .await?
+                .ok_or_else(|| InfraError::new("account has no default project"))?,
+            Some(slug) => {
+                let slug = ProjectSlug::parse(&slug).map_err(|e| MintError::InvalidProject(e.0))?;
+                match self.projects.project_by_slug(&slug).await? {
+                    Some(p) if p.account_id == principal.account_id => p.id,
+                    _ => return Err(MintError::ProjectNotOwned),
+                }
+            }
+        };
+        let project = self
+            .projects
+            .project_by_id(project)
+            .await?
+            .ok_or_else(|| InfraError::new("home project vanished"))?;
+        let (plaintext, record) = new_key(
+            principal.account_id,
+            name,
+            Tier::App(apps),
+            Some(project.id),
+            self.clock.now(),
+        );
+        self.keys.insert_key(&record).await?;
+        Ok(MintedKey {
+            plaintext,
+            record,
+            project_slug: project.slug,
+        })
+    }
+
+    /// Every key of the caller's account with its home project.
+    ///
+    /// # Errors
+    /// [`ListKeysError::InsufficientScope`] unless called with a master key.
+    pub async fn list(&self, principal: &Principal) -> Result<Vec<ListedKey>, ListKeysError> {
+        if !principal.is_master() {
+            return Err(ListKeysError::InsufficientScope);
+        }
+        let projects: HashMap<ProjectId, ProjectSlug> = self
+            .projects
+            .projects_of_account(principal.account_id)
+            .await?
+            .into_iter()
+            .map(|p| (p.id, p.slug))
+            .collect();
+        let default = self
+            .projects
+            .default_project_of(principal.account_id)
+            .await?;
+        let keys = self.keys.keys_of_account(principal.account_id).await?;
+        Ok(keys
+            .into_iter()
+            .map(|record| {
+                let home = match record.tier {
+                    Tier::Master => default,
+                    Tier::App(_) => record.project_id,
+                };
+                let home_project =
+                    home.and_then(|id| projects.get(&id).map(|slug| (id, slug.clone())));
+                ListedKey {
+                    record,
+                    home_project,
+                }
+            })
+            .collect())
+    }
+
+    /// Revokes a key of the caller's account; revoking an already revoked key succeeds.
+    ///
+    /// # Errors
+    /// See [`RevokeError`].
+    pub async fn revoke(&self, principal: &Principal, id: KeyId) -> Result<(), RevokeError> {
+        if !principal.is_master() {
+            return Err(RevokeError::InsufficientScope);
+        }
+        let key = self
+            .keys
+            .key_by_id(id)
+            .await?
+            .filter(|k| k.account_id == principal.account_id)
+            .ok_or(RevokeError::NotFound)?;
+        if principal.key_id() == Some(key.id) {
+            return Err(RevokeError::CurrentKey);
+        }
+        if key.revoked_at.is_none() {
+            self.keys.revoke_key(key.id, self.clock.now()).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,17 @@
+//! `quire-projects`: projects, grants, resources and the project addressing rules.
+//!
+//! Pure domain: it depends on `quire-kernel` and small pure crates only. It defines the
+//! [`ports::ProjectStore`] port that the store adapter implements; every use case here takes
+//! an authenticated [`quire_kernel::Principal`] and returns its own error enum.
+
+pub mod addressing;
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use addressing::{Access, AddressError, address_project, decide_access};
+pub use model::{
+    Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,
+};
+pub use ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore, ProjectWriteError};
+pub use service::*;

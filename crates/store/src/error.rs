@@ -1,0 +1,49 @@
+//! The adapter's internal error and its mapping to the domain's `InfraError`.
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use quire_kernel::InfraError;
+
+/// What can go wrong inside the store. Converted to domain errors at each port method.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Query(#[from] DieselError),
+    #[error("database connection unavailable: {0}")]
+    Pool(String),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    #[error("stored data is invalid: {0}")]
+    Corrupt(String),
+    #[error("injected fault at step {0}")]
+    Fault(&'static str),
+    /// A domain outcome decided inside a transaction (the transaction is rolled back).
+    #[error("{0}")]
+    Outcome(&'static str),
+}
+
+impl StoreError {
+    /// Whether this is a unique violation on the named constraint. PostgreSQL reports the
+    /// constraint name; SQLite reports `table.column` in the message.
+    pub(crate) fn is_unique_violation(&self, pg_constraint: &str, sqlite_column: &str) -> bool {
+        match self {
+            StoreError::Query(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation,
+                info,
+            )) => {
+                info.constraint_name() == Some(pg_constraint)
+                    || info.message().contains(sqlite_column)
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn is_outcome(&self, what: &str) -> bool {
+        matches!(self, StoreError::Outcome(o) if *o == what)
+    }
+}
+
+impl From<StoreError> for InfraError {
+    fn from(e: StoreError) -> Self {
+        InfraError::new(e.to_string())
+    }
+}

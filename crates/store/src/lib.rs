@@ -1,0 +1,18 @@
+//! `quire-store`: the persistence adapter. Implements every store port of the domain crates
+//! (`ProjectStore`, `KeyStore`, `AccountStore`) on PostgreSQL and on SQLite through
+//! diesel-async, with one query body serving both backends (see [`db`]).
+//!
+//! It may depend on the domain crates and kernel (for the ports and types it implements),
+//! diesel, diesel-async, deadpool and tokio. SQL lives here and nowhere else; row structs are
+//! private and converted to domain types at the edge of this crate.
+
+mod accounts;
+pub mod db;
+mod error;
+mod keys;
+mod projects;
+mod schema;
+mod types;
+
+pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
+pub use error::StoreError;

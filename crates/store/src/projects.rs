@@ -1,0 +1,386 @@
+//! `ProjectStore` on both backends.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use quire_kernel::{AccountId, Color, InfraError, KeyId, ProjectId, ProjectSlug};
+use quire_projects::{
+    AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStatus,
+    ProjectStore, ProjectWriteError, ResourceEntry, ResourceType, Resources,
+};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::db::{Database, with_conn, with_tx};
+use crate::error::StoreError;
+use crate::schema::{accounts, api_keys, project_grants, projects};
+use crate::types::{DbId, DbTs};
+
+#[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = projects)]
+#[diesel(treat_none_as_null = true)]
+pub(crate) struct ProjectRow {
+    id: DbId,
+    account_id: DbId,
+    name: String,
+    tag: String,
+    color: String,
+    slug: String,
+    oauth_client_id: Option<String>,
+    status: String,
+    created_at: DbTs,
+    updated_at: DbTs,
+}
+
+impl From<&Project> for ProjectRow {
+    fn from(p: &Project) -> Self {
+        Self {
+            id: DbId(p.id.0),
+            account_id: DbId(p.account_id.0),
+            name: p.name.clone(),
+            tag: p.tag.clone(),
+            color: p.color.as_str().to_owned(),
+            slug: p.slug.as_str().to_owned(),
+            oauth_client_id: p.oauth_client_id.clone(),
+            status: p.status.as_str().to_owned(),
+            created_at: DbTs(p.created_at),
+            updated_at: DbTs(p.updated_at),
+        }
+    }
+}
+
+impl TryFrom<ProjectRow> for Project {
+    type Error = StoreError;
+    fn try_from(r: ProjectRow) -> Result<Self, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("project {}: {what}", r.id.0));
+        Ok(Project {
+            id: ProjectId(r.id.0),
+            account_id: AccountId(r.account_id.0),
+            color: Color::parse(&r.color).map_err(|_| corrupt("color"))?,
+            slug: ProjectSlug::parse(&r.slug).map_err(|_| corrupt("slug"))?,
+            status: ProjectStatus::parse(&r.status).ok_or_else(|| corrupt("status"))?,
+            name: r.name,
+            tag: r.tag,
+            oauth_client_id: r.oauth_client_id,
+            created_at: r.created_at.0,
+            updated_at: r.updated_at.0,
+        })
+    }
+}
+
+fn write_error(e: StoreError) -> ProjectWriteError {
+    if e.is_unique_violation("projects_slug_key", "projects.slug") {
+        ProjectWriteError::SlugTaken
+    } else if e.is_unique_violation("projects_oauth_client_id_key", "projects.oauth_client_id") {
+        ProjectWriteError::ClientAlreadyAttached
+    } else {
+        ProjectWriteError::Infra(e.into())
+    }
+}
+
+fn infra(e: StoreError) -> InfraError {
+    e.into()
+}
+
+const NOT_EMPTY: &str = "project not empty";
+const NOT_FOUND: &str = "resource not found";
+const MASTER_KEY: &str = "master key";
+
+#[async_trait]
+impl ProjectStore for Database {
+    async fn insert_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
+        let row = ProjectRow::from(project);
+        with_conn!(self, |conn| {
+            diesel::insert_into(projects::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(write_error)
+    }
+
+    async fn update_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
+        let row = ProjectRow::from(project);
+        with_conn!(self, |conn| {
+            diesel::update(projects::table.find(row.id))
+                .set(&row)
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(write_error)
+    }
+
+    async fn project_by_id(&self, id: ProjectId) -> Result<Option<Project>, InfraError> {
+        let row: Option<ProjectRow> = with_conn!(self, |conn| {
+            Ok(projects::table
+                .find(DbId(id.0))
+                .select(ProjectRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Project::try_from).transpose().map_err(infra)
+    }
+
+    async fn project_by_slug(&self, slug: &ProjectSlug) -> Result<Option<Project>, InfraError> {
+        let slug = slug.as_str();
+        let row: Option<ProjectRow> = with_conn!(self, |conn| {
+            Ok(projects::table
+                .filter(projects::slug.eq(slug))
+                .select(ProjectRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Project::try_from).transpose().map_err(infra)
+    }
+
+    async fn projects_of_account(&self, account: AccountId) -> Result<Vec<Project>, InfraError> {
+        let rows: Vec<ProjectRow> = with_conn!(self, |conn| {
+            Ok(projects::table
+                .filter(projects::account_id.eq(DbId(account.0)))
+                .order((projects::created_at.asc(), projects::id.asc()))
+                .select(ProjectRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        rows.into_iter()
+            .map(Project::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+
+    async fn default_project_of(
+        &self,
+        account: AccountId,
+    ) -> Result<Option<ProjectId>, InfraError> {
+        let id: Option<DbId> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .find(DbId(account.0))
+                .select(accounts::default_project_id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        Ok(id.map(|i| ProjectId(i.0)))
+    }
+
+    async fn resources(&self, project: ProjectId) -> Result<Resources, InfraError> {
+        let keys: Vec<(DbId, String, DbTs)> = with_conn!(self, |conn| {
+            Ok(api_keys::table
+                .filter(api_keys::project_id.eq(DbId(project.0)))
+                .filter(api_keys::revoked_at.is_null())
+                .order(api_keys::created_at.asc())
+                .select((api_keys::id, api_keys::name, api_keys::created_at))
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(Resources {
+            keys: keys
+                .into_iter()
+                .map(|(id, name, created)| ResourceEntry {
+                    id: id.0,
+                    name,
+                    created_at: created.0,
+                })
+                .collect(),
+            ..Resources::default()
+        })
+    }
+
+    async fn delete_project(
+        &self,
+        project: &Project,
+        move_to: Option<ProjectId>,
+    ) -> Result<(), DeleteProjectStoreError> {
+        let id = DbId(project.id.0);
+        let account = DbId(project.account_id.0);
+        let result = with_tx!(self, |conn| {
+            let live_keys = api_keys::table
+                .filter(api_keys::project_id.eq(id))
+                .filter(api_keys::revoked_at.is_null());
+            match move_to {
+                Some(dest) => {
+                    diesel::update(live_keys)
+                        .set(api_keys::project_id.eq(DbId(dest.0)))
+                        .execute(conn)
+                        .await?;
+                }
+                None => {
+                    let held: i64 = live_keys.count().get_result(conn).await?;
+                    if held > 0 {
+                        return Err(StoreError::Outcome(NOT_EMPTY));
+                    }
+                }
+            }
+            self.checkpoint("delete_project:moved")?;
+            diesel::delete(projects::table.find(id))
+                .execute(conn)
+                .await?;
+            let oldest: DbId = projects::table
+                .filter(projects::account_id.eq(account))
+                .order((projects::created_at.asc(), projects::id.asc()))
+                .select(projects::id)
+                .first(conn)
+                .await?;
+            self.checkpoint("delete_project:deleted")?;
+            diesel::update(
+                accounts::table
+                    .find(account)
+                    .filter(accounts::default_project_id.eq(id)),
+            )
+            .set(accounts::default_project_id.eq(oldest))
+            .execute(conn)
+            .await?;
+            Ok(())
+        });
+        result.map_err(|e| {
+            if e.is_outcome(NOT_EMPTY) {
+                DeleteProjectStoreError::NotEmpty
+            } else {
+                DeleteProjectStoreError::Infra(e.into())
+            }
+        })
+    }
+
+    async fn assign_resource(
+        &self,
+        account: AccountId,
+        resource_type: ResourceType,
+        resource_id: Uuid,
+        dest: ProjectId,
+        _now: OffsetDateTime,
+    ) -> Result<(), AssignStoreError> {
+        let account = DbId(account.0);
+        let result = match resource_type {
+            ResourceType::Key => with_tx!(self, |conn| {
+                let tier: Option<String> = api_keys::table
+                    .find(DbId(resource_id))
+                    .filter(api_keys::account_id.eq(account))
+                    .select(api_keys::tier)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                match tier.as_deref() {
+                    None => return Err(StoreError::Outcome(NOT_FOUND)),
+                    Some("master") => return Err(StoreError::Outcome(MASTER_KEY)),
+                    Some(_) => {}
+                }
+                diesel::update(api_keys::table.find(DbId(resource_id)))
+                    .set(api_keys::project_id.eq(DbId(dest.0)))
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            }),
+            // Pages, objects, links and databases are not stored yet: none can be found.
+            ResourceType::Page
+            | ResourceType::Object
+            | ResourceType::Link
+            | ResourceType::Database => Err(StoreError::Outcome(NOT_FOUND)),
+        };
+        result.map_err(|e| {
+            if e.is_outcome(NOT_FOUND) {
+                AssignStoreError::NotFound
+            } else if e.is_outcome(MASTER_KEY) {
+                AssignStoreError::MasterKey
+            } else {
+                AssignStoreError::Infra(e.into())
+            }
+        })
+    }
+
+    async fn key_account(&self, key: KeyId) -> Result<Option<AccountId>, InfraError> {
+        let owner: Option<DbId> = with_conn!(self, |conn| {
+            Ok(api_keys::table
+                .find(DbId(key.0))
+                .select(api_keys::account_id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        Ok(owner.map(|o| AccountId(o.0)))
+    }
+
+    async fn grant_level(
+        &self,
+        key: KeyId,
+        project: ProjectId,
+    ) -> Result<Option<GrantLevel>, InfraError> {
+        let level: Option<String> = with_conn!(self, |conn| {
+            Ok(project_grants::table
+                .find((DbId(key.0), DbId(project.0)))
+                .select(project_grants::level)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        level
+            .map(|l| {
+                GrantLevel::parse(&l)
+                    .ok_or_else(|| InfraError::new(format!("stored grant level {l:?} is invalid")))
+            })
+            .transpose()
+    }
+
+    async fn put_grant(&self, grant: &Grant) -> Result<Grant, InfraError> {
+        let key = DbId(grant.key_id.0);
+        let project = DbId(grant.project_id.0);
+        let level = grant.level.as_str();
+        let created = DbTs(grant.created_at);
+        let stored: DbTs = with_tx!(self, |conn| {
+            let existing: Option<DbTs> = project_grants::table
+                .find((key, project))
+                .select(project_grants::created_at)
+                .first(conn)
+                .await
+                .optional()?;
+            match existing {
+                Some(created_at) => {
+                    diesel::update(project_grants::table.find((key, project)))
+                        .set(project_grants::level.eq(level))
+                        .execute(conn)
+                        .await?;
+                    Ok(created_at)
+                }
+                None => {
+                    diesel::insert_into(project_grants::table)
+                        .values((
+                            project_grants::key_id.eq(key),
+                            project_grants::project_id.eq(project),
+                            project_grants::level.eq(level),
+                            project_grants::created_at.eq(created),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    Ok(created)
+                }
+            }
+        })
+        .map_err(infra)?;
+        Ok(Grant {
+            created_at: stored.0,
+            ..grant.clone()
+        })
+    }
+
+    async fn delete_grant(&self, key: KeyId, project: ProjectId) -> Result<bool, InfraError> {
+        let n = with_conn!(self, |conn| {
+            Ok(
+                diesel::delete(project_grants::table.find((DbId(key.0), DbId(project.0))))
+                    .execute(conn)
+                    .await?,
+            )
+        })
+        .map_err(infra)?;
+        Ok(n > 0)
+    }
+}

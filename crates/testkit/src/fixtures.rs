@@ -1,0 +1,68 @@
+//! Small fixtures: a clock tests can move, and principals.
+
+use std::sync::Mutex;
+
+use quire_kernel::{AccountId, App, Apps, Clock, KeyId, Principal, PrincipalKind, ProjectId, Tier};
+use time::{Duration, OffsetDateTime};
+
+/// A clock that stands still until told to move.
+#[derive(Debug)]
+pub struct FixedClock(Mutex<OffsetDateTime>);
+
+impl FixedClock {
+    /// Starts at 2026-01-01T00:00:00Z.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::at(OffsetDateTime::from_unix_timestamp(1_767_225_600).expect("valid timestamp"))
+    }
+
+    #[must_use]
+    pub fn at(t: OffsetDateTime) -> Self {
+        Self(Mutex::new(t))
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let mut t = self.0.lock().expect("clock lock");
+        *t += by;
+    }
+}
+
+impl Default for FixedClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for FixedClock {
+    fn now(&self) -> OffsetDateTime {
+        *self.0.lock().expect("clock lock")
+    }
+}
+
+/// A master-key principal of `account`, whose home is `default_project`.
+#[must_use]
+pub fn master(account: AccountId, default_project: ProjectId) -> Principal {
+    Principal {
+        account_id: account,
+        kind: PrincipalKind::Key {
+            key_id: KeyId::new(),
+            tier: Tier::Master,
+        },
+        home_project_id: default_project,
+        is_platform_admin: false,
+    }
+}
+
+/// An app-key principal with the given key id and home project.
+#[must_use]
+pub fn app_key(account: AccountId, key: KeyId, home: ProjectId, apps: &[App]) -> Principal {
+    Principal {
+        account_id: account,
+        kind: PrincipalKind::Key {
+            key_id: key,
+            tier: Tier::App(Apps::new(apps.iter().copied()).expect("non-empty apps")),
+        },
+        home_project_id: home,
+        is_platform_admin: false,
+    }
+}

@@ -1,0 +1,18 @@
+//! `quire-testkit`: what tests of every layer share.
+//!
+//! - [`memory::MemoryStore`]: an in-memory implementation of every store port, with a
+//!   failure switch for fault-injection tests of the domain.
+//! - [`contract`]: the one store contract suite, run against the fake here and against both
+//!   real backends from `quire-store`'s tests.
+//! - [`fixtures`]: a fixed clock and principals.
+//! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
+//!
+//! It depends on the domain crates and kernel only; it is a dev-dependency everywhere.
+
+pub mod contract;
+pub mod fixtures;
+pub mod memory;
+pub mod pg;
+
+pub use fixtures::FixedClock;
+pub use memory::MemoryStore;
