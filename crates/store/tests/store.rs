@@ -1,0 +1,170 @@
+//! Behaviour of the real adapter beyond the shared contract: migration parity and
+//! idempotence, rollback of multi-step transactions (faults injected between steps), and
+//! what callers see when the database goes away.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_accounts::{AccountService, AccountStore, CreateAccount, CreateAccountError};
+use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
+use quire_keys::KeyStore;
+use quire_projects::{DeleteProjectStoreError, ProjectStore};
+use quire_store::{
+    Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE,
+};
+use quire_testkit::pg::TestDatabase;
+
+#[test]
+fn both_backends_have_the_same_migrations() {
+    assert!(!MIGRATION_NAMES_POSTGRES.is_empty());
+    assert_eq!(*MIGRATION_NAMES_POSTGRES, *MIGRATION_NAMES_SQLITE);
+}
+
+async fn sqlite() -> (Database, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/nested/dir/quire.db", dir.path().display());
+    let db = Database::connect(&DatabaseConfig::new(url)).expect("connect");
+    (db, dir)
+}
+
+async fn postgres() -> Option<(Database, TestDatabase)> {
+    let t = TestDatabase::create().await?;
+    let db = Database::connect(&DatabaseConfig::new(t.url.clone())).expect("connect");
+    Some((db, t))
+}
+
+async fn migrations_apply_once(db: &Database) {
+    assert_eq!(db.migrate().await.expect("first run"), MIGRATION_NAMES_SQLITE.len());
+    assert_eq!(db.migrate().await.expect("second run"), 0);
+    db.ping().await.expect("ping");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn migrations_apply_once_and_create_the_sqlite_directory() {
+    let (db, _dir) = sqlite().await;
+    migrations_apply_once(&db).await;
+    if let Some((db, _t)) = postgres().await {
+        migrations_apply_once(&db).await;
+    }
+}
+
+fn bootstrap(handle: &str) -> CreateAccount {
+    CreateAccount {
+        email: format!("{handle}@example.com"),
+        handle: handle.into(),
+        password: Some("a long password".into()),
+        platform_admin: false,
+        activated: true,
+    }
+}
+
+/// A fault after the account row, or after the project row, leaves no row at all.
+async fn create_account_rolls_back(db: Database) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let svc = AccountService::new(db.clone(), Arc::new(SystemClock));
+    for step in ["create_account:account", "create_account:project"] {
+        db.fail_at(step);
+        let err = svc.create(bootstrap("ann")).await.unwrap_err();
+        assert!(matches!(err, CreateAccountError::Infra(_)), "{step}: {err:?}");
+        let slug = ProjectSlug::parse("ann").unwrap();
+        assert!(db.project_by_slug(&slug).await.unwrap().is_none(), "{step}");
+    }
+    // With no fault the same account is created: nothing of the failed attempts blocks it.
+    let created = svc.create(bootstrap("ann")).await.expect("create");
+    assert!(db.account_by_id(created.account.id).await.unwrap().is_some());
+    assert_eq!(db.keys_of_account(created.account.id).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn create_account_rolls_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    create_account_rolls_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        create_account_rolls_back(db).await;
+    }
+}
+
+/// A fault after the move, or after the delete, restores keys, grants and the default.
+async fn delete_with_move_rolls_back(db: Database) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let clock = SystemClock;
+    let svc = AccountService::new(db.clone(), Arc::new(clock));
+    let ann = svc.create(bootstrap("ann")).await.expect("create");
+    let account: AccountId = ann.account.id;
+    let mut second = ann.project.clone();
+    second.id = quire_kernel::ProjectId::new();
+    second.slug = ProjectSlug::parse("ann_second").unwrap();
+    second.created_at = clock.now() + time::Duration::seconds(1);
+    db.insert_project(&second).await.unwrap();
+    let (_, key) = quire_keys::new_key(
+        account,
+        "k".into(),
+        quire_kernel::Tier::App(quire_kernel::Apps::new([quire_kernel::App::Page]).unwrap()),
+        Some(ann.project.id),
+        clock.now(),
+    );
+    db.insert_key(&key).await.unwrap();
+
+    for step in ["delete_project:moved", "delete_project:deleted"] {
+        db.fail_at(step);
+        let err = db
+            .delete_project(&ann.project, Some(second.id))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, DeleteProjectStoreError::Infra(_)), "{step}");
+        assert!(db.project_by_id(ann.project.id).await.unwrap().is_some(), "{step}");
+        assert_eq!(
+            db.key_by_id(key.id).await.unwrap().unwrap().project_id,
+            Some(ann.project.id),
+            "{step}: key moved although the delete failed"
+        );
+        assert_eq!(db.default_project_of(account).await.unwrap(), Some(ann.project.id));
+    }
+    db.delete_project(&ann.project, Some(second.id)).await.expect("delete");
+    assert_eq!(db.default_project_of(account).await.unwrap(), Some(second.id));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn delete_with_move_rolls_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    delete_with_move_rolls_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        delete_with_move_rolls_back(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_postgres_is_an_error_not_a_hang_and_recovers() {
+    let Some(t) = TestDatabase::create().await else {
+        return;
+    };
+    let mut config = DatabaseConfig::new(t.url.clone());
+    config.acquire_timeout = Duration::from_secs(2);
+    let db = Database::connect(&config).expect("connect");
+    db.migrate().await.expect("migrate");
+    db.ping().await.expect("ping while up");
+
+    t.admin(&format!(
+        "ALTER DATABASE {0} ALLOW_CONNECTIONS false; \
+         SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{0}'",
+        t.name()
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    assert!(db.ping().await.is_err());
+    let err = db.account_by_id(AccountId::new()).await.unwrap_err();
+    assert!(!err.0.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+
+    t.admin(&format!("ALTER DATABASE {} ALLOW_CONNECTIONS true", t.name()))
+        .await;
+    db.ping().await.expect("ping after recovery");
+}
+
+#[test]
+fn unsupported_urls_are_refused_with_a_clear_message() {
+    let err = Database::connect(&DatabaseConfig::new("mysql://localhost/x")).unwrap_err();
+    assert!(err.to_string().contains("sqlite://"), "{err}");
+}
