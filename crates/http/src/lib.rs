@@ -1,1 +1,53 @@
-//! placeholder
+//! `quire-http`: the actix-web edge of Quire's API origin.
+//!
+//! One thin function per endpoint: parse the request, call a domain use case, map the
+//! result. Wire DTOs and the one mapping from domain errors to `(status, code)` live here;
+//! HTTP lives nowhere else. It depends on the domain crates and kernel, actix-web and
+//! utoipa; it never touches a database or a file directly (readiness is asked through the
+//! [`Readiness`] port, implemented by the server).
+
+mod auth;
+mod dto;
+mod error;
+mod json;
+mod openapi;
+mod routes;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use async_trait::async_trait;
+use quire_keys::KeyService;
+use quire_projects::ProjectService;
+
+pub use error::ApiError;
+pub use openapi::ApiDoc;
+
+/// Can the service take requests? Implemented by the server over the database (and, later,
+/// the bundle store).
+#[async_trait]
+pub trait Readiness: Send + Sync + std::fmt::Debug {
+    /// # Errors
+    /// A short, non-secret description of what is not ready.
+    async fn check(&self) -> Result<(), String>;
+}
+
+/// What every handler can reach.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub projects: ProjectService,
+    pub keys: KeyService,
+    pub readiness: Arc<dyn Readiness>,
+}
+
+/// Largest JSON body the platform API accepts.
+pub const MAX_PLATFORM_BODY: usize = 64 * 1024;
+
+/// Registers every route of the API origin on an actix `App`.
+pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        cfg.app_data(web::Data::new(state))
+            .app_data(web::PayloadConfig::new(MAX_PLATFORM_BODY));
+        routes::register(cfg);
+    }
+}

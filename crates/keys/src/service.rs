@@ -7,7 +7,7 @@ use quire_kernel::{
     AccountId, App, Apps, Clock, InfraError, KeyId, Principal, PrincipalKind, ProjectId,
     ProjectSlug, Tier,
 };
-use quire_projects::ProjectStore;
+use quire_projects::{Access, AddressError, ProjectStore, address_project};
 
 use crate::credential::{PlaintextKey, is_jwt_shaped};
 use crate::model::KeyRecord;
@@ -237,25 +237,21 @@ impl KeyService {
         }
         let name = check_name(&request.name)?;
         let apps = check_apps(&request.apps)?;
-        let project = match request.project {
-            None => self
-                .projects
-                .default_project_of(principal.account_id)
-                .await?
-                .ok_or_else(|| InfraError::new("account has no default project"))?,
-            Some(slug) => {
-                let slug = ProjectSlug::parse(&slug).map_err(|e| MintError::InvalidProject(e.0))?;
-                match self.projects.project_by_slug(&slug).await? {
-                    Some(p) if p.account_id == principal.account_id => p.id,
-                    _ => return Err(MintError::ProjectNotOwned),
-                }
-            }
-        };
-        let project = self
-            .projects
-            .project_by_id(project)
-            .await?
-            .ok_or_else(|| InfraError::new("home project vanished"))?;
+        if let Some(slug) = &request.project {
+            ProjectSlug::parse(slug).map_err(|e| MintError::InvalidProject(e.0))?;
+        }
+        // The addressing rules decide which project `project` names (default: home).
+        let project = address_project(
+            self.projects.as_ref(),
+            principal,
+            request.project.as_deref(),
+            Access::Write,
+        )
+        .await
+        .map_err(|e| match e {
+            AddressError::InsufficientScope => MintError::ProjectNotOwned,
+            AddressError::Infra(e) => MintError::Infra(e),
+        })?;
         let (plaintext, record) = new_key(
             principal.account_id,
             name,

@@ -1,1 +1,216 @@
-fn main() {}
+//! `quire-server`: the Quire service binary. It reads configuration, builds the adapters
+//! (database), wires them into the domain services and the HTTP edge, and runs the listener,
+//! migrations or an admin command. It is the only crate that knows every other.
+
+mod config;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{App, HttpServer};
+use async_trait::async_trait;
+use clap::{Parser, Subcommand};
+use quire_accounts::{AccountService, CreateAccount, CreateAccountError};
+use quire_http::{AppState, Readiness};
+use quire_kernel::{Clock, SystemClock};
+use quire_keys::KeyService;
+use quire_projects::ProjectService;
+use quire_store::{Database, DatabaseConfig};
+use tracing_subscriber::EnvFilter;
+
+use crate::config::Config;
+
+#[derive(Debug, Parser)]
+#[command(name = "quire-server", version, about = "Quire: publish static sites as pages")]
+struct Cli {
+    /// Configuration file (default: ./quire.toml when it exists). QUIRE_* variables win.
+    #[arg(long, env = "QUIRE_CONFIG", global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run migrations, then serve (the default).
+    Serve,
+    /// Run pending migrations and exit.
+    Migrate,
+    /// Operator commands.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create an account with its default project and a master key; prints JSON.
+    CreateAccount {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        handle: String,
+        /// Password for the dashboard (at least 8 characters).
+        #[arg(long)]
+        password: Option<String>,
+        #[arg(long)]
+        platform_admin: bool,
+        #[arg(long)]
+        not_activated: bool,
+    },
+}
+
+fn init_logging(format: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+#[derive(Debug)]
+struct DatabaseReadiness(Database);
+
+#[async_trait]
+impl Readiness for DatabaseReadiness {
+    async fn check(&self) -> Result<(), String> {
+        match tokio::time::timeout(Duration::from_secs(3), self.0.ping()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "database ping failed");
+                Err("database unreachable".into())
+            }
+            Err(_) => Err("database did not answer within 3 s".into()),
+        }
+    }
+}
+
+fn connect(config: &Config) -> Result<Database, String> {
+    let mut db_config = DatabaseConfig::new(config.database_url.clone());
+    db_config.max_connections = config.database_max_connections;
+    Database::connect(&db_config).map_err(|e| e.to_string())
+}
+
+async fn migrate(db: &Database) -> Result<(), String> {
+    let ran = db.migrate().await.map_err(|e| e.to_string())?;
+    tracing::info!(applied = ran, backend = ?db.backend(), "migrations up to date");
+    Ok(())
+}
+
+async fn serve(config: Config, db: Database) -> Result<(), String> {
+    migrate(&db).await?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let store = Arc::new(db.clone());
+    let state = AppState {
+        projects: ProjectService::new(store.clone(), clock.clone()),
+        keys: KeyService::new(store.clone(), store.clone(), clock),
+        readiness: Arc::new(DatabaseReadiness(db)),
+    };
+    let listener = TcpListener::bind(&config.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .wrap(tracing_actix_web::TracingLogger::default())
+            .configure(quire_http::configure(state.clone()))
+    })
+    .shutdown_timeout(30)
+    .listen(listener)
+    .map_err(|e| e.to_string())?;
+    if config.workers > 0 {
+        server = server.workers(config.workers);
+    }
+    tracing::info!(api = %addr, base_url = %config.base_url, "quire-server listening");
+    // One machine-readable line on stdout, for scripts and the black-box tests.
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", serde_json::json!({ "listening": { "api": addr.to_string() } }));
+    }
+    server.run().await.map_err(|e| e.to_string())?;
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+async fn create_account(
+    db: Database,
+    input: CreateAccount,
+) -> Result<serde_json::Value, String> {
+    migrate(&db).await?;
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let created = accounts.create(input).await.map_err(|e| match e {
+        CreateAccountError::Infra(e) => format!("database error: {e}"),
+        other => other.to_string(),
+    })?;
+    Ok(serde_json::json!({
+        "accountId": created.account.id,
+        "handle": created.account.handle,
+        "projectId": created.project.id,
+        "projectSlug": created.project.slug,
+        "masterKey": created.master_key.expose(),
+    }))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load(cli.config.as_deref(), |k| std::env::var(k).ok()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("quire-server: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&config.log_format);
+    let db = match connect(&config) {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("quire-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config, db).await,
+        Command::Migrate => migrate(&db).await,
+        Command::Admin {
+            command:
+                AdminCommand::CreateAccount {
+                    email,
+                    handle,
+                    password,
+                    platform_admin,
+                    not_activated,
+                },
+        } => create_account(
+            db,
+            CreateAccount {
+                email,
+                handle,
+                password,
+                platform_admin,
+                activated: !not_activated,
+            },
+        )
+        .await
+        .map(|out| {
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{out}");
+            }
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("quire-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Wire shapes of responses and requests (the latter for the OpenAPI document; bodies are
+//! read field by field in `json`).
+
+use quire_keys::{ListedKey, MintedKey};
+use quire_kernel::Tier;
+use quire_projects::{Grant, Project, ResourceEntry, Resources};
+use serde::Serialize;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectDto {
+    pub id: Uuid,
+    pub name: String,
+    pub tag: String,
+    /// One of gray red orange amber yellow lime green emerald teal cyan sky blue indigo
+    /// violet purple fuchsia pink rose.
+    pub color: String,
+    pub slug: String,
+    pub oauth_client_id: Option<String>,
+    /// `active` or `archived`.
+    pub status: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}
+
+impl From<Project> for ProjectDto {
+    fn from(p: Project) -> Self {
+        Self {
+            id: p.id.0,
+            name: p.name,
+            tag: p.tag,
+            color: p.color.as_str().to_owned(),
+            slug: p.slug.as_str().to_owned(),
+            oauth_client_id: p.oauth_client_id,
+            status: p.status.as_str().to_owned(),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectEnvelope {
+    pub project: ProjectDto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectList {
+    pub projects: Vec<ProjectDto>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDto {
+    pub id: Uuid,
+    pub name: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}
+
+impl From<ResourceEntry> for ResourceDto {
+    fn from(e: ResourceEntry) -> Self {
+        Self {
+            id: e.id,
+            name: e.name,
+            created_at: e.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResourcesDto {
+    pub pages: Vec<ResourceDto>,
+    pub objects: Vec<ResourceDto>,
+    pub links: Vec<ResourceDto>,
+    pub databases: Vec<ResourceDto>,
+    pub keys: Vec<ResourceDto>,
+}
+
+fn entries(v: Vec<ResourceEntry>) -> Vec<ResourceDto> {
+    v.into_iter().map(ResourceDto::from).collect()
+}
+
+impl From<Resources> for ResourcesDto {
+    fn from(r: Resources) -> Self {
+        Self {
+            pages: entries(r.pages),
+            objects: entries(r.objects),
+            links: entries(r.links),
+            databases: entries(r.databases),
+            keys: entries(r.keys),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResourcesEnvelope {
+    pub resources: ResourcesDto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantDto {
+    pub key_id: Uuid,
+    pub project_id: Uuid,
+    /// `read` or `full`.
+    pub level: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}
+
+impl From<Grant> for GrantDto {
+    fn from(g: Grant) -> Self {
+        Self {
+            key_id: g.key_id.0,
+            project_id: g.project_id.0,
+            level: g.level.as_str().to_owned(),
+            created_at: g.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GrantEnvelope {
+    pub grant: GrantDto,
+}
+
+fn apps_of(tier: &Tier) -> Option<Vec<String>> {
+    match tier {
+        Tier::Master => None,
+        Tier::App(apps) => Some(apps.iter().map(|a| a.as_str().to_owned()).collect()),
+    }
+}
+
+/// A stored key: never its plaintext or hash.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyDto {
+    pub id: Uuid,
+    pub name: String,
+    /// `master` or `app`.
+    pub tier: String,
+    /// The app key's scope; `null` for master keys, which have every app.
+    pub apps: Option<Vec<String>>,
+    /// The home project (for master keys, the account's default project).
+    pub project_id: Option<Uuid>,
+    /// The home project's slug.
+    pub project: Option<String>,
+    pub key_prefix: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub revoked_at: Option<OffsetDateTime>,
+}
+
+impl From<ListedKey> for KeyDto {
+    fn from(k: ListedKey) -> Self {
+        let (project_id, project) = match k.home_project {
+            Some((id, slug)) => (Some(id.0), Some(slug.as_str().to_owned())),
+            None => (None, None),
+        };
+        Self {
+            id: k.record.id.0,
+            name: k.record.name,
+            tier: k.record.tier.name().to_owned(),
+            apps: apps_of(&k.record.tier),
+            project_id,
+            project,
+            key_prefix: k.record.key_prefix,
+            created_at: k.record.created_at,
+            revoked_at: k.record.revoked_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyList {
+    pub keys: Vec<KeyDto>,
+}
+
+/// A freshly minted key. `key` is shown this once and never again.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MintedKeyDto {
+    pub key: String,
+    pub key_id: Uuid,
+    pub key_prefix: String,
+    /// Always `app`.
+    pub tier: String,
+    pub apps: Vec<String>,
+    pub name: String,
+    pub project_id: Uuid,
+    pub project: String,
+}
+
+impl From<MintedKey> for MintedKeyDto {
+    fn from(m: MintedKey) -> Self {
+        Self {
+            key: m.plaintext.expose().to_owned(),
+            key_id: m.record.id.0,
+            key_prefix: m.record.key_prefix,
+            tier: m.record.tier.name().to_owned(),
+            apps: apps_of(&m.record.tier).unwrap_or_default(),
+            name: m.record.name,
+            project_id: m.record.project_id.map(|p| p.0).unwrap_or_default(),
+            project: m.project_slug.as_str().to_owned(),
+        }
+    }
+}
+
+/// The error body: `error` is a stable code (prose for key-mint validation), `message` is
+/// for people. Some errors add fields (`error_description`, `retry_after_hours`, `interval`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: String,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreateProjectRequest {
+    pub name: String,
+    pub tag: String,
+    pub color: String,
+    /// 3-30 of `a-z 0-9 _`, unique across the service.
+    pub slug: String,
+    pub oauth_client_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PatchProjectRequest {
+    pub name: Option<String>,
+    pub tag: Option<String>,
+    pub color: Option<String>,
+    pub slug: Option<String>,
+    pub oauth_client_id: Option<String>,
+    /// `active` or `archived`.
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeleteProjectRequest {
+    /// Must equal the project id.
+    pub confirm: String,
+    /// Slug of another project of the account to move the contents to.
+    pub move_to: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AssignRequest {
+    /// `page`, `object`, `link`, `database` or `key`.
+    pub resource_type: String,
+    pub resource_id: Uuid,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GrantRequest {
+    pub key_id: Uuid,
+    /// `read` or `full`.
+    pub level: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RevokeGrantRequest {
+    pub key_id: Uuid,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MintKeyRequest {
+    /// 1-60 characters.
+    pub name: String,
+    /// Non-empty, from `page`, `serve`, `link`, `base`.
+    pub apps: Vec<String>,
+    /// Home project slug; default: the account's default project.
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}

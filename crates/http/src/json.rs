@@ -1,0 +1,116 @@
+//! Reading JSON bodies field by field, so each kind of mistake gets the error code the spec
+//! gives it: unparseable JSON is always `invalid_json`; a missing or mistyped field gets the
+//! code of the route (`invalid_body`, `invalid_project`, …).
+
+use quire_kernel::ErrorCode;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// Parses a body that must be a JSON object.
+///
+/// # Errors
+/// `invalid_json` when the bytes are not JSON; `invalid_body` when the JSON is not an object.
+pub fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidJson,
+            format!("request body is not valid JSON: {e}"),
+        )
+    })?;
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::new(
+            ErrorCode::InvalidBody,
+            "request body must be a JSON object",
+        )),
+    }
+}
+
+/// The fields of a body, with the code to use when one is missing or of the wrong type.
+#[derive(Debug)]
+pub struct Fields {
+    map: Map<String, Value>,
+    code: ErrorCode,
+}
+
+impl Fields {
+    pub fn new(map: Map<String, Value>, code: ErrorCode) -> Self {
+        Self { map, code }
+    }
+
+    fn wrong(&self, name: &str, expected: &str) -> ApiError {
+        ApiError::new(self.code, format!("{name} must be {expected}"))
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name)
+    }
+
+    /// # Errors
+    /// The route's code when the field is absent or not a string.
+    pub fn required_str(&self, name: &str) -> Result<String, ApiError> {
+        match self.map.get(name) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            _ => Err(self.wrong(name, "a string")),
+        }
+    }
+
+    /// Absent (or `null`) is `None`.
+    ///
+    /// # Errors
+    /// The route's code when present and not a string.
+    pub fn optional_str(&self, name: &str) -> Result<Option<String>, ApiError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.wrong(name, "a string")),
+        }
+    }
+
+    /// Absent is `None`, `null` is `Some(None)`.
+    ///
+    /// # Errors
+    /// The route's code when present and neither a string nor `null`.
+    pub fn nullable_str(&self, name: &str) -> Result<Option<Option<String>>, ApiError> {
+        match self.map.get(name) {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(None)),
+            Some(Value::String(s)) => Ok(Some(Some(s.clone()))),
+            Some(_) => Err(self.wrong(name, "a string or null")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unparseable_is_invalid_json_and_non_objects_are_invalid_body() {
+        assert_eq!(object(b"{").unwrap_err().code(), "invalid_json");
+        assert_eq!(object(b"").unwrap_err().code(), "invalid_json");
+        assert_eq!(object(b"[1]").unwrap_err().code(), "invalid_body");
+        assert!(object(br#"{"a":1}"#).is_ok());
+    }
+
+    #[test]
+    fn fields_use_the_route_code() {
+        let f = Fields::new(
+            object(br#"{"s":"x","n":1,"z":null}"#).unwrap(),
+            ErrorCode::InvalidProject,
+        );
+        assert_eq!(f.required_str("s").unwrap(), "x");
+        assert_eq!(f.required_str("n").unwrap_err().code(), "invalid_project");
+        assert_eq!(f.required_str("missing").unwrap_err().code(), "invalid_project");
+        assert_eq!(f.optional_str("z").unwrap(), None);
+        assert_eq!(f.optional_str("n").unwrap_err().code(), "invalid_project");
+        assert_eq!(f.nullable_str("z").unwrap(), Some(None));
+        assert_eq!(f.nullable_str("absent").unwrap(), None);
+        assert_eq!(f.nullable_str("s").unwrap(), Some(Some("x".into())));
+    }
+}

@@ -1,0 +1,47 @@
+//! The OpenAPI document served at `/api/openapi.json` (and through Swagger UI at
+//! `/api/docs/`).
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::dto;
+use crate::routes::{health, keys, projects};
+
+#[derive(Debug, OpenApi)]
+#[openapi(
+    info(title = "Quire API", description = "Page publishing and platform management. Errors are JSON `{error, message}`; see docs/api.md."),
+    paths(
+        health::healthz, health::readyz,
+        projects::list, projects::create, projects::get, projects::patch, projects::delete,
+        projects::resources, projects::assign, projects::unassign,
+        projects::put_grant, projects::delete_grant,
+        keys::list, keys::mint, keys::revoke,
+    ),
+    components(schemas(
+        dto::ProjectDto, dto::ProjectEnvelope, dto::ProjectList, dto::ResourcesEnvelope,
+        dto::ResourcesDto, dto::ResourceDto, dto::GrantEnvelope, dto::GrantDto, dto::KeyList,
+        dto::KeyDto, dto::MintedKeyDto, dto::ErrorBody, dto::Health,
+        dto::CreateProjectRequest, dto::PatchProjectRequest, dto::DeleteProjectRequest,
+        dto::AssignRequest, dto::GrantRequest, dto::RevokeGrantRequest, dto::MintKeyRequest,
+    )),
+    modifiers(&BearerAuth),
+)]
+pub struct ApiDoc;
+
+#[derive(Debug)]
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("An API key (`qk_…`) or an OAuth bearer token"))
+                    .build(),
+            ),
+        );
+    }
+}

@@ -1,0 +1,92 @@
+//! `/api/platform/v1/keys…`
+
+use actix_web::{HttpResponse, web};
+use quire_kernel::{ErrorCode, KeyId};
+use quire_keys::MintRequest;
+use serde_json::Value;
+
+use crate::AppState;
+use crate::auth::Authenticated;
+use crate::dto::{KeyDto, KeyList, MintedKeyDto};
+use crate::error::ApiError;
+use crate::json::{Fields, object};
+use crate::routes::projects::path_id;
+
+/// List every key of the account (never a plaintext or hash).
+#[utoipa::path(get, path = "/api/platform/v1/keys", tag = "keys",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = KeyList),
+        (status = 401, body = crate::dto::ErrorBody),
+        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+pub async fn list(state: web::Data<AppState>, auth: Authenticated) -> Result<HttpResponse, ApiError> {
+    let keys = state.keys.list(&auth.0).await?;
+    Ok(HttpResponse::Ok().json(KeyList {
+        keys: keys.into_iter().map(KeyDto::from).collect(),
+    }))
+}
+
+/// Mint an app key. The plaintext `key` is in this response only.
+#[utoipa::path(post, path = "/api/platform/v1/keys", tag = "keys",
+    security(("bearer" = [])),
+    request_body = crate::dto::MintKeyRequest,
+    responses(
+        (status = 201, body = MintedKeyDto),
+        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
+        (status = 401, body = crate::dto::ErrorBody),
+        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+pub async fn mint(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    if f.has("app_id") {
+        return Err(ApiError::new(
+            ErrorCode::InvalidBody,
+            "app_id is no longer accepted; scope keys with apps",
+        ));
+    }
+    let name = match f.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(ApiError::prose("name must be a string of 1-60 characters")),
+    };
+    let apps = match f.get("apps") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| ApiError::prose("apps must be an array of strings"))?,
+        _ => {
+            return Err(ApiError::prose(
+                "apps must be a non-empty array of: page, serve, link, base",
+            ));
+        }
+    };
+    let project = f.optional_str("project")?;
+    let minted = state
+        .keys
+        .mint(&auth.0, MintRequest { name, apps, project })
+        .await?;
+    Ok(HttpResponse::Created().json(MintedKeyDto::from(minted)))
+}
+
+/// Revoke a key of the account (not the one making this call).
+#[utoipa::path(delete, path = "/api/platform/v1/keys/{id}", tag = "keys",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, body = crate::dto::ErrorBody, description = "cannot_revoke_current_key"),
+        (status = 401, body = crate::dto::ErrorBody),
+        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
+        (status = 404, body = crate::dto::ErrorBody)))]
+pub async fn revoke(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = KeyId(path_id(&id, "key")?);
+    state.keys.revoke(&auth.0, id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,48 @@
+//! Route registration: every path of the API origin, in one place.
+
+pub(crate) mod health;
+pub(crate) mod keys;
+pub(crate) mod projects;
+
+use actix_web::{HttpRequest, web};
+use quire_kernel::ErrorCode;
+use utoipa::OpenApi;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::ApiError;
+use crate::openapi::ApiDoc;
+
+pub const PLATFORM: &str = "/api/platform/v1";
+
+pub fn register(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .service(
+            SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", ApiDoc::openapi()),
+        )
+        .service(
+            web::scope(PLATFORM)
+                .route("/projects", web::get().to(projects::list))
+                .route("/projects", web::post().to(projects::create))
+                .route("/projects/{id}", web::get().to(projects::get))
+                .route("/projects/{id}", web::patch().to(projects::patch))
+                .route("/projects/{id}", web::delete().to(projects::delete))
+                .route("/projects/{id}/resources", web::get().to(projects::resources))
+                .route("/projects/{id}/assign", web::post().to(projects::assign))
+                .route("/projects/{id}/unassign", web::post().to(projects::unassign))
+                .route("/projects/{id}/grants", web::post().to(projects::put_grant))
+                .route("/projects/{id}/grants", web::delete().to(projects::delete_grant))
+                .route("/keys", web::get().to(keys::list))
+                .route("/keys", web::post().to(keys::mint))
+                .route("/keys/{id}", web::delete().to(keys::revoke)),
+        )
+        .default_service(web::to(no_route));
+}
+
+/// Any path or method without a route: a JSON 404, like every other error.
+async fn no_route(req: HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::new(
+        ErrorCode::NotFound,
+        format!("no route for {} {}", req.method(), req.path()),
+    ))
+}

@@ -1,0 +1,204 @@
+//! Configuration: defaults, then an optional `quire.toml`, then `QUIRE_*` environment
+//! variables (the environment wins).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Everything the server reads at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// API and dashboard listener (`host:port`; port 0 picks a free one).
+    pub listen: String,
+    /// Public origin of the API and dashboard.
+    pub base_url: String,
+    /// Published pages listener.
+    pub pages_listen: String,
+    /// Public origin of published pages and short links.
+    pub pages_url: String,
+    /// `sqlite://PATH` or `postgres://…`.
+    pub database_url: String,
+    /// Most pooled database connections.
+    pub database_max_connections: usize,
+    /// Where bundles are stored: `file://PATH`, `s3://bucket/prefix` or `memory://`.
+    pub storage_url: String,
+    /// `pretty` or `json`.
+    pub log_format: String,
+    /// HTTP worker threads; 0 means one per core.
+    pub workers: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            base_url: "http://127.0.0.1:8080".into(),
+            pages_listen: "127.0.0.1:8081".into(),
+            pages_url: "http://127.0.0.1:8081".into(),
+            database_url: "sqlite://./data/quire.db".into(),
+            database_max_connections: 8,
+            storage_url: "file://./data/bundles".into(),
+            log_format: "pretty".into(),
+            workers: 0,
+        }
+    }
+}
+
+/// The keys a `quire.toml` may hold (all optional), named as the env variables without the
+/// `QUIRE_` prefix, in lower case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    base_url: Option<String>,
+    pages_listen: Option<String>,
+    pages_url: Option<String>,
+    database_url: Option<String>,
+    database_max_connections: Option<usize>,
+    storage_url: Option<String>,
+    log_format: Option<String>,
+    workers: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    #[error("{0} is not valid: {1}")]
+    Parse(PathBuf, String),
+    #[error("{name} must be {expected}, got {value:?}")]
+    Invalid {
+        name: &'static str,
+        expected: &'static str,
+        value: String,
+    },
+}
+
+impl Config {
+    /// Loads defaults, then `path` (or `./quire.toml` when it exists and `path` is `None`),
+    /// then the environment as given by `env`.
+    ///
+    /// # Errors
+    /// An unreadable or invalid file, or a value that does not parse.
+    pub fn load(
+        path: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let mut c = Config::default();
+        let default_path = Path::new("quire.toml");
+        let path = path.or_else(|| default_path.exists().then_some(default_path));
+        if let Some(path) = path {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| ConfigError::Read(path.to_owned(), e))?;
+            let file: FileConfig = toml::from_str(&text)
+                .map_err(|e| ConfigError::Parse(path.to_owned(), e.to_string()))?;
+            macro_rules! take {
+                ($($field:ident),+) => { $(if let Some(v) = file.$field { c.$field = v; })+ };
+            }
+            take!(
+                listen,
+                base_url,
+                pages_listen,
+                pages_url,
+                database_url,
+                database_max_connections,
+                storage_url,
+                log_format,
+                workers
+            );
+        }
+        let text = |name: &str, slot: &mut String| {
+            if let Some(v) = env(name) {
+                *slot = v;
+            }
+        };
+        text("QUIRE_LISTEN", &mut c.listen);
+        text("QUIRE_BASE_URL", &mut c.base_url);
+        text("QUIRE_PAGES_LISTEN", &mut c.pages_listen);
+        text("QUIRE_PAGES_URL", &mut c.pages_url);
+        text("QUIRE_DATABASE_URL", &mut c.database_url);
+        text("QUIRE_STORAGE_URL", &mut c.storage_url);
+        text("QUIRE_LOG_FORMAT", &mut c.log_format);
+        let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
+            if let Some(v) = env(name) {
+                *slot = v.parse().map_err(|_| ConfigError::Invalid {
+                    name,
+                    expected: "a whole number",
+                    value: v,
+                })?;
+            }
+            Ok(())
+        };
+        number("QUIRE_DATABASE_MAX_CONNECTIONS", &mut c.database_max_connections)?;
+        number("QUIRE_WORKERS", &mut c.workers)?;
+        if !matches!(c.log_format.as_str(), "pretty" | "json") {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_LOG_FORMAT",
+                expected: "pretty or json",
+                value: c.log_format,
+            });
+        }
+        if c.database_max_connections == 0 {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_DATABASE_MAX_CONNECTIONS",
+                expected: "at least 1",
+                value: "0".into(),
+            });
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_need_no_setup() {
+        let c = Config::load(Some(Path::new("/nonexistent/none.toml")), env_of(&[]));
+        assert!(matches!(c, Err(ConfigError::Read(..))));
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("quire.toml");
+        std::fs::write(&empty, "").unwrap();
+        let c = Config::load(Some(&empty), env_of(&[])).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.database_url, "sqlite://./data/quire.db");
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("quire.toml");
+        std::fs::write(
+            &file,
+            "listen = \"0.0.0.0:9000\"\ndatabase_url = \"postgres://db/quire\"\nworkers = 3\n",
+        )
+        .unwrap();
+        let c = Config::load(Some(&file), env_of(&[("QUIRE_LISTEN", "127.0.0.1:7000")])).unwrap();
+        assert_eq!(c.listen, "127.0.0.1:7000");
+        assert_eq!(c.database_url, "postgres://db/quire");
+        assert_eq!(c.workers, 3);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let err = Config::load(None, env_of(&[("QUIRE_WORKERS", "many")])).unwrap_err();
+        assert!(err.to_string().contains("QUIRE_WORKERS"), "{err}");
+        let err = Config::load(None, env_of(&[("QUIRE_LOG_FORMAT", "xml")])).unwrap_err();
+        assert!(err.to_string().contains("pretty or json"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("quire.toml");
+        std::fs::write(&file, "lisen = \"typo\"\n").unwrap();
+        let err = Config::load(Some(&file), env_of(&[])).unwrap_err();
+        assert!(err.to_string().contains("lisen"), "{err}");
+    }
+}
