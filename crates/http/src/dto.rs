@@ -1,8 +1,8 @@
 //! Wire shapes of responses and requests (the latter for the OpenAPI document; bodies are
 //! read field by field in `json`).
 
-use quire_keys::{ListedKey, MintedKey};
 use quire_kernel::Tier;
+use quire_keys::{ListedKey, MintedKey};
 use quire_projects::{Grant, Project, ResourceEntry, Resources};
 use serde::Serialize;
 use time::OffsetDateTime;

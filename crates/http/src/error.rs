@@ -7,8 +7,8 @@ use actix_web::{HttpResponse, ResponseError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
 use quire_projects::{
-    AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError,
-    ListProjectsError, WriteProjectError,
+    AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
+    WriteProjectError,
 };
 use serde_json::{Map, Value, json};
 
@@ -25,7 +25,13 @@ pub struct ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.status.as_u16(), self.error, self.message)
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.error,
+            self.message
+        )
     }
 }
 
@@ -186,9 +192,7 @@ impl From<WriteProjectError> for ApiError {
 impl From<DeleteProjectError> for ApiError {
     fn from(e: DeleteProjectError) -> Self {
         match e {
-            DeleteProjectError::InsufficientScope => {
-                insufficient_scope("a master key is required")
-            }
+            DeleteProjectError::InsufficientScope => insufficient_scope("a master key is required"),
             DeleteProjectError::NotFound => ApiError::not_found("project"),
             DeleteProjectError::ConfirmMismatch => ApiError::new(
                 ErrorCode::InvalidBody,
@@ -301,7 +305,8 @@ mod tests {
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
         assert!(challenge.unwrap().contains("invalid_token"));
 
-        let (status, body, _) = body_of(MintError::InvalidInput("name must be 1-60 characters".into()).into()).await;
+        let (status, body, _) =
+            body_of(MintError::InvalidInput("name must be 1-60 characters".into()).into()).await;
         assert_eq!(status, 400);
         assert_eq!(body["error"], "name must be 1-60 characters");
     }
@@ -309,7 +314,8 @@ mod tests {
     #[tokio::test]
     async fn infrastructure_failures_are_500_without_their_cause() {
         let (status, body, _) =
-            body_of(InfraError::new("connection refused to 10.0.0.5 password=hunter2").into()).await;
+            body_of(InfraError::new("connection refused to 10.0.0.5 password=hunter2").into())
+                .await;
         assert_eq!(status, 500);
         assert_eq!(body["error"], "internal_error");
         assert!(!body.to_string().contains("hunter2"));

@@ -106,7 +106,10 @@ mod tests {
         );
         assert_eq!(f.required_str("s").unwrap(), "x");
         assert_eq!(f.required_str("n").unwrap_err().code(), "invalid_project");
-        assert_eq!(f.required_str("missing").unwrap_err().code(), "invalid_project");
+        assert_eq!(
+            f.required_str("missing").unwrap_err().code(),
+            "invalid_project"
+        );
         assert_eq!(f.optional_str("z").unwrap(), None);
         assert_eq!(f.optional_str("n").unwrap_err().code(), "invalid_project");
         assert_eq!(f.nullable_str("z").unwrap(), Some(None));

@@ -88,8 +88,8 @@ impl Config {
         let default_path = Path::new("quire.toml");
         let path = path.or_else(|| default_path.exists().then_some(default_path));
         if let Some(path) = path {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| ConfigError::Read(path.to_owned(), e))?;
+            let text =
+                std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_owned(), e))?;
             let file: FileConfig = toml::from_str(&text)
                 .map_err(|e| ConfigError::Parse(path.to_owned(), e.to_string()))?;
             macro_rules! take {
@@ -129,7 +129,10 @@ impl Config {
             }
             Ok(())
         };
-        number("QUIRE_DATABASE_MAX_CONNECTIONS", &mut c.database_max_connections)?;
+        number(
+            "QUIRE_DATABASE_MAX_CONNECTIONS",
+            &mut c.database_max_connections,
+        )?;
         number("QUIRE_WORKERS", &mut c.workers)?;
         if !matches!(c.log_format.as_str(), "pretty" | "json") {
             return Err(ConfigError::Invalid {

@@ -24,7 +24,11 @@ use tracing_subscriber::EnvFilter;
 use crate::config::Config;
 
 #[derive(Debug, Parser)]
-#[command(name = "quire-server", version, about = "Quire: publish static sites as pages")]
+#[command(
+    name = "quire-server",
+    version,
+    about = "Quire: publish static sites as pages"
+)]
 struct Cli {
     /// Configuration file (default: ./quire.toml when it exists). QUIRE_* variables win.
     #[arg(long, env = "QUIRE_CONFIG", global = true)]
@@ -132,17 +136,17 @@ async fn serve(config: Config, db: Database) -> Result<(), String> {
     // One machine-readable line on stdout, for scripts and the black-box tests.
     #[allow(clippy::print_stdout)]
     {
-        println!("{}", serde_json::json!({ "listening": { "api": addr.to_string() } }));
+        println!(
+            "{}",
+            serde_json::json!({ "listening": { "api": addr.to_string() } })
+        );
     }
     server.run().await.map_err(|e| e.to_string())?;
     tracing::info!("shut down cleanly");
     Ok(())
 }
 
-async fn create_account(
-    db: Database,
-    input: CreateAccount,
-) -> Result<serde_json::Value, String> {
+async fn create_account(db: Database, input: CreateAccount) -> Result<serde_json::Value, String> {
     migrate(&db).await?;
     let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
     let created = accounts.create(input).await.map_err(|e| match e {

@@ -2,6 +2,8 @@
 //! idempotence, rollback of multi-step transactions (faults injected between steps), and
 //! what callers see when the database goes away.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,9 +11,7 @@ use quire_accounts::{AccountService, AccountStore, CreateAccount, CreateAccountE
 use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
 use quire_keys::KeyStore;
 use quire_projects::{DeleteProjectStoreError, ProjectStore};
-use quire_store::{
-    Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE,
-};
+use quire_store::{Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 use quire_testkit::pg::TestDatabase;
 
 #[test]
@@ -34,7 +34,10 @@ async fn postgres() -> Option<(Database, TestDatabase)> {
 }
 
 async fn migrations_apply_once(db: &Database) {
-    assert_eq!(db.migrate().await.expect("first run"), MIGRATION_NAMES_SQLITE.len());
+    assert_eq!(
+        db.migrate().await.expect("first run"),
+        MIGRATION_NAMES_SQLITE.len()
+    );
     assert_eq!(db.migrate().await.expect("second run"), 0);
     db.ping().await.expect("ping");
 }
@@ -66,14 +69,25 @@ async fn create_account_rolls_back(db: Database) {
     for step in ["create_account:account", "create_account:project"] {
         db.fail_at(step);
         let err = svc.create(bootstrap("ann")).await.unwrap_err();
-        assert!(matches!(err, CreateAccountError::Infra(_)), "{step}: {err:?}");
+        assert!(
+            matches!(err, CreateAccountError::Infra(_)),
+            "{step}: {err:?}"
+        );
         let slug = ProjectSlug::parse("ann").unwrap();
         assert!(db.project_by_slug(&slug).await.unwrap().is_none(), "{step}");
     }
     // With no fault the same account is created: nothing of the failed attempts blocks it.
     let created = svc.create(bootstrap("ann")).await.expect("create");
-    assert!(db.account_by_id(created.account.id).await.unwrap().is_some());
-    assert_eq!(db.keys_of_account(created.account.id).await.unwrap().len(), 1);
+    assert!(
+        db.account_by_id(created.account.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        db.keys_of_account(created.account.id).await.unwrap().len(),
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -114,16 +128,27 @@ async fn delete_with_move_rolls_back(db: Database) {
             .await
             .unwrap_err();
         assert!(matches!(err, DeleteProjectStoreError::Infra(_)), "{step}");
-        assert!(db.project_by_id(ann.project.id).await.unwrap().is_some(), "{step}");
+        assert!(
+            db.project_by_id(ann.project.id).await.unwrap().is_some(),
+            "{step}"
+        );
         assert_eq!(
             db.key_by_id(key.id).await.unwrap().unwrap().project_id,
             Some(ann.project.id),
             "{step}: key moved although the delete failed"
         );
-        assert_eq!(db.default_project_of(account).await.unwrap(), Some(ann.project.id));
+        assert_eq!(
+            db.default_project_of(account).await.unwrap(),
+            Some(ann.project.id)
+        );
     }
-    db.delete_project(&ann.project, Some(second.id)).await.expect("delete");
-    assert_eq!(db.default_project_of(account).await.unwrap(), Some(second.id));
+    db.delete_project(&ann.project, Some(second.id))
+        .await
+        .expect("delete");
+    assert_eq!(
+        db.default_project_of(account).await.unwrap(),
+        Some(second.id)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -156,10 +181,17 @@ async fn an_unreachable_postgres_is_an_error_not_a_hang_and_recovers() {
     assert!(db.ping().await.is_err());
     let err = db.account_by_id(AccountId::new()).await.unwrap_err();
     assert!(!err.0.is_empty());
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 
-    t.admin(&format!("ALTER DATABASE {} ALLOW_CONNECTIONS true", t.name()))
-        .await;
+    t.admin(&format!(
+        "ALTER DATABASE {} ALLOW_CONNECTIONS true",
+        t.name()
+    ))
+    .await;
     db.ping().await.expect("ping after recovery");
 }
 

@@ -9,6 +9,9 @@
 //!
 //! It depends on the domain crates and kernel only; it is a dev-dependency everywhere.
 
+// Test support: a panic is how a failed check reports itself.
+#![allow(clippy::unwrap_used)]
+
 pub mod contract;
 pub mod fixtures;
 pub mod memory;

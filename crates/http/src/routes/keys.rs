@@ -19,7 +19,10 @@ use crate::routes::projects::path_id;
         (status = 200, body = KeyList),
         (status = 401, body = crate::dto::ErrorBody),
         (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
-pub async fn list(state: web::Data<AppState>, auth: Authenticated) -> Result<HttpResponse, ApiError> {
+pub async fn list(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+) -> Result<HttpResponse, ApiError> {
     let keys = state.keys.list(&auth.0).await?;
     Ok(HttpResponse::Ok().json(KeyList {
         keys: keys.into_iter().map(KeyDto::from).collect(),
@@ -66,7 +69,14 @@ pub async fn mint(
     let project = f.optional_str("project")?;
     let minted = state
         .keys
-        .mint(&auth.0, MintRequest { name, apps, project })
+        .mint(
+            &auth.0,
+            MintRequest {
+                name,
+                apps,
+                project,
+            },
+        )
         .await?;
     Ok(HttpResponse::Created().json(MintedKeyDto::from(minted)))
 }

@@ -17,9 +17,7 @@ pub const PLATFORM: &str = "/api/platform/v1";
 pub fn register(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
-        .service(
-            SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", ApiDoc::openapi()),
-        )
+        .service(SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", ApiDoc::openapi()))
         .service(
             web::scope(PLATFORM)
                 .route("/projects", web::get().to(projects::list))
@@ -27,11 +25,20 @@ pub fn register(cfg: &mut web::ServiceConfig) {
                 .route("/projects/{id}", web::get().to(projects::get))
                 .route("/projects/{id}", web::patch().to(projects::patch))
                 .route("/projects/{id}", web::delete().to(projects::delete))
-                .route("/projects/{id}/resources", web::get().to(projects::resources))
+                .route(
+                    "/projects/{id}/resources",
+                    web::get().to(projects::resources),
+                )
                 .route("/projects/{id}/assign", web::post().to(projects::assign))
-                .route("/projects/{id}/unassign", web::post().to(projects::unassign))
+                .route(
+                    "/projects/{id}/unassign",
+                    web::post().to(projects::unassign),
+                )
                 .route("/projects/{id}/grants", web::post().to(projects::put_grant))
-                .route("/projects/{id}/grants", web::delete().to(projects::delete_grant))
+                .route(
+                    "/projects/{id}/grants",
+                    web::delete().to(projects::delete_grant),
+                )
                 .route("/keys", web::get().to(keys::list))
                 .route("/keys", web::post().to(keys::mint))
                 .route("/keys/{id}", web::delete().to(keys::revoke)),

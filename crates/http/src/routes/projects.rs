@@ -259,7 +259,10 @@ pub async fn put_grant(
     let level = GrantLevel::parse(&level)
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidBody, "level must be read or full"))?;
     let key = grant_key(&f)?;
-    let grant = state.projects.put_grant(&auth.0, project, key, level).await?;
+    let grant = state
+        .projects
+        .put_grant(&auth.0, project, key, level)
+        .await?;
     Ok(HttpResponse::Created().json(GrantEnvelope {
         grant: GrantDto::from(grant),
     }))

@@ -1,0 +1,316 @@
+//! Starts the real `quire-server` binary on a free port, against SQLite (a temporary file)
+//! or PostgreSQL (a fresh database), and talks to it over HTTP only.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use quire_testkit::pg::TestDatabase;
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_quire-server");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A database for one test: keeps the temporary directory or PostgreSQL database alive.
+pub struct TestDb {
+    pub url: String,
+    pub dir: tempfile::TempDir,
+    pub pg: Option<TestDatabase>,
+}
+
+impl TestDb {
+    /// `None` when the backend is not available (PostgreSQL outside CI).
+    pub async fn create(backend: Backend) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        match backend {
+            Backend::Sqlite => Some(Self {
+                url: format!("sqlite://{}/quire.db", dir.path().display()),
+                dir,
+                pg: None,
+            }),
+            Backend::Postgres => {
+                let pg = TestDatabase::create().await?;
+                Some(Self {
+                    url: pg.url.clone(),
+                    dir,
+                    pg: Some(pg),
+                })
+            }
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(self.dir.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("QUIRE_DATABASE_URL", &self.url)
+            .env("QUIRE_LISTEN", "127.0.0.1:0")
+            .env("QUIRE_WORKERS", "2")
+            .env("QUIRE_LOG_FORMAT", "json");
+        cmd
+    }
+
+    /// Runs `quire-server admin create-account` and returns its JSON.
+    pub fn create_account(&self, handle: &str, extra: &[&str]) -> Account {
+        let out = self.admin(
+            &[
+                "create-account",
+                "--email",
+                &format!("{handle}@example.com"),
+                "--handle",
+                handle,
+            ],
+            extra,
+        );
+        assert!(
+            out.status.success(),
+            "create-account failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+        Account {
+            account_id: v["accountId"].as_str().unwrap().to_owned(),
+            project_id: v["projectId"].as_str().unwrap().to_owned(),
+            project_slug: v["projectSlug"].as_str().unwrap().to_owned(),
+            key: v["masterKey"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    pub fn admin(&self, args: &[&str], extra: &[&str]) -> std::process::Output {
+        self.command()
+            .arg("admin")
+            .args(args)
+            .args(extra)
+            .output()
+            .expect("run quire-server admin")
+    }
+
+    /// Starts a server on this database.
+    pub fn start(&self) -> Server {
+        self.start_with(&[])
+    }
+
+    pub fn start_with(&self, env: &[(&str, &str)]) -> Server {
+        let log = self
+            .dir
+            .path()
+            .join(format!("server-{}.log", uuid::Uuid::new_v4()));
+        let log_file = std::fs::File::create(&log).expect("log file");
+        let mut cmd = self.command();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .arg("serve")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log_file))
+            .spawn()
+            .expect("spawn quire-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read listening line");
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|_| {
+            panic!(
+                "server did not start: {line:?}\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            )
+        });
+        let addr = v["listening"]["api"]
+            .as_str()
+            .expect("api address")
+            .to_owned();
+        Server {
+            child,
+            base: format!("http://{addr}"),
+            addr,
+            log,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(20))
+                .build()
+                .expect("client"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub account_id: String,
+    pub project_id: String,
+    pub project_slug: String,
+    pub key: String,
+}
+
+/// A running server; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub addr: String,
+    pub log: PathBuf,
+    pub http: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A response: status, body as JSON (`Null` when empty or not JSON) and headers.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub text: String,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Reply {
+    /// Asserts an error response: status and `error` code, with a non-empty `message`.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "body: {}", self.text);
+        assert_eq!(self.body["error"], code, "body: {}", self.text);
+        assert!(
+            self.body["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "no message: {}",
+            self.text
+        );
+    }
+
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "body: {}", self.text);
+        &self.body
+    }
+}
+
+impl Server {
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> Reply {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(key) = key {
+            req = req.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(body) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            body,
+            text,
+            headers,
+        }
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Reply {
+        self.call("GET", path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Reply {
+        self.call("POST", path, Some(key), Some(&body.to_string()))
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, key: &str, body: Value) -> Reply {
+        self.call("PATCH", path, Some(key), Some(&body.to_string()))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str, body: Option<Value>) -> Reply {
+        let body = body.map(|b| b.to_string());
+        self.call("DELETE", path, Some(key), body.as_deref()).await
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Mints an app key and returns (plaintext, key id).
+    pub async fn mint(
+        &self,
+        master: &str,
+        apps: &[&str],
+        project: Option<&str>,
+    ) -> (String, String) {
+        let mut body = serde_json::json!({ "name": "test key", "apps": apps });
+        if let Some(p) = project {
+            body["project"] = Value::from(p);
+        }
+        let r = self.post("/api/platform/v1/keys", master, body).await;
+        let b = r.assert_status(201);
+        (
+            b["key"].as_str().unwrap().to_owned(),
+            b["keyId"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// Creates a project and returns (id, slug).
+    pub async fn project(&self, master: &str, slug: &str) -> (String, String) {
+        let r = self
+            .post(
+                "/api/platform/v1/projects",
+                master,
+                serde_json::json!({ "name": slug, "tag": "t", "color": "blue", "slug": slug }),
+            )
+            .await;
+        let b = r.assert_status(201);
+        (
+            b["project"]["id"].as_str().unwrap().to_owned(),
+            slug.to_owned(),
+        )
+    }
+}
+
+/// Expands each listed `async fn name(backend: Backend)` into one test per backend.
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::Backend::Sqlite).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::harness::Backend::Postgres).await;
+                }
+            )+
+        }
+    };
+}
+pub(crate) use on_both_backends;
+
+/// Starts a database, one account and a server; returns `None` to skip (see [`TestDb`]).
+pub async fn setup(backend: Backend) -> Option<(TestDb, Server, Account)> {
+    let db = TestDb::create(backend).await?;
+    let account = db.create_account("ann", &[]);
+    let server = db.start();
+    Some((db, server, account))
+}

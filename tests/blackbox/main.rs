@@ -1,0 +1,14 @@
+//! The black-box suite: the real `quire-server` binary on free ports, on SQLite and on
+//! PostgreSQL, spoken to over HTTP only. Every route and every error code of projects,
+//! grants, keys and authentication is exercised here.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod harness;
+
+mod auth;
+mod grants;
+mod keys;
+mod ops;
+mod projects;
+mod routes;

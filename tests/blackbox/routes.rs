@@ -1,0 +1,113 @@
+//! The route table as a whole: unknown routes, unparseable bodies, the OpenAPI document.
+
+use serde_json::Value;
+
+use crate::harness::{Backend, on_both_backends, setup};
+
+/// Every route of the platform API this server implements, as (method, OpenAPI path).
+const ROUTES: &[(&str, &str)] = &[
+    ("get", "/api/platform/v1/projects"),
+    ("post", "/api/platform/v1/projects"),
+    ("get", "/api/platform/v1/projects/{id}"),
+    ("patch", "/api/platform/v1/projects/{id}"),
+    ("delete", "/api/platform/v1/projects/{id}"),
+    ("get", "/api/platform/v1/projects/{id}/resources"),
+    ("post", "/api/platform/v1/projects/{id}/assign"),
+    ("post", "/api/platform/v1/projects/{id}/unassign"),
+    ("post", "/api/platform/v1/projects/{id}/grants"),
+    ("delete", "/api/platform/v1/projects/{id}/grants"),
+    ("get", "/api/platform/v1/keys"),
+    ("post", "/api/platform/v1/keys"),
+    ("delete", "/api/platform/v1/keys/{id}"),
+];
+
+async fn unknown_routes_are_json_404(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for (method, path) in [
+        ("GET", "/nothing/here"),
+        ("GET", "/api/platform/v1/widgets"),
+        ("PUT", "/api/platform/v1/projects"),
+        ("POST", "/api/platform/v2/projects"),
+    ] {
+        let r = srv.call(method, path, Some(&ann.key), None).await;
+        r.assert_error(404, "not_found");
+        assert!(
+            r.headers["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json"),
+            "{method} {path}"
+        );
+    }
+}
+
+async fn every_post_and_patch_rejects_unparseable_json(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let id = ann.project_id.clone();
+    for (method, path) in ROUTES {
+        if !matches!(*method, "post" | "patch") {
+            continue;
+        }
+        let path = path.replace("{id}", &id);
+        for body in ["", "{", "{\"a\":}", "\u{1F600}"] {
+            srv.call(&method.to_uppercase(), &path, Some(&ann.key), Some(body))
+                .await
+                .assert_error(400, "invalid_json");
+        }
+    }
+}
+
+async fn openapi_documents_every_route_with_errors(b: Backend) {
+    let Some((_db, srv, _ann)) = setup(b).await else {
+        return;
+    };
+    let doc: Value = srv
+        .http
+        .get(format!("{}/api/openapi.json", srv.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for (method, path) in ROUTES {
+        let op = &doc["paths"][path][method];
+        assert!(
+            op.is_object(),
+            "{method} {path} missing from the OpenAPI document"
+        );
+        let responses = op["responses"].as_object().unwrap();
+        assert!(responses.contains_key("401"), "{method} {path}: no 401");
+        assert!(
+            responses.keys().any(|s| s.starts_with('2')),
+            "{method} {path}: no success response"
+        );
+        if *method != "get" || path.ends_with("{id}") {
+            assert!(
+                responses.keys().filter(|s| s.starts_with('4')).count() >= 2,
+                "{method} {path}: error responses missing"
+            );
+        }
+    }
+    assert!(doc["components"]["schemas"]["ProjectDto"].is_object());
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+
+    let ui = srv
+        .http
+        .get(format!("{}/api/docs/", srv.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ui.status().as_u16(), 200);
+    assert!(ui.text().await.unwrap().contains("swagger"));
+}
+
+on_both_backends!(
+    unknown_routes_are_json_404,
+    every_post_and_patch_rejects_unparseable_json,
+    openapi_documents_every_route_with_errors,
+);
