@@ -106,8 +106,75 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
     assert!(ui.text().await.unwrap().contains("swagger"));
 }
 
+async fn oversized_bodies_get_json_413_and_the_server_carries_on(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let big = format!("{{\"name\":\"{}\"}}", "x".repeat(70_000));
+    for _ in 0..5 {
+        // Declared length over the limit: refused while the credential is still being checked.
+        let r = srv
+            .call(
+                "POST",
+                "/api/platform/v1/projects",
+                Some(&ann.key),
+                Some(&big),
+            )
+            .await;
+        r.assert_error(413, "payload_too_large");
+        assert!(r.body["message"].as_str().unwrap().contains("65536"));
+    }
+    // Chunked, with no declared length: refused once the limit is crossed.
+    let chunks: Vec<Result<String, std::io::Error>> =
+        (0..20).map(|_| Ok("y".repeat(8_192))).collect();
+    let resp = srv
+        .http
+        .post(format!("{}/api/platform/v1/keys", srv.base))
+        .header("authorization", format!("Bearer {}", ann.key))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            chunks,
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+    srv.get("/api/platform/v1/projects", &ann.key)
+        .await
+        .assert_status(200);
+    assert!(!srv.logs().contains("panicked"), "{}", srv.logs());
+}
+
+async fn clients_that_vanish_mid_request_do_not_hurt_the_server(b: Backend) {
+    use std::io::Write;
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for i in 0..30 {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        let body = r#"{"name":"n","tag":"t","color":"red","slug":"gone_one"}"#;
+        let cut = if i % 2 == 0 { body.len() } else { 5 };
+        write!(
+            s,
+            "POST /api/platform/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Length: {}\r\n\r\n{}",
+            ann.key,
+            body.len(),
+            &body[..cut]
+        )
+        .unwrap();
+        drop(s);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    srv.get("/api/platform/v1/projects", &ann.key)
+        .await
+        .assert_status(200);
+    assert!(!srv.logs().contains("panicked"), "{}", srv.logs());
+}
+
 on_both_backends!(
     unknown_routes_are_json_404,
     every_post_and_patch_rejects_unparseable_json,
     openapi_documents_every_route_with_errors,
+    oversized_bodies_get_json_413_and_the_server_carries_on,
+    clients_that_vanish_mid_request_do_not_hurt_the_server,
 );

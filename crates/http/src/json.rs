@@ -2,10 +2,63 @@
 //! gives it: unparseable JSON is always `invalid_json`; a missing or mistyped field gets the
 //! code of the route (`invalid_body`, `invalid_project`, …).
 
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::web::{Bytes, BytesMut};
+use actix_web::{FromRequest, HttpRequest, http::header};
+use futures_util::StreamExt;
 use quire_kernel::ErrorCode;
 use serde_json::{Map, Value};
 
+use crate::MAX_PLATFORM_BODY;
 use crate::error::ApiError;
+
+/// A request body of at most [`MAX_PLATFORM_BODY`] bytes; larger ones are refused with a
+/// JSON `413 payload_too_large` (before reading them when `Content-Length` says so).
+#[derive(Debug)]
+pub struct Body(pub Bytes);
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        format!("request body exceeds {MAX_PLATFORM_BODY} bytes"),
+    )
+}
+
+impl FromRequest for Body {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if declared.is_some_and(|n| n > MAX_PLATFORM_BODY) {
+                return Err(too_large());
+            }
+            let mut buf = BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::InvalidJson,
+                        format!("request body unreadable: {e}"),
+                    )
+                })?;
+                if buf.len() + chunk.len() > MAX_PLATFORM_BODY {
+                    return Err(too_large());
+                }
+                buf.extend_from_slice(&chunk);
+            }
+            Ok(Body(buf.freeze()))
+        })
+    }
+}
 
 /// Parses a body that must be a JSON object.
 ///

@@ -46,8 +46,7 @@ pub const MAX_PLATFORM_BODY: usize = 64 * 1024;
 /// Registers every route of the API origin on an actix `App`.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
-        cfg.app_data(web::Data::new(state))
-            .app_data(web::PayloadConfig::new(MAX_PLATFORM_BODY));
+        cfg.app_data(web::Data::new(state));
         routes::register(cfg);
     }
 }

@@ -71,17 +71,17 @@ impl AccountStore for Database {
         let account_row = AccountRow::from(account);
         let project_row = ProjectRow::from(default_project);
         let key_row = KeyRow::from(first_key);
-        let result = with_tx!(self, |conn| {
+        let result = with_tx!(self, |db, conn| {
             diesel::insert_into(accounts::table)
                 .values(&account_row)
                 .execute(conn)
                 .await?;
-            self.checkpoint("create_account:account")?;
+            db.checkpoint("create_account:account")?;
             diesel::insert_into(projects::table)
                 .values(&project_row)
                 .execute(conn)
                 .await?;
-            self.checkpoint("create_account:project")?;
+            db.checkpoint("create_account:project")?;
             insert_key_row(&key_row).execute(conn).await?;
             Ok(())
         });

@@ -5,6 +5,13 @@
 //! per backend, so each expansion is monomorphic diesel-async code. `with_tx!` does the same
 //! inside a transaction (`BEGIN IMMEDIATE` on SQLite, so a write transaction never has to
 //! upgrade a read lock and hit `SQLITE_BUSY`).
+//!
+//! Both run `body` as a task on the multi-threaded runtime the database was opened on, and
+//! await its result. A caller whose future is dropped (a client that disconnects, a request
+//! whose body is refused while its credential is being checked) therefore never cancels a
+//! query halfway: the task finishes on its own. This matters beyond tidiness: the SQLite
+//! wrapper guards cancellation with `block_in_place`, which panics on the current-thread
+//! runtimes actix-web workers use. The body must own what it captures (`'static`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -79,6 +86,7 @@ pub(crate) enum DbPool {
 #[derive(Clone)]
 pub struct Database {
     pub(crate) pool: std::sync::Arc<DbPool>,
+    pub(crate) runtime: tokio::runtime::Handle,
     url: String,
     #[cfg(feature = "fault-injection")]
     fault: std::sync::Arc<std::sync::Mutex<Option<&'static str>>>,
@@ -103,7 +111,11 @@ impl Database {
     ///
     /// # Errors
     /// [`StoreError::Pool`] for an unsupported URL scheme or a pool that cannot be built.
+    /// Must be called within a multi-threaded tokio runtime: queries run on it.
     pub fn connect(config: &DatabaseConfig) -> Result<Self, StoreError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            StoreError::Pool("Database::connect must run inside a tokio runtime".into())
+        })?;
         let url = config.url.clone();
         let pool = if let Some(path) = sqlite_path(&url) {
             if let Some(parent) = Path::new(path).parent()
@@ -139,6 +151,7 @@ impl Database {
         };
         Ok(Self {
             pool: std::sync::Arc::new(pool),
+            runtime,
             url,
             #[cfg(feature = "fault-injection")]
             fault: std::sync::Arc::default(),
@@ -250,59 +263,85 @@ pub(crate) fn pool_error(e: impl std::fmt::Display) -> StoreError {
     StoreError::Pool(e.to_string())
 }
 
-/// Runs `body` with `conn` bound to a pooled connection of whichever backend is in use.
-/// Evaluates to `Result<T, StoreError>`; `?` inside `body` converts diesel errors.
+pub(crate) fn join_error(e: &tokio::task::JoinError) -> StoreError {
+    StoreError::Pool(format!("database task failed: {e}"))
+}
+
+/// Runs `body` with `conn` bound to a pooled connection of whichever backend is in use, as a
+/// task on the database's runtime (see the module doc). `db` is bound to an owned clone of
+/// the [`Database`]. Evaluates to `Result<T, StoreError>`; `?` inside `body` converts diesel
+/// errors.
 macro_rules! with_conn {
-    ($db:expr, |$conn:ident| $body:expr) => {{
-        let db: &$crate::db::Database = &$db;
-        let result: Result<_, $crate::error::StoreError> = async {
-            match &*db.pool {
-                $crate::db::DbPool::Postgres(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                    let $conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
-                    $body
+    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {{
+        let $dbv: $crate::db::Database = $db.clone();
+        let runtime = $dbv.runtime.clone();
+        runtime
+            .spawn(async move {
+                let result: Result<_, $crate::error::StoreError> = async {
+                    match &*$dbv.pool {
+                        $crate::db::DbPool::Postgres(pool) => {
+                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                            let $conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
+                            $body
+                        }
+                        $crate::db::DbPool::Sqlite(pool) => {
+                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                            let $conn: &mut $crate::db::SqliteConn = &mut *obj;
+                            $body
+                        }
+                    }
                 }
-                $crate::db::DbPool::Sqlite(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                    let $conn: &mut $crate::db::SqliteConn = &mut *obj;
-                    $body
-                }
-            }
-        }
-        .await;
-        result
+                .await;
+                result
+            })
+            .await
+            .map_err(|e| $crate::db::join_error(&e))
+            .and_then(|r| r)
     }};
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::with_conn!($db, |_db, $conn| $body)
+    };
 }
 
 /// As [`with_conn!`], inside one transaction that commits when `body` returns `Ok` and rolls
 /// back otherwise.
 macro_rules! with_tx {
-    ($db:expr, |$conn:ident| $body:expr) => {{
-        let db: &$crate::db::Database = &$db;
-        let result: Result<_, $crate::error::StoreError> = async {
-            match &*db.pool {
-                $crate::db::DbPool::Postgres(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                    let conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
-                    diesel_async::AsyncConnection::transaction(
-                        conn,
-                        async |$conn| -> Result<_, $crate::error::StoreError> { $body },
-                    )
-                    .await
+    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {{
+        let $dbv: $crate::db::Database = $db.clone();
+        let runtime = $dbv.runtime.clone();
+        runtime
+            .spawn(async move {
+                let result: Result<_, $crate::error::StoreError> = async {
+                    match &*$dbv.pool {
+                        $crate::db::DbPool::Postgres(pool) => {
+                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                            let conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
+                            diesel_async::AsyncConnection::transaction(
+                                conn,
+                                async |$conn| -> Result<_, $crate::error::StoreError> { $body },
+                            )
+                            .await
+                        }
+                        $crate::db::DbPool::Sqlite(pool) => {
+                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                            let conn: &mut $crate::db::SqliteConn = &mut *obj;
+                            conn.immediate_transaction(
+                                async |$conn| -> Result<_, $crate::error::StoreError> { $body },
+                            )
+                            .await
+                        }
+                    }
                 }
-                $crate::db::DbPool::Sqlite(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                    let conn: &mut $crate::db::SqliteConn = &mut *obj;
-                    conn.immediate_transaction(
-                        async |$conn| -> Result<_, $crate::error::StoreError> { $body },
-                    )
-                    .await
-                }
-            }
-        }
-        .await;
-        result
+                .await;
+                result
+            })
+            .await
+            .map_err(|e| $crate::db::join_error(&e))
+            .and_then(|r| r)
     }};
+    ($db:expr, |$conn:ident| $body:expr) => {
+        $crate::db::with_tx!($db, |_db, $conn| $body)
+    };
 }
 
 pub(crate) use {with_conn, with_tx};

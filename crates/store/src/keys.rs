@@ -102,7 +102,7 @@ impl KeyStore for Database {
     }
 
     async fn find_by_hash(&self, hash: &KeyHash) -> Result<Option<CredentialOwner>, InfraError> {
-        let hash = hash.0.as_str();
+        let hash = hash.0.clone();
         let found: Option<(KeyRow, (Option<DbTs>, bool, DbId))> = with_conn!(self, |conn| {
             Ok(api_keys::table
                 .inner_join(accounts::table)

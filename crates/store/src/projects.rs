@@ -126,7 +126,7 @@ impl ProjectStore for Database {
     }
 
     async fn project_by_slug(&self, slug: &ProjectSlug) -> Result<Option<Project>, InfraError> {
-        let slug = slug.as_str();
+        let slug = slug.as_str().to_owned();
         let row: Option<ProjectRow> = with_conn!(self, |conn| {
             Ok(projects::table
                 .filter(projects::slug.eq(slug))
@@ -202,7 +202,7 @@ impl ProjectStore for Database {
     ) -> Result<(), DeleteProjectStoreError> {
         let id = DbId(project.id.0);
         let account = DbId(project.account_id.0);
-        let result = with_tx!(self, |conn| {
+        let result = with_tx!(self, |db, conn| {
             let live_keys = api_keys::table
                 .filter(api_keys::project_id.eq(id))
                 .filter(api_keys::revoked_at.is_null());
@@ -220,7 +220,7 @@ impl ProjectStore for Database {
                     }
                 }
             }
-            self.checkpoint("delete_project:moved")?;
+            db.checkpoint("delete_project:moved")?;
             diesel::delete(projects::table.find(id))
                 .execute(conn)
                 .await?;
@@ -230,7 +230,7 @@ impl ProjectStore for Database {
                 .select(projects::id)
                 .first(conn)
                 .await?;
-            self.checkpoint("delete_project:deleted")?;
+            db.checkpoint("delete_project:deleted")?;
             diesel::update(
                 accounts::table
                     .find(account)

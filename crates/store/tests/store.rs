@@ -195,8 +195,14 @@ async fn an_unreachable_postgres_is_an_error_not_a_hang_and_recovers() {
     db.ping().await.expect("ping after recovery");
 }
 
-#[test]
-fn unsupported_urls_are_refused_with_a_clear_message() {
+#[tokio::test(flavor = "multi_thread")]
+async fn unsupported_urls_are_refused_with_a_clear_message() {
     let err = Database::connect(&DatabaseConfig::new("mysql://localhost/x")).unwrap_err();
     assert!(err.to_string().contains("sqlite://"), "{err}");
+}
+
+#[test]
+fn connecting_outside_a_runtime_is_an_error_not_a_panic_later() {
+    let err = Database::connect(&DatabaseConfig::new("sqlite://x.db")).unwrap_err();
+    assert!(err.to_string().contains("tokio runtime"), "{err}");
 }

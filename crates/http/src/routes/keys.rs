@@ -9,7 +9,7 @@ use crate::AppState;
 use crate::auth::Authenticated;
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
 use crate::error::ApiError;
-use crate::json::{Fields, object};
+use crate::json::{Body, Fields, object};
 use crate::routes::projects::path_id;
 
 /// List every key of the account (never a plaintext or hash).
@@ -41,9 +41,9 @@ pub async fn list(
 pub async fn mint(
     state: web::Data<AppState>,
     auth: Authenticated,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     if f.has("app_id") {
         return Err(ApiError::new(
             ErrorCode::InvalidBody,

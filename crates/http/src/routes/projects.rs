@@ -12,7 +12,7 @@ use crate::dto::{
     ResourcesEnvelope,
 };
 use crate::error::ApiError;
-use crate::json::{Fields, object};
+use crate::json::{Body, Fields, object};
 
 /// A path id that is not a UUID names nothing: 404, as for an unknown id.
 pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
@@ -49,9 +49,9 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     auth: Authenticated,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidProject);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidProject);
     let input = NewProject {
         name: f.required_str("name")?,
         tag: f.required_str("tag")?,
@@ -102,10 +102,10 @@ pub async fn patch(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidProject);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidProject);
     let patch = ProjectPatch {
         name: f.optional_str("name")?,
         tag: f.optional_str("tag")?,
@@ -136,10 +136,10 @@ pub async fn delete(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     let confirm = f.required_str("confirm")?;
     let move_to = f.optional_str("move_to")?;
     state
@@ -197,10 +197,10 @@ pub async fn assign(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let dest = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     let (kind, resource) = resource_of(&f)?;
     state.projects.assign(&auth.0, dest, kind, resource).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -222,10 +222,10 @@ pub async fn unassign(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     path_id(&id, "project")?;
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     let (kind, resource) = resource_of(&f)?;
     state.projects.unassign(&auth.0, kind, resource).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -251,10 +251,10 @@ pub async fn put_grant(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     let level = f.required_str("level")?;
     let level = GrantLevel::parse(&level)
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidBody, "level must be read or full"))?;
@@ -283,10 +283,10 @@ pub async fn delete_grant(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body)?, ErrorCode::InvalidBody);
+    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
     let key = grant_key(&f)?;
     state.projects.delete_grant(&auth.0, project, key).await?;
     Ok(HttpResponse::NoContent().finish())
