@@ -267,37 +267,43 @@ pub(crate) fn join_error(e: &tokio::task::JoinError) -> StoreError {
     StoreError::Pool(format!("database task failed: {e}"))
 }
 
-/// Runs `body` with `conn` bound to a pooled connection of whichever backend is in use, as a
-/// task on the database's runtime (see the module doc). `db` is bound to an owned clone of
-/// the [`Database`]. Evaluates to `Result<T, StoreError>`; `?` inside `body` converts diesel
-/// errors.
-macro_rules! with_conn {
-    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {{
+/// Runs `work` (a future evaluating to `Result<T, StoreError>`, which may use `$dbv`, an owned
+/// clone of the database) as a task on the database's runtime and awaits its result.
+macro_rules! on_db_runtime {
+    ($db:expr, $dbv:ident, $work:expr) => {{
         let $dbv: $crate::db::Database = $db.clone();
         let runtime = $dbv.runtime.clone();
         runtime
             .spawn(async move {
-                let result: Result<_, $crate::error::StoreError> = async {
-                    match &*$dbv.pool {
-                        $crate::db::DbPool::Postgres(pool) => {
-                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                            let $conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
-                            $body
-                        }
-                        $crate::db::DbPool::Sqlite(pool) => {
-                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                            let $conn: &mut $crate::db::SqliteConn = &mut *obj;
-                            $body
-                        }
-                    }
-                }
-                .await;
+                let result: Result<_, $crate::error::StoreError> = $work.await;
                 result
             })
             .await
             .map_err(|e| $crate::db::join_error(&e))
             .and_then(|r| r)
     }};
+}
+
+/// Runs `body` with `conn` bound to a pooled connection of whichever backend is in use, on
+/// the database's runtime (see the module doc); `db` may name an owned clone of the
+/// [`Database`]. Evaluates to `Result<T, StoreError>`; `?` inside `body` converts diesel errors.
+macro_rules! with_conn {
+    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {
+        $crate::db::on_db_runtime!($db, $dbv, async {
+            match &*$dbv.pool {
+                $crate::db::DbPool::Postgres(pool) => {
+                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
+                    $body
+                }
+                $crate::db::DbPool::Sqlite(pool) => {
+                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let $conn: &mut $crate::db::SqliteConn = &mut *obj;
+                    $body
+                }
+            }
+        })
+    };
     ($db:expr, |$conn:ident| $body:expr) => {
         $crate::db::with_conn!($db, |_db, $conn| $body)
     };
@@ -306,42 +312,32 @@ macro_rules! with_conn {
 /// As [`with_conn!`], inside one transaction that commits when `body` returns `Ok` and rolls
 /// back otherwise.
 macro_rules! with_tx {
-    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {{
-        let $dbv: $crate::db::Database = $db.clone();
-        let runtime = $dbv.runtime.clone();
-        runtime
-            .spawn(async move {
-                let result: Result<_, $crate::error::StoreError> = async {
-                    match &*$dbv.pool {
-                        $crate::db::DbPool::Postgres(pool) => {
-                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                            let conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
-                            diesel_async::AsyncConnection::transaction(
-                                conn,
-                                async |$conn| -> Result<_, $crate::error::StoreError> { $body },
-                            )
-                            .await
-                        }
-                        $crate::db::DbPool::Sqlite(pool) => {
-                            let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
-                            let conn: &mut $crate::db::SqliteConn = &mut *obj;
-                            conn.immediate_transaction(
-                                async |$conn| -> Result<_, $crate::error::StoreError> { $body },
-                            )
-                            .await
-                        }
-                    }
+    ($db:expr, |$dbv:ident, $conn:ident| $body:expr) => {
+        $crate::db::on_db_runtime!($db, $dbv, async {
+            match &*$dbv.pool {
+                $crate::db::DbPool::Postgres(pool) => {
+                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
+                    diesel_async::AsyncConnection::transaction(
+                        conn,
+                        async |$conn| -> Result<_, $crate::error::StoreError> { $body },
+                    )
+                    .await
                 }
-                .await;
-                result
-            })
-            .await
-            .map_err(|e| $crate::db::join_error(&e))
-            .and_then(|r| r)
-    }};
+                $crate::db::DbPool::Sqlite(pool) => {
+                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let conn: &mut $crate::db::SqliteConn = &mut *obj;
+                    conn.immediate_transaction(
+                        async |$conn| -> Result<_, $crate::error::StoreError> { $body },
+                    )
+                    .await
+                }
+            }
+        })
+    };
     ($db:expr, |$conn:ident| $body:expr) => {
         $crate::db::with_tx!($db, |_db, $conn| $body)
     };
 }
 
-pub(crate) use {with_conn, with_tx};
+pub(crate) use {on_db_runtime, with_conn, with_tx};
