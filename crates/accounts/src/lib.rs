@@ -1,12 +1,11 @@
-//! `quire-accounts`: accounts, their activation state and platform-admin flag, password
-//! hashing (argon2id), and the bootstrap that creates an account together with its default
-//! project and first master key.
+//! `quire-accounts`: accounts, their activation state and platform-admin flag, and the
+//! bootstrap that creates an account together with its default project and first master key.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` and `quire-keys` (for the
-//! project and key it creates alongside an account) and small pure crates (argon2).
+//! project and key it creates alongside an account). Password hashing is
+//! `quire_kernel::password`.
 
 pub mod model;
-pub mod password;
 pub mod ports;
 pub mod service;
 

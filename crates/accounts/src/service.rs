@@ -9,7 +9,7 @@ use quire_keys::{PlaintextKey, new_key};
 use quire_projects::{Project, ProjectStatus};
 
 use crate::model::Account;
-use crate::password::{PasswordError, hash_password};
+use quire_kernel::password::{PasswordError, hash_password};
 use crate::ports::{AccountStore, CreateAccountStoreError};
 
 /// What an operator supplies to create an account.

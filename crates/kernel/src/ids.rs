@@ -55,3 +55,11 @@ id_type!(
     /// Identifies an API key.
     KeyId
 );
+id_type!(
+    /// Identifies a page.
+    PageId
+);
+id_type!(
+    /// Identifies a short link.
+    LinkId
+);

@@ -8,11 +8,12 @@
 pub mod clock;
 pub mod error;
 pub mod ids;
+pub mod password;
 pub mod principal;
 pub mod values;
 
 pub use clock::{Clock, SystemClock};
 pub use error::{ErrorCode, InfraError};
-pub use ids::{AccountId, KeyId, ProjectId};
+pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};
 pub use principal::{App, Apps, Principal, PrincipalKind, Tier};
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};
