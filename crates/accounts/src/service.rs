@@ -9,8 +9,8 @@ use quire_keys::{PlaintextKey, new_key};
 use quire_projects::{Project, ProjectStatus};
 
 use crate::model::Account;
-use quire_kernel::password::{PasswordError, hash_password};
 use crate::ports::{AccountStore, CreateAccountStoreError};
+use quire_kernel::password::{PasswordError, hash_password};
 
 /// What an operator supplies to create an account.
 #[derive(Debug, Clone)]

@@ -22,7 +22,20 @@ pub enum PasswordError {
 /// [`PasswordError::BadLength`] outside the length bounds; [`PasswordError::Hashing`] if
 /// the hasher fails.
 pub fn hash_password(password: &str) -> Result<String, PasswordError> {
-    if password.chars().count() < MIN_PASSWORD_CHARS || password.len() > MAX_PASSWORD_BYTES {
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(PasswordError::BadLength);
+    }
+    hash_password_unchecked(password)
+}
+
+/// Hashes any non-empty password of at most [`MAX_PASSWORD_BYTES`] (page passwords, whose
+/// length the page owner chooses).
+///
+/// # Errors
+/// [`PasswordError::BadLength`] when empty or too long; [`PasswordError::Hashing`] if the
+/// hasher fails.
+pub fn hash_password_unchecked(password: &str) -> Result<String, PasswordError> {
+    if password.is_empty() || password.len() > MAX_PASSWORD_BYTES {
         return Err(PasswordError::BadLength);
     }
     Argon2::default()

@@ -69,11 +69,41 @@ pub async fn address_project(
         },
     };
     let project = project.ok_or(AddressError::InsufficientScope)?;
-    let needs_grant = project.account_id == principal.account_id
-        && project.id != principal.home_project_id
-        && !principal.is_master();
-    let grant = match (needs_grant, principal.key_id()) {
-        (true, Some(key)) => store.grant_level(key, project.id).await?,
+    authorize_loaded(store, principal, project, access).await
+}
+
+/// The same rules for a project known by id (the project of an existing resource such as a
+/// page): an unknown, foreign or uncovered project is `InsufficientScope`.
+///
+/// # Errors
+/// As [`address_project`].
+pub async fn authorize_project(
+    store: &dyn ProjectStore,
+    principal: &Principal,
+    project: quire_kernel::ProjectId,
+    access: Access,
+) -> Result<Project, AddressError> {
+    let project = store
+        .project_by_id(project)
+        .await?
+        .ok_or(AddressError::InsufficientScope)?;
+    authorize_loaded(store, principal, project, access).await
+}
+
+async fn authorize_loaded(
+    store: &dyn ProjectStore,
+    principal: &Principal,
+    project: Project,
+    access: Access,
+) -> Result<Project, AddressError> {
+    let grant = match principal.key_id() {
+        Some(key)
+            if project.account_id == principal.account_id
+                && project.id != principal.home_project_id
+                && !principal.is_master() =>
+        {
+            store.grant_level(key, project.id).await?
+        }
         _ => None,
     };
     if decide_access(principal, &project, grant, access) {

@@ -1,0 +1,245 @@
+//! `quire-blobs`: the page domain's `BundleStore` on `object_store`: local disk
+//! (`file://PATH`, the default), memory (`memory://`) and S3-compatible storage
+//! (`s3://bucket/prefix`, configured by the standard `AWS_*` variables, custom endpoint
+//! included).
+//!
+//! An adapter: it depends on `quire-kernel`, `quire-pages` (the port) and `object_store`.
+//! Objects are content-addressed per page: `{prefix}/pages/{page_id}/{sha256}`. Local-disk
+//! writes go to a temporary file that is renamed into place, so a reader never sees half an
+//! object.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_util::TryStreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use quire_kernel::{InfraError, PageId};
+use quire_pages::BundleStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BlobConfigError {
+    #[error("storage URL must start with file://, memory:// or s3://, got {0:?}")]
+    Scheme(String),
+    #[error("cannot use {0}: {1}")]
+    Open(String, String),
+}
+
+/// Bundles on any `object_store` backend.
+#[derive(Debug, Clone)]
+pub struct ObjectBundleStore {
+    store: Arc<dyn ObjectStore>,
+    root: Path,
+}
+
+fn infra(what: &str, e: &object_store::Error) -> InfraError {
+    InfraError::new(format!("bundle storage: {what}: {e}"))
+}
+
+impl ObjectBundleStore {
+    /// Opens the store a `QUIRE_STORAGE_URL` names.
+    ///
+    /// # Errors
+    /// An unknown scheme, or a backend that cannot be set up (an uncreatable directory, a
+    /// bucket-less S3 URL).
+    pub fn open(url: &str) -> Result<Self, BlobConfigError> {
+        let open_err =
+            |e: &dyn std::fmt::Display| BlobConfigError::Open(url.to_owned(), e.to_string());
+        if let Some(dir) = url.strip_prefix("file://") {
+            std::fs::create_dir_all(dir).map_err(|e| open_err(&e))?;
+            let fs = LocalFileSystem::new_with_prefix(dir).map_err(|e| open_err(&e))?;
+            return Ok(Self::with_store(Arc::new(fs), ""));
+        }
+        if url == "memory://" || url.starts_with("memory://") {
+            return Ok(Self::with_store(Arc::new(InMemory::new()), ""));
+        }
+        if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(open_err(&"no bucket named"));
+            }
+            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+            if std::env::var("AWS_ENDPOINT_URL")
+                .or_else(|_| std::env::var("AWS_ENDPOINT"))
+                .is_ok_and(|e| e.starts_with("http://"))
+            {
+                builder = builder.with_allow_http(true);
+            }
+            let s3 = builder.build().map_err(|e| open_err(&e))?;
+            return Ok(Self::with_store(Arc::new(s3), prefix));
+        }
+        Err(BlobConfigError::Scheme(url.to_owned()))
+    }
+
+    #[must_use]
+    pub fn with_store(store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
+        Self {
+            store,
+            root: Path::from(prefix.trim_matches('/')),
+        }
+    }
+
+    fn pages_root(&self) -> Path {
+        self.root.clone().join("pages")
+    }
+
+    fn page_root(&self, page: PageId) -> Path {
+        self.pages_root().join(page.to_string())
+    }
+
+    fn object(&self, page: PageId, sha256: &str) -> Path {
+        self.page_root(page).join(sha256)
+    }
+
+    /// Lists the root, to tell whether the storage answers.
+    ///
+    /// # Errors
+    /// [`InfraError`] when it does not.
+    pub async fn ping(&self) -> Result<(), InfraError> {
+        self.store
+            .list_with_delimiter(Some(&self.root))
+            .await
+            .map(|_| ())
+            .map_err(|e| infra("list", &e))
+    }
+}
+
+#[async_trait]
+impl BundleStore for ObjectBundleStore {
+    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError> {
+        self.store
+            .put(&self.object(page, sha256), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| infra("write", &e))
+    }
+
+    async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError> {
+        match self.store.get(&self.object(page, sha256)).await {
+            Ok(r) => Ok(Some(
+                r.bytes().await.map_err(|e| infra("read", &e))?.to_vec(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(infra("read", &e)),
+        }
+    }
+
+    async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError> {
+        match self.store.head(&self.object(page, sha256)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(infra("head", &e)),
+        }
+    }
+
+    async fn delete(&self, page: PageId, sha256: &str) -> Result<(), InfraError> {
+        match self.store.delete(&self.object(page, sha256)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(infra("delete", &e)),
+        }
+    }
+
+    async fn delete_page(&self, page: PageId) -> Result<(), InfraError> {
+        let prefix = self.page_root(page);
+        let objects: Vec<Path> = self
+            .store
+            .list(Some(&prefix))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await
+            .map_err(|e| infra("list", &e))?;
+        for location in objects {
+            match self.store.delete(&location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(infra("delete", &e)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn pages(&self) -> Result<Vec<PageId>, InfraError> {
+        let listing = self
+            .store
+            .list_with_delimiter(Some(&self.pages_root()))
+            .await
+            .map_err(|e| infra("list", &e))?;
+        let mut pages = Vec::new();
+        for prefix in listing.common_prefixes {
+            let Some(id) = prefix.filename().and_then(|name| name.parse().ok()) else {
+                continue;
+            };
+            // On local disk an emptied page leaves its directory behind; it holds nothing.
+            let holds_objects = self
+                .store
+                .list(Some(&prefix))
+                .try_next()
+                .await
+                .map_err(|e| infra("list", &e))?
+                .is_some();
+            if holds_objects {
+                pages.push(id);
+            }
+        }
+        Ok(pages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn round_trip(store: &ObjectBundleStore) {
+        let page = PageId::new();
+        let other = PageId::new();
+        store.put(page, "aa11", b"hello".to_vec()).await.unwrap();
+        store.put(page, "bb22", b"world".to_vec()).await.unwrap();
+        store.put(other, "cc33", b"!".to_vec()).await.unwrap();
+        assert_eq!(store.get(page, "aa11").await.unwrap().unwrap(), b"hello");
+        assert!(store.exists(page, "bb22").await.unwrap());
+        assert_eq!(store.get(page, "zz").await.unwrap(), None);
+        let mut pages = store.pages().await.unwrap();
+        pages.sort();
+        let mut expected = vec![page, other];
+        expected.sort();
+        assert_eq!(pages, expected);
+        store.delete(page, "aa11").await.unwrap();
+        store.delete(page, "aa11").await.unwrap();
+        assert!(!store.exists(page, "aa11").await.unwrap());
+        store.delete_page(page).await.unwrap();
+        assert!(!store.exists(page, "bb22").await.unwrap());
+        assert!(store.exists(other, "cc33").await.unwrap());
+        assert_eq!(store.pages().await.unwrap(), vec![other]);
+        store.ping().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn local_disk_and_memory_behave_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}/bundles", dir.path().display());
+        round_trip(&ObjectBundleStore::open(&url).unwrap()).await;
+        round_trip(&ObjectBundleStore::open("memory://").unwrap()).await;
+    }
+
+    #[tokio::test]
+    async fn a_directory_that_cannot_take_files_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", dir.path().display());
+        let store = ObjectBundleStore::open(&url).unwrap();
+        // A plain file where the pages directory must go: every write fails, even as root.
+        std::fs::write(dir.path().join("pages"), b"not a directory").unwrap();
+        assert!(store.put(PageId::new(), "aa", b"x".to_vec()).await.is_err());
+    }
+
+    #[test]
+    fn urls_are_checked() {
+        assert!(matches!(
+            ObjectBundleStore::open("ftp://x"),
+            Err(BlobConfigError::Scheme(_))
+        ));
+        assert!(ObjectBundleStore::open("s3://").is_err());
+        assert!(ObjectBundleStore::open("s3://bucket/some/prefix").is_ok());
+    }
+}

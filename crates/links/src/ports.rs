@@ -1,0 +1,58 @@
+//! The link store port.
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, Email, InfraError, PageId};
+use time::OffsetDateTime;
+
+use crate::model::Link;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkWriteError {
+    /// The alias (or public id) is already a code of some link.
+    #[error("code already in use")]
+    CodeTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Persistence of links.
+#[async_trait]
+pub trait LinkStore: Send + Sync + std::fmt::Debug {
+    /// Stores a new link with its codes (public id, alias) and allow list, in one transaction.
+    ///
+    /// # Errors
+    /// MUST return [`LinkWriteError::CodeTaken`] when its public id or alias is a code of any
+    /// link; nothing is stored on error.
+    async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError>;
+
+    /// Replaces a link's alias, policy and allow list (matched by id), in one transaction.
+    ///
+    /// # Errors
+    /// MUST return [`LinkWriteError::CodeTaken`] when the new alias is a code of another
+    /// link; nothing changes on error.
+    async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError>;
+
+    /// Removes the page's link, its codes and allow list; absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError>;
+
+    /// Pages whose link's allow list names the account or the email.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError>;
+}

@@ -1,0 +1,17 @@
+//! `quire-pages`: pages: publish, list, fetch, update, archive, delete, files and shared
+//! pages, with every validation rule of the page API and the undo logic that makes each
+//! multi-step write all-or-nothing.
+//!
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules) and
+//! small pure crates (sha2, base64, rand, mime_guess). Its ports: [`ports::PageStore`],
+//! [`ports::BundleStore`], [`ports::LinkService`] (the page's short link and policy live in
+//! the link service), [`ports::AccountDirectory`] and the kernel's `Clock`.
+
+pub mod model;
+pub mod ports;
+pub mod service;
+pub mod validate;
+
+pub use model::*;
+pub use ports::*;
+pub use service::*;

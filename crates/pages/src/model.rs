@@ -1,0 +1,176 @@
+//! Pages, their files, and the policy kept on their short link.
+
+use quire_kernel::{AccountId, Email, PageId, ProjectId};
+use time::OffsetDateTime;
+
+/// Who may open a published page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    Private,
+    Password,
+    AllowList,
+    Public,
+}
+
+impl Access {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Private => "private",
+            Access::Password => "password",
+            Access::AllowList => "allow_list",
+            Access::Public => "public",
+        }
+    }
+
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "private" => Some(Self::Private),
+            "password" => Some(Self::Password),
+            "allow_list" => Some(Self::AllowList),
+            "public" => Some(Self::Public),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageStatus {
+    Active,
+    Archived,
+}
+
+impl PageStatus {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PageStatus::Active => "active",
+            PageStatus::Archived => "archived",
+        }
+    }
+
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "active" => Some(Self::Active),
+            "archived" => Some(Self::Archived),
+            _ => None,
+        }
+    }
+}
+
+/// A page record. Policy fields live on its link (see [`LinkView`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub id: PageId,
+    pub public_id: String,
+    pub account_id: AccountId,
+    pub project_id: ProjectId,
+    pub slug: String,
+    pub title: String,
+    pub entrypoint: String,
+    pub status: PageStatus,
+    pub size_bytes: u64,
+    pub file_count: u64,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+    pub archived_at: Option<OffsetDateTime>,
+}
+
+/// One file of a page's bundle, as listed. The bytes live in the bundle store under the
+/// page id and `sha256`, so replacing a path never overwrites stored content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub path: String,
+    pub size_bytes: u64,
+    pub content_type: String,
+    pub sha256: String,
+}
+
+/// A validated, decoded file of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileData {
+    pub entry: FileEntry,
+    pub bytes: Vec<u8>,
+}
+
+/// A file as it arrives in a request body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInput {
+    pub path: String,
+    pub content: String,
+    /// `utf8` or `base64`; `None` means `utf8`.
+    pub encoding: Option<String>,
+}
+
+/// Size and count limits (configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_files: usize,
+    pub max_file_bytes: u64,
+    pub max_page_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_files: 1_000,
+            max_file_bytes: 10 * 1024 * 1024,
+            max_page_bytes: 50 * 1024 * 1024,
+        }
+    }
+}
+
+/// Who an `allow_list` page is shared with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AllowEntry {
+    /// An account (given by handle).
+    Account(AccountId),
+    /// An email address, whether or not an account has it yet.
+    Email(Email),
+}
+
+/// A page's policy, stored on its short link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub access: Access,
+    pub expires_at: Option<OffsetDateTime>,
+    pub max_views: Option<u64>,
+    pub allow: Vec<AllowEntry>,
+}
+
+/// The link of a page as the page API sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkView {
+    pub public_id: String,
+    pub alias: Option<String>,
+    pub policy: Policy,
+    pub has_password: bool,
+    pub view_count: u64,
+}
+
+impl LinkView {
+    /// The code of the short URL: the alias when there is one.
+    #[must_use]
+    pub fn code(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.public_id)
+    }
+}
+
+/// What to do with a link's password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PasswordChange {
+    Keep,
+    Set(String),
+    Clear,
+}
+
+/// A page shared with the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedPage {
+    pub page: Page,
+    pub owner_handle: String,
+    pub shared_at: OffsetDateTime,
+    pub link: LinkView,
+}

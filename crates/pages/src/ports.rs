@@ -1,0 +1,264 @@
+//! Ports of the pages domain.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
+use time::OffsetDateTime;
+
+use crate::model::{FileEntry, LinkView, Page, PageStatus, PasswordChange, Policy};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InsertPageError {
+    #[error("the owner already has a page with that slug")]
+    SlugTaken,
+    #[error("public id already in use")]
+    PublicIdTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdatePageStoreError {
+    #[error("the owner already has a page with that slug")]
+    SlugTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Persistence of page records and their file manifests.
+///
+/// A page is inserted *pending* and becomes visible only once marked ready, so a publish
+/// interrupted by a crash never shows; [`PageStore::stale_pending`] finds such leftovers.
+#[async_trait]
+pub trait PageStore: Send + Sync + std::fmt::Debug {
+    /// Stores a pending page and its manifest in one transaction.
+    ///
+    /// # Errors
+    /// MUST return [`InsertPageError::SlugTaken`] when the owner has a page (pending or not)
+    /// with the slug, [`InsertPageError::PublicIdTaken`] when the public id is used by any
+    /// page or link code; nothing is stored on error.
+    async fn insert_pending(&self, page: &Page, files: &[FileEntry])
+    -> Result<(), InsertPageError>;
+
+    /// Makes a pending page visible.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError>;
+
+    /// Removes the record and its manifest (pending or ready); absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_page(&self, id: PageId) -> Result<(), InfraError>;
+
+    /// A ready page.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
+    async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError>;
+
+    /// Ready pages of a project with the status, newest first.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn pages_in_project(
+        &self,
+        project: ProjectId,
+        status: PageStatus,
+    ) -> Result<Vec<Page>, InfraError>;
+
+    /// Ready pages among `ids`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError>;
+
+    /// Replaces the record's fields (matched by id).
+    ///
+    /// # Errors
+    /// MUST return [`UpdatePageStoreError::SlugTaken`] when another page of the owner has
+    /// the slug; nothing changes on error.
+    async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError>;
+
+    /// The page's manifest, ordered by path.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError>;
+
+    /// In one transaction: upserts `files` by path into the manifest and sets the page's
+    /// size, file count and `updated_at`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing changes on error.
+    async fn put_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        size_bytes: u64,
+        file_count: u64,
+        updated_at: OffsetDateTime,
+    ) -> Result<(), InfraError>;
+
+    /// Pending pages created before `before` (interrupted publishes).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError>;
+
+    /// Whether any record (pending or ready) has this id.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn page_exists(&self, id: PageId) -> Result<bool, InfraError>;
+}
+
+/// Storage of page files, content-addressed per page: one object per `(page, sha256)`.
+#[async_trait]
+pub trait BundleStore: Send + Sync + std::fmt::Debug {
+    /// Stores `bytes` under `(page, sha256)`; writing the same object twice is harmless.
+    ///
+    /// # Errors
+    /// [`InfraError`] when the object cannot be written (nothing is left half-written under
+    /// its name: readers see the old object or the new one).
+    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure; a missing object is `Ok(None)`.
+    async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError>;
+
+    /// Whether the object exists.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError>;
+
+    /// Removes one object; absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete(&self, page: PageId, sha256: &str) -> Result<(), InfraError>;
+
+    /// Removes every object of the page; absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure (some objects may remain).
+    async fn delete_page(&self, page: PageId) -> Result<(), InfraError>;
+
+    /// Pages that have at least one object (for sweeping orphans).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn pages(&self) -> Result<Vec<PageId>, InfraError>;
+}
+
+/// A new link for a new page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLink {
+    pub page: PageId,
+    pub account: AccountId,
+    pub project: ProjectId,
+    pub public_id: String,
+    pub alias: Option<String>,
+    pub policy: Policy,
+    pub password: Option<String>,
+}
+
+/// A change to a page's link: `None` keeps a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkChange {
+    pub alias: Option<Option<String>>,
+    pub policy: Policy,
+    pub password: PasswordChange,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("alias already in use")]
+    AliasConflict,
+    #[error("no link for that page")]
+    NotFound,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// The short-link service: each page has one link holding its code and policy.
+#[async_trait]
+pub trait LinkService: Send + Sync + std::fmt::Debug {
+    /// Creates the page's link (hashing the password, if any).
+    ///
+    /// # Errors
+    /// MUST return [`LinkError::AliasConflict`] when the alias is used by any link (as alias
+    /// or public id); nothing is stored on error.
+    async fn create(&self, link: NewLink) -> Result<LinkView, LinkError>;
+
+    /// # Errors
+    /// [`InfraError`] on failure; no link is `Ok(None)`.
+    async fn link(&self, page: PageId) -> Result<Option<LinkView>, InfraError>;
+
+    /// Links of several pages at once.
+    ///
+    /// # Errors
+    /// [`InfraError`] on failure.
+    async fn links(&self, pages: &[PageId]) -> Result<HashMap<PageId, LinkView>, InfraError>;
+
+    /// Applies a change to the page's link.
+    ///
+    /// # Errors
+    /// [`LinkError::AliasConflict`] for an alias in use, [`LinkError::NotFound`] when the page
+    /// has no link; nothing changes on error.
+    async fn update(&self, page: PageId, change: LinkChange) -> Result<LinkView, LinkError>;
+
+    /// Removes the page's link; absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on failure.
+    async fn delete(&self, page: PageId) -> Result<(), InfraError>;
+
+    /// Pages whose allow list names the account or the email, with when each was shared.
+    ///
+    /// # Errors
+    /// [`InfraError`] on failure.
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError>;
+}
+
+/// Looking up accounts by handle, and an account's handle and email.
+#[async_trait]
+pub trait AccountDirectory: Send + Sync + std::fmt::Debug {
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn handle_and_email(
+        &self,
+        account: AccountId,
+    ) -> Result<Option<(Handle, Email)>, InfraError>;
+}
+
+/// Source of public ids (10 base62 characters); a port so tests can force collisions.
+pub trait PublicIds: Send + Sync + std::fmt::Debug {
+    fn next_id(&self) -> String;
+}
+
+/// Random public ids from the thread-local CSPRNG.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RandomPublicIds;
+
+impl PublicIds for RandomPublicIds {
+    fn next_id(&self) -> String {
+        use rand::RngExt;
+        const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let mut rng = rand::rng();
+        (0..10)
+            .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
+            .collect()
+    }
+}

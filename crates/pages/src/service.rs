@@ -1,0 +1,760 @@
+//! The page use cases. Multi-step writes undo what they did when a later step fails:
+//!
+//! - publish: record (pending) → bundle → link → ready; a failure undoes the earlier steps;
+//! - patch: record first, then link; a failed link update writes the old record back;
+//! - delete: bundle, then link, then record; failed cleanups still remove the record and
+//!   are reported;
+//! - add files: the whole batch is validated first; new objects are content-addressed, so
+//!   the previous files keep serving until the manifest commits, and a failure removes only
+//!   the objects this call uploaded.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug};
+use quire_projects::{
+    Access as ProjectAccess, AddressError, ProjectStore, address_project, authorize_project,
+};
+use time::OffsetDateTime;
+
+use crate::model::{
+    Access, AllowEntry, FileData, FileEntry, FileInput, Limits, LinkView, Page, PageStatus,
+    PasswordChange, Policy, SharedPage,
+};
+use crate::ports::{
+    AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
+    PageStore, PublicIds, UpdatePageStoreError,
+};
+use crate::validate::{self, FilesError, LimitKind};
+
+/// Settings of the page service.
+#[derive(Debug, Clone)]
+pub struct PageConfig {
+    /// Public origin of published pages, without a trailing slash.
+    pub pages_url: String,
+    pub limits: Limits,
+    /// Public ids tried before giving up with `public_id_exhausted`.
+    pub public_id_attempts: u32,
+    /// How old a pending page must be before the janitor removes it.
+    pub pending_grace: Duration,
+}
+
+impl Default for PageConfig {
+    fn default() -> Self {
+        Self {
+            pages_url: "http://127.0.0.1:8081".into(),
+            limits: Limits::default(),
+            public_id_attempts: 5,
+            pending_grace: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// A page with its link and addresses, as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageView {
+    pub page: Page,
+    pub link: Option<LinkView>,
+    pub url: String,
+    pub short_url: Option<String>,
+    pub project_slug: ProjectSlug,
+}
+
+/// Errors shared by the page use cases; each use case documents which it returns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    #[error("the credential cannot reach that project or page")]
+    InsufficientScope,
+    #[error("page not found")]
+    NotFound,
+    /// A field failed validation; the message names it.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("access is password but no password was given")]
+    PasswordRequired,
+    /// Publish with an explicit slug the owner already uses.
+    #[error("the owner already has a page with that slug")]
+    SlugConflict,
+    /// Patch to a slug the owner already uses.
+    #[error("the owner already has a page with that slug")]
+    SlugTaken,
+    #[error("that alias is already in use")]
+    AliasConflict,
+    #[error("{message}")]
+    TooLarge { limit: LimitKind, message: String },
+    #[error("no free public id was found; retry")]
+    PublicIdExhausted,
+    #[error("the page owner has no handle")]
+    ProfileHandleMissing,
+    #[error("the page was deleted but its stored files were not")]
+    StorageCleanupFailed,
+    #[error("the page was deleted but its short link was not")]
+    LinkCleanupFailed,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+impl From<AddressError> for PageError {
+    fn from(e: AddressError) -> Self {
+        match e {
+            AddressError::InsufficientScope => PageError::InsufficientScope,
+            AddressError::Infra(e) => PageError::Infra(e),
+        }
+    }
+}
+
+impl From<FilesError> for PageError {
+    fn from(e: FilesError) -> Self {
+        match e {
+            FilesError::Invalid(i) => PageError::Invalid(i.0),
+            FilesError::TooLarge { limit, message } => PageError::TooLarge { limit, message },
+        }
+    }
+}
+
+impl From<validate::Invalid> for PageError {
+    fn from(e: validate::Invalid) -> Self {
+        PageError::Invalid(e.0)
+    }
+}
+
+/// A publish request whose fields have their JSON types.
+#[derive(Debug, Clone, Default)]
+pub struct PublishRequest {
+    pub title: String,
+    pub files: Vec<FileInput>,
+    pub slug: Option<String>,
+    pub entrypoint: Option<String>,
+    pub access: Option<String>,
+    pub password: Option<String>,
+    pub expires_at: Option<String>,
+    pub max_views: Option<i128>,
+    pub alias: Option<String>,
+    pub allow: Vec<String>,
+    pub project: Option<String>,
+}
+
+/// A patch: `None` keeps a field; `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct PatchRequest {
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub access: Option<String>,
+    pub password: Option<Option<String>>,
+    pub expires_at: Option<Option<String>>,
+    pub max_views: Option<Option<i128>>,
+    pub alias: Option<Option<String>>,
+    pub status: Option<String>,
+    pub allow: Option<Vec<String>>,
+}
+
+/// The result of adding files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilesAdded {
+    pub id: PageId,
+    pub file_count: u64,
+    pub size_bytes: u64,
+}
+
+/// What a janitor pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    pub pending_pages: usize,
+    pub orphaned_bundles: usize,
+}
+
+fn access_of(raw: &str) -> Result<Access, PageError> {
+    Access::parse(raw).ok_or_else(|| {
+        PageError::Invalid("access must be private, password, allow_list or public".into())
+    })
+}
+
+/// The page use cases.
+#[derive(Debug, Clone)]
+pub struct PageService {
+    pages: Arc<dyn PageStore>,
+    bundles: Arc<dyn BundleStore>,
+    links: Arc<dyn LinkService>,
+    accounts: Arc<dyn AccountDirectory>,
+    projects: Arc<dyn ProjectStore>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn PublicIds>,
+    config: PageConfig,
+}
+
+/// The adapters a [`PageService`] works through.
+#[derive(Debug, Clone)]
+pub struct PagePorts {
+    pub pages: Arc<dyn PageStore>,
+    pub bundles: Arc<dyn BundleStore>,
+    pub links: Arc<dyn LinkService>,
+    pub accounts: Arc<dyn AccountDirectory>,
+    pub projects: Arc<dyn ProjectStore>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn PublicIds>,
+}
+
+impl PageService {
+    pub fn new(ports: PagePorts, config: PageConfig) -> Self {
+        Self {
+            pages: ports.pages,
+            bundles: ports.bundles,
+            links: ports.links,
+            accounts: ports.accounts,
+            projects: ports.projects,
+            clock: ports.clock,
+            ids: ports.ids,
+            config,
+        }
+    }
+
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.config.limits
+    }
+
+    async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {
+        self.accounts
+            .handle_and_email(account)
+            .await?
+            .ok_or(PageError::ProfileHandleMissing)
+    }
+
+    fn view(
+        &self,
+        page: Page,
+        link: Option<LinkView>,
+        handle: &Handle,
+        project: ProjectSlug,
+    ) -> PageView {
+        let base = self.config.pages_url.trim_end_matches('/');
+        PageView {
+            url: format!("{base}/{handle}/{}/", page.slug),
+            short_url: link.as_ref().map(|l| format!("{base}/s/{}", l.code())),
+            page,
+            link,
+            project_slug: project,
+        }
+    }
+
+    async fn resolve_allow(&self, raw: &[String]) -> Result<Vec<AllowEntry>, PageError> {
+        let mut out = Vec::with_capacity(raw.len());
+        for entry in raw {
+            let resolved = if entry.contains('@') {
+                AllowEntry::Email(Email::parse(entry).map_err(|_| {
+                    PageError::Invalid(format!("allow entry {entry:?} is not a valid email"))
+                })?)
+            } else {
+                let handle = Handle::parse(entry.trim_start_matches('@')).map_err(|_| {
+                    PageError::Invalid(format!(
+                        "allow entry {entry:?} is neither an email nor a handle"
+                    ))
+                })?;
+                AllowEntry::Account(self.accounts.account_by_handle(&handle).await?.ok_or_else(
+                    || {
+                        PageError::Invalid(format!(
+                            "allow entry {entry:?}: no account has that handle"
+                        ))
+                    },
+                )?)
+            };
+            if !out.contains(&resolved) {
+                out.push(resolved);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A page the caller may reach with `access`: another account's page is `NotFound`, a
+    /// page of the account out of the key's reach is `InsufficientScope`.
+    async fn reachable(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        access: ProjectAccess,
+    ) -> Result<(Page, ProjectSlug), PageError> {
+        let page = self.pages.page(id).await?.ok_or(PageError::NotFound)?;
+        if page.account_id != principal.account_id {
+            return Err(PageError::NotFound);
+        }
+        let project =
+            authorize_project(self.projects.as_ref(), principal, page.project_id, access).await?;
+        Ok((page, project.slug))
+    }
+
+    /// Publishes a page: record, bundle, link, in that order, all or nothing.
+    ///
+    /// # Errors
+    /// `InsufficientScope`, `Invalid`, `PasswordRequired`, `SlugConflict`, `AliasConflict`,
+    /// `TooLarge`, `PublicIdExhausted`, `ProfileHandleMissing`, `Infra`.
+    pub async fn publish(
+        &self,
+        principal: &Principal,
+        req: PublishRequest,
+    ) -> Result<PageView, PageError> {
+        let project = address_project(
+            self.projects.as_ref(),
+            principal,
+            req.project.as_deref(),
+            ProjectAccess::Write,
+        )
+        .await?;
+        let now = self.clock.now();
+        let title = validate::title(&req.title)?;
+        let explicit_slug = req.slug.as_deref().map(validate::slug).transpose()?;
+        let entrypoint = req.entrypoint.unwrap_or_else(|| "index.html".into());
+        validate::path(&entrypoint).map_err(|_| {
+            PageError::Invalid(format!("entrypoint {entrypoint:?} is not a safe path"))
+        })?;
+        let access = req
+            .access
+            .as_deref()
+            .map_or(Ok(Access::Private), access_of)?;
+        let expires_at = req
+            .expires_at
+            .as_deref()
+            .map(|t| validate::expires_at(t, now))
+            .transpose()?;
+        let max_views = req.max_views.map(validate::max_views).transpose()?;
+        let alias = req.alias.as_deref().map(validate::alias).transpose()?;
+        if access == Access::Password && req.password.as_deref().is_none_or(str::is_empty) {
+            return Err(PageError::PasswordRequired);
+        }
+        let allow = self.resolve_allow(&req.allow).await?;
+        let files = validate::files(req.files, &[], &self.config.limits)?;
+        if !files.iter().any(|f| f.entry.path == entrypoint) {
+            return Err(PageError::Invalid(format!(
+                "entrypoint {entrypoint:?} is not among the files"
+            )));
+        }
+        let (handle, _) = self.owner(project.account_id).await?;
+
+        let manifest: Vec<FileEntry> = files.iter().map(|f| f.entry.clone()).collect();
+        let mut page = Page {
+            id: PageId::new(),
+            public_id: String::new(),
+            account_id: project.account_id,
+            project_id: project.id,
+            slug: String::new(),
+            title,
+            entrypoint,
+            status: PageStatus::Active,
+            size_bytes: manifest.iter().map(|f| f.size_bytes).sum(),
+            file_count: manifest.len() as u64,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        };
+        self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
+            .await?;
+
+        if let Err((e, _)) = self.upload(page.id, files).await {
+            self.undo_publish(page.id, false).await;
+            return Err(e.into());
+        }
+        let link = match self
+            .links
+            .create(NewLink {
+                page: page.id,
+                account: page.account_id,
+                project: page.project_id,
+                public_id: page.public_id.clone(),
+                alias,
+                policy: Policy {
+                    access,
+                    expires_at,
+                    max_views,
+                    allow,
+                },
+                password: req.password.filter(|p| !p.is_empty()),
+            })
+            .await
+        {
+            Ok(link) => link,
+            Err(e) => {
+                self.undo_publish(page.id, false).await;
+                return Err(match e {
+                    LinkError::AliasConflict => PageError::AliasConflict,
+                    LinkError::NotFound => PageError::Infra(InfraError::new("link vanished")),
+                    LinkError::Infra(e) => PageError::Infra(e),
+                });
+            }
+        };
+        if let Err(e) = self.pages.mark_ready(page.id).await {
+            self.undo_publish(page.id, true).await;
+            return Err(e.into());
+        }
+        Ok(self.view(page, Some(link), &handle, project.slug))
+    }
+
+    /// Tries public ids (and, for a derived slug, `-2`, `-3`… suffixes) until the pending
+    /// record is stored.
+    async fn insert_with_fresh_ids(
+        &self,
+        page: &mut Page,
+        explicit_slug: Option<&str>,
+        manifest: &[FileEntry],
+    ) -> Result<(), PageError> {
+        let base =
+            explicit_slug.map_or_else(|| validate::slug_from_title(&page.title), str::to_owned);
+        let mut candidate = 1;
+        let mut id_attempts = 0;
+        page.public_id = self.ids.next_id();
+        loop {
+            page.slug = validate::slug_candidate(&base, candidate);
+            match self.pages.insert_pending(page, manifest).await {
+                Ok(()) => return Ok(()),
+                Err(InsertPageError::SlugTaken) if explicit_slug.is_some() => {
+                    return Err(PageError::SlugConflict);
+                }
+                Err(InsertPageError::SlugTaken) => {
+                    candidate += 1;
+                    if candidate > 1_000 {
+                        return Err(PageError::SlugConflict);
+                    }
+                }
+                Err(InsertPageError::PublicIdTaken) => {
+                    id_attempts += 1;
+                    if id_attempts >= self.config.public_id_attempts {
+                        return Err(PageError::PublicIdExhausted);
+                    }
+                    page.public_id = self.ids.next_id();
+                }
+                Err(InsertPageError::Infra(e)) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Uploads each distinct object of `files`; returns the hashes written.
+    async fn upload(
+        &self,
+        page: PageId,
+        files: Vec<FileData>,
+    ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
+        let mut written: Vec<String> = Vec::new();
+        for f in files {
+            if written.contains(&f.entry.sha256) {
+                continue;
+            }
+            if let Err(e) = self.bundles.put(page, &f.entry.sha256, f.bytes).await {
+                return Err((e, written));
+            }
+            written.push(f.entry.sha256);
+        }
+        Ok(written)
+    }
+
+    /// Best effort: what cannot be removed now is left to [`PageService::sweep`] (the record
+    /// stays pending, so it is never visible).
+    async fn undo_publish(&self, page: PageId, link_created: bool) {
+        if link_created {
+            let _ = self.links.delete(page).await;
+        }
+        if self.bundles.delete_page(page).await.is_ok() {
+            let _ = self.pages.delete_page(page).await;
+        }
+    }
+
+    /// Ready pages of the addressed project with the status (default `active`).
+    ///
+    /// # Errors
+    /// `InsufficientScope`, `Invalid` (status filter), `Infra`.
+    pub async fn list(
+        &self,
+        principal: &Principal,
+        project: Option<&str>,
+        status: Option<&str>,
+    ) -> Result<(ProjectSlug, Vec<PageView>), PageError> {
+        let status = match status {
+            None => PageStatus::Active,
+            Some(s) => PageStatus::parse(s)
+                .ok_or_else(|| PageError::Invalid("status must be active or archived".into()))?,
+        };
+        let project = address_project(
+            self.projects.as_ref(),
+            principal,
+            project,
+            ProjectAccess::Read,
+        )
+        .await?;
+        let pages = self.pages.pages_in_project(project.id, status).await?;
+        let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
+        let mut links = self.links.links(&ids).await?;
+        let (handle, _) = self.owner(project.account_id).await?;
+        let views = pages
+            .into_iter()
+            .map(|p| {
+                let link = links.remove(&p.id);
+                self.view(p, link, &handle, project.slug.clone())
+            })
+            .collect();
+        Ok((project.slug, views))
+    }
+
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn get(&self, principal: &Principal, id: PageId) -> Result<PageView, PageError> {
+        let (page, project) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        let link = self.links.link(page.id).await?;
+        let (handle, _) = self.owner(page.account_id).await?;
+        Ok(self.view(page, link, &handle, project))
+    }
+
+    /// Updates the record, then the link; a failed link update restores the record.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Invalid`, `PasswordRequired`, `SlugTaken`,
+    /// `AliasConflict`, `Infra`.
+    pub async fn update(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        req: PatchRequest,
+    ) -> Result<PageView, PageError> {
+        let (old, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let link = self
+            .links
+            .link(id)
+            .await?
+            .ok_or_else(|| InfraError::new("page has no link"))?;
+        let now = self.clock.now();
+
+        let mut page = old.clone();
+        if let Some(t) = &req.title {
+            page.title = validate::title(t)?;
+        }
+        if let Some(s) = &req.slug {
+            page.slug = validate::slug(s)?;
+        }
+        if let Some(s) = &req.status {
+            let status = PageStatus::parse(s)
+                .ok_or_else(|| PageError::Invalid("status must be active or archived".into()))?;
+            if status != page.status {
+                page.archived_at = (status == PageStatus::Archived).then_some(now);
+            }
+            page.status = status;
+        }
+        let mut policy = link.policy.clone();
+        if let Some(a) = &req.access {
+            policy.access = access_of(a)?;
+        }
+        if let Some(e) = &req.expires_at {
+            policy.expires_at = e
+                .as_deref()
+                .map(|t| validate::expires_at(t, now))
+                .transpose()?;
+        }
+        if let Some(m) = req.max_views {
+            policy.max_views = m.map(validate::max_views).transpose()?;
+        }
+        let alias = req
+            .alias
+            .map(|a| a.as_deref().map(validate::alias).transpose())
+            .transpose()?;
+        if let Some(allow) = &req.allow {
+            policy.allow = self.resolve_allow(allow).await?;
+        }
+        let password = match req.password {
+            None => PasswordChange::Keep,
+            Some(None) => PasswordChange::Clear,
+            Some(Some(p)) if p.is_empty() => PasswordChange::Clear,
+            Some(Some(p)) => PasswordChange::Set(p),
+        };
+        let will_have_password = match &password {
+            PasswordChange::Keep => link.has_password,
+            PasswordChange::Set(_) => true,
+            PasswordChange::Clear => false,
+        };
+        if policy.access == Access::Password && !will_have_password {
+            return Err(PageError::PasswordRequired);
+        }
+        page.updated_at = now;
+        let (handle, _) = self.owner(page.account_id).await?;
+
+        self.pages.update_page(&page).await.map_err(|e| match e {
+            UpdatePageStoreError::SlugTaken => PageError::SlugTaken,
+            UpdatePageStoreError::Infra(e) => PageError::Infra(e),
+        })?;
+        let change = LinkChange {
+            alias,
+            policy,
+            password,
+        };
+        match self.links.update(id, change).await {
+            Ok(link) => Ok(self.view(page, Some(link), &handle, project)),
+            Err(e) => {
+                // The record committed first; put it back so nothing is half-applied.
+                if let Err(revert) = self.pages.update_page(&old).await {
+                    return Err(PageError::Infra(InfraError::new(format!(
+                        "link update failed ({e}) and the page record could not be restored: {revert}"
+                    ))));
+                }
+                Err(match e {
+                    LinkError::AliasConflict => PageError::AliasConflict,
+                    LinkError::NotFound => PageError::Infra(InfraError::new("page has no link")),
+                    LinkError::Infra(e) => PageError::Infra(e),
+                })
+            }
+        }
+    }
+
+    /// Deletes the bundle, then the link, then the record.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`; `StorageCleanupFailed` / `LinkCleanupFailed` when the
+    /// record is gone but files or link were left; `Infra` when the record could not go.
+    pub async fn delete(&self, principal: &Principal, id: PageId) -> Result<(), PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let storage = self.bundles.delete_page(page.id).await;
+        let link = self.links.delete(page.id).await;
+        self.pages.delete_page(page.id).await?;
+        if storage.is_err() {
+            return Err(PageError::StorageCleanupFailed);
+        }
+        if link.is_err() {
+            return Err(PageError::LinkCleanupFailed);
+        }
+        Ok(())
+    }
+
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn files(
+        &self,
+        principal: &Principal,
+        id: PageId,
+    ) -> Result<Vec<FileEntry>, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        Ok(self.pages.files(page.id).await?)
+    }
+
+    /// Adds (or replaces, by path) files of a page.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Invalid`, `TooLarge`, `Infra`; on any error the
+    /// page's files are listed and stored exactly as before.
+    pub async fn add_files(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        inputs: Vec<FileInput>,
+    ) -> Result<FilesAdded, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let existing = self.pages.files(page.id).await?;
+        let batch = validate::files(inputs, &existing, &self.config.limits)?;
+        let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
+        let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
+        let to_upload: Vec<FileData> = batch
+            .into_iter()
+            .filter(|f| !stored.contains(&f.entry.sha256))
+            .collect();
+        let uploaded = match self.upload(page.id, to_upload).await {
+            Ok(written) => written,
+            Err((e, written)) => {
+                self.remove_objects(page.id, &written).await;
+                return Err(e.into());
+            }
+        };
+        let mut manifest: HashMap<String, FileEntry> =
+            existing.into_iter().map(|e| (e.path.clone(), e)).collect();
+        for e in &new_entries {
+            manifest.insert(e.path.clone(), e.clone());
+        }
+        let size: u64 = manifest.values().map(|e| e.size_bytes).sum();
+        let count = manifest.len() as u64;
+        if let Err(e) = self
+            .pages
+            .put_files(page.id, &new_entries, size, count, self.clock.now())
+            .await
+        {
+            self.remove_objects(page.id, &uploaded).await;
+            return Err(e.into());
+        }
+        // Objects no path refers to any more (replaced content) can go now.
+        let referenced: HashSet<&str> = manifest.values().map(|e| e.sha256.as_str()).collect();
+        let unreferenced: Vec<String> = stored
+            .iter()
+            .filter(|s| !referenced.contains(s.as_str()))
+            .cloned()
+            .collect();
+        self.remove_objects(page.id, &unreferenced).await;
+        Ok(FilesAdded {
+            id: page.id,
+            file_count: count,
+            size_bytes: size,
+        })
+    }
+
+    async fn remove_objects(&self, page: PageId, hashes: &[String]) {
+        for h in hashes {
+            let _ = self.bundles.delete(page, h).await;
+        }
+    }
+
+    /// Pages whose allow list names the caller's account or email (archived pages excluded).
+    ///
+    /// # Errors
+    /// `Infra`.
+    pub async fn shared_with(&self, principal: &Principal) -> Result<Vec<SharedPage>, PageError> {
+        let email = self
+            .accounts
+            .handle_and_email(principal.account_id)
+            .await?
+            .map(|(_, e)| e);
+        let shared = self
+            .links
+            .shared_with(principal.account_id, email.as_ref())
+            .await?;
+        let ids: Vec<PageId> = shared.iter().map(|(id, _)| *id).collect();
+        let shared_at: HashMap<PageId, OffsetDateTime> = shared.into_iter().collect();
+        let pages = self.pages.pages_by_ids(&ids).await?;
+        let mut links = self.links.links(&ids).await?;
+        let mut handles: HashMap<AccountId, Handle> = HashMap::new();
+        let mut out = Vec::new();
+        for page in pages.into_iter().filter(|p| p.status == PageStatus::Active) {
+            let Some(link) = links.remove(&page.id) else {
+                continue;
+            };
+            if let std::collections::hash_map::Entry::Vacant(slot) = handles.entry(page.account_id)
+            {
+                slot.insert(self.owner(page.account_id).await?.0);
+            }
+            out.push(SharedPage {
+                owner_handle: handles[&page.account_id].to_string(),
+                shared_at: shared_at[&page.id],
+                link,
+                page,
+            });
+        }
+        out.sort_by_key(|s| std::cmp::Reverse(s.shared_at));
+        Ok(out)
+    }
+
+    /// Removes pending pages older than the grace period (publishes interrupted by a crash)
+    /// with their objects and links, and objects of pages that no longer exist.
+    ///
+    /// # Errors
+    /// `Infra` when the stores cannot be listed; individual removals that fail are retried
+    /// on the next pass.
+    pub async fn sweep(&self) -> Result<Swept, PageError> {
+        let grace = time::Duration::try_from(self.config.pending_grace)
+            .unwrap_or(time::Duration::minutes(30));
+        let cutoff = self.clock.now() - grace;
+        let mut swept = Swept::default();
+        for id in self.pages.stale_pending(cutoff).await? {
+            if self.links.delete(id).await.is_ok()
+                && self.bundles.delete_page(id).await.is_ok()
+                && self.pages.delete_page(id).await.is_ok()
+            {
+                swept.pending_pages += 1;
+            }
+        }
+        for id in self.bundles.pages().await? {
+            if !self.pages.page_exists(id).await? && self.bundles.delete_page(id).await.is_ok() {
+                swept.orphaned_bundles += 1;
+            }
+        }
+        Ok(swept)
+    }
+}
