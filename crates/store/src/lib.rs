@@ -10,7 +10,9 @@ mod accounts;
 pub mod db;
 mod error;
 mod keys;
+mod pages;
 mod projects;
+mod links;
 mod schema;
 mod types;
 

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
-use crate::schema::{accounts, api_keys, project_grants, projects};
+use crate::schema::{accounts, api_keys, links, pages, project_grants, projects};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
@@ -172,22 +172,48 @@ impl ProjectStore for Database {
     }
 
     async fn resources(&self, project: ProjectId) -> Result<Resources, InfraError> {
-        let keys: Vec<(DbId, String, DbTs)> = with_conn!(self, |conn| {
-            Ok(api_keys::table
-                .filter(api_keys::project_id.eq(DbId(project.0)))
+        let entries = |rows: Vec<(DbId, String, DbTs)>| -> Vec<ResourceEntry> {
+            rows.into_iter()
+                .map(|(id, name, created)| ResourceEntry {
+                    id: id.0,
+                    name,
+                    created_at: created.0,
+                })
+                .collect()
+        };
+        let (keys, page_rows, link_rows) = with_conn!(self, |conn| {
+            let p = DbId(project.0);
+            let keys: Vec<(DbId, String, DbTs)> = api_keys::table
+                .filter(api_keys::project_id.eq(p))
                 .filter(api_keys::revoked_at.is_null())
                 .order(api_keys::created_at.asc())
                 .select((api_keys::id, api_keys::name, api_keys::created_at))
                 .load(conn)
-                .await?)
+                .await?;
+            let page_rows: Vec<(DbId, String, DbTs)> = pages::table
+                .filter(pages::project_id.eq(p))
+                .filter(pages::state.eq("ready"))
+                .order(pages::created_at.asc())
+                .select((pages::id, pages::title, pages::created_at))
+                .load(conn)
+                .await?;
+            let link_rows: Vec<(DbId, String, Option<String>, DbTs)> = links::table
+                .filter(links::project_id.eq(p))
+                .order(links::created_at.asc())
+                .select((links::id, links::public_id, links::alias, links::created_at))
+                .load(conn)
+                .await?;
+            Ok((keys, page_rows, link_rows))
         })
         .map_err(infra)?;
         Ok(Resources {
-            keys: keys
+            keys: entries(keys),
+            pages: entries(page_rows),
+            links: link_rows
                 .into_iter()
-                .map(|(id, name, created)| ResourceEntry {
+                .map(|(id, public_id, alias, created)| ResourceEntry {
                     id: id.0,
-                    name,
+                    name: alias.unwrap_or(public_id),
                     created_at: created.0,
                 })
                 .collect(),
@@ -208,14 +234,33 @@ impl ProjectStore for Database {
                 .filter(api_keys::revoked_at.is_null());
             match move_to {
                 Some(dest) => {
+                    let dest = DbId(dest.0);
                     diesel::update(live_keys)
-                        .set(api_keys::project_id.eq(DbId(dest.0)))
+                        .set(api_keys::project_id.eq(dest))
+                        .execute(conn)
+                        .await?;
+                    diesel::update(pages::table.filter(pages::project_id.eq(id)))
+                        .set(pages::project_id.eq(dest))
+                        .execute(conn)
+                        .await?;
+                    diesel::update(links::table.filter(links::project_id.eq(id)))
+                        .set(links::project_id.eq(dest))
                         .execute(conn)
                         .await?;
                 }
                 None => {
-                    let held: i64 = live_keys.count().get_result(conn).await?;
-                    if held > 0 {
+                    let keys: i64 = live_keys.count().get_result(conn).await?;
+                    let page_count: i64 = pages::table
+                        .filter(pages::project_id.eq(id))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    let link_count: i64 = links::table
+                        .filter(links::project_id.eq(id))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if keys + page_count + link_count > 0 {
                         return Err(StoreError::Outcome(NOT_EMPTY));
                     }
                 }
@@ -279,11 +324,43 @@ impl ProjectStore for Database {
                     .await?;
                 Ok(())
             }),
-            // Pages, objects, links and databases are not stored yet: none can be found.
-            ResourceType::Page
-            | ResourceType::Object
-            | ResourceType::Link
-            | ResourceType::Database => Err(StoreError::Outcome(NOT_FOUND)),
+            // A page moves with its link.
+            ResourceType::Page => with_tx!(self, |conn| {
+                let id = DbId(resource_id);
+                let moved = diesel::update(
+                    pages::table
+                        .find(id)
+                        .filter(pages::account_id.eq(account))
+                        .filter(pages::state.eq("ready")),
+                )
+                .set(pages::project_id.eq(DbId(dest.0)))
+                .execute(conn)
+                .await?;
+                if moved == 0 {
+                    return Err(StoreError::Outcome(NOT_FOUND));
+                }
+                diesel::update(links::table.filter(links::page_id.eq(id)))
+                    .set(links::project_id.eq(DbId(dest.0)))
+                    .execute(conn)
+                    .await?;
+                Ok(())
+            }),
+            ResourceType::Link => with_conn!(self, |conn| {
+                let moved = diesel::update(
+                    links::table
+                        .find(DbId(resource_id))
+                        .filter(links::account_id.eq(account)),
+                )
+                .set(links::project_id.eq(DbId(dest.0)))
+                .execute(conn)
+                .await?;
+                if moved == 0 {
+                    return Err(StoreError::Outcome(NOT_FOUND));
+                }
+                Ok(())
+            }),
+            // Objects and databases are not stored by Quire: none can be found.
+            ResourceType::Object | ResourceType::Database => Err(StoreError::Outcome(NOT_FOUND)),
         };
         result.map_err(|e| {
             if e.is_outcome(NOT_FOUND) {

@@ -66,4 +66,96 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> accounts (account_id));
 diesel::joinable!(projects -> accounts (account_id));
-diesel::allow_tables_to_appear_in_same_query!(accounts, projects, api_keys, project_grants);
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    pages (id) {
+        id -> DbUuid,
+        public_id -> Text,
+        account_id -> DbUuid,
+        project_id -> DbUuid,
+        slug -> Text,
+        title -> Text,
+        entrypoint -> Text,
+        status -> Text,
+        state -> Text,
+        size_bytes -> BigInt,
+        file_count -> BigInt,
+        created_at -> DbTime,
+        updated_at -> DbTime,
+        archived_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbUuid;
+
+    page_files (page_id, path) {
+        page_id -> DbUuid,
+        path -> Text,
+        size_bytes -> BigInt,
+        content_type -> Text,
+        sha256 -> Text,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    links (id) {
+        id -> DbUuid,
+        page_id -> DbUuid,
+        account_id -> DbUuid,
+        project_id -> DbUuid,
+        public_id -> Text,
+        alias -> Nullable<Text>,
+        access -> Text,
+        password_hash -> Nullable<Text>,
+        expires_at -> Nullable<DbTime>,
+        max_views -> Nullable<BigInt>,
+        view_count -> BigInt,
+        created_at -> DbTime,
+        updated_at -> DbTime,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbUuid;
+
+    link_codes (code) {
+        code -> Text,
+        link_id -> DbUuid,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    link_allow (id) {
+        id -> DbUuid,
+        link_id -> DbUuid,
+        account_id -> Nullable<DbUuid>,
+        email -> Nullable<Text>,
+        created_at -> DbTime,
+    }
+}
+
+diesel::joinable!(page_files -> pages (page_id));
+diesel::joinable!(link_allow -> links (link_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    accounts,
+    projects,
+    api_keys,
+    project_grants,
+    pages,
+    page_files,
+    links,
+    link_codes,
+    link_allow
+);

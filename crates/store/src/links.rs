@@ -1,0 +1,283 @@
+//! `LinkStore` on both backends.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId, ProjectId};
+use quire_links::{AllowGrant, Link, LinkStore, LinkWriteError};
+use quire_pages::{Access, AllowEntry};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::db::{Database, with_conn, with_tx};
+use crate::error::StoreError;
+use crate::schema::{link_allow, link_codes, links};
+use crate::types::{DbId, DbTs};
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = links)]
+struct LinkRow {
+    id: DbId,
+    page_id: DbId,
+    account_id: DbId,
+    project_id: DbId,
+    public_id: String,
+    alias: Option<String>,
+    access: String,
+    password_hash: Option<String>,
+    expires_at: Option<DbTs>,
+    max_views: Option<i64>,
+    view_count: i64,
+    created_at: DbTs,
+    updated_at: DbTs,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = link_allow)]
+struct AllowRow {
+    id: DbId,
+    link_id: DbId,
+    account_id: Option<DbId>,
+    email: Option<String>,
+    created_at: DbTs,
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl LinkRow {
+    fn from_link(l: &Link) -> Self {
+        Self {
+            id: DbId(l.id.0),
+            page_id: DbId(l.page_id.0),
+            account_id: DbId(l.account_id.0),
+            project_id: DbId(l.project_id.0),
+            public_id: l.public_id.clone(),
+            alias: l.alias.clone(),
+            access: l.access.as_str().to_owned(),
+            password_hash: l.password_hash.clone(),
+            expires_at: l.expires_at.map(DbTs),
+            max_views: l.max_views.map(to_i64),
+            view_count: to_i64(l.view_count),
+            created_at: DbTs(l.created_at),
+            updated_at: DbTs(l.updated_at),
+        }
+    }
+}
+
+fn allow_rows(l: &Link) -> Vec<AllowRow> {
+    l.allow
+        .iter()
+        .map(|g| {
+            let (account_id, email) = match &g.entry {
+                AllowEntry::Account(a) => (Some(DbId(a.0)), None),
+                AllowEntry::Email(e) => (None, Some(e.as_str().to_owned())),
+            };
+            AllowRow {
+                id: DbId(Uuid::new_v4()),
+                link_id: DbId(l.id.0),
+                account_id,
+                email,
+                created_at: DbTs(g.created_at),
+            }
+        })
+        .collect()
+}
+
+fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt(format!("link {}: {what}", row.id.0));
+    let allow = allow
+        .into_iter()
+        .map(|a| {
+            let entry = match (a.account_id, a.email) {
+                (Some(id), _) => AllowEntry::Account(AccountId(id.0)),
+                (None, Some(e)) => AllowEntry::Email(Email::parse(&e).map_err(|_| corrupt("allow email"))?),
+                (None, None) => return Err(corrupt("empty allow entry")),
+            };
+            Ok(AllowGrant {
+                entry,
+                created_at: a.created_at.0,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Link {
+        id: LinkId(row.id.0),
+        page_id: PageId(row.page_id.0),
+        account_id: AccountId(row.account_id.0),
+        project_id: ProjectId(row.project_id.0),
+        access: Access::parse(&row.access).ok_or_else(|| corrupt("access"))?,
+        public_id: row.public_id,
+        alias: row.alias,
+        password_hash: row.password_hash,
+        expires_at: row.expires_at.map(|t| t.0),
+        max_views: row.max_views.and_then(|n| u64::try_from(n).ok()),
+        view_count: u64::try_from(row.view_count).unwrap_or(0),
+        allow,
+        created_at: row.created_at.0,
+        updated_at: row.updated_at.0,
+    })
+}
+
+fn write_error(e: StoreError) -> LinkWriteError {
+    if e.is_unique_violation("link_codes_pkey", "link_codes.code") {
+        LinkWriteError::CodeTaken
+    } else {
+        LinkWriteError::Infra(e.into())
+    }
+}
+
+fn infra(e: StoreError) -> InfraError {
+    e.into()
+}
+
+impl Database {
+    async fn load_links(&self, pages: Vec<DbId>) -> Result<Vec<Link>, InfraError> {
+        if pages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (rows, allow): (Vec<LinkRow>, Vec<AllowRow>) = with_conn!(self, |conn| {
+            let rows: Vec<LinkRow> = links::table
+                .filter(links::page_id.eq_any(&pages))
+                .select(LinkRow::as_select())
+                .load(conn)
+                .await?;
+            let ids: Vec<DbId> = rows.iter().map(|r| r.id).collect();
+            let allow: Vec<AllowRow> = link_allow::table
+                .filter(link_allow::link_id.eq_any(&ids))
+                .order(link_allow::created_at.asc())
+                .select(AllowRow::as_select())
+                .load(conn)
+                .await?;
+            Ok((rows, allow))
+        })
+        .map_err(infra)?;
+        let mut by_link: HashMap<DbId, Vec<AllowRow>> = HashMap::new();
+        for a in allow {
+            by_link.entry(a.link_id).or_default().push(a);
+        }
+        rows.into_iter()
+            .map(|r| {
+                let allow = by_link.remove(&r.id).unwrap_or_default();
+                assemble(r, allow)
+            })
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+}
+
+#[async_trait]
+impl LinkStore for Database {
+    async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        let row = LinkRow::from_link(link);
+        let allow = allow_rows(link);
+        let mut codes = vec![link.public_id.clone()];
+        codes.extend(link.alias.clone());
+        with_tx!(self, |conn| {
+            diesel::insert_into(links::table).values(&row).execute(conn).await?;
+            for code in &codes {
+                diesel::insert_into(link_codes::table)
+                    .values((link_codes::code.eq(code), link_codes::link_id.eq(row.id)))
+                    .execute(conn)
+                    .await?;
+            }
+            for a in &allow {
+                diesel::insert_into(link_allow::table).values(a).execute(conn).await?;
+            }
+            Ok(())
+        })
+        .map_err(write_error)
+    }
+
+    async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        let row = LinkRow::from_link(link);
+        let allow = allow_rows(link);
+        with_tx!(self, |conn| {
+            diesel::update(links::table.find(row.id))
+                .set((
+                    links::alias.eq(&row.alias),
+                    links::access.eq(&row.access),
+                    links::password_hash.eq(&row.password_hash),
+                    links::expires_at.eq(row.expires_at),
+                    links::max_views.eq(row.max_views),
+                    links::updated_at.eq(row.updated_at),
+                ))
+                .execute(conn)
+                .await?;
+            // The public id stays a code; the alias code is replaced.
+            diesel::delete(
+                link_codes::table
+                    .filter(link_codes::link_id.eq(row.id))
+                    .filter(link_codes::code.ne(&row.public_id)),
+            )
+            .execute(conn)
+            .await?;
+            if let Some(alias) = &row.alias {
+                diesel::insert_into(link_codes::table)
+                    .values((link_codes::code.eq(alias), link_codes::link_id.eq(row.id)))
+                    .execute(conn)
+                    .await?;
+            }
+            diesel::delete(link_allow::table.filter(link_allow::link_id.eq(row.id)))
+                .execute(conn)
+                .await?;
+            for a in &allow {
+                diesel::insert_into(link_allow::table).values(a).execute(conn).await?;
+            }
+            Ok(())
+        })
+        .map_err(write_error)
+    }
+
+    async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
+        Ok(self.load_links(vec![DbId(page.0)]).await?.pop())
+    }
+
+    async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
+        self.load_links(pages.iter().map(|p| DbId(p.0)).collect()).await
+    }
+
+    async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
+        with_conn!(self, |conn| {
+            diesel::delete(links::table.filter(links::page_id.eq(DbId(page.0))))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
+        let email = email.map(|e| e.as_str().to_owned());
+        let rows: Vec<(DbId, DbTs)> = with_conn!(self, |conn| {
+            let by_account = link_allow::account_id.eq(DbId(account.0));
+            let query = links::table
+                .inner_join(link_allow::table)
+                .select((links::page_id, link_allow::created_at));
+            Ok(match &email {
+                Some(e) => {
+                    query
+                        .filter(by_account.or(link_allow::email.eq(e)))
+                        .load(conn)
+                        .await?
+                }
+                None => query.filter(by_account).load(conn).await?,
+            })
+        })
+        .map_err(infra)?;
+        let mut earliest: HashMap<PageId, OffsetDateTime> = HashMap::new();
+        for (page, at) in rows {
+            let slot = earliest.entry(PageId(page.0)).or_insert(at.0);
+            if at.0 < *slot {
+                *slot = at.0;
+            }
+        }
+        Ok(earliest.into_iter().collect())
+    }
+}

@@ -1,0 +1,409 @@
+//! `PageStore` and `AccountDirectory` on both backends.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
+use quire_pages::{
+    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore,
+    UpdatePageStoreError,
+};
+use time::OffsetDateTime;
+
+use crate::db::{Database, with_conn, with_tx};
+use crate::error::StoreError;
+use crate::schema::{accounts, link_codes, page_files, pages};
+use crate::types::{DbId, DbTs};
+
+const PENDING: &str = "pending";
+const READY: &str = "ready";
+const PUBLIC_ID_TAKEN: &str = "public id taken";
+
+#[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = pages)]
+#[diesel(treat_none_as_null = true)]
+struct PageRow {
+    id: DbId,
+    public_id: String,
+    account_id: DbId,
+    project_id: DbId,
+    slug: String,
+    title: String,
+    entrypoint: String,
+    status: String,
+    state: String,
+    size_bytes: i64,
+    file_count: i64,
+    created_at: DbTs,
+    updated_at: DbTs,
+    archived_at: Option<DbTs>,
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+impl PageRow {
+    fn from_page(p: &Page, state: &str) -> Self {
+        Self {
+            id: DbId(p.id.0),
+            public_id: p.public_id.clone(),
+            account_id: DbId(p.account_id.0),
+            project_id: DbId(p.project_id.0),
+            slug: p.slug.clone(),
+            title: p.title.clone(),
+            entrypoint: p.entrypoint.clone(),
+            status: p.status.as_str().to_owned(),
+            state: state.to_owned(),
+            size_bytes: to_i64(p.size_bytes),
+            file_count: to_i64(p.file_count),
+            created_at: DbTs(p.created_at),
+            updated_at: DbTs(p.updated_at),
+            archived_at: p.archived_at.map(DbTs),
+        }
+    }
+}
+
+impl TryFrom<PageRow> for Page {
+    type Error = StoreError;
+    fn try_from(r: PageRow) -> Result<Self, StoreError> {
+        Ok(Page {
+            id: PageId(r.id.0),
+            status: PageStatus::parse(&r.status)
+                .ok_or_else(|| StoreError::Corrupt(format!("page {}: status", r.id.0)))?,
+            public_id: r.public_id,
+            account_id: AccountId(r.account_id.0),
+            project_id: ProjectId(r.project_id.0),
+            slug: r.slug,
+            title: r.title,
+            entrypoint: r.entrypoint,
+            size_bytes: to_u64(r.size_bytes),
+            file_count: to_u64(r.file_count),
+            created_at: r.created_at.0,
+            updated_at: r.updated_at.0,
+            archived_at: r.archived_at.map(|t| t.0),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = page_files)]
+struct FileRow {
+    page_id: DbId,
+    path: String,
+    size_bytes: i64,
+    content_type: String,
+    sha256: String,
+}
+
+impl FileRow {
+    fn new(page: PageId, f: &FileEntry) -> Self {
+        Self {
+            page_id: DbId(page.0),
+            path: f.path.clone(),
+            size_bytes: to_i64(f.size_bytes),
+            content_type: f.content_type.clone(),
+            sha256: f.sha256.clone(),
+        }
+    }
+}
+
+fn infra(e: StoreError) -> InfraError {
+    e.into()
+}
+
+fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {
+    rows.into_iter()
+        .map(Page::try_from)
+        .collect::<Result<_, _>>()
+        .map_err(infra)
+}
+
+/// Slices of path lists, so no statement exceeds a backend's bind-parameter limit.
+const FILE_ROWS_PER_INSERT: usize = 2_000;
+
+/// Inserting many manifest rows: one multi-row INSERT per slice on PostgreSQL; on SQLite,
+/// where diesel-async cannot express a batch insert, one prepared INSERT per row (inside the
+/// caller's transaction, so still all or nothing).
+#[async_trait]
+trait InsertFileRows {
+    async fn insert_file_rows(&mut self, rows: &[FileRow]) -> diesel::QueryResult<()>;
+}
+
+#[async_trait]
+impl InsertFileRows for diesel_async::AsyncPgConnection {
+    async fn insert_file_rows(&mut self, rows: &[FileRow]) -> diesel::QueryResult<()> {
+        for chunk in rows.chunks(FILE_ROWS_PER_INSERT) {
+            diesel::insert_into(page_files::table)
+                .values(chunk)
+                .execute(self)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl InsertFileRows for crate::db::SqliteConn {
+    async fn insert_file_rows(&mut self, rows: &[FileRow]) -> diesel::QueryResult<()> {
+        for row in rows {
+            diesel::insert_into(page_files::table)
+                .values(row)
+                .execute(self)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl PageStore for Database {
+    async fn insert_pending(&self, page: &Page, files: &[FileEntry]) -> Result<(), InsertPageError> {
+        let row = PageRow::from_page(page, PENDING);
+        let file_rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(page.id, f)).collect();
+        let result = with_tx!(self, |conn| {
+            let code_in_use: i64 = link_codes::table
+                .filter(link_codes::code.eq(&row.public_id))
+                .count()
+                .get_result(conn)
+                .await?;
+            if code_in_use > 0 {
+                return Err(StoreError::Outcome(PUBLIC_ID_TAKEN));
+            }
+            diesel::insert_into(pages::table).values(&row).execute(conn).await?;
+            conn.insert_file_rows(&file_rows).await?;
+            Ok(())
+        });
+        result.map_err(|e| {
+            if e.is_outcome(PUBLIC_ID_TAKEN)
+                || e.is_unique_violation("pages_public_id_key", "pages.public_id")
+            {
+                InsertPageError::PublicIdTaken
+            } else if e.is_unique_violation("pages_account_slug_key", "pages.slug") {
+                InsertPageError::SlugTaken
+            } else {
+                InsertPageError::Infra(e.into())
+            }
+        })
+    }
+
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
+        with_conn!(self, |conn| {
+            diesel::update(pages::table.find(DbId(id.0)))
+                .set(pages::state.eq(READY))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
+        with_conn!(self, |conn| {
+            diesel::delete(pages::table.find(DbId(id.0)))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
+        let row: Option<PageRow> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .find(DbId(id.0))
+                .filter(pages::state.eq(READY))
+                .select(PageRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Page::try_from).transpose().map_err(infra)
+    }
+
+    async fn pages_in_project(
+        &self,
+        project: ProjectId,
+        status: PageStatus,
+    ) -> Result<Vec<Page>, InfraError> {
+        let status = status.as_str();
+        let rows: Vec<PageRow> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .filter(pages::project_id.eq(DbId(project.0)))
+                .filter(pages::state.eq(READY))
+                .filter(pages::status.eq(status))
+                .order((pages::created_at.desc(), pages::id.asc()))
+                .select(PageRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        pages_of(rows)
+    }
+
+    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<DbId> = ids.iter().map(|i| DbId(i.0)).collect();
+        let rows: Vec<PageRow> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .filter(pages::id.eq_any(&ids))
+                .filter(pages::state.eq(READY))
+                .select(PageRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        pages_of(rows)
+    }
+
+    async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
+        let row = PageRow::from_page(page, READY);
+        with_conn!(self, |conn| {
+            diesel::update(pages::table.find(row.id))
+                .set((
+                    pages::slug.eq(&row.slug),
+                    pages::title.eq(&row.title),
+                    pages::status.eq(&row.status),
+                    pages::updated_at.eq(row.updated_at),
+                    pages::archived_at.eq(row.archived_at),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(|e| {
+            if e.is_unique_violation("pages_account_slug_key", "pages.slug") {
+                UpdatePageStoreError::SlugTaken
+            } else {
+                UpdatePageStoreError::Infra(e.into())
+            }
+        })
+    }
+
+    async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
+        let rows: Vec<FileRow> = with_conn!(self, |conn| {
+            Ok(page_files::table
+                .filter(page_files::page_id.eq(DbId(id.0)))
+                .order(page_files::path.asc())
+                .select(FileRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| FileEntry {
+                path: r.path,
+                size_bytes: to_u64(r.size_bytes),
+                content_type: r.content_type,
+                sha256: r.sha256,
+            })
+            .collect())
+    }
+
+    async fn put_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        size_bytes: u64,
+        file_count: u64,
+        updated_at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        let rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(id, f)).collect();
+        let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        with_tx!(self, |db, conn| {
+            for chunk in paths.chunks(FILE_ROWS_PER_INSERT) {
+                diesel::delete(
+                    page_files::table
+                        .filter(page_files::page_id.eq(DbId(id.0)))
+                        .filter(page_files::path.eq_any(chunk)),
+                )
+                .execute(conn)
+                .await?;
+            }
+            db.checkpoint("put_files:replaced")?;
+            conn.insert_file_rows(&rows).await?;
+            diesel::update(pages::table.find(DbId(id.0)))
+                .set((
+                    pages::size_bytes.eq(to_i64(size_bytes)),
+                    pages::file_count.eq(to_i64(file_count)),
+                    pages::updated_at.eq(DbTs(updated_at)),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+        let ids: Vec<DbId> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .filter(pages::state.eq(PENDING))
+                .filter(pages::created_at.lt(DbTs(before)))
+                .select(pages::id)
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(ids.into_iter().map(|i| PageId(i.0)).collect())
+    }
+
+    async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
+        let n: i64 = with_conn!(self, |conn| {
+            Ok(pages::table
+                .find(DbId(id.0))
+                .count()
+                .get_result(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(n > 0)
+    }
+}
+
+#[async_trait]
+impl AccountDirectory for Database {
+    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError> {
+        let handle = handle.as_str().to_owned();
+        let id: Option<DbId> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .filter(accounts::handle.eq(&handle))
+                .select(accounts::id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        Ok(id.map(|i| AccountId(i.0)))
+    }
+
+    async fn handle_and_email(
+        &self,
+        account: AccountId,
+    ) -> Result<Option<(Handle, Email)>, InfraError> {
+        let row: Option<(String, String)> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .find(DbId(account.0))
+                .select((accounts::handle, accounts::email))
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(|(h, e)| {
+            Ok((
+                Handle::parse(&h).map_err(|_| InfraError::new("stored handle is invalid"))?,
+                Email::parse(&e).map_err(|_| InfraError::new("stored email is invalid"))?,
+            ))
+        })
+        .transpose()
+    }
+}
