@@ -10,9 +10,9 @@ mod accounts;
 pub mod db;
 mod error;
 mod keys;
+mod links;
 mod pages;
 mod projects;
-mod links;
 mod schema;
 mod types;
 

@@ -94,7 +94,9 @@ fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
         .map(|a| {
             let entry = match (a.account_id, a.email) {
                 (Some(id), _) => AllowEntry::Account(AccountId(id.0)),
-                (None, Some(e)) => AllowEntry::Email(Email::parse(&e).map_err(|_| corrupt("allow email"))?),
+                (None, Some(e)) => {
+                    AllowEntry::Email(Email::parse(&e).map_err(|_| corrupt("allow email"))?)
+                }
                 (None, None) => return Err(corrupt("empty allow entry")),
             };
             Ok(AllowGrant {
@@ -176,7 +178,10 @@ impl LinkStore for Database {
         let mut codes = vec![link.public_id.clone()];
         codes.extend(link.alias.clone());
         with_tx!(self, |conn| {
-            diesel::insert_into(links::table).values(&row).execute(conn).await?;
+            diesel::insert_into(links::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
             for code in &codes {
                 diesel::insert_into(link_codes::table)
                     .values((link_codes::code.eq(code), link_codes::link_id.eq(row.id)))
@@ -184,7 +189,10 @@ impl LinkStore for Database {
                     .await?;
             }
             for a in &allow {
-                diesel::insert_into(link_allow::table).values(a).execute(conn).await?;
+                diesel::insert_into(link_allow::table)
+                    .values(a)
+                    .execute(conn)
+                    .await?;
             }
             Ok(())
         })
@@ -224,7 +232,10 @@ impl LinkStore for Database {
                 .execute(conn)
                 .await?;
             for a in &allow {
-                diesel::insert_into(link_allow::table).values(a).execute(conn).await?;
+                diesel::insert_into(link_allow::table)
+                    .values(a)
+                    .execute(conn)
+                    .await?;
             }
             Ok(())
         })
@@ -236,7 +247,8 @@ impl LinkStore for Database {
     }
 
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
-        self.load_links(pages.iter().map(|p| DbId(p.0)).collect()).await
+        self.load_links(pages.iter().map(|p| DbId(p.0)).collect())
+            .await
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {

@@ -5,8 +5,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore,
-    UpdatePageStoreError,
+    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -162,7 +161,11 @@ impl InsertFileRows for crate::db::SqliteConn {
 
 #[async_trait]
 impl PageStore for Database {
-    async fn insert_pending(&self, page: &Page, files: &[FileEntry]) -> Result<(), InsertPageError> {
+    async fn insert_pending(
+        &self,
+        page: &Page,
+        files: &[FileEntry],
+    ) -> Result<(), InsertPageError> {
         let row = PageRow::from_page(page, PENDING);
         let file_rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(page.id, f)).collect();
         let result = with_tx!(self, |conn| {
@@ -174,7 +177,10 @@ impl PageStore for Database {
             if code_in_use > 0 {
                 return Err(StoreError::Outcome(PUBLIC_ID_TAKEN));
             }
-            diesel::insert_into(pages::table).values(&row).execute(conn).await?;
+            diesel::insert_into(pages::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
             conn.insert_file_rows(&file_rows).await?;
             Ok(())
         });

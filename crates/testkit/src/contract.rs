@@ -7,8 +7,15 @@
 use std::sync::Arc;
 
 use quire_accounts::{Account, AccountService, AccountStore, CreateAccount, CreateAccountError};
+use quire_kernel::AccountId;
 use quire_kernel::{App, Apps, Clock, Color, KeyId, ProjectId, ProjectSlug, Tier};
+use quire_kernel::{Email, Handle, LinkId, PageId};
 use quire_keys::{KeyRecord, KeyStore, PlaintextKey, new_key};
+use quire_links::{AllowGrant, Link, LinkStore, LinkWriteError};
+use quire_pages::{
+    Access, AccountDirectory, AllowEntry, FileEntry, InsertPageError, Page, PageStatus, PageStore,
+    UpdatePageStoreError,
+};
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStatus,
     ProjectStore, ProjectWriteError, ResourceType,
@@ -18,8 +25,14 @@ use time::{Duration, OffsetDateTime};
 use crate::fixtures::FixedClock;
 
 /// Every store port at once.
-pub trait Stores: AccountStore + ProjectStore + KeyStore + 'static {}
-impl<T: AccountStore + ProjectStore + KeyStore + 'static> Stores for T {}
+pub trait Stores:
+    AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + AccountDirectory + 'static
+{
+}
+impl<T> Stores for T where
+    T: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + AccountDirectory + 'static
+{
+}
 
 struct Seeded {
     account: Account,
@@ -420,6 +433,402 @@ pub async fn times_keep_microseconds<S: Stores>(s: Arc<S>) {
     assert_eq!(stored.created_at.nanosecond(), 123_456_000);
 }
 
+fn page_of(
+    account: &Account,
+    project: ProjectId,
+    slug: &str,
+    public_id: &str,
+    clock: &FixedClock,
+) -> Page {
+    clock.advance(Duration::seconds(1));
+    let now = clock.now();
+    Page {
+        id: PageId::new(),
+        public_id: public_id.into(),
+        account_id: account.id,
+        project_id: project,
+        slug: slug.into(),
+        title: format!("Title {slug}"),
+        entrypoint: "index.html".into(),
+        status: PageStatus::Active,
+        size_bytes: 3,
+        file_count: 1,
+        created_at: now,
+        updated_at: now,
+        archived_at: None,
+    }
+}
+
+fn file(path: &str, size: u64) -> FileEntry {
+    FileEntry {
+        path: path.into(),
+        size_bytes: size,
+        content_type: "text/html; charset=utf-8".into(),
+        sha256: format!("{:0>64}", size),
+    }
+}
+
+fn link_for(page: &Page, alias: Option<&str>, clock: &FixedClock) -> Link {
+    let now = clock.now();
+    Link {
+        id: LinkId::new(),
+        page_id: page.id,
+        account_id: page.account_id,
+        project_id: page.project_id,
+        public_id: page.public_id.clone(),
+        alias: alias.map(str::to_owned),
+        access: Access::Public,
+        password_hash: None,
+        expires_at: None,
+        max_views: None,
+        view_count: 0,
+        allow: vec![],
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+pub async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA1", &clock);
+    s.insert_pending(&page, &[file("index.html", 3), file("a/b.css", 5)])
+        .await
+        .unwrap();
+    assert_eq!(
+        s.page(page.id).await.unwrap(),
+        None,
+        "pending pages are invisible"
+    );
+    assert!(s.page_exists(page.id).await.unwrap());
+    assert_eq!(
+        s.stale_pending(clock.now() + Duration::seconds(1))
+            .await
+            .unwrap(),
+        vec![page.id]
+    );
+    assert!(s.stale_pending(page.created_at).await.unwrap().is_empty());
+    s.mark_ready(page.id).await.unwrap();
+    assert_eq!(s.page(page.id).await.unwrap(), Some(page.clone()));
+    assert!(
+        s.stale_pending(clock.now() + Duration::hours(1))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let files = s.files(page.id).await.unwrap();
+    assert_eq!(
+        files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        vec!["a/b.css", "index.html"]
+    );
+
+    let same_slug = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA2", &clock);
+    assert_eq!(
+        s.insert_pending(&same_slug, &[]).await.unwrap_err(),
+        InsertPageError::SlugTaken
+    );
+    let same_id = page_of(&ann.account, ann.project.id, "other", "AAAAAAAAA1", &clock);
+    assert_eq!(
+        s.insert_pending(&same_id, &[]).await.unwrap_err(),
+        InsertPageError::PublicIdTaken
+    );
+    // Another owner may use the same slug.
+    let bobs = page_of(&bob.account, bob.project.id, "site", "BBBBBBBBB1", &clock);
+    s.insert_pending(&bobs, &[file("index.html", 1)])
+        .await
+        .unwrap();
+    s.mark_ready(bobs.id).await.unwrap();
+    assert_eq!(
+        s.pages_in_project(ann.project.id, PageStatus::Active)
+            .await
+            .unwrap(),
+        vec![page.clone()]
+    );
+
+    let mut renamed = page.clone();
+    renamed.slug = "site".into();
+    renamed.title = "New".into();
+    s.update_page(&renamed).await.unwrap();
+    let second = page_of(&ann.account, ann.project.id, "second", "AAAAAAAAA3", &clock);
+    s.insert_pending(&second, &[]).await.unwrap();
+    s.mark_ready(second.id).await.unwrap();
+    let mut clash = second.clone();
+    clash.slug = "site".into();
+    assert_eq!(
+        s.update_page(&clash).await.unwrap_err(),
+        UpdatePageStoreError::SlugTaken
+    );
+    let mut archived = second.clone();
+    archived.status = PageStatus::Archived;
+    archived.archived_at = Some(clock.now());
+    s.update_page(&archived).await.unwrap();
+    assert_eq!(
+        s.pages_in_project(ann.project.id, PageStatus::Archived)
+            .await
+            .unwrap(),
+        vec![archived]
+    );
+    let by_ids = s
+        .pages_by_ids(&[page.id, bobs.id, PageId::new()])
+        .await
+        .unwrap();
+    assert_eq!(by_ids.len(), 2);
+
+    s.delete_page(page.id).await.unwrap();
+    assert!(!s.page_exists(page.id).await.unwrap());
+    assert!(s.files(page.id).await.unwrap().is_empty());
+}
+
+pub async fn put_files_replaces_by_path_and_sets_totals<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "CCCCCCCCC1", &clock);
+    s.insert_pending(&page, &[file("index.html", 3)])
+        .await
+        .unwrap();
+    s.mark_ready(page.id).await.unwrap();
+    let later = clock.now() + Duration::minutes(1);
+    s.put_files(
+        page.id,
+        &[file("index.html", 7), file("new.js", 2)],
+        9,
+        2,
+        later,
+    )
+    .await
+    .unwrap();
+    let files = s.files(page.id).await.unwrap();
+    assert_eq!(files, vec![file("index.html", 7), file("new.js", 2)]);
+    let stored = s.page(page.id).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.size_bytes, stored.file_count, stored.updated_at),
+        (9, 2, later)
+    );
+}
+
+pub async fn link_codes_share_one_namespace<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let p1 = page_of(&ann.account, ann.project.id, "one", "DDDDDDDDD1", &clock);
+    let p2 = page_of(&ann.account, ann.project.id, "two", "DDDDDDDDD2", &clock);
+    let l1 = link_for(&p1, Some("launch"), &clock);
+    s.insert_link(&l1).await.unwrap();
+    assert_eq!(s.link_of_page(p1.id).await.unwrap(), Some(l1.clone()));
+    // An alias may not be another link's alias or public id.
+    assert_eq!(
+        s.insert_link(&link_for(&p2, Some("launch"), &clock))
+            .await
+            .unwrap_err(),
+        LinkWriteError::CodeTaken
+    );
+    assert_eq!(
+        s.insert_link(&link_for(&p2, Some("DDDDDDDDD1"), &clock))
+            .await
+            .unwrap_err(),
+        LinkWriteError::CodeTaken
+    );
+    assert_eq!(
+        s.link_of_page(p2.id).await.unwrap(),
+        None,
+        "a refused link leaves nothing"
+    );
+    // A public id may not be an existing code either.
+    let p3 = page_of(&ann.account, ann.project.id, "three", "launch", &clock);
+    assert_eq!(
+        s.insert_pending(&p3, &[]).await.unwrap_err(),
+        InsertPageError::PublicIdTaken
+    );
+
+    let mut l2 = link_for(&p2, None, &clock);
+    s.insert_link(&l2).await.unwrap();
+    l2.alias = Some("launch".into());
+    assert_eq!(
+        s.update_link(&l2).await.unwrap_err(),
+        LinkWriteError::CodeTaken
+    );
+    assert_eq!(s.link_of_page(p2.id).await.unwrap().unwrap().alias, None);
+    // Moving the alias: free it on one link, take it on the other.
+    let mut l1b = l1.clone();
+    l1b.alias = None;
+    s.update_link(&l1b).await.unwrap();
+    s.update_link(&l2).await.unwrap();
+    assert_eq!(
+        s.link_of_page(p2.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .alias
+            .as_deref(),
+        Some("launch")
+    );
+    assert_eq!(s.links_of_pages(&[p1.id, p2.id]).await.unwrap().len(), 2);
+    s.delete_link_of_page(p2.id).await.unwrap();
+    assert_eq!(s.link_of_page(p2.id).await.unwrap(), None);
+    // Its codes are free again.
+    s.insert_link(&link_for(&p2, Some("launch"), &clock))
+        .await
+        .unwrap();
+}
+
+pub async fn links_keep_policy_and_allow_lists<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    assert_eq!(
+        s.account_by_handle(&Handle::parse("bob").unwrap())
+            .await
+            .unwrap(),
+        Some(bob.account.id)
+    );
+    assert_eq!(
+        s.account_by_handle(&Handle::parse("nobody").unwrap())
+            .await
+            .unwrap(),
+        None
+    );
+    let (h, e) = s.handle_and_email(bob.account.id).await.unwrap().unwrap();
+    assert_eq!((h.as_str(), e.as_str()), ("bob", "bob@example.com"));
+
+    let page = page_of(&ann.account, ann.project.id, "secret", "EEEEEEEEE1", &clock);
+    let mut link = link_for(&page, None, &clock);
+    link.access = Access::AllowList;
+    link.password_hash = Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into());
+    link.expires_at = Some(clock.now() + Duration::days(1));
+    link.max_views = Some(50);
+    let first = clock.now();
+    link.allow = vec![
+        AllowGrant {
+            entry: AllowEntry::Account(bob.account.id),
+            created_at: first,
+        },
+        AllowGrant {
+            entry: AllowEntry::Email(Email::parse("carol@example.com").unwrap()),
+            created_at: first,
+        },
+    ];
+    s.insert_link(&link).await.unwrap();
+    let stored = s.link_of_page(page.id).await.unwrap().unwrap();
+    assert_eq!(stored.allow.len(), 2);
+    assert_eq!(stored.password_hash, link.password_hash);
+    assert_eq!(stored.max_views, Some(50));
+    assert_eq!(stored.expires_at, link.expires_at);
+    assert_eq!(stored.access, Access::AllowList);
+
+    let shared = s.shared_with(bob.account.id, None).await.unwrap();
+    assert_eq!(shared, vec![(page.id, first)]);
+    let carol = Email::parse("carol@example.com").unwrap();
+    assert_eq!(
+        s.shared_with(AccountId::new(), Some(&carol)).await.unwrap(),
+        vec![(page.id, first)]
+    );
+    assert!(
+        s.shared_with(ann.account.id, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    link.allow.truncate(1);
+    link.password_hash = None;
+    link.max_views = None;
+    s.update_link(&link).await.unwrap();
+    let stored = s.link_of_page(page.id).await.unwrap().unwrap();
+    assert_eq!(stored.allow.len(), 1);
+    assert_eq!((stored.password_hash, stored.max_views), (None, None));
+    assert!(
+        s.shared_with(AccountId::new(), Some(&carol))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn projects_hold_and_move_pages_and_links<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let doomed = project_of(&ann.account, "doomed", &clock);
+    s.insert_project(&doomed).await.unwrap();
+    let page = page_of(&ann.account, doomed.id, "site", "FFFFFFFFF1", &clock);
+    s.insert_pending(&page, &[file("index.html", 3)])
+        .await
+        .unwrap();
+    s.mark_ready(page.id).await.unwrap();
+    let link = link_for(&page, Some("promo"), &clock);
+    s.insert_link(&link).await.unwrap();
+    let res = s.resources(doomed.id).await.unwrap();
+    assert_eq!(res.pages[0].id, page.id.0);
+    assert_eq!(res.links[0].id, link.id.0);
+    assert_eq!(res.links[0].name, "promo");
+    assert_eq!(
+        s.delete_project(&doomed, None).await.unwrap_err(),
+        DeleteProjectStoreError::NotEmpty
+    );
+    s.delete_project(&doomed, Some(ann.project.id))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.page(page.id).await.unwrap().unwrap().project_id,
+        ann.project.id
+    );
+    assert_eq!(
+        s.link_of_page(page.id).await.unwrap().unwrap().project_id,
+        ann.project.id
+    );
+
+    let dest = project_of(&ann.account, "dest", &clock);
+    s.insert_project(&dest).await.unwrap();
+    let now = clock.now();
+    s.assign_resource(ann.account.id, ResourceType::Page, page.id.0, dest.id, now)
+        .await
+        .unwrap();
+    assert_eq!(s.page(page.id).await.unwrap().unwrap().project_id, dest.id);
+    assert_eq!(
+        s.link_of_page(page.id).await.unwrap().unwrap().project_id,
+        dest.id,
+        "a page moves with its link"
+    );
+    s.assign_resource(
+        ann.account.id,
+        ResourceType::Link,
+        link.id.0,
+        ann.project.id,
+        now,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        s.link_of_page(page.id).await.unwrap().unwrap().project_id,
+        ann.project.id
+    );
+    assert_eq!(s.page(page.id).await.unwrap().unwrap().project_id, dest.id);
+    assert_eq!(
+        s.assign_resource(
+            bob.account.id,
+            ResourceType::Page,
+            page.id.0,
+            bob.project.id,
+            now
+        )
+        .await
+        .unwrap_err(),
+        AssignStoreError::NotFound
+    );
+    assert_eq!(
+        s.assign_resource(
+            bob.account.id,
+            ResourceType::Link,
+            link.id.0,
+            bob.project.id,
+            now
+        )
+        .await
+        .unwrap_err(),
+        AssignStoreError::NotFound
+    );
+}
+
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
 /// alive for the test's duration (e.g. a temporary directory or database).
@@ -436,7 +845,12 @@ macro_rules! store_contract {
             delete_project_refuses_or_moves,
             delete_default_project_promotes_oldest,
             assign_moves_app_keys_only,
-            times_keep_microseconds
+            times_keep_microseconds,
+            pages_are_invisible_until_ready_and_slugs_unique_per_owner,
+            put_files_replaces_by_path_and_sets_totals,
+            link_codes_share_one_namespace,
+            links_keep_policy_and_allow_lists,
+            projects_hold_and_move_pages_and_links
         );
     };
     (@each $make:path, $($check:ident),+) => {

@@ -18,4 +18,4 @@ pub mod memory;
 pub mod pg;
 
 pub use fixtures::FixedClock;
-pub use memory::MemoryStore;
+pub use memory::{MemoryBundles, MemoryStore};

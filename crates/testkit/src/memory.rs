@@ -4,13 +4,20 @@
 //! operation (or `"*"`, every operation) return an infrastructure error without touching
 //! the state, so domain tests can prove that a failed step leaves nothing behind.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 use quire_accounts::{Account, AccountStore, CreateAccountStoreError};
-use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, Tier};
+use quire_kernel::{
+    AccountId, Email, Handle, InfraError, KeyId, PageId, ProjectId, ProjectSlug, Tier,
+};
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
+use quire_links::{Link, LinkStore, LinkWriteError};
+use quire_pages::{
+    AccountDirectory, AllowEntry, BundleStore, FileEntry, InsertPageError, Page, PageStatus,
+    PageStore, UpdatePageStoreError,
+};
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStore,
     ProjectWriteError, ResourceEntry, ResourceType, Resources,
@@ -25,6 +32,10 @@ pub struct State {
     pub projects: Vec<Project>,
     pub keys: Vec<KeyRecord>,
     pub grants: Vec<Grant>,
+    /// Pages with whether they are ready (visible).
+    pub pages: Vec<(Page, bool)>,
+    pub files: HashMap<PageId, Vec<FileEntry>>,
+    pub links: Vec<Link>,
 }
 
 #[derive(Debug, Default)]
@@ -164,6 +175,26 @@ impl ProjectStore for MemoryStore {
                     created_at: k.created_at,
                 })
                 .collect(),
+            pages: s
+                .pages
+                .iter()
+                .filter(|(p, ready)| *ready && p.project_id == project)
+                .map(|(p, _)| ResourceEntry {
+                    id: p.id.0,
+                    name: p.title.clone(),
+                    created_at: p.created_at,
+                })
+                .collect(),
+            links: s
+                .links
+                .iter()
+                .filter(|l| l.project_id == project)
+                .map(|l| ResourceEntry {
+                    id: l.id.0,
+                    name: l.alias.clone().unwrap_or_else(|| l.public_id.clone()),
+                    created_at: l.created_at,
+                })
+                .collect(),
             ..Resources::default()
         }))
     }
@@ -175,8 +206,24 @@ impl ProjectStore for MemoryStore {
     ) -> Result<(), DeleteProjectStoreError> {
         self.check("delete_project")?;
         self.with(|s| {
-            if move_to.is_none() && live_app_keys_in(s, project.id).next().is_some() {
+            let holds_pages = s.pages.iter().any(|(p, _)| p.project_id == project.id)
+                || s.links.iter().any(|l| l.project_id == project.id);
+            if move_to.is_none()
+                && (live_app_keys_in(s, project.id).next().is_some() || holds_pages)
+            {
                 return Err(DeleteProjectStoreError::NotEmpty);
+            }
+            if let Some(dest) = move_to {
+                for (p, _) in &mut s.pages {
+                    if p.project_id == project.id {
+                        p.project_id = dest;
+                    }
+                }
+                for l in &mut s.links {
+                    if l.project_id == project.id {
+                        l.project_id = dest;
+                    }
+                }
             }
             for k in &mut s.keys {
                 if k.project_id == Some(project.id) {
@@ -216,8 +263,40 @@ impl ProjectStore for MemoryStore {
         _now: OffsetDateTime,
     ) -> Result<(), AssignStoreError> {
         self.check("assign_resource")?;
-        if resource_type != ResourceType::Key {
-            return Err(AssignStoreError::NotFound);
+        match resource_type {
+            ResourceType::Key => {}
+            ResourceType::Page => {
+                return self.with(|s| {
+                    let (page, _) = s
+                        .pages
+                        .iter_mut()
+                        .find(|(p, ready)| {
+                            *ready && p.id.0 == resource_id && p.account_id == account
+                        })
+                        .ok_or(AssignStoreError::NotFound)?;
+                    page.project_id = dest;
+                    for l in &mut s.links {
+                        if l.page_id.0 == resource_id {
+                            l.project_id = dest;
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            ResourceType::Link => {
+                return self.with(|s| {
+                    let link = s
+                        .links
+                        .iter_mut()
+                        .find(|l| l.id.0 == resource_id && l.account_id == account)
+                        .ok_or(AssignStoreError::NotFound)?;
+                    link.project_id = dest;
+                    Ok(())
+                });
+            }
+            ResourceType::Object | ResourceType::Database => {
+                return Err(AssignStoreError::NotFound);
+            }
         }
         self.with(|s| {
             let key = s
@@ -362,5 +441,396 @@ impl AccountStore for MemoryStore {
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError> {
         self.check("account_by_id")?;
         Ok(self.with(|s| s.accounts.iter().find(|a| a.id == id).cloned()))
+    }
+}
+
+fn link_codes(link: &Link) -> impl Iterator<Item = &str> {
+    std::iter::once(link.public_id.as_str()).chain(link.alias.as_deref())
+}
+
+fn code_taken(state: &State, code: &str, except: Option<quire_kernel::LinkId>) -> bool {
+    state
+        .links
+        .iter()
+        .filter(|l| Some(l.id) != except)
+        .any(|l| link_codes(l).any(|c| c == code))
+}
+
+#[async_trait]
+impl PageStore for MemoryStore {
+    async fn insert_pending(
+        &self,
+        page: &Page,
+        files: &[FileEntry],
+    ) -> Result<(), InsertPageError> {
+        self.check("insert_pending")?;
+        self.with(|s| {
+            if s.pages.iter().any(|(p, _)| p.public_id == page.public_id)
+                || code_taken(s, &page.public_id, None)
+            {
+                return Err(InsertPageError::PublicIdTaken);
+            }
+            if s.pages
+                .iter()
+                .any(|(p, _)| p.account_id == page.account_id && p.slug == page.slug)
+            {
+                return Err(InsertPageError::SlugTaken);
+            }
+            s.pages.push((page.clone(), false));
+            s.files.insert(page.id, files.to_vec());
+            Ok(())
+        })
+    }
+
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
+        self.check("mark_ready")?;
+        self.with(|s| {
+            for (p, ready) in &mut s.pages {
+                if p.id == id {
+                    *ready = true;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
+        self.check("delete_page")?;
+        self.with(|s| {
+            s.pages.retain(|(p, _)| p.id != id);
+            s.files.remove(&id);
+        });
+        Ok(())
+    }
+
+    async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
+        self.check("page")?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .find(|(p, ready)| *ready && p.id == id)
+                .map(|(p, _)| p.clone())
+        }))
+    }
+
+    async fn pages_in_project(
+        &self,
+        project: ProjectId,
+        status: PageStatus,
+    ) -> Result<Vec<Page>, InfraError> {
+        self.check("pages_in_project")?;
+        Ok(self.with(|s| {
+            let mut v: Vec<Page> = s
+                .pages
+                .iter()
+                .filter(|(p, ready)| *ready && p.project_id == project && p.status == status)
+                .map(|(p, _)| p.clone())
+                .collect();
+            v.sort_by_key(|p| (std::cmp::Reverse(p.created_at), p.id));
+            v
+        }))
+    }
+
+    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
+        self.check("pages_by_ids")?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .filter(|(p, ready)| *ready && ids.contains(&p.id))
+                .map(|(p, _)| p.clone())
+                .collect()
+        }))
+    }
+
+    async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
+        self.check("update_page")?;
+        self.with(|s| {
+            if s.pages.iter().any(|(p, _)| {
+                p.id != page.id && p.account_id == page.account_id && p.slug == page.slug
+            }) {
+                return Err(UpdatePageStoreError::SlugTaken);
+            }
+            for (p, _) in &mut s.pages {
+                if p.id == page.id {
+                    p.slug = page.slug.clone();
+                    p.title = page.title.clone();
+                    p.status = page.status;
+                    p.updated_at = page.updated_at;
+                    p.archived_at = page.archived_at;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
+        self.check("files")?;
+        Ok(self.with(|s| {
+            let mut v = s.files.get(&id).cloned().unwrap_or_default();
+            v.sort_by(|a, b| a.path.cmp(&b.path));
+            v
+        }))
+    }
+
+    async fn put_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        size_bytes: u64,
+        file_count: u64,
+        updated_at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.check("put_files")?;
+        self.with(|s| {
+            let manifest = s.files.entry(id).or_default();
+            for f in files {
+                manifest.retain(|e| e.path != f.path);
+                manifest.push(f.clone());
+            }
+            for (p, _) in &mut s.pages {
+                if p.id == id {
+                    p.size_bytes = size_bytes;
+                    p.file_count = file_count;
+                    p.updated_at = updated_at;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+        self.check("stale_pending")?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .filter(|(p, ready)| !*ready && p.created_at < before)
+                .map(|(p, _)| p.id)
+                .collect()
+        }))
+    }
+
+    async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
+        self.check("page_exists")?;
+        Ok(self.with(|s| s.pages.iter().any(|(p, _)| p.id == id)))
+    }
+}
+
+#[async_trait]
+impl LinkStore for MemoryStore {
+    async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.check("insert_link")?;
+        self.with(|s| {
+            if link_codes(link).any(|c| code_taken(s, c, None)) {
+                return Err(LinkWriteError::CodeTaken);
+            }
+            s.links.push(link.clone());
+            Ok(())
+        })
+    }
+
+    async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.check("update_link")?;
+        self.with(|s| {
+            if link_codes(link).any(|c| code_taken(s, c, Some(link.id))) {
+                return Err(LinkWriteError::CodeTaken);
+            }
+            for l in &mut s.links {
+                if l.id == link.id {
+                    *l = link.clone();
+                }
+            }
+            Ok(())
+        })
+    }
+
+    async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
+        self.check("link_of_page")?;
+        Ok(self.with(|s| s.links.iter().find(|l| l.page_id == page).cloned()))
+    }
+
+    async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
+        self.check("links_of_pages")?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .filter(|l| pages.contains(&l.page_id))
+                .cloned()
+                .collect()
+        }))
+    }
+
+    async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
+        self.check("delete_link_of_page")?;
+        self.with(|s| s.links.retain(|l| l.page_id != page));
+        Ok(())
+    }
+
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
+        self.check("shared_with")?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .filter_map(|l| {
+                    l.allow
+                        .iter()
+                        .filter(|g| match &g.entry {
+                            AllowEntry::Account(a) => *a == account,
+                            AllowEntry::Email(e) => Some(e) == email,
+                        })
+                        .map(|g| g.created_at)
+                        .min()
+                        .map(|at| (l.page_id, at))
+                })
+                .collect()
+        }))
+    }
+}
+
+#[async_trait]
+impl AccountDirectory for MemoryStore {
+    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError> {
+        self.check("account_by_handle")?;
+        Ok(self.with(|s| {
+            s.accounts
+                .iter()
+                .find(|a| &a.handle == handle)
+                .map(|a| a.id)
+        }))
+    }
+
+    async fn handle_and_email(
+        &self,
+        account: AccountId,
+    ) -> Result<Option<(Handle, Email)>, InfraError> {
+        self.check("handle_and_email")?;
+        Ok(self.with(|s| {
+            s.accounts
+                .iter()
+                .find(|a| a.id == account)
+                .map(|a| (a.handle.clone(), a.email.clone()))
+        }))
+    }
+}
+
+/// An in-memory `BundleStore` with failure switches: [`MemoryBundles::fail`] (by operation
+/// name or `"*"`) and [`MemoryBundles::fail_puts_after`] (the next `n` puts succeed, then
+/// every put fails), for interrupting an upload halfway.
+#[derive(Debug, Default)]
+pub struct MemoryBundles {
+    objects: Mutex<HashMap<(PageId, String), Vec<u8>>>,
+    failing: Mutex<HashSet<&'static str>>,
+    puts_left: Mutex<Option<usize>>,
+}
+
+impl MemoryBundles {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fail(&self, op: &'static str) {
+        self.failing.lock().expect("lock").insert(op);
+    }
+
+    pub fn fail_puts_after(&self, n: usize) {
+        *self.puts_left.lock().expect("lock") = Some(n);
+    }
+
+    pub fn heal(&self) {
+        self.failing.lock().expect("lock").clear();
+        *self.puts_left.lock().expect("lock") = None;
+    }
+
+    /// Every stored object key, sorted.
+    #[must_use]
+    pub fn keys(&self) -> Vec<(PageId, String)> {
+        let mut k: Vec<(PageId, String)> =
+            self.objects.lock().expect("lock").keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn check(&self, op: &'static str) -> Result<(), InfraError> {
+        let failing = self.failing.lock().expect("lock");
+        if failing.contains(op) || failing.contains("*") {
+            return Err(InfraError::new(format!("injected failure in bundles.{op}")));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl BundleStore for MemoryBundles {
+    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError> {
+        self.check("put")?;
+        {
+            let mut left = self.puts_left.lock().expect("lock");
+            if let Some(n) = left.as_mut() {
+                if *n == 0 {
+                    return Err(InfraError::new(
+                        "injected failure in bundles.put (budget spent)",
+                    ));
+                }
+                *n -= 1;
+            }
+        }
+        self.objects
+            .lock()
+            .expect("lock")
+            .insert((page, sha256.to_owned()), bytes);
+        Ok(())
+    }
+
+    async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError> {
+        self.check("get")?;
+        Ok(self
+            .objects
+            .lock()
+            .expect("lock")
+            .get(&(page, sha256.to_owned()))
+            .cloned())
+    }
+
+    async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError> {
+        self.check("exists")?;
+        Ok(self
+            .objects
+            .lock()
+            .expect("lock")
+            .contains_key(&(page, sha256.to_owned())))
+    }
+
+    async fn delete(&self, page: PageId, sha256: &str) -> Result<(), InfraError> {
+        self.check("delete")?;
+        self.objects
+            .lock()
+            .expect("lock")
+            .remove(&(page, sha256.to_owned()));
+        Ok(())
+    }
+
+    async fn delete_page(&self, page: PageId) -> Result<(), InfraError> {
+        self.check("delete_page")?;
+        self.objects
+            .lock()
+            .expect("lock")
+            .retain(|(p, _), _| *p != page);
+        Ok(())
+    }
+
+    async fn pages(&self) -> Result<Vec<PageId>, InfraError> {
+        self.check("pages")?;
+        let set: HashSet<PageId> = self
+            .objects
+            .lock()
+            .expect("lock")
+            .keys()
+            .map(|(p, _)| *p)
+            .collect();
+        Ok(set.into_iter().collect())
     }
 }
