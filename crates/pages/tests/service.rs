@@ -1,0 +1,478 @@
+//! Page use cases against the in-memory fakes, with failures injected at every step of
+//! every multi-step write: whatever fails, the stores hold exactly what they held before.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::sync::Arc;
+
+use quire_accounts::{AccountService, CreateAccount};
+use quire_kernel::{Clock, PageId, Principal};
+use quire_links::EmbeddedLinkService;
+use quire_pages::{
+    FileInput, PageConfig, PageError, PagePorts, PageService, PatchRequest, PublicIds,
+    PublishRequest, RandomPublicIds,
+};
+use quire_testkit::fixtures::master;
+use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
+
+#[derive(Debug)]
+struct SameId;
+impl PublicIds for SameId {
+    fn next_id(&self) -> String {
+        "SAMESAME01".into()
+    }
+}
+
+struct World {
+    store: Arc<MemoryStore>,
+    bundles: Arc<MemoryBundles>,
+    clock: Arc<FixedClock>,
+    pages: PageService,
+    ann: Principal,
+}
+
+async fn world_with(ids: Arc<dyn PublicIds>) -> World {
+    let store = Arc::new(MemoryStore::new());
+    let bundles = Arc::new(MemoryBundles::new());
+    let clock = Arc::new(FixedClock::new());
+    let created = AccountService::new(store.clone(), clock.clone())
+        .create(CreateAccount {
+            email: "ann@example.com".into(),
+            handle: "ann".into(),
+            password: None,
+            platform_admin: false,
+            activated: true,
+        })
+        .await
+        .unwrap();
+    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
+    let pages = PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles: bundles.clone(),
+            links,
+            accounts: store.clone(),
+            projects: store.clone(),
+            clock: clock.clone(),
+            ids,
+        },
+        PageConfig::default(),
+    );
+    World {
+        ann: master(created.account.id, created.project.id),
+        store,
+        bundles,
+        clock,
+        pages,
+    }
+}
+
+async fn world() -> World {
+    world_with(Arc::new(RandomPublicIds)).await
+}
+
+fn files(n: usize) -> Vec<FileInput> {
+    let mut v = vec![FileInput {
+        path: "index.html".into(),
+        content: "<h1>hi</h1>".into(),
+        encoding: None,
+    }];
+    for i in 1..n {
+        v.push(FileInput {
+            path: format!("assets/f{i}.txt"),
+            content: format!("file {i}"),
+            encoding: None,
+        });
+    }
+    v
+}
+
+fn publish(title: &str) -> PublishRequest {
+    PublishRequest {
+        title: title.into(),
+        files: files(3),
+        ..PublishRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn publish_stores_record_bundle_and_link() {
+    let w = world().await;
+    let view = w
+        .pages
+        .publish(&w.ann, publish("Hello World"))
+        .await
+        .unwrap();
+    assert_eq!(view.page.slug, "hello-world");
+    assert_eq!(view.url, "http://127.0.0.1:8081/ann/hello-world/");
+    assert_eq!(
+        view.short_url.unwrap(),
+        format!("http://127.0.0.1:8081/s/{}", view.page.public_id)
+    );
+    assert_eq!(view.page.file_count, 3);
+    assert_eq!(w.bundles.keys().len(), 3);
+    let state = w.store.snapshot();
+    assert_eq!(state.links.len(), 1);
+    assert!(state.pages[0].1, "ready");
+    // A second publish with the same title gets the next slug.
+    let again = w
+        .pages
+        .publish(&w.ann, publish("Hello World"))
+        .await
+        .unwrap();
+    assert_eq!(again.page.slug, "hello-world-2");
+}
+
+#[tokio::test]
+async fn a_failure_at_any_publish_step_leaves_no_trace() {
+    let w = world().await;
+    let before = w.store.snapshot();
+    type Arm = fn(&World);
+    let arms: Vec<(&str, Arm)> = vec![
+        ("record", |w| w.store.fail("insert_pending")),
+        ("first upload", |w| w.bundles.fail_puts_after(0)),
+        ("second upload", |w| w.bundles.fail_puts_after(1)),
+        ("link", |w| w.store.fail("insert_link")),
+        ("ready", |w| w.store.fail("mark_ready")),
+    ];
+    for (step, arm) in arms {
+        arm(&w);
+        let err = w
+            .pages
+            .publish(&w.ann, publish("Doomed"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, PageError::Infra(_)), "{step}: {err:?}");
+        w.store.heal();
+        w.bundles.heal();
+        assert_eq!(
+            w.store.snapshot(),
+            before,
+            "{step}: records or links left behind"
+        );
+        assert!(w.bundles.keys().is_empty(), "{step}: objects left behind");
+    }
+    // And the same publish then succeeds.
+    w.pages.publish(&w.ann, publish("Doomed")).await.unwrap();
+}
+
+#[tokio::test]
+async fn refused_publishes_store_nothing() {
+    let w = world().await;
+    w.pages
+        .publish(
+            &w.ann,
+            PublishRequest {
+                alias: Some("taken".into()),
+                ..publish("First")
+            },
+        )
+        .await
+        .unwrap();
+    let before = (w.store.snapshot(), w.bundles.keys());
+    let cases: Vec<(PublishRequest, fn(&PageError) -> bool)> = vec![
+        (
+            PublishRequest {
+                alias: Some("taken".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::AliasConflict),
+        ),
+        (
+            PublishRequest {
+                slug: Some("first".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::SlugConflict),
+        ),
+        (
+            PublishRequest {
+                access: Some("password".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::PasswordRequired),
+        ),
+        (
+            PublishRequest {
+                entrypoint: Some("missing.html".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::Invalid(m) if m.contains("entrypoint")),
+        ),
+        (
+            PublishRequest {
+                allow: vec!["nobody_here".into()],
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::Invalid(m) if m.contains("nobody_here")),
+        ),
+        (
+            PublishRequest {
+                max_views: Some(0),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::Invalid(m) if m.contains("maxViews")),
+        ),
+        (
+            PublishRequest {
+                expires_at: Some("2000-01-01T00:00:00Z".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::Invalid(m) if m.contains("expiresAt")),
+        ),
+        (
+            PublishRequest {
+                project: Some("not_mine".into()),
+                ..publish("Second")
+            },
+            |e| matches!(e, PageError::InsufficientScope),
+        ),
+    ];
+    for (req, check) in cases {
+        let err = w.pages.publish(&w.ann, req).await.unwrap_err();
+        assert!(check(&err), "{err:?}");
+        assert_eq!((w.store.snapshot(), w.bundles.keys()), before);
+    }
+}
+
+#[tokio::test]
+async fn public_ids_that_keep_colliding_exhaust() {
+    let w = world_with(Arc::new(SameId)).await;
+    w.pages.publish(&w.ann, publish("One")).await.unwrap();
+    let err = w.pages.publish(&w.ann, publish("Two")).await.unwrap_err();
+    assert_eq!(err, PageError::PublicIdExhausted);
+    assert_eq!(w.store.snapshot().pages.len(), 1);
+}
+
+#[tokio::test]
+async fn a_failed_link_update_reverts_the_page_record() {
+    let w = world().await;
+    let view = w.pages.publish(&w.ann, publish("Original")).await.unwrap();
+    w.pages
+        .publish(
+            &w.ann,
+            PublishRequest {
+                alias: Some("taken".into()),
+                ..publish("Other")
+            },
+        )
+        .await
+        .unwrap();
+    let before = w.store.snapshot();
+    let patch = || PatchRequest {
+        title: Some("Renamed".into()),
+        slug: Some("renamed".into()),
+        status: Some("archived".into()),
+        access: Some("public".into()),
+        ..PatchRequest::default()
+    };
+    w.store.fail("update_link");
+    assert!(matches!(
+        w.pages.update(&w.ann, view.page.id, patch()).await,
+        Err(PageError::Infra(_))
+    ));
+    w.store.heal();
+    assert_eq!(w.store.snapshot(), before, "record not reverted");
+    let conflict = PatchRequest {
+        alias: Some(Some("taken".into())),
+        ..patch()
+    };
+    assert_eq!(
+        w.pages
+            .update(&w.ann, view.page.id, conflict)
+            .await
+            .unwrap_err(),
+        PageError::AliasConflict
+    );
+    assert_eq!(w.store.snapshot(), before);
+    let updated = w.pages.update(&w.ann, view.page.id, patch()).await.unwrap();
+    assert_eq!(updated.page.title, "Renamed");
+    assert!(updated.page.archived_at.is_some());
+    assert_eq!(
+        updated.link.unwrap().policy.access,
+        quire_pages::Access::Public
+    );
+}
+
+#[tokio::test]
+async fn password_rules_on_patch() {
+    let w = world().await;
+    let view = w.pages.publish(&w.ann, publish("P")).await.unwrap();
+    let to_password = PatchRequest {
+        access: Some("password".into()),
+        ..PatchRequest::default()
+    };
+    assert_eq!(
+        w.pages
+            .update(&w.ann, view.page.id, to_password)
+            .await
+            .unwrap_err(),
+        PageError::PasswordRequired
+    );
+    let with = PatchRequest {
+        access: Some("password".into()),
+        password: Some(Some("open sesame".into())),
+        ..PatchRequest::default()
+    };
+    let v = w.pages.update(&w.ann, view.page.id, with).await.unwrap();
+    assert!(v.link.unwrap().has_password);
+    let stored = w.store.snapshot().links[0].password_hash.clone().unwrap();
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("open sesame"));
+    let clear = PatchRequest {
+        password: Some(None),
+        ..PatchRequest::default()
+    };
+    assert_eq!(
+        w.pages
+            .update(&w.ann, view.page.id, clear)
+            .await
+            .unwrap_err(),
+        PageError::PasswordRequired
+    );
+}
+
+#[tokio::test]
+async fn delete_reports_cleanups_that_failed_but_always_removes_the_record() {
+    let w = world().await;
+    let a = w.pages.publish(&w.ann, publish("A")).await.unwrap();
+    let b = w.pages.publish(&w.ann, publish("B")).await.unwrap();
+    let c = w.pages.publish(&w.ann, publish("C")).await.unwrap();
+
+    w.bundles.fail("delete_page");
+    assert_eq!(
+        w.pages.delete(&w.ann, a.page.id).await.unwrap_err(),
+        PageError::StorageCleanupFailed
+    );
+    w.bundles.heal();
+    w.store.fail("delete_link_of_page");
+    assert_eq!(
+        w.pages.delete(&w.ann, b.page.id).await.unwrap_err(),
+        PageError::LinkCleanupFailed
+    );
+    w.store.heal();
+    for id in [a.page.id, b.page.id] {
+        assert_eq!(
+            w.pages.get(&w.ann, id).await.unwrap_err(),
+            PageError::NotFound
+        );
+    }
+    w.pages.delete(&w.ann, c.page.id).await.unwrap();
+    assert!(w.bundles.keys().iter().all(|(p, _)| *p != c.page.id));
+    assert!(
+        w.store
+            .snapshot()
+            .links
+            .iter()
+            .all(|l| l.page_id != c.page.id)
+    );
+    // The janitor removes what the failed cleanups left.
+    let swept = w.pages.sweep().await.unwrap();
+    assert_eq!(swept.orphaned_bundles, 1);
+    assert!(w.bundles.keys().is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_add_files_keeps_the_previous_files() {
+    let w = world().await;
+    let view = w.pages.publish(&w.ann, publish("Site")).await.unwrap();
+    let before = (w.store.snapshot(), w.bundles.keys());
+    let batch = || {
+        vec![
+            FileInput {
+                path: "index.html".into(),
+                content: "<h1>v2</h1>".into(),
+                encoding: None,
+            },
+            FileInput {
+                path: "new/a.css".into(),
+                content: "a{}".into(),
+                encoding: None,
+            },
+            FileInput {
+                path: "new/b.css".into(),
+                content: "b{}".into(),
+                encoding: None,
+            },
+        ]
+    };
+    for (step, fail) in [
+        (
+            "first upload",
+            (|w: &World| w.bundles.fail_puts_after(0)) as fn(&World),
+        ),
+        ("second upload", |w| w.bundles.fail_puts_after(1)),
+        ("manifest", |w| w.store.fail("put_files")),
+    ] {
+        fail(&w);
+        assert!(
+            matches!(
+                w.pages.add_files(&w.ann, view.page.id, batch()).await,
+                Err(PageError::Infra(_))
+            ),
+            "{step}"
+        );
+        w.store.heal();
+        w.bundles.heal();
+        assert_eq!((w.store.snapshot(), w.bundles.keys()), before, "{step}");
+    }
+    let bad = vec![
+        FileInput {
+            path: "ok.txt".into(),
+            content: "x".into(),
+            encoding: None,
+        },
+        FileInput {
+            path: "../escape".into(),
+            content: "x".into(),
+            encoding: None,
+        },
+    ];
+    assert!(matches!(
+        w.pages.add_files(&w.ann, view.page.id, bad).await,
+        Err(PageError::Invalid(_))
+    ));
+    assert_eq!((w.store.snapshot(), w.bundles.keys()), before);
+
+    let added = w
+        .pages
+        .add_files(&w.ann, view.page.id, batch())
+        .await
+        .unwrap();
+    assert_eq!(added.file_count, 5);
+    let listed = w.pages.files(&w.ann, view.page.id).await.unwrap();
+    let index = listed.iter().find(|f| f.path == "index.html").unwrap();
+    assert_eq!(index.size_bytes, 11);
+    // The replaced index.html content is no longer stored.
+    assert_eq!(w.bundles.keys().len(), 5);
+}
+
+#[tokio::test]
+async fn interrupted_publishes_are_invisible_and_swept_after_the_grace_period() {
+    let w = world().await;
+    // Simulate a crash after the record and one object: the fake keeps what was written.
+    w.store.fail("mark_ready");
+    w.store.fail("delete_page");
+    w.bundles.fail("delete_page");
+    assert!(w.pages.publish(&w.ann, publish("Crashed")).await.is_err());
+    w.store.heal();
+    w.bundles.heal();
+    let state = w.store.snapshot();
+    assert_eq!(state.pages.len(), 1);
+    let crashed: PageId = state.pages[0].0.id;
+    assert_eq!(
+        w.pages.get(&w.ann, crashed).await.unwrap_err(),
+        PageError::NotFound
+    );
+    let (_, listed) = w.pages.list(&w.ann, None, None).await.unwrap();
+    assert!(listed.is_empty());
+
+    assert_eq!(
+        w.pages.sweep().await.unwrap().pending_pages,
+        0,
+        "too recent to sweep"
+    );
+    w.clock.advance(time::Duration::minutes(31));
+    assert_eq!(w.pages.sweep().await.unwrap().pending_pages, 1);
+    assert!(w.store.snapshot().pages.is_empty());
+    assert!(w.bundles.keys().is_empty());
+}
