@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, CreateAccount};
-use quire_kernel::{Clock, PageId, Principal};
+use quire_kernel::{PageId, Principal};
 use quire_links::EmbeddedLinkService;
 use quire_pages::{
     FileInput, PageConfig, PageError, PagePorts, PageService, PatchRequest, PublicIds,
@@ -170,7 +170,8 @@ async fn refused_publishes_store_nothing() {
         .await
         .unwrap();
     let before = (w.store.snapshot(), w.bundles.keys());
-    let cases: Vec<(PublishRequest, fn(&PageError) -> bool)> = vec![
+    type Expect = fn(&PageError) -> bool;
+    let cases: Vec<(PublishRequest, Expect)> = vec![
         (
             PublishRequest {
                 alias: Some("taken".into()),
