@@ -21,7 +21,6 @@ impl Authenticated {
     ///
     /// # Errors
     /// 403 `insufficient_scope`.
-    #[allow(dead_code)]
     pub fn require_app(&self, app: App) -> Result<(), ApiError> {
         if self.0.has_app(app) {
             Ok(())

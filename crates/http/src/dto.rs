@@ -289,3 +289,193 @@ pub struct MintKeyRequest {
 pub struct Health {
     pub status: String,
 }
+
+/// A page, with the policy kept on its short link.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageDto {
+    pub id: Uuid,
+    #[serde(rename = "public_id")]
+    pub public_id: String,
+    pub url: String,
+    pub short_url: Option<String>,
+    pub slug: String,
+    pub title: String,
+    pub entrypoint: String,
+    /// `private`, `password`, `allow_list` or `public`.
+    pub access: String,
+    /// `active` or `archived`.
+    pub status: String,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<OffsetDateTime>,
+    pub max_views: Option<u64>,
+    pub view_count: u64,
+    pub size_bytes: u64,
+    pub file_count: u64,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub archived_at: Option<OffsetDateTime>,
+}
+
+impl From<quire_pages::PageView> for PageDto {
+    fn from(v: quire_pages::PageView) -> Self {
+        let (access, expires_at, max_views, view_count) = match &v.link {
+            Some(l) => (
+                l.policy.access.as_str().to_owned(),
+                l.policy.expires_at,
+                l.policy.max_views,
+                l.view_count,
+            ),
+            None => ("private".to_owned(), None, None, 0),
+        };
+        Self {
+            id: v.page.id.0,
+            public_id: v.page.public_id,
+            url: v.url,
+            short_url: v.short_url,
+            slug: v.page.slug,
+            title: v.page.title,
+            entrypoint: v.page.entrypoint,
+            access,
+            status: v.page.status.as_str().to_owned(),
+            expires_at,
+            max_views,
+            view_count,
+            size_bytes: v.page.size_bytes,
+            file_count: v.page.file_count,
+            created_at: v.page.created_at,
+            updated_at: v.page.updated_at,
+            archived_at: v.page.archived_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PageList {
+    pub pages: Vec<PageDto>,
+    /// Slug of the listed project.
+    pub project: String,
+}
+
+/// The answer to a publish.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishedDto {
+    pub id: Uuid,
+    #[serde(rename = "public_id")]
+    pub public_id: String,
+    pub url: String,
+    pub short_url: Option<String>,
+    pub slug: String,
+    pub access: String,
+    pub file_count: u64,
+    pub size_bytes: u64,
+    pub project: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDto {
+    pub path: String,
+    pub size_bytes: u64,
+    pub content_type: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileList {
+    pub files: Vec<FileDto>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FilesAddedDto {
+    pub id: Uuid,
+    pub file_count: u64,
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedPageDto {
+    pub page_id: Uuid,
+    pub title: String,
+    pub slug: String,
+    #[serde(rename = "public_id")]
+    pub public_id: String,
+    pub owner_handle: String,
+    pub url: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub shared_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<OffsetDateTime>,
+    pub max_views: Option<u64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SharedList {
+    pub pages: Vec<SharedPageDto>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FileInputDto {
+    /// A safe relative path.
+    pub path: String,
+    pub content: String,
+    /// `utf8` (default) or `base64`.
+    pub encoding: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishRequestDto {
+    /// 1-200 characters.
+    pub title: String,
+    pub files: Vec<FileInputDto>,
+    /// 1-64 of `a-z 0-9 -`; derived from the title when omitted.
+    pub slug: Option<String>,
+    /// Default `index.html`.
+    pub entrypoint: Option<String>,
+    /// Default `private`.
+    pub access: Option<String>,
+    /// Required when access is `password`.
+    pub password: Option<String>,
+    pub expires_at: Option<String>,
+    pub max_views: Option<u64>,
+    /// 3-64 of `A-Z a-z 0-9 _ -`, unique service-wide.
+    pub alias: Option<String>,
+    /// Emails or handles, for `allow_list`.
+    pub allow: Option<Vec<String>>,
+    /// Project slug (default: the key's home project).
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchPageRequestDto {
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub access: Option<String>,
+    pub password: Option<String>,
+    pub expires_at: Option<String>,
+    pub max_views: Option<u64>,
+    pub alias: Option<String>,
+    /// `active` or `archived`.
+    pub status: Option<String>,
+    /// Emails or handles (Quire's addition: replaces the allow list).
+    pub allow: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddFilesRequestDto {
+    pub files: Vec<FileInputDto>,
+}

@@ -10,6 +10,7 @@ use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
     WriteProjectError,
 };
+use quire_pages::PageError;
 use serde_json::{Map, Value, json};
 
 /// An error response.
@@ -275,6 +276,53 @@ impl From<RevokeError> for ApiError {
                 "a key cannot revoke itself; use another master key",
             ),
             RevokeError::Infra(e) => e.into(),
+        }
+    }
+}
+
+impl From<PageError> for ApiError {
+    fn from(e: PageError) -> Self {
+        match e {
+            PageError::InsufficientScope => {
+                insufficient_scope("this credential cannot reach that project or page")
+            }
+            PageError::NotFound => ApiError::not_found("page"),
+            PageError::Invalid(m) => ApiError::new(ErrorCode::InvalidRequest, m),
+            PageError::PasswordRequired => ApiError::new(
+                ErrorCode::PasswordRequired,
+                "access is password, so a password is required",
+            ),
+            PageError::SlugConflict => ApiError::new(
+                ErrorCode::SlugConflict,
+                "you already have a page with that slug",
+            ),
+            PageError::SlugTaken => {
+                ApiError::new(ErrorCode::SlugTaken, "you already have a page with that slug")
+            }
+            PageError::AliasConflict => {
+                ApiError::new(ErrorCode::AliasConflict, "that alias is already in use")
+            }
+            PageError::TooLarge { limit, message } => {
+                ApiError::new(ErrorCode::PayloadTooLarge, message)
+                    .with_field("limit", Value::from(limit.as_str()))
+            }
+            PageError::PublicIdExhausted => ApiError::new(
+                ErrorCode::PublicIdExhausted,
+                "no free public id was found; retry the request",
+            ),
+            PageError::ProfileHandleMissing => ApiError::new(
+                ErrorCode::ProfileHandleMissing,
+                "the page owner has no handle",
+            ),
+            PageError::StorageCleanupFailed => ApiError::new(
+                ErrorCode::StorageCleanupFailed,
+                "the page was deleted but some of its stored files were not; they will be removed later",
+            ),
+            PageError::LinkCleanupFailed => ApiError::new(
+                ErrorCode::LinkCleanupFailed,
+                "the page was deleted but its short link was not",
+            ),
+            PageError::Infra(e) => e.into(),
         }
     }
 }

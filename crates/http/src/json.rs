@@ -15,16 +15,22 @@ use serde_json::{Map, Value};
 use crate::MAX_PLATFORM_BODY;
 use crate::error::ApiError;
 
-/// A request body of at most [`MAX_PLATFORM_BODY`] bytes; larger ones are refused with a
-/// JSON `413 payload_too_large` (before reading them when `Content-Length` says so).
+/// A request body of at most the scope's [`BodyLimit`] (default [`MAX_PLATFORM_BODY`]);
+/// larger ones are refused with a JSON `413 payload_too_large` (before reading them when
+/// `Content-Length` says so).
 #[derive(Debug)]
 pub struct Body(pub Bytes);
 
-fn too_large() -> ApiError {
+/// The largest body a scope accepts, as app data.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+fn too_large(limit: usize) -> ApiError {
     ApiError::new(
         ErrorCode::PayloadTooLarge,
-        format!("request body exceeds {MAX_PLATFORM_BODY} bytes"),
+        format!("request body exceeds {limit} bytes"),
     )
+    .with_field("limit", Value::from("request_size"))
 }
 
 impl FromRequest for Body {
@@ -37,12 +43,15 @@ impl FromRequest for Body {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
+        let limit = req
+            .app_data::<BodyLimit>()
+            .map_or(MAX_PLATFORM_BODY, |l| l.0);
         let mut payload = payload.take();
         Box::pin(async move {
-            if declared.is_some_and(|n| n > MAX_PLATFORM_BODY) {
-                return Err(too_large());
+            if declared.is_some_and(|n| n > limit) {
+                return Err(too_large(limit));
             }
-            let mut buf = BytesMut::new();
+            let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
             while let Some(chunk) = payload.next().await {
                 let chunk = chunk.map_err(|e| {
                     ApiError::new(
@@ -50,8 +59,8 @@ impl FromRequest for Body {
                         format!("request body unreadable: {e}"),
                     )
                 })?;
-                if buf.len() + chunk.len() > MAX_PLATFORM_BODY {
-                    return Err(too_large());
+                if buf.len() + chunk.len() > limit {
+                    return Err(too_large(limit));
                 }
                 buf.extend_from_slice(&chunk);
             }

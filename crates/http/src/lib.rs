@@ -18,6 +18,7 @@ use std::sync::Arc;
 use actix_web::web;
 use async_trait::async_trait;
 use quire_keys::KeyService;
+use quire_pages::PageService;
 use quire_projects::ProjectService;
 
 pub use error::ApiError;
@@ -37,16 +38,30 @@ pub trait Readiness: Send + Sync + std::fmt::Debug {
 pub struct AppState {
     pub projects: ProjectService,
     pub keys: KeyService,
+    pub pages: PageService,
     pub readiness: Arc<dyn Readiness>,
 }
 
 /// Largest JSON body the platform API accepts.
 pub const MAX_PLATFORM_BODY: usize = 64 * 1024;
 
+/// The largest page-API body: the page size limit in base64 (4/3) plus room for the JSON
+/// around each file entry (1 KiB per file) and 1 MiB for the rest.
+#[must_use]
+pub fn page_body_limit(limits: &quire_pages::Limits) -> usize {
+    let bundle = usize::try_from(limits.max_page_bytes).unwrap_or(usize::MAX);
+    bundle
+        .saturating_mul(4)
+        .div_ceil(3)
+        .saturating_add(limits.max_files.saturating_mul(1024))
+        .saturating_add(1024 * 1024)
+}
+
 /// Registers every route of the API origin on an actix `App`.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
+        let page_limit = page_body_limit(&state.pages.limits());
         cfg.app_data(web::Data::new(state));
-        routes::register(cfg);
+        routes::register(cfg, page_limit);
     }
 }

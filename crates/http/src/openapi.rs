@@ -5,7 +5,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::dto;
-use crate::routes::{health, keys, projects};
+use crate::routes::{health, keys, pages, projects};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -16,6 +16,8 @@ use crate::routes::{health, keys, projects};
         projects::resources, projects::assign, projects::unassign,
         projects::put_grant, projects::delete_grant,
         keys::list, keys::mint, keys::revoke,
+        pages::list, pages::publish, pages::get, pages::patch, pages::delete,
+        pages::files, pages::add_files, pages::shared,
     ),
     components(schemas(
         dto::ProjectDto, dto::ProjectEnvelope, dto::ProjectList, dto::ResourcesEnvelope,
@@ -23,6 +25,9 @@ use crate::routes::{health, keys, projects};
         dto::KeyDto, dto::MintedKeyDto, dto::ErrorBody, dto::Health,
         dto::CreateProjectRequest, dto::PatchProjectRequest, dto::DeleteProjectRequest,
         dto::AssignRequest, dto::GrantRequest, dto::RevokeGrantRequest, dto::MintKeyRequest,
+        dto::PageDto, dto::PageList, dto::PublishedDto, dto::FileDto, dto::FileList,
+        dto::FilesAddedDto, dto::SharedPageDto, dto::SharedList, dto::FileInputDto,
+        dto::PublishRequestDto, dto::PatchPageRequestDto, dto::AddFilesRequestDto,
     )),
     modifiers(&BearerAuth),
 )]

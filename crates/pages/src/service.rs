@@ -214,6 +214,12 @@ impl PageService {
         self.config.limits
     }
 
+    /// The public URL of the page `slug` of `owner_handle`.
+    #[must_use]
+    pub fn url_of(&self, owner_handle: &str, slug: &str) -> String {
+        format!("{}/{owner_handle}/{slug}/", self.config.pages_url.trim_end_matches('/'))
+    }
+
     async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {
         self.accounts
             .handle_and_email(account)
@@ -230,7 +236,7 @@ impl PageService {
     ) -> PageView {
         let base = self.config.pages_url.trim_end_matches('/');
         PageView {
-            url: format!("{base}/{handle}/{}/", page.slug),
+            url: self.url_of(handle.as_str(), &page.slug),
             short_url: link.as_ref().map(|l| format!("{base}/s/{}", l.code())),
             page,
             link,

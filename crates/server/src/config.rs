@@ -26,6 +26,14 @@ pub struct Config {
     pub log_format: String,
     /// HTTP worker threads; 0 means one per core.
     pub workers: usize,
+    /// Most files one page may hold.
+    pub max_files: usize,
+    /// Largest file, in bytes (decoded).
+    pub max_file_bytes: u64,
+    /// Largest page, in bytes (decoded, all files).
+    pub max_page_bytes: u64,
+    /// Seconds between janitor passes (interrupted publishes, orphaned files).
+    pub janitor_interval_secs: u64,
 }
 
 impl Default for Config {
@@ -40,6 +48,10 @@ impl Default for Config {
             storage_url: "file://./data/bundles".into(),
             log_format: "pretty".into(),
             workers: 0,
+            max_files: 1_000,
+            max_file_bytes: 10 * 1024 * 1024,
+            max_page_bytes: 50 * 1024 * 1024,
+            janitor_interval_secs: 300,
         }
     }
 }
@@ -58,6 +70,10 @@ struct FileConfig {
     storage_url: Option<String>,
     log_format: Option<String>,
     workers: Option<usize>,
+    max_files: Option<usize>,
+    max_file_bytes: Option<u64>,
+    max_page_bytes: Option<u64>,
+    janitor_interval_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +120,11 @@ impl Config {
                 database_max_connections,
                 storage_url,
                 log_format,
-                workers
+                workers,
+                max_files,
+                max_file_bytes,
+                max_page_bytes,
+                janitor_interval_secs
             );
         }
         let text = |name: &str, slot: &mut String| {

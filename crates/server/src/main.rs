@@ -14,7 +14,10 @@ use actix_web::{App, HttpServer};
 use async_trait::async_trait;
 use clap::{Parser, Subcommand};
 use quire_accounts::{AccountService, CreateAccount, CreateAccountError};
+use quire_blobs::ObjectBundleStore;
 use quire_http::{AppState, Readiness};
+use quire_links::EmbeddedLinkService;
+use quire_pages::{Limits, PageConfig, PagePorts, PageService, RandomPublicIds};
 use quire_kernel::{Clock, SystemClock};
 use quire_keys::KeyService;
 use quire_projects::ProjectService;
@@ -81,20 +84,75 @@ fn init_logging(format: &str) {
 }
 
 #[derive(Debug)]
-struct DatabaseReadiness(Database);
+struct StackReadiness {
+    db: Database,
+    bundles: ObjectBundleStore,
+}
 
 #[async_trait]
-impl Readiness for DatabaseReadiness {
+impl Readiness for StackReadiness {
     async fn check(&self) -> Result<(), String> {
-        match tokio::time::timeout(Duration::from_secs(3), self.0.ping()).await {
-            Ok(Ok(())) => Ok(()),
+        let limit = Duration::from_secs(3);
+        match tokio::time::timeout(limit, self.db.ping()).await {
+            Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "database ping failed");
-                Err("database unreachable".into())
+                return Err("database unreachable".into());
             }
-            Err(_) => Err("database did not answer within 3 s".into()),
+            Err(_) => return Err("database did not answer within 3 s".into()),
+        }
+        match tokio::time::timeout(limit, self.bundles.ping()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "bundle storage check failed");
+                Err("bundle storage unreachable".into())
+            }
+            Err(_) => Err("bundle storage did not answer within 3 s".into()),
         }
     }
+}
+
+fn page_service(config: &Config, db: &Database, bundles: &ObjectBundleStore) -> PageService {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let store = Arc::new(db.clone());
+    PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles: Arc::new(bundles.clone()),
+            links: Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone())),
+            accounts: store.clone(),
+            projects: store,
+            clock,
+            ids: Arc::new(RandomPublicIds),
+        },
+        PageConfig {
+            pages_url: config.pages_url.clone(),
+            limits: Limits {
+                max_files: config.max_files,
+                max_file_bytes: config.max_file_bytes,
+                max_page_bytes: config.max_page_bytes,
+            },
+            ..PageConfig::default()
+        },
+    )
+}
+
+/// Sweeps interrupted publishes and orphaned files now, then every `interval`.
+fn spawn_janitor(pages: PageService, interval: Duration) {
+    tokio::spawn(async move {
+        loop {
+            match pages.sweep().await {
+                Ok(swept) if swept.pending_pages + swept.orphaned_bundles > 0 => tracing::info!(
+                    pending_pages = swept.pending_pages,
+                    orphaned_bundles = swept.orphaned_bundles,
+                    "janitor removed leftovers"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+            }
+            tokio::time::sleep(interval).await;
+        }
+    });
 }
 
 fn connect(config: &Config) -> Result<Database, String> {
@@ -111,12 +169,19 @@ async fn migrate(db: &Database) -> Result<(), String> {
 
 async fn serve(config: Config, db: Database) -> Result<(), String> {
     migrate(&db).await?;
+    let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
+    let pages = page_service(&config, &db, &bundles);
+    spawn_janitor(
+        pages.clone(),
+        Duration::from_secs(config.janitor_interval_secs.max(1)),
+    );
     let state = AppState {
         projects: ProjectService::new(store.clone(), clock.clone()),
         keys: KeyService::new(store.clone(), store.clone(), clock),
-        readiness: Arc::new(DatabaseReadiness(db)),
+        pages,
+        readiness: Arc::new(StackReadiness { db, bundles }),
     };
     let listener = TcpListener::bind(&config.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;

@@ -2,6 +2,7 @@
 
 pub(crate) mod health;
 pub(crate) mod keys;
+pub(crate) mod pages;
 pub(crate) mod projects;
 
 use actix_web::{HttpRequest, web};
@@ -10,11 +11,13 @@ use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::ApiError;
+use crate::json::BodyLimit;
 use crate::openapi::ApiDoc;
 
 pub const PLATFORM: &str = "/api/platform/v1";
+pub const PAGE: &str = "/api/page/v1";
 
-pub fn register(cfg: &mut web::ServiceConfig) {
+pub fn register(cfg: &mut web::ServiceConfig, page_body_limit: usize) {
     cfg.route("/healthz", web::get().to(health::healthz))
         .route("/readyz", web::get().to(health::readyz))
         .service(SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", ApiDoc::openapi()))
@@ -42,6 +45,18 @@ pub fn register(cfg: &mut web::ServiceConfig) {
                 .route("/keys", web::get().to(keys::list))
                 .route("/keys", web::post().to(keys::mint))
                 .route("/keys/{id}", web::delete().to(keys::revoke)),
+        )
+        .service(
+            web::scope(PAGE)
+                .app_data(BodyLimit(page_body_limit))
+                .route("/pages", web::get().to(pages::list))
+                .route("/pages", web::post().to(pages::publish))
+                .route("/pages/{id}", web::get().to(pages::get))
+                .route("/pages/{id}", web::patch().to(pages::patch))
+                .route("/pages/{id}", web::delete().to(pages::delete))
+                .route("/pages/{id}/files", web::get().to(pages::files))
+                .route("/pages/{id}/files", web::post().to(pages::add_files))
+                .route("/shared", web::get().to(pages::shared)),
         )
         .default_service(web::to(no_route));
 }
