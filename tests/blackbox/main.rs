@@ -10,5 +10,6 @@ mod auth;
 mod grants;
 mod keys;
 mod ops;
+mod pages;
 mod projects;
 mod routes;

@@ -19,6 +19,14 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/platform/v1/keys"),
     ("post", "/api/platform/v1/keys"),
     ("delete", "/api/platform/v1/keys/{id}"),
+    ("get", "/api/page/v1/pages"),
+    ("post", "/api/page/v1/pages"),
+    ("get", "/api/page/v1/pages/{id}"),
+    ("patch", "/api/page/v1/pages/{id}"),
+    ("delete", "/api/page/v1/pages/{id}"),
+    ("get", "/api/page/v1/pages/{id}/files"),
+    ("post", "/api/page/v1/pages/{id}/files"),
+    ("get", "/api/page/v1/shared"),
 ];
 
 async fn unknown_routes_are_json_404(b: Backend) {

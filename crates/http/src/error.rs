@@ -6,11 +6,11 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
+use quire_pages::PageError;
 use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
     WriteProjectError,
 };
-use quire_pages::PageError;
 use serde_json::{Map, Value, json};
 
 /// An error response.
@@ -296,9 +296,10 @@ impl From<PageError> for ApiError {
                 ErrorCode::SlugConflict,
                 "you already have a page with that slug",
             ),
-            PageError::SlugTaken => {
-                ApiError::new(ErrorCode::SlugTaken, "you already have a page with that slug")
-            }
+            PageError::SlugTaken => ApiError::new(
+                ErrorCode::SlugTaken,
+                "you already have a page with that slug",
+            ),
             PageError::AliasConflict => {
                 ApiError::new(ErrorCode::AliasConflict, "that alias is already in use")
             }

@@ -217,7 +217,10 @@ impl PageService {
     /// The public URL of the page `slug` of `owner_handle`.
     #[must_use]
     pub fn url_of(&self, owner_handle: &str, slug: &str) -> String {
-        format!("{}/{owner_handle}/{slug}/", self.config.pages_url.trim_end_matches('/'))
+        format!(
+            "{}/{owner_handle}/{slug}/",
+            self.config.pages_url.trim_end_matches('/')
+        )
     }
 
     async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {

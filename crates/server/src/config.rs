@@ -154,6 +154,20 @@ impl Config {
             &mut c.database_max_connections,
         )?;
         number("QUIRE_WORKERS", &mut c.workers)?;
+        number("QUIRE_MAX_FILES", &mut c.max_files)?;
+        let wide = |name: &'static str, slot: &mut u64| -> Result<(), ConfigError> {
+            if let Some(v) = env(name) {
+                *slot = v.parse().map_err(|_| ConfigError::Invalid {
+                    name,
+                    expected: "a whole number",
+                    value: v,
+                })?;
+            }
+            Ok(())
+        };
+        wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
+        wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
+        wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         if !matches!(c.log_format.as_str(), "pretty" | "json") {
             return Err(ConfigError::Invalid {
                 name: "QUIRE_LOG_FORMAT",
@@ -206,8 +220,16 @@ mod tests {
             "listen = \"0.0.0.0:9000\"\ndatabase_url = \"postgres://db/quire\"\nworkers = 3\n",
         )
         .unwrap();
-        let c = Config::load(Some(&file), env_of(&[("QUIRE_LISTEN", "127.0.0.1:7000")])).unwrap();
+        let c = Config::load(
+            Some(&file),
+            env_of(&[
+                ("QUIRE_LISTEN", "127.0.0.1:7000"),
+                ("QUIRE_MAX_PAGE_BYTES", "1234"),
+            ]),
+        )
+        .unwrap();
         assert_eq!(c.listen, "127.0.0.1:7000");
+        assert_eq!(c.max_page_bytes, 1234);
         assert_eq!(c.database_url, "postgres://db/quire");
         assert_eq!(c.workers, 3);
     }

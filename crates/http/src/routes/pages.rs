@@ -9,8 +9,7 @@ use serde_json::Value;
 use crate::AppState;
 use crate::auth::Authenticated;
 use crate::dto::{
-    FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList,
-    SharedPageDto,
+    FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
 use crate::error::ApiError;
 use crate::json::{Body, Fields, object};
@@ -22,7 +21,9 @@ fn invalid(message: String) -> ApiError {
 
 fn files_of(f: &Fields) -> Result<Vec<FileInput>, ApiError> {
     let Some(Value::Array(items)) = f.get("files") else {
-        return Err(invalid("files must be a non-empty array of file entries".into()));
+        return Err(invalid(
+            "files must be a non-empty array of file entries".into(),
+        ));
     };
     items
         .iter()
