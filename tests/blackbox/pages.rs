@@ -362,7 +362,7 @@ async fn patch_archive_restore_and_errors(b: Backend) {
         .await
         .assert_error(404, "not_found");
     // The refused patches changed nothing.
-    let now = srv.get(&path, &ann.key).await.body.clone();
+    let now = srv.get(&path, &ann.key).await.body;
     assert_eq!(now["slug"], "alpha-two");
     assert_eq!(now["access"], "password");
 }
