@@ -1,0 +1,202 @@
+//! The page API's 500 codes, which only failing infrastructure produces: the real HTTP edge
+//! in process, over the in-memory fakes with their failure switches.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::sync::Arc;
+
+use actix_web::{App, test};
+use async_trait::async_trait;
+use quire_accounts::{AccountService, CreateAccount};
+use quire_http::{AppState, Readiness};
+use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
+use quire_keys::KeyService;
+use quire_links::EmbeddedLinkService;
+use quire_pages::{
+    AccountDirectory, PageConfig, PagePorts, PageService, PublicIds, RandomPublicIds,
+};
+use quire_projects::ProjectService;
+use quire_testkit::{MemoryBundles, MemoryStore};
+use serde_json::{Value, json};
+
+#[derive(Debug)]
+struct Ready;
+#[async_trait]
+impl Readiness for Ready {
+    async fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct SameId;
+impl PublicIds for SameId {
+    fn next_id(&self) -> String {
+        "SAMESAME01".into()
+    }
+}
+
+/// A directory that knows no account: the owner of a page has no handle.
+#[derive(Debug)]
+struct NoHandles;
+#[async_trait]
+impl AccountDirectory for NoHandles {
+    async fn account_by_handle(&self, _: &Handle) -> Result<Option<AccountId>, InfraError> {
+        Ok(None)
+    }
+    async fn handle_and_email(&self, _: AccountId) -> Result<Option<(Handle, Email)>, InfraError> {
+        Ok(None)
+    }
+}
+
+struct Setup {
+    store: Arc<MemoryStore>,
+    bundles: Arc<MemoryBundles>,
+    state: AppState,
+    key: String,
+}
+
+async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirectory>>) -> Setup {
+    let store = Arc::new(MemoryStore::new());
+    let bundles = Arc::new(MemoryBundles::new());
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let created = AccountService::new(store.clone(), clock.clone())
+        .create(CreateAccount {
+            email: "ann@example.com".into(),
+            handle: "ann".into(),
+            password: None,
+            platform_admin: false,
+            activated: true,
+        })
+        .await
+        .unwrap();
+    let pages = PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles: bundles.clone(),
+            links: Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone())),
+            accounts: directory.unwrap_or_else(|| store.clone()),
+            projects: store.clone(),
+            clock: clock.clone(),
+            ids,
+        },
+        PageConfig::default(),
+    );
+    Setup {
+        state: AppState {
+            projects: ProjectService::new(store.clone(), clock.clone()),
+            keys: KeyService::new(store.clone(), store.clone(), clock),
+            pages,
+            readiness: Arc::new(Ready),
+        },
+        store,
+        bundles,
+        key: created.master_key.expose().to_owned(),
+    }
+}
+
+fn site() -> Value {
+    json!({"title": "Site", "files": [{"path": "index.html", "content": "<p>hi</p>"}]})
+}
+
+macro_rules! call {
+    ($app:expr, $req:expr) => {{
+        let resp = test::call_service(&$app, $req.to_request()).await;
+        let status = resp.status().as_u16();
+        let body: Value = test::read_body_json(resp).await;
+        (status, body)
+    }};
+}
+
+fn assert_error(got: &(u16, Value), status: u16, code: &str) {
+    assert_eq!(got.0, status, "{}", got.1);
+    assert_eq!(got.1["error"], code, "{}", got.1);
+    assert!(got.1["message"].as_str().is_some_and(|m| !m.is_empty()));
+}
+
+#[actix_web::test]
+async fn public_id_exhausted_is_a_500_with_its_code() {
+    let s = setup(Arc::new(SameId), None).await;
+    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
+    let auth = ("authorization", format!("Bearer {}", s.key));
+    let first = call!(
+        app,
+        test::TestRequest::post()
+            .uri("/api/page/v1/pages")
+            .insert_header(auth.clone())
+            .set_json(site())
+    );
+    assert_eq!(first.0, 201);
+    let second = call!(
+        app,
+        test::TestRequest::post()
+            .uri("/api/page/v1/pages")
+            .insert_header(auth)
+            .set_json(site())
+    );
+    assert_error(&second, 500, "public_id_exhausted");
+}
+
+#[actix_web::test]
+async fn failed_cleanups_report_their_code_and_the_page_is_gone() {
+    let s = setup(Arc::new(RandomPublicIds), None).await;
+    let (store, bundles) = (s.store.clone(), s.bundles.clone());
+    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
+    let auth = ("authorization", format!("Bearer {}", s.key));
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (status, body) = call!(
+            app,
+            test::TestRequest::post()
+                .uri("/api/page/v1/pages")
+                .insert_header(auth.clone())
+                .set_json(site())
+        );
+        assert_eq!(status, 201);
+        ids.push(body["id"].as_str().unwrap().to_owned());
+    }
+    bundles.fail("delete_page");
+    let r = call!(
+        app,
+        test::TestRequest::delete()
+            .uri(&format!("/api/page/v1/pages/{}", ids[0]))
+            .insert_header(auth.clone())
+    );
+    assert_error(&r, 500, "storage_cleanup_failed");
+    bundles.heal();
+    store.fail("delete_link_of_page");
+    let r = call!(
+        app,
+        test::TestRequest::delete()
+            .uri(&format!("/api/page/v1/pages/{}", ids[1]))
+            .insert_header(auth.clone())
+    );
+    assert_error(&r, 500, "link_cleanup_failed");
+    store.heal();
+    for id in &ids {
+        let r = call!(
+            app,
+            test::TestRequest::get()
+                .uri(&format!("/api/page/v1/pages/{id}"))
+                .insert_header(auth.clone())
+        );
+        assert_error(&r, 404, "not_found");
+    }
+}
+
+#[actix_web::test]
+async fn an_owner_without_a_handle_is_profile_handle_missing() {
+    let s = setup(Arc::new(RandomPublicIds), Some(Arc::new(NoHandles))).await;
+    let store = s.store.clone();
+    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
+    let auth = ("authorization", format!("Bearer {}", s.key));
+    let r = call!(
+        app,
+        test::TestRequest::post()
+            .uri("/api/page/v1/pages")
+            .insert_header(auth)
+            .set_json(site())
+    );
+    assert_error(&r, 500, "profile_handle_missing");
+    assert!(store.snapshot().pages.is_empty());
+}
