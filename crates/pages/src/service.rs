@@ -28,6 +28,9 @@ use crate::ports::{
 };
 use crate::validate::{self, FilesError, LimitKind};
 
+/// Objects written to the bundle store at once during a publish or add-files.
+pub const UPLOAD_CONCURRENCY: usize = 8;
+
 /// Settings of the page service.
 #[derive(Debug, Clone)]
 pub struct PageConfig {
@@ -435,23 +438,41 @@ impl PageService {
         }
     }
 
-    /// Uploads each distinct object of `files`; returns the hashes written.
+    /// Uploads each distinct object of `files`, [`UPLOAD_CONCURRENCY`] at a time; returns the
+    /// hashes written, or the first error with every hash that was written (for undo).
     async fn upload(
         &self,
         page: PageId,
         files: Vec<FileData>,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
-        let mut written: Vec<String> = Vec::new();
-        for f in files {
-            if written.contains(&f.entry.sha256) {
-                continue;
+        use futures_util::StreamExt;
+        let mut seen = HashSet::new();
+        let distinct: Vec<FileData> = files
+            .into_iter()
+            .filter(|f| seen.insert(f.entry.sha256.clone()))
+            .collect();
+        let results: Vec<(String, Result<(), InfraError>)> =
+            futures_util::stream::iter(distinct.into_iter().map(|f| async move {
+                let r = self.bundles.put(page, &f.entry.sha256, f.bytes).await;
+                (f.entry.sha256, r)
+            }))
+            .buffer_unordered(UPLOAD_CONCURRENCY)
+            .collect()
+            .await;
+        let mut written = Vec::with_capacity(results.len());
+        let mut first_error = None;
+        for (hash, r) in results {
+            match r {
+                Ok(()) => written.push(hash),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            if let Err(e) = self.bundles.put(page, &f.entry.sha256, f.bytes).await {
-                return Err((e, written));
-            }
-            written.push(f.entry.sha256);
         }
-        Ok(written)
+        match first_error {
+            None => Ok(written),
+            Some(e) => Err((e, written)),
+        }
     }
 
     /// Best effort: what cannot be removed now is left to [`PageService::sweep`] (the record

@@ -1,0 +1,173 @@
+//! Publish benchmark: one page of 1,000 generated files, 20 MiB of file data sent as base64,
+//! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
+//! to the same disk from this process. Prints both times, their ratio (median of rounds, with
+//! min and max) and the server's peak resident memory.
+//!
+//! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
+//! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary.)
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use rand::RngExt;
+use serde_json::{Value, json};
+
+const FILES: usize = 1_000;
+const TOTAL_BYTES: usize = 20 * 1024 * 1024;
+
+fn server_binary() -> PathBuf {
+    if let Ok(p) = std::env::var("QUIRE_SERVER_BIN") {
+        return PathBuf::from(p);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.join("target/release/quire-server")
+}
+
+fn peak_rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn generate() -> Vec<(String, Vec<u8>)> {
+    let mut rng = rand::rng();
+    let per_file = TOTAL_BYTES / FILES;
+    (0..FILES)
+        .map(|i| {
+            let path = if i == 0 {
+                "index.html".to_owned()
+            } else {
+                format!("assets/d{}/file{i}.bin", i % 20)
+            };
+            let mut bytes = vec![0u8; per_file];
+            rng.fill(&mut bytes[..]);
+            (path, bytes)
+        })
+        .collect()
+}
+
+fn write_reference(dir: &Path, files: &[(String, Vec<u8>)]) -> Duration {
+    let started = Instant::now();
+    for (path, bytes) in files {
+        let target = dir.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, bytes).unwrap();
+    }
+    started.elapsed()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds: usize = std::env::var("QUIRE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let bin = server_binary();
+    assert!(bin.exists(), "build the server first: cargo build --release -p quire-server ({})", bin.display());
+    let work = tempfile::tempdir().unwrap();
+    let env = |cmd: &mut Command| {
+        cmd.current_dir(work.path())
+            .env("QUIRE_DATABASE_URL", format!("sqlite://{}/quire.db", work.path().display()))
+            .env("QUIRE_STORAGE_URL", format!("file://{}/bundles", work.path().display()))
+            .env("QUIRE_LISTEN", "127.0.0.1:0")
+            .env("RUST_LOG", "warn");
+    };
+    let mut admin = Command::new(&bin);
+    env(&mut admin);
+    let out = admin
+        .args(["admin", "create-account", "--email", "bench@example.com", "--handle", "bench"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut serve = Command::new(&bin);
+    env(&mut serve);
+    let mut child = serve.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = serde_json::from_str::<Value>(&line).unwrap()["listening"]["api"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let pid = child.id();
+
+    let files = generate();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let (_, baseline_hwm) = peak_rss_kib(pid);
+    println!("publish benchmark: {FILES} files, {} MiB of file data (base64 in the request), {rounds} rounds", TOTAL_BYTES / 1024 / 1024);
+    println!("server: {} (SQLite + local disk, same disk as the reference)", bin.display());
+    println!("{:>5} {:>12} {:>12} {:>8} {:>14}", "round", "publish ms", "disk ms", "ratio", "request MiB");
+    let mut ratios = Vec::new();
+    let mut publishes = Vec::new();
+    let mut references = Vec::new();
+    for round in 0..rounds {
+        let body = json!({
+            "title": format!("Bench {round}"),
+            "files": files.iter().map(|(p, b)| json!({"path": p, "content": b64.encode(b), "encoding": "base64"})).collect::<Vec<_>>(),
+        })
+        .to_string();
+        let request_mib = body.len() as f64 / 1024.0 / 1024.0;
+        let started = Instant::now();
+        let resp = http
+            .post(format!("http://{addr}/api/page/v1/pages"))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let publish = started.elapsed();
+        assert_eq!(status.as_u16(), 201, "{text}");
+        let reference_dir = work.path().join(format!("reference{round}"));
+        let reference = write_reference(&reference_dir, &files);
+        let ratio = publish.as_secs_f64() / reference.as_secs_f64();
+        println!(
+            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {request_mib:>14.1}",
+            publish.as_secs_f64() * 1e3,
+            reference.as_secs_f64() * 1e3
+        );
+        ratios.push(ratio);
+        publishes.push(publish.as_secs_f64() * 1e3);
+        references.push(reference.as_secs_f64() * 1e3);
+    }
+    let (rss, hwm) = peak_rss_kib(pid);
+    let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = ratios.iter().copied().fold(0.0, f64::max);
+    println!(
+        "median: publish {:.1} ms, disk {:.1} ms, ratio publish/disk {:.2} (min {min:.2}, max {max:.2})",
+        median(publishes),
+        median(references),
+        median(ratios)
+    );
+    println!(
+        "server memory: peak RSS {:.1} MiB (before the first publish {:.1} MiB, now {:.1} MiB)",
+        hwm as f64 / 1024.0,
+        baseline_hwm as f64 / 1024.0,
+        rss as f64 / 1024.0
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
