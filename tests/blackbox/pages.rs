@@ -776,7 +776,93 @@ async fn storage_that_refuses_writes_leaves_no_trace(b: Backend) {
     .assert_status(201);
 }
 
+async fn an_interrupted_publish_is_never_visible_and_is_swept_at_start(b: Backend) {
+    if b != Backend::Postgres {
+        return; // The crash state is written with a PostgreSQL client; the fakes cover the logic.
+    }
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let storage = db.dir.path().join("bundles");
+    let storage_env = format!("file://{}", storage.display());
+    let srv = db.start_with(&[("QUIRE_STORAGE_URL", &storage_env)]);
+    let kept = srv.post(PAGES, &ann.key, site("Kept")).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    drop(srv);
+
+    // What a crash after "record" and "first object" leaves: a pending row, its manifest and
+    // one object, no link.
+    let crashed = uuid::Uuid::new_v4();
+    let sha = format!("{:0>64}", "ab");
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let crashed_text = crashed.to_string();
+    client
+        .execute(
+            "INSERT INTO pages (id, public_id, account_id, project_id, slug, title, entrypoint, status, state, \
+             size_bytes, file_count, created_at, updated_at) VALUES ($1::text::uuid, 'CRASHED001', $2::text::uuid, $3::text::uuid, 'crashed', 'Crashed', \
+             'index.html', 'active', 'pending', 3, 1, now() - interval '1 hour', now() - interval '1 hour')",
+            &[&crashed_text, &ann.account_id, &ann.project_id],
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO page_files (page_id, path, size_bytes, content_type, sha256) VALUES ($1::text::uuid, 'index.html', 3, 'text/html', $2)",
+            &[&crashed_text, &sha],
+        )
+        .await
+        .unwrap();
+    let object = storage.join("pages").join(crashed.to_string()).join(&sha);
+    std::fs::create_dir_all(object.parent().unwrap()).unwrap();
+    std::fs::write(&object, b"abc").unwrap();
+
+    let srv = db.start_with(&[("QUIRE_STORAGE_URL", &storage_env)]);
+    srv.get(&format!("{PAGES}/{crashed}"), &ann.key)
+        .await
+        .assert_error(404, "not_found");
+    let mut gone = false;
+    for _ in 0..50 {
+        let rows = client
+            .query(
+                "SELECT 1 FROM pages WHERE id = $1::text::uuid",
+                &[&crashed_text],
+            )
+            .await
+            .unwrap();
+        if rows.is_empty() && !object.exists() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "the janitor did not remove the interrupted publish\n{}",
+        srv.logs()
+    );
+    let files = client
+        .query(
+            "SELECT 1 FROM page_files WHERE page_id = $1::text::uuid",
+            &[&crashed_text],
+        )
+        .await
+        .unwrap();
+    assert!(files.is_empty());
+    srv.get(&format!("{PAGES}/{kept}"), &ann.key)
+        .await
+        .assert_status(200);
+    let listed = srv.get(PAGES, &ann.key).await;
+    assert_eq!(listed.body["pages"].as_array().unwrap().len(), 1);
+}
+
 on_both_backends!(
+    an_interrupted_publish_is_never_visible_and_is_swept_at_start,
     publish_get_list_and_files,
     publish_validation,
     conflicts_and_derived_slugs,

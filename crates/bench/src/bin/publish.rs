@@ -1,7 +1,8 @@
 //! Publish benchmark: one page of 1,000 generated files, 20 MiB of file data sent as base64,
 //! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
 //! to the same disk from this process. Prints both times, their ratio (median of rounds, with
-//! min and max) and the server's peak resident memory.
+//! min and max) and the server's peak resident memory. Dirty pages are flushed before each
+//! measured phase; neither side calls fsync (the bundle store does not either).
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
 //! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary.)
@@ -68,6 +69,11 @@ fn write_reference(dir: &Path, files: &[(String, Vec<u8>)]) -> Duration {
     started.elapsed()
 }
 
+/// Flushes dirty pages so neither measurement pays for the other's writeback.
+fn flush_page_cache() {
+    let _ = Command::new("sync").status();
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -80,31 +86,58 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let bin = server_binary();
-    assert!(bin.exists(), "build the server first: cargo build --release -p quire-server ({})", bin.display());
+    assert!(
+        bin.exists(),
+        "build the server first: cargo build --release -p quire-server ({})",
+        bin.display()
+    );
     let work = tempfile::tempdir().unwrap();
     let env = |cmd: &mut Command| {
         cmd.current_dir(work.path())
-            .env("QUIRE_DATABASE_URL", format!("sqlite://{}/quire.db", work.path().display()))
-            .env("QUIRE_STORAGE_URL", format!("file://{}/bundles", work.path().display()))
+            .env(
+                "QUIRE_DATABASE_URL",
+                format!("sqlite://{}/quire.db", work.path().display()),
+            )
+            .env(
+                "QUIRE_STORAGE_URL",
+                format!("file://{}/bundles", work.path().display()),
+            )
             .env("QUIRE_LISTEN", "127.0.0.1:0")
             .env("RUST_LOG", "warn");
     };
     let mut admin = Command::new(&bin);
     env(&mut admin);
     let out = admin
-        .args(["admin", "create-account", "--email", "bench@example.com", "--handle", "bench"])
+        .args([
+            "admin",
+            "create-account",
+            "--email",
+            "bench@example.com",
+            "--handle",
+            "bench",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
         .as_str()
         .unwrap()
         .to_owned();
     let mut serve = Command::new(&bin);
     env(&mut serve);
-    let mut child = serve.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = serve
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let addr = serde_json::from_str::<Value>(&line).unwrap()["listening"]["api"]
         .as_str()
         .unwrap()
@@ -113,11 +146,23 @@ async fn main() {
 
     let files = generate();
     let b64 = base64::engine::general_purpose::STANDARD;
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(300)).build().unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .build()
+        .unwrap();
     let (_, baseline_hwm) = peak_rss_kib(pid);
-    println!("publish benchmark: {FILES} files, {} MiB of file data (base64 in the request), {rounds} rounds", TOTAL_BYTES / 1024 / 1024);
-    println!("server: {} (SQLite + local disk, same disk as the reference)", bin.display());
-    println!("{:>5} {:>12} {:>12} {:>8} {:>14}", "round", "publish ms", "disk ms", "ratio", "request MiB");
+    println!(
+        "publish benchmark: {FILES} files, {} MiB of file data (base64 in the request), {rounds} rounds",
+        TOTAL_BYTES / 1024 / 1024
+    );
+    println!(
+        "server: {} (SQLite + local disk, same disk as the reference)",
+        bin.display()
+    );
+    println!(
+        "{:>5} {:>12} {:>12} {:>8} {:>14}",
+        "round", "publish ms", "disk ms", "ratio", "request MiB"
+    );
     let mut ratios = Vec::new();
     let mut publishes = Vec::new();
     let mut references = Vec::new();
@@ -128,6 +173,7 @@ async fn main() {
         })
         .to_string();
         let request_mib = body.len() as f64 / 1024.0 / 1024.0;
+        flush_page_cache();
         let started = Instant::now();
         let resp = http
             .post(format!("http://{addr}/api/page/v1/pages"))
@@ -142,6 +188,7 @@ async fn main() {
         let publish = started.elapsed();
         assert_eq!(status.as_u16(), 201, "{text}");
         let reference_dir = work.path().join(format!("reference{round}"));
+        flush_page_cache();
         let reference = write_reference(&reference_dir, &files);
         let ratio = publish.as_secs_f64() / reference.as_secs_f64();
         println!(
