@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
-use quire_accounts::{AccountService, CreateAccount};
 use quire_http::{AppState, Readiness};
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
 use quire_keys::KeyService;
@@ -16,6 +15,7 @@ use quire_pages::{
     AccountDirectory, PageConfig, PagePorts, PageService, PublicIds, RandomPublicIds,
 };
 use quire_projects::ProjectService;
+use quire_testkit::fixtures::create_account;
 use quire_testkit::{MemoryBundles, MemoryStore};
 use serde_json::{Value, json};
 
@@ -60,16 +60,7 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
     let store = Arc::new(MemoryStore::new());
     let bundles = Arc::new(MemoryBundles::new());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let created = AccountService::new(store.clone(), clock.clone())
-        .create(CreateAccount {
-            email: "ann@example.com".into(),
-            handle: "ann".into(),
-            password: None,
-            platform_admin: false,
-            activated: true,
-        })
-        .await
-        .unwrap();
+    let created = create_account(store.clone(), clock.clone(), "ann").await;
     let pages = PageService::new(
         PagePorts {
             pages: store.clone(),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use quire_accounts::{AccountService, CreateAccount, CreatedAccount};
 use quire_kernel::{Principal, PrincipalKind, Tier};
 use quire_keys::{AuthError, KeyService, MintError, MintRequest, PlaintextKey, RevokeError};
+use quire_testkit::fixtures::new_account;
 use quire_testkit::{FixedClock, MemoryStore};
 
 async fn setup(activated: bool) -> (Arc<MemoryStore>, KeyService, CreatedAccount) {
@@ -15,11 +16,9 @@ async fn setup(activated: bool) -> (Arc<MemoryStore>, KeyService, CreatedAccount
     let clock = Arc::new(FixedClock::new());
     let created = AccountService::new(store.clone(), clock.clone())
         .create(CreateAccount {
-            email: "ann@example.com".into(),
-            handle: "ann".into(),
-            password: None,
             platform_admin: true,
             activated,
+            ..new_account("ann")
         })
         .await
         .unwrap();

@@ -5,14 +5,13 @@
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountService, CreateAccount};
 use quire_kernel::{PageId, Principal};
 use quire_links::EmbeddedLinkService;
 use quire_pages::{
     FileInput, PageConfig, PageError, PagePorts, PageService, PatchRequest, PublicIds,
     PublishRequest, RandomPublicIds,
 };
-use quire_testkit::fixtures::master;
+use quire_testkit::fixtures::{create_account, master};
 use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
 
 #[derive(Debug)]
@@ -35,16 +34,7 @@ async fn world_with(ids: Arc<dyn PublicIds>) -> World {
     let store = Arc::new(MemoryStore::new());
     let bundles = Arc::new(MemoryBundles::new());
     let clock = Arc::new(FixedClock::new());
-    let created = AccountService::new(store.clone(), clock.clone())
-        .create(CreateAccount {
-            email: "ann@example.com".into(),
-            handle: "ann".into(),
-            password: None,
-            platform_admin: false,
-            activated: true,
-        })
-        .await
-        .unwrap();
+    let created = create_account(store.clone(), clock.clone(), "ann").await;
     let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
     let pages = PageService::new(
         PagePorts {

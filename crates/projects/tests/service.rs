@@ -5,14 +5,13 @@
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountService, CreateAccount};
 use quire_kernel::{AccountId, App, Clock, KeyId, Principal, ProjectId};
 use quire_keys::{KeyStore, new_key};
 use quire_projects::{
     Access, AddressError, DeleteProjectError, GetProjectError, GrantError, GrantLevel,
     ListProjectsError, NewProject, ProjectPatch, ProjectService, WriteProjectError,
 };
-use quire_testkit::fixtures::{app_key, master};
+use quire_testkit::fixtures::{app_key, create_account, master};
 use quire_testkit::{FixedClock, MemoryStore};
 
 struct World {
@@ -40,16 +39,7 @@ impl World {
     }
 
     async fn account(&self, handle: &str) -> Owner {
-        let created = AccountService::new(self.store.clone(), self.clock.clone())
-            .create(CreateAccount {
-                email: format!("{handle}@example.com"),
-                handle: handle.into(),
-                password: None,
-                platform_admin: false,
-                activated: true,
-            })
-            .await
-            .unwrap();
+        let created = create_account(self.store.clone(), self.clock.clone(), handle).await;
         Owner {
             account: created.account.id,
             default_project: created.project.id,

@@ -53,11 +53,8 @@ async fn migrations_apply_once_and_create_the_sqlite_directory() {
 
 fn bootstrap(handle: &str) -> CreateAccount {
     CreateAccount {
-        email: format!("{handle}@example.com"),
-        handle: handle.into(),
         password: Some("a long password".into()),
-        platform_admin: false,
-        activated: true,
+        ..quire_testkit::fixtures::new_account(handle)
     }
 }
 

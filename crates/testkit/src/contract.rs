@@ -42,17 +42,7 @@ struct Seeded {
 
 async fn seed<S: Stores>(s: &Arc<S>, clock: &Arc<FixedClock>, handle: &str) -> Seeded {
     clock.advance(Duration::seconds(1));
-    let svc = AccountService::new(s.clone(), clock.clone());
-    let created = svc
-        .create(CreateAccount {
-            email: format!("{handle}@example.com"),
-            handle: handle.into(),
-            password: None,
-            platform_admin: false,
-            activated: true,
-        })
-        .await
-        .expect("seed account");
+    let created = crate::fixtures::create_account(s.clone(), clock.clone(), handle).await;
     Seeded {
         account: created.account,
         project: created.project,

@@ -1,6 +1,8 @@
 //! Small fixtures: a clock tests can move, and principals.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use quire_accounts::{AccountService, AccountStore, CreateAccount, CreatedAccount};
 
 use quire_kernel::{AccountId, App, Apps, Clock, KeyId, Principal, PrincipalKind, ProjectId, Tier};
 use time::{Duration, OffsetDateTime};
@@ -65,4 +67,31 @@ pub fn app_key(account: AccountId, key: KeyId, home: ProjectId, apps: &[App]) ->
         home_project_id: home,
         is_platform_admin: false,
     }
+}
+
+/// What an operator would type for an activated account `handle` (email `handle@example.com`).
+#[must_use]
+pub fn new_account(handle: &str) -> CreateAccount {
+    CreateAccount {
+        email: format!("{handle}@example.com"),
+        handle: handle.into(),
+        password: None,
+        platform_admin: false,
+        activated: true,
+    }
+}
+
+/// Creates an activated account `handle` with its default project and master key.
+///
+/// # Panics
+/// When the store refuses it.
+pub async fn create_account(
+    store: Arc<dyn AccountStore>,
+    clock: Arc<dyn Clock>,
+    handle: &str,
+) -> CreatedAccount {
+    AccountService::new(store, clock)
+        .create(new_account(handle))
+        .await
+        .expect("create account")
 }
