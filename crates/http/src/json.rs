@@ -51,7 +51,8 @@ impl FromRequest for Body {
             if declared.is_some_and(|n| n > limit) {
                 return Err(too_large(limit));
             }
-            let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
+            // Reserve up front only a little: a declared length costs nothing to lie about.
+            let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit).min(1 << 20));
             while let Some(chunk) = payload.next().await {
                 let chunk = chunk.map_err(|e| {
                     ApiError::new(
