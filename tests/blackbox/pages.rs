@@ -861,7 +861,80 @@ async fn an_interrupted_publish_is_never_visible_and_is_swept_at_start(b: Backen
     assert_eq!(listed.body["pages"].as_array().unwrap().len(), 1);
 }
 
+/// The whole page API over S3-compatible storage, when `QUIRE_TEST_S3_ENDPOINT` names one.
+async fn pages_on_s3_storage(b: Backend) {
+    let Ok(endpoint) = std::env::var("QUIRE_TEST_S3_ENDPOINT") else {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but QUIRE_TEST_S3_ENDPOINT is not set"
+        );
+        return;
+    };
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let bucket = format!("quire-bb-{}", uuid::Uuid::new_v4());
+    let created = reqwest::Client::new()
+        .put(format!("{endpoint}/{bucket}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(created.status().is_success());
+    let ann = db.create_account("ann", &[]);
+    let storage = format!("s3://{bucket}/quire");
+    let srv = db.start_with(&[
+        ("QUIRE_STORAGE_URL", storage.as_str()),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+    ]);
+    srv.call("GET", "/readyz", None, None)
+        .await
+        .assert_status(200);
+    let id = srv
+        .post(PAGES, &ann.key, site("On S3"))
+        .await
+        .assert_status(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    srv.post(
+        &format!("{PAGES}/{id}/files"),
+        &ann.key,
+        json!({"files": [{"path": "more.txt", "content": "more"}]}),
+    )
+    .await
+    .assert_status(200);
+    let listing = reqwest::Client::new()
+        .get(format!(
+            "{endpoint}/{bucket}?list-type=2&prefix=quire/pages/{id}/"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(listing.matches("<Key>").count(), 4, "{listing}");
+    srv.delete(&format!("{PAGES}/{id}"), &ann.key, None)
+        .await
+        .assert_status(204);
+    let listing = reqwest::Client::new()
+        .get(format!(
+            "{endpoint}/{bucket}?list-type=2&prefix=quire/pages/{id}/"
+        ))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(listing.matches("<Key>").count(), 0, "{listing}");
+}
+
 on_both_backends!(
+    pages_on_s3_storage,
     an_interrupted_publish_is_never_visible_and_is_swept_at_start,
     publish_get_list_and_files,
     publish_validation,
