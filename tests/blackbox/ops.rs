@@ -259,7 +259,49 @@ async fn database_outage_gives_500_and_unready_then_recovers(b: Backend) {
     assert!(!list.text.contains("during_outage"));
 }
 
+async fn an_exhausted_pool_is_a_prompt_500_and_nothing_half_written(b: Backend) {
+    if b != Backend::Postgres {
+        return; // Holding a lock from outside the server needs a second database client.
+    }
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let srv = db.start_with(&[("QUIRE_DATABASE_MAX_CONNECTIONS", "1")]);
+    srv.get("/api/platform/v1/projects", &ann.key)
+        .await
+        .assert_status(200);
+
+    let (locker, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    locker
+        .batch_execute("BEGIN; LOCK TABLE projects IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    // The first request takes the only connection and waits on the lock with it.
+    let body = json!({"name": "n", "tag": "t", "color": "red", "slug": "waited"});
+    let first = srv.post("/api/platform/v1/projects", &ann.key, body);
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let started = std::time::Instant::now();
+        let r = srv.get("/api/platform/v1/keys", &ann.key).await;
+        let waited = started.elapsed();
+        locker.batch_execute("ROLLBACK").await.unwrap();
+        (r, waited)
+    };
+    let (first, (second, waited)) = tokio::join!(first, second);
+    second.assert_error(500, "internal_error");
+    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+    // The request that held the connection completes once the lock is gone.
+    first.assert_status(201);
+    let list = srv.get("/api/platform/v1/projects", &ann.key).await;
+    assert_eq!(list.body["projects"].as_array().unwrap().len(), 2);
+}
+
 on_both_backends!(
+    an_exhausted_pool_is_a_prompt_500_and_nothing_half_written,
     health_and_readiness,
     a_key_revoked_on_one_server_is_refused_by_the_other,
     minted_keys_appear_in_no_log_and_only_hashed_in_the_database,
