@@ -14,6 +14,9 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-projects",
     "quire-keys",
     "quire-accounts",
+    "quire-pages",
+    "quire-links",
+    "quire-device-auth",
 ];
 const FORBIDDEN: &[&str] = &[
     "actix-web",

@@ -9,6 +9,8 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use quire_accounts::{Account, AccountStore, CreateAccountStoreError};
+use quire_device_auth::ports::InsertGrantError;
+use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::{
     AccountId, Email, Handle, InfraError, KeyId, PageId, ProjectId, ProjectSlug, Tier,
 };
@@ -36,6 +38,9 @@ pub struct State {
     pub pages: Vec<(Page, bool)>,
     pub files: HashMap<PageId, Vec<FileEntry>>,
     pub links: Vec<Link>,
+    pub device_grants: Vec<DeviceGrant>,
+    /// (bucket, client, window start in seconds) → requests counted.
+    pub rate_windows: HashMap<(String, String, i64), u32>,
 }
 
 #[derive(Debug, Default)]
@@ -832,5 +837,121 @@ impl BundleStore for MemoryBundles {
             .map(|(p, _)| *p)
             .collect();
         Ok(set.into_iter().collect())
+    }
+}
+
+#[async_trait]
+impl DeviceGrantStore for MemoryStore {
+    async fn insert_grant(&self, grant: &DeviceGrant) -> Result<(), InsertGrantError> {
+        self.check("insert_grant")?;
+        self.with(|s| {
+            if s.device_grants
+                .iter()
+                .any(|g| g.user_code == grant.user_code)
+            {
+                return Err(InsertGrantError::UserCodeTaken);
+            }
+            s.device_grants.push(grant.clone());
+            Ok(())
+        })
+    }
+
+    async fn grant_by_device_hash(&self, hash: &str) -> Result<Option<DeviceGrant>, InfraError> {
+        self.check("grant_by_device_hash")?;
+        Ok(self.with(|s| {
+            s.device_grants
+                .iter()
+                .find(|g| g.device_code_hash == hash)
+                .cloned()
+        }))
+    }
+
+    async fn grant_by_user_code(&self, code: &str) -> Result<Option<DeviceGrant>, InfraError> {
+        self.check("grant_by_user_code")?;
+        Ok(self.with(|s| {
+            s.device_grants
+                .iter()
+                .find(|g| g.user_code == code)
+                .cloned()
+        }))
+    }
+
+    async fn record_poll(
+        &self,
+        id: Uuid,
+        at: OffsetDateTime,
+        interval_secs: u32,
+    ) -> Result<(), InfraError> {
+        self.check("record_poll")?;
+        self.with(|s| {
+            if let Some(g) = s.device_grants.iter_mut().find(|g| g.id == id) {
+                g.last_polled_at = Some(at);
+                g.interval_secs = interval_secs;
+            }
+        });
+        Ok(())
+    }
+
+    async fn decide(
+        &self,
+        id: Uuid,
+        state: GrantState,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check("decide")?;
+        Ok(self.with(|s| {
+            match s
+                .device_grants
+                .iter_mut()
+                .find(|g| g.id == id && g.state == GrantState::Pending)
+            {
+                Some(g) => {
+                    g.state = state;
+                    g.decided_at = Some(at);
+                    true
+                }
+                None => false,
+            }
+        }))
+    }
+
+    async fn claim(&self, id: Uuid, key: &KeyRecord) -> Result<bool, InfraError> {
+        self.check("claim")?;
+        Ok(self.with(|s| {
+            let Some(g) = s
+                .device_grants
+                .iter_mut()
+                .find(|g| g.id == id && matches!(g.state, GrantState::Approved { .. }))
+            else {
+                return false;
+            };
+            g.state = GrantState::Claimed { key: key.id };
+            s.keys.push(key.clone());
+            true
+        }))
+    }
+}
+
+#[async_trait]
+impl RateLimiter for MemoryStore {
+    async fn hit(
+        &self,
+        bucket: &str,
+        client: &str,
+        window: std::time::Duration,
+        limit: u32,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check("hit")?;
+        let len = i64::try_from(window.as_secs().max(1)).unwrap_or(i64::MAX);
+        let start = now.unix_timestamp().div_euclid(len) * len;
+        Ok(self.with(|s| {
+            let count = s
+                .rate_windows
+                .entry((bucket.to_owned(), client.to_owned(), start))
+                .or_insert(0);
+            *count += 1;
+            *count <= limit
+        }))
     }
 }

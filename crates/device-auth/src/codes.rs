@@ -1,0 +1,118 @@
+//! The two codes of a device grant.
+
+use std::fmt;
+
+use base64::Engine;
+use rand::RngExt;
+use sha2::{Digest, Sha256};
+
+const USER_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
+
+/// The code a person types: 8 consonants, shown `XXXX-XXXX`, matched ignoring case, spaces
+/// and dashes. It can never claim a key; it only names a grant to approve or deny.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserCode(String);
+
+impl UserCode {
+    #[must_use]
+    pub fn generate() -> Self {
+        let mut rng = rand::rng();
+        Self(
+            (0..8)
+                .map(|_| char::from(USER_ALPHABET[rng.random_range(0..USER_ALPHABET.len())]))
+                .collect(),
+        )
+    }
+
+    /// Normalises what a person typed; `None` unless it is 8 letters of the alphabet.
+    #[must_use]
+    pub fn parse(typed: &str) -> Option<Self> {
+        let letters: String = typed
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '-')
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
+        (letters.len() == 8 && letters.bytes().all(|b| USER_ALPHABET.contains(&b)))
+            .then_some(Self(letters))
+    }
+
+    /// The stored form: 8 letters, no dash.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The displayed form: `XXXX-XXXX`.
+    #[must_use]
+    pub fn display(&self) -> String {
+        format!("{}-{}", &self.0[..4], &self.0[4..])
+    }
+}
+
+/// The secret the agent polls with: 32 random bytes, base64url. Stored only as SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DeviceCode(String);
+
+impl fmt::Debug for DeviceCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeviceCode(…)")
+    }
+}
+
+impl DeviceCode {
+    #[must_use]
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill(&mut bytes[..]);
+        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    #[must_use]
+    pub fn from_client(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Lowercase hex SHA-256: what the store holds and looks up by.
+    #[must_use]
+    pub fn hash(&self) -> String {
+        Sha256::digest(self.0.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_codes_are_8_consonants_and_match_loosely() {
+        let code = UserCode::generate();
+        assert_eq!(code.as_str().len(), 8);
+        assert!(code.as_str().bytes().all(|b| USER_ALPHABET.contains(&b)));
+        let shown = code.display();
+        assert_eq!(&shown[4..5], "-");
+        assert_eq!(UserCode::parse(&shown), Some(code.clone()));
+        let sloppy = format!(" {} - {} ", shown[..4].to_lowercase(), &shown[5..]);
+        assert_eq!(UserCode::parse(&sloppy), Some(code));
+        for bad in ["", "BCDF-GHJ", "BCDF-GHJKL", "AEIO-UBCD", "BCDF-GHJ1"] {
+            assert_eq!(UserCode::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn device_codes_are_256_bits_and_hashed() {
+        let d = DeviceCode::generate();
+        assert_eq!(d.expose().len(), 43);
+        assert_ne!(DeviceCode::generate(), d);
+        assert_eq!(d.hash().len(), 64);
+        assert_eq!(DeviceCode::from_client(d.expose()).hash(), d.hash());
+        assert!(!format!("{d:?}").contains(d.expose()));
+    }
+}
