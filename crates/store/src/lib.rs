@@ -8,6 +8,7 @@
 
 mod accounts;
 pub mod db;
+mod device;
 mod error;
 mod keys;
 mod links;

@@ -146,6 +146,35 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    device_grants (id) {
+        id -> DbUuid,
+        device_code_hash -> Text,
+        user_code -> Text,
+        client_name -> Text,
+        state -> Text,
+        account_id -> Nullable<DbUuid>,
+        key_id -> Nullable<DbUuid>,
+        created_at -> DbTime,
+        expires_at -> DbTime,
+        interval_secs -> BigInt,
+        last_polled_at -> Nullable<DbTime>,
+        decided_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    rate_limits (bucket, client, window_start) {
+        bucket -> Text,
+        client -> Text,
+        window_start -> BigInt,
+        hits -> BigInt,
+    }
+}
+
 diesel::joinable!(page_files -> pages (page_id));
 diesel::joinable!(link_allow -> links (link_id));
 diesel::allow_tables_to_appear_in_same_query!(
@@ -157,5 +186,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     page_files,
     links,
     link_codes,
-    link_allow
+    link_allow,
+    device_grants,
+    rate_limits
 );

@@ -7,6 +7,8 @@
 use std::sync::Arc;
 
 use quire_accounts::{Account, AccountService, AccountStore, CreateAccount, CreateAccountError};
+use quire_device_auth::ports::InsertGrantError;
+use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::AccountId;
 use quire_kernel::{App, Apps, Clock, Color, KeyId, ProjectId, ProjectSlug, Tier};
 use quire_kernel::{Email, Handle, LinkId, PageId};
@@ -26,11 +28,27 @@ use crate::fixtures::FixedClock;
 
 /// Every store port at once.
 pub trait Stores:
-    AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + AccountDirectory + 'static
+    AccountStore
+    + ProjectStore
+    + KeyStore
+    + PageStore
+    + LinkStore
+    + AccountDirectory
+    + DeviceGrantStore
+    + RateLimiter
+    + 'static
 {
 }
 impl<T> Stores for T where
-    T: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + AccountDirectory + 'static
+    T: AccountStore
+        + ProjectStore
+        + KeyStore
+        + PageStore
+        + LinkStore
+        + AccountDirectory
+        + DeviceGrantStore
+        + RateLimiter
+        + 'static
 {
 }
 
@@ -819,6 +837,142 @@ pub async fn projects_hold_and_move_pages_and_links<S: Stores>(s: Arc<S>) {
     );
 }
 
+fn grant(user_code: &str, device_hash: &str, clock: &FixedClock) -> DeviceGrant {
+    let now = clock.now();
+    DeviceGrant {
+        id: uuid::Uuid::new_v4(),
+        device_code_hash: device_hash.into(),
+        user_code: user_code.into(),
+        client_name: "cli".into(),
+        state: GrantState::Pending,
+        created_at: now,
+        expires_at: now + Duration::seconds(600),
+        interval_secs: 3,
+        last_polled_at: None,
+        decided_at: None,
+    }
+}
+
+pub async fn device_grants_change_state_by_compare_and_set<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let g = grant("BCDFGHJK", &"a".repeat(64), &clock);
+    s.insert_grant(&g).await.unwrap();
+    assert_eq!(
+        s.insert_grant(&grant("BCDFGHJK", &"b".repeat(64), &clock))
+            .await
+            .unwrap_err(),
+        InsertGrantError::UserCodeTaken
+    );
+    assert_eq!(
+        s.grant_by_device_hash(&g.device_code_hash).await.unwrap(),
+        Some(g.clone())
+    );
+    assert_eq!(
+        s.grant_by_user_code("BCDFGHJK").await.unwrap(),
+        Some(g.clone())
+    );
+    assert_eq!(s.grant_by_user_code("ZZZZZZZZ").await.unwrap(), None);
+
+    let polled = clock.now() + Duration::seconds(4);
+    s.record_poll(g.id, polled, 8).await.unwrap();
+    let stored = s.grant_by_user_code("BCDFGHJK").await.unwrap().unwrap();
+    assert_eq!(
+        (stored.last_polled_at, stored.interval_secs),
+        (Some(polled), 8)
+    );
+
+    let approved = GrantState::Approved {
+        account: ann.account.id,
+    };
+    assert!(s.decide(g.id, approved, clock.now()).await.unwrap());
+    assert!(
+        !s.decide(g.id, GrantState::Denied, clock.now())
+            .await
+            .unwrap(),
+        "decided twice"
+    );
+    let (plain, key) = new_key(
+        ann.account.id,
+        "agent: cli".into(),
+        Tier::Master,
+        None,
+        clock.now(),
+    );
+    assert!(s.claim(g.id, &key).await.unwrap());
+    assert_eq!(
+        s.grant_by_user_code("BCDFGHJK")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
+        GrantState::Claimed { key: key.id }
+    );
+    assert!(
+        s.find_by_hash(&plain.hash()).await.unwrap().is_some(),
+        "claimed key stored"
+    );
+    let (second_plain, second) =
+        new_key(ann.account.id, "x".into(), Tier::Master, None, clock.now());
+    assert!(!s.claim(g.id, &second).await.unwrap(), "claimed twice");
+    assert!(
+        s.find_by_hash(&second_plain.hash())
+            .await
+            .unwrap()
+            .is_none(),
+        "a lost claim stores no key"
+    );
+
+    let denied = grant("CDFGHJKL", &"c".repeat(64), &clock);
+    s.insert_grant(&denied).await.unwrap();
+    assert!(
+        s.decide(denied.id, GrantState::Denied, clock.now())
+            .await
+            .unwrap()
+    );
+    let (_, k) = new_key(ann.account.id, "x".into(), Tier::Master, None, clock.now());
+    assert!(
+        !s.claim(denied.id, &k).await.unwrap(),
+        "a denied grant cannot be claimed"
+    );
+}
+
+pub async fn rate_limits_count_exactly_per_window<S: Stores>(s: Arc<S>) {
+    let clock = FixedClock::new();
+    let window = std::time::Duration::from_secs(900);
+    let now = clock.now();
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        answers.push(s.hit("token", "10.0.0.1", window, 2, now).await.unwrap());
+    }
+    assert_eq!(answers, vec![true, true, false]);
+    assert!(s.hit("token", "10.0.0.2", window, 2, now).await.unwrap());
+    assert!(
+        s.hit("device_authorization", "10.0.0.1", window, 2, now)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.hit("token", "10.0.0.1", window, 2, now + Duration::seconds(900))
+            .await
+            .unwrap()
+    );
+    // Concurrent hits are counted exactly.
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let s = s.clone();
+            tokio::spawn(async move { s.hit("race", "10.0.0.9", window, 10, now).await.unwrap() })
+        })
+        .collect();
+    let mut allowed = 0;
+    for t in tasks {
+        if t.await.unwrap() {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 10);
+}
+
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
 /// alive for the test's duration (e.g. a temporary directory or database).
@@ -840,7 +994,9 @@ macro_rules! store_contract {
             put_files_replaces_by_path_and_sets_totals,
             link_codes_share_one_namespace,
             links_keep_policy_and_allow_lists,
-            projects_hold_and_move_pages_and_links
+            projects_hold_and_move_pages_and_links,
+            device_grants_change_state_by_compare_and_set,
+            rate_limits_count_exactly_per_window
         );
     };
     (@each $make:path, $($check:ident),+) => {

@@ -1,0 +1,2 @@
+DROP TABLE rate_limits;
+DROP TABLE device_grants;
