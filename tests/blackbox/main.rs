@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod agent_login;
 mod auth;
 mod grants;
 mod keys;

@@ -29,6 +29,12 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/page/v1/shared"),
 ];
 
+/// Routes that need no credential.
+const OPEN_ROUTES: &[(&str, &str)] = &[
+    ("post", "/api/agent-login/device_authorization"),
+    ("post", "/api/agent-login/token"),
+];
+
 async fn unknown_routes_are_json_404(b: Backend) {
     let Some((_db, srv, ann)) = setup(b).await else {
         return;
@@ -100,6 +106,13 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
                 "{method} {path}: error responses missing"
             );
         }
+    }
+    for (method, path) in OPEN_ROUTES {
+        let op = &doc["paths"][path][method];
+        assert!(
+            op["responses"]["400"].is_object() && op["responses"]["429"].is_object(),
+            "{method} {path}"
+        );
     }
     assert!(doc["components"]["schemas"]["ProjectDto"].is_object());
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());

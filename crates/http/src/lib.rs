@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use async_trait::async_trait;
+use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
 use quire_pages::PageService;
 use quire_projects::ProjectService;
@@ -39,6 +40,7 @@ pub struct AppState {
     pub projects: ProjectService,
     pub keys: KeyService,
     pub pages: PageService,
+    pub device_auth: DeviceAuthService,
     pub readiness: Arc<dyn Readiness>,
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
+use quire_device_auth::DeviceAuthService;
 use quire_http::{AppState, Readiness};
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
 use quire_keys::KeyService;
@@ -76,8 +77,14 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
     Setup {
         state: AppState {
             projects: ProjectService::new(store.clone(), clock.clone()),
-            keys: KeyService::new(store.clone(), store.clone(), clock),
+            keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
             pages,
+            device_auth: DeviceAuthService::new(
+                store.clone(),
+                store.clone(),
+                clock,
+                "http://quire.test",
+            ),
             readiness: Arc::new(Ready),
         },
         store,

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use clap::{Parser, Subcommand};
 use quire_accounts::{AccountService, CreateAccount, CreateAccountError};
 use quire_blobs::ObjectBundleStore;
+use quire_device_auth::DeviceAuthService;
 use quire_http::{AppState, Readiness};
 use quire_kernel::{Clock, SystemClock};
 use quire_keys::KeyService;
@@ -179,8 +180,14 @@ async fn serve(config: Config, db: Database) -> Result<(), String> {
     );
     let state = AppState {
         projects: ProjectService::new(store.clone(), clock.clone()),
-        keys: KeyService::new(store.clone(), store.clone(), clock),
+        keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
         pages,
+        device_auth: DeviceAuthService::new(
+            store.clone(),
+            store.clone(),
+            Arc::new(SystemClock),
+            config.base_url.clone(),
+        ),
         readiness: Arc::new(StackReadiness { db, bundles }),
     };
     let listener = TcpListener::bind(&config.listen)

@@ -1,5 +1,6 @@
 //! Route registration: every path of the API origin, in one place.
 
+pub(crate) mod agent_login;
 pub(crate) mod health;
 pub(crate) mod keys;
 pub(crate) mod pages;
@@ -45,6 +46,14 @@ pub fn register(cfg: &mut web::ServiceConfig, page_body_limit: usize) {
                 .route("/keys", web::get().to(keys::list))
                 .route("/keys", web::post().to(keys::mint))
                 .route("/keys/{id}", web::delete().to(keys::revoke)),
+        )
+        .service(
+            web::scope("/api/agent-login")
+                .route(
+                    "/device_authorization",
+                    web::post().to(agent_login::device_authorization),
+                )
+                .route("/token", web::post().to(agent_login::token)),
         )
         .service(
             web::scope(PAGE)

@@ -1,0 +1,175 @@
+//! `/api/agent-login/…`: the RFC 8628 device login endpoints an agent calls. Bodies may be
+//! form-encoded or JSON; answers carry `Cache-Control: no-store`.
+
+use std::collections::HashMap;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use quire_device_auth::{PollError, StartError};
+use quire_kernel::ErrorCode;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::json::Body;
+
+/// The constant `token_type` of the key scheme.
+pub const TOKEN_TYPE: &str = "quire_key";
+
+fn invalid_request(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidRequest, message)
+}
+
+/// Reads a flat body of string fields, form-encoded or JSON (by content type; without one,
+/// JSON is tried first). An empty body has no fields.
+fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(HashMap::new());
+    }
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let as_form = || {
+        serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
+            .map(|pairs| pairs.into_iter().collect())
+            .map_err(|_| invalid_request("the body is not valid form data"))
+    };
+    if content_type.starts_with("application/x-www-form-urlencoded") {
+        return as_form();
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                _ => Err(invalid_request(format!("{k} must be a string"))),
+            })
+            .collect(),
+        Ok(_) => Err(invalid_request("the body must be a JSON object")),
+        Err(_) if content_type.starts_with("application/json") => {
+            Err(invalid_request("the body is not valid JSON"))
+        }
+        Err(_) => as_form(),
+    }
+}
+
+fn client_ip(req: &HttpRequest) -> String {
+    req.peer_addr()
+        .map_or_else(|| "unknown".to_owned(), |a| a.ip().to_string())
+}
+
+fn no_store(mut response: HttpResponse) -> HttpResponse {
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeviceAuthorization {
+    pub device_code: String,
+    /// Shown as `XXXX-XXXX`.
+    pub user_code: String,
+    pub verification_uri: String,
+    pub verification_uri_complete: String,
+    /// 600.
+    pub expires_in: u32,
+    /// Seconds between polls (3).
+    pub interval: u32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeviceToken {
+    /// A master key (`qk_…`), returned exactly once.
+    pub access_token: String,
+    pub token_type: String,
+    /// `master`.
+    pub scope: String,
+    /// Always `null`: the key does not expire.
+    pub expires_in: Option<u64>,
+}
+
+/// Start a device login (RFC 8628 §3.1).
+#[utoipa::path(post, path = "/api/agent-login/device_authorization", tag = "agent-login",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`client_name` (optional, default `agent`); JSON works too"),
+    responses(
+        (status = 200, body = DeviceAuthorization),
+        (status = 400, body = crate::dto::ErrorBody, description = "invalid_request"),
+        (status = 429, body = crate::dto::ErrorBody, description = "rate_limited: more than 10 per 15 minutes from this address")))]
+pub async fn device_authorization(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let f = fields(&req, &body.0)?;
+    let started = state
+        .device_auth
+        .start(f.get("client_name").map(String::as_str), &client_ip(&req))
+        .await
+        .map_err(|e| match e {
+            StartError::InvalidRequest(m) => invalid_request(m),
+            StartError::RateLimited => ApiError::new(ErrorCode::RateLimited, e.to_string()),
+            StartError::Infra(e) => e.into(),
+        })?;
+    Ok(no_store(HttpResponse::Ok().json(DeviceAuthorization {
+        device_code: started.device_code.expose().to_owned(),
+        user_code: started.user_code.display(),
+        verification_uri: started.verification_uri,
+        verification_uri_complete: started.verification_uri_complete,
+        expires_in: started.expires_in,
+        interval: started.interval,
+    })))
+}
+
+/// Poll for the key (RFC 8628 §3.4). Only the device code can claim it.
+#[utoipa::path(post, path = "/api/agent-login/token", tag = "agent-login",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`grant_type` = urn:ietf:params:oauth:grant-type:device_code, `device_code`; JSON works too"),
+    responses(
+        (status = 200, body = DeviceToken),
+        (status = 400, body = crate::dto::ErrorBody, description = "unsupported_grant_type, invalid_request, invalid_grant, access_denied, expired_token, authorization_pending, slow_down (with `interval`)"),
+        (status = 429, body = crate::dto::ErrorBody, description = "rate_limited: more than 600 per 15 minutes from this address")))]
+pub async fn token(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let f = fields(&req, &body.0)?;
+    let claimed = state
+        .device_auth
+        .poll(
+            f.get("grant_type").map(String::as_str),
+            f.get("device_code").map(String::as_str),
+            &client_ip(&req),
+        )
+        .await
+        .map_err(|e| {
+            let message = e.to_string();
+            match e {
+                PollError::UnsupportedGrantType => {
+                    ApiError::new(ErrorCode::UnsupportedGrantType, message)
+                }
+                PollError::InvalidRequest(m) => invalid_request(m),
+                PollError::InvalidGrant => ApiError::new(ErrorCode::InvalidGrant, message),
+                PollError::AccessDenied => ApiError::new(ErrorCode::AccessDenied, message),
+                PollError::ExpiredToken => ApiError::new(ErrorCode::ExpiredToken, message),
+                PollError::AuthorizationPending => {
+                    ApiError::new(ErrorCode::AuthorizationPending, message)
+                }
+                PollError::SlowDown { interval } => ApiError::new(ErrorCode::SlowDown, message)
+                    .with_field("interval", Value::from(interval)),
+                PollError::RateLimited => ApiError::new(ErrorCode::RateLimited, message),
+                PollError::Infra(e) => e.into(),
+            }
+        })?;
+    Ok(no_store(HttpResponse::Ok().json(DeviceToken {
+        access_token: claimed.access_token.expose().to_owned(),
+        token_type: TOKEN_TYPE.to_owned(),
+        scope: "master".to_owned(),
+        expires_in: None,
+    })))
+}
