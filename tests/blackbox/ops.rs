@@ -300,7 +300,72 @@ async fn an_exhausted_pool_is_a_prompt_500_and_nothing_half_written(b: Backend) 
     assert_eq!(list.body["projects"].as_array().unwrap().len(), 2);
 }
 
+async fn admin_set_password_stores_an_argon2id_hash(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    db.create_account("ann", &[]);
+    let out = db.admin(
+        &[
+            "set-password",
+            "--login",
+            "ann@example.com",
+            "--password",
+            "a fine passphrase",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("a fine passphrase"));
+    for (args, needle) in [
+        (
+            vec![
+                "set-password",
+                "--login",
+                "nobody",
+                "--password",
+                "a fine passphrase",
+            ],
+            "no account",
+        ),
+        (
+            vec!["set-password", "--login", "ann", "--password", "short"],
+            "password",
+        ),
+    ] {
+        let out = db.admin(&args, &[]);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(needle),
+            "{args:?}"
+        );
+    }
+    if b == Backend::Postgres {
+        let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let row = client
+            .query_one(
+                "SELECT password_hash FROM accounts WHERE handle = 'ann'",
+                &[],
+            )
+            .await
+            .unwrap();
+        let hash: String = row.get(0);
+        assert!(
+            hash.starts_with("$argon2id$") && !hash.contains("a fine passphrase"),
+            "{hash}"
+        );
+    }
+}
+
 on_both_backends!(
+    admin_set_password_stores_an_argon2id_hash,
     an_exhausted_pool_is_a_prompt_500_and_nothing_half_written,
     health_and_readiness,
     a_key_revoked_on_one_server_is_refused_by_the_other,

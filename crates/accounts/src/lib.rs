@@ -1,5 +1,6 @@
 //! `quire-accounts`: accounts, their activation state and platform-admin flag, and the
-//! bootstrap that creates an account together with its default project and first master key.
+//! bootstrap that creates an account together with its default project and first master key,
+//! and dashboard sessions with throttled password sign-in.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` and `quire-keys` (for the
 //! project and key it creates alongside an account). Password hashing is
@@ -8,7 +9,11 @@
 pub mod model;
 pub mod ports;
 pub mod service;
+pub mod session;
 
 pub use model::Account;
 pub use ports::{AccountStore, CreateAccountStoreError};
-pub use service::{AccountService, CreateAccount, CreateAccountError, CreatedAccount};
+pub use service::{
+    AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetPasswordError,
+};
+pub use session::{Session, SessionService, SessionStore, SessionToken, SignInError, SignedIn};

@@ -37,4 +37,16 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure; an unknown id is `Ok(None)`.
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError>;
+
+    /// The account whose email or handle is `login` (already lower case).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; unknown is `Ok(None)`.
+    async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError>;
+
+    /// Replaces the account's password hash; `Ok(false)` when no account has the id.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError>;
 }

@@ -46,6 +46,16 @@ pub enum CreateAccountError {
     Infra(#[from] InfraError),
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetPasswordError {
+    #[error("no account has that email or handle")]
+    UnknownAccount,
+    #[error(transparent)]
+    InvalidPassword(#[from] PasswordError),
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
 /// The account use cases.
 #[derive(Debug, Clone)]
 pub struct AccountService {
@@ -106,5 +116,23 @@ impl AccountService {
             project,
             master_key,
         })
+    }
+
+    /// Sets the dashboard password of the account with this email or handle (operators).
+    ///
+    /// # Errors
+    /// See [`SetPasswordError`]; nothing changes on error.
+    pub async fn set_password(&self, login: &str, password: &str) -> Result<(), SetPasswordError> {
+        let hash = hash_password(password)?;
+        let account = self
+            .store
+            .account_by_login(&login.trim().to_lowercase())
+            .await?
+            .ok_or(SetPasswordError::UnknownAccount)?;
+        if self.store.set_password_hash(account.id, &hash).await? {
+            Ok(())
+        } else {
+            Err(SetPasswordError::UnknownAccount)
+        }
     }
 }

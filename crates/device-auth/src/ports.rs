@@ -1,7 +1,5 @@
 //! Ports of the device login.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use quire_kernel::InfraError;
 use quire_keys::KeyRecord;
@@ -66,20 +64,4 @@ pub trait DeviceGrantStore: Send + Sync + std::fmt::Debug {
     async fn claim(&self, id: Uuid, key: &KeyRecord) -> Result<bool, InfraError>;
 }
 
-/// Counting requests per client in fixed windows, shared by every replica.
-#[async_trait]
-pub trait RateLimiter: Send + Sync + std::fmt::Debug {
-    /// Counts one request of `client` in `bucket` for the window of length `window` that
-    /// contains `now`; `Ok(false)` once the count exceeds `limit`.
-    ///
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn hit(
-        &self,
-        bucket: &str,
-        client: &str,
-        window: Duration,
-        limit: u32,
-        now: OffsetDateTime,
-    ) -> Result<bool, InfraError>;
-}
+pub use quire_kernel::RateLimiter;

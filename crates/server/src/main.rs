@@ -13,7 +13,7 @@ use std::time::Duration;
 use actix_web::{App, HttpServer};
 use async_trait::async_trait;
 use clap::{Parser, Subcommand};
-use quire_accounts::{AccountService, CreateAccount, CreateAccountError};
+use quire_accounts::{AccountService, CreateAccount, CreateAccountError, SetPasswordError};
 use quire_blobs::ObjectBundleStore;
 use quire_device_auth::DeviceAuthService;
 use quire_http::{AppState, Readiness};
@@ -69,6 +69,23 @@ enum AdminCommand {
         platform_admin: bool,
         #[arg(long)]
         not_activated: bool,
+    },
+    /// Set the dashboard password of an account (by email or handle).
+    SetPassword {
+        /// Email or handle of the account.
+        #[arg(long)]
+        login: String,
+        /// The new password (at least 8 characters). Visible to other local users in the
+        /// process list; prefer --password-stdin.
+        #[arg(
+            long,
+            conflicts_with = "password_stdin",
+            required_unless_present = "password_stdin"
+        )]
+        password: Option<String>,
+        /// Read the new password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
     },
 }
 
@@ -234,6 +251,26 @@ async fn create_account(db: Database, input: CreateAccount) -> Result<serde_json
     }))
 }
 
+async fn set_password(db: Database, login: &str, password: &str) -> Result<(), String> {
+    migrate(&db).await?;
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    accounts
+        .set_password(login, password)
+        .await
+        .map_err(|e| match e {
+            SetPasswordError::Infra(e) => format!("database error: {e}"),
+            other => other.to_string(),
+        })
+}
+
+fn read_password_line() -> Result<String, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -281,6 +318,25 @@ async fn main() -> ExitCode {
                 println!("{out}");
             }
         }),
+        Command::Admin {
+            command:
+                AdminCommand::SetPassword {
+                    login,
+                    password,
+                    password_stdin,
+                },
+        } => {
+            let password = match password {
+                Some(p) if !password_stdin => Ok(p),
+                _ => read_password_line(),
+            };
+            match password {
+                Ok(p) => set_password(db, &login, &p).await.map(|()| {
+                    eprintln!("quire-server: password set for {login}");
+                }),
+                Err(e) => Err(e),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_accounts::{Account, AccountStore, CreateAccountStoreError};
+use quire_accounts::{Account, AccountStore, CreateAccountStoreError, Session, SessionStore};
 use quire_kernel::{AccountId, Email, Handle, InfraError, ProjectId};
 use quire_keys::KeyRecord;
 use quire_projects::Project;
@@ -12,7 +12,7 @@ use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
 use crate::keys::{KeyRow, insert_key_row};
 use crate::projects::ProjectRow;
-use crate::schema::{accounts, projects};
+use crate::schema::{accounts, projects, sessions};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -111,5 +111,95 @@ impl AccountStore for Database {
         row.map(Account::try_from)
             .transpose()
             .map_err(InfraError::from)
+    }
+
+    async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
+        let login = login.to_owned();
+        let row: Option<AccountRow> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .filter(accounts::email.eq(&login).or(accounts::handle.eq(&login)))
+                .select(AccountRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(InfraError::from)?;
+        row.map(Account::try_from)
+            .transpose()
+            .map_err(InfraError::from)
+    }
+
+    async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError> {
+        let hash = hash.to_owned();
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::update(accounts::table.find(DbId(id.0)))
+                .set(accounts::password_hash.eq(Some(&hash)))
+                .execute(conn)
+                .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n == 1)
+    }
+}
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = sessions)]
+struct SessionRow {
+    id_hash: String,
+    account_id: DbId,
+    mfa_satisfied: bool,
+    created_at: DbTs,
+    expires_at: DbTs,
+}
+
+#[async_trait]
+impl SessionStore for Database {
+    async fn insert_session(&self, session: &Session) -> Result<(), InfraError> {
+        let row = SessionRow {
+            id_hash: session.id_hash.clone(),
+            account_id: DbId(session.account_id.0),
+            mfa_satisfied: session.mfa_satisfied,
+            created_at: DbTs(session.created_at),
+            expires_at: DbTs(session.expires_at),
+        };
+        with_conn!(self, |conn| {
+            diesel::insert_into(sessions::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn session_by_hash(&self, id_hash: &str) -> Result<Option<Session>, InfraError> {
+        let id_hash = id_hash.to_owned();
+        let row: Option<SessionRow> = with_conn!(self, |conn| {
+            Ok(sessions::table
+                .find(&id_hash)
+                .select(SessionRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(row.map(|r| Session {
+            id_hash: r.id_hash,
+            account_id: AccountId(r.account_id.0),
+            mfa_satisfied: r.mfa_satisfied,
+            created_at: r.created_at.0,
+            expires_at: r.expires_at.0,
+        }))
+    }
+
+    async fn delete_session(&self, id_hash: &str) -> Result<(), InfraError> {
+        let id_hash = id_hash.to_owned();
+        with_conn!(self, |conn| {
+            diesel::delete(sessions::table.find(&id_hash))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(InfraError::from)
     }
 }

@@ -175,6 +175,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    sessions (id_hash) {
+        id_hash -> Text,
+        account_id -> DbUuid,
+        mfa_satisfied -> Bool,
+        created_at -> DbTime,
+        expires_at -> DbTime,
+    }
+}
+
 diesel::joinable!(page_files -> pages (page_id));
 diesel::joinable!(link_allow -> links (link_id));
 diesel::allow_tables_to_appear_in_same_query!(
@@ -188,5 +201,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     link_codes,
     link_allow,
     device_grants,
-    rate_limits
+    rate_limits,
+    sessions
 );

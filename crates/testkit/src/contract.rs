@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use quire_accounts::{Account, AccountService, AccountStore, CreateAccount, CreateAccountError};
+use quire_accounts::{
+    Account, AccountService, AccountStore, CreateAccount, CreateAccountError, Session, SessionStore,
+};
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::AccountId;
@@ -36,6 +38,7 @@ pub trait Stores:
     + AccountDirectory
     + DeviceGrantStore
     + RateLimiter
+    + SessionStore
     + 'static
 {
 }
@@ -48,6 +51,7 @@ impl<T> Stores for T where
         + AccountDirectory
         + DeviceGrantStore
         + RateLimiter
+        + SessionStore
         + 'static
 {
 }
@@ -973,6 +977,55 @@ pub async fn rate_limits_count_exactly_per_window<S: Stores>(s: Arc<S>) {
     assert_eq!(allowed, 10);
 }
 
+pub async fn accounts_are_found_by_login_and_sessions_by_hash<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    assert_eq!(
+        s.account_by_login("ann").await.unwrap().map(|a| a.id),
+        Some(ann.account.id)
+    );
+    assert_eq!(
+        s.account_by_login("ann@example.com")
+            .await
+            .unwrap()
+            .map(|a| a.id),
+        Some(ann.account.id)
+    );
+    assert_eq!(s.account_by_login("nobody").await.unwrap(), None);
+    assert!(
+        s.set_password_hash(ann.account.id, "$argon2id$stand-in")
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        s.account_by_id(ann.account.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .password_hash
+            .as_deref(),
+        Some("$argon2id$stand-in")
+    );
+    assert!(!s.set_password_hash(AccountId::new(), "x").await.unwrap());
+
+    let session = Session {
+        id_hash: "f".repeat(64),
+        account_id: ann.account.id,
+        mfa_satisfied: false,
+        created_at: clock.now(),
+        expires_at: clock.now() + Duration::hours(12),
+    };
+    s.insert_session(&session).await.unwrap();
+    assert_eq!(
+        s.session_by_hash(&session.id_hash).await.unwrap(),
+        Some(session.clone())
+    );
+    assert_eq!(s.session_by_hash(&"0".repeat(64)).await.unwrap(), None);
+    s.delete_session(&session.id_hash).await.unwrap();
+    assert_eq!(s.session_by_hash(&session.id_hash).await.unwrap(), None);
+    s.delete_session(&session.id_hash).await.unwrap();
+}
+
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
 /// alive for the test's duration (e.g. a temporary directory or database).
@@ -996,7 +1049,8 @@ macro_rules! store_contract {
             links_keep_policy_and_allow_lists,
             projects_hold_and_move_pages_and_links,
             device_grants_change_state_by_compare_and_set,
-            rate_limits_count_exactly_per_window
+            rate_limits_count_exactly_per_window,
+            accounts_are_found_by_login_and_sessions_by_hash
         );
     };
     (@each $make:path, $($check:ident),+) => {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use quire_accounts::{Account, AccountStore, CreateAccountStoreError};
+use quire_accounts::{Account, AccountStore, CreateAccountStoreError, Session, SessionStore};
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::{
@@ -39,6 +39,7 @@ pub struct State {
     pub files: HashMap<PageId, Vec<FileEntry>>,
     pub links: Vec<Link>,
     pub device_grants: Vec<DeviceGrant>,
+    pub sessions: Vec<Session>,
     /// (bucket, client, window start in seconds) → requests counted.
     pub rate_windows: HashMap<(String, String, i64), u32>,
 }
@@ -446,6 +447,29 @@ impl AccountStore for MemoryStore {
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError> {
         self.check("account_by_id")?;
         Ok(self.with(|s| s.accounts.iter().find(|a| a.id == id).cloned()))
+    }
+
+    async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
+        self.check("account_by_login")?;
+        Ok(self.with(|s| {
+            s.accounts
+                .iter()
+                .find(|a| a.email.as_str() == login || a.handle.as_str() == login)
+                .cloned()
+        }))
+    }
+
+    async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError> {
+        self.check("set_password_hash")?;
+        Ok(
+            self.with(|s| match s.accounts.iter_mut().find(|a| a.id == id) {
+                Some(a) => {
+                    a.password_hash = Some(hash.to_owned());
+                    true
+                }
+                None => false,
+            }),
+        )
     }
 }
 
@@ -953,5 +977,25 @@ impl RateLimiter for MemoryStore {
             *count += 1;
             *count <= limit
         }))
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemoryStore {
+    async fn insert_session(&self, session: &Session) -> Result<(), InfraError> {
+        self.check("insert_session")?;
+        self.with(|s| s.sessions.push(session.clone()));
+        Ok(())
+    }
+
+    async fn session_by_hash(&self, id_hash: &str) -> Result<Option<Session>, InfraError> {
+        self.check("session_by_hash")?;
+        Ok(self.with(|s| s.sessions.iter().find(|x| x.id_hash == id_hash).cloned()))
+    }
+
+    async fn delete_session(&self, id_hash: &str) -> Result<(), InfraError> {
+        self.check("delete_session")?;
+        self.with(|s| s.sessions.retain(|x| x.id_hash != id_hash));
+        Ok(())
     }
 }

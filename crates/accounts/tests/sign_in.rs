@@ -1,0 +1,176 @@
+//! Password sign-in, sessions and sign-out against the in-memory fakes.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::sync::Arc;
+
+use quire_accounts::{
+    AccountService, CreateAccount, SessionService, SessionToken, SetPasswordError, SignInError,
+};
+use quire_kernel::Clock;
+use quire_testkit::fixtures::new_account;
+use quire_testkit::{FixedClock, MemoryStore};
+use time::Duration;
+
+const IP: &str = "192.0.2.1";
+const PASSWORD: &str = "correct horse battery";
+
+async fn setup() -> (
+    Arc<MemoryStore>,
+    Arc<FixedClock>,
+    SessionService,
+    AccountService,
+) {
+    let store = Arc::new(MemoryStore::new());
+    let clock = Arc::new(FixedClock::new());
+    let accounts = AccountService::new(store.clone(), clock.clone());
+    accounts
+        .create(CreateAccount {
+            password: Some(PASSWORD.into()),
+            ..new_account("ann")
+        })
+        .await
+        .unwrap();
+    accounts
+        .create(CreateAccount {
+            password: Some(PASSWORD.into()),
+            activated: false,
+            ..new_account("dormant")
+        })
+        .await
+        .unwrap();
+    accounts.create(new_account("nopass")).await.unwrap();
+    let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
+    (store, clock, sessions, accounts)
+}
+
+#[tokio::test]
+async fn sign_in_by_email_or_handle_makes_a_session_stored_hashed() {
+    let (store, clock, sessions, _) = setup().await;
+    for login in ["ann", "ANN@example.com ", "ann@example.com"] {
+        let signed = sessions.sign_in(login, PASSWORD, IP).await.unwrap();
+        let stored = store.snapshot().sessions;
+        let last = stored.last().unwrap();
+        assert_eq!(last.id_hash, signed.token.hash());
+        assert_ne!(last.id_hash, signed.token.expose());
+        assert!(last.mfa_satisfied, "no second factor is enrolled");
+        let (session, account) = sessions.current(&signed.token).await.unwrap().unwrap();
+        assert_eq!(account.handle.as_str(), "ann");
+        assert_eq!(session.expires_at, clock.now() + Duration::hours(12));
+    }
+}
+
+#[tokio::test]
+async fn wrong_passwords_unknown_logins_and_missing_passwords_look_alike() {
+    let (store, _, sessions, _) = setup().await;
+    for (login, password) in [
+        ("ann", "wrong password"),
+        ("nobody", PASSWORD),
+        ("nopass", ""),
+    ] {
+        assert_eq!(
+            sessions.sign_in(login, password, IP).await.unwrap_err(),
+            SignInError::WrongCredentials,
+            "{login}"
+        );
+    }
+    assert_eq!(
+        sessions.sign_in("dormant", PASSWORD, IP).await.unwrap_err(),
+        SignInError::NotActivated
+    );
+    assert!(store.snapshot().sessions.is_empty());
+}
+
+#[tokio::test]
+async fn attempts_are_throttled_per_account_and_per_address() {
+    let (_, clock, sessions, _) = setup().await;
+    for i in 0..10 {
+        let _ = sessions
+            .sign_in("ann", "guess", &format!("198.51.100.{i}"))
+            .await;
+    }
+    // The account is throttled, even with the right password from a fresh address.
+    assert_eq!(
+        sessions
+            .sign_in("ann", PASSWORD, "203.0.113.9")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled
+    );
+    // One address guessing many accounts is throttled too.
+    for i in 0..30 {
+        let _ = sessions
+            .sign_in(&format!("user{i}"), "guess", "203.0.113.50")
+            .await;
+    }
+    assert_eq!(
+        sessions
+            .sign_in("nopass", "x", "203.0.113.50")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled
+    );
+    clock.advance(Duration::minutes(15));
+    assert!(
+        sessions
+            .sign_in("ann", PASSWORD, "203.0.113.9")
+            .await
+            .is_ok(),
+        "a new window"
+    );
+}
+
+#[tokio::test]
+async fn sessions_expire_and_sign_out_ends_them() {
+    let (_, clock, sessions, _) = setup().await;
+    let a = sessions.sign_in("ann", PASSWORD, IP).await.unwrap();
+    let b = sessions.sign_in("ann", PASSWORD, IP).await.unwrap();
+    sessions.sign_out(&a.token).await.unwrap();
+    assert!(sessions.current(&a.token).await.unwrap().is_none());
+    assert!(
+        sessions.current(&b.token).await.unwrap().is_some(),
+        "other sessions stay"
+    );
+    assert!(
+        sessions
+            .current(&SessionToken::generate())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    clock.advance(Duration::hours(12));
+    assert!(
+        sessions.current(&b.token).await.unwrap().is_none(),
+        "expired at 12 h"
+    );
+}
+
+#[tokio::test]
+async fn operators_set_passwords() {
+    let (_, _, sessions, accounts) = setup().await;
+    accounts
+        .set_password("nopass@example.com", "a brand new one")
+        .await
+        .unwrap();
+    assert!(
+        sessions
+            .sign_in("nopass", "a brand new one", IP)
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        accounts
+            .set_password("nobody", "a brand new one")
+            .await
+            .unwrap_err(),
+        SetPasswordError::UnknownAccount
+    );
+    assert!(matches!(
+        accounts.set_password("ann", "short").await,
+        Err(SetPasswordError::InvalidPassword(_))
+    ));
+    assert!(
+        sessions.sign_in("ann", PASSWORD, IP).await.is_ok(),
+        "refused change left the old password"
+    );
+}
