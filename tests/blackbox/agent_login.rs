@@ -162,7 +162,44 @@ async fn rate_limits_are_shared_by_replicas(b: Backend) {
         .assert_error(429, "rate_limited");
 }
 
+async fn start_from(srv: &Server, forwarded_for: &str) -> u16 {
+    srv.http
+        .post(format!("{}{START}", srv.base))
+        .header("x-forwarded-for", forwarded_for)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+async fn forwarded_clients_count_separately_only_behind_trusted_proxies(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let behind_proxy = db.start_with(&[("QUIRE_TRUSTED_PROXIES", "127.0.0.1")]);
+    for _ in 0..10 {
+        assert_eq!(start_from(&behind_proxy, "203.0.113.1").await, 200);
+    }
+    assert_eq!(start_from(&behind_proxy, "203.0.113.1").await, 429);
+    // Another client behind the same proxy has its own budget; a forged first entry is not
+    // believed (the proxy appended the real address last).
+    assert_eq!(
+        start_from(&behind_proxy, "203.0.113.1, 203.0.113.2").await,
+        200
+    );
+    drop(behind_proxy);
+
+    // Without trust the header is ignored: everyone here is 127.0.0.1, with a fresh budget.
+    let direct = db.start();
+    for i in 0..10 {
+        assert_eq!(start_from(&direct, &format!("198.51.100.{i}")).await, 200);
+    }
+    assert_eq!(start_from(&direct, "198.51.100.99").await, 429);
+}
+
 on_both_backends!(
+    forwarded_clients_count_separately_only_behind_trusted_proxies,
     start_with_form_or_json,
     token_errors_before_a_decision,
     rate_limits_are_shared_by_replicas,

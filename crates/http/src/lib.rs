@@ -7,6 +7,7 @@
 //! [`Readiness`] port, implemented by the server).
 
 mod auth;
+pub mod client_ip;
 mod dto;
 mod error;
 mod json;
@@ -41,6 +42,8 @@ pub struct AppState {
     pub keys: KeyService,
     pub pages: PageService,
     pub device_auth: DeviceAuthService,
+    /// Proxies whose `X-Forwarded-For` names the client (for rate limits).
+    pub trusted_proxies: client_ip::TrustedProxies,
     pub readiness: Arc<dyn Readiness>,
 }
 

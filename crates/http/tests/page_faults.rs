@@ -85,6 +85,7 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
                 clock,
                 "http://quire.test",
             ),
+            trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
             readiness: Arc::new(Ready),
         },
         store,

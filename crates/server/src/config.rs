@@ -34,6 +34,8 @@ pub struct Config {
     pub max_page_bytes: u64,
     /// Seconds between janitor passes (interrupted publishes, orphaned files).
     pub janitor_interval_secs: u64,
+    /// Comma-separated proxy addresses whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: String,
 }
 
 impl Default for Config {
@@ -52,6 +54,7 @@ impl Default for Config {
             max_file_bytes: 10 * 1024 * 1024,
             max_page_bytes: 50 * 1024 * 1024,
             janitor_interval_secs: 300,
+            trusted_proxies: String::new(),
         }
     }
 }
@@ -74,6 +77,7 @@ struct FileConfig {
     max_file_bytes: Option<u64>,
     max_page_bytes: Option<u64>,
     janitor_interval_secs: Option<u64>,
+    trusted_proxies: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +128,8 @@ impl Config {
                 max_files,
                 max_file_bytes,
                 max_page_bytes,
-                janitor_interval_secs
+                janitor_interval_secs,
+                trusted_proxies
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -139,6 +144,7 @@ impl Config {
         text("QUIRE_DATABASE_URL", &mut c.database_url);
         text("QUIRE_STORAGE_URL", &mut c.storage_url);
         text("QUIRE_LOG_FORMAT", &mut c.log_format);
+        text("QUIRE_TRUSTED_PROXIES", &mut c.trusted_proxies);
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {

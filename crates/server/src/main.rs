@@ -195,6 +195,8 @@ async fn serve(config: Config, db: Database) -> Result<(), String> {
         pages.clone(),
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
+    let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
+        .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
     let state = AppState {
         projects: ProjectService::new(store.clone(), clock.clone()),
         keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
@@ -205,6 +207,7 @@ async fn serve(config: Config, db: Database) -> Result<(), String> {
             Arc::new(SystemClock),
             config.base_url.clone(),
         ),
+        trusted_proxies,
         readiness: Arc::new(StackReadiness { db, bundles }),
     };
     let listener = TcpListener::bind(&config.listen)

@@ -57,11 +57,6 @@ fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, Api
     }
 }
 
-fn client_ip(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map_or_else(|| "unknown".to_owned(), |a| a.ip().to_string())
-}
-
 fn no_store(mut response: HttpResponse) -> HttpResponse {
     response.headers_mut().insert(
         header::CACHE_CONTROL,
@@ -109,7 +104,10 @@ pub async fn device_authorization(
     let f = fields(&req, &body.0)?;
     let started = state
         .device_auth
-        .start(f.get("client_name").map(String::as_str), &client_ip(&req))
+        .start(
+            f.get("client_name").map(String::as_str),
+            &crate::client_ip::of(&req, &state.trusted_proxies),
+        )
         .await
         .map_err(|e| match e {
             StartError::InvalidRequest(m) => invalid_request(m),
@@ -144,7 +142,7 @@ pub async fn token(
         .poll(
             f.get("grant_type").map(String::as_str),
             f.get("device_code").map(String::as_str),
-            &client_ip(&req),
+            &crate::client_ip::of(&req, &state.trusted_proxies),
         )
         .await
         .map_err(|e| {
