@@ -11,11 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine;
 use quire_kernel::password::verify_password;
 use quire_kernel::{AccountId, Clock, InfraError, RateLimiter};
-use rand::RngExt;
-use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use crate::model::Account;
@@ -48,9 +45,7 @@ impl fmt::Debug for SessionToken {
 impl SessionToken {
     #[must_use]
     pub fn generate() -> Self {
-        let mut bytes = [0u8; 32];
-        rand::rng().fill(&mut bytes[..]);
-        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+        Self(quire_kernel::secret::random_url_token())
     }
 
     #[must_use]
@@ -66,10 +61,7 @@ impl SessionToken {
     /// Lowercase hex SHA-256: what the store holds.
     #[must_use]
     pub fn hash(&self) -> String {
-        Sha256::digest(self.0.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        quire_kernel::secret::sha256_hex(self.0.as_bytes())
     }
 }
 

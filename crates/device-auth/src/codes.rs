@@ -2,9 +2,7 @@
 
 use std::fmt;
 
-use base64::Engine;
 use rand::RngExt;
-use sha2::{Digest, Sha256};
 
 const USER_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
 
@@ -62,9 +60,7 @@ impl fmt::Debug for DeviceCode {
 impl DeviceCode {
     #[must_use]
     pub fn generate() -> Self {
-        let mut bytes = [0u8; 32];
-        rand::rng().fill(&mut bytes[..]);
-        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+        Self(quire_kernel::secret::random_url_token())
     }
 
     #[must_use]
@@ -80,10 +76,7 @@ impl DeviceCode {
     /// Lowercase hex SHA-256: what the store holds and looks up by.
     #[must_use]
     pub fn hash(&self) -> String {
-        Sha256::digest(self.0.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        quire_kernel::secret::sha256_hex(self.0.as_bytes())
     }
 }
 

@@ -3,7 +3,7 @@
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
 //! authenticated [`Principal`], the [`Clock`] port and the one table of error codes with their
 //! HTTP statuses, and the `RateLimiter` port. It depends only on small pure crates (serde,
-//! thiserror, uuid, time, async-trait, argon2); nothing here performs I/O.
+//! thiserror, uuid, time, async-trait, argon2, sha2, rand, base64); nothing here performs I/O.
 
 pub mod clock;
 pub mod error;
@@ -11,6 +11,7 @@ pub mod ids;
 pub mod password;
 pub mod principal;
 pub mod rate_limit;
+pub mod secret;
 pub mod values;
 
 pub use clock::{Clock, SystemClock};

@@ -4,7 +4,6 @@
 use std::fmt;
 
 use rand::RngExt;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 const SCHEME: &str = "qk_";
@@ -55,8 +54,7 @@ impl PlaintextKey {
 
     #[must_use]
     pub fn hash(&self) -> KeyHash {
-        let digest = Sha256::digest(self.0.as_bytes());
-        KeyHash(digest.iter().map(|b| format!("{b:02x}")).collect())
+        KeyHash(quire_kernel::secret::sha256_hex(self.0.as_bytes()))
     }
 }
 

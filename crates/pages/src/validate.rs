@@ -4,7 +4,6 @@
 use std::collections::HashSet;
 
 use base64::Engine;
-use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -187,13 +186,7 @@ pub fn content_type(path: &str) -> String {
     }
 }
 
-#[must_use]
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use quire_kernel::secret::sha256_hex;
 
 /// Validates and decodes a whole batch before anything is stored: every path safe, no path
 /// twice, every encoding known, base64 that decodes, and the limits, counting the page's
