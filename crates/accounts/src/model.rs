@@ -3,6 +3,8 @@
 use quire_kernel::{AccountId, Email, Handle, ProjectId};
 use time::OffsetDateTime;
 
+use crate::mfa::TotpSecret;
+
 /// A person's (or an organisation's) account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Account {
@@ -15,4 +17,6 @@ pub struct Account {
     pub is_platform_admin: bool,
     pub default_project_id: ProjectId,
     pub created_at: OffsetDateTime,
+    /// The enrolled second factor, if any.
+    pub totp_secret: Option<TotpSecret>,
 }

@@ -5,6 +5,7 @@ use quire_kernel::{AccountId, InfraError};
 use quire_keys::KeyRecord;
 use quire_projects::Project;
 
+use crate::mfa::TotpSecret;
 use crate::model::Account;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,4 +50,25 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError>;
+
+    /// Enrolls `secret` as the account's second factor, recording `step` as used, and
+    /// marks every other session of the account (all but `keep_session`) as not having
+    /// given it; `Ok(false)` when the account already has a second factor (nothing changes).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing changes on error.
+    async fn enroll_totp(
+        &self,
+        id: AccountId,
+        secret: &TotpSecret,
+        step: u64,
+        keep_session: &str,
+    ) -> Result<bool, InfraError>;
+
+    /// Records `step` as the last TOTP step used, only if it is later than the one recorded:
+    /// `Ok(false)` means the code's step was already used (a replay), or no account has the id.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError>;
 }

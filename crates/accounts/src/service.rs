@@ -101,6 +101,7 @@ impl AccountService {
             is_platform_admin: input.platform_admin,
             default_project_id: project.id,
             created_at: now,
+            totp_secret: None,
         };
         let (master_key, key) = new_key(account_id, "master".into(), Tier::Master, None, now);
         self.store

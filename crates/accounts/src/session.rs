@@ -15,6 +15,7 @@ use quire_kernel::password::verify_password;
 use quire_kernel::{AccountId, Clock, InfraError, RateLimiter};
 use time::OffsetDateTime;
 
+use crate::mfa::TotpSecret;
 use crate::model::Account;
 use crate::ports::AccountStore;
 
@@ -93,6 +94,18 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn delete_session(&self, id_hash: &str) -> Result<(), InfraError>;
+
+    /// Records that the session has given the second factor; absent is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError>;
+
+    /// Removes every session expired at `now`; returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError>;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,6 +119,27 @@ pub enum SignInError {
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecondFactorError {
+    #[error("that code is not right; use the current code from your authenticator app")]
+    WrongCode,
+    #[error("too many codes tried; wait a few minutes")]
+    Throttled,
+    #[error("this account already has a second factor")]
+    AlreadyEnrolled,
+    #[error("this account has no second factor")]
+    NotEnrolled,
+    #[error("the enrollment secret is not valid; start again")]
+    MalformedSecret,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Second-factor codes allowed per account in [`ATTEMPT_WINDOW`] (a 6-digit code falls
+/// to guessing at about one in 10⁵ per try with the skew window, so this keeps it out of
+/// reach).
+pub const CODES_PER_ACCOUNT: u32 = 10;
 
 /// A successful sign-in: the cookie value, shown once.
 #[derive(Debug, Clone)]
@@ -193,7 +227,7 @@ impl SessionService {
         let session = Session {
             id_hash: token.hash(),
             account_id: account.id,
-            mfa_satisfied: true,
+            mfa_satisfied: account.totp_secret.is_none(),
             created_at: now,
             expires_at: now + SESSION_LIFETIME,
         };
@@ -220,6 +254,104 @@ impl SessionService {
             .account_by_id(session.account_id)
             .await?
             .map(|a| (session, a)))
+    }
+
+    /// A fresh secret to enroll (not stored until [`SessionService::confirm_enrollment`]).
+    #[must_use]
+    pub fn begin_enrollment(&self) -> TotpSecret {
+        TotpSecret::generate()
+    }
+
+    /// Enrolls `secret` for the signed-in `account` once `code` proves the authenticator
+    /// app holds it. Other sessions of the account must then give the code too.
+    ///
+    /// # Errors
+    /// `Throttled`, `MalformedSecret`, `WrongCode`, `AlreadyEnrolled`; nothing changes on
+    /// error.
+    pub async fn confirm_enrollment(
+        &self,
+        session: &Session,
+        account: &Account,
+        secret: &str,
+        code: &str,
+    ) -> Result<(), SecondFactorError> {
+        if account.totp_secret.is_some() {
+            return Err(SecondFactorError::AlreadyEnrolled);
+        }
+        let now = self.clock.now();
+        self.count_code_attempt(account, now).await?;
+        let secret = TotpSecret::parse(secret).ok_or(SecondFactorError::MalformedSecret)?;
+        let step = secret
+            .matching_step(code, now)
+            .ok_or(SecondFactorError::WrongCode)?;
+        if self
+            .accounts
+            .enroll_totp(account.id, &secret, step, &session.id_hash)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(SecondFactorError::AlreadyEnrolled)
+        }
+    }
+
+    /// Checks a code from the account's authenticator app and, if right and not used
+    /// before, marks the session as having given the second factor.
+    ///
+    /// # Errors
+    /// `NotEnrolled`, `Throttled`, `WrongCode` (also for a code already used).
+    pub async fn give_second_factor(
+        &self,
+        session: &Session,
+        account: &Account,
+        code: &str,
+    ) -> Result<(), SecondFactorError> {
+        let secret = account
+            .totp_secret
+            .as_ref()
+            .ok_or(SecondFactorError::NotEnrolled)?;
+        let now = self.clock.now();
+        self.count_code_attempt(account, now).await?;
+        let step = secret
+            .matching_step(code, now)
+            .ok_or(SecondFactorError::WrongCode)?;
+        if !self.accounts.use_totp_step(account.id, step).await? {
+            return Err(SecondFactorError::WrongCode);
+        }
+        self.sessions.mark_mfa_satisfied(&session.id_hash).await?;
+        Ok(())
+    }
+
+    async fn count_code_attempt(
+        &self,
+        account: &Account,
+        now: OffsetDateTime,
+    ) -> Result<(), SecondFactorError> {
+        let allowed = self
+            .limiter
+            .hit(
+                "second_factor_account",
+                &account.id.0.to_string(),
+                ATTEMPT_WINDOW,
+                CODES_PER_ACCOUNT,
+                now,
+            )
+            .await?;
+        if allowed {
+            Ok(())
+        } else {
+            Err(SecondFactorError::Throttled)
+        }
+    }
+
+    /// Removes expired sessions (the janitor's work).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    pub async fn sweep_expired(&self) -> Result<u64, InfraError> {
+        self.sessions
+            .delete_expired_sessions(self.clock.now())
+            .await
     }
 
     /// Ends the session a cookie names.

@@ -62,6 +62,14 @@ pub trait DeviceGrantStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure; nothing is stored then.
     async fn claim(&self, id: Uuid, key: &KeyRecord) -> Result<bool, InfraError>;
+
+    /// Removes every grant, in any state, that expired before `cutoff`, freeing its user
+    /// code; returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_grants_expired_before(&self, cutoff: OffsetDateTime)
+    -> Result<u64, InfraError>;
 }
 
 pub use quire_kernel::RateLimiter;

@@ -275,6 +275,18 @@ impl DeviceAuthService {
         Ok(grant)
     }
 
+    /// Removes grants expired for over a day (freeing their user codes) and rate-limit
+    /// windows over a day old: the janitor's work. Returns (grants, windows) removed.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    pub async fn sweep(&self) -> Result<(u64, u64), InfraError> {
+        let cutoff = self.clock.now() - time::Duration::days(1);
+        let grants = self.grants.delete_grants_expired_before(cutoff).await?;
+        let windows = self.limiter.forget_windows_before(cutoff).await?;
+        Ok((grants, windows))
+    }
+
     /// Approves (for `account`) or denies the pending grant with the typed user code.
     ///
     /// # Errors

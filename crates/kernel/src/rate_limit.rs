@@ -23,4 +23,10 @@ pub trait RateLimiter: Send + Sync + std::fmt::Debug {
         limit: u32,
         now: OffsetDateTime,
     ) -> Result<bool, InfraError>;
+
+    /// Drops the counts of windows that started before `cutoff`; returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError>;
 }

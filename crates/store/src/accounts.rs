@@ -3,10 +3,13 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_accounts::{Account, AccountStore, CreateAccountStoreError, Session, SessionStore};
+use quire_accounts::{
+    Account, AccountStore, CreateAccountStoreError, Session, SessionStore, TotpSecret,
+};
 use quire_kernel::{AccountId, Email, Handle, InfraError, ProjectId};
 use quire_keys::KeyRecord;
 use quire_projects::Project;
+use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
@@ -26,6 +29,7 @@ struct AccountRow {
     is_platform_admin: bool,
     default_project_id: DbId,
     created_at: DbTs,
+    totp_secret: Option<String>,
 }
 
 impl From<&Account> for AccountRow {
@@ -39,6 +43,7 @@ impl From<&Account> for AccountRow {
             is_platform_admin: a.is_platform_admin,
             default_project_id: DbId(a.default_project_id.0),
             created_at: DbTs(a.created_at),
+            totp_secret: a.totp_secret.as_ref().map(|t| t.expose().to_owned()),
         }
     }
 }
@@ -56,6 +61,11 @@ impl TryFrom<AccountRow> for Account {
             is_platform_admin: r.is_platform_admin,
             default_project_id: ProjectId(r.default_project_id.0),
             created_at: r.created_at.0,
+            totp_secret: r
+                .totp_secret
+                .as_deref()
+                .map(|t| TotpSecret::parse(t).ok_or_else(|| corrupt("totp secret")))
+                .transpose()?,
         })
     }
 }
@@ -140,6 +150,70 @@ impl AccountStore for Database {
         .map_err(InfraError::from)?;
         Ok(n == 1)
     }
+
+    async fn enroll_totp(
+        &self,
+        id: AccountId,
+        secret: &TotpSecret,
+        step: u64,
+        keep_session: &str,
+    ) -> Result<bool, InfraError> {
+        let secret = secret.expose().to_owned();
+        let keep_session = keep_session.to_owned();
+        let step = step_column(step)?;
+        with_tx!(self, |db, conn| {
+            let n = diesel::update(
+                accounts::table
+                    .find(DbId(id.0))
+                    .filter(accounts::totp_secret.is_null()),
+            )
+            .set((
+                accounts::totp_secret.eq(Some(&secret)),
+                accounts::totp_last_step.eq(Some(step)),
+            ))
+            .execute(conn)
+            .await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            db.checkpoint("enroll_totp:account")?;
+            diesel::update(
+                sessions::table
+                    .filter(sessions::account_id.eq(DbId(id.0)))
+                    .filter(sessions::id_hash.ne(&keep_session)),
+            )
+            .set(sessions::mfa_satisfied.eq(false))
+            .execute(conn)
+            .await?;
+            Ok(true)
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError> {
+        let step = step_column(step)?;
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                accounts::table
+                    .find(DbId(id.0))
+                    .filter(accounts::totp_secret.is_not_null())
+                    .filter(
+                        accounts::totp_last_step
+                            .is_null()
+                            .or(accounts::totp_last_step.lt(step)),
+                    ),
+            )
+            .set(accounts::totp_last_step.eq(Some(step)))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n == 1)
+    }
+}
+
+fn step_column(step: u64) -> Result<i64, InfraError> {
+    i64::try_from(step).map_err(|_| InfraError::new("TOTP step out of range"))
 }
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -201,5 +275,29 @@ impl SessionStore for Database {
             Ok(())
         })
         .map_err(InfraError::from)
+    }
+
+    async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError> {
+        let id_hash = id_hash.to_owned();
+        with_conn!(self, |conn| {
+            diesel::update(sessions::table.find(&id_hash))
+                .set(sessions::mfa_satisfied.eq(true))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError> {
+        let n = with_conn!(self, |conn| {
+            Ok(
+                diesel::delete(sessions::table.filter(sessions::expires_at.le(DbTs(now))))
+                    .execute(conn)
+                    .await?,
+            )
+        })
+        .map_err(InfraError::from)?;
+        Ok(n as u64)
     }
 }

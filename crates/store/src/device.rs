@@ -210,6 +210,21 @@ impl DeviceGrantStore for Database {
         })
         .map_err(infra)
     }
+
+    async fn delete_grants_expired_before(
+        &self,
+        cutoff: OffsetDateTime,
+    ) -> Result<u64, InfraError> {
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::delete(
+                device_grants::table.filter(device_grants::expires_at.lt(DbTs(cutoff))),
+            )
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        Ok(n as u64)
+    }
 }
 
 #[async_trait]
@@ -246,5 +261,18 @@ impl RateLimiter for Database {
         })
         .map_err(infra)?;
         Ok(hits <= i64::from(limit))
+    }
+
+    async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
+        let cutoff = cutoff.unix_timestamp();
+        let n = with_conn!(self, |conn| {
+            Ok(
+                diesel::delete(rate_limits::table.filter(rate_limits::window_start.lt(cutoff)))
+                    .execute(conn)
+                    .await?,
+            )
+        })
+        .map_err(infra)?;
+        Ok(n as u64)
     }
 }

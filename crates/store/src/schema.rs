@@ -13,6 +13,8 @@ diesel::table! {
         is_platform_admin -> Bool,
         default_project_id -> DbUuid,
         created_at -> DbTime,
+        totp_secret -> Nullable<Text>,
+        totp_last_step -> Nullable<BigInt>,
     }
 }
 

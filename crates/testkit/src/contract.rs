@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use quire_accounts::{
-    Account, AccountService, AccountStore, CreateAccount, CreateAccountError, Session, SessionStore,
+    Account, AccountService, AccountStore, CreateAccount, CreateAccountError, Session,
+    SessionStore, TotpSecret,
 };
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
@@ -941,6 +942,39 @@ pub async fn device_grants_change_state_by_compare_and_set<S: Stores>(s: Arc<S>)
     );
 }
 
+pub async fn old_grants_and_rate_windows_are_swept<S: Stores>(s: Arc<S>) {
+    let clock = FixedClock::new();
+    let old = grant("BCDFGHJK", &"1".repeat(64), &clock);
+    s.insert_grant(&old).await.unwrap();
+    let later = FixedClock::at(clock.now() + Duration::hours(1));
+    let fresh = grant("LMNPQRST", &"2".repeat(64), &later);
+    s.insert_grant(&fresh).await.unwrap();
+    let cutoff = old.expires_at + Duration::seconds(1);
+    assert_eq!(s.delete_grants_expired_before(cutoff).await.unwrap(), 1);
+    assert_eq!(s.grant_by_user_code("BCDFGHJK").await.unwrap(), None);
+    assert!(s.grant_by_user_code("LMNPQRST").await.unwrap().is_some());
+    // The freed user code can be issued again.
+    s.insert_grant(&grant("BCDFGHJK", &"3".repeat(64), &later))
+        .await
+        .unwrap();
+
+    let window = std::time::Duration::from_secs(900);
+    let t0 = clock.now();
+    assert!(s.hit("token", "10.0.0.1", window, 1, t0).await.unwrap());
+    let t1 = t0 + Duration::hours(2);
+    assert!(s.hit("token", "10.0.0.1", window, 1, t1).await.unwrap());
+    assert_eq!(
+        s.forget_windows_before(t0 + Duration::hours(1))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        !s.hit("token", "10.0.0.1", window, 1, t1).await.unwrap(),
+        "the current window keeps its count"
+    );
+}
+
 pub async fn rate_limits_count_exactly_per_window<S: Stores>(s: Arc<S>) {
     let clock = FixedClock::new();
     let window = std::time::Duration::from_secs(900);
@@ -1026,6 +1060,93 @@ pub async fn accounts_are_found_by_login_and_sessions_by_hash<S: Stores>(s: Arc<
     s.delete_session(&session.id_hash).await.unwrap();
 }
 
+pub async fn totp_enrollment_is_once_and_steps_are_used_once<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let session = |hash: char, satisfied: bool| Session {
+        id_hash: hash.to_string().repeat(64),
+        account_id: ann.account.id,
+        mfa_satisfied: satisfied,
+        created_at: clock.now(),
+        expires_at: clock.now() + Duration::hours(12),
+    };
+    let (enrolling, other) = (session('a', true), session('b', true));
+    s.insert_session(&enrolling).await.unwrap();
+    s.insert_session(&other).await.unwrap();
+    // A step before enrollment is refused: there is no factor to use it with.
+    assert!(!s.use_totp_step(ann.account.id, 5).await.unwrap());
+
+    let secret = TotpSecret::generate();
+    assert!(
+        s.enroll_totp(ann.account.id, &secret, 100, &enrolling.id_hash)
+            .await
+            .unwrap()
+    );
+    let stored = s.account_by_id(ann.account.id).await.unwrap().unwrap();
+    assert_eq!(stored.totp_secret, Some(secret.clone()));
+    let satisfied = |hash: String| {
+        let s = Arc::clone(&s);
+        async move {
+            s.session_by_hash(&hash)
+                .await
+                .unwrap()
+                .unwrap()
+                .mfa_satisfied
+        }
+    };
+    assert!(satisfied(enrolling.id_hash.clone()).await);
+    assert!(
+        !satisfied(other.id_hash.clone()).await,
+        "other sessions must give the code"
+    );
+    assert!(
+        !s.enroll_totp(ann.account.id, &TotpSecret::generate(), 200, "")
+            .await
+            .unwrap(),
+        "a second enrollment changes nothing"
+    );
+    assert_eq!(
+        s.account_by_id(ann.account.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .totp_secret,
+        Some(secret)
+    );
+
+    // The enrolling step, and anything not later, is spent.
+    assert!(!s.use_totp_step(ann.account.id, 100).await.unwrap());
+    assert!(!s.use_totp_step(ann.account.id, 99).await.unwrap());
+    assert!(s.use_totp_step(ann.account.id, 101).await.unwrap());
+    assert!(!s.use_totp_step(ann.account.id, 101).await.unwrap());
+    assert!(!s.use_totp_step(AccountId::new(), 500).await.unwrap());
+
+    s.mark_mfa_satisfied(&other.id_hash).await.unwrap();
+    assert!(satisfied(other.id_hash.clone()).await);
+    s.mark_mfa_satisfied(&"9".repeat(64)).await.unwrap();
+}
+
+pub async fn expired_sessions_are_swept<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    for (hash, hours) in [('1', 1), ('2', 2), ('3', 3)] {
+        s.insert_session(&Session {
+            id_hash: hash.to_string().repeat(64),
+            account_id: ann.account.id,
+            mfa_satisfied: true,
+            created_at: clock.now(),
+            expires_at: clock.now() + Duration::hours(hours),
+        })
+        .await
+        .unwrap();
+    }
+    let at_two = clock.now() + Duration::hours(2);
+    assert_eq!(s.delete_expired_sessions(at_two).await.unwrap(), 2);
+    assert_eq!(s.session_by_hash(&"2".repeat(64)).await.unwrap(), None);
+    assert!(s.session_by_hash(&"3".repeat(64)).await.unwrap().is_some());
+    assert_eq!(s.delete_expired_sessions(at_two).await.unwrap(), 0);
+}
+
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
 /// alive for the test's duration (e.g. a temporary directory or database).
@@ -1050,7 +1171,10 @@ macro_rules! store_contract {
             projects_hold_and_move_pages_and_links,
             device_grants_change_state_by_compare_and_set,
             rate_limits_count_exactly_per_window,
-            accounts_are_found_by_login_and_sessions_by_hash
+            old_grants_and_rate_windows_are_swept,
+            accounts_are_found_by_login_and_sessions_by_hash,
+            totp_enrollment_is_once_and_steps_are_used_once,
+            expired_sessions_are_swept
         );
     };
     (@each $make:path, $($check:ident),+) => {

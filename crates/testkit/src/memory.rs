@@ -8,7 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use quire_accounts::{Account, AccountStore, CreateAccountStoreError, Session, SessionStore};
+use quire_accounts::{
+    Account, AccountStore, CreateAccountStoreError, Session, SessionStore, TotpSecret,
+};
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::{
@@ -40,6 +42,8 @@ pub struct State {
     pub links: Vec<Link>,
     pub device_grants: Vec<DeviceGrant>,
     pub sessions: Vec<Session>,
+    /// The last TOTP step accepted per account.
+    pub totp_steps: HashMap<AccountId, u64>,
     /// (bucket, client, window start in seconds) → requests counted.
     pub rate_windows: HashMap<(String, String, i64), u32>,
 }
@@ -470,6 +474,48 @@ impl AccountStore for MemoryStore {
                 None => false,
             }),
         )
+    }
+
+    async fn enroll_totp(
+        &self,
+        id: AccountId,
+        secret: &TotpSecret,
+        step: u64,
+        keep_session: &str,
+    ) -> Result<bool, InfraError> {
+        self.check("enroll_totp")?;
+        Ok(self.with(|s| {
+            let Some(a) = s
+                .accounts
+                .iter_mut()
+                .find(|a| a.id == id && a.totp_secret.is_none())
+            else {
+                return false;
+            };
+            a.totp_secret = Some(secret.clone());
+            s.totp_steps.insert(id, step);
+            for session in &mut s.sessions {
+                if session.account_id == id && session.id_hash != keep_session {
+                    session.mfa_satisfied = false;
+                }
+            }
+            true
+        }))
+    }
+
+    async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError> {
+        self.check("use_totp_step")?;
+        Ok(self.with(|s| {
+            let enrolled = s
+                .accounts
+                .iter()
+                .any(|a| a.id == id && a.totp_secret.is_some());
+            if !enrolled || s.totp_steps.get(&id).is_some_and(|last| *last >= step) {
+                return false;
+            }
+            s.totp_steps.insert(id, step);
+            true
+        }))
     }
 }
 
@@ -954,6 +1000,18 @@ impl DeviceGrantStore for MemoryStore {
             true
         }))
     }
+
+    async fn delete_grants_expired_before(
+        &self,
+        cutoff: OffsetDateTime,
+    ) -> Result<u64, InfraError> {
+        self.check("delete_grants_expired_before")?;
+        Ok(self.with(|s| {
+            let before = s.device_grants.len();
+            s.device_grants.retain(|g| g.expires_at >= cutoff);
+            (before - s.device_grants.len()) as u64
+        }))
+    }
 }
 
 #[async_trait]
@@ -978,6 +1036,16 @@ impl RateLimiter for MemoryStore {
             *count <= limit
         }))
     }
+
+    async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
+        self.check("forget_windows_before")?;
+        Ok(self.with(|s| {
+            let before = s.rate_windows.len();
+            s.rate_windows
+                .retain(|(_, _, start), _| *start >= cutoff.unix_timestamp());
+            (before - s.rate_windows.len()) as u64
+        }))
+    }
 }
 
 #[async_trait]
@@ -997,5 +1065,26 @@ impl SessionStore for MemoryStore {
         self.check("delete_session")?;
         self.with(|s| s.sessions.retain(|x| x.id_hash != id_hash));
         Ok(())
+    }
+
+    async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError> {
+        self.check("mark_mfa_satisfied")?;
+        self.with(|s| {
+            for x in &mut s.sessions {
+                if x.id_hash == id_hash {
+                    x.mfa_satisfied = true;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError> {
+        self.check("delete_expired_sessions")?;
+        Ok(self.with(|s| {
+            let before = s.sessions.len();
+            s.sessions.retain(|x| x.expires_at > now);
+            (before - s.sessions.len()) as u64
+        }))
     }
 }
