@@ -46,11 +46,12 @@ async fn start_with_form_or_json(b: Backend) {
     assert_eq!(s["device_code"].as_str().unwrap().len(), 43);
     assert_eq!(
         s["verification_uri"],
-        "http://127.0.0.1:8080/authorize-agent"
+        format!("{}/authorize-agent", srv.base),
+        "without QUIRE_BASE_URL the links name the listener"
     );
     assert_eq!(
         s["verification_uri_complete"],
-        format!("http://127.0.0.1:8080/authorize-agent?code={user_code}")
+        format!("{}/authorize-agent?code={user_code}", srv.base)
     );
     assert_eq!(
         (s["expires_in"].as_u64(), s["interval"].as_u64()),

@@ -23,6 +23,8 @@ pub const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_cod
 pub const START_LIMIT: u32 = 10;
 pub const POLL_LIMIT: u32 = 600;
 pub const RATE_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Codes one dashboard session may enter on the consent screen per [`RATE_WINDOW`].
+pub const CODE_LOOKUPS_PER_SESSION: u32 = 30;
 /// Longest client name.
 pub const MAX_CLIENT_NAME_CHARS: usize = 60;
 
@@ -87,6 +89,8 @@ pub enum DecideError {
     Expired,
     #[error("that sign-in request was already decided")]
     AlreadyDecided,
+    #[error("too many codes entered; wait a few minutes")]
+    Throttled,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -273,6 +277,29 @@ impl DeviceAuthService {
             return Err(DecideError::Expired);
         }
         Ok(grant)
+    }
+
+    /// Counts one code entered on the consent screen by the dashboard session `session_key`
+    /// (every lookup counts, right or wrong, so guessing codes is bounded per session).
+    ///
+    /// # Errors
+    /// `Throttled` past [`CODE_LOOKUPS_PER_SESSION`] in [`RATE_WINDOW`].
+    pub async fn count_code_lookup(&self, session_key: &str) -> Result<(), DecideError> {
+        let allowed = self
+            .limiter
+            .hit(
+                "consent_code",
+                session_key,
+                RATE_WINDOW,
+                CODE_LOOKUPS_PER_SESSION,
+                self.clock.now(),
+            )
+            .await?;
+        if allowed {
+            Ok(())
+        } else {
+            Err(DecideError::Throttled)
+        }
     }
 
     /// Removes grants expired for over a day (freeing their user codes) and rate-limit

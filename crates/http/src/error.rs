@@ -13,6 +13,17 @@ use quire_projects::{
 };
 use serde_json::{Map, Value, json};
 
+/// Why a dashboard form post is refused before it reaches the domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionRefusal {
+    /// Neither `Origin` nor `Referer` is the dashboard's own origin (a cross-site post).
+    InvalidOrigin,
+    /// A required field is missing or malformed.
+    InvalidRequest,
+    /// No live dashboard session cookie.
+    NotSignedIn,
+}
+
 /// An error response.
 #[derive(Debug)]
 pub struct ApiError {
@@ -56,6 +67,23 @@ impl ApiError {
             status: StatusCode::BAD_REQUEST,
             error: message.clone(),
             message,
+            extra: Map::new(),
+            www_authenticate: None,
+        }
+    }
+
+    /// A refusal of a dashboard form post (the agent-login decision): the spec gives these
+    /// prose codes rather than snake_case ones.
+    pub fn session(refusal: SessionRefusal, message: impl Into<String>) -> Self {
+        let (status, error) = match refusal {
+            SessionRefusal::InvalidOrigin => (StatusCode::FORBIDDEN, "invalid origin"),
+            SessionRefusal::InvalidRequest => (StatusCode::BAD_REQUEST, "invalid request"),
+            SessionRefusal::NotSignedIn => (StatusCode::UNAUTHORIZED, "not signed in"),
+        };
+        Self {
+            status,
+            error: error.to_owned(),
+            message: message.into(),
             extra: Map::new(),
             www_authenticate: None,
         }

@@ -1,5 +1,8 @@
 //! `quire-http`: the actix-web edge of Quire's API origin.
 //!
+//! Besides the JSON API it serves the small server-rendered dashboard (askama templates):
+//! sign-in, the second factor and the device login's consent screen.
+//!
 //! One thin function per endpoint: parse the request, call a domain use case, map the
 //! result. Wire DTOs and the one mapping from domain errors to `(status, code)` live here;
 //! HTTP lives nowhere else. It depends on the domain crates and kernel, actix-web and
@@ -18,6 +21,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use async_trait::async_trait;
+use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
 use quire_pages::PageService;
@@ -42,6 +46,11 @@ pub struct AppState {
     pub keys: KeyService,
     pub pages: PageService,
     pub device_auth: DeviceAuthService,
+    /// Dashboard sign-in and sessions.
+    pub sessions: SessionService,
+    /// The public origin of the API and dashboard (`QUIRE_BASE_URL`): form posts must come
+    /// from it, and cookies are `Secure` when it is https.
+    pub base_url: String,
     /// Proxies whose `X-Forwarded-For` names the client (for rate limits).
     pub trusted_proxies: client_ip::TrustedProxies,
     pub readiness: Arc<dyn Readiness>,

@@ -5,7 +5,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::dto;
-use crate::routes::{agent_login, health, keys, pages, projects};
+use crate::routes::{agent_login, dashboard, health, keys, pages, projects};
 
 #[derive(Debug, OpenApi)]
 #[openapi(
@@ -18,7 +18,7 @@ use crate::routes::{agent_login, health, keys, pages, projects};
         keys::list, keys::mint, keys::revoke,
         pages::list, pages::publish, pages::get, pages::patch, pages::delete,
         pages::files, pages::add_files, pages::shared,
-        agent_login::device_authorization, agent_login::token,
+        agent_login::device_authorization, agent_login::token, dashboard::decision,
     ),
     components(schemas(
         dto::ProjectDto, dto::ProjectEnvelope, dto::ProjectList, dto::ResourcesEnvelope,

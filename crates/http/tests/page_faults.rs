@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
+use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
 use quire_http::{AppState, Readiness};
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
@@ -82,9 +83,11 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
             device_auth: DeviceAuthService::new(
                 store.clone(),
                 store.clone(),
-                clock,
+                clock.clone(),
                 "http://quire.test",
             ),
+            sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock),
+            base_url: "http://quire.test".into(),
             trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
             readiness: Arc::new(Ready),
         },

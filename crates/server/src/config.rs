@@ -10,7 +10,8 @@ use serde::Deserialize;
 pub struct Config {
     /// API and dashboard listener (`host:port`; port 0 picks a free one).
     pub listen: String,
-    /// Public origin of the API and dashboard.
+    /// Public origin of the API and dashboard; empty means `http://` + the address the
+    /// listener got (right for a local run, including port 0).
     pub base_url: String,
     /// Published pages listener.
     pub pages_listen: String,
@@ -42,7 +43,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
-            base_url: "http://127.0.0.1:8080".into(),
+            base_url: String::new(),
             pages_listen: "127.0.0.1:8081".into(),
             pages_url: "http://127.0.0.1:8081".into(),
             database_url: "sqlite://./data/quire.db".into(),

@@ -13,7 +13,9 @@ use std::time::Duration;
 use actix_web::{App, HttpServer};
 use async_trait::async_trait;
 use clap::{Parser, Subcommand};
-use quire_accounts::{AccountService, CreateAccount, CreateAccountError, SetPasswordError};
+use quire_accounts::{
+    AccountService, CreateAccount, CreateAccountError, SessionService, SetPasswordError,
+};
 use quire_blobs::ObjectBundleStore;
 use quire_device_auth::DeviceAuthService;
 use quire_http::{AppState, Readiness};
@@ -185,8 +187,15 @@ async fn migrate(db: &Database) -> Result<(), String> {
     Ok(())
 }
 
-async fn serve(config: Config, db: Database) -> Result<(), String> {
+async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     migrate(&db).await?;
+    let listener = TcpListener::bind(&config.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    if config.base_url.is_empty() {
+        config.base_url = format!("http://{addr}");
+    }
+    let config = config;
     let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
@@ -207,12 +216,11 @@ async fn serve(config: Config, db: Database) -> Result<(), String> {
             Arc::new(SystemClock),
             config.base_url.clone(),
         ),
+        sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
+        base_url: config.base_url.clone(),
         trusted_proxies,
         readiness: Arc::new(StackReadiness { db, bundles }),
     };
-    let listener = TcpListener::bind(&config.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap(tracing_actix_web::TracingLogger::default())

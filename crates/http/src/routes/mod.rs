@@ -1,6 +1,7 @@
 //! Route registration: every path of the API origin, in one place.
 
 pub(crate) mod agent_login;
+pub(crate) mod dashboard;
 pub(crate) mod health;
 pub(crate) mod keys;
 pub(crate) mod pages;
@@ -53,8 +54,18 @@ pub fn register(cfg: &mut web::ServiceConfig, page_body_limit: usize) {
                     "/device_authorization",
                     web::post().to(agent_login::device_authorization),
                 )
-                .route("/token", web::post().to(agent_login::token)),
+                .route("/token", web::post().to(agent_login::token))
+                .route("/decision", web::post().to(dashboard::decision)),
         )
+        .route("/login", web::get().to(dashboard::login_form))
+        .route("/login", web::post().to(dashboard::login))
+        .route("/login/totp", web::get().to(dashboard::totp_form))
+        .route("/login/totp", web::post().to(dashboard::totp))
+        .route("/logout", web::post().to(dashboard::logout))
+        .route("/account/security", web::get().to(dashboard::security))
+        .route("/account/security", web::post().to(dashboard::enroll))
+        .route("/authorize-agent", web::get().to(dashboard::consent))
+        .route("/", web::get().to(dashboard::home))
         .service(
             web::scope(PAGE)
                 .app_data(BodyLimit(page_body_limit))

@@ -1,0 +1,708 @@
+//! The dashboard: server-rendered sign-in (password, then the second factor), TOTP
+//! enrollment, and the consent screen of the device login with its decision endpoint.
+//!
+//! No JavaScript. Every form post must come from the dashboard's own origin (`Origin`, or
+//! `Referer` when a browser sends no `Origin`), checked against `QUIRE_BASE_URL`; the session
+//! cookie is `HttpOnly; SameSite=Lax` (and `Secure` on https); pages forbid framing.
+
+use std::collections::HashMap;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_accounts::{Account, SecondFactorError, Session, SessionToken, SignInError};
+use quire_device_auth::{DecideError, DeviceGrant, UserCode};
+use quire_kernel::ErrorCode;
+
+use crate::AppState;
+use crate::error::{ApiError, SessionRefusal};
+use crate::json::Body;
+
+pub const SESSION_COOKIE: &str = "quire_session";
+/// One-shot outcome of a decision, read (and cleared) by the consent screen.
+const OUTCOME_COOKIE: &str = "quire_consent";
+const HOME: &str = "/account/security";
+const CONSENT: &str = "/authorize-agent";
+
+// ---------------------------------------------------------------------------------------
+// Templates
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage<'a> {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    login: &'a str,
+    next: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "totp.html")]
+struct TotpPage<'a> {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    next: &'a str,
+}
+
+struct Enrollment {
+    secret: String,
+    otpauth_uri: String,
+    qr_svg: String,
+}
+
+#[derive(Template)]
+#[template(path = "security.html")]
+struct SecurityPage {
+    signed_in_as: Option<String>,
+    notice: Option<String>,
+    error: Option<String>,
+    enrolled: bool,
+    enrollment: Option<Enrollment>,
+}
+
+struct ConsentRequest {
+    client_name: String,
+    user_code: String,
+    requested_at: String,
+}
+
+#[derive(Template)]
+#[template(path = "authorize.html")]
+struct ConsentPage {
+    signed_in_as: Option<String>,
+    outcome: Option<&'static str>,
+    error: Option<String>,
+    request: Option<ConsentRequest>,
+    typed: String,
+}
+
+/// An HTML response with the headers every dashboard page carries.
+fn page(status: StatusCode, template: &impl Template) -> Result<HttpResponse, ApiError> {
+    let body = template.render().map_err(|e| ApiError::internal(&e))?;
+    Ok(HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Referrer-Policy", "same-origin"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ))
+        .body(body))
+}
+
+fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}
+
+// ---------------------------------------------------------------------------------------
+// Request helpers
+
+/// A post-sign-in destination: only a path on this origin (no `//host`, no scheme), so the
+/// `next` parameter cannot be used to redirect elsewhere.
+fn local_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.into(),
+        _ => HOME.into(),
+    }
+}
+
+fn encode(s: &str) -> String {
+    serde_urlencoded::to_string([("", s)])
+        .map(|q| q.trim_start_matches('=').to_owned())
+        .unwrap_or_default()
+}
+
+fn query(req: &HttpRequest) -> HashMap<String, String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+        .map(|pairs| pairs.into_iter().collect())
+        .unwrap_or_default()
+}
+
+fn form(body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
+    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
+        .map(|pairs| pairs.into_iter().collect())
+        .map_err(|_| ApiError::session(SessionRefusal::InvalidRequest, "the body is not form data"))
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
+}
+
+/// Whether a form post comes from the dashboard's own origin.
+fn same_origin(req: &HttpRequest, base_url: &str) -> bool {
+    let expected = origin_of(base_url).to_ascii_lowercase();
+    let header = |name| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase)
+    };
+    if let Some(origin) = header(header::ORIGIN) {
+        return origin == expected;
+    }
+    header(header::REFERER).is_some_and(|r| origin_of(&r) == expected)
+}
+
+fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
+    if same_origin(req, &state.base_url) {
+        Ok(())
+    } else {
+        Err(ApiError::session(
+            SessionRefusal::InvalidOrigin,
+            "this form must be submitted from the Quire dashboard",
+        ))
+    }
+}
+
+fn session_token(req: &HttpRequest) -> Option<SessionToken> {
+    req.cookie(SESSION_COOKIE)
+        .map(|c| SessionToken::from_cookie(c.value()))
+        .filter(|t| !t.expose().is_empty())
+}
+
+async fn current(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<Option<(Session, Account)>, ApiError> {
+    match session_token(req) {
+        Some(token) => Ok(state.sessions.current(&token).await?),
+        None => Ok(None),
+    }
+}
+
+fn cookie_secure(state: &AppState) -> bool {
+    state.base_url.starts_with("https://")
+}
+
+fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'static> {
+    let mut c = Cookie::new(SESSION_COOKIE, token.expose().to_owned());
+    c.set_path("/");
+    c.set_http_only(true);
+    c.set_same_site(SameSite::Lax);
+    c.set_secure(cookie_secure(state));
+    c.set_max_age(actix_web::cookie::time::Duration::seconds(
+        quire_accounts::session::SESSION_LIFETIME.whole_seconds(),
+    ));
+    c
+}
+
+fn expired_cookie(state: &AppState, name: &'static str, path: &'static str) -> Cookie<'static> {
+    let mut c = Cookie::new(name, "");
+    c.set_path(path);
+    c.set_http_only(true);
+    c.set_same_site(SameSite::Lax);
+    c.set_secure(cookie_secure(state));
+    c.make_removal();
+    c
+}
+
+/// Where a signed-in person stands: a full session, or one that still owes the second
+/// factor, or none (each of the last two is a redirect to the right step).
+enum Gate {
+    Through(Session, Account),
+    Redirect(HttpResponse),
+}
+
+async fn require_full_session(state: &AppState, req: &HttpRequest) -> Result<Gate, ApiError> {
+    let here = match req.query_string() {
+        "" => req.path().to_owned(),
+        q => format!("{}?{q}", req.path()),
+    };
+    Ok(match current(state, req).await? {
+        None => Gate::Redirect(see_other(&format!("/login?next={}", encode(&here)))),
+        Some((session, _)) if !session.mfa_satisfied => {
+            Gate::Redirect(see_other(&format!("/login/totp?next={}", encode(&here))))
+        }
+        Some((session, account)) => Gate::Through(session, account),
+    })
+}
+
+fn who(account: &Account) -> Option<String> {
+    Some(account.handle.as_str().to_owned())
+}
+
+// ---------------------------------------------------------------------------------------
+// Sign-in
+
+/// `/`: the dashboard's front door.
+pub async fn home() -> HttpResponse {
+    see_other(HOME)
+}
+
+pub async fn login_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = query(&req);
+    let next = local_next(q.get("next").map(String::as_str));
+    if let Some((session, _)) = current(&state, &req).await? {
+        return Ok(if session.mfa_satisfied {
+            see_other(&next)
+        } else {
+            see_other(&format!("/login/totp?next={}", encode(&next)))
+        });
+    }
+    page(
+        StatusCode::OK,
+        &LoginPage {
+            signed_in_as: None,
+            error: None,
+            login: "",
+            next: &next,
+        },
+    )
+}
+
+pub async fn login(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let f = form(&body.0)?;
+    let login = f.get("login").map_or("", String::as_str);
+    let password = f.get("password").map_or("", String::as_str);
+    let next = local_next(f.get("next").map(String::as_str));
+    let ip = crate::client_ip::of(&req, &state.trusted_proxies);
+    let signed = match state.sessions.sign_in(login, password, &ip).await {
+        Ok(s) => s,
+        Err(e) => {
+            let status = match &e {
+                SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
+                SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
+                SignInError::NotActivated => StatusCode::FORBIDDEN,
+                SignInError::Infra(cause) => return Err(ApiError::internal(cause)),
+            };
+            return page(
+                status,
+                &LoginPage {
+                    signed_in_as: None,
+                    error: Some(e.to_string()),
+                    login,
+                    next: &next,
+                },
+            );
+        }
+    };
+    // A fresh session id at every sign-in; the one the browser held (if any) ends.
+    if let Some(old) = session_token(&req) {
+        state.sessions.sign_out(&old).await?;
+    }
+    let location = if signed.session.mfa_satisfied {
+        next
+    } else {
+        format!("/login/totp?next={}", encode(&next))
+    };
+    let mut response = see_other(&location);
+    response
+        .add_cookie(&session_cookie(&state, &signed.token))
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(response)
+}
+
+pub async fn totp_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let next = local_next(query(&req).get("next").map(String::as_str));
+    match current(&state, &req).await? {
+        None => Ok(see_other(&format!("/login?next={}", encode(&next)))),
+        Some((session, _)) if session.mfa_satisfied => Ok(see_other(&next)),
+        Some((_, account)) => page(
+            StatusCode::OK,
+            &TotpPage {
+                signed_in_as: who(&account),
+                error: None,
+                next: &next,
+            },
+        ),
+    }
+}
+
+pub async fn totp(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let f = form(&body.0)?;
+    let next = local_next(f.get("next").map(String::as_str));
+    let Some((session, account)) = current(&state, &req).await? else {
+        return Ok(see_other(&format!("/login?next={}", encode(&next))));
+    };
+    let code = f.get("code").map_or("", String::as_str);
+    match state
+        .sessions
+        .give_second_factor(&session, &account, code)
+        .await
+    {
+        Ok(()) | Err(SecondFactorError::NotEnrolled) => Ok(see_other(&next)),
+        Err(SecondFactorError::Infra(cause)) => Err(ApiError::internal(&cause)),
+        Err(e) => page(
+            if e == SecondFactorError::Throttled {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::UNAUTHORIZED
+            },
+            &TotpPage {
+                signed_in_as: who(&account),
+                error: Some(e.to_string()),
+                next: &next,
+            },
+        ),
+    }
+}
+
+pub async fn logout(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    if let Some(token) = session_token(&req) {
+        state.sessions.sign_out(&token).await?;
+    }
+    let mut response = see_other("/login");
+    response
+        .add_cookie(&expired_cookie(&state, SESSION_COOKIE, "/"))
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(response)
+}
+
+// ---------------------------------------------------------------------------------------
+// Second-factor enrollment
+
+fn enrollment(secret: &quire_accounts::TotpSecret, account: &Account) -> Enrollment {
+    let otpauth_uri = secret.otpauth_uri(account.email.as_str());
+    let qr_svg = qrcode::QrCode::new(otpauth_uri.as_bytes())
+        .map(|qr| {
+            qr.render::<qrcode::render::svg::Color<'_>>()
+                .min_dimensions(200, 200)
+                .build()
+        })
+        .map(|svg| match svg.find("<svg") {
+            // The renderer opens with an XML declaration, which is not valid inside HTML.
+            Some(i) => svg[i..].to_owned(),
+            None => svg,
+        })
+        .unwrap_or_default();
+    Enrollment {
+        secret: secret.expose().to_owned(),
+        otpauth_uri,
+        qr_svg,
+    }
+}
+
+pub async fn security(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (_, account) = match require_full_session(&state, &req).await? {
+        Gate::Through(s, a) => (s, a),
+        Gate::Redirect(r) => return Ok(r),
+    };
+    let enrolled = account.totp_secret.is_some();
+    page(
+        StatusCode::OK,
+        &SecurityPage {
+            signed_in_as: who(&account),
+            notice: None,
+            error: None,
+            enrolled,
+            enrollment: (!enrolled)
+                .then(|| enrollment(&state.sessions.begin_enrollment(), &account)),
+        },
+    )
+}
+
+pub async fn enroll(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let f = form(&body.0)?;
+    let (session, account) = match require_full_session(&state, &req).await? {
+        Gate::Through(s, a) => (s, a),
+        Gate::Redirect(r) => return Ok(r),
+    };
+    let secret = f.get("secret").map_or("", String::as_str);
+    let code = f.get("code").map_or("", String::as_str);
+    let result = state
+        .sessions
+        .confirm_enrollment(&session, &account, secret, code)
+        .await;
+    let enrolled = result.is_ok() || account.totp_secret.is_some();
+    let (status, notice, error, retry) = match result {
+        Ok(()) => (
+            StatusCode::OK,
+            Some("Two-step sign-in is now on.".to_owned()),
+            None,
+            None,
+        ),
+        Err(SecondFactorError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+        Err(e @ SecondFactorError::AlreadyEnrolled) => {
+            (StatusCode::CONFLICT, None, Some(e.to_string()), None)
+        }
+        Err(e) => {
+            let status = if e == SecondFactorError::Throttled {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            // Keep the secret the person has already scanned, unless it is the problem.
+            let again = quire_accounts::TotpSecret::parse(secret)
+                .unwrap_or_else(|| state.sessions.begin_enrollment());
+            (status, None, Some(e.to_string()), Some(again))
+        }
+    };
+    page(
+        status,
+        &SecurityPage {
+            signed_in_as: who(&account),
+            notice,
+            error,
+            enrolled,
+            enrollment: retry.map(|s| enrollment(&s, &account)),
+        },
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Consent screen and decision
+
+fn outcome_text(outcome: &str) -> Option<&'static str> {
+    Some(match outcome {
+        "approved" => {
+            "Approved. The agent receives its key at its next poll; you can close this page."
+        }
+        "denied" => "Denied. The agent was told no and holds no key.",
+        "unknown" => {
+            "No sign-in request has that code. Check the code the agent shows, or start the sign-in again."
+        }
+        "expired" => {
+            "That sign-in request has expired (requests last 10 minutes). Start the sign-in again from the agent."
+        }
+        "decided" => "That sign-in request was already approved or denied.",
+        "throttled" => "Too many codes entered; wait a few minutes and try again.",
+        _ => return None,
+    })
+}
+
+fn decide_outcome(e: &DecideError) -> &'static str {
+    match e {
+        DecideError::Unknown | DecideError::Malformed => "unknown",
+        DecideError::Expired => "expired",
+        DecideError::AlreadyDecided => "decided",
+        DecideError::Throttled | DecideError::Infra(_) => "throttled",
+    }
+}
+
+fn format_time(t: time::OffsetDateTime) -> String {
+    let format =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    t.to_offset(time::UtcOffset::UTC)
+        .format(&format)
+        .unwrap_or_default()
+}
+
+fn consent_request(grant: &DeviceGrant) -> ConsentRequest {
+    ConsentRequest {
+        client_name: grant.client_name.clone(),
+        user_code: UserCode::parse(&grant.user_code)
+            .map_or_else(|| grant.user_code.clone(), |c| c.display()),
+        requested_at: format_time(grant.created_at),
+    }
+}
+
+pub async fn consent(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (session, account) = match require_full_session(&state, &req).await? {
+        Gate::Through(s, a) => (s, a),
+        Gate::Redirect(r) => return Ok(r),
+    };
+    let outcome = req
+        .cookie(OUTCOME_COOKIE)
+        .and_then(|c| outcome_text(c.value()));
+    let typed = query(&req)
+        .get("code")
+        .map(|c| c.trim().to_owned())
+        .unwrap_or_default();
+    let (status, request, error) = if typed.is_empty() {
+        (StatusCode::OK, None, None)
+    } else {
+        let looked_up = match state.device_auth.count_code_lookup(&session.id_hash).await {
+            Ok(()) => state.device_auth.pending(&typed).await,
+            Err(e) => Err(e),
+        };
+        match looked_up {
+            Ok(grant) => (StatusCode::OK, Some(consent_request(&grant)), None),
+            Err(DecideError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+            Err(e) => {
+                let status = match e {
+                    DecideError::Malformed => StatusCode::BAD_REQUEST,
+                    DecideError::Unknown => StatusCode::NOT_FOUND,
+                    DecideError::Expired => StatusCode::GONE,
+                    DecideError::AlreadyDecided => StatusCode::CONFLICT,
+                    _ => StatusCode::TOO_MANY_REQUESTS,
+                };
+                let message = match e {
+                    DecideError::Malformed => e.to_string(),
+                    ref other => outcome_text(decide_outcome(other))
+                        .unwrap_or_default()
+                        .to_owned(),
+                };
+                (status, None, Some(message))
+            }
+        }
+    };
+    let mut response = page(
+        status,
+        &ConsentPage {
+            signed_in_as: who(&account),
+            outcome,
+            error,
+            request,
+            typed,
+        },
+    )?;
+    if outcome.is_some() {
+        response
+            .add_cookie(&expired_cookie(&state, OUTCOME_COOKIE, CONSENT))
+            .map_err(|e| ApiError::internal(&e))?;
+    }
+    Ok(response)
+}
+
+/// `POST /api/agent-login/decision`: Approve or Deny from the consent screen.
+#[utoipa::path(post, path = "/api/agent-login/decision", tag = "agent-login",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`code` (the user code) and `decision` (`approve` or `deny`); sent by the consent screen's buttons with the dashboard session cookie"),
+    responses(
+        (status = 303, description = "back to /authorize-agent, which shows the outcome"),
+        (status = 400, body = crate::dto::ErrorBody, description = "`invalid request`: malformed code or decision"),
+        (status = 401, body = crate::dto::ErrorBody, description = "`not signed in`"),
+        (status = 403, body = crate::dto::ErrorBody, description = "`invalid origin` (cross-site post), or mfa_required")))]
+pub async fn decision(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let Some((session, account)) = current(&state, &req).await? else {
+        return Err(ApiError::session(
+            SessionRefusal::NotSignedIn,
+            "sign in to the dashboard first",
+        ));
+    };
+    if !session.mfa_satisfied {
+        return Err(ApiError::new(
+            ErrorCode::MfaRequired,
+            "enter the code from your authenticator app first",
+        ));
+    }
+    let f = form(&body.0)?;
+    let approve = match f.get("decision").map(String::as_str) {
+        Some("approve") => true,
+        Some("deny") => false,
+        _ => {
+            return Err(ApiError::session(
+                SessionRefusal::InvalidRequest,
+                "decision must be approve or deny",
+            ));
+        }
+    };
+    let code = f.get("code").map_or("", String::as_str);
+    if UserCode::parse(code).is_none() {
+        return Err(ApiError::session(
+            SessionRefusal::InvalidRequest,
+            "code must be a code of the form XXXX-XXXX",
+        ));
+    }
+    let decided = match state.device_auth.count_code_lookup(&session.id_hash).await {
+        Ok(()) => state.device_auth.decide(code, account.id, approve).await,
+        Err(e) => Err(e),
+    };
+    let outcome = match decided {
+        Ok(_) if approve => "approved",
+        Ok(_) => "denied",
+        Err(DecideError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+        Err(e) => decide_outcome(&e),
+    };
+    if approve && outcome == "approved" {
+        tracing::info!(account = %account.id.0, "device login approved");
+    }
+    let mut flash = Cookie::new(OUTCOME_COOKIE, outcome);
+    flash.set_path(CONSENT);
+    flash.set_http_only(true);
+    flash.set_same_site(SameSite::Lax);
+    flash.set_secure(cookie_secure(&state));
+    flash.set_max_age(actix_web::cookie::time::Duration::seconds(60));
+    let mut response = see_other(CONSENT);
+    response
+        .add_cookie(&flash)
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_origin() {
+        assert_eq!(
+            local_next(Some("/authorize-agent?code=AB")),
+            "/authorize-agent?code=AB"
+        );
+        for hostile in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/\\evil",
+            "evil",
+        ] {
+            assert_eq!(local_next(Some(hostile)), HOME, "{hostile}");
+        }
+        assert_eq!(local_next(None), HOME);
+    }
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        assert_eq!(origin_of("https://q.example/base/"), "https://q.example");
+        assert_eq!(origin_of("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        let req = actix_web::test::TestRequest::default()
+            .insert_header((header::ORIGIN, "http://127.0.0.1:8080"))
+            .to_http_request();
+        assert!(same_origin(&req, "http://127.0.0.1:8080"));
+        assert!(!same_origin(&req, "http://127.0.0.1:9090"));
+        let referer_only = actix_web::test::TestRequest::default()
+            .insert_header((
+                header::REFERER,
+                "http://127.0.0.1:8080/authorize-agent?code=X",
+            ))
+            .to_http_request();
+        assert!(same_origin(&referer_only, "http://127.0.0.1:8080"));
+        let lookalike = actix_web::test::TestRequest::default()
+            .insert_header((header::REFERER, "http://127.0.0.1:8080.evil.example/"))
+            .to_http_request();
+        assert!(!same_origin(&lookalike, "http://127.0.0.1:8080"));
+        let none = actix_web::test::TestRequest::default().to_http_request();
+        assert!(!same_origin(&none, "http://127.0.0.1:8080"));
+        let null = actix_web::test::TestRequest::default()
+            .insert_header((header::ORIGIN, "null"))
+            .to_http_request();
+        assert!(!same_origin(&null, "http://127.0.0.1:8080"));
+    }
+}
