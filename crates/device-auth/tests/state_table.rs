@@ -283,3 +283,41 @@ async fn rate_limits_per_address_and_window() {
     }
     assert_eq!(poll(&w, code).await.unwrap_err(), PollError::RateLimited);
 }
+
+#[tokio::test]
+async fn code_lookups_are_counted_per_session() {
+    let w = world().await;
+    for _ in 0..quire_device_auth::CODE_LOOKUPS_PER_SESSION {
+        w.auth.count_code_lookup("session-a").await.unwrap();
+    }
+    assert_eq!(
+        w.auth.count_code_lookup("session-a").await.unwrap_err(),
+        DecideError::Throttled
+    );
+    w.auth.count_code_lookup("session-b").await.unwrap();
+    wait(&w, 15 * 60);
+    w.auth.count_code_lookup("session-a").await.unwrap();
+}
+
+#[tokio::test]
+async fn the_sweep_frees_codes_a_day_after_expiry_and_keeps_live_grants() {
+    let w = world().await;
+    let old = w.auth.start(Some("old"), IP).await.unwrap();
+    wait(&w, i64::from(EXPIRES_IN_SECS) + 24 * 3600 - 1);
+    let live = w.auth.start(Some("live"), "192.0.2.8").await.unwrap();
+    assert_eq!(
+        w.auth.sweep().await.unwrap(),
+        (0, 1),
+        "the grant is not yet a day past expiry; its start's rate window is over a day old"
+    );
+    wait(&w, 2);
+    assert_eq!(w.auth.sweep().await.unwrap(), (1, 0));
+    assert!(matches!(
+        poll(&w, old.device_code.expose()).await,
+        Err(PollError::InvalidGrant)
+    ));
+    assert!(matches!(
+        poll(&w, live.device_code.expose()).await,
+        Err(PollError::AuthorizationPending)
+    ));
+}

@@ -157,10 +157,30 @@ fn page_service(config: &Config, db: &Database, bundles: &ObjectBundleStore) -> 
     )
 }
 
-/// Sweeps interrupted publishes and orphaned files now, then every `interval`.
-fn spawn_janitor(pages: PageService, interval: Duration) {
+/// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants
+/// and rate-limit windows now, then every `interval`.
+fn spawn_janitor(
+    pages: PageService,
+    sessions: SessionService,
+    device_auth: DeviceAuthService,
+    interval: Duration,
+) {
     tokio::spawn(async move {
         loop {
+            match sessions.sweep_expired().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(sessions = n, "janitor removed expired sessions"),
+                Err(e) => tracing::warn!(error = %e, "janitor session pass failed"),
+            }
+            match device_auth.sweep().await {
+                Ok((0, 0)) => {}
+                Ok((grants, windows)) => tracing::info!(
+                    device_grants = grants,
+                    rate_windows = windows,
+                    "janitor removed old device grants and rate windows"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor device-login pass failed"),
+            }
             match pages.sweep().await {
                 Ok(swept) if swept.pending_pages + swept.orphaned_bundles > 0 => tracing::info!(
                     pending_pages = swept.pending_pages,
@@ -200,23 +220,27 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
     let pages = page_service(&config, &db, &bundles);
-    spawn_janitor(
-        pages.clone(),
-        Duration::from_secs(config.janitor_interval_secs.max(1)),
-    );
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
+    let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
+    let device_auth = DeviceAuthService::new(
+        store.clone(),
+        store.clone(),
+        clock.clone(),
+        config.base_url.clone(),
+    );
+    spawn_janitor(
+        pages.clone(),
+        sessions.clone(),
+        device_auth.clone(),
+        Duration::from_secs(config.janitor_interval_secs.max(1)),
+    );
     let state = AppState {
         projects: ProjectService::new(store.clone(), clock.clone()),
         keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
         pages,
-        device_auth: DeviceAuthService::new(
-            store.clone(),
-            store.clone(),
-            Arc::new(SystemClock),
-            config.base_url.clone(),
-        ),
-        sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
+        device_auth,
+        sessions,
         base_url: config.base_url.clone(),
         trusted_proxies,
         readiness: Arc::new(StackReadiness { db, bundles }),
