@@ -10,12 +10,12 @@ use time::OffsetDateTime;
 
 use crate::harness::{Backend, Reply, Server, TestDb, on_both_backends};
 
-const PASSWORD: &str = "correct horse battery";
-const DECISION: &str = "/api/agent-login/decision";
+pub(crate) const PASSWORD: &str = "correct horse battery";
+pub(crate) const DECISION: &str = "/api/agent-login/decision";
 
 /// A client that keeps cookies, follows no redirects and sends the dashboard's `Origin`
 /// on posts (as a browser does for a same-origin form).
-struct Browser<'a> {
+pub(crate) struct Browser<'a> {
     srv: &'a Server,
     http: reqwest::Client,
     cookies: HashMap<String, String>,
@@ -23,7 +23,7 @@ struct Browser<'a> {
 }
 
 impl<'a> Browser<'a> {
-    fn new(srv: &'a Server) -> Self {
+    pub(crate) fn new(srv: &'a Server) -> Self {
         Self {
             srv,
             http: reqwest::Client::builder()
@@ -73,7 +73,7 @@ impl<'a> Browser<'a> {
         self.send(req).await
     }
 
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Reply {
+    pub(crate) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Reply {
         let mut req = self
             .http
             .post(format!("{}{path}", self.srv.base))
@@ -85,7 +85,7 @@ impl<'a> Browser<'a> {
         self.send(req).await
     }
 
-    async fn sign_in(&mut self, login: &str) -> Reply {
+    pub(crate) async fn sign_in(&mut self, login: &str) -> Reply {
         self.post(
             "/login",
             &[
@@ -146,7 +146,7 @@ async fn poll(srv: &Server, device_code: &str) -> Value {
         .unwrap()
 }
 
-async fn with_password(b: Backend) -> Option<(TestDb, Server)> {
+pub(crate) async fn with_password(b: Backend) -> Option<(TestDb, Server)> {
     let db = TestDb::create(b).await?;
     db.create_account("ann", &["--password", PASSWORD]);
     let srv = db.start();

@@ -10,6 +10,7 @@ mod agent_login;
 mod auth;
 mod dashboard;
 mod grants;
+mod interop;
 mod keys;
 mod ops;
 mod pages;
