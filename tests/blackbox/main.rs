@@ -8,6 +8,7 @@ mod harness;
 
 mod agent_login;
 mod auth;
+mod browser;
 mod cli;
 mod dashboard;
 mod grants;

@@ -1,0 +1,372 @@
+//! Headless Chromium (Debian's `chromium`, driven through `chromedriver` over the W3C
+//! WebDriver protocol) clicking through the dashboard as a person would: sign in, enroll
+//! TOTP, sign in again with the code, approve the link printed by a real `quire login`,
+//! deny another, and a cross-site form post that must be refused.
+//!
+//! Needs `/usr/bin/chromium` and `/usr/bin/chromedriver`: CI installs them and fails
+//! without them; elsewhere the test is skipped with a message when they are absent.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use quire_accounts::TotpSecret;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use crate::cli::{User, site};
+use crate::dashboard::{PASSWORD, with_password};
+use crate::harness::Backend;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// One chromedriver process and one browser session; both end when dropped.
+struct Driver {
+    process: Child,
+    http: reqwest::Client,
+    base: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Driver {
+    async fn start() -> Option<Self> {
+        if !std::path::Path::new(CHROMEDRIVER).exists() || !std::path::Path::new(CHROMIUM).exists()
+        {
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI must install chromium and chromium-driver"
+            );
+            eprintln!("skipping the browser test: {CHROMIUM} or {CHROMEDRIVER} is not installed");
+            return None;
+        }
+        let port = free_port();
+        let process = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let root = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(r) = http.get(format!("{root}/status")).send().await
+                && r.status().is_success()
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([format!("--user-data-dir={}", profile.path().display())])
+        .collect::<Vec<_>>();
+        let session: Value = http
+            .post(format!("{root}/session"))
+            .json(&json!({"capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": { "binary": CHROMIUM, "args": args }
+            }}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = session["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no browser session: {session}"))
+            .to_owned();
+        Some(Self {
+            process,
+            http,
+            base: format!("{root}/session/{id}"),
+            _profile: profile,
+        })
+    }
+
+    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let v: Value = req.send().await.unwrap().json().await.unwrap();
+        assert!(
+            v["value"].get("error").is_none(),
+            "webdriver {path}: {}",
+            v["value"]
+        );
+        v["value"].clone()
+    }
+
+    async fn go(&self, url: &str) {
+        self.cmd(reqwest::Method::POST, "/url", Some(json!({ "url": url })))
+            .await;
+    }
+
+    async fn url(&self) -> String {
+        self.cmd(reqwest::Method::GET, "/url", None)
+            .await
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    async fn find(&self, css: &str) -> Option<String> {
+        let r: Value = self
+            .http
+            .post(format!("{}/element", self.base))
+            .json(&json!({ "using": "css selector", "value": css }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        r["value"][ELEMENT].as_str().map(str::to_owned)
+    }
+
+    async fn element(&self, css: &str) -> String {
+        match self.find(css).await {
+            Some(id) => id,
+            None => panic!("no {css} on {}:\n{}", self.url().await, self.source().await),
+        }
+    }
+
+    async fn text(&self, css: &str) -> String {
+        let id = self.element(css).await;
+        self.cmd(reqwest::Method::GET, &format!("/element/{id}/text"), None)
+            .await
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    async fn fill(&self, css: &str, text: &str) {
+        let id = self.element(css).await;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/value"),
+            Some(json!({ "text": text })),
+        )
+        .await;
+    }
+
+    /// Clicks something that submits a form, and waits until the next document is loaded
+    /// (its `<html>` element is a new one, even when the URL is the same).
+    async fn click(&self, css: &str) {
+        let before = self.find("html").await;
+        let id = self.element(css).await;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/click"),
+            Some(json!({})),
+        )
+        .await;
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let now = self.find("html").await;
+            if now.is_some() && now != before {
+                let ready = self
+                    .cmd(
+                        reqwest::Method::POST,
+                        "/execute/sync",
+                        Some(json!({ "script": "return document.readyState", "args": [] })),
+                    )
+                    .await;
+                if ready == "complete" {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "clicking {css} loaded no page");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn source(&self) -> String {
+        self.cmd(reqwest::Method::GET, "/source", None)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Saves a screenshot next to the test binaries, for a person to look at.
+    async fn screenshot(&self, name: &str) {
+        use base64::Engine;
+        let png = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
+        if let Some(b64) = png.as_str()
+            && let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64)
+        {
+            let dir = std::path::Path::new(crate::harness::BIN)
+                .parent()
+                .unwrap()
+                .join("screenshots");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(dir.join(format!("{name}.png")), bytes);
+        }
+    }
+
+    async fn sign_in(&self, login: &str) {
+        self.fill("#login", login).await;
+        self.fill("#password", PASSWORD).await;
+        self.click("#submit").await;
+    }
+}
+
+/// Serves one fixed HTML page on another origin, for the cross-site post.
+async fn foreign_site(html: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let _ = sock.read(&mut buf).await;
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{html}",
+                html.len()
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+        }
+    });
+    format!("http://{addr}")
+}
+
+async fn wait_for(child: Child) -> std::process::Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
+    let Some(browser) = Driver::start().await else {
+        return;
+    };
+    let Some((_db, srv)) = with_password(Backend::Sqlite).await else {
+        return;
+    };
+
+    // Sign in with the password and enroll TOTP.
+    browser.go(&format!("{}/login", srv.base)).await;
+    browser.sign_in("ann@example.com").await;
+    assert_eq!(
+        browser.url().await,
+        format!("{}/account/security", srv.base)
+    );
+    browser.screenshot("enroll-totp").await;
+    let secret = TotpSecret::parse(&browser.text("#totp-secret").await).unwrap();
+    let now = OffsetDateTime::now_utc();
+    browser.fill("#code", &secret.code_at(now)).await;
+    browser.click("#enroll").await;
+    assert!(browser.text("#enrolled").await.contains("on"));
+    browser.click("#sign-out").await;
+    assert_eq!(browser.url().await, format!("{}/login", srv.base));
+
+    // The real CLI starts a device login; the person opens the link it printed.
+    let user = User::new(&srv);
+    let (cli, link) = user.start_login();
+    browser.go(&link).await;
+    assert!(
+        browser.url().await.contains("/login?next="),
+        "{}",
+        browser.url().await
+    );
+    browser.sign_in("ann").await;
+    assert!(browser.url().await.contains("/login/totp"));
+    // The enrolling code is spent: give the next step's.
+    browser.fill("#code", "000000").await;
+    browser.click("#submit").await;
+    assert!(browser.text("#error").await.contains("not right"));
+    browser
+        .fill("#code", &secret.code_at(now + time::Duration::seconds(30)))
+        .await;
+    browser.click("#submit").await;
+    assert_eq!(browser.url().await, link, "{}", browser.source().await);
+    assert_eq!(browser.text("#client-name").await, "cli test");
+    assert!(link.ends_with(&browser.text("#user-code").await));
+    assert!(browser.text("#scope").await.contains("master key"));
+    browser.screenshot("consent").await;
+    browser.click("#approve").await;
+    assert!(browser.text("#outcome").await.starts_with("Approved"));
+
+    let out = wait_for(cli).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let site_dir = user.home.path().join("site");
+    site(&site_dir);
+    let published = user.ok(&[
+        "publish",
+        site_dir.to_str().unwrap(),
+        "--title",
+        "From Chromium",
+    ]);
+    assert!(published.contains("URL:"), "{published}");
+
+    // Deny: the CLI stops with the denial and stores nothing new.
+    let other = User::new(&srv);
+    let (cli, link) = other.start_login();
+    browser.go(&link).await;
+    browser.click("#deny").await;
+    assert!(browser.text("#outcome").await.starts_with("Denied"));
+    let out = wait_for(cli).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
+
+    // A page on another origin posts the decision form: the browser sends the session
+    // cookie (same site), but the Origin check refuses it and the request stays pending.
+    let third = User::new(&srv);
+    let (cli, link) = third.start_login();
+    let code = link.split("code=").nth(1).unwrap().to_owned();
+    let evil = foreign_site(format!(
+        r#"<!doctype html><form method="post" action="{}/api/agent-login/decision">
+<input type="hidden" name="code" value="{code}"><input type="hidden" name="decision" value="approve">
+<button id="go" type="submit">Win a prize</button></form>"#,
+        srv.base
+    ))
+    .await;
+    browser.go(&evil).await;
+    browser.click("#go").await;
+    let refused = browser.source().await;
+    assert!(refused.contains("invalid origin"), "{refused}");
+    browser.go(&link).await;
+    assert!(browser.find("#approve").await.is_some(), "still pending");
+    browser.click("#deny").await;
+    assert_eq!(wait_for(cli).await.status.code(), Some(1));
+}
