@@ -415,14 +415,9 @@ async fn whoami(api: &Api) -> Result<Output, Failure> {
     let projects = api.get(&format!("{PLATFORM}/projects")).await?;
     let key = api.key.as_deref().unwrap_or_default();
     let prefix: String = key.chars().take(8).collect();
-    let names: Vec<String> = projects["projects"]
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p["slug"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = rows(&projects, "projects", |p| {
+        p["slug"].as_str().unwrap_or("-").to_owned()
+    });
     Ok(out(
         json!({ "server": api.server, "keyPrefix": prefix, "projects": projects["projects"] }),
         format!(
@@ -526,6 +521,14 @@ fn page_line(p: &Value) -> String {
     )
 }
 
+/// One text line per element of the array `field` of a list answer.
+fn rows(list: &Value, field: &str, line: impl Fn(&Value) -> String) -> Vec<String> {
+    list[field]
+        .as_array()
+        .map(|items| items.iter().map(line).collect())
+        .unwrap_or_default()
+}
+
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
@@ -547,10 +550,7 @@ async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failure> {
                 .send()
                 .await?;
             let list = api::read(resp).await?;
-            let lines: Vec<String> = list["pages"]
-                .as_array()
-                .map(|ps| ps.iter().map(page_line).collect())
-                .unwrap_or_default();
+            let lines = rows(&list, "pages", page_line);
             let text = if lines.is_empty() {
                 "No pages.".to_owned()
             } else {
@@ -621,20 +621,13 @@ async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failure> {
         }
         PagesCommand::Files { id } => {
             let files = api.get(&format!("{}/files", one(&id))).await?;
-            let lines: Vec<String> = files["files"]
-                .as_array()
-                .map(|fs| {
-                    fs.iter()
-                        .map(|f| {
-                            format!(
-                                "{:>10}  {}",
-                                f["sizeBytes"].as_u64().unwrap_or(0),
-                                f["path"].as_str().unwrap_or("-")
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let lines = rows(&files, "files", |f| {
+                format!(
+                    "{:>10}  {}",
+                    f["sizeBytes"].as_u64().unwrap_or(0),
+                    f["path"].as_str().unwrap_or("-")
+                )
+            });
             out(files, lines.join("\n"))
         }
         PagesCommand::AddFiles { id, dir } => {
@@ -656,21 +649,14 @@ async fn projects(api: &Api, cmd: ProjectsCommand) -> Result<Output, Failure> {
     Ok(match cmd {
         ProjectsCommand::List => {
             let list = api.get(&format!("{PLATFORM}/projects")).await?;
-            let lines: Vec<String> = list["projects"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| {
-                            format!(
-                                "{}  {:<30} {}",
-                                p["id"].as_str().unwrap_or("-"),
-                                p["slug"].as_str().unwrap_or("-"),
-                                p["name"].as_str().unwrap_or("-"),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let lines = rows(&list, "projects", |p| {
+                format!(
+                    "{}  {:<30} {}",
+                    p["id"].as_str().unwrap_or("-"),
+                    p["slug"].as_str().unwrap_or("-"),
+                    p["name"].as_str().unwrap_or("-"),
+                )
+            });
             out(list, lines.join("\n"))
         }
         ProjectsCommand::Create {
@@ -700,22 +686,15 @@ async fn keys(api: &Api, cmd: KeysCommand) -> Result<Output, Failure> {
     Ok(match cmd {
         KeysCommand::List => {
             let list = api.get(&format!("{PLATFORM}/keys")).await?;
-            let lines: Vec<String> = list["keys"]
-                .as_array()
-                .map(|ks| {
-                    ks.iter()
-                        .map(|k| {
-                            format!(
-                                "{}  {:<8} {:<24} {}",
-                                k["id"].as_str().unwrap_or("-"),
-                                k["tier"].as_str().unwrap_or("-"),
-                                k["name"].as_str().unwrap_or("-"),
-                                k["prefix"].as_str().unwrap_or(""),
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            let lines = rows(&list, "keys", |k| {
+                format!(
+                    "{}  {:<8} {:<24} {}",
+                    k["id"].as_str().unwrap_or("-"),
+                    k["tier"].as_str().unwrap_or("-"),
+                    k["name"].as_str().unwrap_or("-"),
+                    k["prefix"].as_str().unwrap_or(""),
+                )
+            });
             out(list, lines.join("\n"))
         }
         KeysCommand::Create {

@@ -186,26 +186,40 @@ fn cookie_secure(state: &AppState) -> bool {
     state.base_url.starts_with("https://")
 }
 
-fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'static> {
-    let mut c = Cookie::new(SESSION_COOKIE, token.expose().to_owned());
-    c.set_path("/");
-    c.set_http_only(true);
-    c.set_same_site(SameSite::Lax);
-    c.set_secure(cookie_secure(state));
-    c.set_max_age(actix_web::cookie::time::Duration::seconds(
-        quire_accounts::session::SESSION_LIFETIME.whole_seconds(),
-    ));
-    c
-}
-
-fn expired_cookie(state: &AppState, name: &'static str, path: &'static str) -> Cookie<'static> {
-    let mut c = Cookie::new(name, "");
+/// Every dashboard cookie: `HttpOnly; SameSite=Lax`, `Secure` on https; `max_age` `None`
+/// removes it.
+fn dashboard_cookie(
+    state: &AppState,
+    name: &'static str,
+    value: String,
+    path: &'static str,
+    max_age_secs: Option<i64>,
+) -> Cookie<'static> {
+    let mut c = Cookie::new(name, value);
     c.set_path(path);
     c.set_http_only(true);
     c.set_same_site(SameSite::Lax);
     c.set_secure(cookie_secure(state));
-    c.make_removal();
+    match max_age_secs {
+        Some(secs) => c.set_max_age(actix_web::cookie::time::Duration::seconds(secs)),
+        None => c.make_removal(),
+    }
     c
+}
+
+fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'static> {
+    let lifetime = quire_accounts::session::SESSION_LIFETIME.whole_seconds();
+    dashboard_cookie(
+        state,
+        SESSION_COOKIE,
+        token.expose().to_owned(),
+        "/",
+        Some(lifetime),
+    )
+}
+
+fn expired_cookie(state: &AppState, name: &'static str, path: &'static str) -> Cookie<'static> {
+    dashboard_cookie(state, name, String::new(), path, None)
 }
 
 /// Where a signed-in person stands: a full session, or one that still owes the second
@@ -644,12 +658,13 @@ pub async fn decision(
     if approve && outcome == "approved" {
         tracing::info!(account = %account.id.0, "device login approved");
     }
-    let mut flash = Cookie::new(OUTCOME_COOKIE, outcome);
-    flash.set_path(CONSENT);
-    flash.set_http_only(true);
-    flash.set_same_site(SameSite::Lax);
-    flash.set_secure(cookie_secure(&state));
-    flash.set_max_age(actix_web::cookie::time::Duration::seconds(60));
+    let flash = dashboard_cookie(
+        &state,
+        OUTCOME_COOKIE,
+        outcome.to_owned(),
+        CONSENT,
+        Some(60),
+    );
     let mut response = see_other(CONSENT);
     response
         .add_cookie(&flash)
