@@ -370,3 +370,41 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
     browser.click("#deny").await;
     assert_eq!(wait_for(cli).await.status.code(), Some(1));
 }
+
+/// Expiry, end to end: a real `quire login` whose request ages past its 600 seconds (moved
+/// there in the PostgreSQL database, since nobody should wait ten minutes) is shown as
+/// expired on the consent screen, and the CLI stops with `expired_token`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_request_is_shown_as_such_and_the_cli_stops() {
+    let Some(browser) = Driver::start().await else {
+        return;
+    };
+    let Some((db, srv)) = with_password(Backend::Postgres).await else {
+        return;
+    };
+    let user = User::new(&srv);
+    let (cli, link) = user.start_login();
+    let (client, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let aged = client
+        .execute(
+            "UPDATE device_grants SET created_at = created_at - interval '601 seconds', \
+             expires_at = expires_at - interval '601 seconds'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(aged, 1);
+
+    browser.go(&link).await;
+    browser.sign_in("ann").await;
+    assert!(browser.text("#error").await.contains("expired"));
+    assert!(browser.find("#approve").await.is_none());
+    let out = wait_for(cli).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expired_token"), "{err}");
+    assert!(!user.config_dir().join("config.json").exists());
+}
