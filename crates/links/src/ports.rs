@@ -1,7 +1,7 @@
 //! The link store port.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Email, InfraError, PageId};
+use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
 use time::OffsetDateTime;
 
 use crate::model::Link;
@@ -39,6 +39,27 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError>;
+
+    /// The link whose public id or alias is `code`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; no such code is `Ok(None)`.
+    async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError>;
+
+    /// Counts one view of a link atomically: the count goes up by one unless the link has a
+    /// view budget that is spent. Exactly `max_views` claims succeed however many race.
+    ///
+    /// # Errors
+    /// MUST return `Ok(false)` (and count nothing) when the budget is spent or the link is
+    /// gone; [`InfraError`] on storage failure, when nothing is counted either.
+    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError>;
+
+    /// Adds aggregated view counts (links without a budget), in one transaction; links that
+    /// are gone are skipped.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, when nothing is added.
+    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError>;
 
     /// Removes the page's link, its codes and allow list; absent is not an error.
     ///

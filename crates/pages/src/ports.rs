@@ -59,6 +59,12 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
     async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError>;
 
+    /// The owner's ready page with this slug (any status).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
+    async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError>;
+
     /// Ready pages of a project with the status, newest first.
     ///
     /// # Errors

@@ -15,6 +15,7 @@ mod links;
 mod pages;
 mod projects;
 mod schema;
+mod secrets;
 mod types;
 
 pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};

@@ -251,6 +251,63 @@ impl LinkStore for Database {
             .await
     }
 
+    async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
+        let code = code.to_owned();
+        let page: Option<DbId> = with_conn!(self, |conn| {
+            Ok(link_codes::table
+                .inner_join(links::table.on(links::id.eq(link_codes::link_id)))
+                .filter(link_codes::code.eq(&code))
+                .select(links::page_id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        match page {
+            Some(page) => Ok(self.load_links(vec![page]).await?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
+        // One conditional UPDATE: the database serialises racing claims on the row, so the
+        // count can never pass the budget.
+        let counted = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                links::table.find(DbId(link.0)).filter(
+                    links::max_views
+                        .is_null()
+                        .or(links::view_count.lt(links::max_views.assume_not_null())),
+                ),
+            )
+            .set(links::view_count.eq(links::view_count + 1))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        Ok(counted == 1)
+    }
+
+    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let counts: Vec<(DbId, i64)> = counts
+            .iter()
+            .map(|(id, n)| (DbId(id.0), to_i64(*n)))
+            .collect();
+        with_tx!(self, |conn| {
+            for (id, n) in &counts {
+                diesel::update(links::table.find(*id))
+                    .set(links::view_count.eq(links::view_count + *n))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
         with_conn!(self, |conn| {
             diesel::delete(links::table.filter(links::page_id.eq(DbId(page.0))))

@@ -232,6 +232,22 @@ impl PageStore for Database {
         row.map(Page::try_from).transpose().map_err(infra)
     }
 
+    async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
+        let slug = slug.to_owned();
+        let row: Option<PageRow> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .filter(pages::account_id.eq(DbId(owner.0)))
+                .filter(pages::slug.eq(&slug))
+                .filter(pages::state.eq(READY))
+                .select(PageRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Page::try_from).transpose().map_err(infra)
+    }
+
     async fn pages_in_project(
         &self,
         project: ProjectId,

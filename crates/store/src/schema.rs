@@ -192,6 +192,13 @@ diesel::table! {
 
 diesel::joinable!(page_files -> pages (page_id));
 diesel::joinable!(link_allow -> links (link_id));
+diesel::table! {
+    server_secrets (name) {
+        name -> Text,
+        value -> Text,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     projects,
@@ -204,5 +211,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     link_allow,
     device_grants,
     rate_limits,
-    sessions
+    sessions,
+    server_secrets
 );

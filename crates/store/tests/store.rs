@@ -203,3 +203,29 @@ fn connecting_outside_a_runtime_is_an_error_not_a_panic_later() {
     let err = Database::connect(&DatabaseConfig::new("sqlite://x.db")).unwrap_err();
     assert!(err.to_string().contains("tokio runtime"), "{err}");
 }
+
+async fn server_secrets_are_made_once_and_shared(first: &Database, second: &Database) {
+    first.migrate().await.unwrap();
+    // Two replicas racing at first start agree on one value.
+    let (a, b) = tokio::join!(
+        first.server_secret("pages-signing"),
+        second.server_secret("pages-signing")
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 43, "256 bits in base64url");
+    assert_eq!(first.server_secret("pages-signing").await.unwrap(), a);
+    assert_ne!(first.server_secret("other").await.unwrap(), a);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_secrets_are_made_once_and_shared_by_replicas() {
+    let (db, dir) = sqlite().await;
+    let url = format!("sqlite://{}/nested/dir/quire.db", dir.path().display());
+    let twin = Database::connect(&DatabaseConfig::new(url)).expect("connect");
+    server_secrets_are_made_once_and_shared(&db, &twin).await;
+    if let Some((db, t)) = postgres().await {
+        let twin = Database::connect(&DatabaseConfig::new(t.url.clone())).expect("connect");
+        server_secrets_are_made_once_and_shared(&db, &twin).await;
+    }
+}

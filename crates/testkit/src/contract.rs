@@ -1147,6 +1147,94 @@ pub async fn expired_sessions_are_swept<S: Stores>(s: Arc<S>) {
     assert_eq!(s.delete_expired_sessions(at_two).await.unwrap(), 0);
 }
 
+pub async fn pages_are_found_by_owner_and_slug_and_links_by_code<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "FFFFFFFFF1", &clock);
+    s.insert_pending(&page, &[]).await.unwrap();
+    assert_eq!(
+        s.page_by_slug(ann.account.id, "site").await.unwrap(),
+        None,
+        "a pending page is not served"
+    );
+    s.mark_ready(page.id).await.unwrap();
+    assert_eq!(
+        s.page_by_slug(ann.account.id, "site").await.unwrap(),
+        Some(page.clone())
+    );
+    assert_eq!(s.page_by_slug(bob.account.id, "site").await.unwrap(), None);
+    assert_eq!(s.page_by_slug(ann.account.id, "other").await.unwrap(), None);
+
+    let link = link_for(&page, Some("launch-day"), &clock);
+    s.insert_link(&link).await.unwrap();
+    assert_eq!(
+        s.link_by_code("launch-day").await.unwrap(),
+        Some(link.clone())
+    );
+    assert_eq!(
+        s.link_by_code("FFFFFFFFF1").await.unwrap(),
+        Some(link.clone())
+    );
+    assert_eq!(
+        s.link_by_code("Launch-Day").await.unwrap(),
+        None,
+        "codes are exact"
+    );
+    assert_eq!(s.link_by_code("nothing").await.unwrap(), None);
+}
+
+pub async fn views_are_claimed_within_the_budget_and_added_in_bulk<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let budgeted = page_of(&ann.account, ann.project.id, "once", "GGGGGGGGG1", &clock);
+    let open = page_of(&ann.account, ann.project.id, "open", "GGGGGGGGG2", &clock);
+    let mut limited = link_for(&budgeted, None, &clock);
+    limited.max_views = Some(3);
+    let unlimited = link_for(&open, None, &clock);
+    s.insert_link(&limited).await.unwrap();
+    s.insert_link(&unlimited).await.unwrap();
+
+    // Racing claims: exactly the budget succeeds.
+    let claims = (0..10).map(|_| {
+        let s = s.clone();
+        let id = limited.id;
+        tokio::spawn(async move { s.claim_view(id).await.unwrap() })
+    });
+    let mut granted = 0;
+    for c in claims {
+        if c.await.unwrap() {
+            granted += 1;
+        }
+    }
+    assert_eq!(granted, 3);
+    let stored = s.link_of_page(budgeted.id).await.unwrap().unwrap();
+    assert_eq!(stored.view_count, 3);
+
+    assert!(s.claim_view(unlimited.id).await.unwrap());
+    s.add_views(&[(unlimited.id, 41), (LinkId::new(), 5)])
+        .await
+        .unwrap();
+    assert_eq!(
+        s.link_of_page(open.id).await.unwrap().unwrap().view_count,
+        42
+    );
+    assert!(
+        !s.claim_view(LinkId::new()).await.unwrap(),
+        "a gone link counts nothing"
+    );
+
+    // A policy update never writes the count back.
+    let mut changed = s.link_of_page(open.id).await.unwrap().unwrap();
+    changed.view_count = 0;
+    changed.max_views = Some(100);
+    s.update_link(&changed).await.unwrap();
+    assert_eq!(
+        s.link_of_page(open.id).await.unwrap().unwrap().view_count,
+        42
+    );
+}
+
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
 /// alive for the test's duration (e.g. a temporary directory or database).
@@ -1174,7 +1262,9 @@ macro_rules! store_contract {
             old_grants_and_rate_windows_are_swept,
             accounts_are_found_by_login_and_sessions_by_hash,
             totp_enrollment_is_once_and_steps_are_used_once,
-            expired_sessions_are_swept
+            expired_sessions_are_swept,
+            pages_are_found_by_owner_and_slug_and_links_by_code,
+            views_are_claimed_within_the_budget_and_added_in_bulk
         );
     };
     (@each $make:path, $($check:ident),+) => {

@@ -14,7 +14,7 @@ use quire_accounts::{
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
 use quire_kernel::{
-    AccountId, Email, Handle, InfraError, KeyId, PageId, ProjectId, ProjectSlug, Tier,
+    AccountId, Email, Handle, InfraError, KeyId, LinkId, PageId, ProjectId, ProjectSlug, Tier,
 };
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use quire_links::{Link, LinkStore, LinkWriteError};
@@ -588,6 +588,16 @@ impl PageStore for MemoryStore {
         }))
     }
 
+    async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
+        self.check("page_by_slug")?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .find(|(p, ready)| *ready && p.account_id == owner && p.slug == slug)
+                .map(|(p, _)| p.clone())
+        }))
+    }
+
     async fn pages_in_project(
         &self,
         project: ProjectId,
@@ -711,7 +721,10 @@ impl LinkStore for MemoryStore {
             }
             for l in &mut s.links {
                 if l.id == link.id {
+                    // Views are counted only through claim_view and add_views.
+                    let view_count = l.view_count;
                     *l = link.clone();
+                    l.view_count = view_count;
                 }
             }
             Ok(())
@@ -732,6 +745,42 @@ impl LinkStore for MemoryStore {
                 .cloned()
                 .collect()
         }))
+    }
+
+    async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
+        self.check("link_by_code")?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .find(|l| link_codes(l).any(|c| c == code))
+                .cloned()
+        }))
+    }
+
+    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
+        self.check("claim_view")?;
+        Ok(self.with(|s| {
+            let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
+                return false;
+            };
+            if l.max_views.is_some_and(|max| l.view_count >= max) {
+                return false;
+            }
+            l.view_count += 1;
+            true
+        }))
+    }
+
+    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
+        self.check("add_views")?;
+        self.with(|s| {
+            for (id, n) in counts {
+                if let Some(l) = s.links.iter_mut().find(|l| l.id == *id) {
+                    l.view_count += n;
+                }
+            }
+        });
+        Ok(())
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
