@@ -1,0 +1,164 @@
+//! Visitor paths: the raw (percent-encoded) request path is split on `/` first and each
+//! segment decoded afterwards, so an encoded slash, dot segment or backslash can never
+//! climb out of a page. A page's files are a manifest lookup, never a filesystem path, and
+//! anything that does not parse is simply not found.
+
+use quire_kernel::Handle;
+
+/// `/{handle}/{slug}` and what follows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagePath {
+    pub handle: Handle,
+    pub slug: String,
+    /// `None` for `/{handle}/{slug}` (no trailing slash); otherwise the decoded path inside
+    /// the page, `""` for the root, ending in `/` for a directory.
+    pub rest: Option<String>,
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes one segment; `None` when it is malformed or could mean anything but a plain
+/// file or directory name.
+fn segment(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hi = hex(*bytes.get(i + 1)?)?;
+            let lo = hex(*bytes.get(i + 2)?)?;
+            out.push(hi << 4 | lo);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let s = String::from_utf8(out).ok()?;
+    let safe = !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.contains(['/', '\\'])
+        && !s.chars().any(char::is_control);
+    safe.then_some(s)
+}
+
+/// Parses a raw request path of the pages origin.
+///
+/// `None` for anything that is not `/{handle}/{slug}[/{safe path}]`: a bad handle or slug,
+/// an empty, `.` or `..` segment (encoded or not), an encoded `/`, a backslash, a control
+/// character or invalid UTF-8.
+#[must_use]
+pub fn parse_page_path(raw: &str) -> Option<PagePath> {
+    let raw = raw.strip_prefix('/')?;
+    let mut parts = raw.splitn(3, '/');
+    let handle = Handle::parse(&segment(parts.next()?)?).ok()?;
+    let slug = quire_pages::validate::slug(&segment(parts.next()?)?).ok()?;
+    let rest = match parts.next() {
+        None => None,
+        Some(rest) => Some(parse_relative(rest)?),
+    };
+    Some(PagePath { handle, slug, rest })
+}
+
+/// Decodes a path inside a page (`""`, `a/b.css`, `docs/`); `None` when unsafe.
+#[must_use]
+pub fn parse_relative(raw: &str) -> Option<String> {
+    if raw.is_empty() {
+        return Some(String::new());
+    }
+    let (body, dir) = match raw.strip_suffix('/') {
+        Some(body) => (body, true),
+        None => (raw, false),
+    };
+    let mut out = String::with_capacity(raw.len());
+    for (i, part) in body.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(&segment(part)?);
+    }
+    if dir {
+        out.push('/');
+    }
+    (out.len() <= 1024).then_some(out)
+}
+
+/// Percent-encodes a decoded page path for a `Location` header (segments keep their `/`).
+#[must_use]
+pub fn encode_relative(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn rest(raw: &str) -> Option<Option<String>> {
+        parse_page_path(raw).map(|p| p.rest)
+    }
+
+    #[test]
+    fn splits_handle_slug_and_rest() {
+        let p = parse_page_path("/ann/site/css/a%20b.css").unwrap();
+        assert_eq!(p.handle.as_str(), "ann");
+        assert_eq!(p.slug, "site");
+        assert_eq!(p.rest.as_deref(), Some("css/a b.css"));
+        assert_eq!(rest("/ann/site"), Some(None));
+        assert_eq!(rest("/ann/site/"), Some(Some(String::new())));
+        assert_eq!(rest("/ann/site/docs/"), Some(Some("docs/".into())));
+    }
+
+    #[test]
+    fn refuses_every_way_out_of_the_page() {
+        for raw in [
+            "/ann/site/../other/index.html",
+            "/ann/site/%2e%2e/other/index.html",
+            "/ann/site/%2E%2E/x",
+            "/ann/site/.%2e/x",
+            "/ann/site/a/%2e/b",
+            "/ann/site/..%2fother%2findex.html",
+            "/ann/site/%2fetc%2fpasswd",
+            "/ann/site/..%5cother",
+            "/ann/site/a\\b",
+            "/ann/site//etc/passwd",
+            "/ann/site/a//b",
+            "/ann/site/%00",
+            "/ann/site/%ff",
+            "/ann/site/%zz",
+            "/ann/site/%2",
+            "/ann/%2e%2e/index.html",
+            "/%2e%2e/site/",
+            "ann/site/",
+            "/ann/Site/",
+            "/a/site/",
+        ] {
+            assert_eq!(parse_page_path(raw), None, "{raw}");
+        }
+    }
+
+    #[test]
+    fn relative_paths_round_trip_through_encoding() {
+        let decoded = parse_relative("docs/a%20b%3F.html").unwrap();
+        assert_eq!(decoded, "docs/a b?.html");
+        assert_eq!(encode_relative(&decoded), "docs/a%20b%3F.html");
+        assert_eq!(parse_relative(&encode_relative(&decoded)).unwrap(), decoded);
+    }
+}

@@ -1,0 +1,977 @@
+//! The serving use cases: a visit, the password form's post, the sign-in pass (issued on
+//! the dashboard, accepted on the pages origin), the short link, and the view flush.
+//!
+//! Order of decisions for a visit, each before any byte of the page is read:
+//! path → page (unknown or archived: 404) → trailing slash → expiry (410) → known spent
+//! budget (410, except the assets of a view already counted) → access (form, sign-in,
+//! 403) → file (directory redirect, the page's `404.html`) → `If-None-Match` (304) → view.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use moka::future::Cache;
+use quire_kernel::password::verify_password;
+use quire_kernel::secret::sha256_hex;
+use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, RateLimiter};
+use quire_links::{Link, LinkStore};
+use quire_pages::PageStore;
+use quire_pages::{Access, AccountDirectory, AllowEntry, BundleStore, FileEntry, Page, PageStatus};
+use quire_projects::{Access as ProjectAccess, AddressError, ProjectStore, authorize_project};
+use time::OffsetDateTime;
+
+use crate::cache::{CachedFile, Site, gzip};
+use crate::path::{encode_relative, parse_page_path, parse_relative};
+use crate::token::{Claims, Kind, Signer};
+use crate::views::ViewTally;
+
+/// Cookie of a page whose password was given.
+pub const UNLOCK_COOKIE: &str = "quire_unlock";
+/// Cookie of an account signed in (through the dashboard) for a private or allow-list page.
+pub const ACCESS_COOKIE: &str = "quire_access";
+/// Cookie of a counted view of a page with a budget.
+pub const VIEW_COOKIE: &str = "quire_view";
+/// Rate-limit bucket of password attempts, per page and client.
+pub const UNLOCK_BUCKET: &str = "page_unlock";
+
+/// Settings of the serving service.
+#[derive(Debug, Clone)]
+pub struct ServingConfig {
+    /// Public origin of the pages (`QUIRE_PAGES_URL`), without a trailing slash.
+    pub pages_url: String,
+    /// Public origin of the dashboard (`QUIRE_BASE_URL`), where visitors sign in.
+    pub base_url: String,
+    /// How long a page's policy and manifest are served from memory before they are read
+    /// again: the most a change made on another replica takes to show.
+    pub policy_ttl: Duration,
+    /// Most pages whose policy is kept in memory.
+    pub max_cached_pages: u64,
+    /// Bytes of file content kept in memory (identity plus gzip).
+    pub file_cache_bytes: u64,
+    /// Largest file kept in memory (and gzipped); larger ones are read per request.
+    pub max_cached_file: u64,
+    /// Password attempts per page and client in [`ServingConfig::unlock_window`].
+    pub unlock_limit: u32,
+    pub unlock_window: Duration,
+    pub unlock_cookie_ttl: Duration,
+    pub access_cookie_ttl: Duration,
+    /// Life of the sign-in pass the dashboard hands over in a URL.
+    pub pass_ttl: Duration,
+    /// How long the assets of a counted view of a page with a budget keep loading.
+    pub view_cookie_ttl: Duration,
+}
+
+impl Default for ServingConfig {
+    fn default() -> Self {
+        Self {
+            pages_url: "http://127.0.0.1:8081".into(),
+            base_url: "http://127.0.0.1:8080".into(),
+            policy_ttl: Duration::from_millis(800),
+            max_cached_pages: 10_000,
+            file_cache_bytes: 64 * 1024 * 1024,
+            max_cached_file: 1024 * 1024,
+            unlock_limit: 10,
+            unlock_window: Duration::from_secs(15 * 60),
+            unlock_cookie_ttl: Duration::from_secs(24 * 3600),
+            access_cookie_ttl: Duration::from_secs(12 * 3600),
+            pass_ttl: Duration::from_secs(60),
+            view_cookie_ttl: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+/// The adapters a [`ServingService`] works through.
+#[derive(Debug, Clone)]
+pub struct ServingPorts {
+    pub pages: Arc<dyn PageStore>,
+    pub links: Arc<dyn LinkStore>,
+    pub bundles: Arc<dyn BundleStore>,
+    pub accounts: Arc<dyn AccountDirectory>,
+    pub projects: Arc<dyn ProjectStore>,
+    pub limiter: Arc<dyn RateLimiter>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// The credentials a request carries; cookies are the values of every cookie of that name.
+#[derive(Debug, Default, Clone)]
+pub struct Visitor<'a> {
+    /// The caller of an `Authorization` header, already authenticated.
+    pub principal: Option<&'a Principal>,
+    pub unlock: Vec<&'a str>,
+    pub access: Vec<&'a str>,
+    pub view: Vec<&'a str>,
+}
+
+/// A `GET` or `HEAD` of the pages origin.
+#[derive(Debug, Clone)]
+pub struct Visit<'a> {
+    /// The raw (still percent-encoded) path.
+    pub path: &'a str,
+    /// The raw query, kept on redirects.
+    pub query: &'a str,
+    pub head: bool,
+    pub visitor: Visitor<'a>,
+    pub if_none_match: Option<&'a str>,
+    pub accepts_gzip: bool,
+}
+
+/// How browsers may keep a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRule {
+    /// `max-age=0, must-revalidate` with the ETag: public pages without budget or expiry.
+    Revalidate,
+    /// `private, no-store`: anything a policy guards.
+    NoStore,
+}
+
+/// A cookie to set on the pages origin, scoped to one page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedCookie {
+    pub name: &'static str,
+    pub value: String,
+    /// `/{handle}/{slug}/`.
+    pub path: String,
+    pub max_age: Duration,
+}
+
+/// A file to send.
+#[derive(Debug, Clone)]
+pub struct FileAnswer {
+    /// `false` for the page's own `404.html` sent with status 404.
+    pub found: bool,
+    pub body: Bytes,
+    /// The body is gzip-encoded.
+    pub gzip: bool,
+    /// The file has a gzip variant (responses vary on `Accept-Encoding`).
+    pub varies: bool,
+    pub content_type: String,
+    pub etag: String,
+    pub cache: CacheRule,
+    pub cookie: Option<IssuedCookie>,
+}
+
+/// The password form of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordPrompt {
+    pub title: String,
+    pub handle: String,
+    pub slug: String,
+    /// The path inside the page to return to.
+    pub next: String,
+    pub wrong: bool,
+}
+
+/// What the pages origin answers.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    File(Box<FileAnswer>),
+    NotModified {
+        etag: String,
+        cache: CacheRule,
+    },
+    /// 308 when `permanent` (the trailing slash), 302 otherwise.
+    Redirect {
+        location: String,
+        permanent: bool,
+    },
+    NotFound,
+    /// Expired, or the view budget is spent.
+    Gone,
+    /// 401 with the password form.
+    Password(PasswordPrompt),
+    /// 302 to the dashboard to sign in.
+    SignIn {
+        location: String,
+    },
+    /// 403: signed in, but not as an account the page admits.
+    Forbidden {
+        email: Option<String>,
+    },
+}
+
+/// The password form's post.
+#[derive(Debug, Clone)]
+pub struct Unlock<'a> {
+    pub handle: &'a str,
+    pub slug: &'a str,
+    pub password: &'a str,
+    /// The path inside the page to return to.
+    pub next: &'a str,
+    /// The client (address) the attempt is counted against.
+    pub client: &'a str,
+}
+
+/// Where to send the visitor, and the cookie to set on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    pub cookie: Option<IssuedCookie>,
+    /// A path on the pages origin.
+    pub location: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnlockError {
+    #[error("page not found")]
+    NotFound,
+    #[error("the page has expired or its view budget is spent")]
+    Gone,
+    #[error("wrong password")]
+    Wrong(PasswordPrompt),
+    #[error("too many password attempts")]
+    Throttled { retry_after_secs: u64 },
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PassError {
+    #[error("page not found")]
+    NotFound,
+    /// The account is not admitted (issue), or the pass is invalid or expired (accept).
+    #[error("not allowed")]
+    Forbidden,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// The visitor side of published pages.
+#[derive(Clone)]
+pub struct ServingService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ports: ServingPorts,
+    config: ServingConfig,
+    signer: Signer,
+    /// `handle/slug` → the page as served; `None` is cached too (unknown pages).
+    sites: Cache<String, Option<Arc<Site>>>,
+    /// Short-link code → `handle/slug`.
+    codes: Cache<String, Option<String>>,
+    files: Cache<(PageId, String), Arc<CachedFile>>,
+    views: ViewTally,
+}
+
+impl std::fmt::Debug for ServingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServingService")
+            .field("config", &self.inner.config)
+            .field("cached_pages", &self.inner.sites.entry_count())
+            .field("cached_file_bytes", &self.inner.files.weighted_size())
+            .finish_non_exhaustive()
+    }
+}
+
+fn site_key(handle: &str, slug: &str) -> String {
+    format!("{handle}/{slug}")
+}
+
+fn base_path(site: &Site) -> String {
+    format!("/{}/{}/", site.handle.as_str(), site.page.slug)
+}
+
+fn with_query(location: String, query: &str) -> String {
+    if query.is_empty() {
+        location
+    } else {
+        format!("{location}?{query}")
+    }
+}
+
+fn expired(link: &Link, now: OffsetDateTime) -> bool {
+    link.expires_at.is_some_and(|t| now >= t)
+}
+
+fn cache_rule(link: &Link) -> CacheRule {
+    if link.access == Access::Public && link.max_views.is_none() && link.expires_at.is_none() {
+        CacheRule::Revalidate
+    } else {
+        CacheRule::NoStore
+    }
+}
+
+fn is_document(entry: &FileEntry) -> bool {
+    let essence = entry.content_type.split(';').next().unwrap_or("").trim();
+    essence == "text/html" || essence == "application/xhtml+xml"
+}
+
+/// A fingerprint of the password hash: the hash is salted, so any password change (even
+/// to the same password) gives a new fingerprint and voids the cookies of the old one.
+fn fingerprint(link: &Link) -> Option<String> {
+    link.password_hash
+        .as_deref()
+        .map(|h| sha256_hex(h.as_bytes())[..32].to_owned())
+}
+
+/// Whether a signed-in account may open a private or allow-list page.
+fn admits(link: &Link, account: AccountId, email: Option<&Email>) -> bool {
+    if account == link.account_id {
+        return true;
+    }
+    link.access == Access::AllowList
+        && link.allow.iter().any(|g| match &g.entry {
+            AllowEntry::Account(a) => *a == account,
+            AllowEntry::Email(e) => Some(e) == email,
+        })
+}
+
+/// Whether `If-None-Match` names the file (either encoding's tag, weak or strong, or `*`).
+fn matches_etag(header: &str, sha: &str) -> bool {
+    header.split(',').any(|tag| {
+        let tag = tag.trim();
+        let tag = tag.strip_prefix("W/").unwrap_or(tag).trim_matches('"');
+        tag == "*" || tag == etag_value(sha) || tag.strip_suffix("-gz") == Some(etag_value(sha))
+    })
+}
+
+fn etag_value(sha: &str) -> &str {
+    &sha[..sha.len().min(32)]
+}
+
+enum Resolved<'a> {
+    File(&'a FileEntry),
+    /// `dir` without its slash names a directory with an `index.html`.
+    Directory(String),
+    Missing,
+}
+
+fn resolve<'a>(site: &'a Site, rest: &str) -> Resolved<'a> {
+    let wanted = if rest.is_empty() {
+        site.page.entrypoint.clone()
+    } else if rest.ends_with('/') {
+        format!("{rest}index.html")
+    } else {
+        rest.to_owned()
+    };
+    if let Some(entry) = site.files.get(&wanted) {
+        return Resolved::File(entry);
+    }
+    if !rest.is_empty()
+        && !rest.ends_with('/')
+        && site.files.contains_key(&format!("{rest}/index.html"))
+    {
+        return Resolved::Directory(format!("{rest}/"));
+    }
+    Resolved::Missing
+}
+
+enum Gate {
+    Open,
+    Password,
+    SignIn,
+    Forbidden(Option<String>),
+}
+
+fn unix_after(now: OffsetDateTime, ttl: Duration) -> i64 {
+    now.unix_timestamp()
+        .saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX))
+}
+
+impl ServingService {
+    #[must_use]
+    pub fn new(ports: ServingPorts, config: ServingConfig, signing_key: &[u8]) -> Self {
+        let sites = Cache::builder()
+            .max_capacity(config.max_cached_pages)
+            .time_to_live(config.policy_ttl)
+            .support_invalidation_closures()
+            .build();
+        let codes = Cache::builder()
+            .max_capacity(config.max_cached_pages)
+            .time_to_live(config.policy_ttl)
+            .build();
+        let files = Cache::builder()
+            .max_capacity(config.file_cache_bytes)
+            .weigher(|_: &(PageId, String), f: &Arc<CachedFile>| f.weight())
+            .build();
+        Self {
+            inner: Arc::new(Inner {
+                ports,
+                signer: Signer::new(signing_key),
+                config,
+                sites,
+                codes,
+                files,
+                views: ViewTally::default(),
+            }),
+        }
+    }
+
+    #[must_use]
+    pub fn config(&self) -> &ServingConfig {
+        &self.inner.config
+    }
+
+    /// Answers a `GET` or `HEAD` of `/{handle}/{slug}/{path}`.
+    ///
+    /// # Errors
+    /// [`InfraError`] when the store or the bundle store fails; no view is counted then.
+    pub async fn visit(&self, visit: Visit<'_>) -> Result<Answer, InfraError> {
+        let Some(path) = parse_page_path(visit.path) else {
+            return Ok(Answer::NotFound);
+        };
+        let Some(site) = self.site(path.handle.as_str(), &path.slug).await? else {
+            return Ok(Answer::NotFound);
+        };
+        if site.page.status == PageStatus::Archived {
+            return Ok(Answer::NotFound);
+        }
+        let base = base_path(&site);
+        let Some(rest) = path.rest else {
+            return Ok(Answer::Redirect {
+                location: with_query(base, visit.query),
+                permanent: true,
+            });
+        };
+        let now = self.inner.ports.clock.now();
+        if expired(&site.link, now) {
+            return Ok(Answer::Gone);
+        }
+        let page = site.page.id.0;
+        let resolved = resolve(&site, &rest);
+        let document = matches!(resolved, Resolved::File(e) if is_document(e));
+        let viewed = || {
+            visit
+                .visitor
+                .view
+                .iter()
+                .any(|t| self.inner.signer.check(t, Kind::View, page, now).is_some())
+        };
+        if self.known_spent(&site) && (document || !viewed()) {
+            return Ok(Answer::Gone);
+        }
+        match self.gate(&site, &visit.visitor, now).await? {
+            Gate::Open => {}
+            Gate::Password => {
+                return Ok(Answer::Password(PasswordPrompt {
+                    title: site.page.title.clone(),
+                    handle: site.handle.as_str().to_owned(),
+                    slug: site.page.slug.clone(),
+                    next: rest,
+                    wrong: false,
+                }));
+            }
+            Gate::SignIn => {
+                return Ok(Answer::SignIn {
+                    location: format!(
+                        "{}/visit?page={}&next={}",
+                        self.inner.config.base_url.trim_end_matches('/'),
+                        site.link.public_id,
+                        encode_query(&rest)
+                    ),
+                });
+            }
+            Gate::Forbidden(email) => return Ok(Answer::Forbidden { email }),
+        }
+        let (entry, found) = match resolved {
+            Resolved::File(entry) => (entry, true),
+            Resolved::Directory(dir) => {
+                return Ok(Answer::Redirect {
+                    location: with_query(format!("{base}{}", encode_relative(&dir)), visit.query),
+                    permanent: false,
+                });
+            }
+            Resolved::Missing => match site.files.get("404.html") {
+                Some(entry) => (entry, false),
+                None => return Ok(Answer::NotFound),
+            },
+        };
+        let cache = cache_rule(&site.link);
+        let etag_base = etag_value(&entry.sha256);
+        if found
+            && visit
+                .if_none_match
+                .is_some_and(|h| matches_etag(h, &entry.sha256))
+        {
+            return Ok(Answer::NotModified {
+                etag: format!("\"{etag_base}\""),
+                cache,
+            });
+        }
+        let file = self.file(site.page.id, entry).await?;
+        let mut cookie = None;
+        if document && found && !visit.head {
+            if site.link.max_views.is_some() {
+                if !self.inner.ports.links.claim_view(site.link.id).await? {
+                    site.spent.store(true, Ordering::Relaxed);
+                    return Ok(Answer::Gone);
+                }
+                cookie = Some(self.cookie(
+                    VIEW_COOKIE,
+                    &site,
+                    &Claims {
+                        kind: Kind::View,
+                        page,
+                        expires: unix_after(now, self.inner.config.view_cookie_ttl),
+                        account: None,
+                        email: None,
+                        fingerprint: None,
+                    },
+                    self.inner.config.view_cookie_ttl,
+                ));
+            } else {
+                self.inner.views.add(site.link.id);
+            }
+        }
+        let (body, gzip) = match &file.gzip {
+            Some(gz) if visit.accepts_gzip => (gz.clone(), true),
+            _ => (file.identity.clone(), false),
+        };
+        Ok(Answer::File(Box::new(FileAnswer {
+            found,
+            body,
+            gzip,
+            varies: file.gzip.is_some(),
+            content_type: entry.content_type.clone(),
+            etag: if gzip {
+                format!("\"{etag_base}-gz\"")
+            } else {
+                format!("\"{etag_base}\"")
+            },
+            cache,
+            cookie,
+        })))
+    }
+
+    /// The short link `/s/{code}`: a 302 to the page, or 404 / 410 as the page would answer.
+    ///
+    /// # Errors
+    /// [`InfraError`] on store failure.
+    pub async fn short_link(&self, code: &str) -> Result<Answer, InfraError> {
+        let valid = (3..=64).contains(&code.len())
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Ok(Answer::NotFound);
+        }
+        let inner = self.inner.clone();
+        let owned = code.to_owned();
+        let key = self
+            .inner
+            .codes
+            .try_get_with(code.to_owned(), async move {
+                let Some(site) = inner.load_by_code(&owned).await? else {
+                    return Ok::<_, InfraError>(None);
+                };
+                Ok(Some(site_key(site.handle.as_str(), &site.page.slug)))
+            })
+            .await
+            .map_err(|e| (*e).clone())?;
+        let Some(key) = key else {
+            return Ok(Answer::NotFound);
+        };
+        let Some((handle, slug)) = key.split_once('/') else {
+            return Ok(Answer::NotFound);
+        };
+        let Some(site) = self.site(handle, slug).await? else {
+            return Ok(Answer::NotFound);
+        };
+        if site.page.status == PageStatus::Archived {
+            return Ok(Answer::NotFound);
+        }
+        if expired(&site.link, self.inner.ports.clock.now()) || self.known_spent(&site) {
+            return Ok(Answer::Gone);
+        }
+        Ok(Answer::Redirect {
+            location: format!(
+                "{}{}",
+                self.inner.config.pages_url.trim_end_matches('/'),
+                base_path(&site)
+            ),
+            permanent: false,
+        })
+    }
+
+    /// Checks a page password and, when right, makes the page's unlock cookie. Every
+    /// attempt counts against the client's limit for the page.
+    ///
+    /// # Errors
+    /// `NotFound`, `Gone`, `Wrong` (with the form to show again), `Throttled`, `Infra`.
+    pub async fn unlock(&self, attempt: Unlock<'_>) -> Result<Admitted, UnlockError> {
+        let next = parse_relative(attempt.next).unwrap_or_default();
+        let Some(site) = self.fresh_site(attempt.handle, attempt.slug).await? else {
+            return Err(UnlockError::NotFound);
+        };
+        if site.page.status == PageStatus::Archived {
+            return Err(UnlockError::NotFound);
+        }
+        let now = self.inner.ports.clock.now();
+        if expired(&site.link, now) || self.known_spent(&site) {
+            return Err(UnlockError::Gone);
+        }
+        let location = format!("{}{}", base_path(&site), encode_relative(&next));
+        let Some(fingerprint) =
+            fingerprint(&site.link).filter(|_| site.link.access == Access::Password)
+        else {
+            // No longer a password page: nothing to unlock.
+            return Ok(Admitted {
+                cookie: None,
+                location,
+            });
+        };
+        let config = &self.inner.config;
+        let allowed = self
+            .inner
+            .ports
+            .limiter
+            .hit(
+                UNLOCK_BUCKET,
+                &format!("{}:{}", site.page.id, attempt.client),
+                config.unlock_window,
+                config.unlock_limit,
+                now,
+            )
+            .await?;
+        if !allowed {
+            let window = config.unlock_window.as_secs().max(1);
+            let elapsed = u64::try_from(now.unix_timestamp()).unwrap_or(0) % window;
+            return Err(UnlockError::Throttled {
+                retry_after_secs: window - elapsed,
+            });
+        }
+        let stored = site.link.password_hash.clone().unwrap_or_default();
+        if !verify_password(attempt.password, &stored) {
+            return Err(UnlockError::Wrong(PasswordPrompt {
+                title: site.page.title.clone(),
+                handle: site.handle.as_str().to_owned(),
+                slug: site.page.slug.clone(),
+                next,
+                wrong: true,
+            }));
+        }
+        let cookie = self.cookie(
+            UNLOCK_COOKIE,
+            &site,
+            &Claims {
+                kind: Kind::Unlock,
+                page: site.page.id.0,
+                expires: unix_after(now, config.unlock_cookie_ttl),
+                account: None,
+                email: None,
+                fingerprint: Some(fingerprint),
+            },
+            config.unlock_cookie_ttl,
+        );
+        Ok(Admitted {
+            cookie: Some(cookie),
+            location,
+        })
+    }
+
+    /// On the dashboard: a signed-in account asks to open the page whose short-link code is
+    /// `code`. Returns the pages-origin URL that carries the pass.
+    ///
+    /// # Errors
+    /// `NotFound` (unknown or archived page), `Forbidden` (the page does not admit the
+    /// account), `Infra`.
+    pub async fn issue_pass(
+        &self,
+        code: &str,
+        account: AccountId,
+        email: &Email,
+        next: &str,
+    ) -> Result<String, PassError> {
+        let Some(site) = self.inner.load_by_code(code).await? else {
+            return Err(PassError::NotFound);
+        };
+        if site.page.status == PageStatus::Archived {
+            return Err(PassError::NotFound);
+        }
+        if !admits(&site.link, account, Some(email)) {
+            return Err(PassError::Forbidden);
+        }
+        let now = self.inner.ports.clock.now();
+        let pass = self.inner.signer.sign(&Claims {
+            kind: Kind::Pass,
+            page: site.page.id.0,
+            expires: unix_after(now, self.inner.config.pass_ttl),
+            account: Some(account.0),
+            email: Some(email.as_str().to_owned()),
+            fingerprint: None,
+        });
+        let next = parse_relative(next).unwrap_or_default();
+        Ok(format!(
+            "{}/-/pass?token={pass}&next={}",
+            self.inner.config.pages_url.trim_end_matches('/'),
+            encode_query(&next)
+        ))
+    }
+
+    /// On the pages origin: turns a pass into the page's access cookie.
+    ///
+    /// # Errors
+    /// `Forbidden` for an invalid or expired pass, `NotFound` when the page is gone, `Infra`.
+    pub async fn accept_pass(&self, token: &str, next: &str) -> Result<Admitted, PassError> {
+        let now = self.inner.ports.clock.now();
+        let claims = self
+            .inner
+            .signer
+            .check_any_page(token, Kind::Pass, now)
+            .ok_or(PassError::Forbidden)?;
+        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
+            return Err(PassError::NotFound);
+        };
+        let next = parse_relative(next).unwrap_or_default();
+        let ttl = self.inner.config.access_cookie_ttl;
+        let cookie = self.cookie(
+            ACCESS_COOKIE,
+            &site,
+            &Claims {
+                kind: Kind::Access,
+                expires: unix_after(now, ttl),
+                ..claims
+            },
+            ttl,
+        );
+        Ok(Admitted {
+            cookie: Some(cookie),
+            location: format!("{}{}", base_path(&site), encode_relative(&next)),
+        })
+    }
+
+    /// Drops what is cached about a page (after a change through the API on this replica);
+    /// other replicas see the change within [`ServingConfig::policy_ttl`].
+    pub fn forget(&self, page: PageId) {
+        // Unknown pages are dropped too: a renamed page may have been cached as unknown.
+        let dropped = self
+            .inner
+            .sites
+            .invalidate_entries_if(move |_, site| site.as_ref().is_none_or(|s| s.page.id == page));
+        if dropped.is_err() {
+            self.inner.sites.invalidate_all();
+        }
+        self.inner.codes.invalidate_all();
+    }
+
+    /// Writes the views counted in memory to the store; on failure they stay counted here.
+    ///
+    /// # Errors
+    /// [`InfraError`] when the store refuses them (they are kept for the next flush).
+    pub async fn flush_views(&self) -> Result<u64, InfraError> {
+        let taken = self.inner.views.take();
+        if taken.is_empty() {
+            return Ok(0);
+        }
+        match self.inner.ports.links.add_views(&taken).await {
+            Ok(()) => Ok(taken.iter().map(|(_, n)| n).sum()),
+            Err(e) => {
+                self.inner.views.restore(&taken);
+                Err(e)
+            }
+        }
+    }
+
+    fn known_spent(&self, site: &Site) -> bool {
+        site.spent.load(Ordering::Relaxed)
+            || site
+                .link
+                .max_views
+                .is_some_and(|max| site.link.view_count >= max)
+    }
+
+    fn cookie(
+        &self,
+        name: &'static str,
+        site: &Site,
+        claims: &Claims,
+        ttl: Duration,
+    ) -> IssuedCookie {
+        IssuedCookie {
+            name,
+            value: self.inner.signer.sign(claims),
+            path: base_path(site),
+            max_age: ttl,
+        }
+    }
+
+    async fn gate(
+        &self,
+        site: &Site,
+        visitor: &Visitor<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Gate, InfraError> {
+        if site.link.access == Access::Public {
+            return Ok(Gate::Open);
+        }
+        if let Some(principal) = visitor.principal {
+            match authorize_project(
+                self.inner.ports.projects.as_ref(),
+                principal,
+                site.page.project_id,
+                ProjectAccess::Read,
+            )
+            .await
+            {
+                Ok(_) => return Ok(Gate::Open),
+                Err(AddressError::InsufficientScope) => {}
+                Err(AddressError::Infra(e)) => return Err(e),
+            }
+        }
+        let page = site.page.id.0;
+        let signer = &self.inner.signer;
+        match site.link.access {
+            Access::Public => Ok(Gate::Open),
+            Access::Password => {
+                let current = fingerprint(&site.link);
+                let unlocked = visitor.unlock.iter().any(|t| {
+                    signer
+                        .check(t, Kind::Unlock, page, now)
+                        .is_some_and(|c| current.is_some() && c.fingerprint == current)
+                });
+                Ok(if unlocked { Gate::Open } else { Gate::Password })
+            }
+            Access::Private | Access::AllowList => {
+                let mut refused = None;
+                for token in &visitor.access {
+                    let Some(claims) = signer.check(token, Kind::Access, page, now) else {
+                        continue;
+                    };
+                    let Some(account) = claims.account else {
+                        continue;
+                    };
+                    let email = claims.email.as_deref().and_then(|e| Email::parse(e).ok());
+                    if admits(&site.link, AccountId(account), email.as_ref()) {
+                        return Ok(Gate::Open);
+                    }
+                    refused = Some(claims.email);
+                }
+                Ok(match refused {
+                    Some(email) => Gate::Forbidden(email),
+                    None => Gate::SignIn,
+                })
+            }
+        }
+    }
+
+    async fn site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
+        let inner = self.inner.clone();
+        let (h, s) = (handle.to_owned(), slug.to_owned());
+        self.inner
+            .sites
+            .try_get_with(site_key(handle, slug), async move {
+                inner.load_by_slug(&h, &s).await
+            })
+            .await
+            .map_err(|e| (*e).clone())
+    }
+
+    /// The page as stored now, bypassing the cache (password checks see new passwords at once).
+    async fn fresh_site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
+        let site = self.inner.load_by_slug(handle, slug).await?;
+        self.inner
+            .sites
+            .insert(site_key(handle, slug), site.clone())
+            .await;
+        Ok(site)
+    }
+
+    async fn file(&self, page: PageId, entry: &FileEntry) -> Result<Arc<CachedFile>, InfraError> {
+        if entry.size_bytes > self.inner.config.max_cached_file {
+            let bytes = self.inner.load_bytes(page, &entry.sha256).await?;
+            return Ok(Arc::new(CachedFile {
+                identity: bytes,
+                gzip: None,
+            }));
+        }
+        let inner = self.inner.clone();
+        let (sha, content_type) = (entry.sha256.clone(), entry.content_type.clone());
+        self.inner
+            .files
+            .try_get_with((page, entry.sha256.clone()), async move {
+                let identity = inner.load_bytes(page, &sha).await?;
+                let gzip = gzip(&content_type, &identity);
+                Ok::<_, InfraError>(Arc::new(CachedFile { identity, gzip }))
+            })
+            .await
+            .map_err(|e| (*e).clone())
+    }
+}
+
+impl Inner {
+    async fn load_by_slug(
+        &self,
+        handle: &str,
+        slug: &str,
+    ) -> Result<Option<Arc<Site>>, InfraError> {
+        let Ok(handle) = Handle::parse(handle) else {
+            return Ok(None);
+        };
+        let Some(account) = self.ports.accounts.account_by_handle(&handle).await? else {
+            return Ok(None);
+        };
+        let Some(page) = self.ports.pages.page_by_slug(account, slug).await? else {
+            return Ok(None);
+        };
+        self.assemble(page, handle).await
+    }
+
+    async fn load_by_code(&self, code: &str) -> Result<Option<Arc<Site>>, InfraError> {
+        let Some(link) = self.ports.links.link_by_code(code).await? else {
+            return Ok(None);
+        };
+        self.load_by_id(link.page_id).await
+    }
+
+    async fn load_by_id(&self, id: PageId) -> Result<Option<Arc<Site>>, InfraError> {
+        let Some(page) = self.ports.pages.page(id).await? else {
+            return Ok(None);
+        };
+        let Some((handle, _)) = self
+            .ports
+            .accounts
+            .handle_and_email(page.account_id)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if page.status == PageStatus::Archived {
+            return Ok(None);
+        }
+        self.assemble(page, handle).await
+    }
+
+    async fn assemble(&self, page: Page, handle: Handle) -> Result<Option<Arc<Site>>, InfraError> {
+        let Some(link) = self.ports.links.link_of_page(page.id).await? else {
+            return Ok(None);
+        };
+        let files: HashMap<String, FileEntry> = self
+            .ports
+            .pages
+            .files(page.id)
+            .await?
+            .into_iter()
+            .map(|f| (f.path.clone(), f))
+            .collect();
+        Ok(Some(Arc::new(Site {
+            page,
+            handle,
+            link,
+            files,
+            spent: std::sync::atomic::AtomicBool::new(false),
+        })))
+    }
+
+    async fn load_bytes(&self, page: PageId, sha: &str) -> Result<Bytes, InfraError> {
+        self.ports
+            .bundles
+            .get(page, sha)
+            .await?
+            .map(Bytes::from)
+            .ok_or_else(|| InfraError::new(format!("page {page}: stored file {sha} is missing")))
+    }
+}
+
+/// Percent-encodes a value for a query string.
+fn encode_query(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

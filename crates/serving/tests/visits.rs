@@ -1,0 +1,654 @@
+//! Visits against the in-memory fakes: every answer of the pages origin, the policy checks,
+//! exact view budgets under racing claims, and failures that must not count or lose a view.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_kernel::{Clock, Email, PageId, Principal};
+use quire_links::EmbeddedLinkService;
+use quire_pages::{
+    FileInput, PageConfig, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
+    RandomPublicIds,
+};
+use quire_serving::{
+    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingPorts, ServingService,
+    UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
+};
+use quire_testkit::fixtures::{create_account, master};
+use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
+
+struct World {
+    store: Arc<MemoryStore>,
+    bundles: Arc<MemoryBundles>,
+    clock: Arc<FixedClock>,
+    pages: PageService,
+    serving: ServingService,
+    ann: Principal,
+    bob: Principal,
+    bob_email: Email,
+}
+
+async fn world() -> World {
+    let store = Arc::new(MemoryStore::new());
+    let bundles = Arc::new(MemoryBundles::new());
+    let clock = Arc::new(FixedClock::new());
+    let ann = create_account(store.clone(), clock.clone(), "ann").await;
+    let bob = create_account(store.clone(), clock.clone(), "bob").await;
+    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
+    let pages = PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles: bundles.clone(),
+            links,
+            accounts: store.clone(),
+            projects: store.clone(),
+            clock: clock.clone(),
+            ids: Arc::new(RandomPublicIds),
+        },
+        PageConfig::default(),
+    );
+    let serving = ServingService::new(
+        ServingPorts {
+            pages: store.clone(),
+            links: store.clone(),
+            bundles: bundles.clone(),
+            accounts: store.clone(),
+            projects: store.clone(),
+            limiter: store.clone(),
+            clock: clock.clone(),
+        },
+        ServingConfig {
+            pages_url: "https://pages.test".into(),
+            base_url: "https://quire.test".into(),
+            ..ServingConfig::default()
+        },
+        b"test signing key",
+    );
+    World {
+        store,
+        bundles,
+        clock,
+        pages,
+        serving,
+        ann: master(ann.account.id, ann.project.id),
+        bob: master(bob.account.id, bob.project.id),
+        bob_email: bob.account.email,
+    }
+}
+
+fn file(path: &str, content: &str) -> FileInput {
+    FileInput {
+        path: path.into(),
+        content: content.into(),
+        encoding: None,
+    }
+}
+
+fn site() -> Vec<FileInput> {
+    vec![
+        file("index.html", &"<h1>home</h1>\n".repeat(40)),
+        file("style.css", "body { color: teal }"),
+        file("docs/index.html", "<p>docs</p>"),
+        file("404.html", "<p>lost</p>"),
+    ]
+}
+
+impl World {
+    async fn publish(&self, slug: &str, extra: impl FnOnce(&mut PublishRequest)) -> PageView {
+        let mut req = PublishRequest {
+            title: format!("Page {slug}"),
+            slug: Some(slug.into()),
+            access: Some("public".into()),
+            files: site(),
+            ..PublishRequest::default()
+        };
+        extra(&mut req);
+        self.pages.publish(&self.ann, req).await.unwrap()
+    }
+
+    async fn patch(&self, id: PageId, patch: PatchRequest) {
+        self.pages.update(&self.ann, id, patch).await.unwrap();
+        self.serving.forget(id);
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        self.get_as(path, Visitor::default()).await
+    }
+
+    async fn get_as(&self, path: &str, visitor: Visitor<'_>) -> Answer {
+        self.serving
+            .visit(Visit {
+                path,
+                query: "",
+                head: false,
+                visitor,
+                if_none_match: None,
+                accepts_gzip: false,
+            })
+            .await
+            .unwrap()
+    }
+
+    async fn view_count(&self, id: PageId) -> u64 {
+        self.pages
+            .get(&self.ann, id)
+            .await
+            .unwrap()
+            .link
+            .unwrap()
+            .view_count
+    }
+}
+
+#[track_caller]
+fn body(answer: &Answer) -> String {
+    match answer {
+        Answer::File(f) => String::from_utf8(f.body.to_vec()).unwrap(),
+        other => panic!("expected a file, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_public_page_serves_its_files_and_redirects_to_directories() {
+    let w = world().await;
+    w.publish("site", |_| {}).await;
+
+    assert!(body(&w.get("/ann/site/").await).starts_with("<h1>home</h1>"));
+    assert_eq!(body(&w.get("/ann/site/docs/").await), "<p>docs</p>");
+    match w.get("/ann/site/style.css").await {
+        Answer::File(f) => {
+            assert_eq!(f.content_type, "text/css; charset=utf-8");
+            assert!(f.found);
+            assert_eq!(f.cache, CacheRule::Revalidate);
+            assert!(f.etag.starts_with('"') && f.etag.len() == 34, "{}", f.etag);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        w.get("/ann/site").await,
+        Answer::Redirect { ref location, permanent: true } if location == "/ann/site/"
+    ));
+    assert!(matches!(
+        w.get("/ann/site/docs").await,
+        Answer::Redirect { ref location, permanent: false } if location == "/ann/site/docs/"
+    ));
+    match w.get("/ann/site/nothing.png").await {
+        Answer::File(f) => {
+            assert!(!f.found, "the page's own 404.html, sent as a 404");
+            assert_eq!(&f.body[..], b"<p>lost</p>");
+        }
+        other => panic!("{other:?}"),
+    }
+    for unknown in ["/ann/other/", "/zed/site/", "/ann/site/%2e%2e/x", "/"] {
+        assert!(
+            matches!(w.get(unknown).await, Answer::NotFound),
+            "{unknown}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn etags_give_304s_and_gzip_is_offered_for_text() {
+    let w = world().await;
+    w.publish("site", |_| {}).await;
+    let visit = |inm: Option<&'static str>, gz: bool| Visit {
+        path: "/ann/site/",
+        query: "",
+        head: false,
+        visitor: Visitor::default(),
+        if_none_match: inm,
+        accepts_gzip: gz,
+    };
+    let Answer::File(plain) = w.serving.visit(visit(None, false)).await.unwrap() else {
+        panic!()
+    };
+    let Answer::File(gz) = w.serving.visit(visit(None, true)).await.unwrap() else {
+        panic!()
+    };
+    assert!(gz.gzip && gz.varies && gz.body.len() < plain.body.len() / 4);
+    assert_eq!(
+        gz.etag.trim_end_matches("-gz\""),
+        plain.etag.trim_end_matches('"')
+    );
+    let etag: &'static str = Box::leak(plain.etag.clone().into_boxed_str());
+    assert!(matches!(
+        w.serving.visit(visit(Some(etag), false)).await.unwrap(),
+        Answer::NotModified { .. }
+    ));
+    let gz_etag: &'static str = Box::leak(format!("W/{}", gz.etag).into_boxed_str());
+    assert!(matches!(
+        w.serving.visit(visit(Some(gz_etag), true)).await.unwrap(),
+        Answer::NotModified { .. }
+    ));
+    assert!(matches!(
+        w.serving
+            .visit(visit(Some("\"other\""), false))
+            .await
+            .unwrap(),
+        Answer::File(_)
+    ));
+}
+
+#[tokio::test]
+async fn views_count_documents_only_and_reach_the_store_on_flush() {
+    let w = world().await;
+    let page = w.publish("site", |_| {}).await;
+    w.get("/ann/site/").await;
+    w.get("/ann/site/docs/").await;
+    w.get("/ann/site/style.css").await; // an asset: not a view
+    w.get("/ann/site/missing").await; // a 404: not a view
+    w.serving
+        .visit(Visit {
+            path: "/ann/site/",
+            query: "",
+            head: true, // HEAD: not a view
+            visitor: Visitor::default(),
+            if_none_match: None,
+            accepts_gzip: false,
+        })
+        .await
+        .unwrap();
+    assert_eq!(w.view_count(page.page.id).await, 0, "aggregated in memory");
+
+    // A failed flush keeps the counts for the next one.
+    w.store.fail("add_views");
+    assert!(w.serving.flush_views().await.is_err());
+    w.store.heal();
+    assert_eq!(w.serving.flush_views().await.unwrap(), 2);
+    assert_eq!(w.view_count(page.page.id).await, 2);
+    assert_eq!(w.serving.flush_views().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links() {
+    let w = world().await;
+    let page = w.publish("site", |r| r.alias = Some("launch".into())).await;
+    assert!(matches!(
+        w.serving.short_link("launch").await.unwrap(),
+        Answer::Redirect { ref location, permanent: false } if location == "https://pages.test/ann/site/"
+    ));
+    assert!(matches!(
+        w.serving.short_link("nope").await.unwrap(),
+        Answer::NotFound
+    ));
+    assert!(matches!(
+        w.serving.short_link("../x").await.unwrap(),
+        Answer::NotFound
+    ));
+
+    let soon = (w.clock.now() + time::Duration::seconds(60))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    w.patch(
+        page.page.id,
+        PatchRequest {
+            expires_at: Some(Some(soon)),
+            ..PatchRequest::default()
+        },
+    )
+    .await;
+    assert!(matches!(w.get("/ann/site/").await, Answer::File(f) if f.cache == CacheRule::NoStore));
+    w.clock.advance(time::Duration::seconds(61));
+    w.serving.forget(page.page.id);
+    assert!(matches!(w.get("/ann/site/").await, Answer::Gone));
+    assert!(matches!(w.get("/ann/site/style.css").await, Answer::Gone));
+    assert!(matches!(
+        w.serving.short_link("launch").await.unwrap(),
+        Answer::Gone
+    ));
+
+    w.patch(
+        page.page.id,
+        PatchRequest {
+            expires_at: Some(None),
+            status: Some("archived".into()),
+            ..PatchRequest::default()
+        },
+    )
+    .await;
+    assert!(matches!(w.get("/ann/site/").await, Answer::NotFound));
+    assert!(matches!(
+        w.serving.short_link("launch").await.unwrap(),
+        Answer::NotFound
+    ));
+}
+
+#[tokio::test]
+async fn exactly_max_views_succeed_however_many_race() {
+    let w = world().await;
+    let page = w.publish("once", |r| r.max_views = Some(5)).await;
+    let serving = w.serving.clone();
+    let tasks: Vec<_> = (0..40)
+        .map(|_| {
+            let s = serving.clone();
+            tokio::spawn(async move {
+                s.visit(Visit {
+                    path: "/ann/once/",
+                    query: "",
+                    head: false,
+                    visitor: Visitor::default(),
+                    if_none_match: None,
+                    accepts_gzip: false,
+                })
+                .await
+                .unwrap()
+            })
+        })
+        .collect();
+    let mut served = Vec::new();
+    let mut gone = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Answer::File(f) => served.push(f),
+            Answer::Gone => gone += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((served.len(), gone), (5, 35));
+    assert_eq!(w.view_count(page.page.id).await, 5);
+    assert!(served.iter().all(|f| f.cache == CacheRule::NoStore));
+
+    // The assets of a counted view still load; without that view, they are gone too.
+    let view = served[0].cookie.clone().unwrap();
+    assert_eq!(view.name, VIEW_COOKIE);
+    let with_view = Visitor {
+        view: vec![view.value.as_str()],
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/once/style.css", with_view.clone()).await,
+        Answer::File(_)
+    ));
+    assert!(matches!(
+        w.get_as("/ann/once/", with_view).await,
+        Answer::Gone
+    ));
+    assert!(matches!(w.get("/ann/once/style.css").await, Answer::Gone));
+}
+
+#[tokio::test]
+async fn a_view_is_not_counted_when_the_file_cannot_be_read() {
+    let w = world().await;
+    let page = w.publish("once", |r| r.max_views = Some(1)).await;
+    w.bundles.fail("get");
+    assert!(
+        w.serving
+            .visit(Visit {
+                path: "/ann/once/",
+                query: "",
+                head: false,
+                visitor: Visitor::default(),
+                if_none_match: None,
+                accepts_gzip: false,
+            })
+            .await
+            .is_err()
+    );
+    w.bundles.heal();
+    assert_eq!(w.view_count(page.page.id).await, 0);
+    assert!(matches!(w.get("/ann/once/").await, Answer::File(_)));
+    assert_eq!(w.view_count(page.page.id).await, 1);
+}
+
+#[tokio::test]
+async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies() {
+    let w = world().await;
+    let page = w
+        .publish("secret", |r| {
+            r.access = Some("password".into());
+            r.password = Some("open sesame".into());
+        })
+        .await;
+    let Answer::Password(prompt) = w.get("/ann/secret/docs/").await else {
+        panic!("the form")
+    };
+    assert_eq!((prompt.next.as_str(), prompt.wrong), ("docs/", false));
+
+    let attempt = |password: &'static str| Unlock {
+        handle: "ann",
+        slug: "secret",
+        password,
+        next: "docs/",
+        client: "198.51.100.7",
+    };
+    assert!(matches!(
+        w.serving.unlock(attempt("wrong")).await.unwrap_err(),
+        UnlockError::Wrong(ref p) if p.wrong && p.next == "docs/"
+    ));
+    let admitted = w.serving.unlock(attempt("open sesame")).await.unwrap();
+    assert_eq!(admitted.location, "/ann/secret/docs/");
+    let unlock = admitted.cookie.unwrap();
+    assert_eq!(
+        (unlock.name, unlock.path.as_str()),
+        (UNLOCK_COOKIE, "/ann/secret/")
+    );
+    let visitor = Visitor {
+        unlock: vec![unlock.value.as_str()],
+        ..Visitor::default()
+    };
+    assert_eq!(
+        body(&w.get_as("/ann/secret/docs/", visitor.clone()).await),
+        "<p>docs</p>"
+    );
+    // A cookie of another page does nothing here.
+    let other = w
+        .publish("other", |r| {
+            r.access = Some("password".into());
+            r.password = Some("open sesame".into());
+        })
+        .await;
+    assert!(matches!(
+        w.get_as("/ann/other/", visitor.clone()).await,
+        Answer::Password(_)
+    ));
+
+    w.patch(
+        page.page.id,
+        PatchRequest {
+            password: Some(Some("new words".into())),
+            ..PatchRequest::default()
+        },
+    )
+    .await;
+    assert!(matches!(
+        w.get_as("/ann/secret/", visitor).await,
+        Answer::Password(_)
+    ));
+    assert!(other.link.is_some());
+}
+
+#[tokio::test]
+async fn password_attempts_are_throttled_per_page_and_client() {
+    let w = world().await;
+    w.publish("secret", |r| {
+        r.access = Some("password".into());
+        r.password = Some("open sesame".into());
+    })
+    .await;
+    let attempt = |password: &'static str, client: &'static str| Unlock {
+        handle: "ann",
+        slug: "secret",
+        password,
+        next: "",
+        client,
+    };
+    for _ in 0..10 {
+        assert!(matches!(
+            w.serving.unlock(attempt("guess", "203.0.113.1")).await,
+            Err(UnlockError::Wrong(_))
+        ));
+    }
+    let UnlockError::Throttled { retry_after_secs } = w
+        .serving
+        .unlock(attempt("open sesame", "203.0.113.1"))
+        .await
+        .unwrap_err()
+    else {
+        panic!("throttled")
+    };
+    assert!((1..=900).contains(&retry_after_secs));
+    // Another client is not held back.
+    assert!(
+        w.serving
+            .unlock(attempt("open sesame", "203.0.113.2"))
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() {
+    let w = world().await;
+    let page = w
+        .publish("mine", |r| r.access = Some("private".into()))
+        .await;
+    let Answer::SignIn { location } = w.get("/ann/mine/docs/").await else {
+        panic!("sign in")
+    };
+    let code = page.link.as_ref().unwrap().public_id.clone();
+    assert_eq!(
+        location,
+        format!("https://quire.test/visit?page={code}&next=docs%2F")
+    );
+
+    // The owner gets a pass; bob does not.
+    let ann_email = Email::parse("ann@example.com").unwrap();
+    let url = w
+        .serving
+        .issue_pass(&code, w.ann.account_id, &ann_email, "docs/")
+        .await
+        .unwrap();
+    assert!(url.starts_with("https://pages.test/-/pass?token="), "{url}");
+    assert_eq!(
+        w.serving
+            .issue_pass(&code, w.bob.account_id, &w.bob_email, "")
+            .await
+            .unwrap_err(),
+        PassError::Forbidden
+    );
+    let token = url
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let admitted = w.serving.accept_pass(token, "docs/").await.unwrap();
+    assert_eq!(admitted.location, "/ann/mine/docs/");
+    let access = admitted.cookie.unwrap();
+    assert_eq!(
+        (access.name, access.path.as_str()),
+        (ACCESS_COOKIE, "/ann/mine/")
+    );
+    let ann = Visitor {
+        access: vec![access.value.as_str()],
+        ..Visitor::default()
+    };
+    assert_eq!(body(&w.get_as("/ann/mine/docs/", ann).await), "<p>docs</p>");
+
+    // A pass is short-lived and cannot be forged.
+    assert_eq!(
+        w.serving.accept_pass("x.y", "").await.unwrap_err(),
+        PassError::Forbidden
+    );
+    w.clock.advance(time::Duration::seconds(61));
+    assert_eq!(
+        w.serving.accept_pass(token, "").await.unwrap_err(),
+        PassError::Forbidden
+    );
+
+    // Allow list: bob by email; his access cookie stops working when he is taken off.
+    w.patch(
+        page.page.id,
+        PatchRequest {
+            access: Some("allow_list".into()),
+            allow: Some(vec![w.bob_email.as_str().to_owned()]),
+            ..PatchRequest::default()
+        },
+    )
+    .await;
+    let url = w
+        .serving
+        .issue_pass(&code, w.bob.account_id, &w.bob_email, "")
+        .await
+        .unwrap();
+    let token = url
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let bob_cookie = w
+        .serving
+        .accept_pass(token, "")
+        .await
+        .unwrap()
+        .cookie
+        .unwrap();
+    let bob = Visitor {
+        access: vec![bob_cookie.value.as_str()],
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/mine/", bob.clone()).await,
+        Answer::File(_)
+    ));
+    w.patch(
+        page.page.id,
+        PatchRequest {
+            allow: Some(vec!["ann".into()]),
+            ..PatchRequest::default()
+        },
+    )
+    .await;
+    assert!(matches!(
+        w.get_as("/ann/mine/", bob).await,
+        Answer::Forbidden { email: Some(ref e) } if e == "bob@example.com"
+    ));
+}
+
+#[tokio::test]
+async fn a_key_that_can_read_the_project_is_let_in_and_others_are_not() {
+    let w = world().await;
+    w.publish("mine", |r| r.access = Some("private".into()))
+        .await;
+    let ann = Visitor {
+        principal: Some(&w.ann),
+        ..Visitor::default()
+    };
+    assert!(matches!(w.get_as("/ann/mine/", ann).await, Answer::File(_)));
+    let bob = Visitor {
+        principal: Some(&w.bob),
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/mine/", bob).await,
+        Answer::SignIn { .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_stale_policy_lasts_at_most_the_cache_ttl() {
+    let w = world().await;
+    let page = w.publish("site", |_| {}).await;
+    assert!(matches!(w.get("/ann/site/").await, Answer::File(_)));
+    // Changed behind the cache's back (as by another replica): still served from memory...
+    w.pages
+        .update(
+            &w.ann,
+            page.page.id,
+            PatchRequest {
+                access: Some("private".into()),
+                ..PatchRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(matches!(w.get("/ann/site/").await, Answer::File(_)));
+    // ...until the entry's time is up.
+    tokio::time::sleep(w.serving.config().policy_ttl + Duration::from_millis(50)).await;
+    assert!(matches!(w.get("/ann/site/").await, Answer::SignIn { .. }));
+}
