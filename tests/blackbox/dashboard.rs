@@ -73,6 +73,12 @@ impl<'a> Browser<'a> {
         self.send(req).await
     }
 
+    /// A `GET` of an absolute URL (the pages origin too); one cookie jar for both origins.
+    pub(crate) async fn get_url(&mut self, url: &str) -> Reply {
+        let req = self.http.get(url);
+        self.send(req).await
+    }
+
     pub(crate) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Reply {
         let mut req = self
             .http

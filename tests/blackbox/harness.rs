@@ -52,6 +52,7 @@ impl TestDb {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("QUIRE_DATABASE_URL", &self.url)
             .env("QUIRE_LISTEN", "127.0.0.1:0")
+            .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
             .env("QUIRE_WORKERS", "2")
             .env("QUIRE_LOG_FORMAT", "json");
         cmd
@@ -128,9 +129,15 @@ impl TestDb {
             .as_str()
             .expect("api address")
             .to_owned();
+        let pages_addr = v["listening"]["pages"]
+            .as_str()
+            .expect("pages address")
+            .to_owned();
         Server {
             child,
             base: format!("http://{addr}"),
+            pages: format!("http://{pages_addr}"),
+            pages_addr,
             addr,
             log,
             http: reqwest::Client::builder()
@@ -154,6 +161,9 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     pub addr: String,
+    /// The pages origin (`http://host:port`).
+    pub pages: String,
+    pub pages_addr: String,
     pub log: PathBuf,
     pub http: reqwest::Client,
 }

@@ -18,3 +18,4 @@ mod ops;
 mod pages;
 mod projects;
 mod routes;
+mod serving;

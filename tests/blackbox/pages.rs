@@ -39,13 +39,10 @@ async fn publish_get_list_and_files(b: Backend) {
     assert_eq!(p["fileCount"], 3);
     assert_eq!(p["sizeBytes"], 14 + 13 + 8);
     assert_eq!(p["project"], "ann");
-    assert_eq!(p["url"], "http://127.0.0.1:8081/ann/launch-day/");
+    assert_eq!(p["url"], format!("{}/ann/launch-day/", srv.pages));
     let public_id = p["public_id"].as_str().unwrap();
     assert_eq!(public_id.len(), 10);
-    assert_eq!(
-        p["shortUrl"],
-        format!("http://127.0.0.1:8081/s/{public_id}")
-    );
+    assert_eq!(p["shortUrl"], format!("{}/s/{public_id}", srv.pages));
     let id = p["id"].as_str().unwrap();
 
     let got = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
@@ -251,7 +248,7 @@ async fn conflicts_and_derived_slugs(b: Backend) {
     )
     .await
     .assert_error(409, "alias_conflict");
-    assert_eq!(first.body["shortUrl"], "http://127.0.0.1:8081/s/docs-home");
+    assert_eq!(first.body["shortUrl"], format!("{}/s/docs-home", srv.pages));
 }
 
 async fn patch_archive_restore_and_errors(b: Backend) {
@@ -289,8 +286,8 @@ async fn patch_archive_restore_and_errors(b: Backend) {
     assert_eq!(p["access"], "password");
     assert_eq!(p["expiresAt"], "2099-12-31T23:59:59Z");
     assert_eq!(p["maxViews"], 5);
-    assert_eq!(p["shortUrl"], "http://127.0.0.1:8081/s/alpha");
-    assert_eq!(p["url"], "http://127.0.0.1:8081/ann/alpha-two/");
+    assert_eq!(p["shortUrl"], format!("{}/s/alpha", srv.pages));
+    assert_eq!(p["url"], format!("{}/ann/alpha-two/", srv.pages));
     assert!(!r.text.contains("s3cret"), "password echoed");
 
     let r = srv
@@ -321,7 +318,8 @@ async fn patch_archive_restore_and_errors(b: Backend) {
     assert_eq!(
         restored["shortUrl"],
         format!(
-            "http://127.0.0.1:8081/s/{}",
+            "{}/s/{}",
+            srv.pages,
             restored["public_id"].as_str().unwrap()
         )
     );
@@ -592,7 +590,7 @@ async fn shared_pages_match_account_and_email(b: Backend) {
         assert_eq!(s["title"], "For Bob");
         assert_eq!(s["slug"], "for-bob");
         assert_eq!(s["ownerHandle"], "ann");
-        assert_eq!(s["url"], "http://127.0.0.1:8081/ann/for-bob/");
+        assert_eq!(s["url"], format!("{}/ann/for-bob/", srv.pages));
         assert!(s["sharedAt"].is_string() && s["public_id"].is_string());
         assert_eq!(s["expiresAt"], Value::Null);
         assert_eq!(s["maxViews"], Value::Null);

@@ -15,6 +15,7 @@ mod dto;
 mod error;
 mod json;
 mod openapi;
+pub mod pages_origin;
 mod routes;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
 use quire_pages::PageService;
 use quire_projects::ProjectService;
+use quire_serving::ServingService;
 
 pub use error::ApiError;
 pub use openapi::ApiDoc;
@@ -48,6 +50,9 @@ pub struct AppState {
     pub device_auth: DeviceAuthService,
     /// Dashboard sign-in and sessions.
     pub sessions: SessionService,
+    /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
+    /// changes made through the API drop what it caches.
+    pub serving: ServingService,
     /// The public origin of the API and dashboard (`QUIRE_BASE_URL`): form posts must come
     /// from it, and cookies are `Secure` when it is https.
     pub base_url: String,

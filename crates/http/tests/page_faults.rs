@@ -17,6 +17,7 @@ use quire_pages::{
     AccountDirectory, PageConfig, PagePorts, PageService, PublicIds, RandomPublicIds,
 };
 use quire_projects::ProjectService;
+use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_testkit::fixtures::create_account;
 use quire_testkit::{MemoryBundles, MemoryStore};
 use serde_json::{Value, json};
@@ -86,7 +87,25 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
                 clock.clone(),
                 "http://quire.test",
             ),
-            sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock),
+            sessions: SessionService::new(
+                store.clone(),
+                store.clone(),
+                store.clone(),
+                clock.clone(),
+            ),
+            serving: ServingService::new(
+                ServingPorts {
+                    pages: store.clone(),
+                    links: store.clone(),
+                    bundles: bundles.clone(),
+                    accounts: store.clone(),
+                    projects: store.clone(),
+                    limiter: store.clone(),
+                    clock,
+                },
+                ServingConfig::default(),
+                b"k",
+            ),
             base_url: "http://quire.test".into(),
             trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
             readiness: Arc::new(Ready),

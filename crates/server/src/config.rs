@@ -15,7 +15,8 @@ pub struct Config {
     pub base_url: String,
     /// Published pages listener.
     pub pages_listen: String,
-    /// Public origin of published pages and short links.
+    /// Public origin of published pages and short links; empty means `http://` + the
+    /// address the pages listener got.
     pub pages_url: String,
     /// `sqlite://PATH` or `postgres://…`.
     pub database_url: String,
@@ -37,6 +38,11 @@ pub struct Config {
     pub janitor_interval_secs: u64,
     /// Comma-separated proxy addresses whose `X-Forwarded-For` names the client.
     pub trusted_proxies: String,
+    /// How long the pages origin serves a page's policy from memory (milliseconds): the
+    /// most a change made on another replica takes to reach visitors.
+    pub policy_cache_ms: u64,
+    /// Bytes of page files the pages origin keeps in memory.
+    pub file_cache_bytes: u64,
 }
 
 impl Default for Config {
@@ -45,7 +51,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             base_url: String::new(),
             pages_listen: "127.0.0.1:8081".into(),
-            pages_url: "http://127.0.0.1:8081".into(),
+            pages_url: String::new(),
             database_url: "sqlite://./data/quire.db".into(),
             database_max_connections: 8,
             storage_url: "file://./data/bundles".into(),
@@ -56,6 +62,8 @@ impl Default for Config {
             max_page_bytes: 50 * 1024 * 1024,
             janitor_interval_secs: 300,
             trusted_proxies: String::new(),
+            policy_cache_ms: 800,
+            file_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -79,6 +87,8 @@ struct FileConfig {
     max_page_bytes: Option<u64>,
     janitor_interval_secs: Option<u64>,
     trusted_proxies: Option<String>,
+    policy_cache_ms: Option<u64>,
+    file_cache_bytes: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -130,7 +140,9 @@ impl Config {
                 max_file_bytes,
                 max_page_bytes,
                 janitor_interval_secs,
-                trusted_proxies
+                trusted_proxies,
+                policy_cache_ms,
+                file_cache_bytes
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -175,6 +187,15 @@ impl Config {
         wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
+        wide("QUIRE_POLICY_CACHE_MS", &mut c.policy_cache_ms)?;
+        wide("QUIRE_FILE_CACHE_BYTES", &mut c.file_cache_bytes)?;
+        if c.policy_cache_ms > 1_000 {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_POLICY_CACHE_MS",
+                expected: "at most 1000 (policy changes must reach visitors within a second)",
+                value: c.policy_cache_ms.to_string(),
+            });
+        }
         if !matches!(c.log_format.as_str(), "pretty" | "json") {
             return Err(ConfigError::Invalid {
                 name: "QUIRE_LOG_FORMAT",

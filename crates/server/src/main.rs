@@ -18,12 +18,14 @@ use quire_accounts::{
 };
 use quire_blobs::ObjectBundleStore;
 use quire_device_auth::DeviceAuthService;
+use quire_http::pages_origin::PagesState;
 use quire_http::{AppState, Readiness};
 use quire_kernel::{Clock, SystemClock};
 use quire_keys::KeyService;
 use quire_links::EmbeddedLinkService;
 use quire_pages::{Limits, PageConfig, PagePorts, PageService, RandomPublicIds};
 use quire_projects::ProjectService;
+use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_store::{Database, DatabaseConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -207,19 +209,80 @@ async fn migrate(db: &Database) -> Result<(), String> {
     Ok(())
 }
 
+fn bind(what: &str, addr: &str) -> Result<(TcpListener, std::net::SocketAddr), String> {
+    let listener =
+        TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr} ({what}): {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((listener, bound))
+}
+
+/// Name of the shared secret that signs the pages origin's cookies and passes.
+const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
+
+fn serving_service(
+    config: &Config,
+    db: &Database,
+    bundles: &ObjectBundleStore,
+    signing_key: &str,
+) -> ServingService {
+    let store = Arc::new(db.clone());
+    ServingService::new(
+        ServingPorts {
+            pages: store.clone(),
+            links: store.clone(),
+            bundles: Arc::new(bundles.clone()),
+            accounts: store.clone(),
+            projects: store.clone(),
+            limiter: store,
+            clock: Arc::new(SystemClock),
+        },
+        ServingConfig {
+            pages_url: config.pages_url.clone(),
+            base_url: config.base_url.clone(),
+            policy_ttl: Duration::from_millis(config.policy_cache_ms),
+            file_cache_bytes: config.file_cache_bytes,
+            ..ServingConfig::default()
+        },
+        signing_key.as_bytes(),
+    )
+}
+
+/// Writes the views counted in memory every second, so `viewCount` is at most about a
+/// second behind; failed writes are kept and retried.
+fn spawn_view_flusher(serving: ServingService) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(VIEW_FLUSH_INTERVAL);
+        loop {
+            tick.tick().await;
+            if let Err(e) = serving.flush_views().await {
+                tracing::warn!(error = %e, "view counts not written; kept for the next flush");
+            }
+        }
+    });
+}
+
+const VIEW_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
 async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     migrate(&db).await?;
-    let listener = TcpListener::bind(&config.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let (listener, addr) = bind("API", &config.listen)?;
+    let (pages_listener, pages_addr) = bind("pages", &config.pages_listen)?;
     if config.base_url.is_empty() {
         config.base_url = format!("http://{addr}");
     }
+    if config.pages_url.is_empty() {
+        config.pages_url = format!("http://{pages_addr}");
+    }
     let config = config;
     let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
+    let signing_key = db
+        .server_secret(PAGES_SIGNING_SECRET)
+        .await
+        .map_err(|e| format!("cannot read the signing key: {e}"))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
     let pages = page_service(&config, &db, &bundles);
+    let serving = serving_service(&config, &db, &bundles, &signing_key);
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
     let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
@@ -235,17 +298,20 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
         device_auth.clone(),
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
+    spawn_view_flusher(serving.clone());
+    let keys = KeyService::new(store.clone(), store.clone(), clock.clone());
     let state = AppState {
         projects: ProjectService::new(store.clone(), clock.clone()),
-        keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
+        keys: keys.clone(),
         pages,
         device_auth,
         sessions,
+        serving: serving.clone(),
         base_url: config.base_url.clone(),
-        trusted_proxies,
+        trusted_proxies: trusted_proxies.clone(),
         readiness: Arc::new(StackReadiness { db, bundles }),
     };
-    let mut server = HttpServer::new(move || {
+    let mut api = HttpServer::new(move || {
         App::new()
             .wrap(tracing_actix_web::TracingLogger::default())
             .configure(quire_http::configure(state.clone()))
@@ -253,19 +319,47 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     .shutdown_timeout(30)
     .listen(listener)
     .map_err(|e| e.to_string())?;
+    let pages_state = PagesState {
+        serving: serving.clone(),
+        keys,
+        pages_url: config.pages_url.clone(),
+        trusted_proxies,
+    };
+    // No per-request log line here: on the hot path it would cost more than the answer.
+    let mut visitors = HttpServer::new(move || {
+        App::new().configure(quire_http::pages_origin::configure(pages_state.clone()))
+    })
+    .shutdown_timeout(30)
+    .listen(pages_listener)
+    .map_err(|e| e.to_string())?;
     if config.workers > 0 {
-        server = server.workers(config.workers);
+        api = api.workers(config.workers);
+        visitors = visitors.workers(config.workers);
     }
-    tracing::info!(api = %addr, base_url = %config.base_url, "quire-server listening");
+    tracing::info!(
+        api = %addr,
+        pages = %pages_addr,
+        base_url = %config.base_url,
+        pages_url = %config.pages_url,
+        "quire-server listening"
+    );
     // One machine-readable line on stdout, for scripts and the black-box tests.
     #[allow(clippy::print_stdout)]
     {
         println!(
             "{}",
-            serde_json::json!({ "listening": { "api": addr.to_string() } })
+            serde_json::json!({ "listening": {
+                "api": addr.to_string(),
+                "pages": pages_addr.to_string(),
+            } })
         );
     }
-    server.run().await.map_err(|e| e.to_string())?;
+    let (api, visitors) = tokio::join!(api.run(), visitors.run());
+    if let Err(e) = serving.flush_views().await {
+        tracing::warn!(error = %e, "view counts of the last second were not written");
+    }
+    api.map_err(|e| e.to_string())?;
+    visitors.map_err(|e| e.to_string())?;
     tracing::info!("shut down cleanly");
     Ok(())
 }

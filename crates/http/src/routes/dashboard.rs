@@ -14,6 +14,7 @@ use askama::Template;
 use quire_accounts::{Account, SecondFactorError, Session, SessionToken, SignInError};
 use quire_device_auth::{DecideError, DeviceGrant, UserCode};
 use quire_kernel::ErrorCode;
+use quire_serving::PassError;
 
 use crate::AppState;
 use crate::error::{ApiError, SessionRefusal};
@@ -75,6 +76,14 @@ struct ConsentPage {
     error: Option<String>,
     request: Option<ConsentRequest>,
     typed: String,
+}
+
+#[derive(Template)]
+#[template(path = "visit_denied.html")]
+struct VisitDeniedPage {
+    signed_in_as: Option<String>,
+    found: bool,
+    email: String,
 }
 
 /// An HTML response with the headers every dashboard page carries.
@@ -141,7 +150,7 @@ fn origin_of(url: &str) -> &str {
 }
 
 /// Whether a form post comes from the dashboard's own origin.
-fn same_origin(req: &HttpRequest, base_url: &str) -> bool {
+pub(crate) fn same_origin(req: &HttpRequest, base_url: &str) -> bool {
     let expected = origin_of(base_url).to_ascii_lowercase();
     let header = |name| {
         req.headers()
@@ -392,6 +401,37 @@ pub async fn logout(
         .add_cookie(&expired_cookie(&state, SESSION_COOKIE, "/"))
         .map_err(|e| ApiError::internal(&e))?;
     Ok(response)
+}
+
+// ---------------------------------------------------------------------------------------
+// Sign-in for private and allow-list pages
+
+/// `GET /visit?page={code}&next={path}`: the pages origin sends visitors of a private or
+/// allow-list page here. Once signed in (second factor included), an account the page
+/// admits goes back with a short-lived pass for that page; any other gets a 403 page.
+pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let (_, account) = match require_full_session(&state, &req).await? {
+        Gate::Through(session, account) => (session, account),
+        Gate::Redirect(response) => return Ok(response),
+    };
+    let q = query(&req);
+    let code = q.get("page").map_or("", String::as_str);
+    let next = q.get("next").map_or("", String::as_str);
+    let denied = |found: bool| VisitDeniedPage {
+        signed_in_as: who(&account),
+        found,
+        email: account.email.as_str().to_owned(),
+    };
+    match state
+        .serving
+        .issue_pass(code, account.id, &account.email, next)
+        .await
+    {
+        Ok(url) => Ok(see_other(&url)),
+        Err(PassError::Forbidden) => page(StatusCode::FORBIDDEN, &denied(true)),
+        Err(PassError::NotFound) => page(StatusCode::NOT_FOUND, &denied(false)),
+        Err(PassError::Infra(e)) => Err(e.into()),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ pub fn register(cfg: &mut web::ServiceConfig, page_body_limit: usize) {
         .route("/account/security", web::get().to(dashboard::security))
         .route("/account/security", web::post().to(dashboard::enroll))
         .route("/authorize-agent", web::get().to(dashboard::consent))
+        .route("/visit", web::get().to(dashboard::visit))
         .route("/", web::get().to(dashboard::home))
         .service(
             web::scope(PAGE)

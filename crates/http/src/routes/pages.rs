@@ -149,6 +149,8 @@ pub async fn publish(
     drop(f);
     drop(body);
     let view = state.pages.publish(&auth.0, req).await?;
+    // The slug may have been cached as unknown by the pages origin.
+    state.serving.forget(view.page.id);
     let access = view
         .link
         .as_ref()
@@ -219,6 +221,7 @@ pub async fn patch(
         allow: strings(&f, "allow")?,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
+    state.serving.forget(id);
     Ok(HttpResponse::Ok().json(PageDto::from(view)))
 }
 
@@ -238,7 +241,10 @@ pub async fn delete(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
-    state.pages.delete(&auth.0, page_id(&id)?).await?;
+    let id = page_id(&id)?;
+    let deleted = state.pages.delete(&auth.0, id).await;
+    state.serving.forget(id);
+    deleted?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -296,6 +302,7 @@ pub async fn add_files(
     drop(f);
     drop(body);
     let added = state.pages.add_files(&auth.0, id, inputs).await?;
+    state.serving.forget(id);
     Ok(HttpResponse::Ok().json(FilesAddedDto {
         id: added.id.0,
         file_count: added.file_count,

@@ -1,0 +1,456 @@
+//! The pages origin (`QUIRE_PAGES_LISTEN`, public at `QUIRE_PAGES_URL`): published pages
+//! at `/{handle}/{slug}/...`, short links at `/s/{code}`, and the two endpoints of its own
+//! under `/-/` (a prefix no handle can take): the password form's post and the landing of
+//! the dashboard's sign-in pass.
+//!
+//! Visitor content lives only here, never on the dashboard's origin. Every decision is made
+//! by `quire-serving`; this module reads the request (path, cookies, `Authorization`,
+//! `If-None-Match`, `Accept-Encoding`) and writes the answer's status and headers.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::{Method, StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, guard, web};
+use askama::Template;
+use quire_keys::KeyService;
+use quire_serving::{
+    ACCESS_COOKIE, Answer, CacheRule, IssuedCookie, PassError, PasswordPrompt, ServingService,
+    UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
+};
+
+use crate::client_ip::{self, TrustedProxies};
+use crate::error::ApiError;
+use crate::routes::dashboard::same_origin;
+
+/// What the pages origin's handlers reach.
+#[derive(Debug, Clone)]
+pub struct PagesState {
+    pub serving: ServingService,
+    /// Agents may read non-public pages with a key of the page's project.
+    pub keys: KeyService,
+    /// The public origin of this listener: form posts must come from it, and cookies are
+    /// `Secure` when it is https.
+    pub pages_url: String,
+    pub trusted_proxies: TrustedProxies,
+}
+
+/// The password form's post carries three short fields and a password.
+const FORM_LIMIT: usize = 16 * 1024;
+
+/// Registers every route of the pages origin on an actix `App`.
+pub fn configure(state: PagesState) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        let get_or_head = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
+        cfg.app_data(web::Data::new(state))
+            .app_data(web::PayloadConfig::new(FORM_LIMIT))
+            .route("/-/unlock", web::post().to(unlock))
+            .route("/-/pass", web::get().to(pass))
+            .route("/-/healthz", web::get().to(healthz))
+            .route("/s/{code}", get_or_head().to(short_link))
+            .default_service(web::to(visit));
+    }
+}
+
+#[derive(Template)]
+#[template(path = "unlock.html")]
+struct UnlockPage<'a> {
+    title: &'a str,
+    handle: &'a str,
+    slug: &'a str,
+    next: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "visitor_notice.html")]
+struct NoticePage<'a> {
+    heading: &'a str,
+    text: &'a str,
+}
+
+/// One of this origin's own HTML pages (never user content): not cached, not framed.
+fn own_page(status: StatusCode, body: Result<String, askama::Error>) -> HttpResponse {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(error = %e, "template failed");
+            return plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal error");
+        }
+    };
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("Referrer-Policy", "no-referrer"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ))
+        .body(body)
+}
+
+fn notice(status: StatusCode, heading: &str, text: &str) -> HttpResponse {
+    own_page(status, NoticePage { heading, text }.render())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/plain; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(text)
+}
+
+fn not_found() -> HttpResponse {
+    notice(
+        StatusCode::NOT_FOUND,
+        "Page not found",
+        "There is no page at this address.",
+    )
+}
+
+fn gone() -> HttpResponse {
+    notice(
+        StatusCode::GONE,
+        "This page is no longer available",
+        "It has expired or reached the number of views its owner allowed.",
+    )
+}
+
+fn password_form(status: StatusCode, prompt: &PasswordPrompt, error: Option<&str>) -> HttpResponse {
+    own_page(
+        status,
+        UnlockPage {
+            title: &prompt.title,
+            handle: &prompt.handle,
+            slug: &prompt.slug,
+            next: &prompt.next,
+            error,
+        }
+        .render(),
+    )
+}
+
+fn redirect(status: StatusCode, location: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .finish()
+}
+
+fn infra_failure(e: &impl std::fmt::Display) -> HttpResponse {
+    tracing::warn!(error = %e, "pages origin could not answer");
+    plain(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Something went wrong on our side. Try again in a moment.",
+    )
+}
+
+fn cache_control(rule: CacheRule) -> &'static str {
+    match rule {
+        CacheRule::Revalidate => "max-age=0, must-revalidate",
+        CacheRule::NoStore => "private, no-store",
+    }
+}
+
+fn visitor_cookie(state: &PagesState, issued: &IssuedCookie) -> Cookie<'static> {
+    let mut c = Cookie::new(issued.name, issued.value.clone());
+    c.set_path(issued.path.clone());
+    c.set_http_only(true);
+    c.set_same_site(SameSite::Lax);
+    c.set_secure(state.pages_url.starts_with("https://"));
+    let secs = i64::try_from(issued.max_age.as_secs()).unwrap_or(i64::MAX);
+    c.set_max_age(actix_web::cookie::time::Duration::seconds(secs));
+    c
+}
+
+fn with_cookie(
+    state: &PagesState,
+    mut response: HttpResponse,
+    cookie: Option<&IssuedCookie>,
+) -> HttpResponse {
+    if let Some(issued) = cookie
+        && let Err(e) = response.add_cookie(&visitor_cookie(state, issued))
+    {
+        return infra_failure(&e);
+    }
+    response
+}
+
+/// Values of every cookie called `name` (a path-scoped cookie may sit beside another).
+fn cookie_values(cookies: &[Cookie<'static>], name: &str) -> Vec<String> {
+    cookies
+        .iter()
+        .filter(|c| c.name() == name)
+        .map(|c| c.value().to_owned())
+        .collect()
+}
+
+/// Whether `Accept-Encoding` takes gzip (by name or `*`, with a non-zero weight).
+fn accepts_gzip(req: &HttpRequest) -> bool {
+    req.headers()
+        .get_all(header::ACCEPT_ENCODING)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';').map(str::trim);
+            let coding = parts.next().unwrap_or("");
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
+        })
+}
+
+/// `GET`/`HEAD` of anything else: a page's file.
+async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
+    let head = match *req.method() {
+        Method::GET => false,
+        Method::HEAD => true,
+        _ => {
+            return HttpResponse::MethodNotAllowed()
+                .insert_header((header::ALLOW, "GET, HEAD"))
+                .finish();
+        }
+    };
+    let principal = match req.headers().get(header::AUTHORIZATION) {
+        None => None,
+        Some(value) => {
+            let value = value.to_str().unwrap_or("");
+            match state.keys.authenticate(Some(value)).await {
+                Ok(p) => Some(p),
+                Err(e) => return actix_web::ResponseError::error_response(&ApiError::from(e)),
+            }
+        }
+    };
+    let cookies: Vec<Cookie<'static>> = if req.headers().contains_key(header::COOKIE) {
+        req.cookies().map(|c| c.clone()).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (unlock, access, view) = (
+        cookie_values(&cookies, UNLOCK_COOKIE),
+        cookie_values(&cookies, ACCESS_COOKIE),
+        cookie_values(&cookies, VIEW_COOKIE),
+    );
+    let if_none_match = req
+        .headers()
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok());
+    let answer = state
+        .serving
+        .visit(Visit {
+            path: req.uri().path(),
+            query: req.query_string(),
+            head,
+            visitor: Visitor {
+                principal: principal.as_ref(),
+                unlock: unlock.iter().map(String::as_str).collect(),
+                access: access.iter().map(String::as_str).collect(),
+                view: view.iter().map(String::as_str).collect(),
+            },
+            if_none_match,
+            accepts_gzip: accepts_gzip(&req),
+        })
+        .await;
+    match answer {
+        Ok(answer) => respond(&state, answer),
+        Err(e) => infra_failure(&e),
+    }
+}
+
+fn respond(state: &PagesState, answer: Answer) -> HttpResponse {
+    match answer {
+        Answer::File(file) => {
+            let status = if file.found {
+                StatusCode::OK
+            } else {
+                StatusCode::NOT_FOUND
+            };
+            let mut builder = HttpResponse::build(status);
+            builder
+                .insert_header((header::CONTENT_TYPE, file.content_type.as_str()))
+                .insert_header((header::CACHE_CONTROL, cache_control(file.cache)))
+                .insert_header(("X-Content-Type-Options", "nosniff"));
+            if file.found {
+                builder.insert_header((header::ETAG, file.etag.as_str()));
+            }
+            if file.varies {
+                builder.insert_header((header::VARY, "Accept-Encoding"));
+            }
+            if file.gzip {
+                builder.insert_header((header::CONTENT_ENCODING, "gzip"));
+            }
+            let cookie = file.cookie.clone();
+            with_cookie(state, builder.body(file.body), cookie.as_ref())
+        }
+        Answer::NotModified { etag, cache } => HttpResponse::NotModified()
+            .insert_header((header::ETAG, etag))
+            .insert_header((header::CACHE_CONTROL, cache_control(cache)))
+            .finish(),
+        Answer::Redirect {
+            location,
+            permanent,
+        } => {
+            let status = if permanent {
+                StatusCode::PERMANENT_REDIRECT
+            } else {
+                StatusCode::FOUND
+            };
+            redirect(status, &location)
+        }
+        Answer::NotFound => not_found(),
+        Answer::Gone => gone(),
+        Answer::Password(prompt) => password_form(StatusCode::UNAUTHORIZED, &prompt, None),
+        Answer::SignIn { location } => redirect(StatusCode::FOUND, &location),
+        Answer::Forbidden { email } => {
+            let text = match email {
+                Some(e) => format!(
+                    "You are signed in as {e}, and this page is not shared with that account."
+                ),
+                None => "This page is not shared with the account you signed in with.".into(),
+            };
+            notice(
+                StatusCode::FORBIDDEN,
+                "This page is not shared with you",
+                &text,
+            )
+        }
+    }
+}
+
+/// `GET`/`HEAD /s/{code}`.
+async fn short_link(state: web::Data<PagesState>, code: web::Path<String>) -> HttpResponse {
+    match state.serving.short_link(&code).await {
+        Ok(answer) => respond(&state, answer),
+        Err(e) => infra_failure(&e),
+    }
+}
+
+fn form_fields(body: &[u8]) -> Option<HashMap<String, String>> {
+    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
+        .ok()
+        .map(|pairs| pairs.into_iter().collect())
+}
+
+/// `POST /-/unlock`: the password form.
+async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    if !same_origin(&req, &state.pages_url) {
+        return notice(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "A page's password can only be sent from that page's own form.",
+        );
+    }
+    let Some(f) = form_fields(&body) else {
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        );
+    };
+    let field = |name: &str| f.get(name).map_or("", String::as_str);
+    let client = client_ip::of(&req, &state.trusted_proxies);
+    let attempt = Unlock {
+        handle: field("handle"),
+        slug: field("slug"),
+        password: field("password"),
+        next: field("next"),
+        client: &client,
+    };
+    match state.serving.unlock(attempt).await {
+        Ok(admitted) => with_cookie(
+            &state,
+            redirect(StatusCode::SEE_OTHER, &admitted.location),
+            admitted.cookie.as_ref(),
+        ),
+        Err(UnlockError::Wrong(prompt)) => password_form(
+            StatusCode::UNAUTHORIZED,
+            &prompt,
+            Some("That password is not right."),
+        ),
+        Err(UnlockError::Throttled { retry_after_secs }) => {
+            let minutes = Duration::from_secs(retry_after_secs).as_secs().div_ceil(60);
+            let mut response = notice(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many attempts",
+                &format!(
+                    "Too many passwords were tried for this page from your network. \
+                     Try again in {minutes} minute(s)."
+                ),
+            );
+            if let Ok(v) = header::HeaderValue::from_str(&retry_after_secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            response
+        }
+        Err(UnlockError::NotFound) => not_found(),
+        Err(UnlockError::Gone) => gone(),
+        Err(UnlockError::Infra(e)) => infra_failure(&e),
+    }
+}
+
+/// `GET /-/pass?token=…&next=…`: the dashboard's hand-off for private and allow-list pages.
+async fn pass(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
+    let q: HashMap<String, String> =
+        serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+            .map(|pairs| pairs.into_iter().collect())
+            .unwrap_or_default();
+    let token = q.get("token").map_or("", String::as_str);
+    let next = q.get("next").map_or("", String::as_str);
+    match state.serving.accept_pass(token, next).await {
+        Ok(admitted) => {
+            let mut response = with_cookie(
+                &state,
+                redirect(StatusCode::SEE_OTHER, &admitted.location),
+                admitted.cookie.as_ref(),
+            );
+            response.headers_mut().insert(
+                header::REFERRER_POLICY,
+                header::HeaderValue::from_static("no-referrer"),
+            );
+            response
+        }
+        Err(PassError::Forbidden) => notice(
+            StatusCode::FORBIDDEN,
+            "This sign-in link has expired",
+            "Sign-in links last one minute. Open the page's address again to get a new one.",
+        ),
+        Err(PassError::NotFound) => not_found(),
+        Err(PassError::Infra(e)) => infra_failure(&e),
+    }
+}
+
+async fn healthz() -> HttpResponse {
+    plain(StatusCode::OK, "ok")
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    #[test]
+    fn gzip_is_taken_only_when_accepted() {
+        let with = |v: &str| {
+            accepts_gzip(
+                &TestRequest::default()
+                    .insert_header((header::ACCEPT_ENCODING, v))
+                    .to_http_request(),
+            )
+        };
+        assert!(with("gzip, deflate, br"));
+        assert!(with("br;q=1.0, GZIP;q=0.5"));
+        assert!(with("*"));
+        assert!(!with("gzip;q=0"));
+        assert!(!with("br, deflate"));
+        assert!(!accepts_gzip(&TestRequest::default().to_http_request()));
+    }
+}

@@ -1,0 +1,788 @@
+//! The pages origin over HTTP: files, redirects, ETags and gzip, every policy, expiry and
+//! view budgets (exact under 500 racing requests), the sign-in hand-off through the
+//! dashboard, path traversal sent byte for byte, and policy changes reaching a second
+//! replica within a second.
+
+use std::io::Read;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::dashboard::{Browser, PASSWORD};
+use crate::harness::{Account, Backend, Reply, Server, TestDb, on_both_backends, setup};
+
+const PAGES: &str = "/api/page/v1/pages";
+
+on_both_backends!(
+    public_pages_serve_files_with_types_etags_and_gzip,
+    short_links_redirect_and_unknown_or_archived_pages_are_404,
+    expired_pages_and_spent_budgets_are_410,
+    views_are_counted_and_reach_the_api,
+    exactly_max_views_succeed_under_500_racing_requests,
+    password_pages_take_the_password_and_a_new_one_revokes_it,
+    private_and_allow_list_pages_go_through_the_dashboard,
+    keys_that_can_read_the_project_are_let_in,
+    path_traversal_never_leaves_the_page,
+    policy_changes_reach_another_replica_within_a_second,
+);
+
+/// The HTML of the site's home page: long enough to be worth compressing.
+fn home_html() -> String {
+    format!(
+        "<!doctype html><title>Home</title><h1 id=\"home\">home</h1>\n{}",
+        "<p>Some text that repeats.</p>\n".repeat(40)
+    )
+}
+
+fn site(slug: &str) -> Value {
+    json!({
+        "title": format!("Site {slug}"),
+        "slug": slug,
+        "access": "public",
+        "files": [
+            {"path": "index.html", "content": home_html()},
+            {"path": "style.css", "content": "body { color: teal }"},
+            {"path": "docs/index.html", "content": "<p id=\"docs\">docs</p>"},
+            {"path": "404.html", "content": "<p id=\"lost\">lost</p>"},
+            {"path": "logo.png", "content": "iVBORw0KGgo=", "encoding": "base64"},
+        ]
+    })
+}
+
+fn with(mut v: Value, field: &str, value: Value) -> Value {
+    v[field] = value;
+    v
+}
+
+async fn publish(srv: &Server, key: &str, body: Value) -> Value {
+    srv.post(PAGES, key, body).await.assert_status(201).clone()
+}
+
+/// A client that follows no redirects and leaves encodings alone.
+fn visitor() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+async fn reply(resp: reqwest::Response) -> Reply {
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.unwrap_or_default();
+    Reply {
+        status,
+        body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        text,
+        headers,
+    }
+}
+
+async fn visit(srv: &Server, path: &str) -> Reply {
+    visit_with(srv, path, &[]).await
+}
+
+async fn visit_with(srv: &Server, path: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut req = visitor().get(format!("{}{path}", srv.pages));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    reply(req.send().await.unwrap()).await
+}
+
+fn header<'a>(r: &'a Reply, name: &str) -> &'a str {
+    r.headers.get(name).map_or("", |v| v.to_str().unwrap_or(""))
+}
+
+/// The `name=value` of a `Set-Cookie` of the reply, and its attributes.
+fn set_cookie(r: &Reply, name: &str) -> Option<(String, String)> {
+    r.headers.get_all("set-cookie").iter().find_map(|v| {
+        let v = v.to_str().unwrap();
+        let (pair, attrs) = v.split_once(';').unwrap_or((v, ""));
+        pair.starts_with(&format!("{name}="))
+            .then(|| (pair.to_owned(), attrs.to_owned()))
+    })
+}
+
+async fn view_count(srv: &Server, key: &str, id: &str) -> u64 {
+    srv.get(&format!("{PAGES}/{id}"), key)
+        .await
+        .assert_status(200)["viewCount"]
+        .as_u64()
+        .unwrap()
+}
+
+async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let page = publish(&srv, &ann.key, site("site")).await;
+    assert_eq!(page["url"], format!("{}/ann/site/", srv.pages));
+
+    let r = visit(&srv, "/ann/site").await;
+    assert_eq!((r.status, header(&r, "location")), (308, "/ann/site/"));
+    let r = visit(&srv, "/ann/site?utm=x").await;
+    assert_eq!(
+        header(&r, "location"),
+        "/ann/site/?utm=x",
+        "the query is kept"
+    );
+
+    let r = visit(&srv, "/ann/site/").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text, home_html());
+    assert_eq!(header(&r, "content-type"), "text/html; charset=utf-8");
+    assert_eq!(header(&r, "cache-control"), "max-age=0, must-revalidate");
+    assert_eq!(header(&r, "x-content-type-options"), "nosniff");
+    let etag = header(&r, "etag").to_owned();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+
+    let r = visit_with(&srv, "/ann/site/", &[("if-none-match", &etag)]).await;
+    assert_eq!((r.status, r.text.as_str()), (304, ""));
+    assert_eq!(header(&r, "etag"), etag);
+
+    // gzip for text, decoded back to the same bytes; not for images.
+    let resp = visitor()
+        .get(format!("{}/ann/site/", srv.pages))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.headers()["content-encoding"], "gzip");
+    assert_eq!(resp.headers()["vary"], "Accept-Encoding");
+    let gz_etag = resp.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(gz_etag, etag, "each encoding has its own tag");
+    let compressed = resp.bytes().await.unwrap();
+    let mut decoded = String::new();
+    flate2::read::GzDecoder::new(&compressed[..])
+        .read_to_string(&mut decoded)
+        .unwrap();
+    assert_eq!(decoded, home_html());
+    assert!(compressed.len() * 4 < decoded.len());
+    let r = visit_with(&srv, "/ann/site/", &[("if-none-match", &gz_etag)]).await;
+    assert_eq!(r.status, 304);
+
+    let r = visit_with(&srv, "/ann/site/logo.png", &[("accept-encoding", "gzip")]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "content-type"), "image/png");
+    assert_eq!(header(&r, "content-encoding"), "");
+    let r = visit(&srv, "/ann/site/style.css").await;
+    assert_eq!(header(&r, "content-type"), "text/css; charset=utf-8");
+    assert_eq!(r.text, "body { color: teal }");
+
+    // Directories: index.html, and a redirect to the slash.
+    let r = visit(&srv, "/ann/site/docs/").await;
+    assert!(r.text.contains("id=\"docs\""), "{}", r.text);
+    let r = visit(&srv, "/ann/site/docs").await;
+    assert_eq!((r.status, header(&r, "location")), (302, "/ann/site/docs/"));
+
+    // A missing file: the page's own 404.html.
+    let r = visit(&srv, "/ann/site/missing.html").await;
+    assert_eq!(r.status, 404);
+    assert!(r.text.contains("id=\"lost\""), "{}", r.text);
+
+    // HEAD: the headers of a GET, no body.
+    let resp = visitor()
+        .head(format!("{}/ann/site/", srv.pages))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["etag"].to_str().unwrap(), etag);
+    assert_eq!(
+        resp.headers()["content-length"].to_str().unwrap(),
+        home_html().len().to_string()
+    );
+    assert!(resp.bytes().await.unwrap().is_empty());
+
+    // Only GET and HEAD.
+    let resp = visitor()
+        .post(format!("{}/ann/site/", srv.pages))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 405);
+    assert_eq!(resp.headers()["allow"], "GET, HEAD");
+
+    // The pages origin has no API, and the API origin serves no page.
+    assert_eq!(visit(&srv, "/api/page/v1/pages").await.status, 404);
+    let r = srv
+        .http
+        .get(format!("{}/ann/site/", srv.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+async fn short_links_redirect_and_unknown_or_archived_pages_are_404(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let page = publish(&srv, &ann.key, with(site("site"), "alias", json!("launch"))).await;
+    let public_id = page["public_id"].as_str().unwrap();
+    for code in ["launch", public_id] {
+        let r = visit(&srv, &format!("/s/{code}")).await;
+        assert_eq!(r.status, 302, "{code}");
+        assert_eq!(header(&r, "location"), format!("{}/ann/site/", srv.pages));
+    }
+    let r = visit(&srv, "/s/nothing-here").await;
+    assert_eq!(r.status, 404);
+    assert!(r.text.contains("Page not found"), "{}", r.text);
+    assert_eq!(visit(&srv, "/zed/site/").await.status, 404);
+    assert_eq!(visit(&srv, "/ann/other/").await.status, 404);
+    assert_eq!(visit(&srv, "/").await.status, 404);
+
+    let id = page["id"].as_str().unwrap();
+    srv.patch(
+        &format!("{PAGES}/{id}"),
+        &ann.key,
+        json!({"status": "archived"}),
+    )
+    .await
+    .assert_status(200);
+    assert_eq!(visit(&srv, "/ann/site/").await.status, 404);
+    assert_eq!(visit(&srv, "/s/launch").await.status, 404);
+    srv.patch(
+        &format!("{PAGES}/{id}"),
+        &ann.key,
+        json!({"status": "active"}),
+    )
+    .await
+    .assert_status(200);
+    assert_eq!(visit(&srv, "/ann/site/").await.status, 200);
+    srv.delete(&format!("{PAGES}/{id}"), &ann.key, None)
+        .await
+        .assert_status(204);
+    assert_eq!(visit(&srv, "/ann/site/").await.status, 404);
+    assert_eq!(visit(&srv, "/s/launch").await.status, 404);
+}
+
+async fn expired_pages_and_spent_budgets_are_410(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let soon = (time::OffsetDateTime::now_utc() + time::Duration::seconds(2))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let page = publish(
+        &srv,
+        &ann.key,
+        with(
+            with(site("brief"), "expiresAt", json!(soon)),
+            "alias",
+            json!("brief"),
+        ),
+    )
+    .await;
+    let r = visit(&srv, "/ann/brief/").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "cache-control"), "private, no-store");
+    assert_eq!(visit(&srv, "/s/brief").await.status, 302);
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let r = visit(&srv, "/ann/brief/").await;
+    assert_eq!(r.status, 410);
+    assert!(r.text.contains("no longer available"), "{}", r.text);
+    assert_eq!(visit(&srv, "/ann/brief/style.css").await.status, 410);
+    assert_eq!(visit(&srv, "/s/brief").await.status, 410);
+    assert!(page["id"].is_string());
+
+    let page = publish(&srv, &ann.key, with(site("twice"), "maxViews", json!(2))).await;
+    let first = visit(&srv, "/ann/twice/").await;
+    assert_eq!(first.status, 200);
+    assert_eq!(header(&first, "cache-control"), "private, no-store");
+    let (view_cookie, attrs) = set_cookie(&first, "quire_view").expect("a view cookie");
+    assert!(
+        attrs.contains("Path=/ann/twice/") && attrs.contains("HttpOnly"),
+        "{attrs}"
+    );
+    // Assets and 304s are not views.
+    assert_eq!(visit(&srv, "/ann/twice/style.css").await.status, 200);
+    assert_eq!(visit(&srv, "/ann/twice/docs/").await.status, 200);
+    assert_eq!(visit(&srv, "/ann/twice/").await.status, 410);
+    assert_eq!(
+        view_count(&srv, &ann.key, page["id"].as_str().unwrap()).await,
+        2
+    );
+    // The last viewers' assets still load; nobody else's do.
+    let r = visit_with(&srv, "/ann/twice/style.css", &[("cookie", &view_cookie)]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(visit(&srv, "/ann/twice/style.css").await.status, 410);
+    let r = visit_with(&srv, "/ann/twice/", &[("cookie", &view_cookie)]).await;
+    assert_eq!(r.status, 410, "a reload is a new view");
+    let code = page["public_id"].as_str().unwrap();
+    assert_eq!(visit(&srv, &format!("/s/{code}")).await.status, 410);
+}
+
+async fn views_are_counted_and_reach_the_api(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let page = publish(&srv, &ann.key, site("counted")).await;
+    let id = page["id"].as_str().unwrap();
+    for path in [
+        "/ann/counted/",
+        "/ann/counted/docs/",
+        "/ann/counted/",
+        "/ann/counted/",
+    ] {
+        assert_eq!(visit(&srv, path).await.status, 200);
+    }
+    // Not views: assets, a 404, a HEAD, a 304.
+    visit(&srv, "/ann/counted/style.css").await;
+    visit(&srv, "/ann/counted/missing").await;
+    visitor()
+        .head(format!("{}/ann/counted/", srv.pages))
+        .send()
+        .await
+        .unwrap();
+    let etag = header(&visit(&srv, "/ann/counted/docs/").await, "etag").to_owned();
+    assert_eq!(
+        visit_with(&srv, "/ann/counted/docs/", &[("if-none-match", &etag)])
+            .await
+            .status,
+        304
+    );
+    // Counted in memory and flushed every second.
+    let mut seen = 0;
+    for _ in 0..50 {
+        seen = view_count(&srv, &ann.key, id).await;
+        if seen == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, 5);
+}
+
+async fn exactly_max_views_succeed_under_500_racing_requests(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let page = publish(&srv, &ann.key, with(site("fifty"), "maxViews", json!(50))).await;
+    let url = format!("{}/ann/fifty/", srv.pages);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let requests = (0..500).map(|_| {
+        let client = client.clone();
+        let url = url.clone();
+        tokio::spawn(async move { client.get(url).send().await.unwrap().status().as_u16() })
+    });
+    let mut statuses = std::collections::BTreeMap::new();
+    for r in futures_util::future::join_all(requests).await {
+        *statuses.entry(r.unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(
+        statuses,
+        std::collections::BTreeMap::from([(200, 50), (410, 450)])
+    );
+    assert_eq!(
+        view_count(&srv, &ann.key, page["id"].as_str().unwrap()).await,
+        50
+    );
+}
+
+async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let body = with(
+        with(site("secret"), "access", json!("password")),
+        "password",
+        json!("open sesame"),
+    );
+    let page = publish(&srv, &ann.key, body).await;
+    let r = visit(&srv, "/ann/secret/docs/").await;
+    assert_eq!(r.status, 401);
+    assert!(r.text.contains("action=\"/-/unlock\""), "{}", r.text);
+    assert!(
+        r.text.contains("value=\"docs/\""),
+        "returns to the asked path"
+    );
+    assert!(
+        !r.text.contains("id=\"docs\""),
+        "no content before the password"
+    );
+    assert_eq!(header(&r, "cache-control"), "private, no-store");
+    assert_eq!(visit(&srv, "/ann/secret/style.css").await.status, 401);
+
+    let post = |password: &str, origin: &str| {
+        visitor()
+            .post(format!("{}/-/unlock", srv.pages))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", origin)
+            .body(
+                serde_urlencoded::to_string([
+                    ("handle", "ann"),
+                    ("slug", "secret"),
+                    ("next", "docs/"),
+                    ("password", password),
+                ])
+                .unwrap(),
+            )
+            .send()
+    };
+    // From another origin: refused, whatever the password.
+    let r = reply(post("open sesame", "http://evil.test").await.unwrap()).await;
+    assert_eq!(r.status, 403);
+    assert!(set_cookie(&r, "quire_unlock").is_none());
+
+    let r = reply(post("wrong", &srv.pages).await.unwrap()).await;
+    assert_eq!(r.status, 401);
+    assert!(r.text.contains("not right"), "{}", r.text);
+    assert!(set_cookie(&r, "quire_unlock").is_none());
+
+    let r = reply(post("open sesame", &srv.pages).await.unwrap()).await;
+    assert_eq!(
+        (r.status, header(&r, "location")),
+        (303, "/ann/secret/docs/")
+    );
+    let (cookie, attrs) = set_cookie(&r, "quire_unlock").expect("unlock cookie");
+    for attr in ["HttpOnly", "SameSite=Lax", "Path=/ann/secret/", "Max-Age="] {
+        assert!(attrs.contains(attr), "{attr} in {attrs}");
+    }
+    assert!(!attrs.contains("Secure"), "plain http here");
+    let r = visit_with(&srv, "/ann/secret/docs/", &[("cookie", &cookie)]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains("id=\"docs\""));
+    assert_eq!(header(&r, "cache-control"), "private, no-store");
+    assert_eq!(
+        visit_with(&srv, "/ann/secret/style.css", &[("cookie", &cookie)])
+            .await
+            .status,
+        200
+    );
+    // A forged cookie does nothing.
+    let forged = format!("{}x", cookie);
+    assert_eq!(
+        visit_with(&srv, "/ann/secret/", &[("cookie", &forged)])
+            .await
+            .status,
+        401
+    );
+
+    // A new password: the old cookie stops working at once on this replica.
+    let id = page["id"].as_str().unwrap();
+    srv.patch(
+        &format!("{PAGES}/{id}"),
+        &ann.key,
+        json!({"password": "new words"}),
+    )
+    .await
+    .assert_status(200);
+    assert_eq!(
+        visit_with(&srv, "/ann/secret/", &[("cookie", &cookie)])
+            .await
+            .status,
+        401
+    );
+
+    // Attempts are throttled: 10 per page and client per 15 minutes (two were made above).
+    let mut last = 0;
+    for _ in 0..8 {
+        last = post("guess", &srv.pages).await.unwrap().status().as_u16();
+    }
+    assert_eq!(last, 401);
+    let r = reply(post("new words", &srv.pages).await.unwrap()).await;
+    assert_eq!(r.status, 429);
+    let retry: u64 = header(&r, "retry-after").parse().unwrap();
+    assert!((1..=900).contains(&retry), "{retry}");
+    assert!(set_cookie(&r, "quire_unlock").is_none());
+}
+
+/// Signs `login` in on the dashboard (no second factor), as a cookie-keeping client.
+async fn signed_in<'a>(srv: &'a Server, login: &str) -> Browser<'a> {
+    let mut browser = Browser::new(srv);
+    let r = browser.sign_in(login).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    browser
+}
+
+async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    db.create_account("bob", &["--password", PASSWORD]);
+    db.create_account("cat", &["--password", PASSWORD]);
+    let srv = db.start();
+    let page = publish(
+        &srv,
+        &ann.key,
+        with(site("mine"), "access", json!("private")),
+    )
+    .await;
+    let code = page["public_id"].as_str().unwrap().to_owned();
+
+    // Unsigned: sent to the dashboard, which sends to sign-in.
+    let r = visit(&srv, "/ann/mine/docs/").await;
+    assert_eq!(r.status, 302);
+    let to_dashboard = header(&r, "location").to_owned();
+    assert_eq!(
+        to_dashboard,
+        format!("{}/visit?page={code}&next=docs%2F", srv.base)
+    );
+    assert_eq!(header(&r, "cache-control"), "private, no-store");
+    let mut anon = Browser::new(&srv);
+    let r = anon.get_url(&to_dashboard).await;
+    assert_eq!(r.status, 303);
+    assert!(
+        header(&r, "location").starts_with("/login?next=%2Fvisit"),
+        "{:?}",
+        r.headers
+    );
+
+    // The owner comes back with a pass that becomes the page's cookie.
+    let mut ann_browser = signed_in(&srv, "ann").await;
+    let cookie = hand_off(&mut ann_browser, &to_dashboard, "/ann/mine/docs/").await;
+    let r = visit_with(&srv, "/ann/mine/docs/", &[("cookie", &cookie)]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains("id=\"docs\""));
+    assert_eq!(header(&r, "cache-control"), "private, no-store");
+
+    // Bob is not the owner: a 403 page on the dashboard, no pass.
+    let mut bob = signed_in(&srv, "bob").await;
+    let r = bob.get_url(&to_dashboard).await;
+    assert_eq!(r.status, 403);
+    assert!(r.text.contains("bob@example.com"), "{}", r.text);
+    assert!(!r.text.contains("id=\"docs\""));
+
+    // Shared with bob (by handle) and cat (by email): both get in, bob's cookie stops
+    // working when he is taken off the list; a stale pass is refused.
+    let id = page["id"].as_str().unwrap();
+    srv.patch(
+        &format!("{PAGES}/{id}"),
+        &ann.key,
+        json!({"access": "allow_list", "allow": ["bob", "cat@example.com"]}),
+    )
+    .await
+    .assert_status(200);
+    let bob_cookie = hand_off(&mut bob, &to_dashboard, "/ann/mine/docs/").await;
+    assert_eq!(
+        visit_with(&srv, "/ann/mine/", &[("cookie", &bob_cookie)])
+            .await
+            .status,
+        200
+    );
+    let mut cat = signed_in(&srv, "cat").await;
+    let cat_cookie = hand_off(&mut cat, &to_dashboard, "/ann/mine/docs/").await;
+    assert_eq!(
+        visit_with(&srv, "/ann/mine/", &[("cookie", &cat_cookie)])
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        visit_with(&srv, "/ann/mine/", &[("cookie", &cookie)])
+            .await
+            .status,
+        200,
+        "the owner stays in"
+    );
+    srv.patch(
+        &format!("{PAGES}/{id}"),
+        &ann.key,
+        json!({"allow": ["cat@example.com"]}),
+    )
+    .await
+    .assert_status(200);
+    let r = visit_with(&srv, "/ann/mine/", &[("cookie", &bob_cookie)]).await;
+    assert_eq!(r.status, 403);
+    assert!(r.text.contains("bob@example.com"), "{}", r.text);
+
+    let r = visit(&srv, "/-/pass?token=forged.token&next=").await;
+    assert_eq!(r.status, 403);
+    assert!(r.text.contains("expired"), "{}", r.text);
+    // A cookie of one page opens no other page of the owner.
+    let other = publish(
+        &srv,
+        &ann.key,
+        with(site("other"), "access", json!("private")),
+    )
+    .await;
+    assert!(other["id"].is_string());
+    assert_eq!(
+        visit_with(&srv, "/ann/other/", &[("cookie", &cookie)])
+            .await
+            .status,
+        302
+    );
+}
+
+/// Follows the dashboard's hand-off as a browser would; returns the page's access cookie.
+async fn hand_off(browser: &mut Browser<'_>, to_dashboard: &str, landing: &str) -> String {
+    let r = browser.get_url(to_dashboard).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let pass_url = header(&r, "location").to_owned();
+    assert!(pass_url.contains("/-/pass?token="), "{pass_url}");
+    let r = browser.get_url(&pass_url).await;
+    assert_eq!((r.status, header(&r, "location")), (303, landing));
+    assert_eq!(header(&r, "referrer-policy"), "no-referrer");
+    let (cookie, attrs) = set_cookie(&r, "quire_access").expect("access cookie");
+    assert!(
+        attrs.contains("HttpOnly") && attrs.contains("Path=/ann/mine/"),
+        "{attrs}"
+    );
+    cookie
+}
+
+async fn keys_that_can_read_the_project_are_let_in(b: Backend) {
+    let Some((db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let bob: Account = db.create_account("bob", &[]);
+    publish(
+        &srv,
+        &ann.key,
+        with(site("mine"), "access", json!("private")),
+    )
+    .await;
+    let bearer = |key: &str| format!("Bearer {key}");
+    let r = visit_with(&srv, "/ann/mine/", &[("authorization", &bearer(&ann.key))]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains("id=\"home\""));
+    let (app_key, _) = srv.mint(&ann.key, &["page"], None).await;
+    let r = visit_with(
+        &srv,
+        "/ann/mine/docs/",
+        &[("authorization", &bearer(&app_key))],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    // Another account's key reads nothing here; a bad key is refused outright.
+    let r = visit_with(&srv, "/ann/mine/", &[("authorization", &bearer(&bob.key))]).await;
+    assert_eq!(r.status, 302);
+    let r = visit_with(&srv, "/ann/mine/", &[("authorization", "Bearer qk_nope")]).await;
+    r.assert_error(401, "invalid_api_key");
+}
+
+/// Sends one request line exactly as written (no client normalises it).
+async fn raw_get(addr: &str, target: &str) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+async fn path_traversal_never_leaves_the_page(b: Backend) {
+    let Some((db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    publish(&srv, &ann.key, site("site")).await;
+    let other = json!({
+        "title": "Other",
+        "slug": "other",
+        "access": "password",
+        "password": "pw",
+        "files": [{"path": "index.html", "content": "TOP-SECRET-PAGE"}],
+    });
+    publish(&srv, &ann.key, other).await;
+    std::fs::write(db.dir.path().join("secret.txt"), "TOP-SECRET-FILE").unwrap();
+    let targets = [
+        "/ann/site/../other/index.html",
+        "/ann/site/..%2fother%2findex.html",
+        "/ann/site/%2e%2e/other/index.html",
+        "/ann/site/%2E%2E/%2E%2E/secret.txt",
+        "/ann/site/.%2e/other/",
+        "/ann/site/%2e%2e%2fother%2f",
+        "/ann/site/..\\other\\index.html",
+        "/ann/site/..%5cother%5cindex.html",
+        "/ann/site/%2fetc%2fpasswd",
+        "/ann/site//etc/passwd",
+        "/ann/site/../../../etc/passwd",
+        "/ann/site/%00index.html",
+        "/ann/site/index.html%00.png",
+        "/ann/%2e%2e/ann/other/",
+        "/ann/site/./../other/",
+        "//etc/passwd",
+        "/etc/passwd",
+        "/../../secret.txt",
+        "/ann/site/%252e%252e/other/",
+        "http://evil.test/ann/other/",
+    ];
+    for target in targets {
+        let (status, text) = raw_get(&srv.pages_addr, target).await;
+        assert!(
+            !text.contains("TOP-SECRET") && !text.contains("root:"),
+            "{target} leaked: {text}"
+        );
+        assert!(
+            matches!(status, 400 | 404 | 401),
+            "{target}: {status}\n{text}"
+        );
+    }
+    // The path rules refuse before any lookup; a plain file of the page still opens.
+    let (status, text) = raw_get(&srv.pages_addr, "/ann/site/style.css").await;
+    assert_eq!(status, 200);
+    assert!(text.ends_with("body { color: teal }"));
+}
+
+async fn policy_changes_reach_another_replica_within_a_second(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let first = db.start();
+    let second = db.start();
+    let page = publish(&first, &ann.key, site("live")).await;
+    let id = page["id"].as_str().unwrap().to_owned();
+    let path = format!("{PAGES}/{id}");
+    let code = page["public_id"].as_str().unwrap().to_owned();
+
+    // Each change is made through the first replica; one second later the second one,
+    // whose cache was warm, enforces it.
+    let change = |body: Value, status: u16| {
+        let (first, second, path, key) = (&first, &second, &path, &ann.key);
+        async move {
+            visit(second, "/ann/live/").await;
+            first
+                .patch(path, key, body.clone())
+                .await
+                .assert_status(200);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(
+                visit(second, "/ann/live/").await.status,
+                status,
+                "after {body}"
+            );
+        }
+    };
+    change(json!({"access": "private"}), 302).await;
+    change(json!({"access": "password", "password": "pw"}), 401).await;
+    change(json!({"access": "public"}), 200).await;
+    // A budget already spent: wait until the views so far are counted, then cap them.
+    let mut seen = 0;
+    for _ in 0..50 {
+        seen = view_count(&first, &ann.key, &id).await;
+        if seen >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    change(json!({"maxViews": seen}), 410).await;
+    let in_a_moment = (time::OffsetDateTime::now_utc() + time::Duration::milliseconds(300))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    change(json!({"maxViews": null, "expiresAt": in_a_moment}), 410).await;
+    change(json!({"expiresAt": null, "status": "archived"}), 404).await;
+    change(json!({"status": "active"}), 200).await;
+    assert_eq!(visit(&second, &format!("/s/{code}")).await.status, 302);
+    first.delete(&path, &ann.key, None).await.assert_status(204);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(visit(&second, "/ann/live/").await.status, 404);
+    assert_eq!(visit(&second, &format!("/s/{code}")).await.status, 404);
+}
