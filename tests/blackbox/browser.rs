@@ -22,7 +22,7 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// One chromedriver process and one browser session; both end when dropped.
-struct Driver {
+pub(crate) struct Driver {
     process: Child,
     http: reqwest::Client,
     base: String,
@@ -45,7 +45,7 @@ fn free_port() -> u16 {
 }
 
 impl Driver {
-    async fn start() -> Option<Self> {
+    pub(crate) async fn start() -> Option<Self> {
         if !std::path::Path::new(CHROMEDRIVER).exists() || !std::path::Path::new(CHROMIUM).exists()
         {
             assert!(
@@ -117,7 +117,12 @@ impl Driver {
         })
     }
 
-    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn cmd(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Value {
         let mut req = self.http.request(method, format!("{}{path}", self.base));
         if let Some(b) = body {
             req = req.json(&b);
@@ -131,12 +136,12 @@ impl Driver {
         v["value"].clone()
     }
 
-    async fn go(&self, url: &str) {
+    pub(crate) async fn go(&self, url: &str) {
         self.cmd(reqwest::Method::POST, "/url", Some(json!({ "url": url })))
             .await;
     }
 
-    async fn url(&self) -> String {
+    pub(crate) async fn url(&self) -> String {
         self.cmd(reqwest::Method::GET, "/url", None)
             .await
             .as_str()
@@ -144,7 +149,7 @@ impl Driver {
             .to_owned()
     }
 
-    async fn find(&self, css: &str) -> Option<String> {
+    pub(crate) async fn find(&self, css: &str) -> Option<String> {
         let r: Value = self
             .http
             .post(format!("{}/element", self.base))
@@ -158,14 +163,14 @@ impl Driver {
         r["value"][ELEMENT].as_str().map(str::to_owned)
     }
 
-    async fn element(&self, css: &str) -> String {
+    pub(crate) async fn element(&self, css: &str) -> String {
         match self.find(css).await {
             Some(id) => id,
             None => panic!("no {css} on {}:\n{}", self.url().await, self.source().await),
         }
     }
 
-    async fn text(&self, css: &str) -> String {
+    pub(crate) async fn text(&self, css: &str) -> String {
         let id = self.element(css).await;
         self.cmd(reqwest::Method::GET, &format!("/element/{id}/text"), None)
             .await
@@ -174,7 +179,7 @@ impl Driver {
             .to_owned()
     }
 
-    async fn fill(&self, css: &str, text: &str) {
+    pub(crate) async fn fill(&self, css: &str, text: &str) {
         let id = self.element(css).await;
         self.cmd(
             reqwest::Method::POST,
@@ -186,7 +191,7 @@ impl Driver {
 
     /// Clicks something that submits a form, and waits until the next document is loaded
     /// (its `<html>` element is a new one, even when the URL is the same).
-    async fn click(&self, css: &str) {
+    pub(crate) async fn click(&self, css: &str) {
         let before = self.find("html").await;
         let id = self.element(css).await;
         self.cmd(
@@ -215,7 +220,7 @@ impl Driver {
         }
     }
 
-    async fn source(&self) -> String {
+    pub(crate) async fn source(&self) -> String {
         self.cmd(reqwest::Method::GET, "/source", None)
             .await
             .as_str()
@@ -224,7 +229,7 @@ impl Driver {
     }
 
     /// Saves a screenshot next to the test binaries, for a person to look at.
-    async fn screenshot(&self, name: &str) {
+    pub(crate) async fn screenshot(&self, name: &str) {
         use base64::Engine;
         let png = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
         if let Some(b64) = png.as_str()
@@ -239,7 +244,7 @@ impl Driver {
         }
     }
 
-    async fn sign_in(&self, login: &str) {
+    pub(crate) async fn sign_in(&self, login: &str) {
         self.fill("#login", login).await;
         self.fill("#password", PASSWORD).await;
         self.click("#submit").await;

@@ -84,7 +84,8 @@ fn own_page(status: StatusCode, body: Result<String, askama::Error>) -> HttpResp
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
         .insert_header(("X-Frame-Options", "DENY"))
-        .insert_header(("Referrer-Policy", "no-referrer"))
+        // Not no-referrer: with it, browsers send `Origin: null` on the form's post.
+        .insert_header(("Referrer-Policy", "same-origin"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \

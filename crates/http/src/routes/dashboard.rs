@@ -87,8 +87,15 @@ struct VisitDeniedPage {
 }
 
 /// An HTML response with the headers every dashboard page carries.
-fn page(status: StatusCode, template: &impl Template) -> Result<HttpResponse, ApiError> {
+fn page(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
     let body = template.render().map_err(|e| ApiError::internal(&e))?;
+    // Browsers apply form-action to the redirects that follow a post too: signing in for a
+    // private page ends on the pages origin.
+    let pages_origin = origin_of(&state.serving.config().pages_url);
     Ok(HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -97,8 +104,10 @@ fn page(status: StatusCode, template: &impl Template) -> Result<HttpResponse, Ap
         .insert_header(("Referrer-Policy", "same-origin"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            format!(
+                "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+                 form-action 'self' {pages_origin}; frame-ancestors 'none'; base-uri 'none'"
+            ),
         ))
         .body(body))
 }
@@ -278,6 +287,7 @@ pub async fn login_form(
         });
     }
     page(
+        &state,
         StatusCode::OK,
         &LoginPage {
             signed_in_as: None,
@@ -309,6 +319,7 @@ pub async fn login(
                 SignInError::Infra(cause) => return Err(ApiError::internal(cause)),
             };
             return page(
+                &state,
                 status,
                 &LoginPage {
                     signed_in_as: None,
@@ -344,6 +355,7 @@ pub async fn totp_form(
         None => Ok(see_other(&format!("/login?next={}", encode(&next)))),
         Some((session, _)) if session.mfa_satisfied => Ok(see_other(&next)),
         Some((_, account)) => page(
+            &state,
             StatusCode::OK,
             &TotpPage {
                 signed_in_as: who(&account),
@@ -374,6 +386,7 @@ pub async fn totp(
         Ok(()) | Err(SecondFactorError::NotEnrolled) => Ok(see_other(&next)),
         Err(SecondFactorError::Infra(cause)) => Err(ApiError::internal(&cause)),
         Err(e) => page(
+            &state,
             if e == SecondFactorError::Throttled {
                 StatusCode::TOO_MANY_REQUESTS
             } else {
@@ -428,8 +441,8 @@ pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
         .await
     {
         Ok(url) => Ok(see_other(&url)),
-        Err(PassError::Forbidden) => page(StatusCode::FORBIDDEN, &denied(true)),
-        Err(PassError::NotFound) => page(StatusCode::NOT_FOUND, &denied(false)),
+        Err(PassError::Forbidden) => page(&state, StatusCode::FORBIDDEN, &denied(true)),
+        Err(PassError::NotFound) => page(&state, StatusCode::NOT_FOUND, &denied(false)),
         Err(PassError::Infra(e)) => Err(e.into()),
     }
 }
@@ -468,6 +481,7 @@ pub async fn security(
     };
     let enrolled = account.totp_secret.is_some();
     page(
+        &state,
         StatusCode::OK,
         &SecurityPage {
             signed_in_as: who(&account),
@@ -522,6 +536,7 @@ pub async fn enroll(
         }
     };
     page(
+        &state,
         status,
         &SecurityPage {
             signed_in_as: who(&account),
@@ -624,6 +639,7 @@ pub async fn consent(
         }
     };
     let mut response = page(
+        &state,
         status,
         &ConsentPage {
             signed_in_as: who(&account),
