@@ -40,7 +40,7 @@ async fn two_hosts() -> Option<(TestDb, Server, Account)> {
     Some((db, srv, ann))
 }
 
-fn site(slug: &str, policy: Value) -> Value {
+fn site(slug: &str, policy: &Value) -> Value {
     let mut body = json!({
         "title": format!("Page {slug}"),
         "slug": slug,
@@ -113,7 +113,7 @@ async fn a_password_page_in_chromium() {
         &ann.key,
         site(
             "secret",
-            json!({"access": "password", "password": "open sesame"}),
+            &json!({"access": "password", "password": "open sesame"}),
         ),
     )
     .await;
@@ -158,11 +158,11 @@ async fn private_and_allow_list_pages_in_chromium() {
     let Some((_db, srv, ann)) = two_hosts().await else {
         return;
     };
-    publish(&srv, &ann.key, site("mine", json!({"access": "private"}))).await;
+    publish(&srv, &ann.key, site("mine", &json!({"access": "private"}))).await;
     publish(
         &srv,
         &ann.key,
-        site("shared", json!({"access": "allow_list", "allow": ["bob"]})),
+        site("shared", &json!({"access": "allow_list", "allow": ["bob"]})),
     )
     .await;
 
@@ -250,7 +250,7 @@ async fn an_expired_page_in_chromium_is_gone() {
     publish(
         &srv,
         &ann.key,
-        site("brief", json!({"access": "public", "expiresAt": soon})),
+        site("brief", &json!({"access": "public", "expiresAt": soon})),
     )
     .await;
     let url = format!("{}/ann/brief/", srv.pages);
