@@ -1,0 +1,479 @@
+//! Serving benchmark: requests per second and p99 latency, measured with `wrk` on this
+//! machine, for
+//!   (a) nginx serving the same `index.html` from disk (its best of `sendfile on` and
+//!       `sendfile off` in each round: the reference),
+//!   (b) Quire serving a public page,
+//!   (c) Quire serving a page with a large `maxViews` (one atomic count per request),
+//!   (d) Quire's `GET /api/page/v1/pages/{id}` with a key,
+//! back to back in alternating order for several rounds, each after a warm-up. Prints every
+//! round and the median ratios b/a, c/a and d/a with their min and max.
+//!
+//! Installs `wrk` and `nginx-light` with apt when they are missing (as root or through
+//! passwordless sudo). Run:
+//! `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin serve`
+//! (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS` per measurement, default 5;
+//! `QUIRE_BENCH_WORKERS` for nginx and Quire alike, default 2; `QUIRE_BENCH_CONNECTIONS`,
+//! default 64; `QUIRE_SERVER_BIN` the server binary.)
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const NGINX: &str = "/usr/sbin/nginx";
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn server_binary() -> PathBuf {
+    if let Ok(p) = std::env::var("QUIRE_SERVER_BIN") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/quire-server")
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Installs the load generator and nginx when missing.
+fn install_tools() {
+    if on_path("wrk") && Path::new(NGINX).exists() {
+        return;
+    }
+    println!("installing wrk and nginx-light with apt...");
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let run = |args: &[&str]| {
+        let mut cmd = if root {
+            Command::new(args[0])
+        } else {
+            let mut c = Command::new("sudo");
+            c.arg("-n").arg(args[0]);
+            c
+        };
+        let status = cmd
+            .args(&args[1..])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "{args:?} failed");
+    };
+    run(&["apt-get", "update", "-qq"]);
+    run(&["apt-get", "install", "-y", "-qq", "wrk", "nginx-light"]);
+}
+
+/// The page both servers send: about 5 KB of HTML, like the baseline measurements.
+fn index_html() -> String {
+    let mut html = String::from(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bench</title></head><body>\n",
+    );
+    while html.len() < 4_900 {
+        html.push_str("<p>Quire serves static pages under an access policy, an expiry and a view budget.</p>\n");
+    }
+    html.push_str("</body></html>\n");
+    html
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One nginx with its own config and pid file in `dir`; stopped when dropped.
+struct Nginx {
+    conf: PathBuf,
+    prefix: PathBuf,
+    port: u16,
+    label: &'static str,
+}
+
+impl Nginx {
+    fn start(dir: &Path, root: &Path, sendfile: bool, workers: usize) -> Self {
+        let port = free_port();
+        let name = if sendfile {
+            "sendfile-on"
+        } else {
+            "sendfile-off"
+        };
+        let conf = dir.join(format!("nginx-{name}.conf"));
+        let prefix = dir.join(name);
+        std::fs::create_dir_all(prefix.join("logs")).unwrap();
+        let onoff = if sendfile { "on" } else { "off" };
+        std::fs::write(
+            &conf,
+            format!(
+                "worker_processes {workers};
+pid {prefix}/nginx.pid;
+error_log {prefix}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    sendfile {onoff};
+    tcp_nopush on;
+    keepalive_requests 100000;
+    open_file_cache max=1000 inactive=60s;
+    types {{ text/html html; }}
+    default_type application/octet-stream;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        etag on;
+    }}
+}}
+",
+                prefix = prefix.display(),
+                root = root.display(),
+            ),
+        )
+        .unwrap();
+        let status = Command::new(NGINX)
+            .arg("-p")
+            .arg(&prefix)
+            .arg("-c")
+            .arg(&conf)
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "nginx did not start ({})", conf.display());
+        Self {
+            conf,
+            prefix,
+            port,
+            label: if sendfile {
+                "nginx sendfile on"
+            } else {
+                "nginx sendfile off"
+            },
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = Command::new(NGINX)
+            .arg("-p")
+            .arg(&self.prefix)
+            .arg("-c")
+            .arg(&self.conf)
+            .args(["-s", "stop"])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+struct Quire {
+    child: Child,
+    api: String,
+    pages: String,
+}
+
+impl Drop for Quire {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_quire(bin: &Path, dir: &Path, workers: usize) -> (Quire, String) {
+    let env = |cmd: &mut Command| {
+        cmd.current_dir(dir)
+            .env(
+                "QUIRE_DATABASE_URL",
+                format!("sqlite://{}/quire.db", dir.display()),
+            )
+            .env(
+                "QUIRE_STORAGE_URL",
+                format!("file://{}/bundles", dir.display()),
+            )
+            .env("QUIRE_LISTEN", "127.0.0.1:0")
+            .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
+            .env("QUIRE_WORKERS", workers.to_string())
+            .env("RUST_LOG", "warn");
+    };
+    let mut admin = Command::new(bin);
+    env(&mut admin);
+    let out = admin
+        .args([
+            "admin",
+            "create-account",
+            "--email",
+            "bench@example.com",
+            "--handle",
+            "bench",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut serve = Command::new(bin);
+    env(&mut serve);
+    let mut child = serve
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let listening: Value = serde_json::from_str(&line).unwrap();
+    let quire = Quire {
+        api: format!("http://{}", listening["listening"]["api"].as_str().unwrap()),
+        pages: format!(
+            "http://{}",
+            listening["listening"]["pages"].as_str().unwrap()
+        ),
+        child,
+    };
+    (quire, key)
+}
+
+async fn publish(api: &str, key: &str, body: Value) -> Value {
+    let resp = reqwest::Client::new()
+        .post(format!("{api}/api/page/v1/pages"))
+        .header("authorization", format!("Bearer {key}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 201);
+    resp.json().await.unwrap()
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    rps: f64,
+    p99_ms: f64,
+}
+
+fn millis(field: &str) -> Option<f64> {
+    let (number, unit) = field.split_at(field.find(|c: char| c.is_ascii_alphabetic())?);
+    let n: f64 = number.parse().ok()?;
+    Some(match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        _ => return None,
+    })
+}
+
+/// One `wrk` run; panics unless every response was a 2xx.
+fn wrk(url: &str, seconds: u64, connections: usize, header: Option<&str>) -> Measure {
+    let mut cmd = Command::new("wrk");
+    cmd.args([
+        "-t2",
+        &format!("-c{connections}"),
+        &format!("-d{seconds}s"),
+        "--latency",
+    ]);
+    if let Some(h) = header {
+        cmd.args(["-H", h]);
+    }
+    let out = cmd.arg(url).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("Non-2xx"),
+        "{url} answered errors under load:\n{text}"
+    );
+    let rps = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Requests/sec from wrk:\n{text}"));
+    let p99_ms = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("99%"))
+        .and_then(|v| millis(v.trim()))
+        .unwrap_or(f64::NAN);
+    Measure { rps, p99_ms }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn spread(v: &[f64]) -> (f64, f64) {
+    (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(0.0, f64::max),
+    )
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds: usize = env_or("QUIRE_BENCH_ROUNDS", 3);
+    let seconds: u64 = env_or("QUIRE_BENCH_SECONDS", 5);
+    let workers: usize = env_or("QUIRE_BENCH_WORKERS", 2);
+    let connections: usize = env_or("QUIRE_BENCH_CONNECTIONS", 64);
+    let bin = server_binary();
+    assert!(
+        bin.exists(),
+        "build the server first: cargo build --release -p quire-server ({})",
+        bin.display()
+    );
+    install_tools();
+
+    let work = tempfile::tempdir().unwrap();
+    let html = index_html();
+    let docroot = work.path().join("www");
+    std::fs::create_dir_all(&docroot).unwrap();
+    std::fs::write(docroot.join("index.html"), &html).unwrap();
+    let nginx = [
+        Nginx::start(work.path(), &docroot, true, workers),
+        Nginx::start(work.path(), &docroot, false, workers),
+    ];
+
+    let quire_dir = work.path().join("quire");
+    std::fs::create_dir_all(&quire_dir).unwrap();
+    let (quire, key) = start_quire(&bin, &quire_dir, workers);
+    let files = json!([{"path": "index.html", "content": html}]);
+    publish(
+        &quire.api,
+        &key,
+        json!({"title": "Public", "slug": "public", "access": "public", "files": files}),
+    )
+    .await;
+    publish(
+        &quire.api,
+        &key,
+        json!({"title": "Budget", "slug": "budget", "access": "public",
+               "maxViews": 1_000_000_000_u64, "files": files}),
+    )
+    .await;
+    let api_page = publish(
+        &quire.api,
+        &key,
+        json!({"title": "Api", "slug": "api", "access": "public", "files": files}),
+    )
+    .await;
+    let api_url = format!(
+        "{}/api/page/v1/pages/{}",
+        quire.api,
+        api_page["id"].as_str().unwrap()
+    );
+    let auth = format!("Authorization: Bearer {key}");
+
+    let targets: Vec<(&str, String, Option<&str>)> = vec![
+        (
+            nginx[0].label,
+            format!("http://127.0.0.1:{}/index.html", nginx[0].port),
+            None,
+        ),
+        (
+            nginx[1].label,
+            format!("http://127.0.0.1:{}/index.html", nginx[1].port),
+            None,
+        ),
+        (
+            "quire public page",
+            format!("{}/bench/public/", quire.pages),
+            None,
+        ),
+        (
+            "quire maxViews page",
+            format!("{}/bench/budget/", quire.pages),
+            None,
+        ),
+        ("quire GET page API", api_url, Some(auth.as_str())),
+    ];
+    println!(
+        "serving benchmark: {} bytes of HTML, wrk -t2 -c{connections} -d{seconds}s, {workers} worker(s) for nginx and Quire, {rounds} round(s), on {} core(s)",
+        html.len(),
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
+    );
+    println!("server: {} (SQLite + local disk)", bin.display());
+    for (_, url, header) in &targets {
+        wrk(url, 2, connections, *header);
+    }
+    let mut ratios: [Vec<f64>; 3] = Default::default();
+    let mut table: Vec<Vec<Measure>> = vec![Vec::new(); targets.len()];
+    for round in 0..rounds {
+        // Alternate the order each round so no target always runs on a warmer machine.
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        let mut got = vec![
+            Measure {
+                rps: 0.0,
+                p99_ms: 0.0
+            };
+            targets.len()
+        ];
+        for i in order {
+            let (_, url, header) = &targets[i];
+            got[i] = wrk(url, seconds, connections, *header);
+        }
+        let reference = got[0].rps.max(got[1].rps);
+        println!("round {round}:");
+        for (i, (label, _, _)) in targets.iter().enumerate() {
+            println!(
+                "  {label:<22} {:>10.0} req/s   p99 {:>7.2} ms   {:>5.2}x nginx best",
+                got[i].rps,
+                got[i].p99_ms,
+                got[i].rps / reference
+            );
+            table[i].push(got[i]);
+        }
+        for (slot, i) in [2, 3, 4].into_iter().enumerate() {
+            ratios[slot].push(got[i].rps / reference);
+        }
+    }
+    println!();
+    println!(
+        "{:<22} {:>12} {:>12}",
+        "target", "median req/s", "median p99"
+    );
+    for (i, (label, _, _)) in targets.iter().enumerate() {
+        println!(
+            "{label:<22} {:>12.0} {:>9.2} ms",
+            median(table[i].iter().map(|m| m.rps).collect()),
+            median(table[i].iter().map(|m| m.p99_ms).collect())
+        );
+    }
+    println!();
+    for (slot, name) in ["b/a (public page)", "c/a (maxViews page)", "d/a (page API)"]
+        .iter()
+        .enumerate()
+    {
+        let (min, max) = spread(&ratios[slot]);
+        println!(
+            "ratio {name:<20} median {:.2} (min {min:.2}, max {max:.2})",
+            median(ratios[slot].clone())
+        );
+    }
+    drop(quire);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
