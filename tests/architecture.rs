@@ -17,6 +17,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-pages",
     "quire-links",
     "quire-device-auth",
+    "quire-serving",
 ];
 const FORBIDDEN: &[&str] = &[
     "actix-web",

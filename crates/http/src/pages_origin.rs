@@ -158,12 +158,14 @@ fn cache_control(rule: CacheRule) -> &'static str {
     }
 }
 
-fn visitor_cookie(state: &PagesState, issued: &IssuedCookie) -> Cookie<'static> {
+/// A cookie of the pages origin: `HttpOnly; SameSite=Lax`, scoped to one page's path, and
+/// `Secure` when the origin is https.
+fn visitor_cookie(pages_url: &str, issued: &IssuedCookie) -> Cookie<'static> {
     let mut c = Cookie::new(issued.name, issued.value.clone());
     c.set_path(issued.path.clone());
     c.set_http_only(true);
     c.set_same_site(SameSite::Lax);
-    c.set_secure(state.pages_url.starts_with("https://"));
+    c.set_secure(pages_url.starts_with("https://"));
     let secs = i64::try_from(issued.max_age.as_secs()).unwrap_or(i64::MAX);
     c.set_max_age(actix_web::cookie::time::Duration::seconds(secs));
     c
@@ -175,7 +177,7 @@ fn with_cookie(
     cookie: Option<&IssuedCookie>,
 ) -> HttpResponse {
     if let Some(issued) = cookie
-        && let Err(e) = response.add_cookie(&visitor_cookie(state, issued))
+        && let Err(e) = response.add_cookie(&visitor_cookie(&state.pages_url, issued))
     {
         return infra_failure(&e);
     }
@@ -437,6 +439,32 @@ mod tests {
     use actix_web::test::TestRequest;
 
     use super::*;
+
+    #[test]
+    fn visitor_cookies_are_page_scoped_http_only_and_secure_on_https() {
+        let issued = IssuedCookie {
+            name: UNLOCK_COOKIE,
+            value: "v".into(),
+            path: "/ann/site/".into(),
+            max_age: Duration::from_secs(60),
+        };
+        let https = visitor_cookie("https://pages.example", &issued).to_string();
+        for part in [
+            "quire_unlock=v",
+            "HttpOnly",
+            "SameSite=Lax",
+            "Secure",
+            "Path=/ann/site/",
+            "Max-Age=60",
+        ] {
+            assert!(https.contains(part), "{part} in {https}");
+        }
+        assert!(
+            !visitor_cookie("http://127.0.0.1:8081", &issued)
+                .to_string()
+                .contains("Secure")
+        );
+    }
 
     #[test]
     fn gzip_is_taken_only_when_accepted() {

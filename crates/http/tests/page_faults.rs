@@ -221,3 +221,68 @@ async fn an_owner_without_a_handle_is_profile_handle_missing() {
     assert_error(&r, 500, "profile_handle_missing");
     assert!(store.snapshot().pages.is_empty());
 }
+
+/// The pages origin when storage fails: a plain 500 that names no cause, no view counted,
+/// and the page serves again once storage is back.
+#[actix_web::test]
+async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
+    let s = setup(Arc::new(RandomPublicIds), None).await;
+    let (bundles, serving) = (s.bundles.clone(), s.state.serving.clone());
+    let pages_state = quire_http::pages_origin::PagesState {
+        serving: serving.clone(),
+        keys: s.state.keys.clone(),
+        pages_url: "http://pages.test".into(),
+        trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
+    };
+    let api = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
+    let pages =
+        test::init_service(App::new().configure(quire_http::pages_origin::configure(pages_state)))
+            .await;
+    let auth = ("authorization", format!("Bearer {}", s.key));
+    let mut body = site();
+    body["access"] = json!("public");
+    body["maxViews"] = json!(1);
+    let (status, page) = call!(
+        api,
+        test::TestRequest::post()
+            .uri("/api/page/v1/pages")
+            .insert_header(auth.clone())
+            .set_json(body)
+    );
+    assert_eq!(status, 201);
+    let path = format!("/ann/{}/", page["slug"].as_str().unwrap());
+
+    bundles.fail("get");
+    let resp = test::call_service(&pages, test::TestRequest::get().uri(&path).to_request()).await;
+    assert_eq!(resp.status().as_u16(), 500);
+    let text = String::from_utf8(test::read_body(resp).await.to_vec()).unwrap();
+    assert!(
+        text.contains("went wrong") && !text.contains("fail"),
+        "{text}"
+    );
+    bundles.heal();
+
+    let resp = test::call_service(&pages, test::TestRequest::get().uri(&path).to_request()).await;
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "the failed request spent no view"
+    );
+    let resp = test::call_service(&pages, test::TestRequest::get().uri(&path).to_request()).await;
+    assert_eq!(resp.status().as_u16(), 410);
+    let (_, got) = call!(
+        api,
+        test::TestRequest::get()
+            .uri(&format!(
+                "/api/page/v1/pages/{}",
+                page["id"].as_str().unwrap()
+            ))
+            .insert_header(auth)
+    );
+    assert_eq!(got["viewCount"], 1);
+    assert_eq!(
+        serving.flush_views().await.unwrap(),
+        0,
+        "budgeted views are never tallied"
+    );
+}
