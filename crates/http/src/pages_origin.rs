@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::{Method, StatusCode, header};
-use actix_web::{HttpRequest, HttpResponse, guard, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use quire_keys::KeyService;
 use quire_serving::{
@@ -42,13 +42,11 @@ const FORM_LIMIT: usize = 16 * 1024;
 /// Registers every route of the pages origin on an actix `App`.
 pub fn configure(state: PagesState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
-        let get_or_head = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
         cfg.app_data(web::Data::new(state))
             .app_data(web::PayloadConfig::new(FORM_LIMIT))
             .route("/-/unlock", web::post().to(unlock))
             .route("/-/pass", web::get().to(pass))
             .route("/-/healthz", web::get().to(healthz))
-            .route("/s/{code}", get_or_head().to(short_link))
             .default_service(web::to(visit));
     }
 }
@@ -211,7 +209,8 @@ fn accepts_gzip(req: &HttpRequest) -> bool {
         })
 }
 
-/// `GET`/`HEAD` of anything else: a page's file.
+/// `GET`/`HEAD` of anything else: a short link (`/s/{code}`, matched here rather than by a
+/// route pattern, which would run a regex on every page request) or a page's file.
 async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
     let head = match *req.method() {
         Method::GET => false,
@@ -222,6 +221,12 @@ async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
                 .finish();
         }
     };
+    if let Some(code) = req.uri().path().strip_prefix("/s/") {
+        return match state.serving.short_link(code).await {
+            Ok(answer) => respond(&state, answer),
+            Err(e) => infra_failure(&e),
+        };
+    }
     let principal = match req.headers().get(header::AUTHORIZATION) {
         None => None,
         Some(value) => {
@@ -325,14 +330,6 @@ fn respond(state: &PagesState, answer: Answer) -> HttpResponse {
                 &text,
             )
         }
-    }
-}
-
-/// `GET`/`HEAD /s/{code}`.
-async fn short_link(state: web::Data<PagesState>, code: web::Path<String>) -> HttpResponse {
-    match state.serving.short_link(&code).await {
-        Ok(answer) => respond(&state, answer),
-        Err(e) => infra_failure(&e),
     }
 }
 

@@ -24,6 +24,12 @@ fn slug_like(s: &str) -> bool {
 pub struct Handle(String);
 
 impl Handle {
+    /// Whether `s` is a valid handle, without making one.
+    #[must_use]
+    pub fn is_valid(s: &str) -> bool {
+        slug_like(s)
+    }
+
     /// # Errors
     /// [`ValueError`] when the handle is not 3-30 of `a-z 0-9 _`.
     pub fn parse(s: &str) -> Result<Self, ValueError> {

@@ -57,15 +57,20 @@ pub fn title(raw: &str) -> Result<String, Invalid> {
     Ok(raw.to_owned())
 }
 
+/// Whether `raw` is a valid page slug (1-64 of `a-z 0-9 -`).
+#[must_use]
+pub fn is_slug(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw.len() <= MAX_SLUG_LEN
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
 /// # Errors
 /// When the slug is not 1-64 of `a-z 0-9 -`.
 pub fn slug(raw: &str) -> Result<String, Invalid> {
-    if raw.is_empty()
-        || raw.len() > MAX_SLUG_LEN
-        || !raw
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
+    if !is_slug(raw) {
         return Err(Invalid("slug must be 1-64 of a-z, 0-9 and -".into()));
     }
     Ok(raw.to_owned())

@@ -2,9 +2,12 @@
 //! short time, so a change made on another replica shows within that time) and small files
 //! (kept until evicted: they are addressed by content, so they never go stale).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use quire_kernel::Handle;
@@ -17,9 +20,63 @@ pub(crate) struct Site {
     pub page: Page,
     pub handle: Handle,
     pub link: Link,
-    pub files: HashMap<String, FileEntry>,
+    pub files: HashMap<String, FileSlot>,
     /// Set when a view claim found the budget spent, before the entry is next reloaded.
     pub spent: AtomicBool,
+    /// When the policy was read from the store: the entry is good for the policy TTL from
+    /// here, wherever it is kept.
+    pub loaded_at: Instant,
+}
+
+/// One file of the manifest, and its bytes once a request has read them (kept with the
+/// site entry, so a hot file costs no lookup; the bytes are shared with the file cache).
+#[derive(Debug)]
+pub(crate) struct FileSlot {
+    pub entry: FileEntry,
+    pub bytes: OnceLock<Arc<CachedFile>>,
+}
+
+/// Most pages one worker thread keeps in its own front cache.
+const FRONT_CAPACITY: usize = 1024;
+
+type Front = HashMap<u64, HashMap<String, HashMap<String, Arc<Site>>>>;
+
+thread_local! {
+    /// Per worker thread, per service: handle → slug → site. Read without any lock or
+    /// shared write, which is most of what a hot public page costs; entries are trusted
+    /// only while their policy is fresh and no local change was made since.
+    static FRONT: RefCell<Front> = RefCell::new(HashMap::new());
+}
+
+/// The site this thread holds for `handle`/`slug`, if loaded less than `ttl` ago and not
+/// older than the service's last local change (`generation`).
+pub(crate) fn front_get(
+    service: u64,
+    handle: &str,
+    slug: &str,
+    ttl: Duration,
+    changed_at: Option<Instant>,
+) -> Option<Arc<Site>> {
+    FRONT.with(|front| {
+        let front = front.borrow();
+        let site = front.get(&service)?.get(handle)?.get(slug)?;
+        let fresh = site.loaded_at.elapsed() < ttl && changed_at.is_none_or(|c| site.loaded_at > c);
+        fresh.then(|| site.clone())
+    })
+}
+
+pub(crate) fn front_put(service: u64, site: &Arc<Site>) {
+    FRONT.with(|front| {
+        let mut front = front.borrow_mut();
+        let pages = front.entry(service).or_default();
+        if pages.values().map(HashMap::len).sum::<usize>() >= FRONT_CAPACITY {
+            pages.clear();
+        }
+        pages
+            .entry(site.handle.as_str().to_owned())
+            .or_default()
+            .insert(site.page.slug.clone(), site.clone());
+    });
 }
 
 /// A file's bytes, and their gzip encoding when that is worth sending.

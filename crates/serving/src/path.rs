@@ -3,16 +3,19 @@
 //! climb out of a page. A page's files are a manifest lookup, never a filesystem path, and
 //! anything that does not parse is simply not found.
 
+use std::borrow::Cow;
+
 use quire_kernel::Handle;
 
-/// `/{handle}/{slug}` and what follows it.
+/// `/{handle}/{slug}` and what follows it, borrowed from the request where nothing needed
+/// decoding (the common case: no allocation).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PagePath {
-    pub handle: Handle,
-    pub slug: String,
+pub struct PagePath<'a> {
+    pub handle: &'a str,
+    pub slug: &'a str,
     /// `None` for `/{handle}/{slug}` (no trailing slash); otherwise the decoded path inside
     /// the page, `""` for the root, ending in `/` for a directory.
-    pub rest: Option<String>,
+    pub rest: Option<Cow<'a, str>>,
 }
 
 fn hex(b: u8) -> Option<u8> {
@@ -22,6 +25,15 @@ fn hex(b: u8) -> Option<u8> {
         b'A'..=b'F' => Some(b - b'A' + 10),
         _ => None,
     }
+}
+
+/// Whether a decoded segment is a plain file or directory name.
+fn safe(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && !s.contains(['/', '\\'])
+        && !s.chars().any(char::is_control)
 }
 
 /// Decodes one segment; `None` when it is malformed or could mean anything but a plain
@@ -42,25 +54,21 @@ fn segment(raw: &str) -> Option<String> {
         }
     }
     let s = String::from_utf8(out).ok()?;
-    let safe = !s.is_empty()
-        && s != "."
-        && s != ".."
-        && !s.contains(['/', '\\'])
-        && !s.chars().any(char::is_control);
-    safe.then_some(s)
+    safe(&s).then_some(s)
 }
 
 /// Parses a raw request path of the pages origin.
 ///
-/// `None` for anything that is not `/{handle}/{slug}[/{safe path}]`: a bad handle or slug,
-/// an empty, `.` or `..` segment (encoded or not), an encoded `/`, a backslash, a control
-/// character or invalid UTF-8.
+/// `None` for anything that is not `/{handle}/{slug}[/{safe path}]`: a bad handle or slug
+/// (these are never percent-encoded: their characters need no escaping), an empty, `.` or
+/// `..` segment (encoded or not), an encoded `/`, a backslash, a control character or
+/// invalid UTF-8.
 #[must_use]
-pub fn parse_page_path(raw: &str) -> Option<PagePath> {
+pub fn parse_page_path(raw: &str) -> Option<PagePath<'_>> {
     let raw = raw.strip_prefix('/')?;
     let mut parts = raw.splitn(3, '/');
-    let handle = Handle::parse(&segment(parts.next()?)?).ok()?;
-    let slug = quire_pages::validate::slug(&segment(parts.next()?)?).ok()?;
+    let handle = parts.next().filter(|h| Handle::is_valid(h))?;
+    let slug = parts.next().filter(|s| quire_pages::validate::is_slug(s))?;
     let rest = match parts.next() {
         None => None,
         Some(rest) => Some(parse_relative(rest)?),
@@ -70,9 +78,14 @@ pub fn parse_page_path(raw: &str) -> Option<PagePath> {
 
 /// Decodes a path inside a page (`""`, `a/b.css`, `docs/`); `None` when unsafe.
 #[must_use]
-pub fn parse_relative(raw: &str) -> Option<String> {
-    if raw.is_empty() {
-        return Some(String::new());
+pub fn parse_relative(raw: &str) -> Option<Cow<'_, str>> {
+    if raw.len() > 3 * 1024 {
+        return None;
+    }
+    if !raw.contains('%') {
+        let body = raw.strip_suffix('/').unwrap_or(raw);
+        let plain = raw.len() <= 1024 && (raw.is_empty() || body.split('/').all(safe));
+        return plain.then_some(Cow::Borrowed(raw));
     }
     let (body, dir) = match raw.strip_suffix('/') {
         Some(body) => (body, true),
@@ -88,7 +101,7 @@ pub fn parse_relative(raw: &str) -> Option<String> {
     if dir {
         out.push('/');
     }
-    (out.len() <= 1024).then_some(out)
+    (out.len() <= 1024).then_some(Cow::Owned(out))
 }
 
 /// Percent-encodes a decoded page path for a `Location` header (segments keep their `/`).
@@ -112,18 +125,22 @@ mod tests {
     use super::*;
 
     fn rest(raw: &str) -> Option<Option<String>> {
-        parse_page_path(raw).map(|p| p.rest)
+        parse_page_path(raw).map(|p| p.rest.map(Cow::into_owned))
     }
 
     #[test]
     fn splits_handle_slug_and_rest() {
         let p = parse_page_path("/ann/site/css/a%20b.css").unwrap();
-        assert_eq!(p.handle.as_str(), "ann");
+        assert_eq!(p.handle, "ann");
         assert_eq!(p.slug, "site");
         assert_eq!(p.rest.as_deref(), Some("css/a b.css"));
         assert_eq!(rest("/ann/site"), Some(None));
         assert_eq!(rest("/ann/site/"), Some(Some(String::new())));
         assert_eq!(rest("/ann/site/docs/"), Some(Some("docs/".into())));
+        assert!(matches!(
+            parse_page_path("/ann/site/docs/a.css").unwrap().rest,
+            Some(Cow::Borrowed("docs/a.css"))
+        ));
     }
 
     #[test]
@@ -149,6 +166,13 @@ mod tests {
             "ann/site/",
             "/ann/Site/",
             "/a/site/",
+            "/%61nn/site/",
+            "/ann/site/a/./b",
+            "/ann/site/./",
+            "/ann/site/a/../b",
+            "/ann/site/..",
+            "/ann/site//",
+            "/ann/site/a\u{7f}b",
         ] {
             assert_eq!(parse_page_path(raw), None, "{raw}");
         }

@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use moka::future::Cache;
@@ -22,7 +22,7 @@ use quire_pages::{Access, AccountDirectory, AllowEntry, BundleStore, FileEntry, 
 use quire_projects::{Access as ProjectAccess, AddressError, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
-use crate::cache::{CachedFile, Site, gzip};
+use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
 use crate::path::{encode_relative, parse_page_path, parse_relative};
 use crate::token::{Claims, Kind, Signer};
 use crate::views::ViewTally;
@@ -252,7 +252,15 @@ struct Inner {
     codes: Cache<String, Option<String>>,
     files: Cache<(PageId, String), Arc<CachedFile>>,
     views: ViewTally,
+    /// Tells this service's entries apart in the per-thread front caches.
+    id: u64,
+    /// When a page was last changed through this replica, as nanoseconds after `epoch`
+    /// (0: never); front-cache entries loaded before it are not trusted.
+    changed: AtomicU64,
+    epoch: Instant,
 }
+
+static SERVICE_IDS: AtomicU64 = AtomicU64::new(1);
 
 impl std::fmt::Debug for ServingService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -331,22 +339,22 @@ fn etag_value(sha: &str) -> &str {
 }
 
 enum Resolved<'a> {
-    File(&'a FileEntry),
+    File(&'a FileSlot),
     /// `dir` without its slash names a directory with an `index.html`.
     Directory(String),
     Missing,
 }
 
 fn resolve<'a>(site: &'a Site, rest: &str) -> Resolved<'a> {
-    let wanted = if rest.is_empty() {
-        site.page.entrypoint.clone()
+    let wanted: std::borrow::Cow<'_, str> = if rest.is_empty() {
+        site.page.entrypoint.as_str().into()
     } else if rest.ends_with('/') {
-        format!("{rest}index.html")
+        format!("{rest}index.html").into()
     } else {
-        rest.to_owned()
+        rest.into()
     };
-    if let Some(entry) = site.files.get(&wanted) {
-        return Resolved::File(entry);
+    if let Some(slot) = site.files.get(wanted.as_ref()) {
+        return Resolved::File(slot);
     }
     if !rest.is_empty()
         && !rest.ends_with('/')
@@ -394,6 +402,9 @@ impl ServingService {
                 codes,
                 files,
                 views: ViewTally::default(),
+                id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
+                changed: AtomicU64::new(0),
+                epoch: Instant::now(),
             }),
         }
     }
@@ -411,7 +422,7 @@ impl ServingService {
         let Some(path) = parse_page_path(visit.path) else {
             return Ok(Answer::NotFound);
         };
-        let Some(site) = self.site(path.handle.as_str(), &path.slug).await? else {
+        let Some(site) = self.site(path.handle, path.slug).await? else {
             return Ok(Answer::NotFound);
         };
         if site.page.status == PageStatus::Archived {
@@ -430,7 +441,7 @@ impl ServingService {
         }
         let page = site.page.id.0;
         let resolved = resolve(&site, &rest);
-        let document = matches!(resolved, Resolved::File(e) if is_document(e));
+        let document = matches!(resolved, Resolved::File(slot) if is_document(&slot.entry));
         let viewed = || {
             visit
                 .visitor
@@ -448,7 +459,7 @@ impl ServingService {
                     title: site.page.title.clone(),
                     handle: site.handle.as_str().to_owned(),
                     slug: site.page.slug.clone(),
-                    next: rest,
+                    next: rest.into_owned(),
                     wrong: false,
                 }));
             }
@@ -464,8 +475,8 @@ impl ServingService {
             }
             Gate::Forbidden(email) => return Ok(Answer::Forbidden { email }),
         }
-        let (entry, found) = match resolved {
-            Resolved::File(entry) => (entry, true),
+        let (slot, found) = match resolved {
+            Resolved::File(slot) => (slot, true),
             Resolved::Directory(dir) => {
                 return Ok(Answer::Redirect {
                     location: with_query(format!("{base}{}", encode_relative(&dir)), visit.query),
@@ -473,10 +484,11 @@ impl ServingService {
                 });
             }
             Resolved::Missing => match site.files.get("404.html") {
-                Some(entry) => (entry, false),
+                Some(slot) => (slot, false),
                 None => return Ok(Answer::NotFound),
             },
         };
+        let entry = &slot.entry;
         let cache = cache_rule(&site.link);
         let etag_base = etag_value(&entry.sha256);
         if found
@@ -489,7 +501,7 @@ impl ServingService {
                 cache,
             });
         }
-        let file = self.file(site.page.id, entry).await?;
+        let file = self.file(site.page.id, slot).await?;
         let mut cookie = None;
         if document && found && !visit.head {
             if site.link.max_views.is_some() {
@@ -637,7 +649,7 @@ impl ServingService {
                 title: site.page.title.clone(),
                 handle: site.handle.as_str().to_owned(),
                 slug: site.page.slug.clone(),
-                next,
+                next: next.into_owned(),
                 wrong: true,
             }));
         }
@@ -734,6 +746,11 @@ impl ServingService {
     /// Drops what is cached about a page (after a change through the API on this replica);
     /// other replicas see the change within [`ServingConfig::policy_ttl`].
     pub fn forget(&self, page: PageId) {
+        let since = self.inner.epoch.elapsed().as_nanos();
+        self.inner.changed.store(
+            u64::try_from(since).unwrap_or(u64::MAX).max(1),
+            Ordering::Release,
+        );
         // Unknown pages are dropped too: a renamed page may have been cached as unknown.
         let dropped = self
             .inner
@@ -846,6 +863,25 @@ impl ServingService {
     }
 
     async fn site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
+        let ttl = self.inner.config.policy_ttl;
+        let changed = match self.inner.changed.load(Ordering::Acquire) {
+            0 => None,
+            nanos => Some(self.inner.epoch + Duration::from_nanos(nanos)),
+        };
+        if let Some(site) = front_get(self.inner.id, handle, slug, ttl, changed) {
+            return Ok(Some(site));
+        }
+        let site = self.cached_site(handle, slug).await?;
+        if let Some(site) = &site
+            && site.loaded_at.elapsed() < ttl
+            && changed.is_none_or(|c| site.loaded_at > c)
+        {
+            front_put(self.inner.id, site);
+        }
+        Ok(site)
+    }
+
+    async fn cached_site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
         let inner = self.inner.clone();
         let (h, s) = (handle.to_owned(), slug.to_owned());
         self.inner
@@ -867,7 +903,11 @@ impl ServingService {
         Ok(site)
     }
 
-    async fn file(&self, page: PageId, entry: &FileEntry) -> Result<Arc<CachedFile>, InfraError> {
+    async fn file(&self, page: PageId, slot: &FileSlot) -> Result<Arc<CachedFile>, InfraError> {
+        if let Some(file) = slot.bytes.get() {
+            return Ok(file.clone());
+        }
+        let entry = &slot.entry;
         if entry.size_bytes > self.inner.config.max_cached_file {
             let bytes = self.inner.load_bytes(page, &entry.sha256).await?;
             return Ok(Arc::new(CachedFile {
@@ -886,6 +926,9 @@ impl ServingService {
             })
             .await
             .map_err(|e| (*e).clone())
+            .inspect(|file| {
+                let _ = slot.bytes.set(file.clone());
+            })
     }
 }
 
@@ -936,13 +979,19 @@ impl Inner {
         let Some(link) = self.ports.links.link_of_page(page.id).await? else {
             return Ok(None);
         };
-        let files: HashMap<String, FileEntry> = self
+        let files: HashMap<String, FileSlot> = self
             .ports
             .pages
             .files(page.id)
             .await?
             .into_iter()
-            .map(|f| (f.path.clone(), f))
+            .map(|entry| {
+                let slot = FileSlot {
+                    entry,
+                    bytes: std::sync::OnceLock::new(),
+                };
+                (slot.entry.path.clone(), slot)
+            })
             .collect();
         Ok(Some(Arc::new(Site {
             page,
@@ -950,6 +999,7 @@ impl Inner {
             link,
             files,
             spent: std::sync::atomic::AtomicBool::new(false),
+            loaded_at: Instant::now(),
         })))
     }
 
