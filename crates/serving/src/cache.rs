@@ -37,7 +37,7 @@ pub(crate) struct FileSlot {
 }
 
 /// Most pages one worker thread keeps in its own front cache.
-const FRONT_CAPACITY: usize = 1024;
+const FRONT_CAPACITY: usize = 256;
 
 type Front = HashMap<u64, HashMap<String, HashMap<String, Arc<Site>>>>;
 
@@ -65,10 +65,16 @@ pub(crate) fn front_get(
     })
 }
 
-pub(crate) fn front_put(service: u64, site: &Arc<Site>) {
+/// Keeps `site` in this thread's front cache. Entries older than `ttl` are dropped first
+/// (with the file bytes they hold), so the cache never keeps what it would not serve.
+pub(crate) fn front_put(service: u64, site: &Arc<Site>, ttl: Duration) {
     FRONT.with(|front| {
         let mut front = front.borrow_mut();
         let pages = front.entry(service).or_default();
+        for slugs in pages.values_mut() {
+            slugs.retain(|_, s| s.loaded_at.elapsed() < ttl);
+        }
+        pages.retain(|_, slugs| !slugs.is_empty());
         if pages.values().map(HashMap::len).sum::<usize>() >= FRONT_CAPACITY {
             pages.clear();
         }

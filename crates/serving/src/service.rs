@@ -876,7 +876,7 @@ impl ServingService {
             && site.loaded_at.elapsed() < ttl
             && changed.is_none_or(|c| site.loaded_at > c)
         {
-            front_put(self.inner.id, site);
+            front_put(self.inner.id, site, ttl);
         }
         Ok(site)
     }
