@@ -9,25 +9,17 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use quire_bench::{server_binary, start_server};
 use rand::RngExt;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const FILES: usize = 1_000;
 const TOTAL_BYTES: usize = 20 * 1024 * 1024;
-
-fn server_binary() -> PathBuf {
-    if let Ok(p) = std::env::var("QUIRE_SERVER_BIN") {
-        return PathBuf::from(p);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.join("target/release/quire-server")
-}
 
 fn peak_rss_kib(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -86,63 +78,10 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let bin = server_binary();
-    assert!(
-        bin.exists(),
-        "build the server first: cargo build --release -p quire-server ({})",
-        bin.display()
-    );
     let work = tempfile::tempdir().unwrap();
-    let env = |cmd: &mut Command| {
-        cmd.current_dir(work.path())
-            .env(
-                "QUIRE_DATABASE_URL",
-                format!("sqlite://{}/quire.db", work.path().display()),
-            )
-            .env(
-                "QUIRE_STORAGE_URL",
-                format!("file://{}/bundles", work.path().display()),
-            )
-            .env("QUIRE_LISTEN", "127.0.0.1:0")
-            .env("RUST_LOG", "warn");
-    };
-    let mut admin = Command::new(&bin);
-    env(&mut admin);
-    let out = admin
-        .args([
-            "admin",
-            "create-account",
-            "--email",
-            "bench@example.com",
-            "--handle",
-            "bench",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let mut serve = Command::new(&bin);
-    env(&mut serve);
-    let mut child = serve
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = serde_json::from_str::<Value>(&line).unwrap()["listening"]["api"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let pid = child.id();
+    let server = start_server(&bin, work.path(), &[]);
+    let (addr, key) = (server.api.clone(), server.key.clone());
+    let pid = server.child.id();
 
     let files = generate();
     let b64 = base64::engine::general_purpose::STANDARD;
@@ -176,7 +115,7 @@ async fn main() {
         flush_page_cache();
         let started = Instant::now();
         let resp = http
-            .post(format!("http://{addr}/api/page/v1/pages"))
+            .post(format!("{addr}/api/page/v1/pages"))
             .header("authorization", format!("Bearer {key}"))
             .header("content-type", "application/json")
             .body(body)
@@ -215,6 +154,5 @@ async fn main() {
         baseline_hwm as f64 / 1024.0,
         rss as f64 / 1024.0
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
 }

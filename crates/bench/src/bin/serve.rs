@@ -17,11 +17,11 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use quire_bench::{server_binary, start_server};
 use serde_json::{Value, json};
 
 const NGINX: &str = "/usr/sbin/nginx";
@@ -31,13 +31,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn server_binary() -> PathBuf {
-    if let Ok(p) = std::env::var("QUIRE_SERVER_BIN") {
-        return PathBuf::from(p);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/quire-server")
 }
 
 fn on_path(program: &str) -> bool {
@@ -185,80 +178,6 @@ impl Drop for Nginx {
     }
 }
 
-struct Quire {
-    child: Child,
-    api: String,
-    pages: String,
-}
-
-impl Drop for Quire {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_quire(bin: &Path, dir: &Path, workers: usize) -> (Quire, String) {
-    let env = |cmd: &mut Command| {
-        cmd.current_dir(dir)
-            .env(
-                "QUIRE_DATABASE_URL",
-                format!("sqlite://{}/quire.db", dir.display()),
-            )
-            .env(
-                "QUIRE_STORAGE_URL",
-                format!("file://{}/bundles", dir.display()),
-            )
-            .env("QUIRE_LISTEN", "127.0.0.1:0")
-            .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
-            .env("QUIRE_WORKERS", workers.to_string())
-            .env("RUST_LOG", "warn");
-    };
-    let mut admin = Command::new(bin);
-    env(&mut admin);
-    let out = admin
-        .args([
-            "admin",
-            "create-account",
-            "--email",
-            "bench@example.com",
-            "--handle",
-            "bench",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let mut serve = Command::new(bin);
-    env(&mut serve);
-    let mut child = serve
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let listening: Value = serde_json::from_str(&line).unwrap();
-    let quire = Quire {
-        api: format!("http://{}", listening["listening"]["api"].as_str().unwrap()),
-        pages: format!(
-            "http://{}",
-            listening["listening"]["pages"].as_str().unwrap()
-        ),
-        child,
-    };
-    (quire, key)
-}
-
 async fn publish(api: &str, key: &str, body: Value) -> Value {
     let resp = reqwest::Client::new()
         .post(format!("{api}/api/page/v1/pages"))
@@ -338,11 +257,6 @@ async fn main() {
     let workers: usize = env_or("QUIRE_BENCH_WORKERS", 2);
     let connections: usize = env_or("QUIRE_BENCH_CONNECTIONS", 64);
     let bin = server_binary();
-    assert!(
-        bin.exists(),
-        "build the server first: cargo build --release -p quire-server ({})",
-        bin.display()
-    );
     install_tools();
 
     let work = tempfile::tempdir().unwrap();
@@ -357,7 +271,8 @@ async fn main() {
 
     let quire_dir = work.path().join("quire");
     std::fs::create_dir_all(&quire_dir).unwrap();
-    let (quire, key) = start_quire(&bin, &quire_dir, workers);
+    let quire = start_server(&bin, &quire_dir, &[("QUIRE_WORKERS", workers.to_string())]);
+    let key = quire.key.clone();
     let files = json!([{"path": "index.html", "content": html}]);
     publish(
         &quire.api,
