@@ -428,6 +428,19 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
             )
             .send()
     };
+    // A form for a page that does not exist.
+    let r = reply(
+        visitor()
+            .post(format!("{}/-/unlock", srv.pages))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", &srv.pages)
+            .body("handle=ann&slug=nothing&password=x&next=")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 404);
     // From another origin: refused, whatever the password.
     let r = reply(post("open sesame", "http://evil.test").await.unwrap()).await;
     assert_eq!(r.status, 403);
@@ -596,6 +609,11 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     assert_eq!(r.status, 403);
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
 
+    let r = bob
+        .get_url(&format!("{}/visit?page=NoSuchCode&next=", srv.base))
+        .await;
+    assert_eq!(r.status, 404);
+    assert!(r.text.contains("no page"), "{}", r.text);
     let r = visit(&srv, "/-/pass?token=forged.token&next=").await;
     assert_eq!(r.status, 403);
     assert!(r.text.contains("expired"), "{}", r.text);

@@ -496,6 +496,45 @@ async fn password_attempts_are_throttled_per_page_and_client() {
             .await
             .is_ok()
     );
+
+    // An expired page and an unknown one take no password.
+    let soon = (w.clock.now() + time::Duration::seconds(60))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let brief = w
+        .publish("brief", |r| {
+            r.access = Some("password".into());
+            r.password = Some("pw".into());
+            r.expires_at = Some(soon);
+        })
+        .await;
+    let unlock_brief = |client: &'static str| Unlock {
+        handle: "ann",
+        slug: "brief",
+        password: "pw",
+        next: "",
+        client,
+    };
+    assert!(w.serving.unlock(unlock_brief("203.0.113.3")).await.is_ok());
+    w.clock.advance(time::Duration::seconds(61));
+    assert_eq!(
+        w.serving
+            .unlock(unlock_brief("203.0.113.3"))
+            .await
+            .unwrap_err(),
+        UnlockError::Gone
+    );
+    assert!(brief.link.is_some());
+    assert_eq!(
+        w.serving
+            .unlock(Unlock {
+                slug: "nothing",
+                ..unlock_brief("203.0.113.3")
+            })
+            .await
+            .unwrap_err(),
+        UnlockError::NotFound
+    );
 }
 
 #[tokio::test]
@@ -547,6 +586,36 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         ..Visitor::default()
     };
     assert_eq!(body(&w.get_as("/ann/mine/docs/", ann).await), "<p>docs</p>");
+
+    // A pass for a page deleted meanwhile leads nowhere.
+    let gone = w
+        .publish("gone", |r| r.access = Some("private".into()))
+        .await;
+    let gone_code = gone.link.as_ref().unwrap().public_id.clone();
+    let url = w
+        .serving
+        .issue_pass(&gone_code, w.ann.account_id, &ann_email, "")
+        .await
+        .unwrap();
+    w.pages.delete(&w.ann, gone.page.id).await.unwrap();
+    let stale = url
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    assert_eq!(
+        w.serving.accept_pass(stale, "").await.unwrap_err(),
+        PassError::NotFound
+    );
+    assert_eq!(
+        w.serving
+            .issue_pass(&gone_code, w.ann.account_id, &ann_email, "")
+            .await
+            .unwrap_err(),
+        PassError::NotFound
+    );
 
     // A pass is short-lived and cannot be forged.
     assert_eq!(
