@@ -631,6 +631,19 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
             .status,
         302
     );
+
+    // Signing out on the dashboard closes the pages that session opened.
+    assert_eq!(
+        visit_with(&srv, "/ann/mine/", &[("cookie", &cookie)])
+            .await
+            .status,
+        200
+    );
+    let r = ann_browser.post("/logout", &[]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let r = visit_with(&srv, "/ann/mine/", &[("cookie", &cookie)]).await;
+    assert_eq!(r.status, 302);
+    assert!(header(&r, "location").starts_with(&format!("{}/visit?page=", srv.base)));
 }
 
 /// Follows the dashboard's hand-off as a browser would; returns the page's access cookie.

@@ -101,6 +101,7 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
                     accounts: store.clone(),
                     projects: store.clone(),
                     limiter: store.clone(),
+                    sessions: store.clone(),
                     clock,
                 },
                 ServingConfig::default(),

@@ -233,7 +233,8 @@ fn serving_service(
             bundles: Arc::new(bundles.clone()),
             accounts: store.clone(),
             projects: store.clone(),
-            limiter: store,
+            limiter: store.clone(),
+            sessions: store,
             clock: Arc::new(SystemClock),
         },
         ServingConfig {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use moka::future::Cache;
+use quire_accounts::SessionStore;
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, RateLimiter};
@@ -91,6 +92,8 @@ pub struct ServingPorts {
     pub accounts: Arc<dyn AccountDirectory>,
     pub projects: Arc<dyn ProjectStore>,
     pub limiter: Arc<dyn RateLimiter>,
+    /// Dashboard sessions: an access cookie lasts only as long as the session it came from.
+    pub sessions: Arc<dyn SessionStore>,
     pub clock: Arc<dyn Clock>,
 }
 
@@ -251,6 +254,8 @@ struct Inner {
     /// Short-link code → `handle/slug`.
     codes: Cache<String, Option<String>>,
     files: Cache<(PageId, String), Arc<CachedFile>>,
+    /// Session id hash → whether it is still signed in (fully), kept for the policy TTL.
+    sessions: Cache<String, Option<AccountId>>,
     views: ViewTally,
     /// Tells this service's entries apart in the per-thread front caches.
     id: u64,
@@ -389,6 +394,10 @@ impl ServingService {
             .max_capacity(config.max_cached_pages)
             .time_to_live(config.policy_ttl)
             .build();
+        let sessions = Cache::builder()
+            .max_capacity(config.max_cached_pages)
+            .time_to_live(config.policy_ttl)
+            .build();
         let files = Cache::builder()
             .max_capacity(config.file_cache_bytes)
             .weigher(|_: &(PageId, String), f: &Arc<CachedFile>| f.weight())
@@ -401,6 +410,7 @@ impl ServingService {
                 sites,
                 codes,
                 files,
+                sessions,
                 views: ViewTally::default(),
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
@@ -519,6 +529,7 @@ impl ServingService {
                         account: None,
                         email: None,
                         fingerprint: None,
+                        session: None,
                     },
                     self.inner.config.view_cookie_ttl,
                 ));
@@ -663,6 +674,7 @@ impl ServingService {
                 account: None,
                 email: None,
                 fingerprint: Some(fingerprint),
+                session: None,
             },
             config.unlock_cookie_ttl,
         );
@@ -673,7 +685,8 @@ impl ServingService {
     }
 
     /// On the dashboard: a signed-in account asks to open the page whose short-link code is
-    /// `code`. Returns the pages-origin URL that carries the pass.
+    /// `code`, from the session whose id hash is `session`. Returns the pages-origin URL that
+    /// carries the pass; the access it gives ends when that session does.
     ///
     /// # Errors
     /// `NotFound` (unknown or archived page), `Forbidden` (the page does not admit the
@@ -683,6 +696,7 @@ impl ServingService {
         code: &str,
         account: AccountId,
         email: &Email,
+        session: &str,
         next: &str,
     ) -> Result<String, PassError> {
         let Some(site) = self.inner.load_by_code(code).await? else {
@@ -702,6 +716,7 @@ impl ServingService {
             account: Some(account.0),
             email: Some(email.as_str().to_owned()),
             fingerprint: None,
+            session: Some(session.to_owned()),
         });
         let next = parse_relative(next).unwrap_or_default();
         Ok(format!(
@@ -760,6 +775,12 @@ impl ServingService {
             self.inner.sites.invalidate_all();
         }
         self.inner.codes.invalidate_all();
+    }
+
+    /// Forgets what is remembered about a dashboard session (after a sign-out on this
+    /// replica); other replicas notice within [`ServingConfig::policy_ttl`].
+    pub async fn forget_session(&self, id_hash: &str) {
+        self.inner.sessions.invalidate(id_hash).await;
     }
 
     /// Writes the views counted in memory to the store; on failure they stay counted here.
@@ -848,6 +869,15 @@ impl ServingService {
                     let Some(account) = claims.account else {
                         continue;
                     };
+                    let signed_in = match &claims.session {
+                        Some(session) => {
+                            self.session_account(session).await? == Some(AccountId(account))
+                        }
+                        None => false,
+                    };
+                    if !signed_in {
+                        continue;
+                    }
                     let email = claims.email.as_deref().and_then(|e| Email::parse(e).ok());
                     if admits(&site.link, AccountId(account), email.as_ref()) {
                         return Ok(Gate::Open);
@@ -860,6 +890,29 @@ impl ServingService {
                 })
             }
         }
+    }
+
+    /// The account of a dashboard session that is still fully signed in (second factor
+    /// given, not expired, not signed out), remembered for the policy TTL.
+    async fn session_account(&self, id_hash: &str) -> Result<Option<AccountId>, InfraError> {
+        let inner = self.inner.clone();
+        let key = id_hash.to_owned();
+        self.inner
+            .sessions
+            .try_get_with(id_hash.to_owned(), async move {
+                let now = inner.ports.clock.now();
+                Ok::<_, InfraError>(
+                    inner
+                        .ports
+                        .sessions
+                        .session_by_hash(&key)
+                        .await?
+                        .filter(|s| s.mfa_satisfied && now < s.expires_at)
+                        .map(|s| s.account_id),
+                )
+            })
+            .await
+            .map_err(|e| (*e).clone())
     }
 
     async fn site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {

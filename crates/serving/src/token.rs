@@ -50,6 +50,10 @@ pub struct Claims {
     /// A fingerprint of the page's password hash: a new password voids old cookies.
     #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The dashboard session the account signed in with (its id hash): signing out there
+    /// ends the access it gave (access, pass).
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// Signs and checks tokens with one shared key.
@@ -128,6 +132,7 @@ mod tests {
             account: None,
             email: None,
             fingerprint: Some("abc".into()),
+            session: None,
         }
     }
 

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quire_kernel::{Clock, Email, PageId, Principal};
+use quire_accounts::{Session, SessionStore};
+use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
 use quire_links::EmbeddedLinkService;
 use quire_pages::{
     FileInput, PageConfig, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
@@ -57,6 +58,7 @@ async fn world() -> World {
             accounts: store.clone(),
             projects: store.clone(),
             limiter: store.clone(),
+            sessions: store.clone(),
             clock: clock.clone(),
         },
         ServingConfig {
@@ -129,6 +131,23 @@ impl World {
             })
             .await
             .unwrap()
+    }
+
+    /// A fully signed-in dashboard session of `account`; returns its id hash.
+    async fn session(&self, account: AccountId) -> String {
+        let now = self.clock.now();
+        let id_hash = quire_kernel::secret::sha256_hex(uuid::Uuid::new_v4().as_bytes());
+        self.store
+            .insert_session(&Session {
+                id_hash: id_hash.clone(),
+                account_id: account,
+                mfa_satisfied: true,
+                created_at: now,
+                expires_at: now + time::Duration::hours(12),
+            })
+            .await
+            .unwrap();
+        id_hash
     }
 
     async fn view_count(&self, id: PageId) -> u64 {
@@ -547,6 +566,8 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         panic!("sign in")
     };
     let code = page.link.as_ref().unwrap().public_id.clone();
+    let ann_session = w.session(w.ann.account_id).await;
+    let bob_session = w.session(w.bob.account_id).await;
     assert_eq!(
         location,
         format!("https://quire.test/visit?page={code}&next=docs%2F")
@@ -556,13 +577,13 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let ann_email = Email::parse("ann@example.com").unwrap();
     let url = w
         .serving
-        .issue_pass(&code, w.ann.account_id, &ann_email, "docs/")
+        .issue_pass(&code, w.ann.account_id, &ann_email, &ann_session, "docs/")
         .await
         .unwrap();
     assert!(url.starts_with("https://pages.test/-/pass?token="), "{url}");
     assert_eq!(
         w.serving
-            .issue_pass(&code, w.bob.account_id, &w.bob_email, "")
+            .issue_pass(&code, w.bob.account_id, &w.bob_email, &bob_session, "")
             .await
             .unwrap_err(),
         PassError::Forbidden
@@ -594,7 +615,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let gone_code = gone.link.as_ref().unwrap().public_id.clone();
     let url = w
         .serving
-        .issue_pass(&gone_code, w.ann.account_id, &ann_email, "")
+        .issue_pass(&gone_code, w.ann.account_id, &ann_email, &ann_session, "")
         .await
         .unwrap();
     w.pages.delete(&w.ann, gone.page.id).await.unwrap();
@@ -611,7 +632,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     );
     assert_eq!(
         w.serving
-            .issue_pass(&gone_code, w.ann.account_id, &ann_email, "")
+            .issue_pass(&gone_code, w.ann.account_id, &ann_email, &ann_session, "")
             .await
             .unwrap_err(),
         PassError::NotFound
@@ -640,7 +661,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     .await;
     let url = w
         .serving
-        .issue_pass(&code, w.bob.account_id, &w.bob_email, "")
+        .issue_pass(&code, w.bob.account_id, &w.bob_email, &bob_session, "")
         .await
         .unwrap();
     let token = url
@@ -676,6 +697,22 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     assert!(matches!(
         w.get_as("/ann/mine/", bob).await,
         Answer::Forbidden { email: Some(ref e) } if e == "bob@example.com"
+    ));
+
+    // Signing out of the dashboard ends the access that session gave.
+    let ann_again = Visitor {
+        access: vec![access.value.as_str()],
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/mine/", ann_again.clone()).await,
+        Answer::File(_)
+    ));
+    w.store.delete_session(&ann_session).await.unwrap();
+    w.serving.forget_session(&ann_session).await;
+    assert!(matches!(
+        w.get_as("/ann/mine/", ann_again).await,
+        Answer::SignIn { .. }
     ));
 }
 

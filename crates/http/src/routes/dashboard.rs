@@ -408,6 +408,8 @@ pub async fn logout(
     check_origin(&req, &state)?;
     if let Some(token) = session_token(&req) {
         state.sessions.sign_out(&token).await?;
+        // Pages opened through this session close with it.
+        state.serving.forget_session(&token.hash()).await;
     }
     let mut response = see_other("/login");
     response
@@ -423,7 +425,7 @@ pub async fn logout(
 /// allow-list page here. Once signed in (second factor included), an account the page
 /// admits goes back with a short-lived pass for that page; any other gets a 403 page.
 pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let (_, account) = match require_full_session(&state, &req).await? {
+    let (session, account) = match require_full_session(&state, &req).await? {
         Gate::Through(session, account) => (session, account),
         Gate::Redirect(response) => return Ok(response),
     };
@@ -437,7 +439,7 @@ pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
     };
     match state
         .serving
-        .issue_pass(code, account.id, &account.email, next)
+        .issue_pass(code, account.id, &account.email, &session.id_hash, next)
         .await
     {
         Ok(url) => Ok(see_other(&url)),
