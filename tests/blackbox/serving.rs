@@ -655,6 +655,8 @@ async fn hand_off(browser: &mut Browser<'_>, to_dashboard: &str, landing: &str) 
     let r = browser.get_url(&pass_url).await;
     assert_eq!((r.status, header(&r, "location")), (303, landing));
     assert_eq!(header(&r, "referrer-policy"), "no-referrer");
+    let replay = browser.get_url(&pass_url).await;
+    assert_eq!(replay.status, 403, "a pass works once");
     let (cookie, attrs) = set_cookie(&r, "quire_access").expect("access cookie");
     assert!(
         attrs.contains("HttpOnly") && attrs.contains("Path=/ann/mine/"),

@@ -420,7 +420,7 @@ async fn pass(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
         Err(PassError::Forbidden) => notice(
             StatusCode::FORBIDDEN,
             "This sign-in link has expired",
-            "Sign-in links last one minute. Open the page's address again to get a new one.",
+            "Sign-in links work once, within a minute. Open the page's address again to get a new one.",
         ),
         Err(PassError::NotFound) => not_found(),
         Err(PassError::Infra(e)) => infra_failure(&e),

@@ -36,6 +36,8 @@ pub const ACCESS_COOKIE: &str = "quire_access";
 pub const VIEW_COOKIE: &str = "quire_view";
 /// Rate-limit bucket of password attempts, per page and client.
 pub const UNLOCK_BUCKET: &str = "page_unlock";
+/// Rate-limit bucket that remembers used passes (limit 1), shared by replicas.
+pub const PASS_BUCKET: &str = "page_pass";
 
 /// Settings of the serving service.
 #[derive(Debug, Clone)]
@@ -530,6 +532,7 @@ impl ServingService {
                         email: None,
                         fingerprint: None,
                         session: None,
+                        nonce: None,
                     },
                     self.inner.config.view_cookie_ttl,
                 ));
@@ -675,6 +678,7 @@ impl ServingService {
                 email: None,
                 fingerprint: Some(fingerprint),
                 session: None,
+                nonce: None,
             },
             config.unlock_cookie_ttl,
         );
@@ -717,6 +721,7 @@ impl ServingService {
             email: Some(email.as_str().to_owned()),
             fingerprint: None,
             session: Some(session.to_owned()),
+            nonce: Some(quire_kernel::secret::random_url_token()[..16].to_owned()),
         });
         let next = parse_relative(next).unwrap_or_default();
         Ok(format!(
@@ -726,10 +731,11 @@ impl ServingService {
         ))
     }
 
-    /// On the pages origin: turns a pass into the page's access cookie.
+    /// On the pages origin: turns a pass into the page's access cookie, once.
     ///
     /// # Errors
-    /// `Forbidden` for an invalid or expired pass, `NotFound` when the page is gone, `Infra`.
+    /// `Forbidden` for an invalid, expired or already used pass, `NotFound` when the page is
+    /// gone, `Infra`.
     pub async fn accept_pass(&self, token: &str, next: &str) -> Result<Admitted, PassError> {
         let now = self.inner.ports.clock.now();
         let claims = self
@@ -737,6 +743,25 @@ impl ServingService {
             .signer
             .check_any_page(token, Kind::Pass, now)
             .ok_or(PassError::Forbidden)?;
+        // Each pass works once. Its uses are counted in the window that holds its expiry, the
+        // same window for every use of one pass, so a replay is seen on any replica.
+        let expires = OffsetDateTime::from_unix_timestamp(claims.expires)
+            .map_err(|_| PassError::Forbidden)?;
+        let first_use = self
+            .inner
+            .ports
+            .limiter
+            .hit(
+                PASS_BUCKET,
+                &sha256_hex(token.as_bytes()),
+                self.inner.config.pass_ttl,
+                1,
+                expires,
+            )
+            .await?;
+        if !first_use {
+            return Err(PassError::Forbidden);
+        }
         let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
             return Err(PassError::NotFound);
         };

@@ -54,6 +54,9 @@ pub struct Claims {
     /// ends the access it gave (access, pass).
     #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Random, so that two passes are never the same token (each is used once).
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
 }
 
 /// Signs and checks tokens with one shared key.
@@ -133,6 +136,7 @@ mod tests {
             email: None,
             fingerprint: Some("abc".into()),
             session: None,
+            nonce: None,
         }
     }
 

@@ -597,6 +597,11 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         .unwrap();
     let admitted = w.serving.accept_pass(token, "docs/").await.unwrap();
     assert_eq!(admitted.location, "/ann/mine/docs/");
+    assert_eq!(
+        w.serving.accept_pass(token, "docs/").await.unwrap_err(),
+        PassError::Forbidden,
+        "a pass works once"
+    );
     let access = admitted.cookie.unwrap();
     assert_eq!(
         (access.name, access.path.as_str()),
@@ -643,9 +648,21 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         w.serving.accept_pass("x.y", "").await.unwrap_err(),
         PassError::Forbidden
     );
+    let unused = w
+        .serving
+        .issue_pass(&code, w.ann.account_id, &ann_email, &ann_session, "")
+        .await
+        .unwrap();
+    let unused = unused
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
     w.clock.advance(time::Duration::seconds(61));
     assert_eq!(
-        w.serving.accept_pass(token, "").await.unwrap_err(),
+        w.serving.accept_pass(unused, "").await.unwrap_err(),
         PassError::Forbidden
     );
 
