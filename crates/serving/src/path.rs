@@ -104,18 +104,29 @@ pub fn parse_relative(raw: &str) -> Option<Cow<'_, str>> {
     (out.len() <= 1024).then_some(Cow::Owned(out))
 }
 
-/// Percent-encodes a decoded page path for a `Location` header (segments keep their `/`).
-#[must_use]
-pub fn encode_relative(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+/// Percent-encodes everything but unreserved characters and those in `keep`.
+fn percent_encode(value: &str, keep: &[u8]) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || keep.contains(&b) {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
     }
     out
+}
+
+/// Percent-encodes a decoded page path for a `Location` header (segments keep their `/`).
+#[must_use]
+pub fn encode_relative(path: &str) -> String {
+    percent_encode(path, b"/")
+}
+
+/// Percent-encodes a value for a query string.
+#[must_use]
+pub fn encode_query(value: &str) -> String {
+    percent_encode(value, b"")
 }
 
 #[cfg(test)]

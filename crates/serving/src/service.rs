@@ -24,7 +24,7 @@ use quire_projects::{Access as ProjectAccess, AddressError, ProjectStore, author
 use time::OffsetDateTime;
 
 use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
-use crate::path::{encode_relative, parse_page_path, parse_relative};
+use crate::path::{encode_query, encode_relative, parse_page_path, parse_relative};
 use crate::token::{Claims, Kind, Signer};
 use crate::views::ViewTally;
 
@@ -703,12 +703,10 @@ impl ServingService {
         session: &str,
         next: &str,
     ) -> Result<String, PassError> {
+        // Archived pages load as `None`.
         let Some(site) = self.inner.load_by_code(code).await? else {
             return Err(PassError::NotFound);
         };
-        if site.page.status == PageStatus::Archived {
-            return Err(PassError::NotFound);
-        }
         if !admits(&site.link, account, Some(email)) {
             return Err(PassError::Forbidden);
         }
@@ -1089,17 +1087,4 @@ impl Inner {
             .map(Bytes::from)
             .ok_or_else(|| InfraError::new(format!("page {page}: stored file {sha} is missing")))
     }
-}
-
-/// Percent-encodes a value for a query string.
-fn encode_query(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }

@@ -161,6 +161,12 @@ impl World {
     }
 }
 
+/// The token of a pass URL (`…/-/pass?token=T&next=…`).
+fn pass_token(url: &str) -> &str {
+    let after = url.split_once("token=").expect("a pass URL").1;
+    after.split('&').next().unwrap_or(after)
+}
+
 #[track_caller]
 fn body(answer: &Answer) -> String {
     match answer {
@@ -588,13 +594,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
             .unwrap_err(),
         PassError::Forbidden
     );
-    let token = url
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap();
+    let token = pass_token(&url);
     let admitted = w.serving.accept_pass(token, "docs/").await.unwrap();
     assert_eq!(admitted.location, "/ann/mine/docs/");
     assert_eq!(
@@ -624,13 +624,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         .await
         .unwrap();
     w.pages.delete(&w.ann, gone.page.id).await.unwrap();
-    let stale = url
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap();
+    let stale = pass_token(&url);
     assert_eq!(
         w.serving.accept_pass(stale, "").await.unwrap_err(),
         PassError::NotFound
@@ -653,13 +647,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         .issue_pass(&code, w.ann.account_id, &ann_email, &ann_session, "")
         .await
         .unwrap();
-    let unused = unused
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap();
+    let unused = pass_token(&unused);
     w.clock.advance(time::Duration::seconds(61));
     assert_eq!(
         w.serving.accept_pass(unused, "").await.unwrap_err(),
@@ -681,13 +669,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         .issue_pass(&code, w.bob.account_id, &w.bob_email, &bob_session, "")
         .await
         .unwrap();
-    let token = url
-        .split("token=")
-        .nth(1)
-        .unwrap()
-        .split('&')
-        .next()
-        .unwrap();
+    let token = pass_token(&url);
     let bob_cookie = w
         .serving
         .accept_pass(token, "")
