@@ -6,6 +6,7 @@
 //! Needs `/usr/bin/chromium` and `/usr/bin/chromedriver`: CI installs them and fails
 //! without them; elsewhere the test is skipped with a message when they are absent.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,14 +27,36 @@ pub(crate) struct Driver {
     process: Child,
     http: reqwest::Client,
     base: String,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 impl Drop for Driver {
+    /// Ends chromedriver, the browser and every helper process of it, pass or fail:
+    /// killing chromedriver alone leaves Chromium's renderers and zygotes running. They
+    /// share chromedriver's process group (started as its own) and name the profile
+    /// directory on their command lines.
     fn drop(&mut self) {
+        let group = format!("-{}", self.process.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.process.kill();
         let _ = self.process.wait();
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-f", &self.profile.path().display().to_string()])
+            .status();
     }
+}
+
+impl Driver {
+    /// The processes of this browser still running (their command lines name its profile).
+    pub(crate) fn profile_path(&self) -> String {
+        self.profile.path().display().to_string()
+    }
+}
+
+/// How many processes name `profile` on their command line.
+pub(crate) fn processes_of(profile: &str) -> usize {
+    let out = Command::new("pgrep").args(["-f", profile]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
 fn free_port() -> u16 {
@@ -57,6 +80,7 @@ impl Driver {
         }
         let port = free_port();
         let process = Command::new(CHROMEDRIVER)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -88,6 +112,8 @@ impl Driver {
             "--disable-component-update",
             "--disable-sync",
             "--disable-dev-shm-usage",
+            // Each owner's pages are on `{handle}.localhost`: loopback, whatever the resolver.
+            "--host-resolver-rules=MAP *.localhost 127.0.0.1, MAP localhost 127.0.0.1",
         ]
         .iter()
         .map(|s| (*s).to_owned())
@@ -113,7 +139,7 @@ impl Driver {
             process,
             http,
             base: format!("{root}/session/{id}"),
-            _profile: profile,
+            profile,
         })
     }
 
@@ -374,6 +400,27 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
     assert!(browser.find("#approve").await.is_some(), "still pending");
     browser.click("#deny").await;
     assert_eq!(wait_for(cli).await.status.code(), Some(1));
+}
+
+/// The browser and all its helper processes end with the test that started them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromium_ends_with_its_driver() {
+    let Some(browser) = Driver::start().await else {
+        return;
+    };
+    browser.go("about:blank").await;
+    let profile = browser.profile_path();
+    assert!(processes_of(&profile) > 1, "chromium runs while the test does");
+    drop(browser);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_of(&profile) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} chromium processes outlived the test",
+            processes_of(&profile)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Expiry, end to end: a real `quire login` whose request ages past its 600 seconds (moved

@@ -1,8 +1,10 @@
-//! Published pages in headless Chromium, with the pages origin on another host
-//! (127.0.0.2) than the dashboard (127.0.0.1), as in production: a password page (form,
-//! wrong then right password, reload keeps access, a new password revokes it), a private
-//! page whose owner signs in on the dashboard with a second factor and comes back, an
-//! allow-list page opened by a listed and an unlisted account, and an expired page.
+//! Published pages in headless Chromium, on the default layout of a new machine: each
+//! owner's pages on an origin of their own (`http://{handle}.localhost:port`), another site
+//! than the dashboard (`127.0.0.1`). A password page (form, wrong then right password,
+//! reload keeps access, a new password revokes it), a private page whose owner signs in on
+//! the dashboard with a second factor and comes back, an allow-list page opened by a listed
+//! and an unlisted account, an expired page, and another owner's page that tries to read,
+//! frame and unlock them.
 
 use std::time::Duration;
 
@@ -16,27 +18,13 @@ use crate::harness::{Account, Backend, Server, TestDb};
 
 const PAGES: &str = "/api/page/v1/pages";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.2:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A server whose pages origin is `http://127.0.0.2:{port}`; ann, bob and cat have passwords.
+/// A server on the default layout; ann, bob and cat have passwords.
 async fn two_hosts() -> Option<(TestDb, Server, Account)> {
     let db = TestDb::create(Backend::Sqlite).await?;
     let ann = db.create_account("ann", &["--password", PASSWORD]);
     db.create_account("bob", &["--password", PASSWORD]);
     db.create_account("cat", &["--password", PASSWORD]);
-    let port = free_port();
-    let listen = format!("127.0.0.2:{port}");
-    let url = format!("http://127.0.0.2:{port}");
-    let srv = db.start_with(&[
-        ("QUIRE_PAGES_LISTEN", listen.as_str()),
-        ("QUIRE_PAGES_URL", url.as_str()),
-    ]);
+    let srv = db.start();
     Some((db, srv, ann))
 }
 
@@ -58,7 +46,11 @@ fn site(slug: &str, policy: &Value) -> Value {
 async fn publish(srv: &Server, key: &str, body: Value) -> String {
     let r = srv.post(PAGES, key, body).await;
     let p = r.assert_status(201);
-    assert!(p["url"].as_str().unwrap().starts_with("http://127.0.0.2:"));
+    let owner = srv.owner(p["url"].as_str().unwrap()[7..].split('.').next().unwrap());
+    assert!(
+        owner.contains(".localhost:") && p["url"].as_str().unwrap().starts_with(&owner),
+        "each owner's pages on an origin of their own: {p}"
+    );
     p["id"].as_str().unwrap().to_owned()
 }
 
@@ -117,7 +109,7 @@ async fn a_password_page_in_chromium() {
         ),
     )
     .await;
-    let url = format!("{}/ann/secret/", srv.pages);
+    let url = srv.page("/ann/secret/");
     browser.go(&url).await;
     assert_eq!(browser.status().await, 401);
     assert!(browser.find("#home").await.is_none());
@@ -176,7 +168,7 @@ async fn private_and_allow_list_pages_in_chromium() {
     browser.click("#sign-out").await;
 
     // The private page sends her to the dashboard: password, code, and back to the page.
-    let mine = format!("{}/ann/mine/", srv.pages);
+    let mine = srv.page("/ann/mine/");
     browser.go(&mine).await;
     assert!(
         browser
@@ -199,7 +191,7 @@ async fn private_and_allow_list_pages_in_chromium() {
 
     // Bob is on the allow list of the other page; cat is not. Ann's sign-out also closes
     // her private page in this browser.
-    let shared = format!("{}/ann/shared/", srv.pages);
+    let shared = srv.page("/ann/shared/");
     browser.go(&format!("{}/account/security", srv.base)).await;
     browser.click("#sign-out").await;
     browser.go(&shared).await;
@@ -252,7 +244,7 @@ async fn an_expired_page_in_chromium_is_gone() {
         site("brief", &json!({"access": "public", "expiresAt": soon})),
     )
     .await;
-    let url = format!("{}/ann/brief/", srv.pages);
+    let url = srv.page("/ann/brief/");
     browser.go(&url).await;
     assert_eq!(browser.text("#home").await, "home");
     tokio::time::sleep(Duration::from_millis(2_500)).await;
@@ -265,4 +257,148 @@ async fn an_expired_page_in_chromium_is_gone() {
             .contains("no longer available")
     );
     browser.screenshot("page-expired").await;
+}
+
+/// What another owner's page manages to read of ann's pages from a visitor's browser.
+const ATTACK: &str = r#"<!doctype html><title>Free prizes</title><pre id="result"></pre>
+<script>
+const out = {};
+function frame(src) {
+  const f = document.createElement('iframe');
+  f.src = src;
+  document.body.appendChild(f);
+  return f;
+}
+function read(f) {
+  try { return f.contentDocument ? f.contentDocument.documentElement.outerHTML : 'no document'; }
+  catch (e) { return 'blocked: ' + e.name; }
+}
+async function attack() {
+  try {
+    const r = await fetch(SECRET, { credentials: 'include' });
+    out.fetchSecret = await r.text();
+  } catch (e) { out.fetchSecret = 'blocked: ' + e.name; }
+  const opened = frame(SHARED), never = frame(NEVER), visit = frame(VISIT);
+  const form = document.createElement('form');
+  form.method = 'post'; form.action = UNLOCK; form.target = 'sink';
+  for (const [k, v] of [['handle', 'ann'], ['slug', 'secret'], ['password', 'open sesame'], ['next', '']]) {
+    const i = document.createElement('input'); i.name = k; i.value = v; form.appendChild(i);
+  }
+  const sink = frame('about:blank'); sink.name = 'sink';
+  document.body.appendChild(form); form.submit();
+  await new Promise(r => setTimeout(r, 3000));
+  out.opened = read(opened); out.never = read(never); out.visit = read(visit); out.sink = read(sink);
+  document.getElementById('result').textContent = JSON.stringify(out);
+}
+attack();
+</script>"#;
+
+/// Another owner's page, opened by a visitor who is signed in on the dashboard and has
+/// opened two of ann's protected pages, tries to read them (fetch and frames), to get a pass
+/// for a page the visitor never opened (a frame through `/visit`), and to unlock ann's
+/// password page from its own origin. It reads nothing, and no pass is handed over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
+    let Some(browser) = Driver::start().await else {
+        return;
+    };
+    let Some((db, srv, ann)) = two_hosts().await else {
+        return;
+    };
+    let bob = db.create_account("eve", &[]);
+    publish(
+        &srv,
+        &ann.key,
+        site("secret", &json!({"access": "password", "password": "open sesame"})),
+    )
+    .await;
+    publish(
+        &srv,
+        &ann.key,
+        site("shared", &json!({"access": "allow_list", "allow": ["cat"]})),
+    )
+    .await;
+    let never = srv
+        .post(
+            PAGES,
+            &ann.key,
+            site("never", &json!({"access": "allow_list", "allow": ["cat"]})),
+        )
+        .await;
+    let never_code = never.assert_status(201)["public_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (secret, shared) = (srv.page("/ann/secret/"), srv.page("/ann/shared/"));
+    let script = ATTACK
+        .replace("SECRET", &format!("{secret:?}"))
+        .replace("SHARED", &format!("{shared:?}"))
+        .replace("NEVER", &format!("{:?}", srv.page("/ann/never/")))
+        .replace(
+            "VISIT",
+            &format!("{:?}", format!("{}/visit?page={never_code}&next=", srv.base)),
+        )
+        .replace("UNLOCK", &format!("{:?}", format!("{}/-/unlock", srv.owner("ann"))));
+    let attack = srv
+        .post(
+            PAGES,
+            &bob.key,
+            json!({"title": "Prizes", "slug": "prizes", "access": "public",
+                   "files": [{"path": "index.html", "content": script}]}),
+        )
+        .await;
+    attack.assert_status(201);
+
+    // The visitor: cat, signed in, has opened ann's shared page and unlocked her secret one.
+    browser.go(&shared).await;
+    browser.sign_in("cat").await;
+    assert_eq!(browser.url().await, shared);
+    assert_eq!(browser.text("#home").await, "home");
+    browser.go(&secret).await;
+    browser.fill("#password", "open sesame").await;
+    browser.click("#unlock").await;
+    assert_eq!(browser.text("#home").await, "home");
+
+    browser.go(&srv.page("/eve/prizes/")).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let result = loop {
+        let text = browser.text("#result").await;
+        if !text.is_empty() {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "the attack page never finished");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    browser.screenshot("page-attacker").await;
+    let out: Value = serde_json::from_str(&result).unwrap();
+    for field in ["fetchSecret", "opened", "never", "visit", "sink"] {
+        let seen = out[field].as_str().unwrap_or_default();
+        assert!(
+            !seen.contains("id=\"home\"") && !seen.contains("open-page"),
+            "{field} read ann's page: {seen}"
+        );
+    }
+    assert!(
+        out["fetchSecret"].as_str().unwrap().starts_with("blocked"),
+        "{result}"
+    );
+    for frame in ["opened", "never", "visit"] {
+        let seen = out[frame].as_str().unwrap();
+        assert!(
+            seen.starts_with("blocked") || seen == "no document",
+            "{frame} is another origin's document: {result}"
+        );
+    }
+
+    // No pass reached ann's origin for the page the visitor never opened.
+    browser.go(&format!("{}/-/healthz", srv.owner("ann"))).await;
+    let cookies = browser.cmd(reqwest::Method::GET, "/cookie", None).await;
+    let names: Vec<&str> = cookies
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(names.contains(&"quire_access_shared"), "{names:?}");
+    assert!(!names.contains(&"quire_access_never"), "{names:?}");
 }

@@ -26,7 +26,7 @@ impl<'a> Browser<'a> {
     pub(crate) fn new(srv: &'a Server) -> Self {
         Self {
             srv,
-            http: reqwest::Client::builder()
+            http: crate::harness::client()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),
@@ -76,6 +76,20 @@ impl<'a> Browser<'a> {
     /// A `GET` of an absolute URL (the pages origin too); one cookie jar for both origins.
     pub(crate) async fn get_url(&mut self, url: &str) -> Reply {
         let req = self.http.get(url);
+        self.send(req).await
+    }
+
+    /// A top-level navigation to an absolute URL, with the Fetch Metadata a browser sends.
+    pub(crate) async fn navigate(&mut self, url: &str) -> Reply {
+        self.get_url_with(url, &[("sec-fetch-dest", "document"), ("sec-fetch-mode", "navigate")])
+            .await
+    }
+
+    pub(crate) async fn get_url_with(&mut self, url: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut req = self.http.get(url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
         self.send(req).await
     }
 

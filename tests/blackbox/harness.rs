@@ -133,14 +133,15 @@ impl TestDb {
             .as_str()
             .expect("pages address")
             .to_owned();
+        let pages_port = pages_addr.rsplit_once(':').expect("port").1.to_owned();
         Server {
             child,
             base: format!("http://{addr}"),
-            pages: format!("http://{pages_addr}"),
+            pages: format!("http://localhost:{pages_port}"),
             pages_addr,
             addr,
             log,
-            http: reqwest::Client::builder()
+            http: client()
                 .timeout(Duration::from_secs(20))
                 .build()
                 .expect("client"),
@@ -161,7 +162,8 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     pub addr: String,
-    /// The pages origin (`http://host:port`).
+    /// The bare pages domain, where short links live (`http://localhost:port`); each owner's
+    /// pages are on `http://{handle}.localhost:port` ([`Server::owner`]).
     pub pages: String,
     pub pages_addr: String,
     pub log: PathBuf,
@@ -204,7 +206,47 @@ impl Reply {
     }
 }
 
+/// `*.localhost` is loopback (as browsers and curl treat it); the system resolver here does
+/// not know that, so test clients resolve it themselves.
+#[derive(Debug)]
+struct LoopbackNames;
+
+impl reqwest::dns::Resolve for LoopbackNames {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            if host == "localhost" || host.ends_with(".localhost") {
+                let addrs: reqwest::dns::Addrs =
+                    Box::new(std::iter::once(std::net::SocketAddr::from(([127, 0, 0, 1], 0))));
+                return Ok(addrs);
+            }
+            let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .collect();
+            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+/// A client builder for the test servers: resolves `*.localhost` to loopback.
+pub fn client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().dns_resolver(std::sync::Arc::new(LoopbackNames))
+}
+
 impl Server {
+    /// The origin of `handle`'s pages.
+    pub fn owner(&self, handle: &str) -> String {
+        self.pages.replacen("://", &format!("://{}.", handle.replace('_', "-")), 1)
+    }
+
+    /// The URL of `/{handle}/{rest}` written the old way: `http://{handle}.localhost:port/{rest}`.
+    pub fn page(&self, path: &str) -> String {
+        let path = path.strip_prefix('/').expect("a path");
+        let (handle, rest) = path.split_once('/').unwrap_or((path, ""));
+        format!("{}/{rest}", self.owner(handle))
+    }
+
     pub async fn call(
         &self,
         method: &str,

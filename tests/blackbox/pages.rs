@@ -39,7 +39,7 @@ async fn publish_get_list_and_files(b: Backend) {
     assert_eq!(p["fileCount"], 3);
     assert_eq!(p["sizeBytes"], 14 + 13 + 8);
     assert_eq!(p["project"], "ann");
-    assert_eq!(p["url"], format!("{}/ann/launch-day/", srv.pages));
+    assert_eq!(p["url"], srv.page("/ann/launch-day/"));
     let public_id = p["public_id"].as_str().unwrap();
     assert_eq!(public_id.len(), 10);
     assert_eq!(p["shortUrl"], format!("{}/s/{public_id}", srv.pages));
@@ -287,7 +287,7 @@ async fn patch_archive_restore_and_errors(b: Backend) {
     assert_eq!(p["expiresAt"], "2099-12-31T23:59:59Z");
     assert_eq!(p["maxViews"], 5);
     assert_eq!(p["shortUrl"], format!("{}/s/alpha", srv.pages));
-    assert_eq!(p["url"], format!("{}/ann/alpha-two/", srv.pages));
+    assert_eq!(p["url"], srv.page("/ann/alpha-two/"));
     assert!(!r.text.contains("s3cret"), "password echoed");
 
     let r = srv
@@ -590,7 +590,7 @@ async fn shared_pages_match_account_and_email(b: Backend) {
         assert_eq!(s["title"], "For Bob");
         assert_eq!(s["slug"], "for-bob");
         assert_eq!(s["ownerHandle"], "ann");
-        assert_eq!(s["url"], format!("{}/ann/for-bob/", srv.pages));
+        assert_eq!(s["url"], srv.page("/ann/for-bob/"));
         assert!(s["sharedAt"].is_string() && s["public_id"].is_string());
         assert_eq!(s["expiresAt"], Value::Null);
         assert_eq!(s["maxViews"], Value::Null);

@@ -59,9 +59,19 @@ async fn publish(srv: &Server, key: &str, body: Value) -> Value {
     srv.post(PAGES, key, body).await.assert_status(201).clone()
 }
 
+/// Where a path written `/{handle}/{slug}/...` lives now: on the owner's origin; short links
+/// and anything under `/s/`, `/api` or `/` alone go to the bare pages domain.
+fn url_of(srv: &Server, path: &str) -> String {
+    if path == "/" || path.starts_with("/s/") || path.starts_with("/api/") {
+        format!("{}{path}", srv.pages)
+    } else {
+        srv.page(path)
+    }
+}
+
 /// A client that follows no redirects and leaves encodings alone.
 fn visitor() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::harness::client()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
@@ -85,7 +95,7 @@ async fn visit(srv: &Server, path: &str) -> Reply {
 }
 
 async fn visit_with(srv: &Server, path: &str, headers: &[(&str, &str)]) -> Reply {
-    let mut req = visitor().get(format!("{}{path}", srv.pages));
+    let mut req = visitor().get(url_of(srv, path));
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
@@ -119,20 +129,25 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
         return;
     };
     let page = publish(&srv, &ann.key, site("site")).await;
-    assert_eq!(page["url"], format!("{}/ann/site/", srv.pages));
+    assert_eq!(page["url"], srv.page("/ann/site/"));
 
     let r = visit(&srv, "/ann/site").await;
-    assert_eq!((r.status, header(&r, "location")), (308, "/ann/site/"));
+    assert_eq!((r.status, header(&r, "location")), (308, "/site/"));
     let r = visit(&srv, "/ann/site?utm=x").await;
     assert_eq!(
         header(&r, "location"),
-        "/ann/site/?utm=x",
+        "/site/?utm=x",
         "the query is kept"
     );
 
     let r = visit(&srv, "/ann/site/").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.text, home_html());
+    assert_eq!(
+        header(&r, "cross-origin-resource-policy"),
+        "",
+        "a public page may be embedded anywhere"
+    );
     assert_eq!(header(&r, "content-type"), "text/html; charset=utf-8");
     assert_eq!(header(&r, "cache-control"), "max-age=0, must-revalidate");
     assert_eq!(header(&r, "x-content-type-options"), "nosniff");
@@ -145,7 +160,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
 
     // gzip for text, decoded back to the same bytes; not for images.
     let resp = visitor()
-        .get(format!("{}/ann/site/", srv.pages))
+        .get(srv.page("/ann/site/"))
         .header("accept-encoding", "gzip")
         .send()
         .await
@@ -176,7 +191,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
     let r = visit(&srv, "/ann/site/docs/").await;
     assert!(r.text.contains("id=\"docs\""), "{}", r.text);
     let r = visit(&srv, "/ann/site/docs").await;
-    assert_eq!((r.status, header(&r, "location")), (302, "/ann/site/docs/"));
+    assert_eq!((r.status, header(&r, "location")), (302, "/site/docs/"));
 
     // A missing file: the page's own 404.html.
     let r = visit(&srv, "/ann/site/missing.html").await;
@@ -185,7 +200,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
 
     // HEAD: the headers of a GET, no body.
     let resp = visitor()
-        .head(format!("{}/ann/site/", srv.pages))
+        .head(srv.page("/ann/site/"))
         .send()
         .await
         .unwrap();
@@ -199,7 +214,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
 
     // Only GET and HEAD.
     let resp = visitor()
-        .post(format!("{}/ann/site/", srv.pages))
+        .post(srv.page("/ann/site/"))
         .send()
         .await
         .unwrap();
@@ -226,7 +241,7 @@ async fn short_links_redirect_and_unknown_or_archived_pages_are_404(b: Backend) 
     for code in ["launch", public_id] {
         let r = visit(&srv, &format!("/s/{code}")).await;
         assert_eq!(r.status, 302, "{code}");
-        assert_eq!(header(&r, "location"), format!("{}/ann/site/", srv.pages));
+        assert_eq!(header(&r, "location"), srv.page("/ann/site/"));
     }
     let r = visit(&srv, "/s/nothing-here").await;
     assert_eq!(r.status, 404);
@@ -293,9 +308,9 @@ async fn expired_pages_and_spent_budgets_are_410(b: Backend) {
     let first = visit(&srv, "/ann/twice/").await;
     assert_eq!(first.status, 200);
     assert_eq!(header(&first, "cache-control"), "private, no-store");
-    let (view_cookie, attrs) = set_cookie(&first, "quire_view").expect("a view cookie");
+    let (view_cookie, attrs) = set_cookie(&first, "quire_view_twice").expect("a view cookie");
     assert!(
-        attrs.contains("Path=/ann/twice/") && attrs.contains("HttpOnly"),
+        attrs.contains("Path=/;") && attrs.contains("HttpOnly"),
         "{attrs}"
     );
     // Assets and 304s are not views.
@@ -334,7 +349,7 @@ async fn views_are_counted_and_reach_the_api(b: Backend) {
     visit(&srv, "/ann/counted/style.css").await;
     visit(&srv, "/ann/counted/missing").await;
     visitor()
-        .head(format!("{}/ann/counted/", srv.pages))
+        .head(srv.page("/ann/counted/"))
         .send()
         .await
         .unwrap();
@@ -362,8 +377,8 @@ async fn exactly_max_views_succeed_under_500_racing_requests(b: Backend) {
         return;
     };
     let page = publish(&srv, &ann.key, with(site("fifty"), "maxViews", json!(50))).await;
-    let url = format!("{}/ann/fifty/", srv.pages);
-    let client = reqwest::Client::builder()
+    let url = srv.page("/ann/fifty/");
+    let client = crate::harness::client()
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(0)
         .timeout(Duration::from_secs(60))
@@ -414,7 +429,7 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
 
     let post = |password: &str, origin: &str| {
         visitor()
-            .post(format!("{}/-/unlock", srv.pages))
+            .post(format!("{}/-/unlock", srv.owner("ann")))
             .header("content-type", "application/x-www-form-urlencoded")
             .header("origin", origin)
             .body(
@@ -431,9 +446,9 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     // A form for a page that does not exist.
     let r = reply(
         visitor()
-            .post(format!("{}/-/unlock", srv.pages))
+            .post(format!("{}/-/unlock", srv.owner("ann")))
             .header("content-type", "application/x-www-form-urlencoded")
-            .header("origin", &srv.pages)
+            .header("origin", srv.owner("ann"))
             .body("handle=ann&slug=nothing&password=x&next=")
             .send()
             .await
@@ -444,20 +459,37 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     // From another origin: refused, whatever the password.
     let r = reply(post("open sesame", "http://evil.test").await.unwrap()).await;
     assert_eq!(r.status, 403);
-    assert!(set_cookie(&r, "quire_unlock").is_none());
+    assert!(set_cookie(&r, "quire_unlock_secret").is_none());
+    // Nor from another owner's pages, a sibling origin of the same domain.
+    let r = reply(post("open sesame", &srv.owner("bob")).await.unwrap()).await;
+    assert_eq!(r.status, 403);
+    // A page's own origin cannot post guesses for another owner's page: the host names the
+    // owner, never the form.
+    let r = reply(
+        visitor()
+            .post(format!("{}/-/unlock", srv.owner("bob")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", srv.owner("bob"))
+            .body("handle=ann&slug=secret&password=open+sesame&next=")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 404, "bob has no page secret");
 
-    let r = reply(post("wrong", &srv.pages).await.unwrap()).await;
+    let r = reply(post("wrong", &srv.owner("ann")).await.unwrap()).await;
     assert_eq!(r.status, 401);
     assert!(r.text.contains("not right"), "{}", r.text);
-    assert!(set_cookie(&r, "quire_unlock").is_none());
+    assert!(set_cookie(&r, "quire_unlock_secret").is_none());
 
-    let r = reply(post("open sesame", &srv.pages).await.unwrap()).await;
+    let r = reply(post("open sesame", &srv.owner("ann")).await.unwrap()).await;
     assert_eq!(
         (r.status, header(&r, "location")),
-        (303, "/ann/secret/docs/")
+        (303, "/secret/docs/")
     );
-    let (cookie, attrs) = set_cookie(&r, "quire_unlock").expect("unlock cookie");
-    for attr in ["HttpOnly", "SameSite=Lax", "Path=/ann/secret/", "Max-Age="] {
+    let (cookie, attrs) = set_cookie(&r, "quire_unlock_secret").expect("unlock cookie");
+    for attr in ["HttpOnly", "SameSite=Lax", "Path=/;", "Max-Age="] {
         assert!(attrs.contains(attr), "{attr} in {attrs}");
     }
     assert!(!attrs.contains("Secure"), "plain http here");
@@ -465,6 +497,13 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     assert_eq!(r.status, 200);
     assert!(r.text.contains("id=\"docs\""));
     assert_eq!(header(&r, "cache-control"), "private, no-store");
+    // A guarded page may be framed and embedded by its own origin only.
+    assert_eq!(
+        header(&r, "content-security-policy"),
+        "frame-ancestors 'self'"
+    );
+    assert_eq!(header(&r, "x-frame-options"), "SAMEORIGIN");
+    assert_eq!(header(&r, "cross-origin-resource-policy"), "same-origin");
     assert_eq!(
         visit_with(&srv, "/ann/secret/style.css", &[("cookie", &cookie)])
             .await
@@ -499,14 +538,14 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     // Attempts are throttled: 10 per page and client per 15 minutes (two were made above).
     let mut last = 0;
     for _ in 0..8 {
-        last = post("guess", &srv.pages).await.unwrap().status().as_u16();
+        last = post("guess", &srv.owner("ann")).await.unwrap().status().as_u16();
     }
     assert_eq!(last, 401);
-    let r = reply(post("new words", &srv.pages).await.unwrap()).await;
+    let r = reply(post("new words", &srv.owner("ann")).await.unwrap()).await;
     assert_eq!(r.status, 429);
     let retry: u64 = header(&r, "retry-after").parse().unwrap();
     assert!((1..=900).contains(&retry), "{retry}");
-    assert!(set_cookie(&r, "quire_unlock").is_none());
+    assert!(set_cookie(&r, "quire_unlock_secret").is_none());
 }
 
 /// Signs `login` in on the dashboard (no second factor), as a cookie-keeping client.
@@ -553,7 +592,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
 
     // The owner comes back with a pass that becomes the page's cookie.
     let mut ann_browser = signed_in(&srv, "ann").await;
-    let cookie = hand_off(&mut ann_browser, &to_dashboard, "/ann/mine/docs/").await;
+    let cookie = hand_off(&mut ann_browser, &to_dashboard, "/mine/docs/").await;
     let r = visit_with(&srv, "/ann/mine/docs/", &[("cookie", &cookie)]).await;
     assert_eq!(r.status, 200);
     assert!(r.text.contains("id=\"docs\""));
@@ -561,7 +600,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
 
     // Bob is not the owner: a 403 page on the dashboard, no pass.
     let mut bob = signed_in(&srv, "bob").await;
-    let r = bob.get_url(&to_dashboard).await;
+    let r = bob.navigate(&to_dashboard).await;
     assert_eq!(r.status, 403);
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
     assert!(!r.text.contains("id=\"docs\""));
@@ -576,7 +615,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     )
     .await
     .assert_status(200);
-    let bob_cookie = hand_off(&mut bob, &to_dashboard, "/ann/mine/docs/").await;
+    let bob_cookie = hand_off(&mut bob, &to_dashboard, "/mine/docs/").await;
     assert_eq!(
         visit_with(&srv, "/ann/mine/", &[("cookie", &bob_cookie)])
             .await
@@ -584,7 +623,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
         200
     );
     let mut cat = signed_in(&srv, "cat").await;
-    let cat_cookie = hand_off(&mut cat, &to_dashboard, "/ann/mine/docs/").await;
+    let cat_cookie = hand_off(&mut cat, &to_dashboard, "/mine/docs/").await;
     assert_eq!(
         visit_with(&srv, "/ann/mine/", &[("cookie", &cat_cookie)])
             .await
@@ -610,11 +649,18 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
 
     let r = bob
-        .get_url(&format!("{}/visit?page=NoSuchCode&next=", srv.base))
+        .navigate(&format!("{}/visit?page=NoSuchCode&next=", srv.base))
         .await;
     assert_eq!(r.status, 404);
     assert!(r.text.contains("no page"), "{}", r.text);
-    let r = visit(&srv, "/-/pass?token=forged.token&next=").await;
+    let r = reply(
+        visitor()
+            .get(format!("{}/-/pass?token=forged.token&next=", srv.owner("ann")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 403);
     assert!(r.text.contains("expired"), "{}", r.text);
     // A cookie of one page opens no other page of the owner.
@@ -647,19 +693,42 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
 }
 
 /// Follows the dashboard's hand-off as a browser would; returns the page's access cookie.
+/// A pass comes only to a top-level navigation: a frame, a fetch or a client that says
+/// nothing gets the button instead, and the button's post hands over.
 async fn hand_off(browser: &mut Browser<'_>, to_dashboard: &str, landing: &str) -> String {
-    let r = browser.get_url(to_dashboard).await;
+    for headers in [
+        &[][..],
+        &[("sec-fetch-dest", "iframe"), ("sec-fetch-mode", "navigate")][..],
+        &[("sec-fetch-dest", "empty"), ("sec-fetch-mode", "cors")][..],
+    ] {
+        let r = browser.get_url_with(to_dashboard, headers).await;
+        assert_eq!(r.status, 200, "{headers:?}: {}", r.text);
+        assert!(r.text.contains("id=\"open-page\""), "{}", r.text);
+        assert!(!r.text.contains("/-/pass"), "no pass without a navigation");
+    }
+    let r = browser.navigate(to_dashboard).await;
     assert_eq!(r.status, 303, "{}", r.text);
     let pass_url = header(&r, "location").to_owned();
     assert!(pass_url.contains("/-/pass?token="), "{pass_url}");
+    assert!(
+        pass_url.starts_with("http://ann.localhost:"),
+        "the pass lands on the owner's origin: {pass_url}"
+    );
+    // The button: a same-origin post hands over too.
+    let query = to_dashboard.split_once('?').unwrap().1;
+    let fields: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap();
+    let form: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let posted = browser.post("/visit", &form).await;
+    assert_eq!(posted.status, 303, "{}", posted.text);
+    assert!(header(&posted, "location").contains("/-/pass?token="));
     let r = browser.get_url(&pass_url).await;
     assert_eq!((r.status, header(&r, "location")), (303, landing));
     assert_eq!(header(&r, "referrer-policy"), "no-referrer");
     let replay = browser.get_url(&pass_url).await;
     assert_eq!(replay.status, 403, "a pass works once");
-    let (cookie, attrs) = set_cookie(&r, "quire_access").expect("access cookie");
+    let (cookie, attrs) = set_cookie(&r, "quire_access_mine").expect("access cookie");
     assert!(
-        attrs.contains("HttpOnly") && attrs.contains("Path=/ann/mine/"),
+        attrs.contains("HttpOnly") && attrs.contains("Path=/;"),
         "{attrs}"
     );
     cookie
@@ -696,9 +765,9 @@ async fn keys_that_can_read_the_project_are_let_in(b: Backend) {
 }
 
 /// Sends one request line exactly as written (no client normalises it).
-async fn raw_get(addr: &str, target: &str) -> (u16, String) {
+async fn raw_get(addr: &str, host: &str, target: &str) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await.unwrap();
@@ -747,8 +816,14 @@ async fn path_traversal_never_leaves_the_page(b: Backend) {
         "/ann/site/%252e%252e/other/",
         "http://evil.test/ann/other/",
     ];
-    for target in targets {
-        let (status, text) = raw_get(&srv.pages_addr, target).await;
+    let port = srv.pages_addr.rsplit_once(':').unwrap().1;
+    let (owner_host, bare_host) = (format!("ann.localhost:{port}"), format!("localhost:{port}"));
+    for (host, target) in targets
+        .iter()
+        .map(|t| (owner_host.as_str(), t.strip_prefix("/ann").unwrap_or(t)))
+        .chain(targets.iter().map(|t| (bare_host.as_str(), *t)))
+    {
+        let (status, text) = raw_get(&srv.pages_addr, host, target).await;
         assert!(
             !text.contains("TOP-SECRET") && !text.contains("root:"),
             "{target} leaked: {text}"
@@ -759,7 +834,7 @@ async fn path_traversal_never_leaves_the_page(b: Backend) {
         );
     }
     // The path rules refuse before any lookup; a plain file of the page still opens.
-    let (status, text) = raw_get(&srv.pages_addr, "/ann/site/style.css").await;
+    let (status, text) = raw_get(&srv.pages_addr, &owner_host, "/site/style.css").await;
     assert_eq!(status, 200);
     assert!(text.ends_with("body { color: teal }"));
 }

@@ -1,12 +1,15 @@
-//! The pages origin (`QUIRE_PAGES_LISTEN`, public at `QUIRE_PAGES_URL`): published pages
-//! at `/{handle}/{slug}/...`, short links at `/s/{code}`, and the two endpoints of its own
-//! under `/-/` (a prefix no handle can take): the password form's post and the landing of
-//! the dashboard's sign-in pass.
+//! The pages origin (`QUIRE_PAGES_LISTEN`, public at `QUIRE_PAGES_URL`). With per-owner
+//! origins (the default) the listener routes by `Host`: `{handle}.{domain}` serves that
+//! owner's pages at `/{slug}/...`, and the bare `{domain}` serves short links at `/s/{code}`.
+//! On a shared origin (single tenant) pages are at `/{handle}/{slug}/...` beside `/s/{code}`.
+//! Each origin has two endpoints of its own under `/-/` (a prefix no slug or handle can
+//! take): the password form's post and the landing of the dashboard's sign-in pass.
 //!
 //! Visitor content lives only here, never on the dashboard's origin. Every decision is made
-//! by `quire-serving`; this module reads the request (path, cookies, `Authorization`,
+//! by `quire-serving`; this module reads the request (host, path, cookies, `Authorization`,
 //! `If-None-Match`, `Accept-Encoding`) and writes the answer's status and headers.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -15,9 +18,10 @@ use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use quire_keys::KeyService;
+use quire_pages::{HostOwner, PageOrigins};
 use quire_serving::{
-    ACCESS_COOKIE, Answer, CacheRule, IssuedCookie, PassError, PasswordPrompt, ServingService,
-    UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
+    Answer, CacheRule, IssuedCookie, Kind, PassError, PasswordPrompt, ServingService, Unlock,
+    UnlockError, Visit, Visitor, cookie_kind,
 };
 
 use crate::client_ip::{self, TrustedProxies};
@@ -30,10 +34,47 @@ pub struct PagesState {
     pub serving: ServingService,
     /// Agents may read non-public pages with a key of the page's project.
     pub keys: KeyService,
-    /// The public origin of this listener: form posts must come from it, and cookies are
-    /// `Secure` when it is https.
-    pub pages_url: String,
     pub trusted_proxies: TrustedProxies,
+}
+
+impl PagesState {
+    /// Where pages live: form posts must come from the page's origin, and cookies are
+    /// `Secure` when it is https.
+    fn origins(&self) -> &PageOrigins {
+        &self.serving.config().origins
+    }
+}
+
+/// The origin a request was sent to, as named by the browser (`Host`, or the authority of
+/// an HTTP/2 request). Never `X-Forwarded-Host`: a script may set that header on a request
+/// to its own origin and would then be served another owner's page with its own cookies.
+fn request_host(req: &HttpRequest) -> &str {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or("")
+}
+
+/// Which part of the pages domain a request is for.
+enum Target<'a> {
+    /// A shared origin: the path names the owner.
+    Shared,
+    Owner(Cow<'a, str>),
+    Links,
+    Unknown,
+}
+
+fn target<'a>(state: &PagesState, req: &'a HttpRequest) -> Target<'a> {
+    let origins = state.origins();
+    if !origins.per_owner() {
+        return Target::Shared;
+    }
+    match origins.host_owner(request_host(req)) {
+        HostOwner::Owner(handle) => Target::Owner(handle),
+        HostOwner::Links => Target::Links,
+        HostOwner::Unknown => Target::Unknown,
+    }
 }
 
 /// The password form's post carries three short fields and a password.
@@ -82,6 +123,7 @@ fn own_page(status: StatusCode, body: Result<String, askama::Error>) -> HttpResp
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
         .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("Cross-Origin-Resource-Policy", "same-origin"))
         // Not no-referrer: with it, browsers send `Origin: null` on the form's post.
         .insert_header(("Referrer-Policy", "same-origin"))
         .insert_header((
@@ -138,6 +180,7 @@ fn redirect(status: StatusCode, location: &str) -> HttpResponse {
     HttpResponse::build(status)
         .insert_header((header::LOCATION, location))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header(("Cross-Origin-Resource-Policy", "same-origin"))
         .finish()
 }
 
@@ -156,14 +199,14 @@ fn cache_control(rule: CacheRule) -> &'static str {
     }
 }
 
-/// A cookie of the pages origin: `HttpOnly; SameSite=Lax`, scoped to one page's path, and
-/// `Secure` when the origin is https.
-fn visitor_cookie(pages_url: &str, issued: &IssuedCookie) -> Cookie<'static> {
-    let mut c = Cookie::new(issued.name, issued.value.clone());
+/// A cookie of the pages origin: `HttpOnly; SameSite=Lax`, for one page (see
+/// [`IssuedCookie`]), host-only, and `Secure` when the origin is https.
+fn visitor_cookie(https: bool, issued: &IssuedCookie) -> Cookie<'static> {
+    let mut c = Cookie::new(issued.name.clone(), issued.value.clone());
     c.set_path(issued.path.clone());
     c.set_http_only(true);
     c.set_same_site(SameSite::Lax);
-    c.set_secure(pages_url.starts_with("https://"));
+    c.set_secure(https);
     let secs = i64::try_from(issued.max_age.as_secs()).unwrap_or(i64::MAX);
     c.set_max_age(actix_web::cookie::time::Duration::seconds(secs));
     c
@@ -175,18 +218,18 @@ fn with_cookie(
     cookie: Option<&IssuedCookie>,
 ) -> HttpResponse {
     if let Some(issued) = cookie
-        && let Err(e) = response.add_cookie(&visitor_cookie(&state.pages_url, issued))
+        && let Err(e) = response.add_cookie(&visitor_cookie(state.origins().https(), issued))
     {
         return infra_failure(&e);
     }
     response
 }
 
-/// Values of every cookie called `name` (a path-scoped cookie may sit beside another).
-fn cookie_values(cookies: &[Cookie<'static>], name: &str) -> Vec<String> {
+/// Values of every visitor cookie of `kind` (one per page; each names its page inside).
+fn cookie_values(cookies: &[Cookie<'static>], kind: Kind) -> Vec<String> {
     cookies
         .iter()
-        .filter(|c| c.name() == name)
+        .filter(|c| cookie_kind(c.name()) == Some(kind))
         .map(|c| c.value().to_owned())
         .collect()
 }
@@ -221,12 +264,21 @@ async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
                 .finish();
         }
     };
-    if let Some(code) = req.uri().path().strip_prefix("/s/") {
-        return match state.serving.short_link(code).await {
-            Ok(answer) => respond(&state, answer),
-            Err(e) => infra_failure(&e),
-        };
-    }
+    let short_link = || req.uri().path().strip_prefix("/s/");
+    let owner = match target(&state, &req) {
+        Target::Owner(handle) => Some(handle),
+        Target::Shared if short_link().is_none() => None,
+        Target::Shared | Target::Links => {
+            let Some(code) = short_link() else {
+                return not_found();
+            };
+            return match state.serving.short_link(code).await {
+                Ok(answer) => respond(&state, answer),
+                Err(e) => infra_failure(&e),
+            };
+        }
+        Target::Unknown => return not_found(),
+    };
     let principal = match req.headers().get(header::AUTHORIZATION) {
         None => None,
         Some(value) => {
@@ -243,9 +295,9 @@ async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
         Vec::new()
     };
     let (unlock, access, view) = (
-        cookie_values(&cookies, UNLOCK_COOKIE),
-        cookie_values(&cookies, ACCESS_COOKIE),
-        cookie_values(&cookies, VIEW_COOKIE),
+        cookie_values(&cookies, Kind::Unlock),
+        cookie_values(&cookies, Kind::Access),
+        cookie_values(&cookies, Kind::View),
     );
     let if_none_match = req
         .headers()
@@ -254,6 +306,7 @@ async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
     let answer = state
         .serving
         .visit(Visit {
+            owner: owner.as_deref(),
             path: req.uri().path(),
             query: req.query_string(),
             head,
@@ -294,6 +347,13 @@ fn respond(state: &PagesState, answer: Answer) -> HttpResponse {
             }
             if file.gzip {
                 builder.insert_header((header::CONTENT_ENCODING, "gzip"));
+            }
+            if file.guarded {
+                // Only the page itself may frame or embed what its policy guards.
+                builder
+                    .insert_header((header::CONTENT_SECURITY_POLICY, "frame-ancestors 'self'"))
+                    .insert_header(("X-Frame-Options", "SAMEORIGIN"))
+                    .insert_header(("Cross-Origin-Resource-Policy", "same-origin"));
             }
             let cookie = file.cookie.clone();
             with_cookie(state, builder.body(file.body), cookie.as_ref())
@@ -341,7 +401,18 @@ fn form_fields(body: &[u8]) -> Option<HashMap<String, String>> {
 
 /// `POST /-/unlock`: the password form.
 async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
-    if !same_origin(&req, &state.pages_url) {
+    // On a per-owner origin the host names the page's owner, never the form: a page could
+    // otherwise post guesses for another owner's page from its own origin.
+    let owner = match target(&state, &req) {
+        Target::Owner(handle) => Some(handle),
+        Target::Shared => None,
+        Target::Links | Target::Unknown => return not_found(),
+    };
+    let origin = match &owner {
+        Some(handle) => state.origins().owner_origin(handle),
+        None => state.origins().links_origin(),
+    };
+    if !same_origin(&req, &origin) {
         return notice(
             StatusCode::FORBIDDEN,
             "Refused",
@@ -358,7 +429,7 @@ async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes
     let field = |name: &str| f.get(name).map_or("", String::as_str);
     let client = client_ip::of(&req, &state.trusted_proxies);
     let attempt = Unlock {
-        handle: field("handle"),
+        handle: owner.as_deref().unwrap_or_else(|| field("handle")),
         slug: field("slug"),
         password: field("password"),
         next: field("next"),
@@ -404,7 +475,12 @@ async fn pass(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
             .unwrap_or_default();
     let token = q.get("token").map_or("", String::as_str);
     let next = q.get("next").map_or("", String::as_str);
-    match state.serving.accept_pass(token, next).await {
+    let owner = match target(&state, &req) {
+        Target::Owner(handle) => Some(handle),
+        Target::Shared => None,
+        Target::Links | Target::Unknown => return not_found(),
+    };
+    match state.serving.accept_pass(owner.as_deref(), token, next).await {
         Ok(admitted) => {
             let mut response = with_cookie(
                 &state,
@@ -440,24 +516,25 @@ mod tests {
     #[test]
     fn visitor_cookies_are_page_scoped_http_only_and_secure_on_https() {
         let issued = IssuedCookie {
-            name: UNLOCK_COOKIE,
+            name: "__Host-quire_unlock_site".into(),
             value: "v".into(),
-            path: "/ann/site/".into(),
+            path: "/".into(),
             max_age: Duration::from_secs(60),
         };
-        let https = visitor_cookie("https://pages.example", &issued).to_string();
+        let https = visitor_cookie(true, &issued).to_string();
+        assert!(!https.contains("Domain"), "host-only: {https}");
         for part in [
-            "quire_unlock=v",
+            "__Host-quire_unlock_site=v",
             "HttpOnly",
             "SameSite=Lax",
             "Secure",
-            "Path=/ann/site/",
+            "Path=/",
             "Max-Age=60",
         ] {
             assert!(https.contains(part), "{part} in {https}");
         }
         assert!(
-            !visitor_cookie("http://127.0.0.1:8081", &issued)
+            !visitor_cookie(false, &issued)
                 .to_string()
                 .contains("Secure")
         );

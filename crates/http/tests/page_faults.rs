@@ -232,7 +232,6 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
     let pages_state = quire_http::pages_origin::PagesState {
         serving: serving.clone(),
         keys: s.state.keys.clone(),
-        pages_url: "http://pages.test".into(),
         trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
     };
     let api = test::init_service(App::new().configure(quire_http::configure(s.state))).await;

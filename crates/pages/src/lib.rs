@@ -8,10 +8,12 @@
 //! the link service), [`ports::AccountDirectory`] and the kernel's `Clock`.
 
 pub mod model;
+pub mod origins;
 pub mod ports;
 pub mod service;
 pub mod validate;
 
 pub use model::*;
+pub use origins::{HostOwner, PageOrigins};
 pub use ports::*;
 pub use service::*;

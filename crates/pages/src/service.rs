@@ -26,6 +26,7 @@ use crate::ports::{
     AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
     PageStore, PublicIds, UpdatePageStoreError,
 };
+use crate::origins::PageOrigins;
 use crate::validate::{self, FilesError, LimitKind};
 
 /// Objects written to the bundle store at once during a publish or add-files.
@@ -34,8 +35,8 @@ pub const UPLOAD_CONCURRENCY: usize = 8;
 /// Settings of the page service.
 #[derive(Debug, Clone)]
 pub struct PageConfig {
-    /// Public origin of published pages, without a trailing slash.
-    pub pages_url: String,
+    /// Where published pages and short links live.
+    pub origins: PageOrigins,
     pub limits: Limits,
     /// Public ids tried before giving up with `public_id_exhausted`.
     pub public_id_attempts: u32,
@@ -46,7 +47,7 @@ pub struct PageConfig {
 impl Default for PageConfig {
     fn default() -> Self {
         Self {
-            pages_url: "http://127.0.0.1:8081".into(),
+            origins: PageOrigins::default(),
             limits: Limits::default(),
             public_id_attempts: 5,
             pending_grace: Duration::from_secs(30 * 60),
@@ -220,10 +221,7 @@ impl PageService {
     /// The public URL of the page `slug` of `owner_handle`.
     #[must_use]
     pub fn url_of(&self, owner_handle: &str, slug: &str) -> String {
-        format!(
-            "{}/{owner_handle}/{slug}/",
-            self.config.pages_url.trim_end_matches('/')
-        )
+        self.config.origins.page_url(owner_handle, slug)
     }
 
     async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {
@@ -240,10 +238,9 @@ impl PageService {
         handle: &Handle,
         project: ProjectSlug,
     ) -> PageView {
-        let base = self.config.pages_url.trim_end_matches('/');
         PageView {
             url: self.url_of(handle.as_str(), &page.slug),
-            short_url: link.as_ref().map(|l| format!("{base}/s/{}", l.code())),
+            short_url: link.as_ref().map(|l| self.config.origins.short_url(l.code())),
             page,
             link,
             project_slug: project,

@@ -94,10 +94,10 @@ async fn publish_stores_record_bundle_and_link() {
         .await
         .unwrap();
     assert_eq!(view.page.slug, "hello-world");
-    assert_eq!(view.url, "http://127.0.0.1:8081/ann/hello-world/");
+    assert_eq!(view.url, "http://ann.localhost:8081/hello-world/");
     assert_eq!(
         view.short_url.unwrap(),
-        format!("http://127.0.0.1:8081/s/{}", view.page.public_id)
+        format!("http://localhost:8081/s/{}", view.page.public_id)
     );
     assert_eq!(view.page.file_count, 3);
     assert_eq!(w.bundles.keys().len(), 3);

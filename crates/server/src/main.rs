@@ -23,7 +23,7 @@ use quire_http::{AppState, Readiness};
 use quire_kernel::{Clock, SystemClock};
 use quire_keys::KeyService;
 use quire_links::EmbeddedLinkService;
-use quire_pages::{Limits, PageConfig, PagePorts, PageService, RandomPublicIds};
+use quire_pages::{Limits, PageConfig, PageOrigins, PagePorts, PageService, RandomPublicIds};
 use quire_projects::ProjectService;
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_store::{Database, DatabaseConfig};
@@ -134,7 +134,12 @@ impl Readiness for StackReadiness {
     }
 }
 
-fn page_service(config: &Config, db: &Database, bundles: &ObjectBundleStore) -> PageService {
+fn page_service(
+    config: &Config,
+    origins: &PageOrigins,
+    db: &Database,
+    bundles: &ObjectBundleStore,
+) -> PageService {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
     PageService::new(
@@ -148,7 +153,7 @@ fn page_service(config: &Config, db: &Database, bundles: &ObjectBundleStore) -> 
             ids: Arc::new(RandomPublicIds),
         },
         PageConfig {
-            pages_url: config.pages_url.clone(),
+            origins: origins.clone(),
             limits: Limits {
                 max_files: config.max_files,
                 max_file_bytes: config.max_file_bytes,
@@ -221,6 +226,7 @@ const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
 
 fn serving_service(
     config: &Config,
+    origins: &PageOrigins,
     db: &Database,
     bundles: &ObjectBundleStore,
     signing_key: &str,
@@ -238,7 +244,7 @@ fn serving_service(
             clock: Arc::new(SystemClock),
         },
         ServingConfig {
-            pages_url: config.pages_url.clone(),
+            origins: origins.clone(),
             base_url: config.base_url.clone(),
             policy_ttl: Duration::from_millis(config.policy_cache_ms),
             file_cache_bytes: config.file_cache_bytes,
@@ -272,9 +278,20 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
         config.base_url = format!("http://{addr}");
     }
     if config.pages_url.is_empty() {
-        config.pages_url = format!("http://{pages_addr}");
+        // `*.localhost` is loopback to browsers and curl, and another site than 127.0.0.1.
+        config.pages_url = format!("http://{{handle}}.localhost:{}", pages_addr.port());
     }
     let config = config;
+    let origins =
+        PageOrigins::parse(&config.pages_url).map_err(|e| format!("QUIRE_PAGES_URL {e}"))?;
+    if !origins.per_owner() {
+        tracing::warn!(
+            pages_url = %config.pages_url,
+            "QUIRE_PAGES_URL has no {{handle}}: every owner's pages share one origin, so a \
+             page's script can read other owners' pages its visitors opened; use this only \
+             on a single-tenant server"
+        );
+    }
     let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
     let signing_key = db
         .server_secret(PAGES_SIGNING_SECRET)
@@ -282,8 +299,8 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
         .map_err(|e| format!("cannot read the signing key: {e}"))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let store = Arc::new(db.clone());
-    let pages = page_service(&config, &db, &bundles);
-    let serving = serving_service(&config, &db, &bundles, &signing_key);
+    let pages = page_service(&config, &origins, &db, &bundles);
+    let serving = serving_service(&config, &origins, &db, &bundles, &signing_key);
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
     let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
@@ -323,7 +340,6 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     let pages_state = PagesState {
         serving: serving.clone(),
         keys,
-        pages_url: config.pages_url.clone(),
         trusted_proxies,
     };
     // No per-request log line here: on the hot path it would cost more than the answer.

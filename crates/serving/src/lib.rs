@@ -1,5 +1,6 @@
 //! `quire-serving`: what a visitor of the pages origin gets. It turns a request for
-//! `/{handle}/{slug}/{path}` (or a short link `/s/{code}`) into an answer: the file, a
+//! `/{slug}/{path}` on an owner's origin (or `/{handle}/{slug}/{path}` on a shared one, or a
+//! short link `/s/{code}`) into an answer: the file, a
 //! redirect, the password form, a hand-off to the dashboard to sign in, 403, 404 or 410.
 //! It enforces the page's policy on every request, counts views (atomically in the store
 //! when the page has a view budget, aggregated in memory otherwise), signs the visitor
@@ -18,7 +19,7 @@ pub mod token;
 mod views;
 
 pub use cache::CachedFile;
-pub use path::{PagePath, parse_page_path, parse_relative};
+pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
 pub use service::*;
 pub use token::{Claims, Kind, Signer};
 pub use views::ViewTally;

@@ -76,6 +76,25 @@ pub fn parse_page_path(raw: &str) -> Option<PagePath<'_>> {
     Some(PagePath { handle, slug, rest })
 }
 
+/// Parses a raw request path on an owner's own origin, `/{slug}[/{safe path}]`, for the
+/// owner named by the host; the same rules as [`parse_page_path`].
+#[must_use]
+pub fn parse_owner_path<'a>(owner: &'a str, raw: &'a str) -> Option<PagePath<'a>> {
+    let raw = raw.strip_prefix('/')?;
+    let (slug, rest) = match raw.split_once('/') {
+        Some((slug, rest)) => (slug, Some(parse_relative(rest)?)),
+        None => (raw, None),
+    };
+    if !Handle::is_valid(owner) || !quire_pages::validate::is_slug(slug) {
+        return None;
+    }
+    Some(PagePath {
+        handle: owner,
+        slug,
+        rest,
+    })
+}
+
 /// Decodes a path inside a page (`""`, `a/b.css`, `docs/`); `None` when unsafe.
 #[must_use]
 pub fn parse_relative(raw: &str) -> Option<Cow<'_, str>> {

@@ -19,12 +19,16 @@ use quire_kernel::secret::sha256_hex;
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, RateLimiter};
 use quire_links::{Link, LinkStore};
 use quire_pages::PageStore;
-use quire_pages::{Access, AccountDirectory, AllowEntry, BundleStore, FileEntry, Page, PageStatus};
+use quire_pages::{
+    Access, AccountDirectory, AllowEntry, BundleStore, FileEntry, Page, PageOrigins, PageStatus,
+};
 use quire_projects::{Access as ProjectAccess, AddressError, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
 use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
-use crate::path::{encode_query, encode_relative, parse_page_path, parse_relative};
+use crate::path::{
+    encode_query, encode_relative, parse_owner_path, parse_page_path, parse_relative,
+};
 use crate::token::{Claims, Kind, Signer};
 use crate::views::ViewTally;
 
@@ -42,8 +46,8 @@ pub const PASS_BUCKET: &str = "page_pass";
 /// Settings of the serving service.
 #[derive(Debug, Clone)]
 pub struct ServingConfig {
-    /// Public origin of the pages (`QUIRE_PAGES_URL`), without a trailing slash.
-    pub pages_url: String,
+    /// Where pages and short links live (`QUIRE_PAGES_URL`).
+    pub origins: PageOrigins,
     /// Public origin of the dashboard (`QUIRE_BASE_URL`), where visitors sign in.
     pub base_url: String,
     /// How long a page's policy and manifest are served from memory before they are read
@@ -69,7 +73,7 @@ pub struct ServingConfig {
 impl Default for ServingConfig {
     fn default() -> Self {
         Self {
-            pages_url: "http://127.0.0.1:8081".into(),
+            origins: PageOrigins::default(),
             base_url: "http://127.0.0.1:8080".into(),
             policy_ttl: Duration::from_millis(800),
             max_cached_pages: 10_000,
@@ -112,6 +116,9 @@ pub struct Visitor<'a> {
 /// A `GET` or `HEAD` of the pages origin.
 #[derive(Debug, Clone)]
 pub struct Visit<'a> {
+    /// The owner whose origin was asked (per-owner origins), from the `Host`; `None` on a
+    /// shared origin, where the path names the owner.
+    pub owner: Option<&'a str>,
     /// The raw (still percent-encoded) path.
     pub path: &'a str,
     /// The raw query, kept on redirects.
@@ -131,12 +138,14 @@ pub enum CacheRule {
     NoStore,
 }
 
-/// A cookie to set on the pages origin, scoped to one page.
+/// A cookie to set on the pages origin, for one page: on a per-owner origin it is named for
+/// the page (`quire_unlock_{slug}`, with the `__Host-` prefix on https, which wants path
+/// `/`); on a shared origin it is scoped to the page's path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssuedCookie {
-    pub name: &'static str,
+    pub name: String,
     pub value: String,
-    /// `/{handle}/{slug}/`.
+    /// `/` or `/{handle}/{slug}/`.
     pub path: String,
     pub max_age: Duration,
 }
@@ -154,6 +163,9 @@ pub struct FileAnswer {
     pub content_type: String,
     pub etag: String,
     pub cache: CacheRule,
+    /// The page has a password, an allow list, is private or has a view budget: no other
+    /// origin may frame it or embed its files.
+    pub guarded: bool,
     pub cookie: Option<IssuedCookie>,
 }
 
@@ -283,8 +295,25 @@ fn site_key(handle: &str, slug: &str) -> String {
     format!("{handle}/{slug}")
 }
 
-fn base_path(site: &Site) -> String {
-    format!("/{}/{}/", site.handle.as_str(), site.page.slug)
+/// The kind of a visitor cookie by its name (`quire_unlock`, `quire_unlock_{slug}`,
+/// `__Host-quire_unlock_{slug}`), or `None` for a cookie that is not the pages origin's.
+#[must_use]
+pub fn cookie_kind(name: &str) -> Option<Kind> {
+    let name = name.strip_prefix("__Host-").unwrap_or(name);
+    [
+        (UNLOCK_COOKIE, Kind::Unlock),
+        (ACCESS_COOKIE, Kind::Access),
+        (VIEW_COOKIE, Kind::View),
+    ]
+    .into_iter()
+    .find_map(|(prefix, kind)| {
+        let rest = name.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('_')).then_some(kind)
+    })
+}
+
+fn guarded(link: &Link) -> bool {
+    link.access != Access::Public || link.max_views.is_some()
 }
 
 fn with_query(location: String, query: &str) -> String {
@@ -431,7 +460,12 @@ impl ServingService {
     /// # Errors
     /// [`InfraError`] when the store or the bundle store fails; no view is counted then.
     pub async fn visit(&self, visit: Visit<'_>) -> Result<Answer, InfraError> {
-        let Some(path) = parse_page_path(visit.path) else {
+        let path = match (visit.owner, self.inner.config.origins.per_owner()) {
+            (Some(owner), true) => parse_owner_path(owner, visit.path),
+            (None, false) => parse_page_path(visit.path),
+            _ => None,
+        };
+        let Some(path) = path else {
             return Ok(Answer::NotFound);
         };
         let Some(site) = self.site(path.handle, path.slug).await? else {
@@ -440,7 +474,7 @@ impl ServingService {
         if site.page.status == PageStatus::Archived {
             return Ok(Answer::NotFound);
         }
-        let base = base_path(&site);
+        let base = self.base_path(&site);
         let Some(rest) = path.rest else {
             return Ok(Answer::Redirect {
                 location: with_query(base, visit.query),
@@ -556,6 +590,7 @@ impl ServingService {
                 format!("\"{etag_base}\"")
             },
             cache,
+            guarded: guarded(&site.link),
             cookie,
         })))
     }
@@ -601,11 +636,11 @@ impl ServingService {
             return Ok(Answer::Gone);
         }
         Ok(Answer::Redirect {
-            location: format!(
-                "{}{}",
-                self.inner.config.pages_url.trim_end_matches('/'),
-                base_path(&site)
-            ),
+            location: self
+                .inner
+                .config
+                .origins
+                .page_url(site.handle.as_str(), &site.page.slug),
             permanent: false,
         })
     }
@@ -627,7 +662,7 @@ impl ServingService {
         if expired(&site.link, now) || self.known_spent(&site) {
             return Err(UnlockError::Gone);
         }
-        let location = format!("{}{}", base_path(&site), encode_relative(&next));
+        let location = format!("{}{}", self.base_path(&site), encode_relative(&next));
         let Some(fingerprint) =
             fingerprint(&site.link).filter(|_| site.link.access == Access::Password)
         else {
@@ -724,17 +759,24 @@ impl ServingService {
         let next = parse_relative(next).unwrap_or_default();
         Ok(format!(
             "{}/-/pass?token={pass}&next={}",
-            self.inner.config.pages_url.trim_end_matches('/'),
+            self.inner.config.origins.owner_origin(site.handle.as_str()),
             encode_query(&next)
         ))
     }
 
-    /// On the pages origin: turns a pass into the page's access cookie, once.
+    /// On the pages origin: turns a pass into the page's access cookie, once. `owner` is the
+    /// owner whose origin received it (per-owner origins): a pass lands only on the origin of
+    /// its page's owner.
     ///
     /// # Errors
     /// `Forbidden` for an invalid, expired or already used pass, `NotFound` when the page is
-    /// gone, `Infra`.
-    pub async fn accept_pass(&self, token: &str, next: &str) -> Result<Admitted, PassError> {
+    /// gone or belongs to another origin, `Infra`.
+    pub async fn accept_pass(
+        &self,
+        owner: Option<&str>,
+        token: &str,
+        next: &str,
+    ) -> Result<Admitted, PassError> {
         let now = self.inner.ports.clock.now();
         let claims = self
             .inner
@@ -763,6 +805,9 @@ impl ServingService {
         let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
             return Err(PassError::NotFound);
         };
+        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
+            return Err(PassError::NotFound);
+        }
         let next = parse_relative(next).unwrap_or_default();
         let ttl = self.inner.config.access_cookie_ttl;
         let cookie = self.cookie(
@@ -777,7 +822,7 @@ impl ServingService {
         );
         Ok(Admitted {
             cookie: Some(cookie),
-            location: format!("{}{}", base_path(&site), encode_relative(&next)),
+            location: format!("{}{}", self.base_path(&site), encode_relative(&next)),
         })
     }
 
@@ -832,17 +877,25 @@ impl ServingService {
                 .is_some_and(|max| site.link.view_count >= max)
     }
 
-    fn cookie(
-        &self,
-        name: &'static str,
-        site: &Site,
-        claims: &Claims,
-        ttl: Duration,
-    ) -> IssuedCookie {
+    fn base_path(&self, site: &Site) -> String {
+        self.inner
+            .config
+            .origins
+            .base_path(site.handle.as_str(), &site.page.slug)
+    }
+
+    fn cookie(&self, kind: &str, site: &Site, claims: &Claims, ttl: Duration) -> IssuedCookie {
+        let origins = &self.inner.config.origins;
+        let (name, path) = if origins.per_owner() {
+            let prefix = if origins.https() { "__Host-" } else { "" };
+            (format!("{prefix}{kind}_{}", site.page.slug), "/".to_owned())
+        } else {
+            (kind.to_owned(), self.base_path(site))
+        };
         IssuedCookie {
             name,
             value: self.inner.signer.sign(claims),
-            path: base_path(site),
+            path,
             max_age: ttl,
         }
     }

@@ -10,7 +10,7 @@ use quire_accounts::{Session, SessionStore};
 use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
 use quire_links::EmbeddedLinkService;
 use quire_pages::{
-    FileInput, PageConfig, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
+    FileInput, PageConfig, PageOrigins, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
     RandomPublicIds,
 };
 use quire_serving::{
@@ -32,6 +32,10 @@ struct World {
 }
 
 async fn world() -> World {
+    world_on(PageOrigins::parse("https://pages.test").unwrap()).await
+}
+
+async fn world_on(origins: PageOrigins) -> World {
     let store = Arc::new(MemoryStore::new());
     let bundles = Arc::new(MemoryBundles::new());
     let clock = Arc::new(FixedClock::new());
@@ -48,7 +52,10 @@ async fn world() -> World {
             clock: clock.clone(),
             ids: Arc::new(RandomPublicIds),
         },
-        PageConfig::default(),
+        PageConfig {
+            origins: origins.clone(),
+            ..PageConfig::default()
+        },
     );
     let serving = ServingService::new(
         ServingPorts {
@@ -62,7 +69,7 @@ async fn world() -> World {
             clock: clock.clone(),
         },
         ServingConfig {
-            pages_url: "https://pages.test".into(),
+            origins,
             base_url: "https://quire.test".into(),
             ..ServingConfig::default()
         },
@@ -122,6 +129,7 @@ impl World {
     async fn get_as(&self, path: &str, visitor: Visitor<'_>) -> Answer {
         self.serving
             .visit(Visit {
+                owner: None,
                 path,
                 query: "",
                 head: false,
@@ -219,6 +227,7 @@ async fn etags_give_304s_and_gzip_is_offered_for_text() {
     let w = world().await;
     w.publish("site", |_| {}).await;
     let visit = |inm: Option<&'static str>, gz: bool| Visit {
+        owner: None,
         path: "/ann/site/",
         query: "",
         head: false,
@@ -266,6 +275,7 @@ async fn views_count_documents_only_and_reach_the_store_on_flush() {
     w.get("/ann/site/missing").await; // a 404: not a view
     w.serving
         .visit(Visit {
+            owner: None,
             path: "/ann/site/",
             query: "",
             head: true, // HEAD: not a view
@@ -350,6 +360,7 @@ async fn exactly_max_views_succeed_however_many_race() {
             let s = serving.clone();
             tokio::spawn(async move {
                 s.visit(Visit {
+                    owner: None,
                     path: "/ann/once/",
                     query: "",
                     head: false,
@@ -401,6 +412,7 @@ async fn a_view_is_not_counted_when_the_file_cannot_be_read() {
     assert!(
         w.serving
             .visit(Visit {
+                owner: None,
                 path: "/ann/once/",
                 query: "",
                 head: false,
@@ -446,7 +458,7 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
     assert_eq!(admitted.location, "/ann/secret/docs/");
     let unlock = admitted.cookie.unwrap();
     assert_eq!(
-        (unlock.name, unlock.path.as_str()),
+        (unlock.name.as_str(), unlock.path.as_str()),
         (UNLOCK_COOKIE, "/ann/secret/")
     );
     let visitor = Visitor {
@@ -595,16 +607,16 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         PassError::Forbidden
     );
     let token = pass_token(&url);
-    let admitted = w.serving.accept_pass(token, "docs/").await.unwrap();
+    let admitted = w.serving.accept_pass(None, token, "docs/").await.unwrap();
     assert_eq!(admitted.location, "/ann/mine/docs/");
     assert_eq!(
-        w.serving.accept_pass(token, "docs/").await.unwrap_err(),
+        w.serving.accept_pass(None, token, "docs/").await.unwrap_err(),
         PassError::Forbidden,
         "a pass works once"
     );
     let access = admitted.cookie.unwrap();
     assert_eq!(
-        (access.name, access.path.as_str()),
+        (access.name.as_str(), access.path.as_str()),
         (ACCESS_COOKIE, "/ann/mine/")
     );
     let ann = Visitor {
@@ -626,7 +638,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     w.pages.delete(&w.ann, gone.page.id).await.unwrap();
     let stale = pass_token(&url);
     assert_eq!(
-        w.serving.accept_pass(stale, "").await.unwrap_err(),
+        w.serving.accept_pass(None, stale, "").await.unwrap_err(),
         PassError::NotFound
     );
     assert_eq!(
@@ -639,7 +651,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
 
     // A pass is short-lived and cannot be forged.
     assert_eq!(
-        w.serving.accept_pass("x.y", "").await.unwrap_err(),
+        w.serving.accept_pass(None, "x.y", "").await.unwrap_err(),
         PassError::Forbidden
     );
     let unused = w
@@ -650,7 +662,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let unused = pass_token(&unused);
     w.clock.advance(time::Duration::seconds(61));
     assert_eq!(
-        w.serving.accept_pass(unused, "").await.unwrap_err(),
+        w.serving.accept_pass(None, unused, "").await.unwrap_err(),
         PassError::Forbidden
     );
 
@@ -672,7 +684,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let token = pass_token(&url);
     let bob_cookie = w
         .serving
-        .accept_pass(token, "")
+        .accept_pass(None, token, "")
         .await
         .unwrap()
         .cookie
@@ -756,4 +768,126 @@ async fn a_stale_policy_lasts_at_most_the_cache_ttl() {
     // ...until the entry's time is up.
     tokio::time::sleep(w.serving.config().policy_ttl + Duration::from_millis(50)).await;
     assert!(matches!(w.get("/ann/site/").await, Answer::SignIn { .. }));
+}
+
+impl World {
+    async fn get_on(&self, owner: &str, path: &str, visitor: Visitor<'_>) -> Answer {
+        self.serving
+            .visit(Visit {
+                owner: Some(owner),
+                path,
+                query: "",
+                head: false,
+                visitor,
+                if_none_match: None,
+                accepts_gzip: false,
+            })
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test]
+async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
+    let w = world_on(PageOrigins::parse("https://{handle}.pages.test").unwrap()).await;
+    let public = w.publish("site", |_| {}).await;
+    assert_eq!(public.url, "https://ann.pages.test/site/");
+    let code = public.link.as_ref().unwrap().public_id.clone();
+    assert_eq!(
+        public.short_url.as_deref(),
+        Some(format!("https://pages.test/s/{code}").as_str())
+    );
+    assert_eq!(
+        body(&w.get_on("ann", "/site/docs/", Visitor::default()).await),
+        "<p>docs</p>"
+    );
+    // Another owner's host does not serve ann's page, and the path no longer names owners.
+    assert!(matches!(
+        w.get_on("bob", "/site/", Visitor::default()).await,
+        Answer::NotFound
+    ));
+    assert!(matches!(w.get("/ann/site/").await, Answer::NotFound));
+    let Answer::Redirect { location, .. } = w.get_on("ann", "/site", Visitor::default()).await
+    else {
+        panic!("trailing slash")
+    };
+    assert_eq!(location, "/site/");
+    let Answer::Redirect { location, .. } = w.serving.short_link(&code).await.unwrap() else {
+        panic!("short link")
+    };
+    assert_eq!(location, "https://ann.pages.test/site/");
+
+    // Cookies are named for the page, host-only (`__Host-`) and for the whole origin.
+    w.publish("brief", |r| {
+        r.access = Some("password".into());
+        r.password = Some("open sesame".into());
+    })
+    .await;
+    let admitted = w
+        .serving
+        .unlock(Unlock {
+            handle: "ann",
+            slug: "brief",
+            password: "open sesame",
+            next: "",
+            client: "203.0.113.9",
+        })
+        .await
+        .unwrap();
+    let cookie = admitted.cookie.unwrap();
+    assert_eq!(
+        (cookie.name.as_str(), cookie.path.as_str()),
+        ("__Host-quire_unlock_brief", "/")
+    );
+    assert_eq!(
+        quire_serving::cookie_kind(&cookie.name),
+        Some(quire_serving::Kind::Unlock)
+    );
+    assert_eq!(admitted.location, "/brief/");
+    let unlocked = Visitor {
+        unlock: vec![cookie.value.as_str()],
+        ..Visitor::default()
+    };
+    let Answer::File(file) = w.get_on("ann", "/brief/", unlocked).await else {
+        panic!("unlocked")
+    };
+    assert!(file.guarded, "a password page is guarded from framing");
+    assert!(!matches!(
+        w.get_on("ann", "/site/", Visitor::default()).await,
+        Answer::File(ref f) if f.guarded
+    ));
+
+    // A pass is issued for the owner's origin and lands only there.
+    let private = w
+        .publish("mine", |r| r.access = Some("private".into()))
+        .await;
+    let code = private.link.as_ref().unwrap().public_id.clone();
+    let session = w.session(w.ann.account_id).await;
+    let ann_email = Email::parse("ann@example.com").unwrap();
+    let url = w
+        .serving
+        .issue_pass(&code, w.ann.account_id, &ann_email, &session, "")
+        .await
+        .unwrap();
+    assert!(url.starts_with("https://ann.pages.test/-/pass?token="), "{url}");
+    let token = pass_token(&url);
+    assert_eq!(
+        w.serving
+            .accept_pass(Some("bob"), token, "")
+            .await
+            .unwrap_err(),
+        PassError::NotFound,
+        "a pass for ann's page does not land on bob's origin"
+    );
+    let url = w
+        .serving
+        .issue_pass(&code, w.ann.account_id, &ann_email, &session, "")
+        .await
+        .unwrap();
+    let admitted = w
+        .serving
+        .accept_pass(Some("ann"), pass_token(&url), "")
+        .await
+        .unwrap();
+    assert_eq!(admitted.cookie.unwrap().name, "__Host-quire_access_mine");
 }

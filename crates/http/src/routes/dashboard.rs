@@ -79,6 +79,15 @@ struct ConsentPage {
 }
 
 #[derive(Template)]
+#[template(path = "visit_confirm.html")]
+struct VisitConfirmPage {
+    signed_in_as: Option<String>,
+    email: String,
+    page: String,
+    next: String,
+}
+
+#[derive(Template)]
 #[template(path = "visit_denied.html")]
 struct VisitDeniedPage {
     signed_in_as: Option<String>,
@@ -95,7 +104,7 @@ fn page(
     let body = template.render().map_err(|e| ApiError::internal(&e))?;
     // Browsers apply form-action to the redirects that follow a post too: signing in for a
     // private page ends on the pages origin.
-    let pages_origin = origin_of(&state.serving.config().pages_url);
+    let pages_origin = state.serving.config().origins.csp_source();
     Ok(HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -424,14 +433,67 @@ pub async fn logout(
 /// `GET /visit?page={code}&next={path}`: the pages origin sends visitors of a private or
 /// allow-list page here. Once signed in (second factor included), an account the page
 /// admits goes back with a short-lived pass for that page; any other gets a 403 page.
-pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let (session, account) = match require_full_session(&state, &req).await? {
-        Gate::Through(session, account) => (session, account),
-        Gate::Redirect(response) => return Ok(response),
+/// Whether the browser says this request is a top-level navigation (Fetch Metadata). A frame,
+/// a fetch or an image says otherwise, and a client that sends no metadata proves nothing.
+fn top_level_navigation(req: &HttpRequest) -> bool {
+    let is = |name: &str, value: &str| {
+        req.headers()
+            .get(name)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(value.as_bytes()))
     };
+    is("sec-fetch-dest", "document") && is("sec-fetch-mode", "navigate")
+}
+
+/// `GET /visit?page=CODE&next=PATH`: a private or allow-list page sends its visitor here to
+/// sign in; a pass for the page comes back in a redirect. Only to a top-level navigation:
+/// a page of another owner could otherwise load this in a hidden frame and receive the pass.
+/// Anything else gets a button that the person clicks.
+pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
     let code = q.get("page").map_or("", String::as_str);
     let next = q.get("next").map_or("", String::as_str);
+    hand_over(&state, &req, code, next, top_level_navigation(&req)).await
+}
+
+/// `POST /visit`: the button of the confirmation page, from the dashboard's own origin.
+pub async fn visit_confirmed(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let form = form(&body)?;
+    let field = |name: &str| form.get(name).map_or("", String::as_str);
+    let dest_ok = req
+        .headers()
+        .get("sec-fetch-dest")
+        .is_none_or(|v| v.as_bytes().eq_ignore_ascii_case(b"document"));
+    hand_over(&state, &req, field("page"), field("next"), dest_ok).await
+}
+
+async fn hand_over(
+    state: &AppState,
+    req: &HttpRequest,
+    code: &str,
+    next: &str,
+    navigation: bool,
+) -> Result<HttpResponse, ApiError> {
+    let (session, account) = match require_full_session(state, req).await? {
+        Gate::Through(session, account) => (session, account),
+        Gate::Redirect(response) => return Ok(response),
+    };
+    if !navigation {
+        return page(
+            state,
+            StatusCode::OK,
+            &VisitConfirmPage {
+                signed_in_as: who(&account),
+                email: account.email.as_str().to_owned(),
+                page: code.to_owned(),
+                next: next.to_owned(),
+            },
+        );
+    }
     let denied = |found: bool| VisitDeniedPage {
         signed_in_as: who(&account),
         found,
@@ -443,8 +505,8 @@ pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
         .await
     {
         Ok(url) => Ok(see_other(&url)),
-        Err(PassError::Forbidden) => page(&state, StatusCode::FORBIDDEN, &denied(true)),
-        Err(PassError::NotFound) => page(&state, StatusCode::NOT_FOUND, &denied(false)),
+        Err(PassError::Forbidden) => page(state, StatusCode::FORBIDDEN, &denied(true)),
+        Err(PassError::NotFound) => page(state, StatusCode::NOT_FOUND, &denied(false)),
         Err(PassError::Infra(e)) => Err(e.into()),
     }
 }

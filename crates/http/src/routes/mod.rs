@@ -66,6 +66,7 @@ pub fn register(cfg: &mut web::ServiceConfig, page_body_limit: usize) {
         .route("/account/security", web::post().to(dashboard::enroll))
         .route("/authorize-agent", web::get().to(dashboard::consent))
         .route("/visit", web::get().to(dashboard::visit))
+        .route("/visit", web::post().to(dashboard::visit_confirmed))
         .route("/", web::get().to(dashboard::home))
         .service(
             web::scope(PAGE)
