@@ -55,7 +55,10 @@ impl Driver {
 
 /// How many processes name `profile` on their command line.
 pub(crate) fn processes_of(profile: &str) -> usize {
-    let out = Command::new("pgrep").args(["-f", profile]).output().unwrap();
+    let out = Command::new("pgrep")
+        .args(["-f", profile])
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
@@ -410,7 +413,10 @@ async fn chromium_ends_with_its_driver() {
     };
     browser.go("about:blank").await;
     let profile = browser.profile_path();
-    assert!(processes_of(&profile) > 1, "chromium runs while the test does");
+    assert!(
+        processes_of(&profile) > 1,
+        "chromium runs while the test does"
+    );
     drop(browser);
     let deadline = Instant::now() + Duration::from_secs(10);
     while processes_of(&profile) > 0 {

@@ -309,7 +309,10 @@ async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
     publish(
         &srv,
         &ann.key,
-        site("secret", &json!({"access": "password", "password": "open sesame"})),
+        site(
+            "secret",
+            &json!({"access": "password", "password": "open sesame"}),
+        ),
     )
     .await;
     publish(
@@ -336,9 +339,15 @@ async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
         .replace("NEVER", &format!("{:?}", srv.page("/ann/never/")))
         .replace(
             "VISIT",
-            &format!("{:?}", format!("{}/visit?page={never_code}&next=", srv.base)),
+            &format!(
+                "{:?}",
+                format!("{}/visit?page={never_code}&next=", srv.base)
+            ),
         )
-        .replace("UNLOCK", &format!("{:?}", format!("{}/-/unlock", srv.owner("ann"))));
+        .replace(
+            "UNLOCK",
+            &format!("{:?}", format!("{}/-/unlock", srv.owner("ann"))),
+        );
     let attack = srv
         .post(
             PAGES,
@@ -366,7 +375,10 @@ async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
         if !text.is_empty() {
             break text;
         }
-        assert!(std::time::Instant::now() < deadline, "the attack page never finished");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the attack page never finished"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     browser.screenshot("page-attacker").await;

@@ -81,8 +81,14 @@ impl<'a> Browser<'a> {
 
     /// A top-level navigation to an absolute URL, with the Fetch Metadata a browser sends.
     pub(crate) async fn navigate(&mut self, url: &str) -> Reply {
-        self.get_url_with(url, &[("sec-fetch-dest", "document"), ("sec-fetch-mode", "navigate")])
-            .await
+        self.get_url_with(
+            url,
+            &[
+                ("sec-fetch-dest", "document"),
+                ("sec-fetch-mode", "navigate"),
+            ],
+        )
+        .await
     }
 
     pub(crate) async fn get_url_with(&mut self, url: &str, headers: &[(&str, &str)]) -> Reply {

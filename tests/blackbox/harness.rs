@@ -46,7 +46,19 @@ impl TestDb {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(BIN);
+        self.command_via(&[])
+    }
+
+    /// The server's command, run through `wrapper` (e.g. `prlimit --nofile=256:256 --`).
+    fn command_via(&self, wrapper: &[&str]) -> Command {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(BIN);
+                c
+            }
+            None => Command::new(BIN),
+        };
         cmd.current_dir(self.dir.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -99,12 +111,17 @@ impl TestDb {
     }
 
     pub fn start_with(&self, env: &[(&str, &str)]) -> Server {
+        self.start_via(&[], env)
+    }
+
+    /// Starts a server through `wrapper` (see [`TestDb::command_via`]).
+    pub fn start_via(&self, wrapper: &[&str], env: &[(&str, &str)]) -> Server {
         let log = self
             .dir
             .path()
             .join(format!("server-{}.log", uuid::Uuid::new_v4()));
         let log_file = std::fs::File::create(&log).expect("log file");
-        let mut cmd = self.command();
+        let mut cmd = self.command_via(wrapper);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -216,13 +233,13 @@ impl reqwest::dns::Resolve for LoopbackNames {
         let host = name.as_str().to_owned();
         Box::pin(async move {
             if host == "localhost" || host.ends_with(".localhost") {
-                let addrs: reqwest::dns::Addrs =
-                    Box::new(std::iter::once(std::net::SocketAddr::from(([127, 0, 0, 1], 0))));
+                let addrs: reqwest::dns::Addrs = Box::new(std::iter::once(
+                    std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+                ));
                 return Ok(addrs);
             }
-            let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let addrs: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
             Ok(addrs)
         })
@@ -237,7 +254,8 @@ pub fn client() -> reqwest::ClientBuilder {
 impl Server {
     /// The origin of `handle`'s pages.
     pub fn owner(&self, handle: &str) -> String {
-        self.pages.replacen("://", &format!("://{}.", handle.replace('_', "-")), 1)
+        self.pages
+            .replacen("://", &format!("://{}.", handle.replace('_', "-")), 1)
     }
 
     /// The URL of `/{handle}/{rest}` written the old way: `http://{handle}.localhost:port/{rest}`.

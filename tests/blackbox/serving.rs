@@ -134,11 +134,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
     let r = visit(&srv, "/ann/site").await;
     assert_eq!((r.status, header(&r, "location")), (308, "/site/"));
     let r = visit(&srv, "/ann/site?utm=x").await;
-    assert_eq!(
-        header(&r, "location"),
-        "/site/?utm=x",
-        "the query is kept"
-    );
+    assert_eq!(header(&r, "location"), "/site/?utm=x", "the query is kept");
 
     let r = visit(&srv, "/ann/site/").await;
     assert_eq!(r.status, 200);
@@ -199,11 +195,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
     assert!(r.text.contains("id=\"lost\""), "{}", r.text);
 
     // HEAD: the headers of a GET, no body.
-    let resp = visitor()
-        .head(srv.page("/ann/site/"))
-        .send()
-        .await
-        .unwrap();
+    let resp = visitor().head(srv.page("/ann/site/")).send().await.unwrap();
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["etag"].to_str().unwrap(), etag);
     assert_eq!(
@@ -213,11 +205,7 @@ async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
     assert!(resp.bytes().await.unwrap().is_empty());
 
     // Only GET and HEAD.
-    let resp = visitor()
-        .post(srv.page("/ann/site/"))
-        .send()
-        .await
-        .unwrap();
+    let resp = visitor().post(srv.page("/ann/site/")).send().await.unwrap();
     assert_eq!(resp.status(), 405);
     assert_eq!(resp.headers()["allow"], "GET, HEAD");
 
@@ -484,10 +472,7 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     assert!(set_cookie(&r, "quire_unlock_secret").is_none());
 
     let r = reply(post("open sesame", &srv.owner("ann")).await.unwrap()).await;
-    assert_eq!(
-        (r.status, header(&r, "location")),
-        (303, "/secret/docs/")
-    );
+    assert_eq!((r.status, header(&r, "location")), (303, "/secret/docs/"));
     let (cookie, attrs) = set_cookie(&r, "quire_unlock_secret").expect("unlock cookie");
     for attr in ["HttpOnly", "SameSite=Lax", "Path=/;", "Max-Age="] {
         assert!(attrs.contains(attr), "{attr} in {attrs}");
@@ -538,7 +523,11 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     // Attempts are throttled: 10 per page and client per 15 minutes (two were made above).
     let mut last = 0;
     for _ in 0..8 {
-        last = post("guess", &srv.owner("ann")).await.unwrap().status().as_u16();
+        last = post("guess", &srv.owner("ann"))
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
     }
     assert_eq!(last, 401);
     let r = reply(post("new words", &srv.owner("ann")).await.unwrap()).await;
@@ -655,7 +644,10 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     assert!(r.text.contains("no page"), "{}", r.text);
     let r = reply(
         visitor()
-            .get(format!("{}/-/pass?token=forged.token&next=", srv.owner("ann")))
+            .get(format!(
+                "{}/-/pass?token=forged.token&next=",
+                srv.owner("ann")
+            ))
             .send()
             .await
             .unwrap(),
@@ -717,7 +709,10 @@ async fn hand_off(browser: &mut Browser<'_>, to_dashboard: &str, landing: &str) 
     // The button: a same-origin post hands over too.
     let query = to_dashboard.split_once('?').unwrap().1;
     let fields: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap();
-    let form: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let form: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let posted = browser.post("/visit", &form).await;
     assert_eq!(posted.status, 303, "{}", posted.text);
     assert!(header(&posted, "location").contains("/-/pass?token="));

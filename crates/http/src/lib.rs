@@ -14,6 +14,7 @@ pub mod client_ip;
 mod dto;
 mod error;
 mod json;
+pub mod limits;
 mod openapi;
 pub mod pages_origin;
 mod routes;

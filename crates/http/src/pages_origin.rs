@@ -480,7 +480,11 @@ async fn pass(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
         Target::Shared => None,
         Target::Links | Target::Unknown => return not_found(),
     };
-    match state.serving.accept_pass(owner.as_deref(), token, next).await {
+    match state
+        .serving
+        .accept_pass(owner.as_deref(), token, next)
+        .await
+    {
         Ok(admitted) => {
             let mut response = with_cookie(
                 &state,

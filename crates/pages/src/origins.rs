@@ -97,7 +97,9 @@ impl PageOrigins {
                         .all(|b| b.is_ascii_alphanumeric() || b == b'-')
             });
         if !valid_host {
-            return Err("needs a domain after {handle}. (e.g. https://{handle}.pages.example.net)".into());
+            return Err(
+                "needs a domain after {handle}. (e.g. https://{handle}.pages.example.net)".into(),
+            );
         }
         Ok(Self {
             https,
@@ -201,14 +203,15 @@ impl PageOrigins {
         let Some(cut) = name.len().checked_sub(host_suffix.len()) else {
             return HostOwner::Unknown;
         };
-        if cut == 0
-            || !name.is_char_boundary(cut)
-            || !name[cut..].eq_ignore_ascii_case(host_suffix)
+        if cut == 0 || !name.is_char_boundary(cut) || !name[cut..].eq_ignore_ascii_case(host_suffix)
         {
             return HostOwner::Unknown;
         }
         let label = &name[..cut];
-        if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
             return HostOwner::Unknown;
         }
         let handle: Cow<'a, str> = if label

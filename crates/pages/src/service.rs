@@ -22,11 +22,11 @@ use crate::model::{
     Access, AllowEntry, FileData, FileEntry, FileInput, Limits, LinkView, Page, PageStatus,
     PasswordChange, Policy, SharedPage,
 };
+use crate::origins::PageOrigins;
 use crate::ports::{
     AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
     PageStore, PublicIds, UpdatePageStoreError,
 };
-use crate::origins::PageOrigins;
 use crate::validate::{self, FilesError, LimitKind};
 
 /// Objects written to the bundle store at once during a publish or add-files.
@@ -240,7 +240,9 @@ impl PageService {
     ) -> PageView {
         PageView {
             url: self.url_of(handle.as_str(), &page.slug),
-            short_url: link.as_ref().map(|l| self.config.origins.short_url(l.code())),
+            short_url: link
+                .as_ref()
+                .map(|l| self.config.origins.short_url(l.code())),
             page,
             link,
             project_slug: project,

@@ -43,6 +43,14 @@ pub struct Config {
     pub policy_cache_ms: u64,
     /// Bytes of page files the pages origin keeps in memory.
     pub file_cache_bytes: u64,
+    /// Seconds to receive a request body, on top of its length at `body_min_rate`.
+    pub body_timeout_secs: u64,
+    /// Bytes per second a request body must at least arrive at.
+    pub body_min_rate: u64,
+    /// Open connections, both listeners together; 0: as many as the open-file limit allows.
+    pub max_connections: usize,
+    /// Open connections one client address may hold.
+    pub max_connections_per_client: u32,
 }
 
 impl Default for Config {
@@ -64,6 +72,10 @@ impl Default for Config {
             trusted_proxies: String::new(),
             policy_cache_ms: 800,
             file_cache_bytes: 64 * 1024 * 1024,
+            body_timeout_secs: 10,
+            body_min_rate: 64 * 1024,
+            max_connections: 0,
+            max_connections_per_client: 256,
         }
     }
 }
@@ -89,6 +101,10 @@ struct FileConfig {
     trusted_proxies: Option<String>,
     policy_cache_ms: Option<u64>,
     file_cache_bytes: Option<u64>,
+    body_timeout_secs: Option<u64>,
+    body_min_rate: Option<u64>,
+    max_connections: Option<usize>,
+    max_connections_per_client: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +158,11 @@ impl Config {
                 janitor_interval_secs,
                 trusted_proxies,
                 policy_cache_ms,
-                file_cache_bytes
+                file_cache_bytes,
+                body_timeout_secs,
+                body_min_rate,
+                max_connections,
+                max_connections_per_client
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -174,6 +194,10 @@ impl Config {
         )?;
         number("QUIRE_WORKERS", &mut c.workers)?;
         number("QUIRE_MAX_FILES", &mut c.max_files)?;
+        number("QUIRE_MAX_CONNECTIONS", &mut c.max_connections)?;
+        let mut per_client = usize::try_from(c.max_connections_per_client).unwrap_or(usize::MAX);
+        number("QUIRE_MAX_CONNECTIONS_PER_CLIENT", &mut per_client)?;
+        c.max_connections_per_client = u32::try_from(per_client).unwrap_or(u32::MAX);
         let wide = |name: &'static str, slot: &mut u64| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {
@@ -189,6 +213,15 @@ impl Config {
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         wide("QUIRE_POLICY_CACHE_MS", &mut c.policy_cache_ms)?;
         wide("QUIRE_FILE_CACHE_BYTES", &mut c.file_cache_bytes)?;
+        wide("QUIRE_BODY_TIMEOUT_SECS", &mut c.body_timeout_secs)?;
+        wide("QUIRE_BODY_MIN_RATE", &mut c.body_min_rate)?;
+        if c.body_min_rate == 0 || c.max_connections_per_client == 0 {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_BODY_MIN_RATE and QUIRE_MAX_CONNECTIONS_PER_CLIENT",
+                expected: "at least 1",
+                value: "0".into(),
+            });
+        }
         if c.policy_cache_ms > 1_000 {
             return Err(ConfigError::Invalid {
                 name: "QUIRE_POLICY_CACHE_MS",

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{App, HttpServer};
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpServer, web};
 use async_trait::async_trait;
 use clap::{Parser, Subcommand};
 use quire_accounts::{
@@ -18,6 +19,7 @@ use quire_accounts::{
 };
 use quire_blobs::ObjectBundleStore;
 use quire_device_auth::DeviceAuthService;
+use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::PagesState;
 use quire_http::{AppState, Readiness};
 use quire_kernel::{Clock, SystemClock};
@@ -221,6 +223,13 @@ fn bind(what: &str, addr: &str) -> Result<(TcpListener, std::net::SocketAddr), S
     Ok((listener, bound))
 }
 
+/// Time for a client to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// An idle keep-alive connection is closed after this.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// On SIGTERM, requests in flight get this long to finish.
+const SHUTDOWN_GRACE_SECS: u64 = 30;
+
 /// Name of the shared secret that signs the pages origin's cookies and passes.
 const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
 
@@ -269,6 +278,43 @@ fn spawn_view_flusher(serving: ServingService) {
 }
 
 const VIEW_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// File descriptors kept back from client connections: database connections, bundle
+/// files, logs.
+const RESERVED_FILES: u64 = 128;
+
+/// Raises the open-file soft limit to the hard limit, and returns how many connections the
+/// two listeners may hold together: `QUIRE_MAX_CONNECTIONS`, within what the limit leaves.
+fn connection_budget(config: &Config) -> usize {
+    let files = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read or raise the open-file limit; assuming 1024");
+            1024
+        }
+    };
+    let reserved = RESERVED_FILES + config.database_max_connections as u64;
+    let fit = usize::try_from(files.saturating_sub(reserved).max(16)).unwrap_or(usize::MAX);
+    let budget = match config.max_connections {
+        0 => fit,
+        n => n.min(fit),
+    };
+    tracing::info!(
+        open_files = files,
+        connections = budget,
+        "connection budget"
+    );
+    budget
+}
+
+fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
+    EdgeLimits {
+        body_timeout: Duration::from_secs(config.body_timeout_secs),
+        body_min_rate: config.body_min_rate,
+        max_body: page_body_limit as u64,
+        per_client: config.max_connections_per_client,
+    }
+}
 
 async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     migrate(&db).await?;
@@ -329,14 +375,31 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
         trusted_proxies: trusted_proxies.clone(),
         readiness: Arc::new(StackReadiness { db, bundles }),
     };
+    let edge = edge_limits(&config, quire_http::page_body_limit(&state.pages.limits()));
+    let workers = match config.workers {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        n => n,
+    };
+    // Half the budget to each listener, shared out among its workers.
+    let per_worker = (connection_budget(&config) / 2 / workers).max(8);
+    let counts = Arc::new(ConnectionCounts::default());
+    let api_connect = limits::on_connect(counts.clone(), edge, trusted_proxies.clone());
     let mut api = HttpServer::new(move || {
         App::new()
+            .app_data(web::Data::new(edge))
             .wrap(tracing_actix_web::TracingLogger::default())
+            .wrap(from_fn(limits::guard))
             .configure(quire_http::configure(state.clone()))
     })
-    .shutdown_timeout(30)
+    .on_connect(api_connect)
+    .max_connections(per_worker)
+    .client_request_timeout(HEADER_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .keep_alive(KEEP_ALIVE)
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
     .listen(listener)
     .map_err(|e| e.to_string())?;
+    let pages_connect = limits::on_connect(counts, edge, trusted_proxies.clone());
     let pages_state = PagesState {
         serving: serving.clone(),
         keys,
@@ -344,9 +407,17 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
     };
     // No per-request log line here: on the hot path it would cost more than the answer.
     let mut visitors = HttpServer::new(move || {
-        App::new().configure(quire_http::pages_origin::configure(pages_state.clone()))
+        App::new()
+            .app_data(web::Data::new(edge))
+            .wrap(from_fn(limits::guard))
+            .configure(quire_http::pages_origin::configure(pages_state.clone()))
     })
-    .shutdown_timeout(30)
+    .on_connect(pages_connect)
+    .max_connections(per_worker)
+    .client_request_timeout(HEADER_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .keep_alive(KEEP_ALIVE)
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
     .listen(pages_listener)
     .map_err(|e| e.to_string())?;
     if config.workers > 0 {

@@ -10,8 +10,8 @@ use quire_accounts::{Session, SessionStore};
 use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
 use quire_links::EmbeddedLinkService;
 use quire_pages::{
-    FileInput, PageConfig, PageOrigins, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
-    RandomPublicIds,
+    FileInput, PageConfig, PageOrigins, PagePorts, PageService, PageView, PatchRequest,
+    PublishRequest, RandomPublicIds,
 };
 use quire_serving::{
     ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingPorts, ServingService,
@@ -610,7 +610,10 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let admitted = w.serving.accept_pass(None, token, "docs/").await.unwrap();
     assert_eq!(admitted.location, "/ann/mine/docs/");
     assert_eq!(
-        w.serving.accept_pass(None, token, "docs/").await.unwrap_err(),
+        w.serving
+            .accept_pass(None, token, "docs/")
+            .await
+            .unwrap_err(),
         PassError::Forbidden,
         "a pass works once"
     );
@@ -869,7 +872,10 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
         .issue_pass(&code, w.ann.account_id, &ann_email, &session, "")
         .await
         .unwrap();
-    assert!(url.starts_with("https://ann.pages.test/-/pass?token="), "{url}");
+    assert!(
+        url.starts_with("https://ann.pages.test/-/pass?token="),
+        "{url}"
+    );
     let token = pass_token(&url);
     assert_eq!(
         w.serving
