@@ -13,6 +13,7 @@ mod browser_pages;
 mod cli;
 mod dashboard;
 mod grants;
+mod hardening;
 mod interop;
 mod keys;
 mod ops;

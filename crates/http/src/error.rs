@@ -24,8 +24,8 @@ pub enum SessionRefusal {
     NotSignedIn,
 }
 
-/// An error response.
-#[derive(Debug)]
+/// An error response. Its `Display` and `Debug` (what the request log shows) name the
+/// status and code only: the message may quote the client's input, which stays out of logs.
 pub struct ApiError {
     status: StatusCode,
     /// The `error` field: a stable code, or prose where the spec says so.
@@ -37,13 +37,18 @@ pub struct ApiError {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {}: {}",
-            self.status.as_u16(),
-            self.error,
-            self.message
-        )
+        let code = if self.error.len() <= 64 {
+            self.error.as_str()
+        } else {
+            "(prose)"
+        };
+        write!(f, "{} {code}", self.status.as_u16())
+    }
+}
+
+impl std::fmt::Debug for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiError({self})")
     }
 }
 

@@ -427,6 +427,13 @@ async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes
         );
     };
     let field = |name: &str| f.get(name).map_or("", String::as_str);
+    if !quire_pages::validate::is_slug(field("slug")) {
+        return notice(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form's slug is not a page's slug.",
+        );
+    }
     let client = client_ip::of(&req, &state.trusted_proxies);
     let attempt = Unlock {
         handle: owner.as_deref().unwrap_or_else(|| field("handle")),

@@ -47,6 +47,12 @@ impl AccountDirectory for NoHandles {
     async fn account_by_handle(&self, _: &Handle) -> Result<Option<AccountId>, InfraError> {
         Ok(None)
     }
+    async fn accounts_by_handles(
+        &self,
+        _: &[Handle],
+    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError> {
+        Ok(std::collections::HashMap::new())
+    }
     async fn handle_and_email(&self, _: AccountId) -> Result<Option<(Handle, Email)>, InfraError> {
         Ok(None)
     }

@@ -78,6 +78,8 @@ error_codes! {
     InvalidGrant = ("invalid_grant", 400),
     // Quire's own, beyond the spec's table: a request body over the route's size limit.
     PayloadTooLarge = ("payload_too_large", 413),
+    // Quire's own: a method the path does not take (with `Allow`).
+    MethodNotAllowed = ("method_not_allowed", 405),
 }
 
 impl fmt::Display for ErrorCode {

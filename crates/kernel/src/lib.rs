@@ -12,6 +12,7 @@ pub mod password;
 pub mod principal;
 pub mod rate_limit;
 pub mod secret;
+pub mod text;
 pub mod values;
 
 pub use clock::{Clock, SystemClock};

@@ -126,6 +126,11 @@ fn check_name(name: &str) -> Result<String, MintError> {
             "name must be 1-{MAX_KEY_NAME_CHARS} characters"
         )));
     }
+    if quire_kernel::text::has_control(trimmed) {
+        return Err(MintError::InvalidInput(
+            "name must not contain control characters".into(),
+        ));
+    }
     Ok(trimmed.to_owned())
 }
 
@@ -140,12 +145,14 @@ fn check_apps(apps: &[String]) -> Result<Apps, MintError> {
     for a in apps {
         let app = App::parse(a).ok_or_else(|| {
             MintError::InvalidInput(format!(
-                "unknown app {a:?}; apps must be drawn from: {allowed}"
+                "unknown app {}; apps must be drawn from: {allowed}",
+                quire_kernel::text::quoted(a)
             ))
         })?;
         if parsed.contains(&app) {
             return Err(MintError::InvalidInput(format!(
-                "app {a:?} is listed twice"
+                "app {} is listed twice",
+                quire_kernel::text::quoted(a)
             )));
         }
         parsed.push(app);

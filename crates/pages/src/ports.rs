@@ -241,6 +241,15 @@ pub trait AccountDirectory: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError>;
 
+    /// The accounts of many handles in one lookup; unknown handles are absent.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn accounts_by_handles(
+        &self,
+        handles: &[Handle],
+    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError>;
+
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn handle_and_email(

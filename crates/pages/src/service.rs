@@ -249,28 +249,59 @@ impl PageService {
         }
     }
 
+    /// Parses an allow list, then resolves its handles in one lookup; duplicates are
+    /// dropped (first one kept) in linear time.
     async fn resolve_allow(&self, raw: &[String]) -> Result<Vec<AllowEntry>, PageError> {
-        let mut out = Vec::with_capacity(raw.len());
+        if raw.len() > validate::MAX_ALLOW_ENTRIES {
+            return Err(PageError::Invalid(format!(
+                "allow has {} entries; at most {} are allowed",
+                raw.len(),
+                validate::MAX_ALLOW_ENTRIES
+            )));
+        }
+        enum Parsed {
+            Email(Email),
+            Handle(Handle),
+        }
+        let mut parsed = Vec::with_capacity(raw.len());
+        let mut handles = Vec::new();
         for entry in raw {
-            let resolved = if entry.contains('@') {
-                AllowEntry::Email(Email::parse(entry).map_err(|_| {
-                    PageError::Invalid(format!("allow entry {entry:?} is not a valid email"))
-                })?)
+            if entry.contains('@') {
+                parsed.push(Parsed::Email(Email::parse(entry).map_err(|_| {
+                    PageError::Invalid(format!(
+                        "allow entry {} is not a valid email",
+                        validate::quoted(entry)
+                    ))
+                })?));
             } else {
                 let handle = Handle::parse(entry.trim_start_matches('@')).map_err(|_| {
                     PageError::Invalid(format!(
-                        "allow entry {entry:?} is neither an email nor a handle"
+                        "allow entry {} is neither an email nor a handle",
+                        validate::quoted(entry)
                     ))
                 })?;
-                AllowEntry::Account(self.accounts.account_by_handle(&handle).await?.ok_or_else(
-                    || {
-                        PageError::Invalid(format!(
-                            "allow entry {entry:?}: no account has that handle"
-                        ))
-                    },
-                )?)
+                handles.push(handle.clone());
+                parsed.push(Parsed::Handle(handle));
+            }
+        }
+        let accounts = if handles.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            self.accounts.accounts_by_handles(&handles).await?
+        };
+        let mut seen = std::collections::HashSet::with_capacity(parsed.len());
+        let mut out = Vec::with_capacity(parsed.len());
+        for entry in parsed {
+            let resolved = match entry {
+                Parsed::Email(e) => AllowEntry::Email(e),
+                Parsed::Handle(h) => AllowEntry::Account(*accounts.get(&h).ok_or_else(|| {
+                    PageError::Invalid(format!(
+                        "allow entry \"{}\": no account has that handle",
+                        h.as_str()
+                    ))
+                })?),
             };
-            if !out.contains(&resolved) {
+            if seen.insert(resolved.clone()) {
                 out.push(resolved);
             }
         }
@@ -316,7 +347,10 @@ impl PageService {
         let explicit_slug = req.slug.as_deref().map(validate::slug).transpose()?;
         let entrypoint = req.entrypoint.unwrap_or_else(|| "index.html".into());
         validate::path(&entrypoint).map_err(|_| {
-            PageError::Invalid(format!("entrypoint {entrypoint:?} is not a safe path"))
+            PageError::Invalid(format!(
+                "entrypoint {} is not a safe path",
+                validate::quoted(&entrypoint)
+            ))
         })?;
         let access = req
             .access
@@ -332,11 +366,15 @@ impl PageService {
         if access == Access::Password && req.password.as_deref().is_none_or(str::is_empty) {
             return Err(PageError::PasswordRequired);
         }
+        if let Some(p) = &req.password {
+            validate::page_password(p)?;
+        }
         let allow = self.resolve_allow(&req.allow).await?;
         let files = validate::files(req.files, &[], &self.config.limits)?;
         if !files.iter().any(|f| f.entry.path == entrypoint) {
             return Err(PageError::Invalid(format!(
-                "entrypoint {entrypoint:?} is not among the files"
+                "entrypoint {} is not among the files",
+                validate::quoted(&entrypoint)
             )));
         }
         let (handle, _) = self.owner(project.account_id).await?;
@@ -588,7 +626,10 @@ impl PageService {
             None => PasswordChange::Keep,
             Some(None) => PasswordChange::Clear,
             Some(Some(p)) if p.is_empty() => PasswordChange::Clear,
-            Some(Some(p)) => PasswordChange::Set(p),
+            Some(Some(p)) => {
+                validate::page_password(&p)?;
+                PasswordChange::Set(p)
+            }
         };
         let will_have_password = match &password {
             PasswordChange::Keep => link.has_password,

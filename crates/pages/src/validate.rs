@@ -54,6 +54,9 @@ pub fn title(raw: &str) -> Result<String, Invalid> {
     if raw.trim().is_empty() || n > 200 {
         return Err(Invalid("title must be 1-200 characters".into()));
     }
+    if quire_kernel::text::has_control(raw) {
+        return Err(Invalid("title must not contain control characters".into()));
+    }
     Ok(raw.to_owned())
 }
 
@@ -106,6 +109,23 @@ pub fn slug_candidate(base: &str, n: u32) -> String {
     format!("{}{suffix}", stem.trim_end_matches('-'))
 }
 
+/// Most entries of an allow list.
+pub const MAX_ALLOW_ENTRIES: usize = 1_000;
+
+pub use quire_kernel::text::quoted;
+
+/// # Errors
+/// A page password longer than the hasher takes (it is hashed with argon2id).
+pub fn page_password(password: &str) -> Result<(), Invalid> {
+    if password.len() > quire_kernel::password::MAX_PASSWORD_BYTES {
+        return Err(Invalid(format!(
+            "password must be at most {} bytes",
+            quire_kernel::password::MAX_PASSWORD_BYTES
+        )));
+    }
+    Ok(())
+}
+
 /// # Errors
 /// When the alias is not 3-64 of `A-Z a-z 0-9 _ -`.
 pub fn alias(raw: &str) -> Result<String, Invalid> {
@@ -147,7 +167,7 @@ pub fn max_views(raw: i128) -> Result<u64, Invalid> {
 /// # Errors
 /// Naming the path and the rule it breaks.
 pub fn path(raw: &str) -> Result<(), Invalid> {
-    let bad = |why: &str| Err(Invalid(format!("unsafe file path {raw:?}: {why}")));
+    let bad = |why: &str| Err(Invalid(format!("unsafe file path {}: {why}", quoted(raw))));
     if raw.is_empty() {
         return bad("empty");
     }
@@ -214,8 +234,8 @@ pub fn files(
         path(&f.path).map_err(FilesError::Invalid)?;
         if !seen.insert(f.path.clone()) {
             return Err(FilesError::Invalid(Invalid(format!(
-                "file path {:?} appears twice",
-                f.path
+                "file path {} appears twice",
+                quoted(&f.path)
             ))));
         }
     }
@@ -242,14 +262,15 @@ pub fn files(
                 .decode(f.content.as_bytes())
                 .map_err(|_| {
                     FilesError::Invalid(Invalid(format!(
-                        "content of {:?} is not valid base64",
-                        f.path
+                        "content of {} is not valid base64",
+                        quoted(&f.path)
                     )))
                 })?,
             other => {
                 return Err(FilesError::Invalid(Invalid(format!(
-                    "encoding of {:?} must be utf8 or base64, not {other:?}",
-                    f.path
+                    "encoding of {} must be utf8 or base64, not {}",
+                    quoted(&f.path),
+                    quoted(other)
                 ))));
             }
         };
@@ -258,8 +279,9 @@ pub fn files(
             return Err(FilesError::TooLarge {
                 limit: LimitKind::FileSize,
                 message: format!(
-                    "{:?} is {size} bytes; a file may be at most {} bytes",
-                    f.path, limits.max_file_bytes
+                    "{} is {size} bytes; a file may be at most {} bytes",
+                    quoted(&f.path),
+                    limits.max_file_bytes
                 ),
             });
         }

@@ -135,6 +135,11 @@ fn check_name(name: &str) -> Result<String, WriteProjectError> {
             "name must be 1-{MAX_NAME_CHARS} characters"
         )));
     }
+    if quire_kernel::text::has_control(name) {
+        return Err(WriteProjectError::InvalidProject(
+            "name must not contain control characters".into(),
+        ));
+    }
     Ok(name.to_owned())
 }
 
@@ -144,6 +149,11 @@ fn check_tag(tag: &str) -> Result<String, WriteProjectError> {
         return Err(WriteProjectError::InvalidProject(format!(
             "tag must be at most {MAX_TAG_CHARS} characters"
         )));
+    }
+    if quire_kernel::text::has_control(tag) {
+        return Err(WriteProjectError::InvalidProject(
+            "tag must not contain control characters".into(),
+        ));
     }
     Ok(tag.to_owned())
 }

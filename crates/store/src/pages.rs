@@ -407,6 +407,25 @@ impl AccountDirectory for Database {
         Ok(id.map(|i| AccountId(i.0)))
     }
 
+    async fn accounts_by_handles(
+        &self,
+        handles: &[Handle],
+    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError> {
+        let wanted: Vec<String> = handles.iter().map(|h| h.as_str().to_owned()).collect();
+        let rows: Vec<(String, DbId)> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .filter(accounts::handle.eq_any(&wanted))
+                .select((accounts::handle, accounts::id))
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(h, id)| Handle::parse(&h).ok().map(|h| (h, AccountId(id.0))))
+            .collect())
+    }
+
     async fn handle_and_email(
         &self,
         account: AccountId,

@@ -826,6 +826,20 @@ impl AccountDirectory for MemoryStore {
         }))
     }
 
+    async fn accounts_by_handles(
+        &self,
+        handles: &[Handle],
+    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError> {
+        self.check("account_by_handle")?;
+        Ok(self.with(|s| {
+            s.accounts
+                .iter()
+                .filter(|a| handles.contains(&a.handle))
+                .map(|a| (a.handle.clone(), a.id))
+                .collect()
+        }))
+    }
+
     async fn handle_and_email(
         &self,
         account: AccountId,

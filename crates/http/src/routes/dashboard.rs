@@ -307,6 +307,9 @@ pub async fn login_form(
     )
 }
 
+/// Longest login (an email may be 254 characters; a handle 30).
+const MAX_LOGIN_BYTES: usize = 320;
+
 pub async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -317,6 +320,21 @@ pub async fn login(
     let login = f.get("login").map_or("", String::as_str);
     let password = f.get("password").map_or("", String::as_str);
     let next = local_next(f.get("next").map(String::as_str));
+    if quire_kernel::text::has_control(login) || login.len() > MAX_LOGIN_BYTES {
+        return page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            &LoginPage {
+                signed_in_as: None,
+                error: Some(format!(
+                    "The login must be an email or handle of at most {MAX_LOGIN_BYTES} bytes, \
+                     without control characters."
+                )),
+                login: "",
+                next: &next,
+            },
+        );
+    }
     let ip = crate::client_ip::of(&req, &state.trusted_proxies);
     let signed = match state.sessions.sign_in(login, password, &ip).await {
         Ok(s) => s,

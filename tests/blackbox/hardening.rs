@@ -1,0 +1,247 @@
+//! Defects found by probing the release build, each with the request that found it: an
+//! allow list too long, control characters that PostgreSQL cannot store, input echoed into
+//! error bodies and logs, an over-long page password, a repeated query parameter and
+//! methods a path does not take. Every refusal changes nothing, on both databases.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Backend, Server, on_both_backends, setup};
+
+const PAGES: &str = "/api/page/v1/pages";
+const PROJECTS: &str = "/api/platform/v1/projects";
+
+on_both_backends!(
+    allow_lists_are_capped_and_deduplicated,
+    control_characters_are_refused_with_the_field_named,
+    errors_and_logs_do_not_echo_huge_input,
+    page_passwords_over_1024_bytes_are_a_clear_400,
+    a_repeated_query_parameter_is_a_json_400,
+    other_methods_on_a_known_path_are_405_with_allow,
+);
+
+fn page(title: &str) -> Value {
+    json!({"title": title, "access": "public",
+           "files": [{"path": "index.html", "content": "<p>hi</p>"}]})
+}
+
+async fn page_count(srv: &Server, key: &str) -> usize {
+    srv.get(PAGES, key).await.assert_status(200)["pages"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
+async fn allow_lists_are_capped_and_deduplicated(b: Backend) {
+    let Some((db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    db.create_account("bob", &[]);
+    let too_many: Vec<String> = (0..1001).map(|i| format!("u{i}@example.com")).collect();
+    let mut body = page("Wide");
+    body["access"] = json!("allow_list");
+    body["allow"] = json!(too_many);
+    let r = srv.post(PAGES, &ann.key, body.clone()).await;
+    r.assert_error(400, "invalid_request");
+    assert!(
+        r.body["message"].as_str().unwrap().contains("1000"),
+        "{}",
+        r.text
+    );
+    assert_eq!(page_count(&srv, &ann.key).await, 0);
+
+    // A thousand entries, handles among them, with repeats: kept once each, in order.
+    let mut entries: Vec<String> = (0..997).map(|i| format!("u{i}@example.com")).collect();
+    entries.extend(["bob".into(), "bob".into(), "u0@example.com".into()]);
+    body["allow"] = json!(entries);
+    let r = srv.post(PAGES, &ann.key, body.clone()).await;
+    r.assert_status(201);
+    body["allow"] = json!(["nobody_here"]);
+    srv.post(PAGES, &ann.key, body)
+        .await
+        .assert_error(400, "invalid_request");
+    assert_eq!(page_count(&srv, &ann.key).await, 1);
+}
+
+async fn control_characters_are_refused_with_the_field_named(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let r = srv.post(PAGES, &ann.key, page("bad\u{0}title")).await;
+    r.assert_error(400, "invalid_request");
+    assert!(
+        r.body["message"].as_str().unwrap().contains("title"),
+        "{}",
+        r.text
+    );
+    assert_eq!(page_count(&srv, &ann.key).await, 0);
+
+    for (field, code) in [("name", "invalid_project"), ("tag", "invalid_project")] {
+        let mut body = json!({"name": "Fine", "tag": "t", "color": "blue", "slug": "fine"});
+        body[field] = json!("a\u{0}b");
+        let r = srv.post(PROJECTS, &ann.key, body).await;
+        r.assert_error(400, code);
+        assert!(
+            r.body["message"].as_str().unwrap().contains(field),
+            "{}",
+            r.text
+        );
+    }
+    let projects = srv.get(PROJECTS, &ann.key).await;
+    assert_eq!(
+        projects.assert_status(200)["projects"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let r = srv
+        .post(
+            "/api/platform/v1/keys",
+            &ann.key,
+            json!({"name": "k\u{0}", "apps": ["page"]}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.text.contains("name"), "{}", r.text);
+
+    // No key needed: the dashboard's sign-in and a page's password form.
+    let r = srv
+        .http
+        .post(format!("{}/login", srv.base))
+        .header("origin", &srv.base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("login=ann%00&password=whatever&next=%2F")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("control characters"));
+    let owner = srv.owner("ann");
+    let r = srv
+        .http
+        .post(format!("{owner}/-/unlock"))
+        .header("origin", &owner)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("handle=ann&slug=a%00b&password=x&next=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(!srv.logs().contains("internal error"), "{}", srv.logs());
+}
+
+async fn errors_and_logs_do_not_echo_huge_input(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let long = format!("{}\u{0}", "a".repeat(2_000_000));
+    let body = json!({"title": "Echo", "files": [{"path": long, "content": "x"}]});
+    let r = srv.post(PAGES, &ann.key, body).await;
+    r.assert_error(400, "invalid_request");
+    assert!(r.text.len() < 1_000, "error body of {} bytes", r.text.len());
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("2000001 characters"),
+        "{}",
+        r.text
+    );
+    let r = srv
+        .post(
+            "/api/platform/v1/keys",
+            &ann.key,
+            json!({"name": "k", "apps": ["a".repeat(50_000)]}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.text.len() < 1_000, "error body of {} bytes", r.text.len());
+    // The log names the status and code of each refusal, never the input.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let logs = srv.logs();
+    assert!(
+        !logs.contains(&"a".repeat(100)),
+        "{} bytes of log",
+        logs.len()
+    );
+    assert!(logs.len() < 100_000, "{} bytes of log", logs.len());
+}
+
+async fn page_passwords_over_1024_bytes_are_a_clear_400(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let mut body = page("Locked");
+    body["access"] = json!("password");
+    body["password"] = json!("p".repeat(1025));
+    let r = srv.post(PAGES, &ann.key, body.clone()).await;
+    r.assert_error(400, "invalid_request");
+    assert!(
+        r.body["message"].as_str().unwrap().contains("1024"),
+        "{}",
+        r.text
+    );
+    assert_eq!(page_count(&srv, &ann.key).await, 0);
+    body["password"] = json!("p".repeat(1024));
+    let created = srv.post(PAGES, &ann.key, body).await;
+    let id = created.assert_status(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = srv
+        .patch(
+            &format!("{PAGES}/{id}"),
+            &ann.key,
+            json!({"password": "q".repeat(5000)}),
+        )
+        .await;
+    r.assert_error(400, "invalid_request");
+}
+
+async fn a_repeated_query_parameter_is_a_json_400(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for query in ["status=active&status=archived", "project=a&project=b"] {
+        let r = srv.get(&format!("{PAGES}?{query}"), &ann.key).await;
+        r.assert_error(400, "invalid_request");
+        assert!(
+            r.headers["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json"),
+            "{query}"
+        );
+    }
+}
+
+async fn other_methods_on_a_known_path_are_405_with_allow(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for (method, path, allow) in [
+        ("TRACE", PROJECTS, "GET, POST"),
+        ("PUT", PAGES, "GET, POST"),
+        ("POST", "/healthz", "GET"),
+        ("GET", "/api/agent-login/token", "POST"),
+        ("TRACE", "/login", "GET, POST"),
+    ] {
+        let r = srv.call(method, path, Some(&ann.key), None).await;
+        r.assert_error(405, "method_not_allowed");
+        assert_eq!(r.headers["allow"], allow, "{method} {path}");
+    }
+    srv.call("GET", "/api/no/such/route", Some(&ann.key), None)
+        .await
+        .assert_error(404, "not_found");
+    let r = srv
+        .http
+        .request(
+            reqwest::Method::from_bytes(b"TRACE").unwrap(),
+            format!("{}/", srv.owner("ann")),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    assert_eq!(r.headers()["allow"], "GET, HEAD");
+}
