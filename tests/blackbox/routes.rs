@@ -42,7 +42,6 @@ async fn unknown_routes_are_json_404(b: Backend) {
     for (method, path) in [
         ("GET", "/nothing/here"),
         ("GET", "/api/platform/v1/widgets"),
-        ("PUT", "/api/platform/v1/projects"),
         ("POST", "/api/platform/v2/projects"),
     ] {
         let r = srv.call(method, path, Some(&ann.key), None).await;

@@ -361,9 +361,12 @@ async fn views_are_counted_and_reach_the_api(b: Backend) {
 }
 
 async fn exactly_max_views_succeed_under_500_racing_requests(b: Backend) {
-    let Some((_db, srv, ann)) = setup(b).await else {
+    let Some(db) = TestDb::create(b).await else {
         return;
     };
+    let ann = db.create_account("ann", &[]);
+    // 500 connections from one address: more than a client's default share of 256.
+    let srv = db.start_with(&[("QUIRE_MAX_CONNECTIONS_PER_CLIENT", "1000")]);
     let page = publish(&srv, &ann.key, with(site("fifty"), "maxViews", json!(50))).await;
     let url = srv.page("/ann/fifty/");
     let client = crate::harness::client()

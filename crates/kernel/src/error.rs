@@ -117,7 +117,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 44);
+        assert_eq!(ErrorCode::ALL.len(), 45);
     }
 
     #[test]
