@@ -434,14 +434,19 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
             )
             .send()
     };
+    // A form posted from an owner's own origin to that origin.
+    let post_on = |owner: &str, form: &'static str| {
+        let origin = srv.owner(owner);
+        visitor()
+            .post(format!("{origin}/-/unlock"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", origin)
+            .body(form)
+            .send()
+    };
     // A form for a page that does not exist.
     let r = reply(
-        visitor()
-            .post(format!("{}/-/unlock", srv.owner("ann")))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("origin", srv.owner("ann"))
-            .body("handle=ann&slug=nothing&password=x&next=")
-            .send()
+        post_on("ann", "handle=ann&slug=nothing&password=x&next=")
             .await
             .unwrap(),
     )
@@ -457,12 +462,7 @@ async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {
     // A page's own origin cannot post guesses for another owner's page: the host names the
     // owner, never the form.
     let r = reply(
-        visitor()
-            .post(format!("{}/-/unlock", srv.owner("bob")))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("origin", srv.owner("bob"))
-            .body("handle=ann&slug=secret&password=open+sesame&next=")
-            .send()
+        post_on("bob", "handle=ann&slug=secret&password=open+sesame&next=")
             .await
             .unwrap(),
     )
@@ -640,6 +640,18 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     assert_eq!(r.status, 403);
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
 
+    // The button's post is the dashboard's own: from another site it is refused.
+    let r = srv
+        .http
+        .post(format!("{}/visit", srv.base))
+        .header("origin", srv.owner("eve"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("page={code}&next="))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    assert!(!r.text().await.unwrap().contains("/-/pass"));
     let r = bob
         .navigate(&format!("{}/visit?page=NoSuchCode&next=", srv.base))
         .await;

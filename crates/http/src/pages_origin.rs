@@ -65,6 +65,17 @@ enum Target<'a> {
     Unknown,
 }
 
+/// For the endpoints of a page's own origin (`/-/unlock`, `/-/pass`): `Some(Some(handle))`
+/// on an owner's origin, `Some(None)` on a shared one, `None` on the bare domain or an
+/// unknown host, which have no pages.
+fn page_owner<'a>(state: &PagesState, req: &'a HttpRequest) -> Option<Option<Cow<'a, str>>> {
+    match target(state, req) {
+        Target::Owner(handle) => Some(Some(handle)),
+        Target::Shared => Some(None),
+        Target::Links | Target::Unknown => None,
+    }
+}
+
 fn target<'a>(state: &PagesState, req: &'a HttpRequest) -> Target<'a> {
     let origins = state.origins();
     if !origins.per_owner() {
@@ -403,10 +414,8 @@ fn form_fields(body: &[u8]) -> Option<HashMap<String, String>> {
 async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
     // On a per-owner origin the host names the page's owner, never the form: a page could
     // otherwise post guesses for another owner's page from its own origin.
-    let owner = match target(&state, &req) {
-        Target::Owner(handle) => Some(handle),
-        Target::Shared => None,
-        Target::Links | Target::Unknown => return not_found(),
+    let Some(owner) = page_owner(&state, &req) else {
+        return not_found();
     };
     let origin = match &owner {
         Some(handle) => state.origins().owner_origin(handle),
@@ -482,10 +491,8 @@ async fn pass(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
             .unwrap_or_default();
     let token = q.get("token").map_or("", String::as_str);
     let next = q.get("next").map_or("", String::as_str);
-    let owner = match target(&state, &req) {
-        Target::Owner(handle) => Some(handle),
-        Target::Shared => None,
-        Target::Links | Target::Unknown => return not_found(),
+    let Some(owner) = page_owner(&state, &req) else {
+        return not_found();
     };
     match state
         .serving

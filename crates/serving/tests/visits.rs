@@ -127,9 +127,14 @@ impl World {
     }
 
     async fn get_as(&self, path: &str, visitor: Visitor<'_>) -> Answer {
+        self.visit_on(None, path, visitor).await
+    }
+
+    /// A visit to `owner`'s own origin (per-owner layout), or to the shared origin (`None`).
+    async fn visit_on(&self, owner: Option<&str>, path: &str, visitor: Visitor<'_>) -> Answer {
         self.serving
             .visit(Visit {
-                owner: None,
+                owner,
                 path,
                 query: "",
                 head: false,
@@ -775,18 +780,7 @@ async fn a_stale_policy_lasts_at_most_the_cache_ttl() {
 
 impl World {
     async fn get_on(&self, owner: &str, path: &str, visitor: Visitor<'_>) -> Answer {
-        self.serving
-            .visit(Visit {
-                owner: Some(owner),
-                path,
-                query: "",
-                head: false,
-                visitor,
-                if_none_match: None,
-                accepts_gzip: false,
-            })
-            .await
-            .unwrap()
+        self.visit_on(Some(owner), path, visitor).await
     }
 }
 
