@@ -859,6 +859,116 @@ async fn an_interrupted_publish_is_never_visible_and_is_swept_at_start(b: Backen
     assert_eq!(listed.body["pages"].as_array().unwrap().len(), 1);
 }
 
+/// Object storage that takes connections and never answers; reports the first upload
+/// (`PUT`) it receives, which a publish sends only after storing its pending record.
+fn black_hole_storage() -> (String, std::sync::mpsc::Receiver<()>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut head = [0u8; 8];
+            if stream.read(&mut head).is_ok() && head.starts_with(b"PUT ") {
+                let _ = tx.send(());
+            }
+            held.push(stream);
+        }
+    });
+    (endpoint, rx)
+}
+
+/// A server killed mid-upload: its pending page keeps the slug only until its lease lapses
+/// (a 6 s lease here; a minute by default), across the restart; what its writes left on
+/// disk and no listing shows (a temporary `{sha}#1` object, an emptied page folder) goes at
+/// the next janitor pass.
+async fn a_publish_killed_mid_upload_frees_its_slug_when_its_lease_lapses(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let lease = ("QUIRE_PUBLISH_LEASE_SECS", "6");
+    let (endpoint, uploading) = black_hole_storage();
+    let stuck = db.start_with(&[
+        lease,
+        ("QUIRE_STORAGE_URL", "s3://stuck/quire"),
+        ("AWS_ENDPOINT_URL", &endpoint),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
+    ]);
+    let request = stuck
+        .http
+        .post(format!("{}{PAGES}", stuck.base))
+        .bearer_auth(&ann.key)
+        .json(&with(site("Site"), "slug", json!("site")))
+        .send();
+    let publish = tokio::spawn(request);
+    tokio::task::spawn_blocking(move || uploading.recv_timeout(std::time::Duration::from_secs(20)))
+        .await
+        .unwrap()
+        .expect("the publish never reached the upload");
+    drop(stuck); // SIGKILL, mid-upload
+    assert!(publish.await.unwrap().is_err(), "the client saw the crash");
+    let killed = std::time::Instant::now();
+
+    let storage = db.dir.path().join("bundles");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let temporary = storage
+        .join("pages")
+        .join(uuid::Uuid::new_v4().to_string())
+        .join(format!("{:0>64}#1", "ab"));
+    std::fs::create_dir_all(temporary.parent().unwrap()).unwrap();
+    std::fs::File::create(&temporary)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let emptied = storage.join("pages").join(uuid::Uuid::new_v4().to_string());
+    std::fs::create_dir_all(&emptied).unwrap();
+    let storage_env = format!("file://{}", storage.display());
+    let srv = db.start_with(&[lease, ("QUIRE_STORAGE_URL", &storage_env)]);
+
+    let again = || srv.post(PAGES, &ann.key, with(site("Again"), "slug", json!("site")));
+    again().await.assert_error(409, "slug_conflict");
+    assert!(
+        srv.get(PAGES, &ann.key).await.body["pages"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "the dead publish shows nowhere"
+    );
+    let mut published = None;
+    while killed.elapsed() < std::time::Duration::from_secs(20) {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        let r = again().await;
+        if r.status == 201 {
+            published = Some(r);
+            break;
+        }
+        r.assert_error(409, "slug_conflict");
+    }
+    let published = published.expect("the slug was still held 20 s after the crash");
+    assert!(
+        killed.elapsed() >= std::time::Duration::from_secs(3),
+        "freed before the lease could have lapsed"
+    );
+    assert_eq!(published.body["slug"], "site");
+    let url = srv.page("/ann/site/");
+    assert_eq!(published.body["url"], url);
+    assert!(!temporary.exists(), "the temporary object was swept");
+    assert!(!temporary.parent().unwrap().exists() && !emptied.exists());
+    let folders: Vec<_> = std::fs::read_dir(storage.join("pages"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        folders,
+        vec![published.body["id"].as_str().unwrap().to_owned()]
+    );
+}
+
 /// The whole page API over S3-compatible storage, when `QUIRE_TEST_S3_ENDPOINT` names one.
 async fn pages_on_s3_storage(b: Backend) {
     let Ok(endpoint) = std::env::var("QUIRE_TEST_S3_ENDPOINT") else {
@@ -934,6 +1044,7 @@ async fn pages_on_s3_storage(b: Backend) {
 on_both_backends!(
     pages_on_s3_storage,
     an_interrupted_publish_is_never_visible_and_is_swept_at_start,
+    a_publish_killed_mid_upload_frees_its_slug_when_its_lease_lapses,
     publish_get_list_and_files,
     publish_validation,
     conflicts_and_derived_slugs,

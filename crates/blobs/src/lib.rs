@@ -5,10 +5,13 @@
 //!
 //! An adapter: it depends on `quire-kernel`, `quire-pages` (the port) and `object_store`.
 //! Objects are content-addressed per page: `{prefix}/pages/{page_id}/{sha256}`. Local-disk
-//! writes go to a temporary file that is renamed into place, so a reader never sees half an
-//! object.
+//! writes go to a temporary file (`{sha256}#N`) that is renamed into place, so a reader never
+//! sees half an object; a write cut off by a crash leaves that file, which `object_store`
+//! listings hide, so the sweep walks the directory itself.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
@@ -33,6 +36,8 @@ pub enum BlobConfigError {
 pub struct ObjectBundleStore {
     store: Arc<dyn ObjectStore>,
     root: Path,
+    /// The directory of a `file://` store, for what its listings hide.
+    local_dir: Option<PathBuf>,
 }
 
 fn infra(what: &str, e: &object_store::Error) -> InfraError {
@@ -67,7 +72,10 @@ impl ObjectBundleStore {
         if let Some(dir) = url.strip_prefix("file://") {
             std::fs::create_dir_all(dir).map_err(|e| open_err(&e))?;
             let fs = LocalFileSystem::new_with_prefix(dir).map_err(|e| open_err(&e))?;
-            return Ok(Self::with_store(Arc::new(fs), ""));
+            return Ok(Self {
+                local_dir: Some(PathBuf::from(dir)),
+                ..Self::with_store(Arc::new(fs), "")
+            });
         }
         if url.starts_with("memory://") {
             return Ok(Self::with_store(Arc::new(InMemory::new()), ""));
@@ -106,6 +114,7 @@ impl ObjectBundleStore {
         Self {
             store,
             root: Path::from(prefix.trim_matches('/')),
+            local_dir: None,
         }
     }
 
@@ -212,6 +221,56 @@ impl BundleStore for ObjectBundleStore {
         }
         Ok(pages)
     }
+
+    async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError> {
+        let Some(dir) = self.local_dir.clone() else {
+            // S3 writes of our size are single requests: whole or absent.
+            return Ok(0);
+        };
+        tokio::task::spawn_blocking(move || sweep_local(&dir.join("pages"), older_than))
+            .await
+            .map_err(|e| InfraError::new(format!("bundle storage: sweep: {e}")))?
+    }
+}
+
+/// Removes temporary objects (`name#N`) not written to for `older_than`, then every page
+/// folder left empty. `remove_dir` refuses a folder that is not empty, so a write that
+/// starts meanwhile keeps its folder (and `object_store` recreates a missing one).
+fn sweep_local(pages: &std::path::Path, older_than: Duration) -> Result<usize, InfraError> {
+    let io = |e: std::io::Error| InfraError::new(format!("bundle storage: sweep: {e}"));
+    let folders = match std::fs::read_dir(pages) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io(e)),
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for folder in folders {
+        let folder = folder.map_err(io)?;
+        if !folder.file_type().map_err(io)?.is_dir() {
+            continue;
+        }
+        let mut empty = true;
+        for entry in std::fs::read_dir(folder.path()).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let temporary = entry.file_name().to_string_lossy().contains('#');
+            let idle = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age >= older_than);
+            if temporary && idle && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            } else {
+                empty = false;
+            }
+        }
+        if empty && std::fs::remove_dir(folder.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]
@@ -248,6 +307,51 @@ mod tests {
         let url = format!("file://{}/bundles", dir.path().display());
         round_trip(&ObjectBundleStore::open(&url).unwrap()).await;
         round_trip(&ObjectBundleStore::open("memory://").unwrap()).await;
+    }
+
+    /// What a crash mid-write leaves on local disk, which listings hide: the sweep removes
+    /// idle temporary files and emptied folders, and leaves objects and fresh writes alone.
+    #[tokio::test]
+    async fn the_sweep_removes_what_interrupted_writes_left_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
+        let (kept, crashed, emptied) = (PageId::new(), PageId::new(), PageId::new());
+        store.put(kept, "aa11", b"kept".to_vec()).await.unwrap();
+        store.put(emptied, "bb22", b"gone".to_vec()).await.unwrap();
+        store.delete_page(emptied).await.unwrap();
+        let pages = dir.path().join("pages");
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        let stale = pages.join(crashed.to_string()).join("cc33#1");
+        std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+        std::fs::File::create(&stale)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        let writing = pages.join(kept.to_string()).join("dd44#1");
+        std::fs::write(&writing, b"in flight").unwrap();
+        assert!(
+            store.pages().await.unwrap() == vec![kept],
+            "listings hide the leftovers"
+        );
+
+        let removed = store
+            .sweep_leftovers(Duration::from_secs(600))
+            .await
+            .unwrap();
+
+        assert_eq!(removed, 3, "one stale temporary file and two empty folders");
+        assert!(!stale.exists() && !stale.parent().unwrap().exists());
+        assert!(!pages.join(emptied.to_string()).exists());
+        assert!(writing.exists(), "a write still running keeps its file");
+        assert_eq!(store.get(kept, "aa11").await.unwrap().unwrap(), b"kept");
+        assert_eq!(
+            ObjectBundleStore::open("memory://")
+                .unwrap()
+                .sweep_leftovers(Duration::ZERO)
+                .await
+                .unwrap(),
+            0
+        );
     }
 
     #[tokio::test]

@@ -19,7 +19,7 @@ use quire_pages::{
 use quire_projects::ProjectService;
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_testkit::fixtures::create_account;
-use quire_testkit::{MemoryBundles, MemoryStore};
+use quire_testkit::{HandTimer, MemoryBundles, MemoryStore};
 use serde_json::{Value, json};
 
 #[derive(Debug)]
@@ -78,6 +78,7 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
             accounts: directory.unwrap_or_else(|| store.clone()),
             projects: store.clone(),
             clock: clock.clone(),
+            timer: Arc::new(HandTimer::new()),
             ids,
         },
         PageConfig::default(),

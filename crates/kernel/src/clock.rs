@@ -25,3 +25,13 @@ pub fn truncate_to_micros(t: OffsetDateTime) -> OffsetDateTime {
     let nanos = t.nanosecond();
     t.replace_nanosecond(nanos - nanos % 1_000).unwrap_or(t)
 }
+
+/// Waiting, for work that must act on a schedule while it runs (a publish renewing its
+/// lease). The edge supplies the runtime's timer; tests supply one they advance by hand.
+pub trait Timer: Send + Sync + std::fmt::Debug {
+    /// A future that completes once `duration` has passed.
+    fn sleep(
+        &self,
+        duration: std::time::Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+}

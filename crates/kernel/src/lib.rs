@@ -1,8 +1,8 @@
 //! `quire-kernel`: the vocabulary every other Quire crate shares.
 //!
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
-//! authenticated [`Principal`], the [`Clock`] port and the one table of error codes with their
-//! HTTP statuses, and the `RateLimiter` port. It depends only on small pure crates (serde,
+//! authenticated [`Principal`], the [`Clock`] and [`Timer`] ports, the one table of error
+//! codes with their HTTP statuses, and the `RateLimiter` port. It depends only on small pure crates (serde,
 //! thiserror, uuid, time, async-trait, argon2, sha2, rand, base64); nothing here performs I/O.
 
 pub mod clock;
@@ -15,7 +15,7 @@ pub mod secret;
 pub mod text;
 pub mod values;
 
-pub use clock::{Clock, SystemClock};
+pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError};
 pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};
 pub use principal::{App, Apps, Principal, PrincipalKind, Tier};

@@ -1,6 +1,7 @@
 //! Ports of the pages domain.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
@@ -29,22 +30,37 @@ pub enum UpdatePageStoreError {
 /// Persistence of page records and their file manifests.
 ///
 /// A page is inserted *pending* and becomes visible only once marked ready, so a publish
-/// interrupted by a crash never shows; [`PageStore::stale_pending`] finds such leftovers.
+/// interrupted by a crash never shows. A pending page holds a lease that its publish renews
+/// while it runs; once the lease has lapsed the publish is dead, and
+/// [`PageStore::stale_pending`] and [`PageStore::lapsed_slug_holder`] find what it left.
 #[async_trait]
 pub trait PageStore: Send + Sync + std::fmt::Debug {
-    /// Stores a pending page and its manifest in one transaction.
+    /// Stores a pending page, leased until `lease_until`, and its manifest in one
+    /// transaction.
     ///
     /// # Errors
     /// MUST return [`InsertPageError::SlugTaken`] when the owner has a page (pending or not)
     /// with the slug, [`InsertPageError::PublicIdTaken`] when the public id is used by any
     /// page or link code; nothing is stored on error.
-    async fn insert_pending(&self, page: &Page, files: &[FileEntry])
-    -> Result<(), InsertPageError>;
+    async fn insert_pending(
+        &self,
+        page: &Page,
+        files: &[FileEntry],
+        lease_until: OffsetDateTime,
+    ) -> Result<(), InsertPageError>;
 
-    /// Makes a pending page visible.
+    /// Extends the lease of a pending page; `Ok(false)` when no pending page has the id
+    /// (it was reclaimed after its lease lapsed, or is already ready).
     ///
     /// # Errors
     /// [`InfraError`] on storage failure.
+    async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError>;
+
+    /// Makes a pending page visible and ends its lease.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, and when no pending page has the id: a publish
+    /// whose record was reclaimed MUST NOT go on as if it had succeeded.
     async fn mark_ready(&self, id: PageId) -> Result<(), InfraError>;
 
     /// Removes the record and its manifest (pending or ready); absent is not an error.
@@ -108,11 +124,23 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
         updated_at: OffsetDateTime,
     ) -> Result<(), InfraError>;
 
-    /// Pending pages created before `before` (interrupted publishes).
+    /// Pending pages whose lease ended before `now` (dead publishes).
     ///
     /// # Errors
     /// [`InfraError`] on storage failure.
-    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError>;
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError>;
+
+    /// The pending page of `owner` that holds `slug` with a lease that ended before `now`,
+    /// if any: a dead publish whose slug a new one may reclaim.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError>;
 
     /// Whether any record (pending or ready) has this id.
     ///
@@ -158,6 +186,14 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn pages(&self) -> Result<Vec<PageId>, InfraError>;
+
+    /// Removes what interrupted writes left behind and no listing shows (temporary objects
+    /// last written more than `older_than` ago, emptied page folders); returns how many
+    /// entries went. A backend without such leftovers returns `Ok(0)`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
 }
 
 /// A new link for a new page.

@@ -1,6 +1,8 @@
 //! The page use cases. Multi-step writes undo what they did when a later step fails:
 //!
-//! - publish: record (pending) → bundle → link → ready; a failure undoes the earlier steps;
+//! - publish: record (pending, leased) → bundle → link → ready; a failure undoes the earlier
+//!   steps. The publish renews its lease while it runs, so a publish that died (a crash, a
+//!   dropped request) frees its slug once the lease lapses, and the janitor sweeps the rest;
 //! - patch: record first, then link; a failed link update writes the old record back;
 //! - delete: bundle, then link, then record; failed cleanups still remove the record and
 //!   are reported;
@@ -12,7 +14,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug};
+use quire_kernel::{
+    AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
+};
 use quire_projects::{
     Access as ProjectAccess, AddressError, ProjectStore, address_project, authorize_project,
 };
@@ -40,9 +44,13 @@ pub struct PageConfig {
     pub limits: Limits,
     /// Public ids tried before giving up with `public_id_exhausted`.
     pub public_id_attempts: u32,
-    /// How old a pending page must be before the janitor removes it.
-    pub pending_grace: Duration,
+    /// How long a publish holds its pending record without renewing it; a publish renews
+    /// at a third of this, so a dead one frees its slug at most this long after it died.
+    pub publish_lease: Duration,
 }
+
+/// Temporary objects untouched for this long belong to no write still running.
+pub const LEFTOVER_AGE: Duration = Duration::from_secs(10 * 60);
 
 impl Default for PageConfig {
     fn default() -> Self {
@@ -50,7 +58,7 @@ impl Default for PageConfig {
             origins: PageOrigins::default(),
             limits: Limits::default(),
             public_id_attempts: 5,
-            pending_grace: Duration::from_secs(30 * 60),
+            publish_lease: Duration::from_secs(60),
         }
     }
 }
@@ -166,6 +174,8 @@ pub struct FilesAdded {
 pub struct Swept {
     pub pending_pages: usize,
     pub orphaned_bundles: usize,
+    /// Temporary objects and emptied folders that interrupted writes left.
+    pub leftovers: usize,
 }
 
 fn access_of(raw: &str) -> Result<Access, PageError> {
@@ -183,6 +193,7 @@ pub struct PageService {
     accounts: Arc<dyn AccountDirectory>,
     projects: Arc<dyn ProjectStore>,
     clock: Arc<dyn Clock>,
+    timer: Arc<dyn Timer>,
     ids: Arc<dyn PublicIds>,
     config: PageConfig,
 }
@@ -196,6 +207,7 @@ pub struct PagePorts {
     pub accounts: Arc<dyn AccountDirectory>,
     pub projects: Arc<dyn ProjectStore>,
     pub clock: Arc<dyn Clock>,
+    pub timer: Arc<dyn Timer>,
     pub ids: Arc<dyn PublicIds>,
 }
 
@@ -208,6 +220,7 @@ impl PageService {
             accounts: ports.accounts,
             projects: ports.projects,
             clock: ports.clock,
+            timer: ports.timer,
             ids: ports.ids,
             config,
         }
@@ -397,32 +410,41 @@ impl PageService {
         };
         self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
             .await?;
+        let new_link = NewLink {
+            page: page.id,
+            account: page.account_id,
+            project: page.project_id,
+            public_id: page.public_id.clone(),
+            alias,
+            policy: Policy {
+                access,
+                expires_at,
+                max_views,
+                allow,
+            },
+            password: req.password.filter(|p| !p.is_empty()),
+        };
+        let link = self
+            .while_leased(page.id, self.finish_publish(page.id, files, new_link))
+            .await?;
+        Ok(self.view(page, Some(link), &handle, project.slug))
+    }
 
-        if let Err((e, _)) = self.upload(page.id, files).await {
-            self.undo_publish(page.id, false).await;
+    /// The steps after the record: bundle, link, ready; a failure undoes what was done.
+    async fn finish_publish(
+        &self,
+        id: PageId,
+        files: Vec<FileData>,
+        new_link: NewLink,
+    ) -> Result<LinkView, PageError> {
+        if let Err((e, _)) = self.upload(id, files).await {
+            self.undo_publish(id, false).await;
             return Err(e.into());
         }
-        let link = match self
-            .links
-            .create(NewLink {
-                page: page.id,
-                account: page.account_id,
-                project: page.project_id,
-                public_id: page.public_id.clone(),
-                alias,
-                policy: Policy {
-                    access,
-                    expires_at,
-                    max_views,
-                    allow,
-                },
-                password: req.password.filter(|p| !p.is_empty()),
-            })
-            .await
-        {
+        let link = match self.links.create(new_link).await {
             Ok(link) => link,
             Err(e) => {
-                self.undo_publish(page.id, false).await;
+                self.undo_publish(id, false).await;
                 return Err(match e {
                     LinkError::AliasConflict => PageError::AliasConflict,
                     LinkError::NotFound => PageError::Infra(InfraError::new("link vanished")),
@@ -430,15 +452,62 @@ impl PageService {
                 });
             }
         };
-        if let Err(e) = self.pages.mark_ready(page.id).await {
-            self.undo_publish(page.id, true).await;
+        if let Err(e) = self.pages.mark_ready(id).await {
+            self.undo_publish(id, true).await;
             return Err(e.into());
         }
-        Ok(self.view(page, Some(link), &handle, project.slug))
+        Ok(link)
+    }
+
+    /// Runs `work` while renewing the lease of the pending page `id` every third of the
+    /// lease. A renewal that finds the record gone (reclaimed after a stall longer than the
+    /// lease) stops the work, which is then dropped; a failed renewal is retried at the next
+    /// tick, since the lease still has two thirds of its time.
+    async fn while_leased<T>(
+        &self,
+        id: PageId,
+        work: impl std::future::Future<Output = Result<T, PageError>>,
+    ) -> Result<T, PageError> {
+        let renew = async {
+            loop {
+                self.timer.sleep(self.config.publish_lease / 3).await;
+                match self.pages.renew_lease(id, self.lease_end()).await {
+                    Ok(true) | Err(_) => {}
+                    Ok(false) => {
+                        return PageError::Infra(InfraError::new(
+                            "the publish lost its pending record: its lease lapsed",
+                        ));
+                    }
+                }
+            }
+        };
+        let work = std::pin::pin!(work);
+        let renew = std::pin::pin!(renew);
+        match futures_util::future::select(work, renew).await {
+            futures_util::future::Either::Left((done, _)) => done,
+            futures_util::future::Either::Right((lost, _)) => {
+                self.undo_publish(id, true).await;
+                Err(lost)
+            }
+        }
+    }
+
+    fn lease_end(&self) -> OffsetDateTime {
+        self.clock.now()
+            + time::Duration::try_from(self.config.publish_lease)
+                .unwrap_or(time::Duration::minutes(1))
+    }
+
+    /// Removes a dead publish: link, objects, then the record (kept when the objects
+    /// cannot go, so the janitor finds it again). Returns whether the record went.
+    async fn reclaim(&self, id: PageId) -> bool {
+        self.links.delete(id).await.is_ok()
+            && self.bundles.delete_page(id).await.is_ok()
+            && self.pages.delete_page(id).await.is_ok()
     }
 
     /// Tries public ids (and, for a derived slug, `-2`, `-3`… suffixes) until the pending
-    /// record is stored.
+    /// record is stored. A slug held by a dead publish (lease lapsed) is reclaimed first.
     async fn insert_with_fresh_ids(
         &self,
         page: &mut Page,
@@ -449,15 +518,32 @@ impl PageService {
             explicit_slug.map_or_else(|| validate::slug_from_title(&page.title), str::to_owned);
         let mut candidate = 1;
         let mut id_attempts = 0;
+        let mut reclaimed = false;
         page.public_id = self.ids.next_id();
         loop {
             page.slug = validate::slug_candidate(&base, candidate);
-            match self.pages.insert_pending(page, manifest).await {
+            match self
+                .pages
+                .insert_pending(page, manifest, self.lease_end())
+                .await
+            {
                 Ok(()) => return Ok(()),
+                Err(InsertPageError::SlugTaken) if !reclaimed => {
+                    reclaimed = true;
+                    let now = self.clock.now();
+                    if let Some(dead) = self
+                        .pages
+                        .lapsed_slug_holder(page.account_id, &page.slug, now)
+                        .await?
+                    {
+                        self.reclaim(dead).await;
+                    }
+                }
                 Err(InsertPageError::SlugTaken) if explicit_slug.is_some() => {
                     return Err(PageError::SlugConflict);
                 }
                 Err(InsertPageError::SlugTaken) => {
+                    reclaimed = false;
                     candidate += 1;
                     if candidate > 1_000 {
                         return Err(PageError::SlugConflict);
@@ -801,22 +887,17 @@ impl PageService {
         Ok(out)
     }
 
-    /// Removes pending pages older than the grace period (publishes interrupted by a crash)
-    /// with their objects and links, and objects of pages that no longer exist.
+    /// Removes pending pages whose lease lapsed (publishes that died) with their objects and
+    /// links, objects of pages that no longer exist, and what interrupted writes left in the
+    /// bundle store (temporary objects, emptied folders).
     ///
     /// # Errors
     /// `Infra` when the stores cannot be listed; individual removals that fail are retried
     /// on the next pass.
     pub async fn sweep(&self) -> Result<Swept, PageError> {
-        let grace = time::Duration::try_from(self.config.pending_grace)
-            .unwrap_or(time::Duration::minutes(30));
-        let cutoff = self.clock.now() - grace;
         let mut swept = Swept::default();
-        for id in self.pages.stale_pending(cutoff).await? {
-            if self.links.delete(id).await.is_ok()
-                && self.bundles.delete_page(id).await.is_ok()
-                && self.pages.delete_page(id).await.is_ok()
-            {
+        for id in self.pages.stale_pending(self.clock.now()).await? {
+            if self.reclaim(id).await {
                 swept.pending_pages += 1;
             }
         }
@@ -825,6 +906,7 @@ impl PageService {
                 swept.orphaned_bundles += 1;
             }
         }
+        swept.leftovers = self.bundles.sweep_leftovers(LEFTOVER_AGE).await?;
         Ok(swept)
     }
 }

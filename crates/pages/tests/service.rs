@@ -12,7 +12,7 @@ use quire_pages::{
     PublishRequest, RandomPublicIds,
 };
 use quire_testkit::fixtures::{create_account, master};
-use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
+use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 
 #[derive(Debug)]
 struct SameId;
@@ -26,6 +26,7 @@ struct World {
     store: Arc<MemoryStore>,
     bundles: Arc<MemoryBundles>,
     clock: Arc<FixedClock>,
+    timer: Arc<HandTimer>,
     pages: PageService,
     ann: Principal,
 }
@@ -34,6 +35,7 @@ async fn world_with(ids: Arc<dyn PublicIds>) -> World {
     let store = Arc::new(MemoryStore::new());
     let bundles = Arc::new(MemoryBundles::new());
     let clock = Arc::new(FixedClock::new());
+    let timer = Arc::new(HandTimer::new());
     let created = create_account(store.clone(), clock.clone(), "ann").await;
     let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
     let pages = PageService::new(
@@ -44,6 +46,7 @@ async fn world_with(ids: Arc<dyn PublicIds>) -> World {
             accounts: store.clone(),
             projects: store.clone(),
             clock: clock.clone(),
+            timer: timer.clone(),
             ids,
         },
         PageConfig::default(),
@@ -53,6 +56,7 @@ async fn world_with(ids: Arc<dyn PublicIds>) -> World {
         store,
         bundles,
         clock,
+        timer,
         pages,
     }
 }
@@ -437,8 +441,157 @@ async fn a_failed_add_files_keeps_the_previous_files() {
     assert_eq!(w.bundles.keys().len(), 5);
 }
 
+/// Waits (yielding to spawned tasks, never sleeping) until `done` holds; panics after
+/// 10,000 turns.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..10_000 {
+        if done() {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never happened: {what}");
+}
+
+/// Starts a publish of `slug` whose upload stalls, and returns once its pending record is
+/// stored.
+async fn stalled_publish(
+    w: &World,
+    slug: &str,
+) -> (tokio::task::JoinHandle<Result<PageId, PageError>>, PageId) {
+    w.bundles.stall_puts(true);
+    let pages = w.pages.clone();
+    let ann = w.ann.clone();
+    let req = PublishRequest {
+        slug: Some(slug.into()),
+        ..publish("Stalled")
+    };
+    let known: Vec<PageId> = w.store.snapshot().pages.iter().map(|p| p.0.id).collect();
+    let task = tokio::spawn(async move { pages.publish(&ann, req).await.map(|v| v.page.id) });
+    until("the pending record", || {
+        w.store.snapshot().pages.len() > known.len()
+    })
+    .await;
+    let id = w
+        .store
+        .snapshot()
+        .pages
+        .iter()
+        .map(|p| p.0.id)
+        .find(|id| !known.contains(id))
+        .unwrap();
+    (task, id)
+}
+
+fn with_slug(slug: &str) -> PublishRequest {
+    PublishRequest {
+        slug: Some(slug.into()),
+        ..publish("Again")
+    }
+}
+
 #[tokio::test]
-async fn interrupted_publishes_are_invisible_and_swept_after_the_grace_period() {
+async fn a_dead_publish_frees_its_slug_once_its_lease_lapses() {
+    let w = world().await;
+    let (task, dead) = stalled_publish(&w, "site").await;
+    task.abort(); // the process died mid-upload: nothing renews the lease any more
+    let _ = task.await;
+    w.bundles.stall_puts(false);
+
+    w.clock.advance(time::Duration::seconds(59));
+    assert_eq!(
+        w.pages
+            .publish(&w.ann, with_slug("site"))
+            .await
+            .unwrap_err(),
+        PageError::SlugConflict,
+        "within the lease the slug stays held"
+    );
+    w.clock.advance(time::Duration::seconds(2));
+    let view = w.pages.publish(&w.ann, with_slug("site")).await.unwrap();
+
+    assert_eq!(view.page.slug, "site");
+    let state = w.store.snapshot();
+    assert_eq!(state.pages.len(), 1, "the dead record was reclaimed");
+    assert!(state.pages.iter().all(|p| p.0.id != dead));
+    assert!(
+        w.bundles
+            .keys()
+            .iter()
+            .all(|(page, _)| *page == view.page.id)
+    );
+    assert_eq!(
+        w.pages.get(&w.ann, view.page.id).await.unwrap().page.slug,
+        "site"
+    );
+}
+
+#[tokio::test]
+async fn a_running_publish_renews_its_lease_and_keeps_its_slug() {
+    let w = world().await;
+    let (task, running) = stalled_publish(&w, "site").await;
+    for _ in 0..4 {
+        w.clock.advance(time::Duration::seconds(30));
+        let before = w.store.snapshot().leases[&running];
+        w.timer.fire();
+        until("the lease renewed", || {
+            w.store.snapshot().leases[&running] > before
+        })
+        .await;
+    }
+    assert_eq!(
+        w.pages
+            .publish(&w.ann, with_slug("site"))
+            .await
+            .unwrap_err(),
+        PageError::SlugConflict,
+        "two minutes in, but renewed: the publish still holds its slug"
+    );
+    assert_eq!(w.pages.sweep().await.unwrap().pending_pages, 0);
+
+    w.bundles.stall_puts(false);
+    assert_eq!(task.await.unwrap().unwrap(), running);
+    assert_eq!(
+        w.pages.get(&w.ann, running).await.unwrap().page.slug,
+        "site"
+    );
+    assert!(
+        w.store.snapshot().leases.is_empty(),
+        "ready pages hold no lease"
+    );
+}
+
+#[tokio::test]
+async fn a_publish_that_lost_its_lease_fails_and_leaves_the_new_page_alone() {
+    let w = world().await;
+    let (task, stalled) = stalled_publish(&w, "site").await;
+    w.clock.advance(time::Duration::seconds(61)); // stalled past its lease, not renewed
+    w.bundles.stall_puts(false);
+    let winner = w.pages.publish(&w.ann, with_slug("site")).await.unwrap();
+    w.timer.fire();
+
+    let err = task.await.unwrap().unwrap_err();
+
+    assert!(matches!(err, PageError::Infra(_)), "{err:?}");
+    let state = w.store.snapshot();
+    assert_eq!(state.pages.len(), 1);
+    assert!(state.pages.iter().all(|p| p.0.id != stalled));
+    assert_eq!(state.links.len(), 1);
+    assert!(
+        w.bundles
+            .keys()
+            .iter()
+            .all(|(page, _)| *page == winner.page.id)
+    );
+    assert!(!w.bundles.keys().is_empty());
+    assert_eq!(
+        w.pages.get(&w.ann, winner.page.id).await.unwrap().page.slug,
+        "site"
+    );
+}
+
+#[tokio::test]
+async fn interrupted_publishes_are_invisible_and_swept_once_their_lease_lapses() {
     let w = world().await;
     // Simulate a crash after the record and one object: the fake keeps what was written.
     w.store.fail("mark_ready");
@@ -460,9 +613,9 @@ async fn interrupted_publishes_are_invisible_and_swept_after_the_grace_period() 
     assert_eq!(
         w.pages.sweep().await.unwrap().pending_pages,
         0,
-        "too recent to sweep"
+        "leased: perhaps still running"
     );
-    w.clock.advance(time::Duration::minutes(31));
+    w.clock.advance(time::Duration::seconds(61));
     assert_eq!(w.pages.sweep().await.unwrap().pending_pages, 1);
     assert!(w.store.snapshot().pages.is_empty());
     assert!(w.bundles.keys().is_empty());

@@ -22,10 +22,12 @@ use quire_device_auth::DeviceAuthService;
 use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::PagesState;
 use quire_http::{AppState, Readiness};
-use quire_kernel::{Clock, SystemClock};
+use quire_kernel::{Clock, SystemClock, Timer};
 use quire_keys::KeyService;
 use quire_links::EmbeddedLinkService;
-use quire_pages::{Limits, PageConfig, PageOrigins, PagePorts, PageService, RandomPublicIds};
+use quire_pages::{
+    Limits, PageConfig, PageOrigins, PagePorts, PageService, RandomPublicIds, Swept,
+};
 use quire_projects::ProjectService;
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_store::{Database, DatabaseConfig};
@@ -136,6 +138,19 @@ impl Readiness for StackReadiness {
     }
 }
 
+/// The runtime's timer, for domain work that acts on a schedule.
+#[derive(Debug)]
+struct TokioTimer;
+
+impl Timer for TokioTimer {
+    fn sleep(
+        &self,
+        duration: Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
 fn page_service(
     config: &Config,
     origins: &PageOrigins,
@@ -152,6 +167,7 @@ fn page_service(
             accounts: store.clone(),
             projects: store,
             clock,
+            timer: Arc::new(TokioTimer),
             ids: Arc::new(RandomPublicIds),
         },
         PageConfig {
@@ -161,6 +177,7 @@ fn page_service(
                 max_file_bytes: config.max_file_bytes,
                 max_page_bytes: config.max_page_bytes,
             },
+            publish_lease: Duration::from_secs(config.publish_lease_secs.max(3)),
             ..PageConfig::default()
         },
     )
@@ -191,9 +208,10 @@ fn spawn_janitor(
                 Err(e) => tracing::warn!(error = %e, "janitor device-login pass failed"),
             }
             match pages.sweep().await {
-                Ok(swept) if swept.pending_pages + swept.orphaned_bundles > 0 => tracing::info!(
+                Ok(swept) if swept != Swept::default() => tracing::info!(
                     pending_pages = swept.pending_pages,
                     orphaned_bundles = swept.orphaned_bundles,
+                    leftovers = swept.leftovers,
                     "janitor removed leftovers"
                 ),
                 Ok(_) => {}

@@ -18,7 +18,7 @@ use quire_serving::{
     UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
 use quire_testkit::fixtures::{create_account, master};
-use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
+use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 
 struct World {
     store: Arc<MemoryStore>,
@@ -50,6 +50,7 @@ async fn world_on(origins: PageOrigins) -> World {
             accounts: store.clone(),
             projects: store.clone(),
             clock: clock.clone(),
+            timer: Arc::new(HandTimer::new()),
             ids: Arc::new(RandomPublicIds),
         },
         PageConfig {

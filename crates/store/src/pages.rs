@@ -36,6 +36,7 @@ struct PageRow {
     created_at: DbTs,
     updated_at: DbTs,
     archived_at: Option<DbTs>,
+    lease_until: Option<DbTs>,
 }
 
 fn to_i64(n: u64) -> i64 {
@@ -47,7 +48,7 @@ fn to_u64(n: i64) -> u64 {
 }
 
 impl PageRow {
-    fn from_page(p: &Page, state: &str) -> Self {
+    fn from_page(p: &Page, state: &str, lease_until: Option<OffsetDateTime>) -> Self {
         Self {
             id: DbId(p.id.0),
             public_id: p.public_id.clone(),
@@ -63,6 +64,7 @@ impl PageRow {
             created_at: DbTs(p.created_at),
             updated_at: DbTs(p.updated_at),
             archived_at: p.archived_at.map(DbTs),
+            lease_until: lease_until.map(DbTs),
         }
     }
 }
@@ -165,8 +167,9 @@ impl PageStore for Database {
         &self,
         page: &Page,
         files: &[FileEntry],
+        lease_until: OffsetDateTime,
     ) -> Result<(), InsertPageError> {
-        let row = PageRow::from_page(page, PENDING);
+        let row = PageRow::from_page(page, PENDING, Some(lease_until));
         let file_rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(page.id, f)).collect();
         let result = with_tx!(self, |conn| {
             let code_in_use: i64 = link_codes::table
@@ -197,15 +200,40 @@ impl PageStore for Database {
         })
     }
 
-    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
-        with_conn!(self, |conn| {
-            diesel::update(pages::table.find(DbId(id.0)))
-                .set(pages::state.eq(READY))
-                .execute(conn)
-                .await?;
-            Ok(())
+    async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
+        let renewed = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                pages::table
+                    .find(DbId(id.0))
+                    .filter(pages::state.eq(PENDING)),
+            )
+            .set(pages::lease_until.eq(DbTs(until)))
+            .execute(conn)
+            .await?)
         })
-        .map_err(infra)
+        .map_err(infra)?;
+        Ok(renewed > 0)
+    }
+
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
+        let marked = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                pages::table
+                    .find(DbId(id.0))
+                    .filter(pages::state.eq(PENDING)),
+            )
+            .set((pages::state.eq(READY), pages::lease_until.eq(None::<DbTs>)))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        if marked == 0 {
+            return Err(InfraError::new(format!(
+                "page {}: no pending record to mark ready (its lease lapsed)",
+                id.0
+            )));
+        }
+        Ok(())
     }
 
     async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
@@ -286,7 +314,7 @@ impl PageStore for Database {
     }
 
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
-        let row = PageRow::from_page(page, READY);
+        let row = PageRow::from_page(page, READY, None);
         with_conn!(self, |conn| {
             diesel::update(pages::table.find(row.id))
                 .set((
@@ -365,17 +393,43 @@ impl PageStore for Database {
         .map_err(infra)
     }
 
-    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
         let ids: Vec<DbId> = with_conn!(self, |conn| {
             Ok(pages::table
                 .filter(pages::state.eq(PENDING))
-                .filter(pages::created_at.lt(DbTs(before)))
+                .filter(
+                    pages::lease_until
+                        .lt(DbTs(now))
+                        .or(pages::lease_until.is_null()),
+                )
                 .select(pages::id)
                 .load(conn)
                 .await?)
         })
         .map_err(infra)?;
         Ok(ids.into_iter().map(|i| PageId(i.0)).collect())
+    }
+
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError> {
+        let slug = slug.to_owned();
+        let id: Option<DbId> = with_conn!(self, |conn| {
+            Ok(pages::table
+                .filter(pages::account_id.eq(DbId(owner.0)))
+                .filter(pages::slug.eq(&slug))
+                .filter(pages::state.eq(PENDING))
+                .filter(pages::lease_until.lt(DbTs(now)))
+                .select(pages::id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        Ok(id.map(|i| PageId(i.0)))
     }
 
     async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {

@@ -88,6 +88,7 @@ diesel::table! {
         created_at -> DbTime,
         updated_at -> DbTime,
         archived_at -> Nullable<DbTime>,
+        lease_until -> Nullable<DbTime>,
     }
 }
 

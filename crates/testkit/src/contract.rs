@@ -501,34 +501,68 @@ fn link_for(page: &Page, alias: Option<&str>, clock: &FixedClock) -> Link {
     }
 }
 
+/// A publish lease a minute from the clock's now.
+fn lease(clock: &FixedClock) -> OffsetDateTime {
+    clock.now() + Duration::minutes(1)
+}
+
 pub async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Stores>(s: Arc<S>) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
     let page = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA1", &clock);
-    s.insert_pending(&page, &[file("index.html", 3), file("a/b.css", 5)])
-        .await
-        .unwrap();
+    s.insert_pending(
+        &page,
+        &[file("index.html", 3), file("a/b.css", 5)],
+        lease(&clock),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         s.page(page.id).await.unwrap(),
         None,
         "pending pages are invisible"
     );
     assert!(s.page_exists(page.id).await.unwrap());
+    let at = |secs: i64| clock.now() + Duration::seconds(secs);
+    assert!(s.stale_pending(at(59)).await.unwrap().is_empty(), "leased");
+    assert_eq!(s.stale_pending(at(61)).await.unwrap(), vec![page.id]);
     assert_eq!(
-        s.stale_pending(clock.now() + Duration::seconds(1))
+        s.lapsed_slug_holder(ann.account.id, "site", at(61))
             .await
             .unwrap(),
-        vec![page.id]
+        Some(page.id)
     );
-    assert!(s.stale_pending(page.created_at).await.unwrap().is_empty());
+    assert_eq!(
+        s.lapsed_slug_holder(bob.account.id, "site", at(61))
+            .await
+            .unwrap(),
+        None,
+        "only the owner's slug"
+    );
+    assert!(s.renew_lease(page.id, at(120)).await.unwrap());
+    assert!(s.stale_pending(at(61)).await.unwrap().is_empty(), "renewed");
+    assert_eq!(
+        s.lapsed_slug_holder(ann.account.id, "site", at(61))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(!s.renew_lease(PageId::new(), at(120)).await.unwrap());
     s.mark_ready(page.id).await.unwrap();
     assert_eq!(s.page(page.id).await.unwrap(), Some(page.clone()));
     assert!(
-        s.stale_pending(clock.now() + Duration::hours(1))
+        s.mark_ready(page.id).await.is_err(),
+        "a page is made ready once, by the publish that holds it"
+    );
+    assert!(!s.renew_lease(page.id, at(120)).await.unwrap(), "ready");
+    assert!(s.stale_pending(at(3600)).await.unwrap().is_empty());
+    assert_eq!(
+        s.lapsed_slug_holder(ann.account.id, "site", at(3600))
             .await
-            .unwrap()
-            .is_empty()
+            .unwrap(),
+        None,
+        "a ready page holds its slug for good"
     );
     let files = s.files(page.id).await.unwrap();
     assert_eq!(
@@ -538,17 +572,21 @@ pub async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Store
 
     let same_slug = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA2", &clock);
     assert_eq!(
-        s.insert_pending(&same_slug, &[]).await.unwrap_err(),
+        s.insert_pending(&same_slug, &[], lease(&clock))
+            .await
+            .unwrap_err(),
         InsertPageError::SlugTaken
     );
     let same_id = page_of(&ann.account, ann.project.id, "other", "AAAAAAAAA1", &clock);
     assert_eq!(
-        s.insert_pending(&same_id, &[]).await.unwrap_err(),
+        s.insert_pending(&same_id, &[], lease(&clock))
+            .await
+            .unwrap_err(),
         InsertPageError::PublicIdTaken
     );
     // Another owner may use the same slug.
     let bobs = page_of(&bob.account, bob.project.id, "site", "BBBBBBBBB1", &clock);
-    s.insert_pending(&bobs, &[file("index.html", 1)])
+    s.insert_pending(&bobs, &[file("index.html", 1)], lease(&clock))
         .await
         .unwrap();
     s.mark_ready(bobs.id).await.unwrap();
@@ -564,7 +602,7 @@ pub async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Store
     renamed.title = "New".into();
     s.update_page(&renamed).await.unwrap();
     let second = page_of(&ann.account, ann.project.id, "second", "AAAAAAAAA3", &clock);
-    s.insert_pending(&second, &[]).await.unwrap();
+    s.insert_pending(&second, &[], lease(&clock)).await.unwrap();
     s.mark_ready(second.id).await.unwrap();
     let mut clash = second.clone();
     clash.slug = "site".into();
@@ -597,7 +635,7 @@ pub async fn put_files_replaces_by_path_and_sets_totals<S: Stores>(s: Arc<S>) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let page = page_of(&ann.account, ann.project.id, "site", "CCCCCCCCC1", &clock);
-    s.insert_pending(&page, &[file("index.html", 3)])
+    s.insert_pending(&page, &[file("index.html", 3)], lease(&clock))
         .await
         .unwrap();
     s.mark_ready(page.id).await.unwrap();
@@ -649,7 +687,7 @@ pub async fn link_codes_share_one_namespace<S: Stores>(s: Arc<S>) {
     // A public id may not be an existing code either.
     let p3 = page_of(&ann.account, ann.project.id, "three", "launch", &clock);
     assert_eq!(
-        s.insert_pending(&p3, &[]).await.unwrap_err(),
+        s.insert_pending(&p3, &[], lease(&clock)).await.unwrap_err(),
         InsertPageError::PublicIdTaken
     );
 
@@ -764,7 +802,7 @@ pub async fn projects_hold_and_move_pages_and_links<S: Stores>(s: Arc<S>) {
     let doomed = project_of(&ann.account, "doomed", &clock);
     s.insert_project(&doomed).await.unwrap();
     let page = page_of(&ann.account, doomed.id, "site", "FFFFFFFFF1", &clock);
-    s.insert_pending(&page, &[file("index.html", 3)])
+    s.insert_pending(&page, &[file("index.html", 3)], lease(&clock))
         .await
         .unwrap();
     s.mark_ready(page.id).await.unwrap();
@@ -1152,7 +1190,7 @@ pub async fn pages_are_found_by_owner_and_slug_and_links_by_code<S: Stores>(s: A
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
     let page = page_of(&ann.account, ann.project.id, "site", "FFFFFFFFF1", &clock);
-    s.insert_pending(&page, &[]).await.unwrap();
+    s.insert_pending(&page, &[], lease(&clock)).await.unwrap();
     assert_eq!(
         s.page_by_slug(ann.account.id, "site").await.unwrap(),
         None,

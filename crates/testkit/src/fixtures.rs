@@ -1,10 +1,12 @@
-//! Small fixtures: a clock tests can move, and principals.
+//! Small fixtures: a clock tests can move, a timer they fire, and principals.
 
 use std::sync::{Arc, Mutex};
 
 use quire_accounts::{AccountService, AccountStore, CreateAccount, CreatedAccount};
 
-use quire_kernel::{AccountId, App, Apps, Clock, KeyId, Principal, PrincipalKind, ProjectId, Tier};
+use quire_kernel::{
+    AccountId, App, Apps, Clock, KeyId, Principal, PrincipalKind, ProjectId, Tier, Timer,
+};
 use time::{Duration, OffsetDateTime};
 
 /// A clock that stands still until told to move.
@@ -38,6 +40,44 @@ impl Default for FixedClock {
 impl Clock for FixedClock {
     fn now(&self) -> OffsetDateTime {
         *self.0.lock().expect("clock lock")
+    }
+}
+
+/// A timer whose sleeps end only when the test says so: [`HandTimer::fire`] ends every
+/// sleep begun before it, whatever its duration.
+#[derive(Debug)]
+pub struct HandTimer(tokio::sync::watch::Sender<u64>);
+
+impl HandTimer {
+    #[must_use]
+    pub fn new() -> Self {
+        Self(tokio::sync::watch::channel(0).0)
+    }
+
+    /// Ends every sleep in progress.
+    pub fn fire(&self) {
+        self.0.send_modify(|n| *n += 1);
+    }
+}
+
+impl Default for HandTimer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Timer for HandTimer {
+    fn sleep(
+        &self,
+        _duration: std::time::Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        let mut fired = self.0.subscribe();
+        Box::pin(async move {
+            if fired.changed().await.is_err() {
+                // The timer is gone: nothing will ever fire it.
+                std::future::pending::<()>().await;
+            }
+        })
     }
 }
 

@@ -17,5 +17,5 @@ pub mod fixtures;
 pub mod memory;
 pub mod pg;
 
-pub use fixtures::FixedClock;
+pub use fixtures::{FixedClock, HandTimer};
 pub use memory::{MemoryBundles, MemoryStore};

@@ -38,6 +38,8 @@ pub struct State {
     pub grants: Vec<Grant>,
     /// Pages with whether they are ready (visible).
     pub pages: Vec<(Page, bool)>,
+    /// When the lease of each pending page ends.
+    pub leases: HashMap<PageId, OffsetDateTime>,
     pub files: HashMap<PageId, Vec<FileEntry>>,
     pub links: Vec<Link>,
     pub device_grants: Vec<DeviceGrant>,
@@ -537,6 +539,7 @@ impl PageStore for MemoryStore {
         &self,
         page: &Page,
         files: &[FileEntry],
+        lease_until: OffsetDateTime,
     ) -> Result<(), InsertPageError> {
         self.check("insert_pending")?;
         self.with(|s| {
@@ -552,27 +555,43 @@ impl PageStore for MemoryStore {
                 return Err(InsertPageError::SlugTaken);
             }
             s.pages.push((page.clone(), false));
+            s.leases.insert(page.id, lease_until);
             s.files.insert(page.id, files.to_vec());
             Ok(())
         })
     }
 
+    async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
+        self.check("renew_lease")?;
+        Ok(self.with(|s| match s.leases.get_mut(&id) {
+            Some(lease) => {
+                *lease = until;
+                true
+            }
+            None => false,
+        }))
+    }
+
     async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
         self.check("mark_ready")?;
         self.with(|s| {
+            if s.leases.remove(&id).is_none() {
+                return Err(InfraError::new("no pending record to mark ready"));
+            }
             for (p, ready) in &mut s.pages {
                 if p.id == id {
                     *ready = true;
                 }
             }
-        });
-        Ok(())
+            Ok(())
+        })
     }
 
     async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
         self.check("delete_page")?;
         self.with(|s| {
             s.pages.retain(|(p, _)| p.id != id);
+            s.leases.remove(&id);
             s.files.remove(&id);
         });
         Ok(())
@@ -683,14 +702,33 @@ impl PageStore for MemoryStore {
         Ok(())
     }
 
-    async fn stale_pending(&self, before: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
         self.check("stale_pending")?;
+        Ok(self.with(|s| {
+            s.leases
+                .iter()
+                .filter(|(_, lease)| **lease < now)
+                .map(|(id, _)| *id)
+                .collect()
+        }))
+    }
+
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError> {
+        self.check("lapsed_slug_holder")?;
         Ok(self.with(|s| {
             s.pages
                 .iter()
-                .filter(|(p, ready)| !*ready && p.created_at < before)
+                .find(|(p, _)| {
+                    p.account_id == owner
+                        && p.slug == slug
+                        && s.leases.get(&p.id).is_some_and(|lease| *lease < now)
+                })
                 .map(|(p, _)| p.id)
-                .collect()
         }))
     }
 
@@ -856,12 +894,25 @@ impl AccountDirectory for MemoryStore {
 
 /// An in-memory `BundleStore` with failure switches: [`MemoryBundles::fail`] (by operation
 /// name or `"*"`) and [`MemoryBundles::fail_puts_after`] (the next `n` puts succeed, then
-/// every put fails), for interrupting an upload halfway.
-#[derive(Debug, Default)]
+/// every put fails), for interrupting an upload halfway, and [`MemoryBundles::stall_puts`]
+/// (puts wait until released), for a publish that is still running, or dies mid-upload.
+#[derive(Debug)]
 pub struct MemoryBundles {
     objects: Mutex<HashMap<(PageId, String), Vec<u8>>>,
     failing: Mutex<HashSet<&'static str>>,
     puts_left: Mutex<Option<usize>>,
+    stalled: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for MemoryBundles {
+    fn default() -> Self {
+        Self {
+            objects: Mutex::default(),
+            failing: Mutex::default(),
+            puts_left: Mutex::default(),
+            stalled: tokio::sync::watch::channel(false).0,
+        }
+    }
 }
 
 impl MemoryBundles {
@@ -876,6 +927,11 @@ impl MemoryBundles {
 
     pub fn fail_puts_after(&self, n: usize) {
         *self.puts_left.lock().expect("lock") = Some(n);
+    }
+
+    /// While `on`, every put waits (before writing anything) until it is set off again.
+    pub fn stall_puts(&self, on: bool) {
+        self.stalled.send_replace(on);
     }
 
     pub fn heal(&self) {
@@ -904,6 +960,9 @@ impl MemoryBundles {
 #[async_trait]
 impl BundleStore for MemoryBundles {
     async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError> {
+        let mut stalled = self.stalled.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = stalled.wait_for(|on| !*on).await;
         self.check("put")?;
         {
             let mut left = self.puts_left.lock().expect("lock");
@@ -970,6 +1029,12 @@ impl BundleStore for MemoryBundles {
             .map(|(p, _)| *p)
             .collect();
         Ok(set.into_iter().collect())
+    }
+
+    async fn sweep_leftovers(&self, _older_than: std::time::Duration) -> Result<usize, InfraError> {
+        // Memory writes are whole or absent: nothing is ever left behind.
+        self.check("sweep_leftovers")?;
+        Ok(0)
     }
 }
 
