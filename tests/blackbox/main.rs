@@ -20,4 +20,5 @@ mod ops;
 mod pages;
 mod projects;
 mod routes;
+mod schemathesis;
 mod serving;

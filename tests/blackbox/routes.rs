@@ -1,6 +1,6 @@
 //! The route table as a whole: unknown routes, unparseable bodies, the OpenAPI document.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::harness::{Backend, on_both_backends, setup};
 
@@ -115,6 +115,48 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
     }
     assert!(doc["components"]["schemas"]["ProjectDto"].is_object());
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+
+    // The rules are in the schemas, not only in prose, so generated requests can obey them.
+    let schemas = &doc["components"]["schemas"];
+    let publish = &schemas["PublishRequestDto"]["properties"];
+    assert_eq!(publish["title"]["maxLength"], 200);
+    assert_eq!(publish["title"]["minLength"], 1);
+    assert!(publish["title"]["pattern"].is_string());
+    assert_eq!(publish["maxViews"]["minimum"], 1);
+    assert_eq!(publish["slug"]["pattern"], "^[a-z0-9-]{1,64}$");
+    assert_eq!(publish["password"]["maxLength"], 256);
+    assert_eq!(publish["expiresAt"]["format"], "date-time");
+    assert_eq!(
+        publish["access"]["enum"],
+        json!(["private", "password", "allow_list", "public", null])
+    );
+    assert_eq!(
+        schemas["PublishRequestDto"]["properties"]["files"]["minItems"],
+        1
+    );
+    assert!(schemas["FileInputDto"]["properties"]["path"]["pattern"].is_string());
+    let mint = &schemas["MintKeyRequest"]["properties"];
+    assert_eq!(mint["apps"]["minItems"], 1);
+    assert_eq!(mint["apps"]["uniqueItems"], true);
+    assert_eq!(
+        mint["apps"]["items"]["enum"],
+        json!(["page", "serve", "link", "base"])
+    );
+    assert_eq!(
+        schemas["GrantRequest"]["properties"]["level"]["enum"],
+        json!(["read", "full"])
+    );
+    let token = &doc["paths"]["/api/agent-login/token"]["post"]["requestBody"]["content"];
+    let form = &token["application/x-www-form-urlencoded"]["schema"]["$ref"];
+    assert_eq!(form, "#/components/schemas/TokenRequest");
+    assert_eq!(
+        schemas["TokenRequest"]["properties"]["grant_type"]["enum"],
+        json!(["urn:ietf:params:oauth:grant-type:device_code"])
+    );
+    assert_eq!(
+        doc["paths"]["/api/agent-login/device_authorization"]["post"]["requestBody"]["required"],
+        false
+    );
 
     let ui = srv
         .http

@@ -143,9 +143,10 @@ impl DeviceAuthService {
         {
             return Err(StartError::RateLimited);
         }
-        let name = client_name.map_or("agent", str::trim);
+        let sent = client_name.unwrap_or("agent");
+        let name = sent.trim();
         if name.is_empty()
-            || name.chars().count() > MAX_CLIENT_NAME_CHARS
+            || sent.chars().count() > MAX_CLIENT_NAME_CHARS
             || name.chars().any(char::is_control)
         {
             return Err(StartError::InvalidRequest(format!(

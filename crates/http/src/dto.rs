@@ -9,6 +9,8 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::schema;
+
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectDto {
@@ -229,36 +231,49 @@ pub struct ErrorBody {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CreateProjectRequest {
+    /// Trimmed when stored.
+    #[schema(schema_with = schema::project_name)]
     pub name: String,
+    #[schema(schema_with = schema::project_tag)]
     pub tag: String,
+    #[schema(schema_with = schema::color)]
     pub color: String,
-    /// 3-30 of `a-z 0-9 _`, unique across the service.
+    /// Unique across the service.
+    #[schema(schema_with = schema::project_slug)]
     pub slug: String,
+    #[schema(schema_with = schema::oauth_client_id)]
     pub oauth_client_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PatchProjectRequest {
+    #[schema(schema_with = schema::project_name_patch)]
     pub name: Option<String>,
+    #[schema(schema_with = schema::project_tag_patch)]
     pub tag: Option<String>,
+    #[schema(schema_with = schema::color_patch)]
     pub color: Option<String>,
+    #[schema(schema_with = schema::project_slug_optional)]
     pub slug: Option<String>,
+    #[schema(schema_with = schema::oauth_client_id)]
     pub oauth_client_id: Option<String>,
-    /// `active` or `archived`.
+    #[schema(schema_with = schema::status_optional)]
     pub status: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeleteProjectRequest {
     /// Must equal the project id.
+    #[schema(format = Uuid)]
     pub confirm: String,
     /// Slug of another project of the account to move the contents to.
+    #[schema(schema_with = schema::project_slug_optional)]
     pub move_to: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AssignRequest {
-    /// `page`, `object`, `link`, `database` or `key`.
+    #[schema(schema_with = schema::resource_type)]
     pub resource_type: String,
     pub resource_id: Uuid,
 }
@@ -266,7 +281,7 @@ pub struct AssignRequest {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GrantRequest {
     pub key_id: Uuid,
-    /// `read` or `full`.
+    #[schema(schema_with = schema::grant_level)]
     pub level: String,
 }
 
@@ -277,11 +292,13 @@ pub struct RevokeGrantRequest {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MintKeyRequest {
-    /// 1-60 characters.
+    /// Trimmed when stored.
+    #[schema(schema_with = schema::key_name)]
     pub name: String,
-    /// Non-empty, from `page`, `serve`, `link`, `base`.
+    #[schema(schema_with = schema::apps)]
     pub apps: Vec<String>,
     /// Home project slug; default: the account's default project.
+    #[schema(schema_with = schema::project_slug_optional)]
     pub project: Option<String>,
 }
 
@@ -429,53 +446,97 @@ pub struct SharedList {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FileInputDto {
     /// A safe relative path.
+    #[schema(schema_with = schema::path)]
     pub path: String,
     pub content: String,
-    /// `utf8` (default) or `base64`.
+    /// Default `utf8`.
+    #[schema(schema_with = schema::encoding)]
     pub encoding: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PublishRequestDto {
-    /// 1-200 characters.
+    #[schema(schema_with = schema::page_title)]
     pub title: String,
+    /// The bundle; the entrypoint must be among them.
+    #[schema(min_items = 1)]
     pub files: Vec<FileInputDto>,
-    /// 1-64 of `a-z 0-9 -`; derived from the title when omitted.
+    /// Derived from the title when omitted.
+    #[schema(schema_with = schema::page_slug)]
     pub slug: Option<String>,
     /// Default `index.html`.
+    #[schema(schema_with = schema::entrypoint)]
     pub entrypoint: Option<String>,
     /// Default `private`.
+    #[schema(schema_with = schema::access_optional)]
     pub access: Option<String>,
     /// Required when access is `password`.
+    #[schema(schema_with = schema::page_password)]
     pub password: Option<String>,
+    /// In the future.
+    #[schema(schema_with = schema::expires_at)]
     pub expires_at: Option<String>,
+    #[schema(schema_with = schema::max_views)]
     pub max_views: Option<u64>,
-    /// 3-64 of `A-Z a-z 0-9 _ -`, unique service-wide.
+    /// Unique service-wide.
+    #[schema(schema_with = schema::alias)]
     pub alias: Option<String>,
-    /// Emails or handles, for `allow_list`.
+    /// Emails or handles (of existing accounts), for `allow_list`.
+    #[schema(schema_with = schema::allow)]
     pub allow: Option<Vec<String>>,
     /// Project slug (default: the key's home project).
+    #[schema(schema_with = schema::project_slug_optional)]
     pub project: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchPageRequestDto {
+    #[schema(schema_with = schema::page_title_patch)]
     pub title: Option<String>,
+    #[schema(schema_with = schema::page_slug)]
     pub slug: Option<String>,
+    #[schema(schema_with = schema::access_optional)]
     pub access: Option<String>,
+    /// `null` or empty removes it.
+    #[schema(schema_with = schema::page_password)]
     pub password: Option<String>,
+    /// In the future; `null` removes the expiry.
+    #[schema(schema_with = schema::expires_at)]
     pub expires_at: Option<String>,
+    /// `null` removes the budget.
+    #[schema(schema_with = schema::max_views)]
     pub max_views: Option<u64>,
+    #[schema(schema_with = schema::alias)]
     pub alias: Option<String>,
-    /// `active` or `archived`.
+    #[schema(schema_with = schema::status_optional)]
     pub status: Option<String>,
     /// Emails or handles (Quire's addition: replaces the allow list).
+    #[schema(schema_with = schema::allow)]
     pub allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AddFilesRequestDto {
+    #[schema(min_items = 1)]
     pub files: Vec<FileInputDto>,
+}
+
+/// The device login's first call (RFC 8628 §3.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeviceAuthorizationRequest {
+    /// Shown on the consent screen; default `agent`.
+    #[schema(schema_with = schema::client_name)]
+    pub client_name: Option<String>,
+}
+
+/// The device login's poll (RFC 8628 §3.4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenRequest {
+    #[schema(schema_with = schema::device_code_grant)]
+    pub grant_type: String,
+    /// From the device authorization answer.
+    #[schema(min_length = 1)]
+    pub device_code: String,
 }

@@ -18,6 +18,7 @@ pub mod limits;
 mod openapi;
 pub mod pages_origin;
 mod routes;
+mod schema;
 
 use std::sync::Arc;
 

@@ -119,9 +119,9 @@ pub fn new_key(
 }
 
 fn check_name(name: &str) -> Result<String, MintError> {
+    let n = name.chars().count();
     let trimmed = name.trim();
-    let n = trimmed.chars().count();
-    if n == 0 || n > MAX_KEY_NAME_CHARS {
+    if trimmed.is_empty() || n > MAX_KEY_NAME_CHARS {
         return Err(MintError::InvalidInput(format!(
             "name must be 1-{MAX_KEY_NAME_CHARS} characters"
         )));

@@ -9,8 +9,12 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::model::{FileData, FileEntry, FileInput, Limits};
 
-/// Longest safe path, in bytes.
-pub const MAX_PATH_BYTES: usize = 1024;
+/// Longest safe path, in characters (as the OpenAPI document's `maxLength` counts).
+pub const MAX_PATH_CHARS: usize = 1024;
+
+/// Longest page password, in characters: within the hasher's 1,024 bytes whatever the
+/// characters, and a length the OpenAPI document can state.
+pub const MAX_PAGE_PASSWORD_CHARS: usize = 256;
 /// Longest page slug.
 pub const MAX_SLUG_LEN: usize = 64;
 
@@ -115,12 +119,11 @@ pub const MAX_ALLOW_ENTRIES: usize = 1_000;
 pub use quire_kernel::text::quoted;
 
 /// # Errors
-/// A page password longer than the hasher takes (it is hashed with argon2id).
+/// A page password over [`MAX_PAGE_PASSWORD_CHARS`] characters.
 pub fn page_password(password: &str) -> Result<(), Invalid> {
-    if password.len() > quire_kernel::password::MAX_PASSWORD_BYTES {
+    if password.chars().count() > MAX_PAGE_PASSWORD_CHARS {
         return Err(Invalid(format!(
-            "password must be at most {} bytes",
-            quire_kernel::password::MAX_PASSWORD_BYTES
+            "password must be at most {MAX_PAGE_PASSWORD_CHARS} characters"
         )));
     }
     Ok(())
@@ -162,7 +165,7 @@ pub fn max_views(raw: i128) -> Result<u64, Invalid> {
 }
 
 /// A safe path: relative, `/`-separated, no empty, `.` or `..` segment, no backslash, NUL or
-/// other control character, at most 1024 bytes.
+/// other control character, at most 1024 characters.
 ///
 /// # Errors
 /// Naming the path and the rule it breaks.
@@ -171,8 +174,8 @@ pub fn path(raw: &str) -> Result<(), Invalid> {
     if raw.is_empty() {
         return bad("empty");
     }
-    if raw.len() > MAX_PATH_BYTES {
-        return bad("longer than 1024 bytes");
+    if raw.chars().count() > MAX_PATH_CHARS {
+        return bad("longer than 1024 characters");
     }
     if raw.starts_with('/') {
         return bad("absolute");

@@ -127,10 +127,12 @@ pub enum GrantError {
     Infra(#[from] InfraError),
 }
 
+/// Lengths count what the client sent (as the OpenAPI document's `maxLength` does); what is
+/// kept is trimmed, and must not be blank.
 fn check_name(name: &str) -> Result<String, WriteProjectError> {
-    let name = name.trim();
     let n = name.chars().count();
-    if n == 0 || n > MAX_NAME_CHARS {
+    let name = name.trim();
+    if name.is_empty() || n > MAX_NAME_CHARS {
         return Err(WriteProjectError::InvalidProject(format!(
             "name must be 1-{MAX_NAME_CHARS} characters"
         )));
@@ -144,7 +146,6 @@ fn check_name(name: &str) -> Result<String, WriteProjectError> {
 }
 
 fn check_tag(tag: &str) -> Result<String, WriteProjectError> {
-    let tag = tag.trim();
     if tag.chars().count() > MAX_TAG_CHARS {
         return Err(WriteProjectError::InvalidProject(format!(
             "tag must be at most {MAX_TAG_CHARS} characters"
@@ -155,7 +156,7 @@ fn check_tag(tag: &str) -> Result<String, WriteProjectError> {
             "tag must not contain control characters".into(),
         ));
     }
-    Ok(tag.to_owned())
+    Ok(tag.trim().to_owned())
 }
 
 fn check_color(color: &str) -> Result<Color, WriteProjectError> {

@@ -23,7 +23,7 @@ fn invalid_request(message: impl Into<String>) -> ApiError {
 }
 
 /// Reads a flat body of string fields, form-encoded or JSON (by content type; without one,
-/// JSON is tried first). An empty body has no fields.
+/// JSON is tried first). An empty body has no fields; a JSON `null` is an absent field.
 fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(HashMap::new());
@@ -44,6 +44,7 @@ fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, Api
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => map
             .into_iter()
+            .filter(|(_, v)| !v.is_null())
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k, s)),
                 _ => Err(invalid_request(format!("{k} must be a string"))),
@@ -91,7 +92,9 @@ pub struct DeviceToken {
 
 /// Start a device login (RFC 8628 §3.1).
 #[utoipa::path(post, path = "/api/agent-login/device_authorization", tag = "agent-login",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`client_name` (optional, default `agent`); JSON works too"),
+    request_body(content(
+        (crate::dto::DeviceAuthorizationRequest = "application/x-www-form-urlencoded"),
+        (crate::dto::DeviceAuthorizationRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceAuthorization),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_request"),
@@ -126,7 +129,9 @@ pub async fn device_authorization(
 
 /// Poll for the key (RFC 8628 §3.4). Only the device code can claim it.
 #[utoipa::path(post, path = "/api/agent-login/token", tag = "agent-login",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`grant_type` = urn:ietf:params:oauth:grant-type:device_code, `device_code`; JSON works too"),
+    request_body(content(
+        (crate::dto::TokenRequest = "application/x-www-form-urlencoded"),
+        (crate::dto::TokenRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceToken),
         (status = 400, body = crate::dto::ErrorBody, description = "unsupported_grant_type, invalid_request, invalid_grant, access_denied, expired_token, authorization_pending, slow_down (with `interval`)"),

@@ -63,7 +63,8 @@ fn strings(f: &Fields, name: &str) -> Result<Option<Vec<String>>, ApiError> {
     }
 }
 
-/// `maxViews`: absent → `None`; `null` → `Some(None)`; an integer → `Some(Some(n))`.
+/// `maxViews`: absent → `None`; `null` → `Some(None)`; an integer → `Some(Some(n))`. As in
+/// JSON Schema, a number with no fraction (`5.0`, `1e3`) is an integer.
 fn max_views(f: &Fields) -> Result<Option<Option<i128>>, ApiError> {
     match f.get("maxViews") {
         None => Ok(None),
@@ -72,6 +73,12 @@ fn max_views(f: &Fields) -> Result<Option<Option<i128>>, ApiError> {
             .as_i64()
             .map(i128::from)
             .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                // `as` saturates past i128's range; the domain refuses anything past 2^63.
+                n.as_f64()
+                    .filter(|x| x.fract() == 0.0 && x.is_finite())
+                    .map(|x| x as i128)
+            })
             .map(|n| Some(Some(n)))
             .ok_or_else(|| invalid("maxViews must be a positive integer".into())),
         Some(_) => Err(invalid("maxViews must be a positive integer".into())),
@@ -82,17 +89,21 @@ fn page_id(raw: &str) -> Result<PageId, ApiError> {
     Ok(PageId(path_id(raw, "page")?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Default `active`.
+    #[param(schema_with = crate::schema::status)]
     status: Option<String>,
+    /// Project slug (default: the key's home project).
+    #[param(schema_with = crate::schema::project_slug)]
     project: Option<String>,
 }
 
 /// List pages of a project.
 #[utoipa::path(get, path = "/api/page/v1/pages", tag = "pages",
     security(("bearer" = [])),
-    params(("status" = Option<String>, Query, description = "active (default) or archived"),
-           ("project" = Option<String>, Query, description = "project slug (default: the key's home project)")),
+    params(ListQuery),
     responses(
         (status = 200, body = PageList),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_request (status filter)"),

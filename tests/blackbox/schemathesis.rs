@@ -1,0 +1,83 @@
+//! Schemathesis (from PyPI; CI installs it) against the real server on each database: every
+//! phase (coverage, fuzzing, stateful) and every check, for a bounded time, from a fixed
+//! seed so that a run can be repeated. Any failure of any kind fails the test, with
+//! Schemathesis's report. The few operations whose contract refuses well-formed requests
+//! for reasons a schema cannot state are listed, with the reasons, in
+//! `tests/schemathesis/schemathesis.toml`.
+
+use std::process::Command;
+
+use crate::harness::{Backend, on_both_backends, setup};
+
+const CONFIG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/schemathesis/schemathesis.toml"
+);
+
+/// Seconds of generated requests per database (`QUIRE_SCHEMATHESIS_SECS` overrides).
+const DEFAULT_SECS: &str = "60";
+/// `QUIRE_SCHEMATHESIS_SEED` overrides, to explore further.
+const DEFAULT_SEED: &str = "20261122";
+
+fn installed() -> bool {
+    Command::new("schemathesis")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+async fn schemathesis_finds_no_failure(b: Backend) {
+    if !installed() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "CI=true but schemathesis is not installed"
+        );
+        eprintln!("skipping: schemathesis is not installed (pip install schemathesis)");
+        return;
+    }
+    let Some((db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let secs = std::env::var("QUIRE_SCHEMATHESIS_SECS").unwrap_or_else(|_| DEFAULT_SECS.into());
+    let seed = std::env::var("QUIRE_SCHEMATHESIS_SEED").unwrap_or_else(|_| DEFAULT_SEED.into());
+    let schema = format!("{}/api/openapi.json", srv.base);
+    let auth = format!("Authorization: Bearer {}", ann.key);
+    let workdir = db.dir.path().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        // `timeout` bounds a run whose own budget fails to stop it.
+        let hard_limit = secs.parse::<u64>().unwrap_or(60) * 3 + 60;
+        Command::new("timeout")
+            .arg(hard_limit.to_string())
+            .args(["schemathesis", "--no-color", "--config-file", CONFIG, "run"])
+            .arg(&schema)
+            .args(["-H", &auth, "--checks", "all", "--workers", "1"])
+            .args(["--max-time", &secs, "--seed", &seed])
+            .args(["--suppress-health-check", "all"])
+            .current_dir(workdir)
+            .output()
+            .expect("run schemathesis")
+    })
+    .await
+    .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let summary: String = report
+        .lines()
+        .rev()
+        .take(20)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("\n");
+    eprintln!("{summary}");
+    assert!(
+        out.status.success(),
+        "schemathesis found failures ({:?}):\n{report}\n{}\nserver log:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        srv.logs()
+    );
+    assert!(report.contains(" passed"), "nothing ran:\n{report}");
+}
+
+on_both_backends!(schemathesis_finds_no_failure);
