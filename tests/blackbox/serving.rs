@@ -25,6 +25,7 @@ on_both_backends!(
     keys_that_can_read_the_project_are_let_in,
     path_traversal_never_leaves_the_page,
     policy_changes_reach_another_replica_within_a_second,
+    behind_tls_each_owner_has_an_https_origin_and_host_cookies,
 );
 
 /// The HTML of the site's home page: long enough to be worth compressing.
@@ -776,8 +777,24 @@ async fn keys_that_can_read_the_project_are_let_in(b: Backend) {
 
 /// Sends one request line exactly as written (no client normalises it).
 async fn raw_get(addr: &str, host: &str, target: &str) -> (u16, String) {
+    raw(
+        addr,
+        &format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n"),
+        "",
+    )
+    .await
+}
+
+/// Sends `head` (request line and headers, each ending in CRLF), then `body`; reads the
+/// whole answer.
+async fn raw(addr: &str, head: &str, body: &str) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let length = if body.is_empty() {
+        String::new()
+    } else {
+        format!("Content-Length: {}\r\n", body.len())
+    };
+    let request = format!("{head}{length}Connection: close\r\n\r\n{body}");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = Vec::new();
     stream.read_to_end(&mut response).await.unwrap();
@@ -903,4 +920,117 @@ async fn policy_changes_reach_another_replica_within_a_second(b: Backend) {
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(visit(&second, "/ann/live/").await.status, 404);
     assert_eq!(visit(&second, &format!("/s/{code}")).await.status, 404);
+}
+
+/// The per-owner https layout (`https://{handle}.pages.test`, TLS ended by a proxy in front):
+/// the listener routes by `Host`, the pass is a `__Host-` cookie named for the page (Secure,
+/// no Domain, `Path=/`), a sibling owner's origin can neither post guesses nor reuse it, and
+/// guarded answers refuse other origins' frames.
+async fn behind_tls_each_owner_has_an_https_origin_and_host_cookies(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let bob = db.create_account("bob", &[]);
+    let srv = db.start_with(&[
+        ("QUIRE_PAGES_URL", "https://{handle}.pages.test"),
+        ("QUIRE_BASE_URL", "https://quire.test"),
+    ]);
+    for (who, password) in [(&ann, "open sesame"), (&bob, "bobs secret")] {
+        let body = with(
+            with(site("secret"), "access", json!("password")),
+            "password",
+            json!(password),
+        );
+        let page = publish(&srv, &who.key, body).await;
+        assert!(
+            page["url"].as_str().unwrap().starts_with("https://"),
+            "{page}"
+        );
+    }
+    let addr = srv.pages_addr.clone();
+    let get = |host: &'static str, cookie: String| {
+        let addr = addr.clone();
+        async move {
+            let cookie = if cookie.is_empty() {
+                cookie
+            } else {
+                format!("Cookie: {cookie}\r\n")
+            };
+            raw(
+                &addr,
+                &format!("GET /secret/ HTTP/1.1\r\nHost: {host}\r\n{cookie}"),
+                "",
+            )
+            .await
+        }
+    };
+    let unlock = |host: &'static str, origin: &'static str, form: &'static str| {
+        let addr = addr.clone();
+        async move {
+            raw(
+                &addr,
+                &format!(
+                    "POST /-/unlock HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n\
+                     Content-Type: application/x-www-form-urlencoded\r\n"
+                ),
+                form,
+            )
+            .await
+        }
+    };
+    let (status, locked) = get("ann.pages.test", String::new()).await;
+    assert_eq!(status, 401, "{locked}");
+    let lower = locked.to_ascii_lowercase();
+    assert!(lower.contains("frame-ancestors 'none'"), "{locked}");
+    assert!(lower.contains("x-frame-options: deny"), "{locked}");
+
+    // A guess posted from bob's origin to ann's: refused before the password is looked at.
+    let (status, _) = unlock(
+        "ann.pages.test",
+        "https://bob.pages.test",
+        "slug=secret&password=open+sesame&next=",
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    let (status, answer) = unlock(
+        "ann.pages.test",
+        "https://ann.pages.test",
+        "slug=secret&password=open+sesame&next=",
+    )
+    .await;
+    assert_eq!(status, 303, "{answer}");
+    let set_cookie = answer
+        .lines()
+        .find(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("set-cookie: __host-quire_unlock_secret=")
+        })
+        .unwrap_or_else(|| panic!("no __Host- pass cookie:\n{answer}"))
+        .to_owned();
+    let attrs = set_cookie.to_ascii_lowercase();
+    assert!(
+        attrs.contains("; secure") && attrs.contains("; path=/"),
+        "{set_cookie}"
+    );
+    assert!(!attrs.contains("domain="), "host-only: {set_cookie}");
+    let pass = set_cookie["set-cookie: ".len()..]
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+
+    let (status, page) = get("ann.pages.test", pass.clone()).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("id=\"home\""), "{page}");
+    let lower = page.to_ascii_lowercase();
+    assert!(lower.contains("frame-ancestors 'self'"), "{page}");
+    assert!(
+        lower.contains("cross-origin-resource-policy: same-origin"),
+        "{page}"
+    );
+    // The same cookie on bob's origin (were a browser to send it) opens nothing there.
+    let (status, other) = get("bob.pages.test", pass).await;
+    assert_eq!(status, 401, "{other}");
 }
