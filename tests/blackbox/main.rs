@@ -20,5 +20,4 @@ mod ops;
 mod pages;
 mod projects;
 mod routes;
-mod schemathesis;
 mod serving;

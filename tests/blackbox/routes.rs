@@ -118,7 +118,7 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
 
     // The rules are in the schemas, not only in prose, so generated requests can obey them.
     let schemas = &doc["components"]["schemas"];
-    let publish = &schemas["PublishRequestDto"]["properties"];
+    let publish = &schemas["PublishBody"]["properties"];
     assert_eq!(publish["title"]["maxLength"], 200);
     assert_eq!(publish["title"]["minLength"], 1);
     assert!(publish["title"]["pattern"].is_string());
@@ -131,10 +131,10 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
         json!(["private", "password", "allow_list", "public", null])
     );
     assert_eq!(
-        schemas["PublishRequestDto"]["properties"]["files"]["minItems"],
+        publish["files"]["minItems"],
         1
     );
-    assert!(schemas["FileInputDto"]["properties"]["path"]["pattern"].is_string());
+    assert!(schemas["FileBody"]["properties"]["path"]["pattern"].is_string());
     let mint = &schemas["MintKeyRequest"]["properties"];
     assert_eq!(mint["apps"]["minItems"], 1);
     assert_eq!(mint["apps"]["uniqueItems"], true);

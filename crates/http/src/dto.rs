@@ -1,5 +1,5 @@
-//! Wire shapes of responses and requests (the latter for the OpenAPI document; bodies are
-//! read field by field in `json`).
+//! Wire shapes of responses. Request bodies are declared next to their handlers, where they
+//! are both parsed and documented.
 
 use quire_kernel::Tier;
 use quire_keys::{ListedKey, MintedKey};
@@ -8,8 +8,6 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-use crate::schema;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -230,79 +228,6 @@ pub struct ErrorBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CreateProjectRequest {
-    /// Trimmed when stored.
-    #[schema(schema_with = schema::project_name)]
-    pub name: String,
-    #[schema(schema_with = schema::project_tag)]
-    pub tag: String,
-    #[schema(schema_with = schema::color)]
-    pub color: String,
-    /// Unique across the service.
-    #[schema(schema_with = schema::project_slug)]
-    pub slug: String,
-    #[schema(schema_with = schema::oauth_client_id)]
-    pub oauth_client_id: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PatchProjectRequest {
-    #[schema(schema_with = schema::project_name_patch)]
-    pub name: Option<String>,
-    #[schema(schema_with = schema::project_tag_patch)]
-    pub tag: Option<String>,
-    #[schema(schema_with = schema::color_patch)]
-    pub color: Option<String>,
-    #[schema(schema_with = schema::project_slug_optional)]
-    pub slug: Option<String>,
-    #[schema(schema_with = schema::oauth_client_id)]
-    pub oauth_client_id: Option<String>,
-    #[schema(schema_with = schema::status_optional)]
-    pub status: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeleteProjectRequest {
-    /// Must equal the project id.
-    #[schema(format = Uuid)]
-    pub confirm: String,
-    /// Slug of another project of the account to move the contents to.
-    #[schema(schema_with = schema::project_slug_optional)]
-    pub move_to: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AssignRequest {
-    #[schema(schema_with = schema::resource_type)]
-    pub resource_type: String,
-    pub resource_id: Uuid,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GrantRequest {
-    pub key_id: Uuid,
-    #[schema(schema_with = schema::grant_level)]
-    pub level: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RevokeGrantRequest {
-    pub key_id: Uuid,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MintKeyRequest {
-    /// Trimmed when stored.
-    #[schema(schema_with = schema::key_name)]
-    pub name: String,
-    #[schema(schema_with = schema::apps)]
-    pub apps: Vec<String>,
-    /// Home project slug; default: the account's default project.
-    #[schema(schema_with = schema::project_slug_optional)]
-    pub project: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
     pub status: String,
 }
@@ -441,102 +366,4 @@ pub struct SharedPageDto {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SharedList {
     pub pages: Vec<SharedPageDto>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct FileInputDto {
-    /// A safe relative path.
-    #[schema(schema_with = schema::path)]
-    pub path: String,
-    pub content: String,
-    /// Default `utf8`.
-    #[schema(schema_with = schema::encoding)]
-    pub encoding: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PublishRequestDto {
-    #[schema(schema_with = schema::page_title)]
-    pub title: String,
-    /// The bundle; the entrypoint must be among them.
-    #[schema(min_items = 1)]
-    pub files: Vec<FileInputDto>,
-    /// Derived from the title when omitted.
-    #[schema(schema_with = schema::page_slug)]
-    pub slug: Option<String>,
-    /// Default `index.html`.
-    #[schema(schema_with = schema::entrypoint)]
-    pub entrypoint: Option<String>,
-    /// Default `private`.
-    #[schema(schema_with = schema::access_optional)]
-    pub access: Option<String>,
-    /// Required when access is `password`.
-    #[schema(schema_with = schema::page_password)]
-    pub password: Option<String>,
-    /// In the future.
-    #[schema(schema_with = schema::expires_at)]
-    pub expires_at: Option<String>,
-    #[schema(schema_with = schema::max_views)]
-    pub max_views: Option<u64>,
-    /// Unique service-wide.
-    #[schema(schema_with = schema::alias)]
-    pub alias: Option<String>,
-    /// Emails or handles (of existing accounts), for `allow_list`.
-    #[schema(schema_with = schema::allow)]
-    pub allow: Option<Vec<String>>,
-    /// Project slug (default: the key's home project).
-    #[schema(schema_with = schema::project_slug_optional)]
-    pub project: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PatchPageRequestDto {
-    #[schema(schema_with = schema::page_title_patch)]
-    pub title: Option<String>,
-    #[schema(schema_with = schema::page_slug)]
-    pub slug: Option<String>,
-    #[schema(schema_with = schema::access_optional)]
-    pub access: Option<String>,
-    /// `null` or empty removes it.
-    #[schema(schema_with = schema::page_password)]
-    pub password: Option<String>,
-    /// In the future; `null` removes the expiry.
-    #[schema(schema_with = schema::expires_at)]
-    pub expires_at: Option<String>,
-    /// `null` removes the budget.
-    #[schema(schema_with = schema::max_views)]
-    pub max_views: Option<u64>,
-    #[schema(schema_with = schema::alias)]
-    pub alias: Option<String>,
-    #[schema(schema_with = schema::status_optional)]
-    pub status: Option<String>,
-    /// Emails or handles (Quire's addition: replaces the allow list).
-    #[schema(schema_with = schema::allow)]
-    pub allow: Option<Vec<String>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AddFilesRequestDto {
-    #[schema(min_items = 1)]
-    pub files: Vec<FileInputDto>,
-}
-
-/// The device login's first call (RFC 8628 §3.1).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeviceAuthorizationRequest {
-    /// Shown on the consent screen; default `agent`.
-    #[schema(schema_with = schema::client_name)]
-    pub client_name: Option<String>,
-}
-
-/// The device login's poll (RFC 8628 §3.4).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TokenRequest {
-    #[schema(schema_with = schema::device_code_grant)]
-    pub grant_type: String,
-    /// From the device authorization answer.
-    #[schema(min_length = 1)]
-    pub device_code: String,
 }

@@ -113,6 +113,11 @@ impl ApiError {
     pub fn code(&self) -> &str {
         &self.error
     }
+
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 impl ResponseError for ApiError {

@@ -1,14 +1,12 @@
 //! `/api/agent-login/…`: the RFC 8628 device login endpoints an agent calls. Bodies may be
 //! form-encoded or JSON; answers carry `Cache-Control: no-store`.
 
-use std::collections::HashMap;
-
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::ErrorCode;
-use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
@@ -22,11 +20,34 @@ fn invalid_request(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidRequest, message)
 }
 
-/// Reads a flat body of string fields, form-encoded or JSON (by content type; without one,
-/// JSON is tried first). An empty body has no fields; a JSON `null` is an absent field.
-fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
+/// The device login's first call (RFC 8628 §3.1).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct DeviceAuthorizationRequest {
+    /// Shown on the consent screen; default `agent`.
+    #[serde(default)]
+    #[schema(schema_with = crate::schema::client_name)]
+    pub client_name: Option<String>,
+}
+
+/// The device login's poll (RFC 8628 §3.4). Both fields are required; the service says
+/// which is missing, in the order RFC 8628 checks them.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct TokenRequest {
+    #[serde(default)]
+    #[schema(schema_with = crate::schema::device_code_grant, required = true)]
+    pub grant_type: Option<String>,
+    /// From the device authorization answer.
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, required = true)]
+    pub device_code: Option<String>,
+}
+
+/// Reads a body, form-encoded or JSON (by content type; without one, JSON is tried first),
+/// into `T`. An empty body has no fields; a JSON `null` is an absent field; unknown fields
+/// are ignored (RFC 6749 §3.2).
+fn fields<T: DeserializeOwned + Default>(req: &HttpRequest, body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(HashMap::new());
+        return Ok(T::default());
     }
     let content_type = req
         .headers()
@@ -34,23 +55,17 @@ fn fields(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, Api
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let as_form = || {
-        serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
-            .map(|pairs| pairs.into_iter().collect())
+        serde_urlencoded::from_bytes::<T>(body)
             .map_err(|_| invalid_request("the body is not valid form data"))
     };
     if content_type.starts_with("application/x-www-form-urlencoded") {
         return as_form();
     }
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(map)) => map
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k, s)),
-                _ => Err(invalid_request(format!("{k} must be a string"))),
-            })
-            .collect(),
-        Ok(_) => Err(invalid_request("the body must be a JSON object")),
+    match serde_json::from_slice::<T>(body) {
+        Ok(fields) => Ok(fields),
+        Err(e) if e.is_data() => Err(invalid_request(format!(
+            "the body must be a JSON object of strings: {e}"
+        ))),
         Err(_) if content_type.starts_with("application/json") => {
             Err(invalid_request("the body is not valid JSON"))
         }
@@ -93,8 +108,8 @@ pub struct DeviceToken {
 /// Start a device login (RFC 8628 §3.1).
 #[utoipa::path(post, path = "/api/agent-login/device_authorization", tag = "agent-login",
     request_body(content(
-        (crate::dto::DeviceAuthorizationRequest = "application/x-www-form-urlencoded"),
-        (crate::dto::DeviceAuthorizationRequest = "application/json"))),
+        (DeviceAuthorizationRequest = "application/x-www-form-urlencoded"),
+        (DeviceAuthorizationRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceAuthorization),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_request"),
@@ -104,11 +119,11 @@ pub async fn device_authorization(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = fields(&req, &body.0)?;
+    let f: DeviceAuthorizationRequest = fields(&req, &body.0)?;
     let started = state
         .device_auth
         .start(
-            f.get("client_name").map(String::as_str),
+            f.client_name.as_deref(),
             &crate::client_ip::of(&req, &state.trusted_proxies),
         )
         .await
@@ -130,8 +145,8 @@ pub async fn device_authorization(
 /// Poll for the key (RFC 8628 §3.4). Only the device code can claim it.
 #[utoipa::path(post, path = "/api/agent-login/token", tag = "agent-login",
     request_body(content(
-        (crate::dto::TokenRequest = "application/x-www-form-urlencoded"),
-        (crate::dto::TokenRequest = "application/json"))),
+        (TokenRequest = "application/x-www-form-urlencoded"),
+        (TokenRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceToken),
         (status = 400, body = crate::dto::ErrorBody, description = "unsupported_grant_type, invalid_request, invalid_grant, access_denied, expired_token, authorization_pending, slow_down (with `interval`)"),
@@ -141,12 +156,12 @@ pub async fn token(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = fields(&req, &body.0)?;
+    let f: TokenRequest = fields(&req, &body.0)?;
     let claimed = state
         .device_auth
         .poll(
-            f.get("grant_type").map(String::as_str),
-            f.get("device_code").map(String::as_str),
+            f.grant_type.as_deref(),
+            f.device_code.as_deref(),
             &crate::client_ip::of(&req, &state.trusted_proxies),
         )
         .await
@@ -164,7 +179,7 @@ pub async fn token(
                     ApiError::new(ErrorCode::AuthorizationPending, message)
                 }
                 PollError::SlowDown { interval } => ApiError::new(ErrorCode::SlowDown, message)
-                    .with_field("interval", Value::from(interval)),
+                    .with_field("interval", serde_json::Value::from(interval)),
                 PollError::RateLimited => ApiError::new(ErrorCode::RateLimited, message),
                 PollError::Infra(e) => e.into(),
             }

@@ -3,14 +3,16 @@
 use actix_web::{HttpResponse, web};
 use quire_kernel::{ErrorCode, KeyId};
 use quire_keys::MintRequest;
-use serde_json::Value;
+use serde::Deserialize;
+use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::auth::Authenticated;
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
 use crate::error::ApiError;
-use crate::json::{Body, Fields, object};
+use crate::json::{Body, RequestBody, parse, present};
 use crate::routes::projects::path_id;
+use crate::schema;
 
 /// List every key of the account (never a plaintext or hash).
 #[utoipa::path(get, path = "/api/platform/v1/keys", tag = "keys",
@@ -29,10 +31,42 @@ pub async fn list(
     }))
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct MintKeyRequest {
+    /// Trimmed when stored.
+    #[schema(schema_with = schema::key_name)]
+    pub name: String,
+    #[schema(schema_with = schema::apps)]
+    pub apps: Vec<String>,
+    /// Home project slug; default: the account's default project.
+    #[serde(default)]
+    #[schema(schema_with = schema::project_slug_optional)]
+    pub project: Option<String>,
+    /// Refused: keys are scoped with `apps` now.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(ignore)]
+    pub app_id: bool,
+}
+
+impl RequestBody for MintKeyRequest {
+    /// The spec gives `name` and `apps` mistakes a prose `error`.
+    fn refuse(field: &str, message: String) -> ApiError {
+        if field == "name" {
+            ApiError::prose("name must be a string of 1-60 characters")
+        } else if field == "apps" {
+            ApiError::prose("apps must be a non-empty array of: page, serve, link, base")
+        } else if field.starts_with("apps[") {
+            ApiError::prose("apps must be an array of strings")
+        } else {
+            ApiError::new(ErrorCode::InvalidBody, message)
+        }
+    }
+}
+
 /// Mint an app key. The plaintext `key` is in this response only.
 #[utoipa::path(post, path = "/api/platform/v1/keys", tag = "keys",
     security(("bearer" = [])),
-    request_body = crate::dto::MintKeyRequest,
+    request_body = MintKeyRequest,
     responses(
         (status = 201, body = MintedKeyDto),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
@@ -43,38 +77,21 @@ pub async fn mint(
     auth: Authenticated,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    if f.has("app_id") {
+    let body: MintKeyRequest = parse(&body.0)?;
+    if body.app_id {
         return Err(ApiError::new(
             ErrorCode::InvalidBody,
             "app_id is no longer accepted; scope keys with apps",
         ));
     }
-    let name = match f.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        _ => return Err(ApiError::prose("name must be a string of 1-60 characters")),
-    };
-    let apps = match f.get("apps") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned))
-            .collect::<Option<Vec<String>>>()
-            .ok_or_else(|| ApiError::prose("apps must be an array of strings"))?,
-        _ => {
-            return Err(ApiError::prose(
-                "apps must be a non-empty array of: page, serve, link, base",
-            ));
-        }
-    };
-    let project = f.optional_str("project")?;
     let minted = state
         .keys
         .mint(
             &auth.0,
             MintRequest {
-                name,
-                apps,
-                project,
+                name: body.name,
+                apps: body.apps,
+                project: body.project,
             },
         )
         .await?;

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use quire_kernel::{App, ErrorCode, PageId};
 use quire_pages::{FileInput, PatchRequest, PublishRequest};
 use serde::Deserialize;
-use serde_json::Value;
+use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::auth::Authenticated;
@@ -12,65 +12,46 @@ use crate::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
 use crate::error::ApiError;
-use crate::json::{Body, Fields, object};
+use crate::json::{Body, RequestBody, nullable, parse};
 use crate::routes::projects::path_id;
+use crate::schema;
 
-fn invalid(message: String) -> ApiError {
-    ApiError::new(ErrorCode::InvalidRequest, message)
+/// One file of a bundle, as sent.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FileBody {
+    /// A safe relative path.
+    #[schema(schema_with = schema::path)]
+    pub path: String,
+    pub content: String,
+    /// Default `utf8`.
+    #[serde(default)]
+    #[schema(schema_with = schema::encoding)]
+    pub encoding: Option<String>,
 }
 
-fn files_of(f: &Fields) -> Result<Vec<FileInput>, ApiError> {
-    let Some(Value::Array(items)) = f.get("files") else {
-        return Err(invalid(
-            "files must be a non-empty array of file entries".into(),
-        ));
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let Value::Object(entry) = item else {
-                return Err(invalid(format!("files[{i}] must be an object")));
-            };
-            let text = |name: &str| match entry.get(name) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                _ => Err(invalid(format!("files[{i}].{name} must be a string"))),
-            };
-            let encoding = match entry.get("encoding") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(_) => return Err(invalid(format!("files[{i}].encoding must be a string"))),
-            };
-            Ok(FileInput {
-                path: text("path")?,
-                content: text("content")?,
-                encoding,
-            })
-        })
-        .collect()
-}
-
-fn strings(f: &Fields, name: &str) -> Result<Option<Vec<String>>, ApiError> {
-    match f.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned))
-            .collect::<Option<Vec<_>>>()
-            .map(Some)
-            .ok_or_else(|| invalid(format!("{name} must be an array of strings"))),
-        Some(_) => Err(invalid(format!("{name} must be an array of strings"))),
+impl From<FileBody> for FileInput {
+    fn from(f: FileBody) -> Self {
+        FileInput {
+            path: f.path,
+            content: f.content,
+            encoding: f.encoding,
+        }
     }
 }
 
-/// `maxViews`: absent → `None`; `null` → `Some(None)`; an integer → `Some(Some(n))`. As in
-/// JSON Schema, a number with no fraction (`5.0`, `1e3`) is an integer.
-fn max_views(f: &Fields) -> Result<Option<Option<i128>>, ApiError> {
-    match f.get("maxViews") {
-        None => Ok(None),
-        Some(Value::Null) => Ok(Some(None)),
-        Some(Value::Number(n)) => n
-            .as_i64()
+fn inputs(files: Vec<FileBody>) -> Vec<FileInput> {
+    files.into_iter().map(FileInput::from).collect()
+}
+
+/// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
+/// `5.0`; the domain judges its range.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxViews(i128);
+
+impl<'de> Deserialize<'de> for MaxViews {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(de)?;
+        n.as_i64()
             .map(i128::from)
             .or_else(|| n.as_u64().map(i128::from))
             .or_else(|| {
@@ -79,10 +60,111 @@ fn max_views(f: &Fields) -> Result<Option<Option<i128>>, ApiError> {
                     .filter(|x| x.fract() == 0.0 && x.is_finite())
                     .map(|x| x as i128)
             })
-            .map(|n| Some(Some(n)))
-            .ok_or_else(|| invalid("maxViews must be a positive integer".into())),
-        Some(_) => Err(invalid("maxViews must be a positive integer".into())),
+            .map(MaxViews)
+            .ok_or_else(|| serde::de::Error::custom("must be a positive integer"))
     }
+}
+
+/// A new page.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishBody {
+    #[schema(schema_with = schema::page_title)]
+    pub title: String,
+    /// The bundle; the entrypoint must be among them.
+    #[schema(min_items = 1)]
+    pub files: Vec<FileBody>,
+    /// Derived from the title when omitted.
+    #[serde(default)]
+    #[schema(schema_with = schema::page_slug)]
+    pub slug: Option<String>,
+    /// Default `index.html`.
+    #[serde(default)]
+    #[schema(schema_with = schema::entrypoint)]
+    pub entrypoint: Option<String>,
+    /// Default `private`.
+    #[serde(default)]
+    #[schema(schema_with = schema::access_optional)]
+    pub access: Option<String>,
+    /// Required when access is `password`.
+    #[serde(default)]
+    #[schema(schema_with = schema::page_password)]
+    pub password: Option<String>,
+    /// In the future.
+    #[serde(default)]
+    #[schema(schema_with = schema::expires_at)]
+    pub expires_at: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::max_views)]
+    pub max_views: Option<MaxViews>,
+    /// Unique service-wide.
+    #[serde(default)]
+    #[schema(schema_with = schema::alias)]
+    pub alias: Option<String>,
+    /// Emails or handles (of existing accounts), for `allow_list`.
+    #[serde(default)]
+    #[schema(schema_with = schema::allow)]
+    pub allow: Option<Vec<String>>,
+    /// Project slug (default: the key's home project).
+    #[serde(default)]
+    #[schema(schema_with = schema::project_slug_optional)]
+    pub project: Option<String>,
+}
+
+impl RequestBody for PublishBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+}
+
+/// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchPageBody {
+    #[serde(default)]
+    #[schema(schema_with = schema::page_title_patch)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::page_slug)]
+    pub slug: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::access_optional)]
+    pub access: Option<String>,
+    /// `null` or empty removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::page_password)]
+    pub password: Option<Option<String>>,
+    /// In the future; `null` removes the expiry.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::expires_at)]
+    pub expires_at: Option<Option<String>>,
+    /// `null` removes the budget.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::max_views)]
+    pub max_views: Option<Option<MaxViews>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::alias)]
+    pub alias: Option<Option<String>>,
+    #[serde(default)]
+    #[schema(schema_with = schema::status_optional)]
+    pub status: Option<String>,
+    /// Emails or handles (Quire's addition: replaces the allow list).
+    #[serde(default)]
+    #[schema(schema_with = schema::allow)]
+    pub allow: Option<Vec<String>>,
+}
+
+impl RequestBody for PatchPageBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+}
+
+/// Files to add to a page.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AddFilesBody {
+    #[schema(min_items = 1)]
+    pub files: Vec<FileBody>,
+}
+
+impl RequestBody for AddFilesBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
 }
 
 fn page_id(raw: &str) -> Result<PageId, ApiError> {
@@ -128,7 +210,7 @@ pub async fn list(
 /// Publish a page: record, bundle and short link, all or nothing.
 #[utoipa::path(post, path = "/api/page/v1/pages", tag = "pages",
     security(("bearer" = [])),
-    request_body = crate::dto::PublishRequestDto,
+    request_body = PublishBody,
     responses(
         (status = 201, body = PublishedDto),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request (names the field), password_required"),
@@ -143,22 +225,22 @@ pub async fn publish(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidRequest);
-    let req = PublishRequest {
-        title: f.required_str("title")?,
-        files: files_of(&f)?,
-        slug: f.optional_str("slug")?,
-        entrypoint: f.optional_str("entrypoint")?,
-        access: f.optional_str("access")?,
-        password: f.optional_str("password")?,
-        expires_at: f.optional_str("expiresAt")?,
-        max_views: max_views(&f)?.flatten(),
-        alias: f.optional_str("alias")?,
-        allow: strings(&f, "allow")?.unwrap_or_default(),
-        project: f.optional_str("project")?,
-    };
-    drop(f);
+    // Parsed straight from the bytes into typed files; the bytes go before the publish.
+    let sent: PublishBody = parse(&body.0)?;
     drop(body);
+    let req = PublishRequest {
+        title: sent.title,
+        files: inputs(sent.files),
+        slug: sent.slug,
+        entrypoint: sent.entrypoint,
+        access: sent.access,
+        password: sent.password,
+        expires_at: sent.expires_at,
+        max_views: sent.max_views.map(|m| m.0),
+        alias: sent.alias,
+        allow: sent.allow.unwrap_or_default(),
+        project: sent.project,
+    };
     let view = state.pages.publish(&auth.0, req).await?;
     // The slug may have been cached as unknown by the pages origin.
     state.serving.forget(view.page.id);
@@ -203,7 +285,7 @@ pub async fn get(
 #[utoipa::path(patch, path = "/api/page/v1/pages/{id}", tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::PatchPageRequestDto,
+    request_body = PatchPageBody,
     responses(
         (status = 200, body = PageDto),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request, password_required"),
@@ -219,17 +301,17 @@ pub async fn patch(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidRequest);
+    let sent: PatchPageBody = parse(&body.0)?;
     let req = PatchRequest {
-        title: f.optional_str("title")?,
-        slug: f.optional_str("slug")?,
-        access: f.optional_str("access")?,
-        password: f.nullable_str("password")?,
-        expires_at: f.nullable_str("expiresAt")?,
-        max_views: max_views(&f)?,
-        alias: f.nullable_str("alias")?,
-        status: f.optional_str("status")?,
-        allow: strings(&f, "allow")?,
+        title: sent.title,
+        slug: sent.slug,
+        access: sent.access,
+        password: sent.password,
+        expires_at: sent.expires_at,
+        max_views: sent.max_views.map(|m| m.map(|m| m.0)),
+        alias: sent.alias,
+        status: sent.status,
+        allow: sent.allow,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
     state.serving.forget(id);
@@ -292,7 +374,7 @@ pub async fn files(
 #[utoipa::path(post, path = "/api/page/v1/pages/{id}/files", tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::AddFilesRequestDto,
+    request_body = AddFilesBody,
     responses(
         (status = 200, body = FilesAddedDto),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request"),
@@ -308,11 +390,12 @@ pub async fn add_files(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidRequest);
-    let inputs = files_of(&f)?;
-    drop(f);
+    let sent: AddFilesBody = parse(&body.0)?;
     drop(body);
-    let added = state.pages.add_files(&auth.0, id, inputs).await?;
+    let added = state
+        .pages
+        .add_files(&auth.0, id, inputs(sent.files))
+        .await?;
     state.serving.forget(id);
     Ok(HttpResponse::Ok().json(FilesAddedDto {
         id: added.id.0,

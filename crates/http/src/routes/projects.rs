@@ -3,6 +3,8 @@
 use actix_web::{HttpResponse, web};
 use quire_kernel::{ErrorCode, KeyId, ProjectId};
 use quire_projects::{GrantLevel, NewProject, ProjectPatch, ResourceType};
+use serde::Deserialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
@@ -12,7 +14,8 @@ use crate::dto::{
     ResourcesEnvelope,
 };
 use crate::error::ApiError;
-use crate::json::{Body, Fields, object};
+use crate::json::{Body, RequestBody, nullable, parse};
+use crate::schema;
 
 /// A path id that is not a UUID names nothing: 404, as for an unknown id.
 pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
@@ -36,10 +39,31 @@ pub async fn list(
     }))
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateProjectRequest {
+    /// Trimmed when stored.
+    #[schema(schema_with = schema::project_name)]
+    pub name: String,
+    #[schema(schema_with = schema::project_tag)]
+    pub tag: String,
+    #[schema(schema_with = schema::color)]
+    pub color: String,
+    /// Unique across the service.
+    #[schema(schema_with = schema::project_slug)]
+    pub slug: String,
+    #[serde(default)]
+    #[schema(schema_with = schema::oauth_client_id)]
+    pub oauth_client_id: Option<String>,
+}
+
+impl RequestBody for CreateProjectRequest {
+    const CODE: ErrorCode = ErrorCode::InvalidProject;
+}
+
 /// Create a project.
 #[utoipa::path(post, path = "/api/platform/v1/projects", tag = "projects",
     security(("bearer" = [])),
-    request_body = crate::dto::CreateProjectRequest,
+    request_body = CreateProjectRequest,
     responses(
         (status = 201, body = ProjectEnvelope),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
@@ -51,13 +75,13 @@ pub async fn create(
     auth: Authenticated,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidProject);
+    let body: CreateProjectRequest = parse(&body.0)?;
     let input = NewProject {
-        name: f.required_str("name")?,
-        tag: f.required_str("tag")?,
-        color: f.required_str("color")?,
-        slug: f.required_str("slug")?,
-        oauth_client_id: f.nullable_str("oauth_client_id")?.flatten(),
+        name: body.name,
+        tag: body.tag,
+        color: body.color,
+        slug: body.slug,
+        oauth_client_id: body.oauth_client_id,
     };
     let project = state.projects.create(&auth.0, input).await?;
     Ok(HttpResponse::Created().json(ProjectEnvelope {
@@ -86,11 +110,38 @@ pub async fn get(
     }))
 }
 
+/// The fields to change; `oauth_client_id: null` detaches the client.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PatchProjectRequest {
+    #[serde(default)]
+    #[schema(schema_with = schema::project_name_patch)]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::project_tag_patch)]
+    pub tag: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::color_patch)]
+    pub color: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::project_slug_optional)]
+    pub slug: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::oauth_client_id)]
+    pub oauth_client_id: Option<Option<String>>,
+    #[serde(default)]
+    #[schema(schema_with = schema::status_optional)]
+    pub status: Option<String>,
+}
+
+impl RequestBody for PatchProjectRequest {
+    const CODE: ErrorCode = ErrorCode::InvalidProject;
+}
+
 /// Update the supplied fields of a project.
 #[utoipa::path(patch, path = "/api/platform/v1/projects/{id}", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::PatchProjectRequest,
+    request_body = PatchProjectRequest,
     responses(
         (status = 200, body = ProjectEnvelope),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
@@ -105,14 +156,14 @@ pub async fn patch(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidProject);
+    let body: PatchProjectRequest = parse(&body.0)?;
     let patch = ProjectPatch {
-        name: f.optional_str("name")?,
-        tag: f.optional_str("tag")?,
-        color: f.optional_str("color")?,
-        slug: f.optional_str("slug")?,
-        oauth_client_id: f.nullable_str("oauth_client_id")?,
-        status: f.optional_str("status")?,
+        name: body.name,
+        tag: body.tag,
+        color: body.color,
+        slug: body.slug,
+        oauth_client_id: body.oauth_client_id,
+        status: body.status,
     };
     let project = state.projects.update(&auth.0, id, patch).await?;
     Ok(HttpResponse::Ok().json(ProjectEnvelope {
@@ -120,11 +171,24 @@ pub async fn patch(
     }))
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DeleteProjectRequest {
+    /// Must equal the project id.
+    #[schema(format = Uuid)]
+    pub confirm: String,
+    /// Slug of another project of the account to move the contents to.
+    #[serde(default)]
+    #[schema(schema_with = schema::project_slug_optional)]
+    pub move_to: Option<String>,
+}
+
+impl RequestBody for DeleteProjectRequest {}
+
 /// Delete a project, optionally moving its contents to another project first.
 #[utoipa::path(delete, path = "/api/platform/v1/projects/{id}", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::DeleteProjectRequest,
+    request_body = DeleteProjectRequest,
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body (confirm mismatch or bad move_to)"),
@@ -139,12 +203,10 @@ pub async fn delete(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    let confirm = f.required_str("confirm")?;
-    let move_to = f.optional_str("move_to")?;
+    let body: DeleteProjectRequest = parse(&body.0)?;
     state
         .projects
-        .delete(&auth.0, id, &confirm, move_to.as_deref())
+        .delete(&auth.0, id, &body.confirm, body.move_to.as_deref())
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -170,23 +232,34 @@ pub async fn resources(
     }))
 }
 
-fn resource_of(f: &Fields) -> Result<(ResourceType, Uuid), ApiError> {
-    let raw_type = f.required_str("resource_type")?;
-    let raw_id = f.required_str("resource_id")?;
-    let kind = ResourceType::parse(&raw_type).ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::InvalidResourceType,
-            "resource_type must be page, object, link, database or key",
-        )
-    })?;
-    Ok((kind, path_id(&raw_id, "resource")?))
+/// A resource to move; an id that is not a UUID names nothing (404).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AssignRequest {
+    #[schema(schema_with = schema::resource_type)]
+    pub resource_type: String,
+    #[schema(format = Uuid)]
+    pub resource_id: String,
+}
+
+impl RequestBody for AssignRequest {}
+
+impl AssignRequest {
+    fn resource(&self) -> Result<(ResourceType, Uuid), ApiError> {
+        let kind = ResourceType::parse(&self.resource_type).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidResourceType,
+                "resource_type must be page, object, link, database or key",
+            )
+        })?;
+        Ok((kind, path_id(&self.resource_id, "resource")?))
+    }
 }
 
 /// Move a resource of the account into this project.
 #[utoipa::path(post, path = "/api/platform/v1/projects/{id}/assign", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "Destination project")),
-    request_body = crate::dto::AssignRequest,
+    request_body = AssignRequest,
     responses(
         (status = 204, description = "Moved"),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_resource_type"),
@@ -200,8 +273,7 @@ pub async fn assign(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let dest = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    let (kind, resource) = resource_of(&f)?;
+    let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.assign(&auth.0, dest, kind, resource).await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -211,7 +283,7 @@ pub async fn assign(
 #[utoipa::path(post, path = "/api/platform/v1/projects/{id}/unassign", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::AssignRequest,
+    request_body = AssignRequest,
     responses(
         (status = 204, description = "Moved to the default project"),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_resource_type"),
@@ -225,22 +297,40 @@ pub async fn unassign(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     path_id(&id, "project")?;
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    let (kind, resource) = resource_of(&f)?;
+    let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.unassign(&auth.0, kind, resource).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
-fn grant_key(f: &Fields) -> Result<KeyId, ApiError> {
-    let raw = f.required_str("key_id")?;
-    Ok(KeyId(path_id(&raw, "key")?))
+/// A key id that is not a UUID names nothing (404).
+fn grant_key(raw: &str) -> Result<KeyId, ApiError> {
+    Ok(KeyId(path_id(raw, "key")?))
 }
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct GrantRequest {
+    #[schema(schema_with = schema::grant_level)]
+    pub level: String,
+    #[schema(format = Uuid)]
+    pub key_id: String,
+}
+
+impl RequestBody for GrantRequest {}
+
+/// `level`, if sent, is accepted and ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RevokeGrantRequest {
+    #[schema(format = Uuid)]
+    pub key_id: String,
+}
+
+impl RequestBody for RevokeGrantRequest {}
 
 /// Grant a key `read` or `full` access to this project (a repeat call changes the level).
 #[utoipa::path(post, path = "/api/platform/v1/projects/{id}/grants", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::GrantRequest,
+    request_body = GrantRequest,
     responses(
         (status = 201, body = GrantEnvelope),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body"),
@@ -254,11 +344,10 @@ pub async fn put_grant(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    let level = f.required_str("level")?;
-    let level = GrantLevel::parse(&level)
+    let body: GrantRequest = parse(&body.0)?;
+    let level = GrantLevel::parse(&body.level)
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidBody, "level must be read or full"))?;
-    let key = grant_key(&f)?;
+    let key = grant_key(&body.key_id)?;
     let grant = state
         .projects
         .put_grant(&auth.0, project, key, level)
@@ -272,7 +361,7 @@ pub async fn put_grant(
 #[utoipa::path(delete, path = "/api/platform/v1/projects/{id}/grants", tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
-    request_body = crate::dto::RevokeGrantRequest,
+    request_body = RevokeGrantRequest,
     responses(
         (status = 204, description = "Removed"),
         (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body"),
@@ -286,8 +375,8 @@ pub async fn delete_grant(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
-    let f = Fields::new(object(&body.0)?, ErrorCode::InvalidBody);
-    let key = grant_key(&f)?;
+    let body: RevokeGrantRequest = parse(&body.0)?;
+    let key = grant_key(&body.key_id)?;
     state.projects.delete_grant(&auth.0, project, key).await?;
     Ok(HttpResponse::NoContent().finish())
 }

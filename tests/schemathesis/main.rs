@@ -2,8 +2,17 @@
 //! phase (coverage, fuzzing, stateful) and every check, for a bounded time, from a fixed
 //! seed so that a run can be repeated. Any failure of any kind fails the test, with
 //! Schemathesis's report. The few operations whose contract refuses well-formed requests
-//! for reasons a schema cannot state are listed, with the reasons, in
-//! `tests/schemathesis/schemathesis.toml`.
+//! for reasons a schema cannot state are listed, with the reasons, in `schemathesis.toml`
+//! beside this file.
+//!
+//! A test binary of its own, so that cargo runs it after the black-box suite rather than
+//! beside it: its load would skew that suite's timing-sensitive tests (slow bodies).
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+#[path = "../blackbox/harness.rs"]
+#[allow(dead_code)] // the suite's harness; this binary uses a part of it
+mod harness;
 
 use std::process::Command;
 
