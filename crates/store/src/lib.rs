@@ -1,6 +1,7 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
-//! (`ProjectStore`, `KeyStore`, `AccountStore`) on PostgreSQL and on SQLite through
-//! diesel-async, with one query body serving both backends (see [`db`]).
+//! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
+//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`) on PostgreSQL and on
+//! SQLite through diesel-async, with one query body serving both backends (see [`db`]).
 //!
 //! It may depend on the domain crates and kernel (for the ports and types it implements),
 //! diesel, diesel-async, deadpool and tokio. SQL lives here and nowhere else; row structs are

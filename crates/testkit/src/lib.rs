@@ -4,10 +4,11 @@
 //!   failure switch for fault-injection tests of the domain.
 //! - [`contract`]: the one store contract suite, run against the fake here and against both
 //!   real backends from `quire-store`'s tests.
-//! - [`fixtures`]: a fixed clock and principals.
+//! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //!
-//! It depends on the domain crates and kernel only; it is a dev-dependency everywhere.
+//! It depends on the domain crates and kernel, tokio (the hand timer and stalled uploads wait
+//! on its channels) and tokio-postgres (for [`pg`]); it is a dev-dependency everywhere.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
