@@ -130,10 +130,7 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
         publish["access"]["enum"],
         json!(["private", "password", "allow_list", "public", null])
     );
-    assert_eq!(
-        publish["files"]["minItems"],
-        1
-    );
+    assert_eq!(publish["files"]["minItems"], 1);
     assert!(schemas["FileBody"]["properties"]["path"]["pattern"].is_string());
     let mint = &schemas["MintKeyRequest"]["properties"];
     assert_eq!(mint["apps"]["minItems"], 1);

@@ -143,7 +143,8 @@ impl ResponseError for ApiError {
 
 impl From<InfraError> for ApiError {
     fn from(e: InfraError) -> Self {
-        Self::internal(&e)
+        tracing::error!(kind = ?e.kind(), error = %e.chain(), "infrastructure failure");
+        Self::new(ErrorCode::InternalError, "internal error; try again later")
     }
 }
 

@@ -88,17 +88,96 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// What kind of infrastructure failed, for logs and for what a caller may retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfraKind {
+    /// Nothing answered in time, or no connection was free (pool exhausted, server down):
+    /// worth retrying later.
+    Unavailable,
+    /// Stored data does not read back as the domain's types.
+    Corrupt,
+    /// Anything else (a failed query, an I/O error).
+    Failed,
+}
+
 /// A failure of infrastructure behind a port (database unreachable, pool exhausted, I/O
-/// error). Its text is for logs only and is never shown to API clients.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct InfraError(pub String);
+/// error), with its kind and the adapter's error as its source. Its text is for logs only
+/// and is never shown to API clients.
+#[derive(Debug, Clone)]
+pub struct InfraError {
+    kind: InfraKind,
+    message: String,
+    /// `Arc` keeps the error `Clone` (caches hand one failure to every waiter).
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
 
 impl InfraError {
+    /// A failure described by `msg` alone, of kind [`InfraKind::Failed`].
     pub fn new(msg: impl Into<String>) -> Self {
-        Self(msg.into())
+        Self {
+            kind: InfraKind::Failed,
+            message: msg.into(),
+            source: None,
+        }
+    }
+
+    /// A failure of `kind` caused by `source`, whose text becomes the message.
+    pub fn caused_by(
+        kind: InfraKind,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            kind,
+            message: source.to_string(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+
+    #[must_use]
+    pub fn kind(&self) -> InfraKind {
+        self.kind
+    }
+
+    /// The message and every cause below it, joined by `: `, for a log line.
+    #[must_use]
+    pub fn chain(&self) -> String {
+        let mut out = self.message.clone();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            let text = cause.to_string();
+            if !out.ends_with(&text) {
+                out.push_str(": ");
+                out.push_str(&text);
+            }
+            next = cause.source();
+        }
+        out
     }
 }
+
+impl fmt::Display for InfraError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for InfraError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Two failures are equal when of one kind with one message (domain errors that carry one
+/// derive `PartialEq` for their tests).
+impl PartialEq for InfraError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for InfraError {}
 
 #[cfg(test)]
 mod tests {
@@ -118,6 +197,25 @@ mod tests {
             assert!((400..600).contains(&code.http_status()));
         }
         assert_eq!(ErrorCode::ALL.len(), 45);
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("pool timed out")]
+    struct Timeout(#[source] std::io::Error);
+
+    #[test]
+    fn infrastructure_errors_keep_their_kind_and_causes() {
+        let e = InfraError::caused_by(
+            InfraKind::Unavailable,
+            Timeout(std::io::Error::other("connection refused")),
+        );
+        assert_eq!(e.kind(), InfraKind::Unavailable);
+        assert_eq!(e.to_string(), "pool timed out");
+        assert_eq!(e.chain(), "pool timed out: connection refused");
+        let copy = e.clone();
+        assert_eq!(copy, e);
+        assert_eq!(InfraError::new("x").kind(), InfraKind::Failed);
+        assert_ne!(InfraError::new("x"), InfraError::new("y"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod text;
 pub mod values;
 
 pub use clock::{Clock, SystemClock, Timer};
-pub use error::{ErrorCode, InfraError};
+pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};
 pub use principal::{App, Apps, Principal, PrincipalKind, Tier};
 pub use rate_limit::RateLimiter;

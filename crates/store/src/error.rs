@@ -1,7 +1,7 @@
 //! The adapter's internal error and its mapping to the domain's `InfraError`.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use quire_kernel::InfraError;
+use quire_kernel::{InfraError, InfraKind};
 
 /// What can go wrong inside the store. Converted to domain errors at each port method.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +44,11 @@ impl StoreError {
 
 impl From<StoreError> for InfraError {
     fn from(e: StoreError) -> Self {
-        InfraError::new(e.to_string())
+        let kind = match &e {
+            StoreError::Pool(_) => InfraKind::Unavailable,
+            StoreError::Corrupt(_) => InfraKind::Corrupt,
+            _ => InfraKind::Failed,
+        };
+        InfraError::caused_by(kind, e)
     }
 }

@@ -177,7 +177,13 @@ async fn an_unreachable_postgres_is_an_error_not_a_hang_and_recovers() {
     let started = std::time::Instant::now();
     assert!(db.ping().await.is_err());
     let err = db.account_by_id(AccountId::new()).await.unwrap_err();
-    assert!(!err.0.is_empty());
+    assert!(!err.to_string().is_empty());
+    assert_eq!(
+        err.kind(),
+        quire_kernel::InfraKind::Unavailable,
+        "{}",
+        err.chain()
+    );
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",
