@@ -10,6 +10,7 @@ use quire_accounts::{
 };
 use quire_kernel::Clock;
 use quire_testkit::fixtures::new_account;
+use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
 use time::Duration;
 
@@ -175,7 +176,7 @@ async fn enrollment_errors_change_nothing() {
             .unwrap_err(),
         SecondFactorError::WrongCode
     );
-    w.store.fail("enroll_totp");
+    w.store.fail(Op::EnrollTotp);
     assert!(matches!(
         w.sessions
             .confirm_enrollment(&session, &account, secret.expose(), &code)

@@ -19,6 +19,7 @@ use quire_pages::{
 use quire_projects::ProjectService;
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_testkit::fixtures::create_account;
+use quire_testkit::memory::Op;
 use quire_testkit::{HandTimer, MemoryBundles, MemoryStore};
 use serde_json::{Value, json};
 
@@ -184,7 +185,7 @@ async fn failed_cleanups_report_their_code_and_the_page_is_gone() {
         assert_eq!(status, 201);
         ids.push(body["id"].as_str().unwrap().to_owned());
     }
-    bundles.fail("delete_page");
+    bundles.fail(Op::DeletePage);
     let r = call!(
         app,
         test::TestRequest::delete()
@@ -193,7 +194,7 @@ async fn failed_cleanups_report_their_code_and_the_page_is_gone() {
     );
     assert_error(&r, 500, "storage_cleanup_failed");
     bundles.heal();
-    store.fail("delete_link_of_page");
+    store.fail(Op::DeleteLinkOfPage);
     let r = call!(
         app,
         test::TestRequest::delete()
@@ -266,7 +267,7 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
             .to_request()
     };
 
-    bundles.fail("get");
+    bundles.fail(Op::Get);
     let resp = test::call_service(&pages, get()).await;
     assert_eq!(resp.status().as_u16(), 500);
     let text = String::from_utf8(test::read_body(resp).await.to_vec()).unwrap();

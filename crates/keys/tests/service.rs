@@ -9,6 +9,7 @@ use quire_accounts::{AccountService, CreateAccount, CreatedAccount};
 use quire_kernel::{Principal, PrincipalKind, Tier};
 use quire_keys::{AuthError, KeyService, MintError, MintRequest, PlaintextKey, RevokeError};
 use quire_testkit::fixtures::new_account;
+use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
 
 async fn setup(activated: bool) -> (Arc<MemoryStore>, KeyService, CreatedAccount) {
@@ -185,7 +186,7 @@ async fn mint_validates_name_apps_and_project() {
             .unwrap_err(),
         MintError::ProjectNotOwned
     );
-    store.fail("insert_key");
+    store.fail(Op::InsertKey);
     assert!(matches!(
         keys.mint(&master, mint("k", &["page"], None)).await,
         Err(MintError::Infra(_))

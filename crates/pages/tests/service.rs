@@ -12,6 +12,7 @@ use quire_pages::{
     PublishRequest, RandomPublicIds,
 };
 use quire_testkit::fixtures::{create_account, master};
+use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 
 #[derive(Debug)]
@@ -123,11 +124,11 @@ async fn a_failure_at_any_publish_step_leaves_no_trace() {
     let before = w.store.snapshot();
     type Arm = fn(&World);
     let arms: Vec<(&str, Arm)> = vec![
-        ("record", |w| w.store.fail("insert_pending")),
+        ("record", |w| w.store.fail(Op::InsertPending)),
         ("first upload", |w| w.bundles.fail_puts_after(0)),
         ("second upload", |w| w.bundles.fail_puts_after(1)),
-        ("link", |w| w.store.fail("insert_link")),
-        ("ready", |w| w.store.fail("mark_ready")),
+        ("link", |w| w.store.fail(Op::InsertLink)),
+        ("ready", |w| w.store.fail(Op::MarkReady)),
     ];
     for (step, arm) in arms {
         arm(&w);
@@ -261,7 +262,7 @@ async fn a_failed_link_update_reverts_the_page_record() {
         access: Some("public".into()),
         ..PatchRequest::default()
     };
-    w.store.fail("update_link");
+    w.store.fail(Op::UpdateLink);
     assert!(matches!(
         w.pages.update(&w.ann, view.page.id, patch()).await,
         Err(PageError::Infra(_))
@@ -333,13 +334,13 @@ async fn delete_reports_cleanups_that_failed_but_always_removes_the_record() {
     let b = w.pages.publish(&w.ann, publish("B")).await.unwrap();
     let c = w.pages.publish(&w.ann, publish("C")).await.unwrap();
 
-    w.bundles.fail("delete_page");
+    w.bundles.fail(Op::DeletePage);
     assert_eq!(
         w.pages.delete(&w.ann, a.page.id).await.unwrap_err(),
         PageError::StorageCleanupFailed
     );
     w.bundles.heal();
-    w.store.fail("delete_link_of_page");
+    w.store.fail(Op::DeleteLinkOfPage);
     assert_eq!(
         w.pages.delete(&w.ann, b.page.id).await.unwrap_err(),
         PageError::LinkCleanupFailed
@@ -396,7 +397,7 @@ async fn a_failed_add_files_keeps_the_previous_files() {
             (|w: &World| w.bundles.fail_puts_after(0)) as fn(&World),
         ),
         ("second upload", |w| w.bundles.fail_puts_after(1)),
-        ("manifest", |w| w.store.fail("put_files")),
+        ("manifest", |w| w.store.fail(Op::PutFiles)),
     ] {
         fail(&w);
         assert!(
@@ -594,9 +595,9 @@ async fn a_publish_that_lost_its_lease_fails_and_leaves_the_new_page_alone() {
 async fn interrupted_publishes_are_invisible_and_swept_once_their_lease_lapses() {
     let w = world().await;
     // Simulate a crash after the record and one object: the fake keeps what was written.
-    w.store.fail("mark_ready");
-    w.store.fail("delete_page");
-    w.bundles.fail("delete_page");
+    w.store.fail(Op::MarkReady);
+    w.store.fail(Op::DeletePage);
+    w.bundles.fail(Op::DeletePage);
     assert!(w.pages.publish(&w.ann, publish("Crashed")).await.is_err());
     w.store.heal();
     w.bundles.heal();

@@ -12,6 +12,7 @@ use quire_projects::{
     ListProjectsError, NewProject, ProjectPatch, ProjectService, WriteProjectError,
 };
 use quire_testkit::fixtures::{app_key, create_account, master};
+use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
 
 struct World {
@@ -313,14 +314,14 @@ async fn a_failing_store_leaves_everything_as_it_was() {
     let before = w.store.snapshot();
     let id = doomed.to_string();
 
-    w.store.fail("delete_project");
+    w.store.fail(Op::DeleteProject);
     assert!(matches!(
         w.projects
             .delete(&ann.master, doomed, &id, Some("ann"))
             .await,
         Err(DeleteProjectError::Infra(_))
     ));
-    w.store.fail("insert_project");
+    w.store.fail(Op::InsertProject);
     assert!(matches!(
         w.projects
             .create(
@@ -336,7 +337,7 @@ async fn a_failing_store_leaves_everything_as_it_was() {
             .await,
         Err(WriteProjectError::Infra(_))
     ));
-    w.store.fail("update_project");
+    w.store.fail(Op::UpdateProject);
     assert!(matches!(
         w.projects
             .update(
@@ -350,7 +351,7 @@ async fn a_failing_store_leaves_everything_as_it_was() {
             .await,
         Err(WriteProjectError::Infra(_))
     ));
-    w.store.fail("put_grant");
+    w.store.fail(Op::PutGrant);
     let key = w.store.snapshot().keys[1].id;
     assert!(matches!(
         w.projects

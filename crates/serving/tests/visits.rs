@@ -18,6 +18,7 @@ use quire_serving::{
     UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
 use quire_testkit::fixtures::{create_account, master};
+use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 
 struct World {
@@ -294,7 +295,7 @@ async fn views_count_documents_only_and_reach_the_store_on_flush() {
     assert_eq!(w.view_count(page.page.id).await, 0, "aggregated in memory");
 
     // A failed flush keeps the counts for the next one.
-    w.store.fail("add_views");
+    w.store.fail(Op::AddViews);
     assert!(w.serving.flush_views().await.is_err());
     w.store.heal();
     assert_eq!(w.serving.flush_views().await.unwrap(), 2);
@@ -414,7 +415,7 @@ async fn exactly_max_views_succeed_however_many_race() {
 async fn a_view_is_not_counted_when_the_file_cannot_be_read() {
     let w = world().await;
     let page = w.publish("once", |r| r.max_views = Some(1)).await;
-    w.bundles.fail("get");
+    w.bundles.fail(Op::Get);
     assert!(
         w.serving
             .visit(Visit {

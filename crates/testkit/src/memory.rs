@@ -29,6 +29,94 @@ use quire_projects::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// The port operations of the fakes, for their failure switches: a name that does not exist
+/// does not compile (a misspelt string would never fire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    AccountByHandle,
+    AccountById,
+    AccountByLogin,
+    AddViews,
+    AssignResource,
+    Claim,
+    ClaimView,
+    CreateAccount,
+    Decide,
+    DefaultProjectOf,
+    Delete,
+    DeleteExpiredSessions,
+    DeleteGrant,
+    DeleteGrantsExpiredBefore,
+    DeleteLinkOfPage,
+    DeletePage,
+    DeleteProject,
+    DeleteSession,
+    EnrollTotp,
+    Exists,
+    Files,
+    FindByHash,
+    ForgetWindowsBefore,
+    Get,
+    GrantByDeviceHash,
+    GrantByUserCode,
+    GrantLevel,
+    HandleAndEmail,
+    Hit,
+    InsertGrant,
+    InsertKey,
+    InsertLink,
+    InsertPending,
+    InsertProject,
+    InsertSession,
+    KeyAccount,
+    KeyById,
+    KeysOfAccount,
+    LapsedSlugHolder,
+    LinkByCode,
+    LinkOfPage,
+    LinksOfPages,
+    MarkMfaSatisfied,
+    MarkReady,
+    Page,
+    PageBySlug,
+    PageExists,
+    Pages,
+    PagesByIds,
+    PagesInProject,
+    ProjectById,
+    ProjectBySlug,
+    ProjectsOfAccount,
+    Put,
+    PutFiles,
+    PutGrant,
+    RecordPoll,
+    RenewLease,
+    Resources,
+    RevokeKey,
+    SessionByHash,
+    SetPasswordHash,
+    SharedWith,
+    StalePending,
+    SweepLeftovers,
+    UpdateLink,
+    UpdatePage,
+    UpdateProject,
+    UseTotpStep,
+}
+
+/// Which operations fail.
+#[derive(Debug, Default)]
+struct Failing {
+    ops: HashSet<Op>,
+    everything: bool,
+}
+
+impl Failing {
+    fn covers(&self, op: Op) -> bool {
+        self.everything || self.ops.contains(&op)
+    }
+}
+
 /// Everything the fake holds; comparable, so a test can assert "unchanged".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
@@ -53,7 +141,7 @@ pub struct State {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
-    failing: Mutex<HashSet<&'static str>>,
+    failing: Mutex<Failing>,
 }
 
 impl MemoryStore {
@@ -62,16 +150,23 @@ impl MemoryStore {
         Self::default()
     }
 
-    /// Makes operation `op` (a port method name, or `"*"` for all) fail until [`heal`].
+    /// Makes the port operation `op` fail until [`heal`].
     ///
     /// [`heal`]: MemoryStore::heal
-    pub fn fail(&self, op: &'static str) {
-        self.failing.lock().expect("lock").insert(op);
+    pub fn fail(&self, op: Op) {
+        self.failing.lock().expect("lock").ops.insert(op);
+    }
+
+    /// Makes every operation fail until [`heal`].
+    ///
+    /// [`heal`]: MemoryStore::heal
+    pub fn fail_everything(&self) {
+        self.failing.lock().expect("lock").everything = true;
     }
 
     /// Clears every failure switch.
     pub fn heal(&self) {
-        self.failing.lock().expect("lock").clear();
+        *self.failing.lock().expect("lock") = Failing::default();
     }
 
     /// A copy of the whole state.
@@ -80,10 +175,9 @@ impl MemoryStore {
         self.state.lock().expect("lock").clone()
     }
 
-    fn check(&self, op: &'static str) -> Result<(), InfraError> {
-        let failing = self.failing.lock().expect("lock");
-        if failing.contains(op) || failing.contains("*") {
-            Err(InfraError::new(format!("injected failure in {op}")))
+    fn check(&self, op: Op) -> Result<(), InfraError> {
+        if self.failing.lock().expect("lock").covers(op) {
+            Err(InfraError::new(format!("injected failure in {op:?}")))
         } else {
             Ok(())
         }
@@ -117,7 +211,7 @@ fn live_app_keys_in(state: &State, project: ProjectId) -> impl Iterator<Item = &
 #[async_trait]
 impl ProjectStore for MemoryStore {
     async fn insert_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
-        self.check("insert_project")?;
+        self.check(Op::InsertProject)?;
         self.with(|s| {
             if let Some(e) = slug_clash(s, project) {
                 return Err(e);
@@ -128,7 +222,7 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn update_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
-        self.check("update_project")?;
+        self.check(Op::UpdateProject)?;
         self.with(|s| {
             if let Some(e) = slug_clash(s, project) {
                 return Err(e);
@@ -141,17 +235,17 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn project_by_id(&self, id: ProjectId) -> Result<Option<Project>, InfraError> {
-        self.check("project_by_id")?;
+        self.check(Op::ProjectById)?;
         Ok(self.with(|s| s.projects.iter().find(|p| p.id == id).cloned()))
     }
 
     async fn project_by_slug(&self, slug: &ProjectSlug) -> Result<Option<Project>, InfraError> {
-        self.check("project_by_slug")?;
+        self.check(Op::ProjectBySlug)?;
         Ok(self.with(|s| s.projects.iter().find(|p| &p.slug == slug).cloned()))
     }
 
     async fn projects_of_account(&self, account: AccountId) -> Result<Vec<Project>, InfraError> {
-        self.check("projects_of_account")?;
+        self.check(Op::ProjectsOfAccount)?;
         Ok(self.with(|s| {
             let mut v: Vec<Project> = s
                 .projects
@@ -168,7 +262,7 @@ impl ProjectStore for MemoryStore {
         &self,
         account: AccountId,
     ) -> Result<Option<ProjectId>, InfraError> {
-        self.check("default_project_of")?;
+        self.check(Op::DefaultProjectOf)?;
         Ok(self.with(|s| {
             s.accounts
                 .iter()
@@ -178,7 +272,7 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn resources(&self, project: ProjectId) -> Result<Resources, InfraError> {
-        self.check("resources")?;
+        self.check(Op::Resources)?;
         Ok(self.with(|s| Resources {
             keys: live_app_keys_in(s, project)
                 .map(|k| ResourceEntry {
@@ -216,7 +310,7 @@ impl ProjectStore for MemoryStore {
         project: &Project,
         move_to: Option<ProjectId>,
     ) -> Result<(), DeleteProjectStoreError> {
-        self.check("delete_project")?;
+        self.check(Op::DeleteProject)?;
         self.with(|s| {
             let holds_pages = s.pages.iter().any(|(p, _)| p.project_id == project.id)
                 || s.links.iter().any(|l| l.project_id == project.id);
@@ -274,7 +368,7 @@ impl ProjectStore for MemoryStore {
         dest: ProjectId,
         _now: OffsetDateTime,
     ) -> Result<(), AssignStoreError> {
-        self.check("assign_resource")?;
+        self.check(Op::AssignResource)?;
         match resource_type {
             ResourceType::Key => {}
             ResourceType::Page => {
@@ -325,7 +419,7 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn key_account(&self, key: KeyId) -> Result<Option<AccountId>, InfraError> {
-        self.check("key_account")?;
+        self.check(Op::KeyAccount)?;
         Ok(self.with(|s| s.keys.iter().find(|k| k.id == key).map(|k| k.account_id)))
     }
 
@@ -334,7 +428,7 @@ impl ProjectStore for MemoryStore {
         key: KeyId,
         project: ProjectId,
     ) -> Result<Option<GrantLevel>, InfraError> {
-        self.check("grant_level")?;
+        self.check(Op::GrantLevel)?;
         Ok(self.with(|s| {
             s.grants
                 .iter()
@@ -344,7 +438,7 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn put_grant(&self, grant: &Grant) -> Result<Grant, InfraError> {
-        self.check("put_grant")?;
+        self.check(Op::PutGrant)?;
         Ok(self.with(|s| {
             if let Some(g) = s
                 .grants
@@ -361,7 +455,7 @@ impl ProjectStore for MemoryStore {
     }
 
     async fn delete_grant(&self, key: KeyId, project: ProjectId) -> Result<bool, InfraError> {
-        self.check("delete_grant")?;
+        self.check(Op::DeleteGrant)?;
         Ok(self.with(|s| {
             let before = s.grants.len();
             s.grants
@@ -374,13 +468,13 @@ impl ProjectStore for MemoryStore {
 #[async_trait]
 impl KeyStore for MemoryStore {
     async fn insert_key(&self, key: &KeyRecord) -> Result<(), InfraError> {
-        self.check("insert_key")?;
+        self.check(Op::InsertKey)?;
         self.with(|s| s.keys.push(key.clone()));
         Ok(())
     }
 
     async fn find_by_hash(&self, hash: &KeyHash) -> Result<Option<CredentialOwner>, InfraError> {
-        self.check("find_by_hash")?;
+        self.check(Op::FindByHash)?;
         Ok(self.with(|s| {
             let key = s.keys.iter().find(|k| &k.key_hash == hash)?;
             let account = s.accounts.iter().find(|a| a.id == key.account_id)?;
@@ -394,7 +488,7 @@ impl KeyStore for MemoryStore {
     }
 
     async fn keys_of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, InfraError> {
-        self.check("keys_of_account")?;
+        self.check(Op::KeysOfAccount)?;
         Ok(self.with(|s| {
             let mut v: Vec<KeyRecord> = s
                 .keys
@@ -408,12 +502,12 @@ impl KeyStore for MemoryStore {
     }
 
     async fn key_by_id(&self, id: KeyId) -> Result<Option<KeyRecord>, InfraError> {
-        self.check("key_by_id")?;
+        self.check(Op::KeyById)?;
         Ok(self.with(|s| s.keys.iter().find(|k| k.id == id).cloned()))
     }
 
     async fn revoke_key(&self, id: KeyId, at: OffsetDateTime) -> Result<(), InfraError> {
-        self.check("revoke_key")?;
+        self.check(Op::RevokeKey)?;
         self.with(|s| {
             if let Some(k) = s.keys.iter_mut().find(|k| k.id == id)
                 && k.revoked_at.is_none()
@@ -433,7 +527,7 @@ impl AccountStore for MemoryStore {
         default_project: &Project,
         first_key: &KeyRecord,
     ) -> Result<(), CreateAccountStoreError> {
-        self.check("create_account")?;
+        self.check(Op::CreateAccount)?;
         self.with(|s| {
             if s.accounts.iter().any(|a| a.handle == account.handle)
                 || s.projects.iter().any(|p| p.slug == default_project.slug)
@@ -451,12 +545,12 @@ impl AccountStore for MemoryStore {
     }
 
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError> {
-        self.check("account_by_id")?;
+        self.check(Op::AccountById)?;
         Ok(self.with(|s| s.accounts.iter().find(|a| a.id == id).cloned()))
     }
 
     async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
-        self.check("account_by_login")?;
+        self.check(Op::AccountByLogin)?;
         Ok(self.with(|s| {
             s.accounts
                 .iter()
@@ -466,7 +560,7 @@ impl AccountStore for MemoryStore {
     }
 
     async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError> {
-        self.check("set_password_hash")?;
+        self.check(Op::SetPasswordHash)?;
         Ok(
             self.with(|s| match s.accounts.iter_mut().find(|a| a.id == id) {
                 Some(a) => {
@@ -485,7 +579,7 @@ impl AccountStore for MemoryStore {
         step: u64,
         keep_session: &str,
     ) -> Result<bool, InfraError> {
-        self.check("enroll_totp")?;
+        self.check(Op::EnrollTotp)?;
         Ok(self.with(|s| {
             let Some(a) = s
                 .accounts
@@ -506,7 +600,7 @@ impl AccountStore for MemoryStore {
     }
 
     async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError> {
-        self.check("use_totp_step")?;
+        self.check(Op::UseTotpStep)?;
         Ok(self.with(|s| {
             let enrolled = s
                 .accounts
@@ -541,7 +635,7 @@ impl PageStore for MemoryStore {
         files: &[FileEntry],
         lease_until: OffsetDateTime,
     ) -> Result<(), InsertPageError> {
-        self.check("insert_pending")?;
+        self.check(Op::InsertPending)?;
         self.with(|s| {
             if s.pages.iter().any(|(p, _)| p.public_id == page.public_id)
                 || code_taken(s, &page.public_id, None)
@@ -562,7 +656,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
-        self.check("renew_lease")?;
+        self.check(Op::RenewLease)?;
         Ok(self.with(|s| match s.leases.get_mut(&id) {
             Some(lease) => {
                 *lease = until;
@@ -573,7 +667,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
-        self.check("mark_ready")?;
+        self.check(Op::MarkReady)?;
         self.with(|s| {
             if s.leases.remove(&id).is_none() {
                 return Err(InfraError::new("no pending record to mark ready"));
@@ -588,7 +682,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
-        self.check("delete_page")?;
+        self.check(Op::DeletePage)?;
         self.with(|s| {
             s.pages.retain(|(p, _)| p.id != id);
             s.leases.remove(&id);
@@ -598,7 +692,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
-        self.check("page")?;
+        self.check(Op::Page)?;
         Ok(self.with(|s| {
             s.pages
                 .iter()
@@ -608,7 +702,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
-        self.check("page_by_slug")?;
+        self.check(Op::PageBySlug)?;
         Ok(self.with(|s| {
             s.pages
                 .iter()
@@ -622,7 +716,7 @@ impl PageStore for MemoryStore {
         project: ProjectId,
         status: PageStatus,
     ) -> Result<Vec<Page>, InfraError> {
-        self.check("pages_in_project")?;
+        self.check(Op::PagesInProject)?;
         Ok(self.with(|s| {
             let mut v: Vec<Page> = s
                 .pages
@@ -636,7 +730,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
-        self.check("pages_by_ids")?;
+        self.check(Op::PagesByIds)?;
         Ok(self.with(|s| {
             s.pages
                 .iter()
@@ -647,7 +741,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
-        self.check("update_page")?;
+        self.check(Op::UpdatePage)?;
         self.with(|s| {
             if s.pages.iter().any(|(p, _)| {
                 p.id != page.id && p.account_id == page.account_id && p.slug == page.slug
@@ -668,7 +762,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
-        self.check("files")?;
+        self.check(Op::Files)?;
         Ok(self.with(|s| {
             let mut v = s.files.get(&id).cloned().unwrap_or_default();
             v.sort_by(|a, b| a.path.cmp(&b.path));
@@ -684,7 +778,7 @@ impl PageStore for MemoryStore {
         file_count: u64,
         updated_at: OffsetDateTime,
     ) -> Result<(), InfraError> {
-        self.check("put_files")?;
+        self.check(Op::PutFiles)?;
         self.with(|s| {
             let manifest = s.files.entry(id).or_default();
             for f in files {
@@ -703,7 +797,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
-        self.check("stale_pending")?;
+        self.check(Op::StalePending)?;
         Ok(self.with(|s| {
             s.leases
                 .iter()
@@ -719,7 +813,7 @@ impl PageStore for MemoryStore {
         slug: &str,
         now: OffsetDateTime,
     ) -> Result<Option<PageId>, InfraError> {
-        self.check("lapsed_slug_holder")?;
+        self.check(Op::LapsedSlugHolder)?;
         Ok(self.with(|s| {
             s.pages
                 .iter()
@@ -733,7 +827,7 @@ impl PageStore for MemoryStore {
     }
 
     async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
-        self.check("page_exists")?;
+        self.check(Op::PageExists)?;
         Ok(self.with(|s| s.pages.iter().any(|(p, _)| p.id == id)))
     }
 }
@@ -741,7 +835,7 @@ impl PageStore for MemoryStore {
 #[async_trait]
 impl LinkStore for MemoryStore {
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
-        self.check("insert_link")?;
+        self.check(Op::InsertLink)?;
         self.with(|s| {
             if link_codes(link).any(|c| code_taken(s, c, None)) {
                 return Err(LinkWriteError::CodeTaken);
@@ -752,7 +846,7 @@ impl LinkStore for MemoryStore {
     }
 
     async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
-        self.check("update_link")?;
+        self.check(Op::UpdateLink)?;
         self.with(|s| {
             if link_codes(link).any(|c| code_taken(s, c, Some(link.id))) {
                 return Err(LinkWriteError::CodeTaken);
@@ -770,12 +864,12 @@ impl LinkStore for MemoryStore {
     }
 
     async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
-        self.check("link_of_page")?;
+        self.check(Op::LinkOfPage)?;
         Ok(self.with(|s| s.links.iter().find(|l| l.page_id == page).cloned()))
     }
 
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
-        self.check("links_of_pages")?;
+        self.check(Op::LinksOfPages)?;
         Ok(self.with(|s| {
             s.links
                 .iter()
@@ -786,7 +880,7 @@ impl LinkStore for MemoryStore {
     }
 
     async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
-        self.check("link_by_code")?;
+        self.check(Op::LinkByCode)?;
         Ok(self.with(|s| {
             s.links
                 .iter()
@@ -796,7 +890,7 @@ impl LinkStore for MemoryStore {
     }
 
     async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
-        self.check("claim_view")?;
+        self.check(Op::ClaimView)?;
         Ok(self.with(|s| {
             let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
                 return false;
@@ -810,7 +904,7 @@ impl LinkStore for MemoryStore {
     }
 
     async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
-        self.check("add_views")?;
+        self.check(Op::AddViews)?;
         self.with(|s| {
             for (id, n) in counts {
                 if let Some(l) = s.links.iter_mut().find(|l| l.id == *id) {
@@ -822,7 +916,7 @@ impl LinkStore for MemoryStore {
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
-        self.check("delete_link_of_page")?;
+        self.check(Op::DeleteLinkOfPage)?;
         self.with(|s| s.links.retain(|l| l.page_id != page));
         Ok(())
     }
@@ -832,7 +926,7 @@ impl LinkStore for MemoryStore {
         account: AccountId,
         email: Option<&Email>,
     ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
-        self.check("shared_with")?;
+        self.check(Op::SharedWith)?;
         Ok(self.with(|s| {
             s.links
                 .iter()
@@ -855,7 +949,7 @@ impl LinkStore for MemoryStore {
 #[async_trait]
 impl AccountDirectory for MemoryStore {
     async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError> {
-        self.check("account_by_handle")?;
+        self.check(Op::AccountByHandle)?;
         Ok(self.with(|s| {
             s.accounts
                 .iter()
@@ -868,7 +962,7 @@ impl AccountDirectory for MemoryStore {
         &self,
         handles: &[Handle],
     ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError> {
-        self.check("account_by_handle")?;
+        self.check(Op::AccountByHandle)?;
         Ok(self.with(|s| {
             s.accounts
                 .iter()
@@ -882,7 +976,7 @@ impl AccountDirectory for MemoryStore {
         &self,
         account: AccountId,
     ) -> Result<Option<(Handle, Email)>, InfraError> {
-        self.check("handle_and_email")?;
+        self.check(Op::HandleAndEmail)?;
         Ok(self.with(|s| {
             s.accounts
                 .iter()
@@ -899,7 +993,7 @@ impl AccountDirectory for MemoryStore {
 #[derive(Debug)]
 pub struct MemoryBundles {
     objects: Mutex<HashMap<(PageId, String), Vec<u8>>>,
-    failing: Mutex<HashSet<&'static str>>,
+    failing: Mutex<Failing>,
     puts_left: Mutex<Option<usize>>,
     stalled: tokio::sync::watch::Sender<bool>,
 }
@@ -921,8 +1015,12 @@ impl MemoryBundles {
         Self::default()
     }
 
-    pub fn fail(&self, op: &'static str) {
-        self.failing.lock().expect("lock").insert(op);
+    pub fn fail(&self, op: Op) {
+        self.failing.lock().expect("lock").ops.insert(op);
+    }
+
+    pub fn fail_everything(&self) {
+        self.failing.lock().expect("lock").everything = true;
     }
 
     pub fn fail_puts_after(&self, n: usize) {
@@ -935,7 +1033,7 @@ impl MemoryBundles {
     }
 
     pub fn heal(&self) {
-        self.failing.lock().expect("lock").clear();
+        *self.failing.lock().expect("lock") = Failing::default();
         *self.puts_left.lock().expect("lock") = None;
     }
 
@@ -948,10 +1046,11 @@ impl MemoryBundles {
         k
     }
 
-    fn check(&self, op: &'static str) -> Result<(), InfraError> {
-        let failing = self.failing.lock().expect("lock");
-        if failing.contains(op) || failing.contains("*") {
-            return Err(InfraError::new(format!("injected failure in bundles.{op}")));
+    fn check(&self, op: Op) -> Result<(), InfraError> {
+        if self.failing.lock().expect("lock").covers(op) {
+            return Err(InfraError::new(format!(
+                "injected failure in bundles {op:?}"
+            )));
         }
         Ok(())
     }
@@ -963,7 +1062,7 @@ impl BundleStore for MemoryBundles {
         let mut stalled = self.stalled.subscribe();
         // The sender lives in `self`, so the channel cannot close while we wait.
         let _ = stalled.wait_for(|on| !*on).await;
-        self.check("put")?;
+        self.check(Op::Put)?;
         {
             let mut left = self.puts_left.lock().expect("lock");
             if let Some(n) = left.as_mut() {
@@ -983,7 +1082,7 @@ impl BundleStore for MemoryBundles {
     }
 
     async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError> {
-        self.check("get")?;
+        self.check(Op::Get)?;
         Ok(self
             .objects
             .lock()
@@ -993,7 +1092,7 @@ impl BundleStore for MemoryBundles {
     }
 
     async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError> {
-        self.check("exists")?;
+        self.check(Op::Exists)?;
         Ok(self
             .objects
             .lock()
@@ -1002,7 +1101,7 @@ impl BundleStore for MemoryBundles {
     }
 
     async fn delete(&self, page: PageId, sha256: &str) -> Result<(), InfraError> {
-        self.check("delete")?;
+        self.check(Op::Delete)?;
         self.objects
             .lock()
             .expect("lock")
@@ -1011,7 +1110,7 @@ impl BundleStore for MemoryBundles {
     }
 
     async fn delete_page(&self, page: PageId) -> Result<(), InfraError> {
-        self.check("delete_page")?;
+        self.check(Op::DeletePage)?;
         self.objects
             .lock()
             .expect("lock")
@@ -1020,7 +1119,7 @@ impl BundleStore for MemoryBundles {
     }
 
     async fn pages(&self) -> Result<Vec<PageId>, InfraError> {
-        self.check("pages")?;
+        self.check(Op::Pages)?;
         let set: HashSet<PageId> = self
             .objects
             .lock()
@@ -1033,7 +1132,7 @@ impl BundleStore for MemoryBundles {
 
     async fn sweep_leftovers(&self, _older_than: std::time::Duration) -> Result<usize, InfraError> {
         // Memory writes are whole or absent: nothing is ever left behind.
-        self.check("sweep_leftovers")?;
+        self.check(Op::SweepLeftovers)?;
         Ok(0)
     }
 }
@@ -1041,7 +1140,7 @@ impl BundleStore for MemoryBundles {
 #[async_trait]
 impl DeviceGrantStore for MemoryStore {
     async fn insert_grant(&self, grant: &DeviceGrant) -> Result<(), InsertGrantError> {
-        self.check("insert_grant")?;
+        self.check(Op::InsertGrant)?;
         self.with(|s| {
             if s.device_grants
                 .iter()
@@ -1055,7 +1154,7 @@ impl DeviceGrantStore for MemoryStore {
     }
 
     async fn grant_by_device_hash(&self, hash: &str) -> Result<Option<DeviceGrant>, InfraError> {
-        self.check("grant_by_device_hash")?;
+        self.check(Op::GrantByDeviceHash)?;
         Ok(self.with(|s| {
             s.device_grants
                 .iter()
@@ -1065,7 +1164,7 @@ impl DeviceGrantStore for MemoryStore {
     }
 
     async fn grant_by_user_code(&self, code: &str) -> Result<Option<DeviceGrant>, InfraError> {
-        self.check("grant_by_user_code")?;
+        self.check(Op::GrantByUserCode)?;
         Ok(self.with(|s| {
             s.device_grants
                 .iter()
@@ -1080,7 +1179,7 @@ impl DeviceGrantStore for MemoryStore {
         at: OffsetDateTime,
         interval_secs: u32,
     ) -> Result<(), InfraError> {
-        self.check("record_poll")?;
+        self.check(Op::RecordPoll)?;
         self.with(|s| {
             if let Some(g) = s.device_grants.iter_mut().find(|g| g.id == id) {
                 g.last_polled_at = Some(at);
@@ -1096,7 +1195,7 @@ impl DeviceGrantStore for MemoryStore {
         state: GrantState,
         at: OffsetDateTime,
     ) -> Result<bool, InfraError> {
-        self.check("decide")?;
+        self.check(Op::Decide)?;
         Ok(self.with(|s| {
             match s
                 .device_grants
@@ -1114,7 +1213,7 @@ impl DeviceGrantStore for MemoryStore {
     }
 
     async fn claim(&self, id: Uuid, key: &KeyRecord) -> Result<bool, InfraError> {
-        self.check("claim")?;
+        self.check(Op::Claim)?;
         Ok(self.with(|s| {
             let Some(g) = s
                 .device_grants
@@ -1133,7 +1232,7 @@ impl DeviceGrantStore for MemoryStore {
         &self,
         cutoff: OffsetDateTime,
     ) -> Result<u64, InfraError> {
-        self.check("delete_grants_expired_before")?;
+        self.check(Op::DeleteGrantsExpiredBefore)?;
         Ok(self.with(|s| {
             let before = s.device_grants.len();
             s.device_grants.retain(|g| g.expires_at >= cutoff);
@@ -1152,7 +1251,7 @@ impl RateLimiter for MemoryStore {
         limit: u32,
         now: OffsetDateTime,
     ) -> Result<bool, InfraError> {
-        self.check("hit")?;
+        self.check(Op::Hit)?;
         let len = i64::try_from(window.as_secs().max(1)).unwrap_or(i64::MAX);
         let start = now.unix_timestamp().div_euclid(len) * len;
         Ok(self.with(|s| {
@@ -1166,7 +1265,7 @@ impl RateLimiter for MemoryStore {
     }
 
     async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
-        self.check("forget_windows_before")?;
+        self.check(Op::ForgetWindowsBefore)?;
         Ok(self.with(|s| {
             let before = s.rate_windows.len();
             s.rate_windows
@@ -1179,24 +1278,24 @@ impl RateLimiter for MemoryStore {
 #[async_trait]
 impl SessionStore for MemoryStore {
     async fn insert_session(&self, session: &Session) -> Result<(), InfraError> {
-        self.check("insert_session")?;
+        self.check(Op::InsertSession)?;
         self.with(|s| s.sessions.push(session.clone()));
         Ok(())
     }
 
     async fn session_by_hash(&self, id_hash: &str) -> Result<Option<Session>, InfraError> {
-        self.check("session_by_hash")?;
+        self.check(Op::SessionByHash)?;
         Ok(self.with(|s| s.sessions.iter().find(|x| x.id_hash == id_hash).cloned()))
     }
 
     async fn delete_session(&self, id_hash: &str) -> Result<(), InfraError> {
-        self.check("delete_session")?;
+        self.check(Op::DeleteSession)?;
         self.with(|s| s.sessions.retain(|x| x.id_hash != id_hash));
         Ok(())
     }
 
     async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError> {
-        self.check("mark_mfa_satisfied")?;
+        self.check(Op::MarkMfaSatisfied)?;
         self.with(|s| {
             for x in &mut s.sessions {
                 if x.id_hash == id_hash {
@@ -1208,7 +1307,7 @@ impl SessionStore for MemoryStore {
     }
 
     async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError> {
-        self.check("delete_expired_sessions")?;
+        self.check(Op::DeleteExpiredSessions)?;
         Ok(self.with(|s| {
             let before = s.sessions.len();
             s.sessions.retain(|x| x.expires_at > now);
