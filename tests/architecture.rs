@@ -18,6 +18,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-links",
     "quire-device-auth",
     "quire-serving",
+    "quire-app",
 ];
 const FORBIDDEN: &[&str] = &[
     "actix-web",

@@ -7,17 +7,11 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
-use quire_accounts::SessionService;
-use quire_device_auth::DeviceAuthService;
+use quire_app::{Ports, Settings};
 use quire_http::{AppState, Readiness};
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
-use quire_keys::KeyService;
-use quire_links::EmbeddedLinkService;
-use quire_pages::{
-    AccountDirectory, PageConfig, PagePorts, PageService, PublicIds, RandomPublicIds,
-};
-use quire_projects::ProjectService;
-use quire_serving::{ServingConfig, ServingPorts, ServingService};
+use quire_pages::{AccountDirectory, PageConfig, PublicIds, RandomPublicIds};
+use quire_serving::ServingConfig;
 use quire_testkit::fixtures::create_account;
 use quire_testkit::memory::Op;
 use quire_testkit::{HandTimer, MemoryBundles, MemoryStore};
@@ -71,50 +65,30 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
     let bundles = Arc::new(MemoryBundles::new());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let created = create_account(store.clone(), clock.clone(), "ann").await;
-    let pages = PageService::new(
-        PagePorts {
-            pages: store.clone(),
+    let services = quire_app::build(
+        Ports {
+            store: store.clone(),
             bundles: bundles.clone(),
-            links: Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone())),
-            accounts: directory.unwrap_or_else(|| store.clone()),
-            projects: store.clone(),
-            clock: clock.clone(),
+            clock,
             timer: Arc::new(HandTimer::new()),
             ids,
+            directory,
         },
-        PageConfig::default(),
+        Settings {
+            pages: PageConfig::default(),
+            serving: ServingConfig::default(),
+            base_url: "http://quire.test".into(),
+            signing_key: b"k".to_vec(),
+        },
     );
     Setup {
         state: AppState {
-            projects: ProjectService::new(store.clone(), clock.clone()),
-            keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
-            pages,
-            device_auth: DeviceAuthService::new(
-                store.clone(),
-                store.clone(),
-                clock.clone(),
-                "http://quire.test",
-            ),
-            sessions: SessionService::new(
-                store.clone(),
-                store.clone(),
-                store.clone(),
-                clock.clone(),
-            ),
-            serving: ServingService::new(
-                ServingPorts {
-                    pages: store.clone(),
-                    links: store.clone(),
-                    bundles: bundles.clone(),
-                    accounts: store.clone(),
-                    projects: store.clone(),
-                    limiter: store.clone(),
-                    sessions: store.clone(),
-                    clock,
-                },
-                ServingConfig::default(),
-                b"k",
-            ),
+            projects: services.projects,
+            keys: services.keys,
+            pages: services.pages,
+            device_auth: services.device_auth,
+            sessions: services.sessions,
+            serving: services.serving,
             base_url: "http://quire.test".into(),
             trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
             readiness: Arc::new(Ready),

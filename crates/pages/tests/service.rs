@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
+use quire_app::{Ports, Settings};
 use quire_kernel::{PageId, Principal};
-use quire_links::EmbeddedLinkService;
 use quire_pages::{
-    FileInput, PageConfig, PageError, PagePorts, PageService, PatchRequest, PublicIds,
-    PublishRequest, RandomPublicIds,
+    FileInput, PageError, PageService, PatchRequest, PublicIds, PublishRequest, RandomPublicIds,
 };
 use quire_testkit::fixtures::{create_account, master};
 use quire_testkit::memory::Op;
@@ -38,20 +37,18 @@ async fn world_with(ids: Arc<dyn PublicIds>) -> World {
     let clock = Arc::new(FixedClock::new());
     let timer = Arc::new(HandTimer::new());
     let created = create_account(store.clone(), clock.clone(), "ann").await;
-    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
-    let pages = PageService::new(
-        PagePorts {
-            pages: store.clone(),
+    let pages = quire_app::build(
+        Ports {
+            store: store.clone(),
             bundles: bundles.clone(),
-            links,
-            accounts: store.clone(),
-            projects: store.clone(),
             clock: clock.clone(),
             timer: timer.clone(),
             ids,
+            directory: None,
         },
-        PageConfig::default(),
-    );
+        Settings::default(),
+    )
+    .pages;
     World {
         ann: master(created.account.id, created.project.id),
         store,

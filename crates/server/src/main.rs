@@ -17,19 +17,15 @@ use clap::{Parser, Subcommand};
 use quire_accounts::{
     AccountService, CreateAccount, CreateAccountError, SessionService, SetPasswordError,
 };
+use quire_app::{Ports, Settings};
 use quire_blobs::ObjectBundleStore;
 use quire_device_auth::DeviceAuthService;
 use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::PagesState;
 use quire_http::{AppState, Readiness};
-use quire_kernel::{Clock, SystemClock, Timer};
-use quire_keys::KeyService;
-use quire_links::EmbeddedLinkService;
-use quire_pages::{
-    Limits, PageConfig, PageOrigins, PagePorts, PageService, RandomPublicIds, Swept,
-};
-use quire_projects::ProjectService;
-use quire_serving::{ServingConfig, ServingPorts, ServingService};
+use quire_kernel::{SystemClock, Timer};
+use quire_pages::{Limits, PageConfig, PageOrigins, PageService, RandomPublicIds, Swept};
+use quire_serving::{ServingConfig, ServingService};
 use quire_store::{Database, DatabaseConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -151,26 +147,10 @@ impl Timer for TokioTimer {
     }
 }
 
-fn page_service(
-    config: &Config,
-    origins: &PageOrigins,
-    db: &Database,
-    bundles: &ObjectBundleStore,
-) -> PageService {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let store = Arc::new(db.clone());
-    PageService::new(
-        PagePorts {
-            pages: store.clone(),
-            bundles: Arc::new(bundles.clone()),
-            links: Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone())),
-            accounts: store.clone(),
-            projects: store,
-            clock,
-            timer: Arc::new(TokioTimer),
-            ids: Arc::new(RandomPublicIds),
-        },
-        PageConfig {
+/// The services' settings, from the configuration.
+fn settings(config: &Config, origins: &PageOrigins, signing_key: String) -> Settings {
+    Settings {
+        pages: PageConfig {
             origins: origins.clone(),
             limits: Limits {
                 max_files: config.max_files,
@@ -180,7 +160,16 @@ fn page_service(
             publish_lease: Duration::from_secs(config.publish_lease_secs.max(3)),
             ..PageConfig::default()
         },
-    )
+        serving: ServingConfig {
+            origins: origins.clone(),
+            base_url: config.base_url.clone(),
+            policy_ttl: Duration::from_millis(config.policy_cache_ms),
+            file_cache_bytes: config.file_cache_bytes,
+            ..ServingConfig::default()
+        },
+        base_url: config.base_url.clone(),
+        signing_key: signing_key.into_bytes(),
+    }
 }
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants
@@ -250,36 +239,6 @@ const SHUTDOWN_GRACE_SECS: u64 = 30;
 
 /// Name of the shared secret that signs the pages origin's cookies and passes.
 const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
-
-fn serving_service(
-    config: &Config,
-    origins: &PageOrigins,
-    db: &Database,
-    bundles: &ObjectBundleStore,
-    signing_key: &str,
-) -> ServingService {
-    let store = Arc::new(db.clone());
-    ServingService::new(
-        ServingPorts {
-            pages: store.clone(),
-            links: store.clone(),
-            bundles: Arc::new(bundles.clone()),
-            accounts: store.clone(),
-            projects: store.clone(),
-            limiter: store.clone(),
-            sessions: store,
-            clock: Arc::new(SystemClock),
-        },
-        ServingConfig {
-            origins: origins.clone(),
-            base_url: config.base_url.clone(),
-            policy_ttl: Duration::from_millis(config.policy_cache_ms),
-            file_cache_bytes: config.file_cache_bytes,
-            ..ServingConfig::default()
-        },
-        signing_key.as_bytes(),
-    )
-}
 
 /// Writes the views counted in memory every second, so `viewCount` is at most about a
 /// second behind; failed writes are kept and retried.
@@ -361,34 +320,35 @@ async fn serve(mut config: Config, db: Database) -> Result<(), String> {
         .server_secret(PAGES_SIGNING_SECRET)
         .await
         .map_err(|e| format!("cannot read the signing key: {e}"))?;
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let store = Arc::new(db.clone());
-    let pages = page_service(&config, &origins, &db, &bundles);
-    let serving = serving_service(&config, &origins, &db, &bundles, &signing_key);
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
-    let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
-    let device_auth = DeviceAuthService::new(
-        store.clone(),
-        store.clone(),
-        clock.clone(),
-        config.base_url.clone(),
+    let services = quire_app::build(
+        Ports {
+            store: Arc::new(db.clone()),
+            bundles: Arc::new(bundles.clone()),
+            clock: Arc::new(SystemClock),
+            timer: Arc::new(TokioTimer),
+            ids: Arc::new(RandomPublicIds),
+            directory: None,
+        },
+        settings(&config, &origins, signing_key),
     );
     spawn_janitor(
-        pages.clone(),
-        sessions.clone(),
-        device_auth.clone(),
+        services.pages.clone(),
+        services.sessions.clone(),
+        services.device_auth.clone(),
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
+    let serving = services.serving.clone();
     spawn_view_flusher(serving.clone());
-    let keys = KeyService::new(store.clone(), store.clone(), clock.clone());
+    let keys = services.keys.clone();
     let state = AppState {
-        projects: ProjectService::new(store.clone(), clock.clone()),
-        keys: keys.clone(),
-        pages,
-        device_auth,
-        sessions,
-        serving: serving.clone(),
+        projects: services.projects,
+        keys: services.keys,
+        pages: services.pages,
+        device_auth: services.device_auth,
+        sessions: services.sessions,
+        serving: services.serving,
         base_url: config.base_url.clone(),
         trusted_proxies: trusted_proxies.clone(),
         readiness: Arc::new(StackReadiness { db, bundles }),

@@ -7,15 +7,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_accounts::{Session, SessionStore};
+use quire_app::{Ports, Settings};
 use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
-use quire_links::EmbeddedLinkService;
 use quire_pages::{
-    FileInput, PageConfig, PageOrigins, PagePorts, PageService, PageView, PatchRequest,
-    PublishRequest, RandomPublicIds,
+    FileInput, PageConfig, PageOrigins, PageService, PageView, PatchRequest, PublishRequest,
+    RandomPublicIds,
 };
 use quire_serving::{
-    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingPorts, ServingService,
-    UNLOCK_COOKIE, Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
+    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingService, UNLOCK_COOKIE,
+    Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
 use quire_testkit::fixtures::{create_account, master};
 use quire_testkit::memory::Op;
@@ -42,41 +42,30 @@ async fn world_on(origins: PageOrigins) -> World {
     let clock = Arc::new(FixedClock::new());
     let ann = create_account(store.clone(), clock.clone(), "ann").await;
     let bob = create_account(store.clone(), clock.clone(), "bob").await;
-    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
-    let pages = PageService::new(
-        PagePorts {
-            pages: store.clone(),
+    let services = quire_app::build(
+        Ports {
+            store: store.clone(),
             bundles: bundles.clone(),
-            links,
-            accounts: store.clone(),
-            projects: store.clone(),
             clock: clock.clone(),
             timer: Arc::new(HandTimer::new()),
             ids: Arc::new(RandomPublicIds),
+            directory: None,
         },
-        PageConfig {
-            origins: origins.clone(),
-            ..PageConfig::default()
-        },
-    );
-    let serving = ServingService::new(
-        ServingPorts {
-            pages: store.clone(),
-            links: store.clone(),
-            bundles: bundles.clone(),
-            accounts: store.clone(),
-            projects: store.clone(),
-            limiter: store.clone(),
-            sessions: store.clone(),
-            clock: clock.clone(),
-        },
-        ServingConfig {
-            origins,
+        Settings {
+            pages: PageConfig {
+                origins: origins.clone(),
+                ..PageConfig::default()
+            },
+            serving: ServingConfig {
+                origins,
+                base_url: "https://quire.test".into(),
+                ..ServingConfig::default()
+            },
             base_url: "https://quire.test".into(),
-            ..ServingConfig::default()
+            signing_key: b"test signing key".to_vec(),
         },
-        b"test signing key",
     );
+    let (pages, serving) = (services.pages, services.serving);
     World {
         store,
         bundles,

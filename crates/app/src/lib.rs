@@ -1,0 +1,135 @@
+//! `quire-app`: the composition root. [`build`] makes every use-case service of Quire from
+//! the ports it is handed (the database, bundle storage and the runtime's clock and timer in
+//! `quire-server`; the in-memory fakes, a fixed clock and a hand-fired timer in tests) and
+//! their settings, so production and every test world wire the application one way: a
+//! service gains a port in one place.
+//!
+//! It depends on the domain crates and the kernel only, and holds no logic of its own.
+
+use std::sync::Arc;
+
+use quire_accounts::{AccountService, AccountStore, SessionService, SessionStore};
+use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
+use quire_kernel::{Clock, RateLimiter, Timer};
+use quire_keys::{KeyService, KeyStore};
+use quire_links::{EmbeddedLinkService, LinkStore};
+use quire_pages::{
+    AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
+};
+use quire_projects::{ProjectService, ProjectStore};
+use quire_serving::{ServingConfig, ServingPorts, ServingService};
+
+/// A store that implements every store port, as `quire-store`'s database and the testkit's
+/// fake both do.
+pub trait Stores:
+    ProjectStore
+    + KeyStore
+    + AccountStore
+    + SessionStore
+    + PageStore
+    + AccountDirectory
+    + LinkStore
+    + DeviceGrantStore
+    + RateLimiter
+    + 'static
+{
+}
+
+impl<T> Stores for T where
+    T: ProjectStore
+        + KeyStore
+        + AccountStore
+        + SessionStore
+        + PageStore
+        + AccountDirectory
+        + LinkStore
+        + DeviceGrantStore
+        + RateLimiter
+        + 'static
+{
+}
+
+/// What the services run on.
+#[derive(Debug)]
+pub struct Ports<S> {
+    pub store: Arc<S>,
+    pub bundles: Arc<dyn BundleStore>,
+    pub clock: Arc<dyn Clock>,
+    pub timer: Arc<dyn Timer>,
+    pub ids: Arc<dyn PublicIds>,
+    /// Another account directory for the page service than the store (a test's stand-in).
+    pub directory: Option<Arc<dyn AccountDirectory>>,
+}
+
+/// The services' settings; the default is each service's own.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub pages: PageConfig,
+    pub serving: ServingConfig,
+    /// The public origin of the API and dashboard; device-login links are built on it.
+    pub base_url: String,
+    /// Signs the pages origin's cookies and sign-in passes.
+    pub signing_key: Vec<u8>,
+}
+
+/// Every use-case service, built once.
+#[derive(Debug, Clone)]
+pub struct Services {
+    pub accounts: AccountService,
+    pub projects: ProjectService,
+    pub keys: KeyService,
+    pub pages: PageService,
+    pub serving: ServingService,
+    pub sessions: SessionService,
+    pub device_auth: DeviceAuthService,
+}
+
+/// Builds every service from `ports` and `settings`.
+#[must_use]
+pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
+    let Ports {
+        store,
+        bundles,
+        clock,
+        timer,
+        ids,
+        directory,
+    } = ports;
+    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
+    let pages = PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles: bundles.clone(),
+            links,
+            accounts: directory.unwrap_or_else(|| store.clone()),
+            projects: store.clone(),
+            clock: clock.clone(),
+            timer,
+            ids,
+        },
+        settings.pages,
+    );
+    let serving = ServingService::new(
+        ServingPorts {
+            pages: store.clone(),
+            links: store.clone(),
+            bundles,
+            accounts: store.clone(),
+            projects: store.clone(),
+            limiter: store.clone(),
+            sessions: store.clone(),
+            clock: clock.clone(),
+        },
+        settings.serving,
+        &settings.signing_key,
+    );
+    Services {
+        accounts: AccountService::new(store.clone(), clock.clone()),
+        projects: ProjectService::new(store.clone(), clock.clone()),
+        keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
+        pages,
+        serving,
+        sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
+        device_auth: DeviceAuthService::new(store.clone(), store, clock, settings.base_url),
+    }
+}
