@@ -59,7 +59,7 @@ async fn schemathesis_finds_no_failure(b: Backend) {
             .arg(hard_limit.to_string())
             .args(["schemathesis", "--no-color", "--config-file", CONFIG, "run"])
             .arg(&schema)
-            .args(["-H", &auth, "--checks", "all", "--workers", "1"])
+            .args(["-H", &auth, "--workers", "1"])
             .args(["--max-time", &secs, "--seed", &seed])
             .args(["--suppress-health-check", "all"])
             .current_dir(workdir)
