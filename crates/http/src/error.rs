@@ -4,6 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
+use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
 use quire_pages::PageError;
@@ -138,6 +139,39 @@ impl ResponseError for ApiError {
         }
         response.insert_header((header::CACHE_CONTROL, "no-store"));
         response.json(body)
+    }
+}
+
+/// RFC 8628 fixes the codes; the device-login service words the messages.
+impl From<StartError> for ApiError {
+    fn from(e: StartError) -> Self {
+        let message = e.to_string();
+        match e {
+            StartError::InvalidRequest(m) => ApiError::new(ErrorCode::InvalidRequest, m),
+            StartError::RateLimited => ApiError::new(ErrorCode::RateLimited, message),
+            StartError::Infra(e) => e.into(),
+        }
+    }
+}
+
+impl From<PollError> for ApiError {
+    fn from(e: PollError) -> Self {
+        let message = e.to_string();
+        let code = match e {
+            PollError::UnsupportedGrantType => ErrorCode::UnsupportedGrantType,
+            PollError::InvalidRequest(m) => return ApiError::new(ErrorCode::InvalidRequest, m),
+            PollError::InvalidGrant => ErrorCode::InvalidGrant,
+            PollError::AccessDenied => ErrorCode::AccessDenied,
+            PollError::ExpiredToken => ErrorCode::ExpiredToken,
+            PollError::AuthorizationPending => ErrorCode::AuthorizationPending,
+            PollError::SlowDown { interval } => {
+                return ApiError::new(ErrorCode::SlowDown, message)
+                    .with_field("interval", Value::from(interval));
+            }
+            PollError::RateLimited => ErrorCode::RateLimited,
+            PollError::Infra(e) => return e.into(),
+        };
+        ApiError::new(code, message)
     }
 }
 

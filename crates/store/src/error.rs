@@ -17,8 +17,17 @@ pub enum StoreError {
     #[error("injected fault at step {0}")]
     Fault(&'static str),
     /// A domain outcome decided inside a transaction (the transaction is rolled back).
-    #[error("{0}")]
-    Outcome(&'static str),
+    #[error("{0:?}")]
+    Outcome(Outcome),
+}
+
+/// The outcomes a transaction decides and its caller turns into a domain error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    PublicIdTaken,
+    ProjectNotEmpty,
+    ResourceNotFound,
+    MasterKey,
 }
 
 impl StoreError {
@@ -37,7 +46,7 @@ impl StoreError {
         }
     }
 
-    pub(crate) fn is_outcome(&self, what: &str) -> bool {
+    pub(crate) fn is_outcome(&self, what: Outcome) -> bool {
         matches!(self, StoreError::Outcome(o) if *o == what)
     }
 }

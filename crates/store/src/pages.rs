@@ -10,13 +10,12 @@ use quire_pages::{
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{Outcome, StoreError};
 use crate::schema::{accounts, link_codes, page_files, pages};
 use crate::types::{DbId, DbTs};
 
 const PENDING: &str = "pending";
 const READY: &str = "ready";
-const PUBLIC_ID_TAKEN: &str = "public id taken";
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = pages)]
@@ -178,7 +177,7 @@ impl PageStore for Database {
                 .get_result(conn)
                 .await?;
             if code_in_use > 0 {
-                return Err(StoreError::Outcome(PUBLIC_ID_TAKEN));
+                return Err(StoreError::Outcome(Outcome::PublicIdTaken));
             }
             diesel::insert_into(pages::table)
                 .values(&row)
@@ -188,7 +187,7 @@ impl PageStore for Database {
             Ok(())
         });
         result.map_err(|e| {
-            if e.is_outcome(PUBLIC_ID_TAKEN)
+            if e.is_outcome(Outcome::PublicIdTaken)
                 || e.is_unique_violation("pages_public_id_key", "pages.public_id")
             {
                 InsertPageError::PublicIdTaken

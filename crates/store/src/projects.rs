@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{Outcome, StoreError};
 use crate::schema::{accounts, api_keys, links, pages, project_grants, projects};
 use crate::types::{DbId, DbTs};
 
@@ -81,10 +81,6 @@ fn write_error(e: StoreError) -> ProjectWriteError {
 fn infra(e: StoreError) -> InfraError {
     e.into()
 }
-
-const NOT_EMPTY: &str = "project not empty";
-const NOT_FOUND: &str = "resource not found";
-const MASTER_KEY: &str = "master key";
 
 #[async_trait]
 impl ProjectStore for Database {
@@ -261,7 +257,7 @@ impl ProjectStore for Database {
                         .get_result(conn)
                         .await?;
                     if keys + page_count + link_count > 0 {
-                        return Err(StoreError::Outcome(NOT_EMPTY));
+                        return Err(StoreError::Outcome(Outcome::ProjectNotEmpty));
                     }
                 }
             }
@@ -287,7 +283,7 @@ impl ProjectStore for Database {
             Ok(())
         });
         result.map_err(|e| {
-            if e.is_outcome(NOT_EMPTY) {
+            if e.is_outcome(Outcome::ProjectNotEmpty) {
                 DeleteProjectStoreError::NotEmpty
             } else {
                 DeleteProjectStoreError::Infra(e.into())
@@ -314,8 +310,8 @@ impl ProjectStore for Database {
                     .await
                     .optional()?;
                 match tier.as_deref() {
-                    None => return Err(StoreError::Outcome(NOT_FOUND)),
-                    Some("master") => return Err(StoreError::Outcome(MASTER_KEY)),
+                    None => return Err(StoreError::Outcome(Outcome::ResourceNotFound)),
+                    Some("master") => return Err(StoreError::Outcome(Outcome::MasterKey)),
                     Some(_) => {}
                 }
                 diesel::update(api_keys::table.find(DbId(resource_id)))
@@ -337,7 +333,7 @@ impl ProjectStore for Database {
                 .execute(conn)
                 .await?;
                 if moved == 0 {
-                    return Err(StoreError::Outcome(NOT_FOUND));
+                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
                 }
                 diesel::update(links::table.filter(links::page_id.eq(id)))
                     .set(links::project_id.eq(DbId(dest.0)))
@@ -355,17 +351,19 @@ impl ProjectStore for Database {
                 .execute(conn)
                 .await?;
                 if moved == 0 {
-                    return Err(StoreError::Outcome(NOT_FOUND));
+                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
                 }
                 Ok(())
             }),
             // Objects and databases are not stored by Quire: none can be found.
-            ResourceType::Object | ResourceType::Database => Err(StoreError::Outcome(NOT_FOUND)),
+            ResourceType::Object | ResourceType::Database => {
+                Err(StoreError::Outcome(Outcome::ResourceNotFound))
+            }
         };
         result.map_err(|e| {
-            if e.is_outcome(NOT_FOUND) {
+            if e.is_outcome(Outcome::ResourceNotFound) {
                 AssignStoreError::NotFound
-            } else if e.is_outcome(MASTER_KEY) {
+            } else if e.is_outcome(Outcome::MasterKey) {
                 AssignStoreError::MasterKey
             } else {
                 AssignStoreError::Infra(e.into())

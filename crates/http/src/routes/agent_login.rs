@@ -3,7 +3,6 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use quire_device_auth::{PollError, StartError};
 use quire_kernel::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -126,12 +125,7 @@ pub async fn device_authorization(
             f.client_name.as_deref(),
             &crate::client_ip::of(&req, &state.trusted_proxies),
         )
-        .await
-        .map_err(|e| match e {
-            StartError::InvalidRequest(m) => invalid_request(m),
-            StartError::RateLimited => ApiError::new(ErrorCode::RateLimited, e.to_string()),
-            StartError::Infra(e) => e.into(),
-        })?;
+        .await?;
     Ok(no_store(HttpResponse::Ok().json(DeviceAuthorization {
         device_code: started.device_code.expose().to_owned(),
         user_code: started.user_code.display(),
@@ -164,26 +158,7 @@ pub async fn token(
             f.device_code.as_deref(),
             &crate::client_ip::of(&req, &state.trusted_proxies),
         )
-        .await
-        .map_err(|e| {
-            let message = e.to_string();
-            match e {
-                PollError::UnsupportedGrantType => {
-                    ApiError::new(ErrorCode::UnsupportedGrantType, message)
-                }
-                PollError::InvalidRequest(m) => invalid_request(m),
-                PollError::InvalidGrant => ApiError::new(ErrorCode::InvalidGrant, message),
-                PollError::AccessDenied => ApiError::new(ErrorCode::AccessDenied, message),
-                PollError::ExpiredToken => ApiError::new(ErrorCode::ExpiredToken, message),
-                PollError::AuthorizationPending => {
-                    ApiError::new(ErrorCode::AuthorizationPending, message)
-                }
-                PollError::SlowDown { interval } => ApiError::new(ErrorCode::SlowDown, message)
-                    .with_field("interval", serde_json::Value::from(interval)),
-                PollError::RateLimited => ApiError::new(ErrorCode::RateLimited, message),
-                PollError::Infra(e) => e.into(),
-            }
-        })?;
+        .await?;
     Ok(no_store(HttpResponse::Ok().json(DeviceToken {
         access_token: claimed.access_token.expose().to_owned(),
         token_type: TOKEN_TYPE.to_owned(),
