@@ -13,4 +13,7 @@ pub mod service;
 pub use credential::{KEY_PREFIX_LEN, KeyHash, PlaintextKey};
 pub use model::{CredentialOwner, KeyRecord};
 pub use ports::KeyStore;
-pub use service::*;
+pub use service::{
+    AuthError, KeyService, ListKeysError, ListedKey, MAX_KEY_NAME_CHARS, MintError, MintRequest,
+    MintedKey, RevokeError, new_key,
+};

@@ -13,7 +13,16 @@ pub mod ports;
 pub mod service;
 pub mod validate;
 
-pub use model::*;
+pub use model::{
+    Access, AllowEntry, FileData, FileEntry, FileInput, Limits, LinkView, Page, PageStatus,
+    PasswordChange, Policy, SharedPage,
+};
 pub use origins::{HostOwner, PageOrigins};
-pub use ports::*;
-pub use service::*;
+pub use ports::{
+    AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
+    PageStore, PublicIds, RandomPublicIds, UpdatePageStoreError,
+};
+pub use service::{
+    FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,
+    PatchRequest, PublishRequest, Swept, UPLOAD_CONCURRENCY,
+};

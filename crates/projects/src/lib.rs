@@ -14,4 +14,8 @@ pub use model::{
     Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,
 };
 pub use ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore, ProjectWriteError};
-pub use service::*;
+pub use service::{
+    AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
+    MAX_CLIENT_ID_LEN, MAX_NAME_CHARS, MAX_TAG_CHARS, NewProject, ProjectPatch, ProjectService,
+    WriteProjectError,
+};

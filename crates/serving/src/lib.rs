@@ -20,6 +20,10 @@ mod views;
 
 pub use cache::CachedFile;
 pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
-pub use service::*;
+pub use service::{
+    ACCESS_COOKIE, Admitted, Answer, CacheRule, FileAnswer, IssuedCookie, PASS_BUCKET, PassError,
+    PasswordPrompt, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE,
+    Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor, cookie_kind,
+};
 pub use token::{Claims, Kind, Signer};
 pub use views::ViewTally;
