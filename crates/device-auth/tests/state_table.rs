@@ -4,14 +4,16 @@
 
 use std::sync::Arc;
 
+use quire_app::{Ports, Settings};
 use quire_device_auth::{
     DEVICE_CODE_GRANT, DecideError, DeviceAuthService, EXPIRES_IN_SECS, GrantState, INTERVAL_SECS,
     POLL_LIMIT, PollError, START_LIMIT, StartError,
 };
 use quire_kernel::Tier;
 use quire_keys::KeyService;
+use quire_pages::RandomPublicIds;
 use quire_testkit::fixtures::create_account;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 use time::Duration;
 
 const IP: &str = "192.0.2.7";
@@ -20,6 +22,7 @@ struct World {
     store: Arc<MemoryStore>,
     clock: Arc<FixedClock>,
     auth: DeviceAuthService,
+    keys: KeyService,
     account: quire_kernel::AccountId,
 }
 
@@ -27,13 +30,23 @@ async fn world() -> World {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
     let ann = create_account(store.clone(), clock.clone(), "ann").await;
+    let services = quire_app::build(
+        Ports {
+            store: store.clone(),
+            bundles: Arc::new(MemoryBundles::new()),
+            clock: clock.clone(),
+            timer: Arc::new(HandTimer::new()),
+            ids: Arc::new(RandomPublicIds),
+            directory: None,
+        },
+        Settings {
+            base_url: "https://quire.example/".into(),
+            ..Settings::default()
+        },
+    );
     World {
-        auth: DeviceAuthService::new(
-            store.clone(),
-            store.clone(),
-            clock.clone(),
-            "https://quire.example/",
-        ),
+        auth: services.device_auth,
+        keys: services.keys,
         account: ann.account.id,
         store,
         clock,
@@ -136,8 +149,8 @@ async fn approval_mints_a_master_key_once_at_the_first_poll() {
     assert_eq!(minted.name, "agent: ci runner");
     assert_eq!(minted.account_id, w.account);
     // The key works.
-    let keys_svc = KeyService::new(w.store.clone(), w.store.clone(), w.clock.clone());
-    let principal = keys_svc
+    let principal = w
+        .keys
         .authenticate(Some(&format!("Bearer {}", claimed.access_token.expose())))
         .await
         .unwrap();
