@@ -404,10 +404,15 @@ fn respond(state: &PagesState, answer: Answer) -> HttpResponse {
     }
 }
 
-fn form_fields(body: &[u8]) -> Option<HashMap<String, String>> {
-    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
-        .ok()
-        .map(|pairs| pairs.into_iter().collect())
+/// The password form; a field it lacks is empty. `handle` counts only on the shared
+/// origin: on an owner's origin the host names the owner.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct UnlockForm {
+    handle: String,
+    slug: String,
+    password: String,
+    next: String,
 }
 
 /// `POST /-/unlock`: the password form.
@@ -428,15 +433,14 @@ async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes
             "A page's password can only be sent from that page's own form.",
         );
     }
-    let Some(f) = form_fields(&body) else {
+    let Ok(f) = serde_urlencoded::from_bytes::<UnlockForm>(&body) else {
         return notice(
             StatusCode::BAD_REQUEST,
             "Bad request",
             "The form could not be read.",
         );
     };
-    let field = |name: &str| f.get(name).map_or("", String::as_str);
-    if !quire_pages::validate::is_slug(field("slug")) {
+    if !quire_pages::validate::is_slug(&f.slug) {
         return notice(
             StatusCode::BAD_REQUEST,
             "Bad request",
@@ -445,10 +449,10 @@ async fn unlock(state: web::Data<PagesState>, req: HttpRequest, body: web::Bytes
     }
     let client = client_ip::of(&req, &state.trusted_proxies);
     let attempt = Unlock {
-        handle: owner.as_deref().unwrap_or_else(|| field("handle")),
-        slug: field("slug"),
-        password: field("password"),
-        next: field("next"),
+        handle: owner.as_deref().unwrap_or(&f.handle),
+        slug: &f.slug,
+        password: &f.password,
+        next: &f.next,
         client: &client,
     };
     match state.serving.unlock(attempt).await {

@@ -152,10 +152,51 @@ fn query(req: &HttpRequest) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
-fn form(body: &[u8]) -> Result<HashMap<String, String>, ApiError> {
-    serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
-        .map(|pairs| pairs.into_iter().collect())
+/// A form-encoded body read into its type; a field the form lacks is empty.
+fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_urlencoded::from_bytes::<T>(body)
         .map_err(|_| ApiError::session(SessionRefusal::InvalidRequest, "the body is not form data"))
+}
+
+/// The sign-in form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct LoginForm {
+    login: String,
+    password: String,
+    next: Option<String>,
+}
+
+/// The second-step form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct TotpForm {
+    code: String,
+    next: Option<String>,
+}
+
+/// The authenticator enrollment form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct EnrollForm {
+    secret: String,
+    code: String,
+}
+
+/// The consent screen's buttons.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct DecisionForm {
+    code: String,
+    decision: Option<String>,
+}
+
+/// The confirmation button of a hand-off to a page.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct VisitForm {
+    page: String,
+    next: String,
 }
 
 /// `scheme://host[:port]` of a URL.
@@ -316,10 +357,9 @@ pub async fn login(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     check_origin(&req, &state)?;
-    let f = form(&body.0)?;
-    let login = f.get("login").map_or("", String::as_str);
-    let password = f.get("password").map_or("", String::as_str);
-    let next = local_next(f.get("next").map(String::as_str));
+    let f: LoginForm = form(&body.0)?;
+    let (login, password) = (f.login.as_str(), f.password.as_str());
+    let next = local_next(f.next.as_deref());
     if quire_kernel::text::has_control(login) || login.len() > MAX_LOGIN_BYTES {
         return page(
             &state,
@@ -399,12 +439,12 @@ pub async fn totp(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     check_origin(&req, &state)?;
-    let f = form(&body.0)?;
-    let next = local_next(f.get("next").map(String::as_str));
+    let f: TotpForm = form(&body.0)?;
+    let next = local_next(f.next.as_deref());
     let Some((session, account)) = current(&state, &req).await? else {
         return Ok(see_other(&format!("/login?next={}", encode(&next))));
     };
-    let code = f.get("code").map_or("", String::as_str);
+    let code = f.code.as_str();
     match state
         .sessions
         .give_second_factor(&session, &account, code)
@@ -480,13 +520,12 @@ pub async fn visit_confirmed(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     check_origin(&req, &state)?;
-    let form = form(&body)?;
-    let field = |name: &str| form.get(name).map_or("", String::as_str);
+    let form: VisitForm = form(&body)?;
     let dest_ok = req
         .headers()
         .get("sec-fetch-dest")
         .is_none_or(|v| v.as_bytes().eq_ignore_ascii_case(b"document"));
-    hand_over(&state, &req, field("page"), field("next"), dest_ok).await
+    hand_over(&state, &req, &form.page, &form.next, dest_ok).await
 }
 
 async fn hand_over(
@@ -582,13 +621,12 @@ pub async fn enroll(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     check_origin(&req, &state)?;
-    let f = form(&body.0)?;
+    let f: EnrollForm = form(&body.0)?;
     let (session, account) = match require_full_session(&state, &req).await? {
         Gate::Through(s, a) => (s, a),
         Gate::Redirect(r) => return Ok(r),
     };
-    let secret = f.get("secret").map_or("", String::as_str);
-    let code = f.get("code").map_or("", String::as_str);
+    let (secret, code) = (f.secret.as_str(), f.code.as_str());
     let result = state
         .sessions
         .confirm_enrollment(&session, &account, secret, code)
@@ -765,8 +803,8 @@ pub async fn decision(
             "enter the code from your authenticator app first",
         ));
     }
-    let f = form(&body.0)?;
-    let approve = match f.get("decision").map(String::as_str) {
+    let f: DecisionForm = form(&body.0)?;
+    let approve = match f.decision.as_deref() {
         Some("approve") => true,
         Some("deny") => false,
         _ => {
@@ -776,7 +814,7 @@ pub async fn decision(
             ));
         }
     };
-    let code = f.get("code").map_or("", String::as_str);
+    let code = f.code.as_str();
     if UserCode::parse(code).is_none() {
         return Err(ApiError::session(
             SessionRefusal::InvalidRequest,
