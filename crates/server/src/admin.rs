@@ -1,0 +1,48 @@
+//! The operator's commands: create an account, set a dashboard password.
+
+use std::sync::Arc;
+
+use quire_accounts::{AccountService, CreateAccount, CreateAccountError, SetPasswordError};
+use quire_kernel::SystemClock;
+use quire_store::Database;
+
+use crate::wiring::migrate;
+
+pub(crate) async fn create_account(
+    db: Database,
+    input: CreateAccount,
+) -> Result<serde_json::Value, String> {
+    migrate(&db).await?;
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let created = accounts.create(input).await.map_err(|e| match e {
+        CreateAccountError::Infra(e) => format!("database error: {e}"),
+        other => other.to_string(),
+    })?;
+    Ok(serde_json::json!({
+        "accountId": created.account.id,
+        "handle": created.account.handle,
+        "projectId": created.project.id,
+        "projectSlug": created.project.slug,
+        "masterKey": created.master_key.expose(),
+    }))
+}
+
+pub(crate) async fn set_password(db: Database, login: &str, password: &str) -> Result<(), String> {
+    migrate(&db).await?;
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    accounts
+        .set_password(login, password)
+        .await
+        .map_err(|e| match e {
+            SetPasswordError::Infra(e) => format!("database error: {e}"),
+            other => other.to_string(),
+        })
+}
+
+pub(crate) fn read_password_line() -> Result<String, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}

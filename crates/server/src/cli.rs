@@ -1,0 +1,67 @@
+//! The command line: `serve` (the default), `migrate` and the operator's `admin` commands.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "quire-server",
+    version,
+    about = "Quire: publish static sites as pages"
+)]
+pub(crate) struct Cli {
+    /// Configuration file (default: ./quire.toml when it exists). QUIRE_* variables win.
+    #[arg(long, env = "QUIRE_CONFIG", global = true)]
+    pub(crate) config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run migrations, then serve (the default).
+    Serve,
+    /// Run pending migrations and exit.
+    Migrate,
+    /// Operator commands.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AdminCommand {
+    /// Create an account with its default project and a master key; prints JSON.
+    CreateAccount {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        handle: String,
+        /// Password for the dashboard (at least 8 characters).
+        #[arg(long)]
+        password: Option<String>,
+        #[arg(long)]
+        platform_admin: bool,
+        #[arg(long)]
+        not_activated: bool,
+    },
+    /// Set the dashboard password of an account (by email or handle).
+    SetPassword {
+        /// Email or handle of the account.
+        #[arg(long)]
+        login: String,
+        /// The new password (at least 8 characters). Visible to other local users in the
+        /// process list; prefer --password-stdin.
+        #[arg(
+            long,
+            conflicts_with = "password_stdin",
+            required_unless_present = "password_stdin"
+        )]
+        password: Option<String>,
+        /// Read the new password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+}

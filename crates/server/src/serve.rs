@@ -1,0 +1,210 @@
+//! `serve`: the two listeners (API and dashboard; pages), their limits, and a clean shutdown.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::middleware::from_fn;
+use actix_web::{App, HttpServer, web};
+use quire_app::Ports;
+use quire_blobs::ObjectBundleStore;
+use quire_http::AppState;
+use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
+use quire_http::pages_origin::PagesState;
+use quire_kernel::SystemClock;
+use quire_pages::{PageOrigins, RandomPublicIds};
+use quire_store::Database;
+
+use crate::config::Config;
+use crate::tasks::{spawn_janitor, spawn_view_flusher};
+use crate::wiring::{PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, migrate, settings};
+
+fn bind(what: &str, addr: &str) -> Result<(TcpListener, std::net::SocketAddr), String> {
+    let listener =
+        TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr} ({what}): {e}"))?;
+    let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((listener, bound))
+}
+
+/// Time for a client to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An idle keep-alive connection is closed after this.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// On SIGTERM, requests in flight get this long to finish.
+const SHUTDOWN_GRACE_SECS: u64 = 30;
+
+/// File descriptors kept back from client connections: database connections, bundle
+/// files, logs.
+const RESERVED_FILES: u64 = 128;
+
+/// Raises the open-file soft limit to the hard limit, and returns how many connections the
+/// two listeners may hold together: `QUIRE_MAX_CONNECTIONS`, within what the limit leaves.
+fn connection_budget(config: &Config) -> usize {
+    let files = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read or raise the open-file limit; assuming 1024");
+            1024
+        }
+    };
+    let reserved = RESERVED_FILES + config.database_max_connections as u64;
+    let fit = usize::try_from(files.saturating_sub(reserved).max(16)).unwrap_or(usize::MAX);
+    let budget = match config.max_connections {
+        0 => fit,
+        n => n.min(fit),
+    };
+    tracing::info!(
+        open_files = files,
+        connections = budget,
+        "connection budget"
+    );
+    budget
+}
+
+fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
+    EdgeLimits {
+        body_timeout: Duration::from_secs(config.body_timeout_secs),
+        body_min_rate: config.body_min_rate,
+        max_body: page_body_limit as u64,
+        per_client: config.max_connections_per_client,
+    }
+}
+
+pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String> {
+    migrate(&db).await?;
+    let (listener, addr) = bind("API", &config.listen)?;
+    let (pages_listener, pages_addr) = bind("pages", &config.pages_listen)?;
+    if config.base_url.is_empty() {
+        config.base_url = format!("http://{addr}");
+    }
+    if config.pages_url.is_empty() {
+        // `*.localhost` is loopback to browsers and curl, and another site than 127.0.0.1.
+        config.pages_url = format!("http://{{handle}}.localhost:{}", pages_addr.port());
+    }
+    let config = config;
+    let origins =
+        PageOrigins::parse(&config.pages_url).map_err(|e| format!("QUIRE_PAGES_URL {e}"))?;
+    if !origins.per_owner() {
+        tracing::warn!(
+            pages_url = %config.pages_url,
+            "QUIRE_PAGES_URL has no {{handle}}: every owner's pages share one origin, so a \
+             page's script can read other owners' pages its visitors opened; use this only \
+             on a single-tenant server"
+        );
+    }
+    let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
+    let signing_key = db
+        .server_secret(PAGES_SIGNING_SECRET)
+        .await
+        .map_err(|e| format!("cannot read the signing key: {e}"))?;
+    let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
+        .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
+    let services = quire_app::build(
+        Ports {
+            store: Arc::new(db.clone()),
+            bundles: Arc::new(bundles.clone()),
+            clock: Arc::new(SystemClock),
+            timer: Arc::new(TokioTimer),
+            ids: Arc::new(RandomPublicIds),
+            directory: None,
+        },
+        settings(&config, &origins, signing_key),
+    );
+    spawn_janitor(
+        services.pages.clone(),
+        services.sessions.clone(),
+        services.device_auth.clone(),
+        Duration::from_secs(config.janitor_interval_secs.max(1)),
+    );
+    let serving = services.serving.clone();
+    spawn_view_flusher(serving.clone());
+    let keys = services.keys.clone();
+    let state = AppState {
+        projects: services.projects,
+        keys: services.keys,
+        pages: services.pages,
+        device_auth: services.device_auth,
+        sessions: services.sessions,
+        serving: services.serving,
+        base_url: config.base_url.clone(),
+        trusted_proxies: trusted_proxies.clone(),
+        readiness: Arc::new(StackReadiness { db, bundles }),
+    };
+    let edge = edge_limits(&config, quire_http::page_body_limit(&state.pages.limits()));
+    let workers = match config.workers {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        n => n,
+    };
+    // Half the budget to each listener, shared out among its workers.
+    let per_worker = (connection_budget(&config) / 2 / workers).max(8);
+    let counts = Arc::new(ConnectionCounts::default());
+    let api_connect = limits::on_connect(counts.clone(), edge, trusted_proxies.clone());
+    let mut api = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(edge))
+            .wrap(tracing_actix_web::TracingLogger::default())
+            .wrap(from_fn(limits::guard))
+            .configure(quire_http::configure(state.clone()))
+    })
+    .on_connect(api_connect)
+    .max_connections(per_worker)
+    .client_request_timeout(HEADER_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .keep_alive(KEEP_ALIVE)
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+    .listen(listener)
+    .map_err(|e| e.to_string())?;
+    let pages_connect = limits::on_connect(counts, edge, trusted_proxies.clone());
+    let pages_state = PagesState {
+        serving: serving.clone(),
+        keys,
+        trusted_proxies,
+    };
+    // No per-request log line here: on the hot path it would cost more than the answer.
+    let mut visitors = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(edge))
+            .wrap(from_fn(limits::guard))
+            .configure(quire_http::pages_origin::configure(pages_state.clone()))
+    })
+    .on_connect(pages_connect)
+    .max_connections(per_worker)
+    .client_request_timeout(HEADER_TIMEOUT)
+    .client_disconnect_timeout(Duration::from_secs(1))
+    .keep_alive(KEEP_ALIVE)
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+    .listen(pages_listener)
+    .map_err(|e| e.to_string())?;
+    if config.workers > 0 {
+        api = api.workers(config.workers);
+        visitors = visitors.workers(config.workers);
+    }
+    tracing::info!(
+        api = %addr,
+        pages = %pages_addr,
+        base_url = %config.base_url,
+        pages_url = %config.pages_url,
+        "quire-server listening"
+    );
+    // One machine-readable line on stdout, for scripts and the black-box tests.
+    #[allow(clippy::print_stdout)]
+    {
+        println!(
+            "{}",
+            serde_json::json!({ "listening": {
+                "api": addr.to_string(),
+                "pages": pages_addr.to_string(),
+            } })
+        );
+    }
+    let (api, visitors) = tokio::join!(api.run(), visitors.run());
+    if let Err(e) = serving.flush_views().await {
+        tracing::warn!(error = %e, "view counts of the last second were not written");
+    }
+    api.map_err(|e| e.to_string())?;
+    visitors.map_err(|e| e.to_string())?;
+    tracing::info!("shut down cleanly");
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! Background work of a running server: the janitor and the view-count flush.
+
+use std::time::Duration;
+
+use quire_accounts::SessionService;
+use quire_device_auth::DeviceAuthService;
+use quire_pages::{PageService, Swept};
+use quire_serving::ServingService;
+
+/// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants
+/// and rate-limit windows now, then every `interval`.
+pub(crate) fn spawn_janitor(
+    pages: PageService,
+    sessions: SessionService,
+    device_auth: DeviceAuthService,
+    interval: Duration,
+) {
+    tokio::spawn(async move {
+        loop {
+            match sessions.sweep_expired().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(sessions = n, "janitor removed expired sessions"),
+                Err(e) => tracing::warn!(error = %e, "janitor session pass failed"),
+            }
+            match device_auth.sweep().await {
+                Ok((0, 0)) => {}
+                Ok((grants, windows)) => tracing::info!(
+                    device_grants = grants,
+                    rate_windows = windows,
+                    "janitor removed old device grants and rate windows"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor device-login pass failed"),
+            }
+            match pages.sweep().await {
+                Ok(swept) if swept != Swept::default() => tracing::info!(
+                    pending_pages = swept.pending_pages,
+                    orphaned_bundles = swept.orphaned_bundles,
+                    leftovers = swept.leftovers,
+                    "janitor removed leftovers"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+            }
+            tokio::time::sleep(interval).await;
+        }
+    });
+}
+
+/// Writes the views counted in memory every second, so `viewCount` is at most about a
+/// second behind; failed writes are kept and retried.
+pub(crate) fn spawn_view_flusher(serving: ServingService) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(VIEW_FLUSH_INTERVAL);
+        loop {
+            tick.tick().await;
+            if let Err(e) = serving.flush_views().await {
+                tracing::warn!(error = %e, "view counts not written; kept for the next flush");
+            }
+        }
+    });
+}
+
+const VIEW_FLUSH_INTERVAL: Duration = Duration::from_secs(1);

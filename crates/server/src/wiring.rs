@@ -1,0 +1,97 @@
+//! Wiring: the adapters (database, bundle storage, the runtime's timer) and the settings the
+//! composition root builds the services from.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use quire_app::Settings;
+use quire_blobs::ObjectBundleStore;
+use quire_http::Readiness;
+use quire_kernel::Timer;
+use quire_pages::{Limits, PageConfig, PageOrigins};
+use quire_serving::ServingConfig;
+use quire_store::{Database, DatabaseConfig};
+
+use crate::config::Config;
+
+#[derive(Debug)]
+pub(crate) struct StackReadiness {
+    pub(crate) db: Database,
+    pub(crate) bundles: ObjectBundleStore,
+}
+
+#[async_trait]
+impl Readiness for StackReadiness {
+    async fn check(&self) -> Result<(), String> {
+        let limit = Duration::from_secs(3);
+        match tokio::time::timeout(limit, self.db.ping()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "database ping failed");
+                return Err("database unreachable".into());
+            }
+            Err(_) => return Err("database did not answer within 3 s".into()),
+        }
+        match tokio::time::timeout(limit, self.bundles.ping()).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "bundle storage check failed");
+                Err("bundle storage unreachable".into())
+            }
+            Err(_) => Err("bundle storage did not answer within 3 s".into()),
+        }
+    }
+}
+
+/// The runtime's timer, for domain work that acts on a schedule.
+#[derive(Debug)]
+pub(crate) struct TokioTimer;
+
+impl Timer for TokioTimer {
+    fn sleep(
+        &self,
+        duration: Duration,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+/// The services' settings, from the configuration.
+pub(crate) fn settings(config: &Config, origins: &PageOrigins, signing_key: String) -> Settings {
+    Settings {
+        pages: PageConfig {
+            origins: origins.clone(),
+            limits: Limits {
+                max_files: config.max_files,
+                max_file_bytes: config.max_file_bytes,
+                max_page_bytes: config.max_page_bytes,
+            },
+            publish_lease: Duration::from_secs(config.publish_lease_secs.max(3)),
+            ..PageConfig::default()
+        },
+        serving: ServingConfig {
+            origins: origins.clone(),
+            base_url: config.base_url.clone(),
+            policy_ttl: Duration::from_millis(config.policy_cache_ms),
+            file_cache_bytes: config.file_cache_bytes,
+            ..ServingConfig::default()
+        },
+        base_url: config.base_url.clone(),
+        signing_key: signing_key.into_bytes(),
+    }
+}
+
+pub(crate) fn connect(config: &Config) -> Result<Database, String> {
+    let mut db_config = DatabaseConfig::new(config.database_url.clone());
+    db_config.max_connections = config.database_max_connections;
+    Database::connect(&db_config).map_err(|e| e.to_string())
+}
+
+pub(crate) async fn migrate(db: &Database) -> Result<(), String> {
+    let ran = db.migrate().await.map_err(|e| e.to_string())?;
+    tracing::info!(applied = ran, backend = ?db.backend(), "migrations up to date");
+    Ok(())
+}
+
+/// Name of the shared secret that signs the pages origin's cookies and passes.
+pub(crate) const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
