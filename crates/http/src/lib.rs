@@ -63,6 +63,29 @@ pub struct AppState {
     pub readiness: Arc<dyn Readiness>,
 }
 
+impl AppState {
+    /// The state of the API origin over the services the composition root built.
+    #[must_use]
+    pub fn new(
+        services: quire_app::Services,
+        base_url: String,
+        trusted_proxies: client_ip::TrustedProxies,
+        readiness: Arc<dyn Readiness>,
+    ) -> Self {
+        Self {
+            projects: services.projects,
+            keys: services.keys,
+            pages: services.pages,
+            device_auth: services.device_auth,
+            sessions: services.sessions,
+            serving: services.serving,
+            base_url,
+            trusted_proxies,
+            readiness,
+        }
+    }
+}
+
 /// Largest JSON body the platform API accepts.
 pub const MAX_PLATFORM_BODY: usize = 64 * 1024;
 

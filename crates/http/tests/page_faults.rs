@@ -82,17 +82,12 @@ async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirecto
         },
     );
     Setup {
-        state: AppState {
-            projects: services.projects,
-            keys: services.keys,
-            pages: services.pages,
-            device_auth: services.device_auth,
-            sessions: services.sessions,
-            serving: services.serving,
-            base_url: "http://quire.test".into(),
-            trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
-            readiness: Arc::new(Ready),
-        },
+        state: AppState::new(
+            services,
+            "http://quire.test".into(),
+            quire_http::client_ip::TrustedProxies::default(),
+            Arc::new(Ready),
+        ),
         store,
         bundles,
         key: created.master_key.expose().to_owned(),

@@ -481,6 +481,12 @@ async fn stalled_publish(
     (task, id)
 }
 
+/// Every stored object belongs to `page`: a reclaimed or undone publish left none.
+fn assert_objects_only_of(w: &World, page: PageId) {
+    let keys = w.bundles.keys();
+    assert!(keys.iter().all(|(owner, _)| *owner == page), "{keys:?}");
+}
+
 fn with_slug(slug: &str) -> PublishRequest {
     PublishRequest {
         slug: Some(slug.into()),
@@ -512,12 +518,7 @@ async fn a_dead_publish_frees_its_slug_once_its_lease_lapses() {
     let state = w.store.snapshot();
     assert_eq!(state.pages.len(), 1, "the dead record was reclaimed");
     assert!(state.pages.iter().all(|p| p.0.id != dead));
-    assert!(
-        w.bundles
-            .keys()
-            .iter()
-            .all(|(page, _)| *page == view.page.id)
-    );
+    assert_objects_only_of(&w, view.page.id);
     assert_eq!(
         w.pages.get(&w.ann, view.page.id).await.unwrap().page.slug,
         "site"
@@ -560,6 +561,28 @@ async fn a_running_publish_renews_its_lease_and_keeps_its_slug() {
 }
 
 #[tokio::test]
+async fn a_renewal_that_fails_is_retried_and_does_not_stop_the_publish() {
+    let w = world().await;
+    let (task, running) = stalled_publish(&w, "site").await;
+    let granted = w.store.snapshot().leases[&running];
+    w.store.fail(Op::RenewLease);
+    w.timer.fire();
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(w.store.snapshot().leases[&running], granted, "not renewed");
+    w.store.heal();
+    w.clock.advance(time::Duration::seconds(30));
+    w.timer.fire();
+    until("the retried renewal", || {
+        w.store.snapshot().leases[&running] > granted
+    })
+    .await;
+    w.bundles.stall_puts(false);
+    assert_eq!(task.await.unwrap().unwrap(), running);
+}
+
+#[tokio::test]
 async fn a_publish_that_lost_its_lease_fails_and_leaves_the_new_page_alone() {
     let w = world().await;
     let (task, stalled) = stalled_publish(&w, "site").await;
@@ -575,12 +598,7 @@ async fn a_publish_that_lost_its_lease_fails_and_leaves_the_new_page_alone() {
     assert_eq!(state.pages.len(), 1);
     assert!(state.pages.iter().all(|p| p.0.id != stalled));
     assert_eq!(state.links.len(), 1);
-    assert!(
-        w.bundles
-            .keys()
-            .iter()
-            .all(|(page, _)| *page == winner.page.id)
-    );
+    assert_objects_only_of(&w, winner.page.id);
     assert!(!w.bundles.keys().is_empty());
     assert_eq!(
         w.pages.get(&w.ann, winner.page.id).await.unwrap().page.slug,

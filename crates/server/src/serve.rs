@@ -121,17 +121,12 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
     let serving = services.serving.clone();
     spawn_view_flusher(serving.clone());
     let keys = services.keys.clone();
-    let state = AppState {
-        projects: services.projects,
-        keys: services.keys,
-        pages: services.pages,
-        device_auth: services.device_auth,
-        sessions: services.sessions,
-        serving: services.serving,
-        base_url: config.base_url.clone(),
-        trusted_proxies: trusted_proxies.clone(),
-        readiness: Arc::new(StackReadiness { db, bundles }),
-    };
+    let state = AppState::new(
+        services,
+        config.base_url.clone(),
+        trusted_proxies.clone(),
+        Arc::new(StackReadiness { db, bundles }),
+    );
     let edge = edge_limits(&config, quire_http::page_body_limit(&state.pages.limits()));
     let workers = match config.workers {
         0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
