@@ -12,7 +12,7 @@ use quire_accounts::{AccountService, AccountStore, SessionService, SessionStore}
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
-use quire_links::{EmbeddedLinkService, LinkStore};
+use quire_links::LinkStore;
 use quire_pages::{
     AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
 };
@@ -95,12 +95,11 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         ids,
         directory,
     } = ports;
-    let links = Arc::new(EmbeddedLinkService::new(store.clone(), clock.clone()));
     let pages = PageService::new(
         PagePorts {
             pages: store.clone(),
             bundles: bundles.clone(),
-            links,
+            links: store.clone(),
             accounts: directory.unwrap_or_else(|| store.clone()),
             projects: store.clone(),
             clock: clock.clone(),

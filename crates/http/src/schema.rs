@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn the_closed_sets_are_the_domains() {
         for a in ACCESS {
-            assert!(quire_pages::Access::parse(a).is_some(), "{a}");
+            assert!(quire_links::Access::parse(a).is_some(), "{a}");
         }
         for s in STATUS {
             assert!(quire_pages::PageStatus::parse(s).is_some(), "{s}");

@@ -7,7 +7,7 @@ use quire_kernel::{
     AccountId, App, Apps, Clock, InfraError, KeyId, Principal, PrincipalKind, ProjectId,
     ProjectSlug, Tier,
 };
-use quire_projects::{Access, AddressError, ProjectStore, address_project};
+use quire_projects::{AddressError, ProjectAccess, ProjectStore, address_project};
 
 use crate::credential::{PlaintextKey, is_jwt_shaped};
 use crate::model::KeyRecord;
@@ -252,7 +252,7 @@ impl KeyService {
             self.projects.as_ref(),
             principal,
             request.project.as_deref(),
-            Access::Write,
+            ProjectAccess::Write,
         )
         .await
         .map_err(|e| match e {

@@ -1,16 +1,11 @@
 //! The stored link.
 
 use quire_kernel::{AccountId, LinkId, PageId, ProjectId};
-use quire_pages::{AllowEntry, LinkView, Policy};
 use time::OffsetDateTime;
 
-/// One allow-list entry and when it was granted (a page's `sharedAt`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowGrant {
-    pub entry: AllowEntry,
-    pub created_at: OffsetDateTime,
-}
+use crate::policy::Policy;
 
+/// A page's short link and the policy visitors meet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
     pub id: LinkId,
@@ -19,31 +14,23 @@ pub struct Link {
     pub project_id: ProjectId,
     pub public_id: String,
     pub alias: Option<String>,
-    pub access: quire_pages::Access,
-    /// argon2id PHC string; never leaves this crate except to the store.
+    pub policy: Policy,
+    /// argon2id PHC string, for `password` access; it leaves the domain only to the store.
     pub password_hash: Option<String>,
-    pub expires_at: Option<OffsetDateTime>,
-    pub max_views: Option<u64>,
     pub view_count: u64,
-    pub allow: Vec<AllowGrant>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }
 
 impl Link {
+    /// The code of the short URL: the alias when there is one.
     #[must_use]
-    pub fn view(&self) -> LinkView {
-        LinkView {
-            public_id: self.public_id.clone(),
-            alias: self.alias.clone(),
-            policy: Policy {
-                access: self.access,
-                expires_at: self.expires_at,
-                max_views: self.max_views,
-                allow: self.allow.iter().map(|g| g.entry.clone()).collect(),
-            },
-            has_password: self.password_hash.is_some(),
-            view_count: self.view_count,
-        }
+    pub fn code(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.public_id)
+    }
+
+    #[must_use]
+    pub fn has_password(&self) -> bool {
+        self.password_hash.is_some()
     }
 }

@@ -19,13 +19,16 @@ pub enum LinkWriteError {
 #[async_trait]
 pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// Stores a new link with its codes (public id, alias) and allow list, in one transaction.
+    /// Each allow entry is shared as of the link's `created_at`.
     ///
     /// # Errors
     /// MUST return [`LinkWriteError::CodeTaken`] when its public id or alias is a code of any
     /// link; nothing is stored on error.
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError>;
 
-    /// Replaces a link's alias, policy and allow list (matched by id), in one transaction.
+    /// Replaces a link's alias, policy, password hash and allow list (matched by id), in one
+    /// transaction. An allow entry the link already had keeps the time it was shared; a new
+    /// one is shared as of the link's `updated_at`.
     ///
     /// # Errors
     /// MUST return [`LinkWriteError::CodeTaken`] when the new alias is a code of another

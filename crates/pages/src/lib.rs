@@ -2,10 +2,11 @@
 //! pages, with every validation rule of the page API and the undo logic that makes each
 //! multi-step write all-or-nothing.
 //!
-//! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules) and
-//! small pure crates (sha2, base64, rand, mime_guess). Its ports: [`ports::PageStore`],
-//! [`ports::BundleStore`], [`ports::LinkService`] (the page's short link and policy live in
-//! the link service), [`ports::AccountDirectory`] and the kernel's `Clock`.
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
+//! `quire-links` (a page's short link carries its policy) and small pure crates (sha2,
+//! base64, rand, mime_guess). Its ports: [`ports::PageStore`], [`ports::BundleStore`],
+//! [`ports::AccountDirectory`], `quire-links`' `LinkStore` and the kernel's `Clock` and
+//! `Timer`.
 
 pub mod model;
 pub mod origins;
@@ -14,13 +15,12 @@ pub mod service;
 pub mod validate;
 
 pub use model::{
-    Access, AllowEntry, FileData, FileEntry, FileInput, Limits, LinkView, Page, PageStatus,
-    PasswordChange, Policy, SharedPage,
+    FileData, FileEntry, FileInput, Limits, Page, PageStatus, PasswordChange, SharedPage,
 };
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
-    AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
-    PageStore, PublicIds, RandomPublicIds, UpdatePageStoreError,
+    AccountDirectory, BundleStore, InsertPageError, PageStore, PublicIds, RandomPublicIds,
+    UpdatePageStoreError,
 };
 pub use service::{
     FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,

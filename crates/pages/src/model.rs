@@ -1,39 +1,8 @@
 //! Pages, their files, and the policy kept on their short link.
 
-use quire_kernel::{AccountId, Email, PageId, ProjectId};
+use quire_kernel::{AccountId, PageId, ProjectId};
+use quire_links::Link;
 use time::OffsetDateTime;
-
-/// Who may open a published page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Access {
-    Private,
-    Password,
-    AllowList,
-    Public,
-}
-
-impl Access {
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Access::Private => "private",
-            Access::Password => "password",
-            Access::AllowList => "allow_list",
-            Access::Public => "public",
-        }
-    }
-
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "private" => Some(Self::Private),
-            "password" => Some(Self::Password),
-            "allow_list" => Some(Self::AllowList),
-            "public" => Some(Self::Public),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageStatus {
@@ -60,7 +29,7 @@ impl PageStatus {
     }
 }
 
-/// A page record. Policy fields live on its link (see [`LinkView`]).
+/// A page record. Policy fields live on its link (see [`Link`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     pub id: PageId,
@@ -122,42 +91,6 @@ impl Default for Limits {
     }
 }
 
-/// Who an `allow_list` page is shared with.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum AllowEntry {
-    /// An account (given by handle).
-    Account(AccountId),
-    /// An email address, whether or not an account has it yet.
-    Email(Email),
-}
-
-/// A page's policy, stored on its short link.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    pub access: Access,
-    pub expires_at: Option<OffsetDateTime>,
-    pub max_views: Option<u64>,
-    pub allow: Vec<AllowEntry>,
-}
-
-/// The link of a page as the page API sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkView {
-    pub public_id: String,
-    pub alias: Option<String>,
-    pub policy: Policy,
-    pub has_password: bool,
-    pub view_count: u64,
-}
-
-impl LinkView {
-    /// The code of the short URL: the alias when there is one.
-    #[must_use]
-    pub fn code(&self) -> &str {
-        self.alias.as_deref().unwrap_or(&self.public_id)
-    }
-}
-
 /// What to do with a link's password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PasswordChange {
@@ -172,5 +105,5 @@ pub struct SharedPage {
     pub page: Page,
     pub owner_handle: String,
     pub shared_at: OffsetDateTime,
-    pub link: LinkView,
+    pub link: Link,
 }

@@ -1,13 +1,12 @@
 //! Ports of the pages domain.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use time::OffsetDateTime;
 
-use crate::model::{FileEntry, LinkView, Page, PageStatus, PasswordChange, Policy};
+use crate::model::{FileEntry, Page, PageStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertPageError {
@@ -194,80 +193,6 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
-}
-
-/// A new link for a new page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewLink {
-    pub page: PageId,
-    pub account: AccountId,
-    pub project: ProjectId,
-    pub public_id: String,
-    pub alias: Option<String>,
-    pub policy: Policy,
-    pub password: Option<String>,
-}
-
-/// A change to a page's link: `None` keeps a field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkChange {
-    pub alias: Option<Option<String>>,
-    pub policy: Policy,
-    pub password: PasswordChange,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LinkError {
-    #[error("alias already in use")]
-    AliasConflict,
-    #[error("no link for that page")]
-    NotFound,
-    #[error(transparent)]
-    Infra(#[from] InfraError),
-}
-
-/// The short-link service: each page has one link holding its code and policy.
-#[async_trait]
-pub trait LinkService: Send + Sync + std::fmt::Debug {
-    /// Creates the page's link (hashing the password, if any).
-    ///
-    /// # Errors
-    /// MUST return [`LinkError::AliasConflict`] when the alias is used by any link (as alias
-    /// or public id); nothing is stored on error.
-    async fn create(&self, link: NewLink) -> Result<LinkView, LinkError>;
-
-    /// # Errors
-    /// [`InfraError`] on failure; no link is `Ok(None)`.
-    async fn link(&self, page: PageId) -> Result<Option<LinkView>, InfraError>;
-
-    /// Links of several pages at once.
-    ///
-    /// # Errors
-    /// [`InfraError`] on failure.
-    async fn links(&self, pages: &[PageId]) -> Result<HashMap<PageId, LinkView>, InfraError>;
-
-    /// Applies a change to the page's link.
-    ///
-    /// # Errors
-    /// [`LinkError::AliasConflict`] for an alias in use, [`LinkError::NotFound`] when the page
-    /// has no link; nothing changes on error.
-    async fn update(&self, page: PageId, change: LinkChange) -> Result<LinkView, LinkError>;
-
-    /// Removes the page's link; absent is not an error.
-    ///
-    /// # Errors
-    /// [`InfraError`] on failure.
-    async fn delete(&self, page: PageId) -> Result<(), InfraError>;
-
-    /// Pages whose allow list names the account or the email, with when each was shared.
-    ///
-    /// # Errors
-    /// [`InfraError`] on failure.
-    async fn shared_with(
-        &self,
-        account: AccountId,
-        email: Option<&Email>,
-    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError>;
 }
 
 /// Looking up accounts by handle, and an account's handle and email.

@@ -18,18 +18,20 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
 };
 use quire_projects::{
-    Access as ProjectAccess, AddressError, ProjectStore, address_project, authorize_project,
+    ProjectAccess, AddressError, ProjectStore, address_project, authorize_project,
 };
 use time::OffsetDateTime;
 
+use quire_kernel::password::hash_password_unchecked;
+use quire_kernel::LinkId;
+use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
+
 use crate::model::{
-    Access, AllowEntry, FileData, FileEntry, FileInput, Limits, LinkView, Page, PageStatus,
-    PasswordChange, Policy, SharedPage,
+    FileData, FileEntry, FileInput, Limits, Page, PageStatus, PasswordChange, SharedPage,
 };
 use crate::origins::PageOrigins;
 use crate::ports::{
-    AccountDirectory, BundleStore, InsertPageError, LinkChange, LinkError, LinkService, NewLink,
-    PageStore, PublicIds, UpdatePageStoreError,
+    AccountDirectory, BundleStore, InsertPageError, PageStore, PublicIds, UpdatePageStoreError,
 };
 use crate::validate::{self, FilesError, LimitKind};
 
@@ -67,7 +69,7 @@ impl Default for PageConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageView {
     pub page: Page,
-    pub link: Option<LinkView>,
+    pub link: Option<Link>,
     pub url: String,
     pub short_url: Option<String>,
     pub project_slug: ProjectSlug,
@@ -178,6 +180,21 @@ pub struct Swept {
     pub leftovers: usize,
 }
 
+/// Page passwords have no minimum length: the owner chooses what visitors type.
+fn hash_page_password(password: &str) -> Result<String, PageError> {
+    hash_password_unchecked(password)
+        .map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
+}
+
+impl From<LinkWriteError> for PageError {
+    fn from(e: LinkWriteError) -> Self {
+        match e {
+            LinkWriteError::CodeTaken => PageError::AliasConflict,
+            LinkWriteError::Infra(e) => PageError::Infra(e),
+        }
+    }
+}
+
 fn access_of(raw: &str) -> Result<Access, PageError> {
     Access::parse(raw).ok_or_else(|| {
         PageError::Invalid("access must be private, password, allow_list or public".into())
@@ -189,7 +206,7 @@ fn access_of(raw: &str) -> Result<Access, PageError> {
 pub struct PageService {
     pages: Arc<dyn PageStore>,
     bundles: Arc<dyn BundleStore>,
-    links: Arc<dyn LinkService>,
+    links: Arc<dyn LinkStore>,
     accounts: Arc<dyn AccountDirectory>,
     projects: Arc<dyn ProjectStore>,
     clock: Arc<dyn Clock>,
@@ -203,7 +220,7 @@ pub struct PageService {
 pub struct PagePorts {
     pub pages: Arc<dyn PageStore>,
     pub bundles: Arc<dyn BundleStore>,
-    pub links: Arc<dyn LinkService>,
+    pub links: Arc<dyn LinkStore>,
     pub accounts: Arc<dyn AccountDirectory>,
     pub projects: Arc<dyn ProjectStore>,
     pub clock: Arc<dyn Clock>,
@@ -237,6 +254,16 @@ impl PageService {
         self.config.origins.page_url(owner_handle, slug)
     }
 
+    async fn links_by_page(&self, ids: &[PageId]) -> Result<HashMap<PageId, Link>, InfraError> {
+        Ok(self
+            .links
+            .links_of_pages(ids)
+            .await?
+            .into_iter()
+            .map(|l| (l.page_id, l))
+            .collect())
+    }
+
     async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {
         self.accounts
             .handle_and_email(account)
@@ -247,7 +274,7 @@ impl PageService {
     fn view(
         &self,
         page: Page,
-        link: Option<LinkView>,
+        link: Option<Link>,
         handle: &Handle,
         project: ProjectSlug,
     ) -> PageView {
@@ -410,10 +437,16 @@ impl PageService {
         };
         self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
             .await?;
-        let new_link = NewLink {
-            page: page.id,
-            account: page.account_id,
-            project: page.project_id,
+        let password_hash = req
+            .password
+            .filter(|p| !p.is_empty())
+            .map(|p| hash_page_password(&p))
+            .transpose()?;
+        let new_link = Link {
+            id: LinkId::new(),
+            page_id: page.id,
+            account_id: page.account_id,
+            project_id: page.project_id,
             public_id: page.public_id.clone(),
             alias,
             policy: Policy {
@@ -422,7 +455,10 @@ impl PageService {
                 max_views,
                 allow,
             },
-            password: req.password.filter(|p| !p.is_empty()),
+            password_hash,
+            view_count: 0,
+            created_at: now,
+            updated_at: now,
         };
         let link = self
             .while_leased(page.id, self.finish_publish(page.id, files, new_link))
@@ -435,28 +471,21 @@ impl PageService {
         &self,
         id: PageId,
         files: Vec<FileData>,
-        new_link: NewLink,
-    ) -> Result<LinkView, PageError> {
+        new_link: Link,
+    ) -> Result<Link, PageError> {
         if let Err((e, _)) = self.upload(id, files).await {
             self.undo_publish(id, false).await;
             return Err(e.into());
         }
-        let link = match self.links.create(new_link).await {
-            Ok(link) => link,
-            Err(e) => {
-                self.undo_publish(id, false).await;
-                return Err(match e {
-                    LinkError::AliasConflict => PageError::AliasConflict,
-                    LinkError::NotFound => PageError::Infra(InfraError::new("link vanished")),
-                    LinkError::Infra(e) => PageError::Infra(e),
-                });
-            }
-        };
+        if let Err(e) = self.links.insert_link(&new_link).await {
+            self.undo_publish(id, false).await;
+            return Err(e.into());
+        }
         if let Err(e) = self.pages.mark_ready(id).await {
             self.undo_publish(id, true).await;
             return Err(e.into());
         }
-        Ok(link)
+        Ok(new_link)
     }
 
     /// Runs `work` while renewing the lease of the pending page `id` every third of the
@@ -501,7 +530,7 @@ impl PageService {
     /// Removes a dead publish: link, objects, then the record (kept when the objects
     /// cannot go, so the janitor finds it again). Returns whether the record went.
     async fn reclaim(&self, id: PageId) -> bool {
-        self.links.delete(id).await.is_ok()
+        self.links.delete_link_of_page(id).await.is_ok()
             && self.bundles.delete_page(id).await.is_ok()
             && self.pages.delete_page(id).await.is_ok()
     }
@@ -602,7 +631,7 @@ impl PageService {
     /// stays pending, so it is never visible).
     async fn undo_publish(&self, page: PageId, link_created: bool) {
         if link_created {
-            let _ = self.links.delete(page).await;
+            let _ = self.links.delete_link_of_page(page).await;
         }
         if self.bundles.delete_page(page).await.is_ok() {
             let _ = self.pages.delete_page(page).await;
@@ -633,7 +662,7 @@ impl PageService {
         .await?;
         let pages = self.pages.pages_in_project(project.id, status).await?;
         let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
-        let mut links = self.links.links(&ids).await?;
+        let mut links = self.links_by_page(&ids).await?;
         let (handle, _) = self.owner(project.account_id).await?;
         let views = pages
             .into_iter()
@@ -649,7 +678,7 @@ impl PageService {
     /// `NotFound`, `InsufficientScope`, `Infra`.
     pub async fn get(&self, principal: &Principal, id: PageId) -> Result<PageView, PageError> {
         let (page, project) = self.reachable(principal, id, ProjectAccess::Read).await?;
-        let link = self.links.link(page.id).await?;
+        let link = self.links.link_of_page(page.id).await?;
         let (handle, _) = self.owner(page.account_id).await?;
         Ok(self.view(page, link, &handle, project))
     }
@@ -666,9 +695,9 @@ impl PageService {
         req: PatchRequest,
     ) -> Result<PageView, PageError> {
         let (old, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
-        let link = self
+        let mut link = self
             .links
-            .link(id)
+            .link_of_page(id)
             .await?
             .ok_or_else(|| InfraError::new("page has no link"))?;
         let now = self.clock.now();
@@ -688,25 +717,23 @@ impl PageService {
             }
             page.status = status;
         }
-        let mut policy = link.policy.clone();
         if let Some(a) = &req.access {
-            policy.access = access_of(a)?;
+            link.policy.access = access_of(a)?;
         }
         if let Some(e) = &req.expires_at {
-            policy.expires_at = e
+            link.policy.expires_at = e
                 .as_deref()
                 .map(|t| validate::expires_at(t, now))
                 .transpose()?;
         }
         if let Some(m) = req.max_views {
-            policy.max_views = m.map(validate::max_views).transpose()?;
+            link.policy.max_views = m.map(validate::max_views).transpose()?;
         }
-        let alias = req
-            .alias
-            .map(|a| a.as_deref().map(validate::alias).transpose())
-            .transpose()?;
+        if let Some(alias) = req.alias {
+            link.alias = alias.as_deref().map(validate::alias).transpose()?;
+        }
         if let Some(allow) = &req.allow {
-            policy.allow = self.resolve_allow(allow).await?;
+            link.policy.allow = self.resolve_allow(allow).await?;
         }
         let password = match req.password {
             None => PasswordChange::Keep,
@@ -718,13 +745,19 @@ impl PageService {
             }
         };
         let will_have_password = match &password {
-            PasswordChange::Keep => link.has_password,
+            PasswordChange::Keep => link.has_password(),
             PasswordChange::Set(_) => true,
             PasswordChange::Clear => false,
         };
-        if policy.access == Access::Password && !will_have_password {
+        if link.policy.access == Access::Password && !will_have_password {
             return Err(PageError::PasswordRequired);
         }
+        match password {
+            PasswordChange::Keep => {}
+            PasswordChange::Clear => link.password_hash = None,
+            PasswordChange::Set(p) => link.password_hash = Some(hash_page_password(&p)?),
+        }
+        link.updated_at = now;
         page.updated_at = now;
         let (handle, _) = self.owner(page.account_id).await?;
 
@@ -732,13 +765,8 @@ impl PageService {
             UpdatePageStoreError::SlugTaken => PageError::SlugTaken,
             UpdatePageStoreError::Infra(e) => PageError::Infra(e),
         })?;
-        let change = LinkChange {
-            alias,
-            policy,
-            password,
-        };
-        match self.links.update(id, change).await {
-            Ok(link) => Ok(self.view(page, Some(link), &handle, project)),
+        match self.links.update_link(&link).await {
+            Ok(()) => Ok(self.view(page, Some(link), &handle, project)),
             Err(e) => {
                 // The record committed first; put it back so nothing is half-applied.
                 if let Err(revert) = self.pages.update_page(&old).await {
@@ -746,11 +774,7 @@ impl PageService {
                         "link update failed ({e}) and the page record could not be restored: {revert}"
                     ))));
                 }
-                Err(match e {
-                    LinkError::AliasConflict => PageError::AliasConflict,
-                    LinkError::NotFound => PageError::Infra(InfraError::new("page has no link")),
-                    LinkError::Infra(e) => PageError::Infra(e),
-                })
+                Err(e.into())
             }
         }
     }
@@ -763,7 +787,7 @@ impl PageService {
     pub async fn delete(&self, principal: &Principal, id: PageId) -> Result<(), PageError> {
         let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
         let storage = self.bundles.delete_page(page.id).await;
-        let link = self.links.delete(page.id).await;
+        let link = self.links.delete_link_of_page(page.id).await;
         self.pages.delete_page(page.id).await?;
         if storage.is_err() {
             return Err(PageError::StorageCleanupFailed);
@@ -865,7 +889,7 @@ impl PageService {
         let ids: Vec<PageId> = shared.iter().map(|(id, _)| *id).collect();
         let shared_at: HashMap<PageId, OffsetDateTime> = shared.into_iter().collect();
         let pages = self.pages.pages_by_ids(&ids).await?;
-        let mut links = self.links.links(&ids).await?;
+        let mut links = self.links_by_page(&ids).await?;
         let mut handles: HashMap<AccountId, Handle> = HashMap::new();
         let mut out = Vec::new();
         for page in pages.into_iter().filter(|p| p.status == PageStatus::Active) {

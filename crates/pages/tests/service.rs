@@ -283,7 +283,7 @@ async fn a_failed_link_update_reverts_the_page_record() {
     assert!(updated.page.archived_at.is_some());
     assert_eq!(
         updated.link.unwrap().policy.access,
-        quire_pages::Access::Public
+        quire_links::Access::Public
     );
 }
 
@@ -308,7 +308,7 @@ async fn password_rules_on_patch() {
         ..PatchRequest::default()
     };
     let v = w.pages.update(&w.ann, view.page.id, with).await.unwrap();
-    assert!(v.link.unwrap().has_password);
+    assert!(v.link.unwrap().has_password());
     let stored = w.store.snapshot().links[0].password_hash.clone().unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("open sesame"));
     let clear = PatchRequest {

@@ -13,7 +13,7 @@ use crate::ports::ProjectStore;
 
 /// What the caller wants to do with the project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum ProjectAccess {
     /// List and fetch.
     Read,
     /// Create, update, delete, provision.
@@ -35,7 +35,7 @@ pub fn decide_access(
     principal: &Principal,
     project: &Project,
     grant: Option<GrantLevel>,
-    access: Access,
+    access: ProjectAccess,
 ) -> bool {
     if project.account_id != principal.account_id {
         return false;
@@ -44,8 +44,8 @@ pub fn decide_access(
         return true;
     }
     match (access, grant) {
-        (Access::Read, Some(_)) | (Access::Write, Some(GrantLevel::Full)) => true,
-        (_, None) | (Access::Write, Some(GrantLevel::Read)) => false,
+        (ProjectAccess::Read, Some(_)) | (ProjectAccess::Write, Some(GrantLevel::Full)) => true,
+        (_, None) | (ProjectAccess::Write, Some(GrantLevel::Read)) => false,
     }
 }
 
@@ -59,7 +59,7 @@ pub async fn address_project(
     store: &dyn ProjectStore,
     principal: &Principal,
     slug: Option<&str>,
-    access: Access,
+    access: ProjectAccess,
 ) -> Result<Project, AddressError> {
     let project = match slug {
         None => store.project_by_id(principal.home_project_id).await?,
@@ -81,7 +81,7 @@ pub async fn authorize_project(
     store: &dyn ProjectStore,
     principal: &Principal,
     project: quire_kernel::ProjectId,
-    access: Access,
+    access: ProjectAccess,
 ) -> Result<Project, AddressError> {
     let project = store
         .project_by_id(project)
@@ -94,7 +94,7 @@ async fn authorize_loaded(
     store: &dyn ProjectStore,
     principal: &Principal,
     project: Project,
-    access: Access,
+    access: ProjectAccess,
 ) -> Result<Project, AddressError> {
     let grant = match principal.key_id() {
         Some(key)
@@ -152,8 +152,8 @@ mod tests {
         let account = AccountId::new();
         let p = project(account);
         let key = app_key(account, p.id);
-        assert!(decide_access(&key, &p, None, Access::Read));
-        assert!(decide_access(&key, &p, None, Access::Write));
+        assert!(decide_access(&key, &p, None, ProjectAccess::Read));
+        assert!(decide_access(&key, &p, None, ProjectAccess::Write));
     }
 
     #[test]
@@ -161,31 +161,31 @@ mod tests {
         let account = AccountId::new();
         let other = project(account);
         let key = app_key(account, ProjectId::new());
-        assert!(!decide_access(&key, &other, None, Access::Read));
-        assert!(!decide_access(&key, &other, None, Access::Write));
+        assert!(!decide_access(&key, &other, None, ProjectAccess::Read));
+        assert!(!decide_access(&key, &other, None, ProjectAccess::Write));
         assert!(decide_access(
             &key,
             &other,
             Some(GrantLevel::Read),
-            Access::Read
+            ProjectAccess::Read
         ));
         assert!(!decide_access(
             &key,
             &other,
             Some(GrantLevel::Read),
-            Access::Write
+            ProjectAccess::Write
         ));
         assert!(decide_access(
             &key,
             &other,
             Some(GrantLevel::Full),
-            Access::Read
+            ProjectAccess::Read
         ));
         assert!(decide_access(
             &key,
             &other,
             Some(GrantLevel::Full),
-            Access::Write
+            ProjectAccess::Write
         ));
     }
 
@@ -201,17 +201,17 @@ mod tests {
             &master,
             &project(account),
             None,
-            Access::Write
+            ProjectAccess::Write
         ));
         let foreign = project(AccountId::new());
-        assert!(!decide_access(&master, &foreign, None, Access::Read));
+        assert!(!decide_access(&master, &foreign, None, ProjectAccess::Read));
         // A grant cannot open another account's project either.
         let key = app_key(account, ProjectId::new());
         assert!(!decide_access(
             &key,
             &foreign,
             Some(GrantLevel::Full),
-            Access::Read
+            ProjectAccess::Read
         ));
     }
 }

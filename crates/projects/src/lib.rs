@@ -9,7 +9,7 @@ pub mod model;
 pub mod ports;
 pub mod service;
 
-pub use addressing::{Access, AddressError, address_project, authorize_project, decide_access};
+pub use addressing::{ProjectAccess, AddressError, address_project, authorize_project, decide_access};
 pub use model::{
     Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,
 };

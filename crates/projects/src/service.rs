@@ -5,7 +5,7 @@ use std::sync::Arc;
 use quire_kernel::{Clock, Color, InfraError, KeyId, Principal, ProjectId, ProjectSlug};
 use uuid::Uuid;
 
-use crate::addressing::{Access, AddressError, address_project};
+use crate::addressing::{AddressError, ProjectAccess, address_project};
 use crate::model::{Grant, GrantLevel, Project, ProjectStatus, ResourceType, Resources};
 use crate::ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore, ProjectWriteError};
 
@@ -206,7 +206,7 @@ impl ProjectService {
         &self,
         principal: &Principal,
         slug: Option<&str>,
-        access: Access,
+        access: ProjectAccess,
     ) -> Result<Project, AddressError> {
         address_project(self.store.as_ref(), principal, slug, access).await
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use quire_kernel::{AccountId, App, Clock, KeyId, Principal, ProjectId};
 use quire_keys::{KeyStore, new_key};
 use quire_projects::{
-    Access, AddressError, DeleteProjectError, GetProjectError, GrantError, GrantLevel,
+    AddressError, DeleteProjectError, GetProjectError, GrantError, GrantLevel, ProjectAccess,
     ListProjectsError, NewProject, ProjectPatch, ProjectService, WriteProjectError,
 };
 use quire_testkit::fixtures::{app_key, create_account, master};
@@ -90,10 +90,10 @@ async fn addressing_defaults_to_home_and_follows_grants() {
     let key_id = key.key_id().unwrap();
 
     // Rule 2: no slug means the home project.
-    let home = w.projects.address(&key, None, Access::Write).await.unwrap();
+    let home = w.projects.address(&key, None, ProjectAccess::Write).await.unwrap();
     assert_eq!(home.id, ann.default_project);
     // Rules 3 and 4: another project needs a grant; without one it is 403, never 404.
-    for access in [Access::Read, Access::Write] {
+    for access in [ProjectAccess::Read, ProjectAccess::Write] {
         assert_eq!(
             w.projects
                 .address(&key, Some("ann_other"), access)
@@ -108,7 +108,7 @@ async fn addressing_defaults_to_home_and_follows_grants() {
         .unwrap();
     assert_eq!(
         w.projects
-            .address(&key, Some("ann_other"), Access::Read)
+            .address(&key, Some("ann_other"), ProjectAccess::Read)
             .await
             .unwrap()
             .id,
@@ -116,7 +116,7 @@ async fn addressing_defaults_to_home_and_follows_grants() {
     );
     assert_eq!(
         w.projects
-            .address(&key, Some("ann_other"), Access::Write)
+            .address(&key, Some("ann_other"), ProjectAccess::Write)
             .await
             .unwrap_err(),
         AddressError::InsufficientScope
@@ -127,7 +127,7 @@ async fn addressing_defaults_to_home_and_follows_grants() {
         .unwrap();
     assert!(
         w.projects
-            .address(&key, Some("ann_other"), Access::Write)
+            .address(&key, Some("ann_other"), ProjectAccess::Write)
             .await
             .is_ok()
     );
@@ -140,7 +140,7 @@ async fn addressing_defaults_to_home_and_follows_grants() {
     ] {
         assert_eq!(
             w.projects
-                .address(&key, Some(&slug), Access::Read)
+                .address(&key, Some(&slug), ProjectAccess::Read)
                 .await
                 .unwrap_err(),
             AddressError::InsufficientScope,
@@ -150,13 +150,13 @@ async fn addressing_defaults_to_home_and_follows_grants() {
     // A master key reaches every project of its own account, none of another's.
     assert!(
         w.projects
-            .address(&ann.master, Some("ann_other"), Access::Write)
+            .address(&ann.master, Some("ann_other"), ProjectAccess::Write)
             .await
             .is_ok()
     );
     assert_eq!(
         w.projects
-            .address(&bob.master, Some("ann_other"), Access::Read)
+            .address(&bob.master, Some("ann_other"), ProjectAccess::Read)
             .await
             .unwrap_err(),
         AddressError::InsufficientScope

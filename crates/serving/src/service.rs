@@ -17,12 +17,11 @@ use quire_accounts::SessionStore;
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
 use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, RateLimiter};
-use quire_links::{Link, LinkStore};
-use quire_pages::PageStore;
+use quire_links::{Access, AllowEntry, Link, LinkStore};
 use quire_pages::{
-    Access, AccountDirectory, AllowEntry, BundleStore, FileEntry, Page, PageOrigins, PageStatus,
+    AccountDirectory, BundleStore, FileEntry, Page, PageOrigins, PageStatus, PageStore,
 };
-use quire_projects::{Access as ProjectAccess, AddressError, ProjectStore, authorize_project};
+use quire_projects::{ProjectAccess, AddressError, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
 use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
@@ -313,7 +312,7 @@ pub fn cookie_kind(name: &str) -> Option<Kind> {
 }
 
 fn guarded(link: &Link) -> bool {
-    link.access != Access::Public || link.max_views.is_some()
+    link.policy.access != Access::Public || link.policy.max_views.is_some()
 }
 
 fn with_query(location: String, query: &str) -> String {
@@ -325,11 +324,11 @@ fn with_query(location: String, query: &str) -> String {
 }
 
 fn expired(link: &Link, now: OffsetDateTime) -> bool {
-    link.expires_at.is_some_and(|t| now >= t)
+    link.policy.expires_at.is_some_and(|t| now >= t)
 }
 
 fn cache_rule(link: &Link) -> CacheRule {
-    if link.access == Access::Public && link.max_views.is_none() && link.expires_at.is_none() {
+    if link.policy.access == Access::Public && link.policy.max_views.is_none() && link.policy.expires_at.is_none() {
         CacheRule::Revalidate
     } else {
         CacheRule::NoStore
@@ -354,8 +353,8 @@ fn admits(link: &Link, account: AccountId, email: Option<&Email>) -> bool {
     if account == link.account_id {
         return true;
     }
-    link.access == Access::AllowList
-        && link.allow.iter().any(|g| match &g.entry {
+    link.policy.access == Access::AllowList
+        && link.policy.allow.iter().any(|entry| match entry {
             AllowEntry::Account(a) => *a == account,
             AllowEntry::Email(e) => Some(e) == email,
         })
@@ -550,7 +549,7 @@ impl ServingService {
         let file = self.file(site.page.id, slot).await?;
         let mut cookie = None;
         if document && found && !visit.head {
-            if site.link.max_views.is_some() {
+            if site.link.policy.max_views.is_some() {
                 if !self.inner.ports.links.claim_view(site.link.id).await? {
                     site.spent.store(true, Ordering::Relaxed);
                     return Ok(Answer::Gone);
@@ -664,7 +663,7 @@ impl ServingService {
         }
         let location = format!("{}{}", self.base_path(&site), encode_relative(&next));
         let Some(fingerprint) =
-            fingerprint(&site.link).filter(|_| site.link.access == Access::Password)
+            fingerprint(&site.link).filter(|_| site.link.policy.access == Access::Password)
         else {
             // No longer a password page: nothing to unlock.
             return Ok(Admitted {
@@ -873,6 +872,7 @@ impl ServingService {
         site.spent.load(Ordering::Relaxed)
             || site
                 .link
+                .policy
                 .max_views
                 .is_some_and(|max| site.link.view_count >= max)
     }
@@ -906,7 +906,7 @@ impl ServingService {
         visitor: &Visitor<'_>,
         now: OffsetDateTime,
     ) -> Result<Gate, InfraError> {
-        if site.link.access == Access::Public {
+        if site.link.policy.access == Access::Public {
             return Ok(Gate::Open);
         }
         if let Some(principal) = visitor.principal {
@@ -925,7 +925,7 @@ impl ServingService {
         }
         let page = site.page.id.0;
         let signer = &self.inner.signer;
-        match site.link.access {
+        match site.link.policy.access {
             Access::Public => Ok(Gate::Open),
             Access::Password => {
                 let current = fingerprint(&site.link);

@@ -6,8 +6,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId, ProjectId};
-use quire_links::{AllowGrant, Link, LinkStore, LinkWriteError};
-use quire_pages::{Access, AllowEntry};
+use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -57,10 +56,10 @@ impl LinkRow {
             project_id: DbId(l.project_id.0),
             public_id: l.public_id.clone(),
             alias: l.alias.clone(),
-            access: l.access.as_str().to_owned(),
+            access: l.policy.access.as_str().to_owned(),
             password_hash: l.password_hash.clone(),
-            expires_at: l.expires_at.map(DbTs),
-            max_views: l.max_views.map(to_i64),
+            expires_at: l.policy.expires_at.map(DbTs),
+            max_views: l.policy.max_views.map(to_i64),
             view_count: to_i64(l.view_count),
             created_at: DbTs(l.created_at),
             updated_at: DbTs(l.updated_at),
@@ -68,20 +67,31 @@ impl LinkRow {
     }
 }
 
-fn allow_rows(l: &Link) -> Vec<AllowRow> {
-    l.allow
+/// The allow rows of a link: an entry in `shared_since` keeps that time, any other is
+/// shared as of `now`.
+fn allow_rows(
+    l: &Link,
+    shared_since: &HashMap<(Option<DbId>, Option<String>), DbTs>,
+    now: OffsetDateTime,
+) -> Vec<AllowRow> {
+    l.policy
+        .allow
         .iter()
-        .map(|g| {
-            let (account_id, email) = match &g.entry {
+        .map(|entry| {
+            let (account_id, email) = match entry {
                 AllowEntry::Account(a) => (Some(DbId(a.0)), None),
                 AllowEntry::Email(e) => (None, Some(e.as_str().to_owned())),
             };
+            let created_at = shared_since
+                .get(&(account_id, email.clone()))
+                .copied()
+                .unwrap_or(DbTs(now));
             AllowRow {
                 id: DbId(Uuid::new_v4()),
                 link_id: DbId(l.id.0),
                 account_id,
                 email,
-                created_at: DbTs(g.created_at),
+                created_at,
             }
         })
         .collect()
@@ -99,10 +109,7 @@ fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
                 }
                 (None, None) => return Err(corrupt("empty allow entry")),
             };
-            Ok(AllowGrant {
-                entry,
-                created_at: a.created_at.0,
-            })
+            Ok(entry)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Link {
@@ -110,14 +117,16 @@ fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
         page_id: PageId(row.page_id.0),
         account_id: AccountId(row.account_id.0),
         project_id: ProjectId(row.project_id.0),
-        access: Access::parse(&row.access).ok_or_else(|| corrupt("access"))?,
+        policy: Policy {
+            access: Access::parse(&row.access).ok_or_else(|| corrupt("access"))?,
+            expires_at: row.expires_at.map(|t| t.0),
+            max_views: row.max_views.and_then(|n| u64::try_from(n).ok()),
+            allow,
+        },
         public_id: row.public_id,
         alias: row.alias,
         password_hash: row.password_hash,
-        expires_at: row.expires_at.map(|t| t.0),
-        max_views: row.max_views.and_then(|n| u64::try_from(n).ok()),
         view_count: u64::try_from(row.view_count).unwrap_or(0),
-        allow,
         created_at: row.created_at.0,
         updated_at: row.updated_at.0,
     })
@@ -174,7 +183,7 @@ impl Database {
 impl LinkStore for Database {
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
         let row = LinkRow::from_link(link);
-        let allow = allow_rows(link);
+        let allow = allow_rows(link, &HashMap::new(), link.created_at);
         let mut codes = vec![link.public_id.clone()];
         codes.extend(link.alias.clone());
         with_tx!(self, |conn| {
@@ -201,7 +210,7 @@ impl LinkStore for Database {
 
     async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
         let row = LinkRow::from_link(link);
-        let allow = allow_rows(link);
+        let link = link.clone();
         with_tx!(self, |conn| {
             diesel::update(links::table.find(row.id))
                 .set((
@@ -228,6 +237,15 @@ impl LinkStore for Database {
                     .execute(conn)
                     .await?;
             }
+            let shared_since: HashMap<(Option<DbId>, Option<String>), DbTs> = link_allow::table
+                .filter(link_allow::link_id.eq(row.id))
+                .select((link_allow::account_id, link_allow::email, link_allow::created_at))
+                .load::<(Option<DbId>, Option<String>, DbTs)>(conn)
+                .await?
+                .into_iter()
+                .map(|(account, email, at)| ((account, email), at))
+                .collect();
+            let allow = allow_rows(&link, &shared_since, link.updated_at);
             diesel::delete(link_allow::table.filter(link_allow::link_id.eq(row.id)))
                 .execute(conn)
                 .await?;

@@ -16,9 +16,9 @@ use quire_kernel::AccountId;
 use quire_kernel::{App, Apps, Clock, Color, KeyId, ProjectId, ProjectSlug, Tier};
 use quire_kernel::{Email, Handle, LinkId, PageId};
 use quire_keys::{KeyRecord, KeyStore, PlaintextKey, new_key};
-use quire_links::{AllowGrant, Link, LinkStore, LinkWriteError};
+use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
 use quire_pages::{
-    Access, AccountDirectory, AllowEntry, FileEntry, InsertPageError, Page, PageStatus, PageStore,
+    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore,
     UpdatePageStoreError,
 };
 use quire_projects::{
@@ -490,12 +490,14 @@ fn link_for(page: &Page, alias: Option<&str>, clock: &FixedClock) -> Link {
         project_id: page.project_id,
         public_id: page.public_id.clone(),
         alias: alias.map(str::to_owned),
-        access: Access::Public,
+        policy: Policy {
+            access: Access::Public,
+            expires_at: None,
+            max_views: None,
+            allow: vec![],
+        },
         password_hash: None,
-        expires_at: None,
-        max_views: None,
         view_count: 0,
-        allow: vec![],
         created_at: now,
         updated_at: now,
     }
@@ -743,28 +745,19 @@ pub async fn links_keep_policy_and_allow_lists<S: Stores>(s: Arc<S>) {
 
     let page = page_of(&ann.account, ann.project.id, "secret", "EEEEEEEEE1", &clock);
     let mut link = link_for(&page, None, &clock);
-    link.access = Access::AllowList;
+    link.policy.access = Access::AllowList;
     link.password_hash = Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into());
-    link.expires_at = Some(clock.now() + Duration::days(1));
-    link.max_views = Some(50);
-    let first = clock.now();
-    link.allow = vec![
-        AllowGrant {
-            entry: AllowEntry::Account(bob.account.id),
-            created_at: first,
-        },
-        AllowGrant {
-            entry: AllowEntry::Email(Email::parse("carol@example.com").unwrap()),
-            created_at: first,
-        },
+    link.policy.expires_at = Some(clock.now() + Duration::days(1));
+    link.policy.max_views = Some(50);
+    let first = link.created_at;
+    link.policy.allow = vec![
+        AllowEntry::Account(bob.account.id),
+        AllowEntry::Email(Email::parse("carol@example.com").unwrap()),
     ];
     s.insert_link(&link).await.unwrap();
     let stored = s.link_of_page(page.id).await.unwrap().unwrap();
-    assert_eq!(stored.allow.len(), 2);
+    assert_eq!(stored.policy, link.policy);
     assert_eq!(stored.password_hash, link.password_hash);
-    assert_eq!(stored.max_views, Some(50));
-    assert_eq!(stored.expires_at, link.expires_at);
-    assert_eq!(stored.access, Access::AllowList);
 
     let shared = s.shared_with(bob.account.id, None).await.unwrap();
     assert_eq!(shared, vec![(page.id, first)]);
@@ -780,18 +773,32 @@ pub async fn links_keep_policy_and_allow_lists<S: Stores>(s: Arc<S>) {
             .is_empty()
     );
 
-    link.allow.truncate(1);
+    // Bob stays shared since the first write; dave is new and shared as of the update.
+    let dave = Email::parse("dave@example.com").unwrap();
+    link.policy.allow = vec![
+        AllowEntry::Account(bob.account.id),
+        AllowEntry::Email(dave.clone()),
+    ];
     link.password_hash = None;
-    link.max_views = None;
+    link.policy.max_views = None;
+    link.updated_at = first + Duration::hours(1);
     s.update_link(&link).await.unwrap();
     let stored = s.link_of_page(page.id).await.unwrap().unwrap();
-    assert_eq!(stored.allow.len(), 1);
-    assert_eq!((stored.password_hash, stored.max_views), (None, None));
+    assert_eq!(stored.policy, link.policy);
+    assert_eq!(stored.password_hash, None);
     assert!(
         s.shared_with(AccountId::new(), Some(&carol))
             .await
             .unwrap()
             .is_empty()
+    );
+    assert_eq!(
+        s.shared_with(bob.account.id, None).await.unwrap(),
+        vec![(page.id, first)]
+    );
+    assert_eq!(
+        s.shared_with(AccountId::new(), Some(&dave)).await.unwrap(),
+        vec![(page.id, first + Duration::hours(1))]
     );
 }
 
@@ -1228,7 +1235,7 @@ pub async fn views_are_claimed_within_the_budget_and_added_in_bulk<S: Stores>(s:
     let budgeted = page_of(&ann.account, ann.project.id, "once", "GGGGGGGGG1", &clock);
     let open = page_of(&ann.account, ann.project.id, "open", "GGGGGGGGG2", &clock);
     let mut limited = link_for(&budgeted, None, &clock);
-    limited.max_views = Some(3);
+    limited.policy.max_views = Some(3);
     let unlimited = link_for(&open, None, &clock);
     s.insert_link(&limited).await.unwrap();
     s.insert_link(&unlimited).await.unwrap();
@@ -1265,7 +1272,7 @@ pub async fn views_are_claimed_within_the_budget_and_added_in_bulk<S: Stores>(s:
     // A policy update never writes the count back.
     let mut changed = s.link_of_page(open.id).await.unwrap().unwrap();
     changed.view_count = 0;
-    changed.max_views = Some(100);
+    changed.policy.max_views = Some(100);
     s.update_link(&changed).await.unwrap();
     assert_eq!(
         s.link_of_page(open.id).await.unwrap().unwrap().view_count,

@@ -17,9 +17,9 @@ use quire_kernel::{
     AccountId, Email, Handle, InfraError, KeyId, LinkId, PageId, ProjectId, ProjectSlug, Tier,
 };
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
-use quire_links::{Link, LinkStore, LinkWriteError};
+use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
 use quire_pages::{
-    AccountDirectory, AllowEntry, BundleStore, FileEntry, InsertPageError, Page, PageStatus,
+    AccountDirectory, BundleStore, FileEntry, InsertPageError, Page, PageStatus,
     PageStore, UpdatePageStoreError,
 };
 use quire_projects::{
@@ -130,6 +130,8 @@ pub struct State {
     pub leases: HashMap<PageId, OffsetDateTime>,
     pub files: HashMap<PageId, Vec<FileEntry>>,
     pub links: Vec<Link>,
+    /// When each allow entry of each link was shared.
+    pub shared_since: HashMap<(LinkId, AllowEntry), OffsetDateTime>,
     pub device_grants: Vec<DeviceGrant>,
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
@@ -840,6 +842,10 @@ impl LinkStore for MemoryStore {
             if link_codes(link).any(|c| code_taken(s, c, None)) {
                 return Err(LinkWriteError::CodeTaken);
             }
+            for entry in &link.policy.allow {
+                s.shared_since
+                    .insert((link.id, entry.clone()), link.created_at);
+            }
             s.links.push(link.clone());
             Ok(())
         })
@@ -858,6 +864,13 @@ impl LinkStore for MemoryStore {
                     *l = link.clone();
                     l.view_count = view_count;
                 }
+            }
+            s.shared_since
+                .retain(|(id, entry), _| *id != link.id || link.policy.allow.contains(entry));
+            for entry in &link.policy.allow {
+                s.shared_since
+                    .entry((link.id, entry.clone()))
+                    .or_insert(link.updated_at);
             }
             Ok(())
         })
@@ -895,7 +908,7 @@ impl LinkStore for MemoryStore {
             let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
                 return false;
             };
-            if l.max_views.is_some_and(|max| l.view_count >= max) {
+            if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
                 return false;
             }
             l.view_count += 1;
@@ -917,7 +930,16 @@ impl LinkStore for MemoryStore {
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
         self.check(Op::DeleteLinkOfPage)?;
-        self.with(|s| s.links.retain(|l| l.page_id != page));
+        self.with(|s| {
+            let gone: Vec<LinkId> = s
+                .links
+                .iter()
+                .filter(|l| l.page_id == page)
+                .map(|l| l.id)
+                .collect();
+            s.links.retain(|l| l.page_id != page);
+            s.shared_since.retain(|(id, _), _| !gone.contains(id));
+        });
         Ok(())
     }
 
@@ -931,13 +953,14 @@ impl LinkStore for MemoryStore {
             s.links
                 .iter()
                 .filter_map(|l| {
-                    l.allow
+                    l.policy
+                        .allow
                         .iter()
-                        .filter(|g| match &g.entry {
+                        .filter(|entry| match entry {
                             AllowEntry::Account(a) => *a == account,
                             AllowEntry::Email(e) => Some(e) == email,
                         })
-                        .map(|g| g.created_at)
+                        .filter_map(|entry| s.shared_since.get(&(l.id, entry.clone())).copied())
                         .min()
                         .map(|at| (l.page_id, at))
                 })
