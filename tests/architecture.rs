@@ -1,6 +1,7 @@
-//! The hexagon's rule, checked on the real dependency graph: no domain crate depends, even
-//! transitively, on a web framework, a database driver, an object store, an HTTP client or
-//! an SMTP library. Adapters and edges may; the domain may not.
+//! The hexagon's rules, checked on the real dependency graph: no domain or application crate
+//! depends, even transitively, on a web framework, a database driver, an object store, an
+//! HTTP client or an SMTP library (adapters and edges may); and no domain crate holds a cache
+//! or reaches up to the application layer (`quire-serving`, `quire-app`).
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -17,9 +18,13 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-pages",
     "quire-links",
     "quire-device-auth",
-    "quire-serving",
-    "quire-app",
 ];
+/// Above the domain, below the edge: the pages origin's application layer (caches of its
+/// own) and the composition root. They too stay free of adapter technology.
+const APPLICATION_CRATES: &[&str] = &["quire-serving", "quire-app"];
+/// What only the application layer may hold: caches and compression are about speed, not
+/// about what the domain decides.
+const APPLICATION_ONLY: &[&str] = &["moka", "flate2"];
 const FORBIDDEN: &[&str] = &[
     "actix-web",
     "diesel",
@@ -87,13 +92,29 @@ fn normal_closure(meta: &Value, root: &str) -> HashSet<String> {
 }
 
 #[test]
-fn domain_crates_depend_on_no_adapter_technology() {
+fn domain_and_application_crates_depend_on_no_adapter_technology() {
     let meta = metadata();
-    for krate in DOMAIN_CRATES {
+    for krate in DOMAIN_CRATES.iter().chain(APPLICATION_CRATES) {
         let closure = normal_closure(&meta, krate);
         let bad: Vec<&&str> = FORBIDDEN.iter().filter(|f| closure.contains(**f)).collect();
         assert!(bad.is_empty(), "{krate} depends on {bad:?}");
     }
     // The check can fail: the store adapter does reach diesel.
     assert!(normal_closure(&meta, "quire-store").contains("diesel"));
+}
+
+#[test]
+fn the_domain_holds_no_caches_and_never_reaches_up_to_the_application_layer() {
+    let meta = metadata();
+    for krate in DOMAIN_CRATES {
+        let closure = normal_closure(&meta, krate);
+        let bad: Vec<&&str> = APPLICATION_CRATES
+            .iter()
+            .chain(APPLICATION_ONLY)
+            .filter(|f| closure.contains(**f))
+            .collect();
+        assert!(bad.is_empty(), "{krate} depends on {bad:?}");
+    }
+    // The check can fail: the pages origin's layer does cache.
+    assert!(normal_closure(&meta, "quire-serving").contains("moka"));
 }

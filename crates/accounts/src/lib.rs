@@ -19,5 +19,6 @@ pub use service::{
     AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetPasswordError,
 };
 pub use session::{
-    SecondFactorError, Session, SessionService, SessionStore, SessionToken, SignInError, SignedIn,
+    SecondFactorError, Session, SessionCookie, SessionService, SessionStore, SessionToken,
+    SignInError, SignedIn,
 };

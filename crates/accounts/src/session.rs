@@ -6,7 +6,6 @@
 //! replica alike. Unknown logins and wrong passwords get the same answer after the same
 //! argon2id work.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,38 +32,16 @@ static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 const DECOY_PASSWORD: &str = "quire-sign-in-decoy";
 
-/// The secret in the session cookie. Its `Debug` is redacted.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SessionToken(String);
+/// The session cookie's secret.
+#[derive(Debug)]
+pub enum SessionCookie {}
 
-impl fmt::Debug for SessionToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SessionToken(…)")
-    }
+impl quire_kernel::secret::TokenPurpose for SessionCookie {
+    const NAME: &'static str = "SessionToken";
 }
 
-impl SessionToken {
-    #[must_use]
-    pub fn generate() -> Self {
-        Self(quire_kernel::secret::random_url_token())
-    }
-
-    #[must_use]
-    pub fn from_cookie(value: &str) -> Self {
-        Self(value.to_owned())
-    }
-
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// Lowercase hex SHA-256: what the store holds.
-    #[must_use]
-    pub fn hash(&self) -> String {
-        quire_kernel::secret::sha256_hex(self.0.as_bytes())
-    }
-}
+/// The secret in the session cookie; the store keeps its hash.
+pub type SessionToken = quire_kernel::secret::OpaqueToken<SessionCookie>;
 
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use quire_accounts::{AccountService, AccountStore, SessionService, SessionStore};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
-use quire_kernel::{Clock, RateLimiter, Timer};
+use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
 use quire_pages::{
@@ -95,24 +95,11 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         ids,
         directory,
     } = ports;
-    let pages = PageService::new(
-        PagePorts {
-            pages: store.clone(),
-            bundles: bundles.clone(),
-            links: store.clone(),
-            accounts: directory.unwrap_or_else(|| store.clone()),
-            projects: store.clone(),
-            clock: clock.clone(),
-            timer,
-            ids,
-        },
-        settings.pages,
-    );
     let serving = ServingService::new(
         ServingPorts {
             pages: store.clone(),
             links: store.clone(),
-            bundles,
+            bundles: bundles.clone(),
             accounts: store.clone(),
             projects: store.clone(),
             limiter: store.clone(),
@@ -122,9 +109,25 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         settings.serving,
         &settings.signing_key,
     );
+    // The pages origin's caches hear of every committed page and project change.
+    let changes: Arc<dyn PageChanges> = Arc::new(serving.clone());
+    let pages = PageService::new(
+        PagePorts {
+            pages: store.clone(),
+            bundles,
+            links: store.clone(),
+            accounts: directory.unwrap_or_else(|| store.clone()),
+            projects: store.clone(),
+            clock: clock.clone(),
+            timer,
+            ids,
+            changes: changes.clone(),
+        },
+        settings.pages,
+    );
     Services {
         accounts: AccountService::new(store.clone(), clock.clone()),
-        projects: ProjectService::new(store.clone(), clock.clone()),
+        projects: ProjectService::new(store.clone(), clock.clone(), changes),
         keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
         pages,
         serving,

@@ -1,7 +1,5 @@
 //! The two codes of a device grant.
 
-use std::fmt;
-
 use rand::RngExt;
 
 const USER_ALPHABET: &[u8; 20] = b"BCDFGHJKLMNPQRSTVWXZ";
@@ -47,38 +45,16 @@ impl UserCode {
     }
 }
 
+/// The device code's purpose: the secret the agent polls with.
+#[derive(Debug)]
+pub enum PollSecret {}
+
+impl quire_kernel::secret::TokenPurpose for PollSecret {
+    const NAME: &'static str = "DeviceCode";
+}
+
 /// The secret the agent polls with: 32 random bytes, base64url. Stored only as SHA-256.
-#[derive(Clone, PartialEq, Eq)]
-pub struct DeviceCode(String);
-
-impl fmt::Debug for DeviceCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("DeviceCode(…)")
-    }
-}
-
-impl DeviceCode {
-    #[must_use]
-    pub fn generate() -> Self {
-        Self(quire_kernel::secret::random_url_token())
-    }
-
-    #[must_use]
-    pub fn from_client(s: &str) -> Self {
-        Self(s.to_owned())
-    }
-
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// Lowercase hex SHA-256: what the store holds and looks up by.
-    #[must_use]
-    pub fn hash(&self) -> String {
-        quire_kernel::secret::sha256_hex(self.0.as_bytes())
-    }
-}
+pub type DeviceCode = quire_kernel::secret::OpaqueToken<PollSecret>;
 
 #[cfg(test)]
 mod tests {
@@ -105,7 +81,7 @@ mod tests {
         assert_eq!(d.expose().len(), 43);
         assert_ne!(DeviceCode::generate(), d);
         assert_eq!(d.hash().len(), 64);
-        assert_eq!(DeviceCode::from_client(d.expose()).hash(), d.hash());
+        assert_eq!(DeviceCode::received(d.expose()).hash(), d.hash());
         assert!(!format!("{d:?}").contains(d.expose()));
     }
 }

@@ -21,7 +21,7 @@ pub mod model;
 pub mod ports;
 pub mod service;
 
-pub use codes::{DeviceCode, UserCode};
+pub use codes::{DeviceCode, PollSecret, UserCode};
 pub use model::{DeviceGrant, GrantState};
 pub use ports::{DeviceGrantStore, RateLimiter};
 pub use service::{

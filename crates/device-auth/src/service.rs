@@ -217,7 +217,7 @@ impl DeviceAuthService {
             .ok_or_else(|| PollError::InvalidRequest("device_code is required".into()))?;
         let grant = self
             .grants
-            .grant_by_device_hash(&DeviceCode::from_client(code).hash())
+            .grant_by_device_hash(&DeviceCode::received(code).hash())
             .await?
             .ok_or(PollError::InvalidGrant)?;
         match grant.state {

@@ -20,7 +20,7 @@ use askama::Template;
 use quire_keys::KeyService;
 use quire_pages::{HostOwner, PageOrigins};
 use quire_serving::{
-    Answer, CacheRule, IssuedCookie, Kind, PassError, PasswordPrompt, ServingService, Unlock,
+    Answer, CacheRule, IssuedCookie, PassError, PasswordPrompt, ServingService, TokenKind, Unlock,
     UnlockError, Visit, Visitor, cookie_kind,
 };
 
@@ -237,7 +237,7 @@ fn with_cookie(
 }
 
 /// Values of every visitor cookie of `kind` (one per page; each names its page inside).
-fn cookie_values(cookies: &[Cookie<'static>], kind: Kind) -> Vec<String> {
+fn cookie_values(cookies: &[Cookie<'static>], kind: TokenKind) -> Vec<String> {
     cookies
         .iter()
         .filter(|c| cookie_kind(c.name()) == Some(kind))
@@ -306,9 +306,9 @@ async fn visit(state: web::Data<PagesState>, req: HttpRequest) -> HttpResponse {
         Vec::new()
     };
     let (unlock, access, view) = (
-        cookie_values(&cookies, Kind::Unlock),
-        cookie_values(&cookies, Kind::Access),
-        cookie_values(&cookies, Kind::View),
+        cookie_values(&cookies, TokenKind::Unlock),
+        cookie_values(&cookies, TokenKind::Access),
+        cookie_values(&cookies, TokenKind::View),
     );
     let if_none_match = req
         .headers()

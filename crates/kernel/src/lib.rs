@@ -1,10 +1,12 @@
 //! `quire-kernel`: the vocabulary every other Quire crate shares.
 //!
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
-//! authenticated [`Principal`], the [`Clock`] and [`Timer`] ports, the one table of error
-//! codes with their HTTP statuses, and the `RateLimiter` port. It depends only on small pure crates (serde,
-//! thiserror, uuid, time, async-trait, argon2, sha2, rand, base64); nothing here performs I/O.
+//! authenticated [`Principal`], the [`Clock`], [`Timer`] and [`PageChanges`] ports, the one
+//! table of error codes with their HTTP statuses, and the `RateLimiter` port. It depends only
+//! on small pure crates (serde, thiserror, uuid, time, async-trait, argon2, sha2, rand,
+//! base64); nothing here performs I/O.
 
+pub mod changes;
 pub mod clock;
 pub mod error;
 pub mod ids;
@@ -15,6 +17,7 @@ pub mod secret;
 pub mod text;
 pub mod values;
 
+pub use changes::{NoListener, PageChanges};
 pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};

@@ -18,12 +18,12 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
 };
 use quire_projects::{
-    ProjectAccess, AddressError, ProjectStore, address_project, authorize_project,
+    AddressError, ProjectAccess, ProjectStore, address_project, authorize_project,
 };
 use time::OffsetDateTime;
 
 use quire_kernel::password::hash_password_unchecked;
-use quire_kernel::LinkId;
+use quire_kernel::{LinkId, PageChanges};
 use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
 
 use crate::model::{
@@ -182,8 +182,7 @@ pub struct Swept {
 
 /// Page passwords have no minimum length: the owner chooses what visitors type.
 fn hash_page_password(password: &str) -> Result<String, PageError> {
-    hash_password_unchecked(password)
-        .map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
+    hash_password_unchecked(password).map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
 }
 
 impl From<LinkWriteError> for PageError {
@@ -212,6 +211,7 @@ pub struct PageService {
     clock: Arc<dyn Clock>,
     timer: Arc<dyn Timer>,
     ids: Arc<dyn PublicIds>,
+    changes: Arc<dyn PageChanges>,
     config: PageConfig,
 }
 
@@ -226,6 +226,8 @@ pub struct PagePorts {
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
     pub ids: Arc<dyn PublicIds>,
+    /// Told of every committed change to a page (the pages origin's caches listen).
+    pub changes: Arc<dyn PageChanges>,
 }
 
 impl PageService {
@@ -239,6 +241,7 @@ impl PageService {
             clock: ports.clock,
             timer: ports.timer,
             ids: ports.ids,
+            changes: ports.changes,
             config,
         }
     }
@@ -463,6 +466,8 @@ impl PageService {
         let link = self
             .while_leased(page.id, self.finish_publish(page.id, files, new_link))
             .await?;
+        // The slug may have been remembered as unknown by the pages origin.
+        self.changes.page_changed(page.id);
         Ok(self.view(page, Some(link), &handle, project.slug))
     }
 
@@ -766,7 +771,10 @@ impl PageService {
             UpdatePageStoreError::Infra(e) => PageError::Infra(e),
         })?;
         match self.links.update_link(&link).await {
-            Ok(()) => Ok(self.view(page, Some(link), &handle, project)),
+            Ok(()) => {
+                self.changes.page_changed(id);
+                Ok(self.view(page, Some(link), &handle, project))
+            }
             Err(e) => {
                 // The record committed first; put it back so nothing is half-applied.
                 if let Err(revert) = self.pages.update_page(&old).await {
@@ -788,7 +796,10 @@ impl PageService {
         let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
         let storage = self.bundles.delete_page(page.id).await;
         let link = self.links.delete_link_of_page(page.id).await;
-        self.pages.delete_page(page.id).await?;
+        let record = self.pages.delete_page(page.id).await;
+        // Even a delete that failed half-way changed what visitors may see.
+        self.changes.page_changed(page.id);
+        record?;
         if storage.is_err() {
             return Err(PageError::StorageCleanupFailed);
         }
@@ -859,6 +870,7 @@ impl PageService {
             .cloned()
             .collect();
         self.remove_objects(page.id, &unreferenced).await;
+        self.changes.page_changed(page.id);
         Ok(FilesAdded {
             id: page.id,
             file_count: count,

@@ -9,7 +9,9 @@ pub mod model;
 pub mod ports;
 pub mod service;
 
-pub use addressing::{ProjectAccess, AddressError, address_project, authorize_project, decide_access};
+pub use addressing::{
+    AddressError, ProjectAccess, address_project, authorize_project, decide_access,
+};
 pub use model::{
     Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,
 };

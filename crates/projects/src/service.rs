@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use quire_kernel::{Clock, Color, InfraError, KeyId, Principal, ProjectId, ProjectSlug};
+use quire_kernel::{
+    Clock, Color, InfraError, KeyId, LinkId, PageChanges, PageId, Principal, ProjectId, ProjectSlug,
+};
 use uuid::Uuid;
 
 use crate::addressing::{AddressError, ProjectAccess, address_project};
@@ -191,11 +193,21 @@ fn check_client_id(id: Option<String>) -> Result<Option<String>, WriteProjectErr
 pub struct ProjectService {
     store: Arc<dyn ProjectStore>,
     clock: Arc<dyn Clock>,
+    changes: Arc<dyn PageChanges>,
 }
 
 impl ProjectService {
-    pub fn new(store: Arc<dyn ProjectStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+    /// `changes` hears of pages and links that move between projects.
+    pub fn new(
+        store: Arc<dyn ProjectStore>,
+        clock: Arc<dyn Clock>,
+        changes: Arc<dyn PageChanges>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            changes,
+        }
     }
 
     /// The addressing rules (see [`crate::addressing`]) bound to this service's store.
@@ -381,7 +393,9 @@ impl ProjectService {
             .map_err(|e| match e {
                 DeleteProjectStoreError::NotEmpty => DeleteProjectError::NotEmpty,
                 DeleteProjectStoreError::Infra(e) => DeleteProjectError::Infra(e),
-            })
+            })?;
+        self.changes.project_changed(project.id);
+        Ok(())
     }
 
     /// Moves a resource of the account into project `dest`.
@@ -447,7 +461,13 @@ impl ProjectService {
                 AssignStoreError::NotFound => AssignError::NotFound,
                 AssignStoreError::MasterKey => AssignError::MasterKey,
                 AssignStoreError::Infra(e) => AssignError::Infra(e),
-            })
+            })?;
+        match resource_type {
+            ResourceType::Page => self.changes.page_changed(PageId(resource_id)),
+            ResourceType::Link => self.changes.link_changed(LinkId(resource_id)),
+            ResourceType::Object | ResourceType::Database | ResourceType::Key => {}
+        }
+        Ok(())
     }
 
     async fn check_grant_target(

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use quire_kernel::{AccountId, App, Clock, KeyId, Principal, ProjectId};
 use quire_keys::{KeyStore, new_key};
 use quire_projects::{
-    AddressError, DeleteProjectError, GetProjectError, GrantError, GrantLevel, ProjectAccess,
-    ListProjectsError, NewProject, ProjectPatch, ProjectService, WriteProjectError,
+    AddressError, DeleteProjectError, GetProjectError, GrantError, GrantLevel, ListProjectsError,
+    NewProject, ProjectAccess, ProjectPatch, ProjectService, WriteProjectError,
 };
 use quire_testkit::fixtures::{app_key, create_account, master};
 use quire_testkit::memory::Op;
@@ -31,7 +31,11 @@ impl World {
     fn new() -> Self {
         let store = Arc::new(MemoryStore::new());
         let clock = Arc::new(FixedClock::new());
-        let projects = ProjectService::new(store.clone(), clock.clone());
+        let projects = ProjectService::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(quire_kernel::NoListener),
+        );
         Self {
             store,
             clock,
@@ -90,7 +94,11 @@ async fn addressing_defaults_to_home_and_follows_grants() {
     let key_id = key.key_id().unwrap();
 
     // Rule 2: no slug means the home project.
-    let home = w.projects.address(&key, None, ProjectAccess::Write).await.unwrap();
+    let home = w
+        .projects
+        .address(&key, None, ProjectAccess::Write)
+        .await
+        .unwrap();
     assert_eq!(home.id, ann.default_project);
     // Rules 3 and 4: another project needs a grant; without one it is 403, never 404.
     for access in [ProjectAccess::Read, ProjectAccess::Write] {

@@ -1,29 +1,42 @@
-//! `quire-serving`: what a visitor of the pages origin gets. It turns a request for
+//! `quire-serving`: the pages origin's application layer. It turns a request for
 //! `/{slug}/{path}` on an owner's origin (or `/{handle}/{slug}/{path}` on a shared one, or a
-//! short link `/s/{code}`) into an answer: the file, a
-//! redirect, the password form, a hand-off to the dashboard to sign in, 403, 404 or 410.
-//! It enforces the page's policy on every request, counts views (atomically in the store
-//! when the page has a view budget, aggregated in memory otherwise), signs the visitor
-//! cookies and sign-in passes, and keeps page policies and small files in bounded memory
-//! caches so a hot public page costs no database round trip.
+//! short link `/s/{code}`) into an [`Answer`]: the file, a redirect, the password form, a
+//! hand-off to the dashboard to sign in, 403, 404 or 410.
 //!
-//! Pure domain: it depends on `quire-kernel`, `quire-pages`, `quire-links` and
-//! `quire-projects` (for their ports and rules) and small pure crates (moka for the bounded
-//! caches, hmac/sha2 for signatures, flate2 for gzip). No HTTP type appears here: the
-//! pages-origin edge in `quire-http` maps [`Answer`]s to responses.
+//! Two layers, kept in separate modules:
+//! - the visitor policy, pure: paths (`path`), what a link admits and what may be cached
+//!   (`policy`), signed cookie and pass claims (`token`), and the order of a visit's
+//!   decisions (`service`);
+//! - the performance layer: pages and small files in bounded moka caches and per-thread
+//!   front caches (`sites`, `cache`), gzip, and views tallied in memory between flushes
+//!   (`views`). The caches hear of page and project changes through the kernel's
+//!   `PageChanges` port, which [`ServingService`] implements.
+//!
+//! It is not a domain crate: it depends on the domain crates (`quire-kernel`, `quire-pages`,
+//! `quire-links`, `quire-projects`, `quire-accounts`) for their ports and rules, and on small
+//! crates for caching and signing (moka, hmac/sha2, flate2). No HTTP type and no adapter
+//! technology appears here (the architecture test holds it to that): the pages-origin edge
+//! in `quire-http` maps [`Answer`]s to responses.
 
+mod answer;
 mod cache;
 pub mod path;
+mod policy;
 mod service;
+mod sites;
 pub mod token;
 mod views;
 
+pub use answer::{
+    Admitted, Answer, CacheRule, FileAnswer, IssuedCookie, PassError, PasswordPrompt, Unlock,
+    UnlockError, Visit, Visitor,
+};
 pub use cache::CachedFile;
 pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
+pub use policy::cookie_kind;
 pub use service::{
-    ACCESS_COOKIE, Admitted, Answer, CacheRule, FileAnswer, IssuedCookie, PASS_BUCKET, PassError,
-    PasswordPrompt, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE,
-    Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor, cookie_kind,
+    ACCESS_COOKIE, PASS_BUCKET, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET,
+    UNLOCK_COOKIE, VIEW_COOKIE,
 };
-pub use token::{Claims, Kind, Signer};
+pub use token::{Claims, Signer, TokenKind};
 pub use views::ViewTally;

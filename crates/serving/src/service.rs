@@ -6,29 +6,34 @@
 //! budget (410, except the assets of a view already counted) → access (form, sign-in,
 //! 403) → file (directory redirect, the page's `404.html`) → `If-None-Match` (304) → view.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use moka::future::Cache;
 use quire_accounts::SessionStore;
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
-use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, PageId, Principal, RateLimiter};
-use quire_links::{Access, AllowEntry, Link, LinkStore};
-use quire_pages::{
-    AccountDirectory, BundleStore, FileEntry, Page, PageOrigins, PageStatus, PageStore,
-};
-use quire_projects::{ProjectAccess, AddressError, ProjectStore, authorize_project};
+use quire_kernel::{AccountId, Clock, Email, InfraError, PageId, RateLimiter};
+use quire_links::{Access, LinkStore};
+use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
+use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
-use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
+use crate::answer::{
+    Admitted, Answer, FileAnswer, IssuedCookie, PassError, PasswordPrompt, Unlock, UnlockError,
+    Visit, Visitor,
+};
+use crate::cache::{CachedFile, Site};
 use crate::path::{
     encode_query, encode_relative, parse_owner_path, parse_page_path, parse_relative,
 };
-use crate::token::{Claims, Kind, Signer};
+use crate::policy::{
+    Gate, Resolved, admits, cache_rule, etag_value, expired, fingerprint, guarded, is_document,
+    matches_etag, resolve, unix_after, with_query,
+};
+use crate::sites::site_key;
+use crate::token::{Claims, Signer, TokenKind};
 use crate::views::ViewTally;
 
 /// Cookie of a page whose password was given.
@@ -102,180 +107,30 @@ pub struct ServingPorts {
     pub clock: Arc<dyn Clock>,
 }
 
-/// The credentials a request carries; cookies are the values of every cookie of that name.
-#[derive(Debug, Default, Clone)]
-pub struct Visitor<'a> {
-    /// The caller of an `Authorization` header, already authenticated.
-    pub principal: Option<&'a Principal>,
-    pub unlock: Vec<&'a str>,
-    pub access: Vec<&'a str>,
-    pub view: Vec<&'a str>,
-}
-
-/// A `GET` or `HEAD` of the pages origin.
-#[derive(Debug, Clone)]
-pub struct Visit<'a> {
-    /// The owner whose origin was asked (per-owner origins), from the `Host`; `None` on a
-    /// shared origin, where the path names the owner.
-    pub owner: Option<&'a str>,
-    /// The raw (still percent-encoded) path.
-    pub path: &'a str,
-    /// The raw query, kept on redirects.
-    pub query: &'a str,
-    pub head: bool,
-    pub visitor: Visitor<'a>,
-    pub if_none_match: Option<&'a str>,
-    pub accepts_gzip: bool,
-}
-
-/// How browsers may keep a response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheRule {
-    /// `max-age=0, must-revalidate` with the ETag: public pages without budget or expiry.
-    Revalidate,
-    /// `private, no-store`: anything a policy guards.
-    NoStore,
-}
-
-/// A cookie to set on the pages origin, for one page: on a per-owner origin it is named for
-/// the page (`quire_unlock_{slug}`, with the `__Host-` prefix on https, which wants path
-/// `/`); on a shared origin it is scoped to the page's path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IssuedCookie {
-    pub name: String,
-    pub value: String,
-    /// `/` or `/{handle}/{slug}/`.
-    pub path: String,
-    pub max_age: Duration,
-}
-
-/// A file to send.
-#[derive(Debug, Clone)]
-pub struct FileAnswer {
-    /// `false` for the page's own `404.html` sent with status 404.
-    pub found: bool,
-    pub body: Bytes,
-    /// The body is gzip-encoded.
-    pub gzip: bool,
-    /// The file has a gzip variant (responses vary on `Accept-Encoding`).
-    pub varies: bool,
-    pub content_type: String,
-    pub etag: String,
-    pub cache: CacheRule,
-    /// The page has a password, an allow list, is private or has a view budget: no other
-    /// origin may frame it or embed its files.
-    pub guarded: bool,
-    pub cookie: Option<IssuedCookie>,
-}
-
-/// The password form of a page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PasswordPrompt {
-    pub title: String,
-    pub handle: String,
-    pub slug: String,
-    /// The path inside the page to return to.
-    pub next: String,
-    pub wrong: bool,
-}
-
-/// What the pages origin answers.
-#[derive(Debug, Clone)]
-pub enum Answer {
-    File(Box<FileAnswer>),
-    NotModified {
-        etag: String,
-        cache: CacheRule,
-    },
-    /// 308 when `permanent` (the trailing slash), 302 otherwise.
-    Redirect {
-        location: String,
-        permanent: bool,
-    },
-    NotFound,
-    /// Expired, or the view budget is spent.
-    Gone,
-    /// 401 with the password form.
-    Password(PasswordPrompt),
-    /// 302 to the dashboard to sign in.
-    SignIn {
-        location: String,
-    },
-    /// 403: signed in, but not as an account the page admits.
-    Forbidden {
-        email: Option<String>,
-    },
-}
-
-/// The password form's post.
-#[derive(Debug, Clone)]
-pub struct Unlock<'a> {
-    pub handle: &'a str,
-    pub slug: &'a str,
-    pub password: &'a str,
-    /// The path inside the page to return to.
-    pub next: &'a str,
-    /// The client (address) the attempt is counted against.
-    pub client: &'a str,
-}
-
-/// Where to send the visitor, and the cookie to set on the way.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Admitted {
-    pub cookie: Option<IssuedCookie>,
-    /// A path on the pages origin.
-    pub location: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnlockError {
-    #[error("page not found")]
-    NotFound,
-    #[error("the page has expired or its view budget is spent")]
-    Gone,
-    #[error("wrong password")]
-    Wrong(PasswordPrompt),
-    #[error("too many password attempts")]
-    Throttled { retry_after_secs: u64 },
-    #[error(transparent)]
-    Infra(#[from] InfraError),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PassError {
-    #[error("page not found")]
-    NotFound,
-    /// The account is not admitted (issue), or the pass is invalid or expired (accept).
-    #[error("not allowed")]
-    Forbidden,
-    #[error(transparent)]
-    Infra(#[from] InfraError),
-}
-
 /// The visitor side of published pages.
 #[derive(Clone)]
 pub struct ServingService {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    ports: ServingPorts,
-    config: ServingConfig,
-    signer: Signer,
+pub(crate) struct Inner {
+    pub(crate) ports: ServingPorts,
+    pub(crate) config: ServingConfig,
+    pub(crate) signer: Signer,
     /// `handle/slug` → the page as served; `None` is cached too (unknown pages).
-    sites: Cache<String, Option<Arc<Site>>>,
+    pub(crate) sites: Cache<String, Option<Arc<Site>>>,
     /// Short-link code → `handle/slug`.
-    codes: Cache<String, Option<String>>,
-    files: Cache<(PageId, String), Arc<CachedFile>>,
+    pub(crate) codes: Cache<String, Option<String>>,
+    pub(crate) files: Cache<(PageId, String), Arc<CachedFile>>,
     /// Session id hash → whether it is still signed in (fully), kept for the policy TTL.
-    sessions: Cache<String, Option<AccountId>>,
-    views: ViewTally,
+    pub(crate) sessions: Cache<String, Option<AccountId>>,
+    pub(crate) views: ViewTally,
     /// Tells this service's entries apart in the per-thread front caches.
-    id: u64,
+    pub(crate) id: u64,
     /// When a page was last changed through this replica, as nanoseconds after `epoch`
     /// (0: never); front-cache entries loaded before it are not trusted.
-    changed: AtomicU64,
-    epoch: Instant,
+    pub(crate) changed: AtomicU64,
+    pub(crate) epoch: Instant,
 }
 
 static SERVICE_IDS: AtomicU64 = AtomicU64::new(1);
@@ -288,128 +143,6 @@ impl std::fmt::Debug for ServingService {
             .field("cached_file_bytes", &self.inner.files.weighted_size())
             .finish_non_exhaustive()
     }
-}
-
-fn site_key(handle: &str, slug: &str) -> String {
-    format!("{handle}/{slug}")
-}
-
-/// The kind of a visitor cookie by its name (`quire_unlock`, `quire_unlock_{slug}`,
-/// `__Host-quire_unlock_{slug}`), or `None` for a cookie that is not the pages origin's.
-#[must_use]
-pub fn cookie_kind(name: &str) -> Option<Kind> {
-    let name = name.strip_prefix("__Host-").unwrap_or(name);
-    [
-        (UNLOCK_COOKIE, Kind::Unlock),
-        (ACCESS_COOKIE, Kind::Access),
-        (VIEW_COOKIE, Kind::View),
-    ]
-    .into_iter()
-    .find_map(|(prefix, kind)| {
-        let rest = name.strip_prefix(prefix)?;
-        (rest.is_empty() || rest.starts_with('_')).then_some(kind)
-    })
-}
-
-fn guarded(link: &Link) -> bool {
-    link.policy.access != Access::Public || link.policy.max_views.is_some()
-}
-
-fn with_query(location: String, query: &str) -> String {
-    if query.is_empty() {
-        location
-    } else {
-        format!("{location}?{query}")
-    }
-}
-
-fn expired(link: &Link, now: OffsetDateTime) -> bool {
-    link.policy.expires_at.is_some_and(|t| now >= t)
-}
-
-fn cache_rule(link: &Link) -> CacheRule {
-    if link.policy.access == Access::Public && link.policy.max_views.is_none() && link.policy.expires_at.is_none() {
-        CacheRule::Revalidate
-    } else {
-        CacheRule::NoStore
-    }
-}
-
-fn is_document(entry: &FileEntry) -> bool {
-    let essence = entry.content_type.split(';').next().unwrap_or("").trim();
-    essence == "text/html" || essence == "application/xhtml+xml"
-}
-
-/// A fingerprint of the password hash: the hash is salted, so any password change (even
-/// to the same password) gives a new fingerprint and voids the cookies of the old one.
-fn fingerprint(link: &Link) -> Option<String> {
-    link.password_hash
-        .as_deref()
-        .map(|h| sha256_hex(h.as_bytes())[..32].to_owned())
-}
-
-/// Whether a signed-in account may open a private or allow-list page.
-fn admits(link: &Link, account: AccountId, email: Option<&Email>) -> bool {
-    if account == link.account_id {
-        return true;
-    }
-    link.policy.access == Access::AllowList
-        && link.policy.allow.iter().any(|entry| match entry {
-            AllowEntry::Account(a) => *a == account,
-            AllowEntry::Email(e) => Some(e) == email,
-        })
-}
-
-/// Whether `If-None-Match` names the file (either encoding's tag, weak or strong, or `*`).
-fn matches_etag(header: &str, sha: &str) -> bool {
-    header.split(',').any(|tag| {
-        let tag = tag.trim();
-        let tag = tag.strip_prefix("W/").unwrap_or(tag).trim_matches('"');
-        tag == "*" || tag == etag_value(sha) || tag.strip_suffix("-gz") == Some(etag_value(sha))
-    })
-}
-
-fn etag_value(sha: &str) -> &str {
-    &sha[..sha.len().min(32)]
-}
-
-enum Resolved<'a> {
-    File(&'a FileSlot),
-    /// `dir` without its slash names a directory with an `index.html`.
-    Directory(String),
-    Missing,
-}
-
-fn resolve<'a>(site: &'a Site, rest: &str) -> Resolved<'a> {
-    let wanted: std::borrow::Cow<'_, str> = if rest.is_empty() {
-        site.page.entrypoint.as_str().into()
-    } else if rest.ends_with('/') {
-        format!("{rest}index.html").into()
-    } else {
-        rest.into()
-    };
-    if let Some(slot) = site.files.get(wanted.as_ref()) {
-        return Resolved::File(slot);
-    }
-    if !rest.is_empty()
-        && !rest.ends_with('/')
-        && site.files.contains_key(&format!("{rest}/index.html"))
-    {
-        return Resolved::Directory(format!("{rest}/"));
-    }
-    Resolved::Missing
-}
-
-enum Gate {
-    Open,
-    Password,
-    SignIn,
-    Forbidden(Option<String>),
-}
-
-fn unix_after(now: OffsetDateTime, ttl: Duration) -> i64 {
-    now.unix_timestamp()
-        .saturating_add(i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX))
 }
 
 impl ServingService {
@@ -488,11 +221,12 @@ impl ServingService {
         let resolved = resolve(&site, &rest);
         let document = matches!(resolved, Resolved::File(slot) if is_document(&slot.entry));
         let viewed = || {
-            visit
-                .visitor
-                .view
-                .iter()
-                .any(|t| self.inner.signer.check(t, Kind::View, page, now).is_some())
+            visit.visitor.view.iter().any(|t| {
+                self.inner
+                    .signer
+                    .check(t, TokenKind::View, page, now)
+                    .is_some()
+            })
         };
         if self.known_spent(&site) && (document || !viewed()) {
             return Ok(Answer::Gone);
@@ -558,7 +292,7 @@ impl ServingService {
                     VIEW_COOKIE,
                     &site,
                     &Claims {
-                        kind: Kind::View,
+                        kind: TokenKind::View,
                         page,
                         expires: unix_after(now, self.inner.config.view_cookie_ttl),
                         account: None,
@@ -705,7 +439,7 @@ impl ServingService {
             UNLOCK_COOKIE,
             &site,
             &Claims {
-                kind: Kind::Unlock,
+                kind: TokenKind::Unlock,
                 page: site.page.id.0,
                 expires: unix_after(now, config.unlock_cookie_ttl),
                 account: None,
@@ -746,7 +480,7 @@ impl ServingService {
         }
         let now = self.inner.ports.clock.now();
         let pass = self.inner.signer.sign(&Claims {
-            kind: Kind::Pass,
+            kind: TokenKind::Pass,
             page: site.page.id.0,
             expires: unix_after(now, self.inner.config.pass_ttl),
             account: Some(account.0),
@@ -780,7 +514,7 @@ impl ServingService {
         let claims = self
             .inner
             .signer
-            .check_any_page(token, Kind::Pass, now)
+            .check_any_page(token, TokenKind::Pass, now)
             .ok_or(PassError::Forbidden)?;
         // Each pass works once. Its uses are counted in the window that holds its expiry, the
         // same window for every use of one pass, so a replay is seen on any replica.
@@ -813,7 +547,7 @@ impl ServingService {
             ACCESS_COOKIE,
             &site,
             &Claims {
-                kind: Kind::Access,
+                kind: TokenKind::Access,
                 expires: unix_after(now, ttl),
                 ..claims
             },
@@ -823,49 +557,6 @@ impl ServingService {
             cookie: Some(cookie),
             location: format!("{}{}", self.base_path(&site), encode_relative(&next)),
         })
-    }
-
-    /// Drops what is cached about a page (after a change through the API on this replica);
-    /// other replicas see the change within [`ServingConfig::policy_ttl`].
-    pub fn forget(&self, page: PageId) {
-        let since = self.inner.epoch.elapsed().as_nanos();
-        self.inner.changed.store(
-            u64::try_from(since).unwrap_or(u64::MAX).max(1),
-            Ordering::Release,
-        );
-        // Unknown pages are dropped too: a renamed page may have been cached as unknown.
-        let dropped = self
-            .inner
-            .sites
-            .invalidate_entries_if(move |_, site| site.as_ref().is_none_or(|s| s.page.id == page));
-        if dropped.is_err() {
-            self.inner.sites.invalidate_all();
-        }
-        self.inner.codes.invalidate_all();
-    }
-
-    /// Forgets what is remembered about a dashboard session (after a sign-out on this
-    /// replica); other replicas notice within [`ServingConfig::policy_ttl`].
-    pub async fn forget_session(&self, id_hash: &str) {
-        self.inner.sessions.invalidate(id_hash).await;
-    }
-
-    /// Writes the views counted in memory to the store; on failure they stay counted here.
-    ///
-    /// # Errors
-    /// [`InfraError`] when the store refuses them (they are kept for the next flush).
-    pub async fn flush_views(&self) -> Result<u64, InfraError> {
-        let taken = self.inner.views.take();
-        if taken.is_empty() {
-            return Ok(0);
-        }
-        match self.inner.ports.links.add_views(&taken).await {
-            Ok(()) => Ok(taken.iter().map(|(_, n)| n).sum()),
-            Err(e) => {
-                self.inner.views.restore(&taken);
-                Err(e)
-            }
-        }
     }
 
     fn known_spent(&self, site: &Site) -> bool {
@@ -931,7 +622,7 @@ impl ServingService {
                 let current = fingerprint(&site.link);
                 let unlocked = visitor.unlock.iter().any(|t| {
                     signer
-                        .check(t, Kind::Unlock, page, now)
+                        .check(t, TokenKind::Unlock, page, now)
                         .is_some_and(|c| current.is_some() && c.fingerprint == current)
                 });
                 Ok(if unlocked { Gate::Open } else { Gate::Password })
@@ -939,7 +630,7 @@ impl ServingService {
             Access::Private | Access::AllowList => {
                 let mut refused = None;
                 for token in &visitor.access {
-                    let Some(claims) = signer.check(token, Kind::Access, page, now) else {
+                    let Some(claims) = signer.check(token, TokenKind::Access, page, now) else {
                         continue;
                     };
                     let Some(account) = claims.account else {
@@ -989,155 +680,5 @@ impl ServingService {
             })
             .await
             .map_err(|e| (*e).clone())
-    }
-
-    async fn site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
-        let ttl = self.inner.config.policy_ttl;
-        let changed = match self.inner.changed.load(Ordering::Acquire) {
-            0 => None,
-            nanos => Some(self.inner.epoch + Duration::from_nanos(nanos)),
-        };
-        if let Some(site) = front_get(self.inner.id, handle, slug, ttl, changed) {
-            return Ok(Some(site));
-        }
-        let site = self.cached_site(handle, slug).await?;
-        if let Some(site) = &site
-            && site.loaded_at.elapsed() < ttl
-            && changed.is_none_or(|c| site.loaded_at > c)
-        {
-            front_put(self.inner.id, site, ttl);
-        }
-        Ok(site)
-    }
-
-    async fn cached_site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
-        let inner = self.inner.clone();
-        let (h, s) = (handle.to_owned(), slug.to_owned());
-        self.inner
-            .sites
-            .try_get_with(site_key(handle, slug), async move {
-                inner.load_by_slug(&h, &s).await
-            })
-            .await
-            .map_err(|e| (*e).clone())
-    }
-
-    /// The page as stored now, bypassing the cache (password checks see new passwords at once).
-    async fn fresh_site(&self, handle: &str, slug: &str) -> Result<Option<Arc<Site>>, InfraError> {
-        let site = self.inner.load_by_slug(handle, slug).await?;
-        self.inner
-            .sites
-            .insert(site_key(handle, slug), site.clone())
-            .await;
-        Ok(site)
-    }
-
-    async fn file(&self, page: PageId, slot: &FileSlot) -> Result<Arc<CachedFile>, InfraError> {
-        if let Some(file) = slot.bytes.get() {
-            return Ok(file.clone());
-        }
-        let entry = &slot.entry;
-        if entry.size_bytes > self.inner.config.max_cached_file {
-            let bytes = self.inner.load_bytes(page, &entry.sha256).await?;
-            return Ok(Arc::new(CachedFile {
-                identity: bytes,
-                gzip: None,
-            }));
-        }
-        let inner = self.inner.clone();
-        let (sha, content_type) = (entry.sha256.clone(), entry.content_type.clone());
-        self.inner
-            .files
-            .try_get_with((page, entry.sha256.clone()), async move {
-                let identity = inner.load_bytes(page, &sha).await?;
-                let gzip = gzip(&content_type, &identity);
-                Ok::<_, InfraError>(Arc::new(CachedFile { identity, gzip }))
-            })
-            .await
-            .map_err(|e| (*e).clone())
-            .inspect(|file| {
-                let _ = slot.bytes.set(file.clone());
-            })
-    }
-}
-
-impl Inner {
-    async fn load_by_slug(
-        &self,
-        handle: &str,
-        slug: &str,
-    ) -> Result<Option<Arc<Site>>, InfraError> {
-        let Ok(handle) = Handle::parse(handle) else {
-            return Ok(None);
-        };
-        let Some(account) = self.ports.accounts.account_by_handle(&handle).await? else {
-            return Ok(None);
-        };
-        let Some(page) = self.ports.pages.page_by_slug(account, slug).await? else {
-            return Ok(None);
-        };
-        self.assemble(page, handle).await
-    }
-
-    async fn load_by_code(&self, code: &str) -> Result<Option<Arc<Site>>, InfraError> {
-        let Some(link) = self.ports.links.link_by_code(code).await? else {
-            return Ok(None);
-        };
-        self.load_by_id(link.page_id).await
-    }
-
-    async fn load_by_id(&self, id: PageId) -> Result<Option<Arc<Site>>, InfraError> {
-        let Some(page) = self.ports.pages.page(id).await? else {
-            return Ok(None);
-        };
-        let Some((handle, _)) = self
-            .ports
-            .accounts
-            .handle_and_email(page.account_id)
-            .await?
-        else {
-            return Ok(None);
-        };
-        if page.status == PageStatus::Archived {
-            return Ok(None);
-        }
-        self.assemble(page, handle).await
-    }
-
-    async fn assemble(&self, page: Page, handle: Handle) -> Result<Option<Arc<Site>>, InfraError> {
-        let Some(link) = self.ports.links.link_of_page(page.id).await? else {
-            return Ok(None);
-        };
-        let files: HashMap<String, FileSlot> = self
-            .ports
-            .pages
-            .files(page.id)
-            .await?
-            .into_iter()
-            .map(|entry| {
-                let slot = FileSlot {
-                    entry,
-                    bytes: std::sync::OnceLock::new(),
-                };
-                (slot.entry.path.clone(), slot)
-            })
-            .collect();
-        Ok(Some(Arc::new(Site {
-            page,
-            handle,
-            link,
-            files,
-            spent: std::sync::atomic::AtomicBool::new(false),
-            loaded_at: Instant::now(),
-        })))
-    }
-
-    async fn load_bytes(&self, page: PageId, sha: &str) -> Result<Bytes, InfraError> {
-        self.ports
-            .bundles
-            .get(page, sha)
-            .await?
-            .map(Bytes::from)
-            .ok_or_else(|| InfraError::new(format!("page {page}: stored file {sha} is missing")))
     }
 }

@@ -15,7 +15,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// What a token lets its holder do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Kind {
+pub enum TokenKind {
     /// The password of a page was given (cookie).
     #[serde(rename = "pw")]
     Unlock,
@@ -34,7 +34,7 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
     #[serde(rename = "k")]
-    pub kind: Kind,
+    pub kind: TokenKind,
     /// The page it is for.
     #[serde(rename = "p")]
     pub page: Uuid,
@@ -98,7 +98,7 @@ impl Signer {
     pub fn check(
         &self,
         token: &str,
-        kind: Kind,
+        kind: TokenKind,
         page: Uuid,
         now: OffsetDateTime,
     ) -> Option<Claims> {
@@ -114,7 +114,12 @@ impl Signer {
 
     /// Like [`Signer::check`] for a token whose page is not known beforehand (a pass).
     #[must_use]
-    pub fn check_any_page(&self, token: &str, kind: Kind, now: OffsetDateTime) -> Option<Claims> {
+    pub fn check_any_page(
+        &self,
+        token: &str,
+        kind: TokenKind,
+        now: OffsetDateTime,
+    ) -> Option<Claims> {
         let (body, _) = token.split_once('.')?;
         let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).ok()?).ok()?;
         self.check(token, kind, claims.page, now)
@@ -127,7 +132,7 @@ mod tests {
 
     use super::*;
 
-    fn claims(kind: Kind, page: Uuid, expires: i64) -> Claims {
+    fn claims(kind: TokenKind, page: Uuid, expires: i64) -> Claims {
         Claims {
             kind,
             page,
@@ -145,35 +150,35 @@ mod tests {
         let signer = Signer::new(b"k1");
         let page = Uuid::new_v4();
         let now = OffsetDateTime::from_unix_timestamp(1_000).unwrap();
-        let token = signer.sign(&claims(Kind::Unlock, page, 1_060));
+        let token = signer.sign(&claims(TokenKind::Unlock, page, 1_060));
         assert_eq!(
-            signer.check(&token, Kind::Unlock, page, now),
-            Some(claims(Kind::Unlock, page, 1_060))
+            signer.check(&token, TokenKind::Unlock, page, now),
+            Some(claims(TokenKind::Unlock, page, 1_060))
         );
         // Another key, kind, page or an expired token: refused.
         assert_eq!(
-            Signer::new(b"k2").check(&token, Kind::Unlock, page, now),
+            Signer::new(b"k2").check(&token, TokenKind::Unlock, page, now),
             None
         );
-        assert_eq!(signer.check(&token, Kind::Access, page, now), None);
+        assert_eq!(signer.check(&token, TokenKind::Access, page, now), None);
         assert_eq!(
-            signer.check(&token, Kind::Unlock, Uuid::new_v4(), now),
+            signer.check(&token, TokenKind::Unlock, Uuid::new_v4(), now),
             None
         );
         let later = OffsetDateTime::from_unix_timestamp(1_060).unwrap();
-        assert_eq!(signer.check(&token, Kind::Unlock, page, later), None);
+        assert_eq!(signer.check(&token, TokenKind::Unlock, page, later), None);
         // Claims changed after signing: refused.
         let (_, tag) = token.split_once('.').unwrap();
         let forged = URL_SAFE_NO_PAD
-            .encode(serde_json::to_vec(&claims(Kind::Unlock, page, 9_999_999)).unwrap());
+            .encode(serde_json::to_vec(&claims(TokenKind::Unlock, page, 9_999_999)).unwrap());
         assert_eq!(
-            signer.check(&format!("{forged}.{tag}"), Kind::Unlock, page, now),
+            signer.check(&format!("{forged}.{tag}"), TokenKind::Unlock, page, now),
             None
         );
-        assert_eq!(signer.check("garbage", Kind::Unlock, page, now), None);
+        assert_eq!(signer.check("garbage", TokenKind::Unlock, page, now), None);
         assert_eq!(
             signer
-                .check_any_page(&token, Kind::Unlock, now)
+                .check_any_page(&token, TokenKind::Unlock, now)
                 .unwrap()
                 .page,
             page

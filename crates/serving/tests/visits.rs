@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use quire_accounts::{Session, SessionStore};
 use quire_app::{Ports, Settings};
-use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
+use quire_kernel::{AccountId, App, Clock, Email, KeyId, PageId, Principal};
 use quire_pages::{
     FileInput, PageConfig, PageOrigins, PageService, PageView, PatchRequest, PublishRequest,
     RandomPublicIds,
 };
+use quire_projects::{NewProject, ProjectService, ResourceType};
 use quire_serving::{
     ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingService, UNLOCK_COOKIE,
     Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
-use quire_testkit::fixtures::{create_account, master};
+use quire_testkit::fixtures::{app_key, create_account, master};
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 
@@ -26,6 +27,10 @@ struct World {
     bundles: Arc<MemoryBundles>,
     clock: Arc<FixedClock>,
     pages: PageService,
+    projects: ProjectService,
+    /// The page service of another replica over the same store: its changes reach this
+    /// replica's caches only when their time is up.
+    replica: PageService,
     serving: ServingService,
     ann: Principal,
     bob: Principal,
@@ -42,36 +47,37 @@ async fn world_on(origins: PageOrigins) -> World {
     let clock = Arc::new(FixedClock::new());
     let ann = create_account(store.clone(), clock.clone(), "ann").await;
     let bob = create_account(store.clone(), clock.clone(), "bob").await;
-    let services = quire_app::build(
-        Ports {
-            store: store.clone(),
-            bundles: bundles.clone(),
-            clock: clock.clone(),
-            timer: Arc::new(HandTimer::new()),
-            ids: Arc::new(RandomPublicIds),
-            directory: None,
+    let ports = || Ports {
+        store: store.clone(),
+        bundles: bundles.clone(),
+        clock: clock.clone(),
+        timer: Arc::new(HandTimer::new()),
+        ids: Arc::new(RandomPublicIds),
+        directory: None,
+    };
+    let settings = Settings {
+        pages: PageConfig {
+            origins: origins.clone(),
+            ..PageConfig::default()
         },
-        Settings {
-            pages: PageConfig {
-                origins: origins.clone(),
-                ..PageConfig::default()
-            },
-            serving: ServingConfig {
-                origins,
-                base_url: "https://quire.test".into(),
-                ..ServingConfig::default()
-            },
+        serving: ServingConfig {
+            origins,
             base_url: "https://quire.test".into(),
-            signing_key: b"test signing key".to_vec(),
+            ..ServingConfig::default()
         },
-    );
-    let (pages, serving) = (services.pages, services.serving);
+        base_url: "https://quire.test".into(),
+        signing_key: b"test signing key".to_vec(),
+    };
+    let services = quire_app::build(ports(), settings.clone());
+    let replica = quire_app::build(ports(), settings).pages;
     World {
         store,
         bundles,
         clock,
-        pages,
-        serving,
+        pages: services.pages,
+        projects: services.projects,
+        replica,
+        serving: services.serving,
         ann: master(ann.account.id, ann.project.id),
         bob: master(bob.account.id, bob.project.id),
         bob_email: bob.account.email,
@@ -110,7 +116,6 @@ impl World {
 
     async fn patch(&self, id: PageId, patch: PatchRequest) {
         self.pages.update(&self.ann, id, patch).await.unwrap();
-        self.serving.forget(id);
     }
 
     async fn get(&self, path: &str) -> Answer {
@@ -751,8 +756,8 @@ async fn a_stale_policy_lasts_at_most_the_cache_ttl() {
     let w = world().await;
     let page = w.publish("site", |_| {}).await;
     assert!(matches!(w.get("/ann/site/").await, Answer::File(_)));
-    // Changed behind the cache's back (as by another replica): still served from memory...
-    w.pages
+    // Changed on another replica: still served from memory here...
+    w.replica
         .update(
             &w.ann,
             page.page.id,
@@ -829,7 +834,7 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
     );
     assert_eq!(
         quire_serving::cookie_kind(&cookie.name),
-        Some(quire_serving::Kind::Unlock)
+        Some(quire_serving::TokenKind::Unlock)
     );
     assert_eq!(admitted.location, "/brief/");
     let unlocked = Visitor {
@@ -881,4 +886,92 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
         .await
         .unwrap();
     assert_eq!(admitted.cookie.unwrap().name, "__Host-quire_access_mine");
+}
+
+impl World {
+    async fn project(&self, slug: &str) -> quire_projects::Project {
+        self.projects
+            .create(
+                &self.ann,
+                NewProject {
+                    name: slug.into(),
+                    tag: String::new(),
+                    color: "blue".into(),
+                    slug: slug.into(),
+                    oauth_client_id: None,
+                },
+            )
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_page_moved_to_another_project_is_refused_at_once_to_keys_of_the_old_one() {
+    let w = world().await;
+    let page = w
+        .publish("mine", |r| r.access = Some("private".into()))
+        .await;
+    let other = w.project("other").await;
+    let key = app_key(
+        w.ann.account_id,
+        KeyId::new(),
+        w.ann.home_project_id,
+        &[App::Page],
+    );
+    let visitor = || Visitor {
+        principal: Some(&key),
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/mine/", visitor()).await,
+        Answer::File(_)
+    ));
+    w.projects
+        .assign(&w.ann, other.id, ResourceType::Page, page.page.id.0)
+        .await
+        .unwrap();
+    assert!(matches!(
+        w.get_as("/ann/mine/", visitor()).await,
+        Answer::SignIn { .. }
+    ));
+}
+
+#[tokio::test]
+async fn pages_moved_by_a_project_delete_are_let_in_at_once_for_keys_of_their_new_project() {
+    let w = world().await;
+    let old = w.project("old").await;
+    w.publish("mine", |r| {
+        r.access = Some("private".into());
+        r.project = Some("old".into());
+    })
+    .await;
+    let key = app_key(
+        w.ann.account_id,
+        KeyId::new(),
+        w.ann.home_project_id,
+        &[App::Page],
+    );
+    let visitor = || Visitor {
+        principal: Some(&key),
+        ..Visitor::default()
+    };
+    assert!(matches!(
+        w.get_as("/ann/mine/", visitor()).await,
+        Answer::SignIn { .. }
+    ));
+    let default = w.projects.get(&w.ann, w.ann.home_project_id).await.unwrap();
+    w.projects
+        .delete(
+            &w.ann,
+            old.id,
+            &old.id.to_string(),
+            Some(default.slug.as_str()),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        w.get_as("/ann/mine/", visitor()).await,
+        Answer::File(_)
+    ));
 }

@@ -239,7 +239,11 @@ impl LinkStore for Database {
             }
             let shared_since: HashMap<(Option<DbId>, Option<String>), DbTs> = link_allow::table
                 .filter(link_allow::link_id.eq(row.id))
-                .select((link_allow::account_id, link_allow::email, link_allow::created_at))
+                .select((
+                    link_allow::account_id,
+                    link_allow::email,
+                    link_allow::created_at,
+                ))
                 .load::<(Option<DbId>, Option<String>, DbTs)>(conn)
                 .await?
                 .into_iter()

@@ -18,8 +18,7 @@ use quire_kernel::{Email, Handle, LinkId, PageId};
 use quire_keys::{KeyRecord, KeyStore, PlaintextKey, new_key};
 use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore,
-    UpdatePageStoreError,
+    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore, UpdatePageStoreError,
 };
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStatus,

@@ -19,8 +19,8 @@ use quire_kernel::{
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
 use quire_pages::{
-    AccountDirectory, BundleStore, FileEntry, InsertPageError, Page, PageStatus,
-    PageStore, UpdatePageStoreError,
+    AccountDirectory, BundleStore, FileEntry, InsertPageError, Page, PageStatus, PageStore,
+    UpdatePageStoreError,
 };
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStore,

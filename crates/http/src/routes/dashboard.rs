@@ -236,7 +236,7 @@ fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
 
 fn session_token(req: &HttpRequest) -> Option<SessionToken> {
     req.cookie(SESSION_COOKIE)
-        .map(|c| SessionToken::from_cookie(c.value()))
+        .map(|c| SessionToken::received(c.value()))
         .filter(|t| !t.expose().is_empty())
 }
 
@@ -292,22 +292,23 @@ fn expired_cookie(state: &AppState, name: &'static str, path: &'static str) -> C
 
 /// Where a signed-in person stands: a full session, or one that still owes the second
 /// factor, or none (each of the last two is a redirect to the right step).
-enum Gate {
-    Through(Session, Account),
-    Redirect(HttpResponse),
+enum SignedIn {
+    Fully(Session, Account),
+    /// Not signed in, or the second factor is owed: the redirect to the right step.
+    NotYet(HttpResponse),
 }
 
-async fn require_full_session(state: &AppState, req: &HttpRequest) -> Result<Gate, ApiError> {
+async fn require_full_session(state: &AppState, req: &HttpRequest) -> Result<SignedIn, ApiError> {
     let here = match req.query_string() {
         "" => req.path().to_owned(),
         q => format!("{}?{q}", req.path()),
     };
     Ok(match current(state, req).await? {
-        None => Gate::Redirect(see_other(&format!("/login?next={}", encode(&here)))),
+        None => SignedIn::NotYet(see_other(&format!("/login?next={}", encode(&here)))),
         Some((session, _)) if !session.mfa_satisfied => {
-            Gate::Redirect(see_other(&format!("/login/totp?next={}", encode(&here))))
+            SignedIn::NotYet(see_other(&format!("/login/totp?next={}", encode(&here))))
         }
-        Some((session, account)) => Gate::Through(session, account),
+        Some((session, account)) => SignedIn::Fully(session, account),
     })
 }
 
@@ -536,8 +537,8 @@ async fn hand_over(
     navigation: bool,
 ) -> Result<HttpResponse, ApiError> {
     let (session, account) = match require_full_session(state, req).await? {
-        Gate::Through(session, account) => (session, account),
-        Gate::Redirect(response) => return Ok(response),
+        SignedIn::Fully(session, account) => (session, account),
+        SignedIn::NotYet(response) => return Ok(response),
     };
     if !navigation {
         return page(
@@ -597,8 +598,8 @@ pub async fn security(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (_, account) = match require_full_session(&state, &req).await? {
-        Gate::Through(s, a) => (s, a),
-        Gate::Redirect(r) => return Ok(r),
+        SignedIn::Fully(s, a) => (s, a),
+        SignedIn::NotYet(r) => return Ok(r),
     };
     let enrolled = account.totp_secret.is_some();
     page(
@@ -623,8 +624,8 @@ pub async fn enroll(
     check_origin(&req, &state)?;
     let f: EnrollForm = form(&body.0)?;
     let (session, account) = match require_full_session(&state, &req).await? {
-        Gate::Through(s, a) => (s, a),
-        Gate::Redirect(r) => return Ok(r),
+        SignedIn::Fully(s, a) => (s, a),
+        SignedIn::NotYet(r) => return Ok(r),
     };
     let (secret, code) = (f.secret.as_str(), f.code.as_str());
     let result = state
@@ -720,8 +721,8 @@ pub async fn consent(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (session, account) = match require_full_session(&state, &req).await? {
-        Gate::Through(s, a) => (s, a),
-        Gate::Redirect(r) => return Ok(r),
+        SignedIn::Fully(s, a) => (s, a),
+        SignedIn::NotYet(r) => return Ok(r),
     };
     let outcome = req
         .cookie(OUTCOME_COOKIE)

@@ -242,8 +242,6 @@ pub async fn publish(
         project: sent.project,
     };
     let view = state.pages.publish(&auth.0, req).await?;
-    // The slug may have been cached as unknown by the pages origin.
-    state.serving.forget(view.page.id);
     let access = view
         .link
         .as_ref()
@@ -314,7 +312,6 @@ pub async fn patch(
         allow: sent.allow,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
-    state.serving.forget(id);
     Ok(HttpResponse::Ok().json(PageDto::from(view)))
 }
 
@@ -335,9 +332,7 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let deleted = state.pages.delete(&auth.0, id).await;
-    state.serving.forget(id);
-    deleted?;
+    state.pages.delete(&auth.0, id).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -396,7 +391,6 @@ pub async fn add_files(
         .pages
         .add_files(&auth.0, id, inputs(sent.files))
         .await?;
-    state.serving.forget(id);
     Ok(HttpResponse::Ok().json(FilesAddedDto {
         id: added.id.0,
         file_count: added.file_count,

@@ -1,0 +1,157 @@
+//! What the serving use cases take and give: a visit and its visitor, the password form's
+//! post, and the answers and refusals the pages-origin edge turns into responses.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use quire_kernel::{InfraError, Principal};
+
+/// The credentials a request carries; cookies are the values of every cookie of that name.
+#[derive(Debug, Default, Clone)]
+pub struct Visitor<'a> {
+    /// The caller of an `Authorization` header, already authenticated.
+    pub principal: Option<&'a Principal>,
+    pub unlock: Vec<&'a str>,
+    pub access: Vec<&'a str>,
+    pub view: Vec<&'a str>,
+}
+
+/// A `GET` or `HEAD` of the pages origin.
+#[derive(Debug, Clone)]
+pub struct Visit<'a> {
+    /// The owner whose origin was asked (per-owner origins), from the `Host`; `None` on a
+    /// shared origin, where the path names the owner.
+    pub owner: Option<&'a str>,
+    /// The raw (still percent-encoded) path.
+    pub path: &'a str,
+    /// The raw query, kept on redirects.
+    pub query: &'a str,
+    pub head: bool,
+    pub visitor: Visitor<'a>,
+    pub if_none_match: Option<&'a str>,
+    pub accepts_gzip: bool,
+}
+
+/// How browsers may keep a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRule {
+    /// `max-age=0, must-revalidate` with the ETag: public pages without budget or expiry.
+    Revalidate,
+    /// `private, no-store`: anything a policy guards.
+    NoStore,
+}
+
+/// A cookie to set on the pages origin, for one page: on a per-owner origin it is named for
+/// the page (`quire_unlock_{slug}`, with the `__Host-` prefix on https, which wants path
+/// `/`); on a shared origin it is scoped to the page's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedCookie {
+    pub name: String,
+    pub value: String,
+    /// `/` or `/{handle}/{slug}/`.
+    pub path: String,
+    pub max_age: Duration,
+}
+
+/// A file to send.
+#[derive(Debug, Clone)]
+pub struct FileAnswer {
+    /// `false` for the page's own `404.html` sent with status 404.
+    pub found: bool,
+    pub body: Bytes,
+    /// The body is gzip-encoded.
+    pub gzip: bool,
+    /// The file has a gzip variant (responses vary on `Accept-Encoding`).
+    pub varies: bool,
+    pub content_type: String,
+    pub etag: String,
+    pub cache: CacheRule,
+    /// The page has a password, an allow list, is private or has a view budget: no other
+    /// origin may frame it or embed its files.
+    pub guarded: bool,
+    pub cookie: Option<IssuedCookie>,
+}
+
+/// The password form of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordPrompt {
+    pub title: String,
+    pub handle: String,
+    pub slug: String,
+    /// The path inside the page to return to.
+    pub next: String,
+    pub wrong: bool,
+}
+
+/// What the pages origin answers.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    File(Box<FileAnswer>),
+    NotModified {
+        etag: String,
+        cache: CacheRule,
+    },
+    /// 308 when `permanent` (the trailing slash), 302 otherwise.
+    Redirect {
+        location: String,
+        permanent: bool,
+    },
+    NotFound,
+    /// Expired, or the view budget is spent.
+    Gone,
+    /// 401 with the password form.
+    Password(PasswordPrompt),
+    /// 302 to the dashboard to sign in.
+    SignIn {
+        location: String,
+    },
+    /// 403: signed in, but not as an account the page admits.
+    Forbidden {
+        email: Option<String>,
+    },
+}
+
+/// The password form's post.
+#[derive(Debug, Clone)]
+pub struct Unlock<'a> {
+    pub handle: &'a str,
+    pub slug: &'a str,
+    pub password: &'a str,
+    /// The path inside the page to return to.
+    pub next: &'a str,
+    /// The client (address) the attempt is counted against.
+    pub client: &'a str,
+}
+
+/// Where to send the visitor, and the cookie to set on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    pub cookie: Option<IssuedCookie>,
+    /// A path on the pages origin.
+    pub location: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnlockError {
+    #[error("page not found")]
+    NotFound,
+    #[error("the page has expired or its view budget is spent")]
+    Gone,
+    #[error("wrong password")]
+    Wrong(PasswordPrompt),
+    #[error("too many password attempts")]
+    Throttled { retry_after_secs: u64 },
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PassError {
+    #[error("page not found")]
+    NotFound,
+    /// The account is not admitted (issue), or the pass is invalid or expired (accept).
+    #[error("not allowed")]
+    Forbidden,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
