@@ -1,24 +1,24 @@
-//! `quire-http`: the actix-web edge of Quire's API origin.
+//! `quire-http`: the actix-web edge of Quire, one folder per inbound surface:
 //!
-//! Besides the JSON API it serves the small server-rendered dashboard (askama templates):
-//! sign-in, the second factor and the device login's consent screen.
+//! - `api/`: the JSON API by resource, each route written once on its handler and documented
+//!   as it is registered (utoipa-actix-web);
+//! - `dashboard/`: the server-rendered dashboard (askama): sign-in, the second factor, the
+//!   device login's consent screen, the pass to private pages;
+//! - [`pages_origin`]: the second listener, serving published pages and short links;
+//! - `common/`: what they share (the size-limited body, same-origin checks, the client's
+//!   address, connection limits, routes with their 405s); `error.rs` is the one mapping from
+//!   domain errors to `(status, code)`.
 //!
-//! One thin function per endpoint: parse the request, call a domain use case, map the
-//! result. Wire DTOs and the one mapping from domain errors to `(status, code)` live here;
-//! HTTP lives nowhere else. It depends on the domain crates and kernel, actix-web and
-//! utoipa; it never touches a database or a file directly (readiness is asked through the
-//! [`Readiness`] port, implemented by the server).
+//! One thin function per endpoint: parse the request, call a use case, map the result. It
+//! depends on the application and domain crates, actix-web and utoipa; it never touches a
+//! database or a file directly (readiness is asked through the [`Readiness`] port,
+//! implemented by the server).
 
-mod auth;
-pub mod client_ip;
-mod dto;
+mod api;
+mod common;
+mod dashboard;
 mod error;
-mod json;
-pub mod limits;
-mod openapi;
 pub mod pages_origin;
-mod routes;
-mod schema;
 
 use std::sync::Arc;
 
@@ -31,8 +31,9 @@ use quire_pages::PageService;
 use quire_projects::ProjectService;
 use quire_serving::ServingService;
 
+pub use api::openapi::ApiDoc;
+pub use common::{client_ip, limits};
 pub use error::ApiError;
-pub use openapi::ApiDoc;
 
 /// Can the service take requests? Implemented by the server over the database (and, later,
 /// the bundle store).
@@ -101,11 +102,17 @@ pub fn page_body_limit(limits: &quire_pages::Limits) -> usize {
         .saturating_add(1024 * 1024)
 }
 
-/// Registers every route of the API origin on an actix `App`.
+/// Registers every route of the API origin on an actix `App`: the JSON API, the dashboard,
+/// and for anything else a JSON 405 (a documented path) or 404.
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let page_limit = page_body_limit(&state.pages.limits());
         cfg.app_data(web::Data::new(state));
-        routes::register(cfg, page_limit);
+        let documented = api::configure(cfg, page_limit);
+        dashboard::configure(cfg);
+        cfg.default_service(web::to(move |req: actix_web::HttpRequest| {
+            let documented = documented.clone();
+            async move { documented.refuse(&req) }
+        }));
     }
 }

@@ -1,26 +1,28 @@
 //! `/api/platform/v1/keys…`
 
 use actix_web::{HttpResponse, web};
+use actix_web::{delete, get, post};
 use quire_kernel::{ErrorCode, KeyId};
 use quire_keys::MintRequest;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
-use crate::auth::Authenticated;
-use crate::dto::{KeyDto, KeyList, MintedKeyDto};
+use crate::api::auth::Authenticated;
+use crate::api::dto::{KeyDto, KeyList, MintedKeyDto};
+use crate::api::json::{RequestBody, parse, present};
+use crate::api::projects::path_id;
+use crate::api::schema;
+use crate::common::body::Body;
 use crate::error::ApiError;
-use crate::json::{Body, RequestBody, parse, present};
-use crate::routes::projects::path_id;
-use crate::schema;
 
 /// List every key of the account (never a plaintext or hash).
-#[utoipa::path(get, path = "/api/platform/v1/keys", tag = "keys",
+#[utoipa::path(tag = "keys",
     security(("bearer" = [])),
     responses(
         (status = 200, body = KeyList),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[get("/keys")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -64,14 +66,14 @@ impl RequestBody for MintKeyRequest {
 }
 
 /// Mint an app key. The plaintext `key` is in this response only.
-#[utoipa::path(post, path = "/api/platform/v1/keys", tag = "keys",
+#[utoipa::path(tag = "keys",
     security(("bearer" = [])),
     request_body = MintKeyRequest,
     responses(
         (status = 201, body = MintedKeyDto),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+        (status = 400, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[post("/keys")]
 pub async fn mint(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -99,15 +101,15 @@ pub async fn mint(
 }
 
 /// Revoke a key of the account (not the one making this call).
-#[utoipa::path(delete, path = "/api/platform/v1/keys/{id}", tag = "keys",
+#[utoipa::path(tag = "keys",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 400, body = crate::dto::ErrorBody, description = "cannot_revoke_current_key"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 400, description = "cannot_revoke_current_key"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[delete("/keys/{id}")]
 pub async fn revoke(
     state: web::Data<AppState>,
     auth: Authenticated,

@@ -20,7 +20,7 @@ use actix_web::middleware::Next;
 use actix_web::{Error, HttpMessage, HttpResponse, web};
 use futures_util::Stream;
 
-use crate::client_ip::TrustedProxies;
+use crate::common::client_ip::TrustedProxies;
 
 /// The edge's limits on what clients hold open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

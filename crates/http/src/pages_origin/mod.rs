@@ -24,9 +24,9 @@ use quire_serving::{
     UnlockError, Visit, Visitor, cookie_kind,
 };
 
-use crate::client_ip::{self, TrustedProxies};
+use crate::common::client_ip::{self, TrustedProxies};
+use crate::common::origin::same_origin;
 use crate::error::ApiError;
-use crate::routes::dashboard::same_origin;
 
 /// What the pages origin's handlers reach.
 #[derive(Debug, Clone)]

@@ -1,20 +1,22 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
 use actix_web::{HttpResponse, web};
+use actix_web::{delete, get, patch, post};
 use quire_kernel::{App, ErrorCode, PageId};
 use quire_pages::{FileInput, PatchRequest, PublishRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
-use crate::auth::Authenticated;
-use crate::dto::{
+use crate::api::auth::Authenticated;
+use crate::api::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
+use crate::api::json::{RequestBody, nullable, parse};
+use crate::api::projects::path_id;
+use crate::api::schema;
+use crate::common::body::Body;
 use crate::error::ApiError;
-use crate::json::{Body, RequestBody, nullable, parse};
-use crate::routes::projects::path_id;
-use crate::schema;
 
 /// One file of a bundle, as sent.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -39,8 +41,8 @@ impl From<FileBody> for FileInput {
     }
 }
 
-fn inputs(files: Vec<FileBody>) -> Vec<FileInput> {
-    files.into_iter().map(FileInput::from).collect()
+fn inputs(sent: Vec<FileBody>) -> Vec<FileInput> {
+    sent.into_iter().map(FileInput::from).collect()
 }
 
 /// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
@@ -175,22 +177,22 @@ fn page_id(raw: &str) -> Result<PageId, ApiError> {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Default `active`.
-    #[param(schema_with = crate::schema::status)]
+    #[param(schema_with = crate::api::schema::status)]
     status: Option<String>,
     /// Project slug (default: the key's home project).
-    #[param(schema_with = crate::schema::project_slug)]
+    #[param(schema_with = crate::api::schema::project_slug)]
     project: Option<String>,
 }
 
 /// List pages of a project.
-#[utoipa::path(get, path = "/api/page/v1/pages", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(ListQuery),
     responses(
         (status = 200, body = PageList),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_request (status filter)"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+        (status = 400, description = "invalid_request (status filter)"),
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[get("/pages")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -208,17 +210,17 @@ pub async fn list(
 }
 
 /// Publish a page: record, bundle and short link, all or nothing.
-#[utoipa::path(post, path = "/api/page/v1/pages", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     request_body = PublishBody,
     responses(
         (status = 201, body = PublishedDto),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request (names the field), password_required"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 409, body = crate::dto::ErrorBody, description = "slug_conflict, alias_conflict"),
-        (status = 413, body = crate::dto::ErrorBody, description = "payload_too_large; `limit` names the limit"),
-        (status = 500, body = crate::dto::ErrorBody, description = "public_id_exhausted, internal_error")))]
+        (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 409, description = "slug_conflict, alias_conflict"),
+        (status = 413, description = "payload_too_large; `limit` names the limit"),
+        (status = 500, description = "public_id_exhausted, internal_error")))]
+#[post("/pages")]
 pub async fn publish(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -261,14 +263,14 @@ pub async fn publish(
 }
 
 /// Fetch a page.
-#[utoipa::path(get, path = "/api/page/v1/pages/{id}", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = PageDto),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[get("/pages/{id}")]
 pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -280,17 +282,17 @@ pub async fn get(
 }
 
 /// Update content and policy fields; archive or restore with `status`.
-#[utoipa::path(patch, path = "/api/page/v1/pages/{id}", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = PatchPageBody,
     responses(
         (status = 200, body = PageDto),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request, password_required"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody),
-        (status = 409, body = crate::dto::ErrorBody, description = "slug_taken, alias_conflict")))]
+        (status = 400, description = "invalid_json, invalid_request, password_required"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 409, description = "slug_taken, alias_conflict")))]
+#[patch("/pages/{id}")]
 pub async fn patch(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -316,15 +318,15 @@ pub async fn patch(
 }
 
 /// Delete a page: its stored files, then its short link, then the record.
-#[utoipa::path(delete, path = "/api/page/v1/pages/{id}", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody),
-        (status = 500, body = crate::dto::ErrorBody, description = "storage_cleanup_failed, link_cleanup_failed (the record is gone)")))]
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 500, description = "storage_cleanup_failed, link_cleanup_failed (the record is gone)")))]
+#[delete("/pages/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -337,14 +339,14 @@ pub async fn delete(
 }
 
 /// List a page's files.
-#[utoipa::path(get, path = "/api/page/v1/pages/{id}/files", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = FileList),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[get("/pages/{id}/files")]
 pub async fn files(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -366,17 +368,17 @@ pub async fn files(
 }
 
 /// Add files to a page (a path already present is replaced).
-#[utoipa::path(post, path = "/api/page/v1/pages/{id}/files", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = AddFilesBody,
     responses(
         (status = 200, body = FilesAddedDto),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_request"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody),
-        (status = 413, body = crate::dto::ErrorBody, description = "payload_too_large; `limit` names the limit")))]
+        (status = 400, description = "invalid_json, invalid_request"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 413, description = "payload_too_large; `limit` names the limit")))]
+#[post("/pages/{id}/files")]
 pub async fn add_files(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -399,12 +401,12 @@ pub async fn add_files(
 }
 
 /// Pages others shared with the caller (allow lists naming its account or email).
-#[utoipa::path(get, path = "/api/page/v1/shared", tag = "pages",
+#[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     responses(
         (status = 200, body = SharedList),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated")))]
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[get("/shared")]
 pub async fn shared(
     state: web::Data<AppState>,
     auth: Authenticated,

@@ -1,6 +1,7 @@
 //! `/api/platform/v1/projects…`
 
 use actix_web::{HttpResponse, web};
+use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, KeyId, ProjectId};
 use quire_projects::{GrantLevel, NewProject, ProjectPatch, ResourceType};
 use serde::Deserialize;
@@ -8,14 +9,15 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::auth::Authenticated;
-use crate::dto::{
+use crate::api::auth::Authenticated;
+use crate::api::dto::{
     GrantDto, GrantEnvelope, ProjectDto, ProjectEnvelope, ProjectList, ResourcesDto,
     ResourcesEnvelope,
 };
+use crate::api::json::{RequestBody, nullable, parse};
+use crate::api::schema;
+use crate::common::body::Body;
 use crate::error::ApiError;
-use crate::json::{Body, RequestBody, nullable, parse};
-use crate::schema;
 
 /// A path id that is not a UUID names nothing: 404, as for an unknown id.
 pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
@@ -23,12 +25,12 @@ pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
 }
 
 /// List the account's projects.
-#[utoipa::path(get, path = "/api/platform/v1/projects", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     responses(
         (status = 200, body = ProjectList),
-        (status = 401, body = crate::dto::ErrorBody, description = "invalid_api_key, invalid_token"),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope (app key), not_activated")))]
+        (status = 403, description = "insufficient_scope (app key), not_activated")))]
+#[get("/projects")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -61,15 +63,15 @@ impl RequestBody for CreateProjectRequest {
 }
 
 /// Create a project.
-#[utoipa::path(post, path = "/api/platform/v1/projects", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     request_body = CreateProjectRequest,
     responses(
         (status = 201, body = ProjectEnvelope),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 401, body = crate::dto::ErrorBody, description = "invalid_api_key, invalid_token"),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 409, body = crate::dto::ErrorBody, description = "slug_taken, client_already_attached")))]
+        (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 409, description = "slug_taken, client_already_attached")))]
+#[post("/projects")]
 pub async fn create(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -90,14 +92,14 @@ pub async fn create(
 }
 
 /// Fetch one project.
-#[utoipa::path(get, path = "/api/platform/v1/projects/{id}", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = ProjectEnvelope),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "not_activated"),
-        (status = 404, body = crate::dto::ErrorBody, description = "not_found: malformed id, unowned project, or an app key naming another project")))]
+        (status = 403, description = "not_activated"),
+        (status = 404, description = "not_found: malformed id, unowned project, or an app key naming another project")))]
+#[get("/projects/{id}")]
 pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -138,17 +140,17 @@ impl RequestBody for PatchProjectRequest {
 }
 
 /// Update the supplied fields of a project.
-#[utoipa::path(patch, path = "/api/platform/v1/projects/{id}", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = PatchProjectRequest,
     responses(
         (status = 200, body = ProjectEnvelope),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody),
-        (status = 409, body = crate::dto::ErrorBody, description = "slug_taken, client_already_attached")))]
+        (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 409, description = "slug_taken, client_already_attached")))]
+#[patch("/projects/{id}")]
 pub async fn patch(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -185,17 +187,17 @@ pub struct DeleteProjectRequest {
 impl RequestBody for DeleteProjectRequest {}
 
 /// Delete a project, optionally moving its contents to another project first.
-#[utoipa::path(delete, path = "/api/platform/v1/projects/{id}", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = DeleteProjectRequest,
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body (confirm mismatch or bad move_to)"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody),
-        (status = 409, body = crate::dto::ErrorBody, description = "project_not_empty, last_project")))]
+        (status = 400, description = "invalid_json, invalid_body (confirm mismatch or bad move_to)"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 409, description = "project_not_empty, last_project")))]
+#[delete("/projects/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -212,14 +214,14 @@ pub async fn delete(
 }
 
 /// What a project holds.
-#[utoipa::path(get, path = "/api/platform/v1/projects/{id}/resources", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = ResourcesEnvelope),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 403, description = "not_activated"),
+        (status = 404)))]
+#[get("/projects/{id}/resources")]
 pub async fn resources(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -256,16 +258,16 @@ impl AssignRequest {
 }
 
 /// Move a resource of the account into this project.
-#[utoipa::path(post, path = "/api/platform/v1/projects/{id}/assign", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "Destination project")),
     request_body = AssignRequest,
     responses(
         (status = 204, description = "Moved"),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[post("/projects/{id}/assign")]
 pub async fn assign(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -280,16 +282,16 @@ pub async fn assign(
 
 /// Move a resource back to the account's default project (`{id}` is only checked to be a
 /// UUID).
-#[utoipa::path(post, path = "/api/platform/v1/projects/{id}/unassign", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = AssignRequest,
     responses(
         (status = 204, description = "Moved to the default project"),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody)))]
+        (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[post("/projects/{id}/unassign")]
 pub async fn unassign(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -327,16 +329,16 @@ pub struct RevokeGrantRequest {
 impl RequestBody for RevokeGrantRequest {}
 
 /// Grant a key `read` or `full` access to this project (a repeat call changes the level).
-#[utoipa::path(post, path = "/api/platform/v1/projects/{id}/grants", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = GrantRequest,
     responses(
         (status = 201, body = GrantEnvelope),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody, description = "key or project not owned")))]
+        (status = 400, description = "invalid_json, invalid_body"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404, description = "key or project not owned")))]
+#[post("/projects/{id}/grants")]
 pub async fn put_grant(
     state: web::Data<AppState>,
     auth: Authenticated,
@@ -358,16 +360,16 @@ pub async fn put_grant(
 }
 
 /// Remove a key's grant on this project (`level`, if sent, is ignored).
-#[utoipa::path(delete, path = "/api/platform/v1/projects/{id}/grants", tag = "projects",
+#[utoipa::path(tag = "projects",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     request_body = RevokeGrantRequest,
     responses(
         (status = 204, description = "Removed"),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_json, invalid_body"),
-        (status = 401, body = crate::dto::ErrorBody),
-        (status = 403, body = crate::dto::ErrorBody, description = "insufficient_scope, not_activated"),
-        (status = 404, body = crate::dto::ErrorBody, description = "key, project or grant not found")))]
+        (status = 400, description = "invalid_json, invalid_body"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404, description = "key, project or grant not found")))]
+#[delete("/projects/{id}/grants")]
 pub async fn delete_grant(
     state: web::Data<AppState>,
     auth: Authenticated,

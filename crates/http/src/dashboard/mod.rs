@@ -5,6 +5,7 @@
 //! `Referer` when a browser sends no `Origin`), checked against `QUIRE_BASE_URL`; the session
 //! cookie is `HttpOnly; SameSite=Lax` (and `Secure` on https); pages forbid framing.
 
+use actix_web::post;
 use std::collections::HashMap;
 
 use actix_web::cookie::{Cookie, SameSite};
@@ -17,8 +18,10 @@ use quire_kernel::ErrorCode;
 use quire_serving::PassError;
 
 use crate::AppState;
+use crate::common::body::Body;
+use crate::common::origin::same_origin;
+use crate::common::routing::{resource, to};
 use crate::error::{ApiError, SessionRefusal};
-use crate::json::Body;
 
 pub const SESSION_COOKIE: &str = "quire_session";
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
@@ -200,29 +203,6 @@ struct VisitForm {
 }
 
 /// `scheme://host[:port]` of a URL.
-fn origin_of(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    match url[after_scheme..].find('/') {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    }
-}
-
-/// Whether a form post comes from the dashboard's own origin.
-pub(crate) fn same_origin(req: &HttpRequest, base_url: &str) -> bool {
-    let expected = origin_of(base_url).to_ascii_lowercase();
-    let header = |name| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_ascii_lowercase)
-    };
-    if let Some(origin) = header(header::ORIGIN) {
-        return origin == expected;
-    }
-    header(header::REFERER).is_some_and(|r| origin_of(&r) == expected)
-}
-
 fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
     if same_origin(req, &state.base_url) {
         Ok(())
@@ -376,7 +356,7 @@ pub async fn login(
             },
         );
     }
-    let ip = crate::client_ip::of(&req, &state.trusted_proxies);
+    let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
     let signed = match state.sessions.sign_in(login, password, &ip).await {
         Ok(s) => s,
         Err(e) => {
@@ -779,13 +759,14 @@ pub async fn consent(
 }
 
 /// `POST /api/agent-login/decision`: Approve or Deny from the consent screen.
-#[utoipa::path(post, path = "/api/agent-login/decision", tag = "agent-login",
+#[utoipa::path(tag = "agent-login",
     request_body(content_type = "application/x-www-form-urlencoded", description = "`code` (the user code) and `decision` (`approve` or `deny`); sent by the consent screen's buttons with the dashboard session cookie"),
     responses(
         (status = 303, description = "back to /authorize-agent, which shows the outcome"),
-        (status = 400, body = crate::dto::ErrorBody, description = "`invalid request`: malformed code or decision"),
-        (status = 401, body = crate::dto::ErrorBody, description = "`not signed in`"),
-        (status = 403, body = crate::dto::ErrorBody, description = "`invalid origin` (cross-site post), or mfa_required")))]
+        (status = 400, description = "`invalid request`: malformed code or decision"),
+        (status = 401, description = "`not signed in`"),
+        (status = 403, description = "`invalid origin` (cross-site post), or mfa_required")))]
+#[post("/decision")]
 pub async fn decision(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -849,6 +830,30 @@ pub async fn decision(
     Ok(response)
 }
 
+/// The dashboard's pages and form posts.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use actix_web::http::Method as M;
+    cfg.service(resource(
+        "/login",
+        [(M::GET, to(login_form)), (M::POST, to(login))],
+    ))
+    .service(resource(
+        "/login/totp",
+        [(M::GET, to(totp_form)), (M::POST, to(totp))],
+    ))
+    .service(resource("/logout", [(M::POST, to(logout))]))
+    .service(resource(
+        "/account/security",
+        [(M::GET, to(security)), (M::POST, to(enroll))],
+    ))
+    .service(resource("/authorize-agent", [(M::GET, to(consent))]))
+    .service(resource(
+        "/visit",
+        [(M::GET, to(visit)), (M::POST, to(visit_confirmed))],
+    ))
+    .service(resource("/", [(M::GET, to(home))]));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -868,33 +873,5 @@ mod tests {
             assert_eq!(local_next(Some(hostile)), HOME, "{hostile}");
         }
         assert_eq!(local_next(None), HOME);
-    }
-
-    #[test]
-    fn origins_compare_scheme_host_and_port() {
-        assert_eq!(origin_of("https://q.example/base/"), "https://q.example");
-        assert_eq!(origin_of("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
-        let req = actix_web::test::TestRequest::default()
-            .insert_header((header::ORIGIN, "http://127.0.0.1:8080"))
-            .to_http_request();
-        assert!(same_origin(&req, "http://127.0.0.1:8080"));
-        assert!(!same_origin(&req, "http://127.0.0.1:9090"));
-        let referer_only = actix_web::test::TestRequest::default()
-            .insert_header((
-                header::REFERER,
-                "http://127.0.0.1:8080/authorize-agent?code=X",
-            ))
-            .to_http_request();
-        assert!(same_origin(&referer_only, "http://127.0.0.1:8080"));
-        let lookalike = actix_web::test::TestRequest::default()
-            .insert_header((header::REFERER, "http://127.0.0.1:8080.evil.example/"))
-            .to_http_request();
-        assert!(!same_origin(&lookalike, "http://127.0.0.1:8080"));
-        let none = actix_web::test::TestRequest::default().to_http_request();
-        assert!(!same_origin(&none, "http://127.0.0.1:8080"));
-        let null = actix_web::test::TestRequest::default()
-            .insert_header((header::ORIGIN, "null"))
-            .to_http_request();
-        assert!(!same_origin(&null, "http://127.0.0.1:8080"));
     }
 }

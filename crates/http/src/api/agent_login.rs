@@ -2,6 +2,7 @@
 //! form-encoded or JSON; answers carry `Cache-Control: no-store`.
 
 use actix_web::http::header;
+use actix_web::post;
 use actix_web::{HttpRequest, HttpResponse, web};
 use quire_kernel::ErrorCode;
 use serde::de::DeserializeOwned;
@@ -9,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::common::body::Body;
 use crate::error::ApiError;
-use crate::json::Body;
 
 /// The constant `token_type` of the key scheme.
 pub const TOKEN_TYPE: &str = "quire_key";
@@ -24,7 +25,7 @@ fn invalid_request(message: impl Into<String>) -> ApiError {
 pub struct DeviceAuthorizationRequest {
     /// Shown on the consent screen; default `agent`.
     #[serde(default)]
-    #[schema(schema_with = crate::schema::client_name)]
+    #[schema(schema_with = crate::api::schema::client_name)]
     pub client_name: Option<String>,
 }
 
@@ -33,7 +34,7 @@ pub struct DeviceAuthorizationRequest {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct TokenRequest {
     #[serde(default)]
-    #[schema(schema_with = crate::schema::device_code_grant, required = true)]
+    #[schema(schema_with = crate::api::schema::device_code_grant, required = true)]
     pub grant_type: Option<String>,
     /// From the device authorization answer.
     #[serde(default)]
@@ -105,14 +106,15 @@ pub struct DeviceToken {
 }
 
 /// Start a device login (RFC 8628 §3.1).
-#[utoipa::path(post, path = "/api/agent-login/device_authorization", tag = "agent-login",
+#[utoipa::path(tag = "agent-login",
     request_body(content(
         (DeviceAuthorizationRequest = "application/x-www-form-urlencoded"),
         (DeviceAuthorizationRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceAuthorization),
-        (status = 400, body = crate::dto::ErrorBody, description = "invalid_request"),
-        (status = 429, body = crate::dto::ErrorBody, description = "rate_limited: more than 10 per 15 minutes from this address")))]
+        (status = 400, description = "invalid_request"),
+        (status = 429, description = "rate_limited: more than 10 per 15 minutes from this address")))]
+#[post("/device_authorization")]
 pub async fn device_authorization(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -123,7 +125,7 @@ pub async fn device_authorization(
         .device_auth
         .start(
             f.client_name.as_deref(),
-            &crate::client_ip::of(&req, &state.trusted_proxies),
+            &crate::common::client_ip::of(&req, &state.trusted_proxies),
         )
         .await?;
     Ok(no_store(HttpResponse::Ok().json(DeviceAuthorization {
@@ -137,14 +139,15 @@ pub async fn device_authorization(
 }
 
 /// Poll for the key (RFC 8628 §3.4). Only the device code can claim it.
-#[utoipa::path(post, path = "/api/agent-login/token", tag = "agent-login",
+#[utoipa::path(tag = "agent-login",
     request_body(content(
         (TokenRequest = "application/x-www-form-urlencoded"),
         (TokenRequest = "application/json"))),
     responses(
         (status = 200, body = DeviceToken),
-        (status = 400, body = crate::dto::ErrorBody, description = "unsupported_grant_type, invalid_request, invalid_grant, access_denied, expired_token, authorization_pending, slow_down (with `interval`)"),
-        (status = 429, body = crate::dto::ErrorBody, description = "rate_limited: more than 600 per 15 minutes from this address")))]
+        (status = 400, description = "unsupported_grant_type, invalid_request, invalid_grant, access_denied, expired_token, authorization_pending, slow_down (with `interval`)"),
+        (status = 429, description = "rate_limited: more than 600 per 15 minutes from this address")))]
+#[post("/token")]
 pub async fn token(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -156,7 +159,7 @@ pub async fn token(
         .poll(
             f.grant_type.as_deref(),
             f.device_code.as_deref(),
-            &crate::client_ip::of(&req, &state.trusted_proxies),
+            &crate::common::client_ip::of(&req, &state.trusted_proxies),
         )
         .await?;
     Ok(no_store(HttpResponse::Ok().json(DeviceToken {

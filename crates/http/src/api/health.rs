@@ -1,21 +1,24 @@
 //! Liveness and readiness.
 
+use actix_web::get;
 use actix_web::{HttpResponse, web};
 
 use crate::AppState;
 
 /// The process is up.
-#[utoipa::path(get, path = "/healthz", tag = "operations",
-    responses((status = 200, description = "The process is up", body = crate::dto::Health)))]
+#[utoipa::path(tag = "operations",
+    responses((status = 200, description = "The process is up", body = crate::api::dto::Health)))]
+#[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({ "status": "ok" }))
 }
 
 /// The database (and, later, bundle storage) can be reached.
-#[utoipa::path(get, path = "/readyz", tag = "operations",
+#[utoipa::path(tag = "operations",
     responses(
-        (status = 200, description = "Ready", body = crate::dto::Health),
-        (status = 503, description = "A dependency is unreachable", body = crate::dto::Health)))]
+        (status = 200, description = "Ready", body = crate::api::dto::Health),
+        (status = 503, description = "A dependency is unreachable", body = crate::api::dto::Health)))]
+#[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     match state.readiness.check().await {
         Ok(()) => HttpResponse::Ok().json(serde_json::json!({ "status": "ok" })),

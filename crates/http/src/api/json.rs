@@ -1,77 +1,13 @@
-//! Reading request bodies: the size-limited [`Body`], and [`parse`], which turns one straight
-//! into its typed request so each kind of mistake gets the error code the spec gives it:
+//! Typed JSON request bodies: [`parse`] turns a [`crate::common::body::Body`] straight into
+//! its typed request so each kind of mistake gets the error code the spec gives it:
 //! unparseable JSON is always `invalid_json`; a missing or mistyped field gets the code of the
 //! route (`invalid_body`, `invalid_project`, …) with the field named.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use actix_web::dev::Payload;
-use actix_web::web::{Bytes, BytesMut};
-use actix_web::{FromRequest, HttpRequest, http::header};
-use futures_util::StreamExt;
 use quire_kernel::ErrorCode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-use crate::MAX_PLATFORM_BODY;
 use crate::error::ApiError;
-
-/// A request body of at most the scope's [`BodyLimit`] (default [`MAX_PLATFORM_BODY`]);
-/// larger ones are refused with a JSON `413 payload_too_large` (before reading them when
-/// `Content-Length` says so).
-#[derive(Debug)]
-pub struct Body(pub Bytes);
-
-/// The largest body a scope accepts, as app data.
-#[derive(Debug, Clone, Copy)]
-pub struct BodyLimit(pub usize);
-
-fn too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        ErrorCode::PayloadTooLarge,
-        format!("request body exceeds {limit} bytes"),
-    )
-    .with_field("limit", Value::from("request_size"))
-}
-
-impl FromRequest for Body {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        let limit = req
-            .app_data::<BodyLimit>()
-            .map_or(MAX_PLATFORM_BODY, |l| l.0);
-        let mut payload = payload.take();
-        Box::pin(async move {
-            if declared.is_some_and(|n| n > limit) {
-                return Err(too_large(limit));
-            }
-            // Reserve up front only a little: a declared length costs nothing to lie about.
-            let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit).min(1 << 20));
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| {
-                    ApiError::new(
-                        ErrorCode::InvalidJson,
-                        format!("request body unreadable: {e}"),
-                    )
-                })?;
-                if buf.len() + chunk.len() > limit {
-                    return Err(too_large(limit));
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            Ok(Body(buf.freeze()))
-        })
-    }
-}
 
 /// A request body type: parsed from JSON by serde and documented by utoipa, written once.
 /// `CODE` is the route's error for a missing or mistyped field (the spec gives `invalid_body`

@@ -1,0 +1,168 @@
+//! The JSON API, by resource: projects, keys, pages, the device login, health. Each route is
+//! written once, on its handler: the actix route macro gives its method and path, and
+//! `#[utoipa::path]` its documentation; [`configure`] registers it, which both routes it and
+//! adds it to the OpenAPI document (`openapi.rs`). Request bodies are typed beside their
+//! handlers and parsed by `json.rs`; `dto.rs` holds the response shapes, `schema.rs` the
+//! rules the document states.
+
+pub(crate) mod agent_login;
+pub(crate) mod auth;
+pub(crate) mod dto;
+pub(crate) mod health;
+pub(crate) mod json;
+pub(crate) mod keys;
+pub(crate) mod openapi;
+pub(crate) mod pages;
+pub(crate) mod projects;
+pub(crate) mod schema;
+
+use actix_web::dev::{HttpServiceFactory, ResourceDef};
+use actix_web::{HttpRequest, web};
+use quire_kernel::ErrorCode;
+use utoipa_actix_web::{OpenApiFactory, scope};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::common::body::BodyLimit;
+use crate::common::routing::method_not_allowed;
+use crate::error::ApiError;
+
+pub const PLATFORM: &str = "/api/platform/v1";
+pub const PAGE: &str = "/api/page/v1";
+pub const AGENT_LOGIN: &str = "/api/agent-login";
+
+/// Registers the JSON API and its document (`/api/openapi.json`, Swagger UI at `/api/docs/`).
+/// Returns the documented paths with their methods, for the origin's 405 answers.
+pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) -> AllowedMethods {
+    cfg.app_data(web::QueryConfig::default().error_handler(|e, _| {
+        ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("the query string is not valid: {e}"),
+        )
+        .into()
+    }));
+    let mut api = Documented::new(cfg, openapi::document());
+    api.service(health::healthz)
+        .service(health::readyz)
+        .service(
+            scope(PLATFORM)
+                .service(projects::list)
+                .service(projects::create)
+                .service(projects::get)
+                .service(projects::patch)
+                .service(projects::delete)
+                .service(projects::resources)
+                .service(projects::assign)
+                .service(projects::unassign)
+                .service(projects::put_grant)
+                .service(projects::delete_grant)
+                .service(keys::list)
+                .service(keys::mint)
+                .service(keys::revoke),
+        )
+        .service(
+            scope(PAGE)
+                .app_data(BodyLimit(page_body_limit))
+                .service(pages::list)
+                .service(pages::publish)
+                .service(pages::get)
+                .service(pages::patch)
+                .service(pages::delete)
+                .service(pages::files)
+                .service(pages::add_files)
+                .service(pages::shared),
+        )
+        .service(
+            scope(AGENT_LOGIN)
+                .service(agent_login::device_authorization)
+                .service(agent_login::token)
+                .service(crate::dashboard::decision),
+        );
+    let (cfg, document) = api.finish();
+    let allowed = AllowedMethods::of(&document);
+    cfg.service(SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", document));
+    allowed
+}
+
+/// An actix `ServiceConfig` that adds what it registers to an OpenAPI document.
+struct Documented<'a> {
+    cfg: &'a mut web::ServiceConfig,
+    document: utoipa::openapi::OpenApi,
+}
+
+impl<'a> Documented<'a> {
+    fn new(cfg: &'a mut web::ServiceConfig, document: utoipa::openapi::OpenApi) -> Self {
+        Self { cfg, document }
+    }
+
+    fn service<F>(&mut self, factory: F) -> &mut Self
+    where
+        F: HttpServiceFactory + OpenApiFactory + 'static,
+    {
+        self.document.paths.merge(factory.paths());
+        let mut schemas = Vec::new();
+        factory.schemas(&mut schemas);
+        self.document
+            .components
+            .get_or_insert_with(Default::default)
+            .schemas
+            .extend(schemas);
+        self.cfg.service(factory);
+        self
+    }
+
+    /// The config back, and the finished document (its modifiers applied).
+    fn finish(self) -> (&'a mut web::ServiceConfig, utoipa::openapi::OpenApi) {
+        let mut document = self.document;
+        openapi::finish(&mut document);
+        (self.cfg, document)
+    }
+}
+
+/// The methods of every documented path, for 405 answers.
+#[derive(Clone)]
+pub(crate) struct AllowedMethods(std::sync::Arc<Vec<(ResourceDef, String)>>);
+
+impl AllowedMethods {
+    fn of(document: &utoipa::openapi::OpenApi) -> Self {
+        use utoipa::openapi::HttpMethod;
+        let order = [
+            (HttpMethod::Get, "GET"),
+            (HttpMethod::Post, "POST"),
+            (HttpMethod::Put, "PUT"),
+            (HttpMethod::Patch, "PATCH"),
+            (HttpMethod::Delete, "DELETE"),
+        ];
+        let table = document
+            .paths
+            .paths
+            .iter()
+            .map(|(path, item)| {
+                let methods: Vec<&str> = order
+                    .iter()
+                    .filter(|(m, _)| match m {
+                        HttpMethod::Get => item.get.is_some(),
+                        HttpMethod::Post => item.post.is_some(),
+                        HttpMethod::Put => item.put.is_some(),
+                        HttpMethod::Patch => item.patch.is_some(),
+                        HttpMethod::Delete => item.delete.is_some(),
+                        _ => false,
+                    })
+                    .map(|(_, name)| *name)
+                    .collect();
+                (ResourceDef::new(path.as_str()), methods.join(", "))
+            })
+            .collect();
+        Self(std::sync::Arc::new(table))
+    }
+
+    /// 405 with `Allow` on a documented path (RFC 9110), else a JSON 404.
+    pub(crate) fn refuse(&self, req: &HttpRequest) -> actix_web::HttpResponse {
+        let Some((_, allow)) = self.0.iter().find(|(def, _)| def.is_match(req.path())) else {
+            return actix_web::ResponseError::error_response(&ApiError::new(
+                ErrorCode::NotFound,
+                format!("no route for {} {}", req.method(), req.path()),
+            ));
+        };
+        method_not_allowed(req, allow)
+    }
+}
