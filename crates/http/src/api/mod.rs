@@ -166,3 +166,28 @@ impl AllowedMethods {
         method_not_allowed(req, allow)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use actix_web::{App, test};
+
+    /// The whole document, as clients and Schemathesis read it: an operation, status code or
+    /// schema that appears, disappears or changes shows up in review as a snapshot diff.
+    #[actix_web::test]
+    async fn the_openapi_document_is_the_reviewed_one() {
+        let app = test::init_service(App::new().configure(|cfg| {
+            super::configure(cfg, 1024);
+        }))
+        .await;
+        let document: serde_json::Value = test::call_and_read_body_json(
+            &app,
+            test::TestRequest::get()
+                .uri("/api/openapi.json")
+                .to_request(),
+        )
+        .await;
+        insta::assert_json_snapshot!(document);
+    }
+}
