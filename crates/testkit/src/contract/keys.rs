@@ -1,0 +1,31 @@
+//! Keys: listing, revocation, lookup by hash.
+
+use std::sync::Arc;
+
+use quire_kernel::{Clock, Tier};
+use time::Duration;
+
+use super::Stores;
+use super::support::{app_key_in, seed};
+use crate::fixtures::FixedClock;
+
+pub(super) async fn keys_are_listed_revoked_once_and_found_by_hash<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let (plain, key) = app_key_in(&ann.account, ann.project.id, &clock);
+    s.insert_key(&key).await.unwrap();
+    let listed = s.keys_of_account(ann.account.id).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[1], key);
+    assert_eq!(listed[0].tier, Tier::Master);
+
+    let first = clock.now() + Duration::seconds(5);
+    s.revoke_key(key.id, first).await.unwrap();
+    s.revoke_key(key.id, first + Duration::seconds(5))
+        .await
+        .unwrap();
+    let owner = s.find_by_hash(&plain.hash()).await.unwrap().unwrap();
+    assert_eq!(owner.key.revoked_at, Some(first));
+    // Revoked keys stop counting as held by their project.
+    assert!(s.resources(ann.project.id).await.unwrap().keys.is_empty());
+}

@@ -1,0 +1,132 @@
+//! The store contract suite: one set of checks every implementation of the store ports must
+//! pass (the in-memory fake here, SQLite and PostgreSQL in `quire-store`), one file per
+//! port. Each check states a line of a port's `# Errors` contract or a behaviour callers rely
+//! on.
+//!
+//! The checks are listed once, in `__contract_list!`: [`store_contract!`](crate::store_contract)
+//! expands one `#[tokio::test]` per entry for a backend, and [`run`] dispatches to it. A check
+//! left off the list is dead code, which fails the build (`-D warnings`), so none can be
+//! written and silently never run.
+
+mod accounts;
+mod device;
+mod keys;
+mod links;
+mod pages;
+mod projects;
+mod sessions;
+mod support;
+
+use std::sync::Arc;
+
+use quire_accounts::{AccountStore, SessionStore};
+use quire_device_auth::{DeviceGrantStore, RateLimiter};
+use quire_keys::KeyStore;
+use quire_links::LinkStore;
+use quire_pages::{AccountDirectory, PageStore};
+use quire_projects::ProjectStore;
+
+/// Every store port at once.
+pub trait Stores:
+    AccountStore
+    + ProjectStore
+    + KeyStore
+    + PageStore
+    + LinkStore
+    + AccountDirectory
+    + DeviceGrantStore
+    + RateLimiter
+    + SessionStore
+    + 'static
+{
+}
+impl<T> Stores for T where
+    T: AccountStore
+        + ProjectStore
+        + KeyStore
+        + PageStore
+        + LinkStore
+        + AccountDirectory
+        + DeviceGrantStore
+        + RateLimiter
+        + SessionStore
+        + 'static
+{
+}
+
+/// Every contract check, once, by port. `$then` is called with `$args` and the list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __contract_list {
+    ($then:ident $($args:tt)*) => {
+        $crate::$then!($($args)* ;
+            accounts::account_bootstrap_is_readable,
+            accounts::account_conflicts_store_nothing,
+            projects::project_slugs_and_clients_are_unique,
+            projects::projects_are_listed_oldest_first,
+            keys::keys_are_listed_revoked_once_and_found_by_hash,
+            projects::grants_upsert_and_delete,
+            projects::delete_project_refuses_or_moves,
+            projects::delete_default_project_promotes_oldest,
+            projects::assign_moves_app_keys_only,
+            accounts::times_keep_microseconds,
+            pages::pages_are_invisible_until_ready_and_slugs_unique_per_owner,
+            pages::put_files_replaces_by_path_and_sets_totals,
+            links::link_codes_share_one_namespace,
+            links::links_keep_policy_and_allow_lists,
+            projects::projects_hold_and_move_pages_and_links,
+            device::device_grants_change_state_by_compare_and_set,
+            device::old_grants_and_rate_windows_are_swept,
+            device::rate_limits_count_exactly_per_window,
+            sessions::accounts_are_found_by_login_and_sessions_by_hash,
+            sessions::totp_enrollment_is_once_and_steps_are_used_once,
+            sessions::expired_sessions_are_swept,
+            pages::pages_are_found_by_owner_and_slug_and_links_by_code,
+            links::views_are_claimed_within_the_budget_and_added_in_bulk
+        );
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __contract_dispatch {
+    (; $($port:ident::$check:ident),+ $(,)?) => {
+        /// Runs the contract check `check` (a name from the list) on `store`.
+        ///
+        /// # Panics
+        /// When the check fails, or no check has that name.
+        pub async fn run<S: Stores>(check: &str, store: Arc<S>) {
+            match check {
+                $(stringify!($check) => $port::$check(store).await,)+
+                other => panic!("no contract check named {other}"),
+            }
+        }
+    };
+}
+
+__contract_list!(__contract_dispatch);
+
+/// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
+/// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
+/// alive for the test's duration (e.g. a temporary directory or database).
+#[macro_export]
+macro_rules! store_contract {
+    ($make:path) => {
+        $crate::__contract_list!(__contract_tests $make);
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __contract_tests {
+    ($make:path ; $($port:ident::$check:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                if let Some((store, _guard)) = $make().await {
+                    $crate::contract::run(stringify!($check), store).await;
+                }
+            }
+        )+
+    };
+}

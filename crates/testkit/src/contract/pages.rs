@@ -1,0 +1,203 @@
+//! Pages: invisible until ready, slugs unique per owner, files replaced by path, lookups by owner and slug.
+
+use std::sync::Arc;
+
+use quire_kernel::Clock;
+use quire_kernel::PageId;
+use quire_pages::{InsertPageError, PageStatus, UpdatePageStoreError};
+use time::Duration;
+
+use super::Stores;
+use super::support::{file, lease, link_for, page_of, seed};
+use crate::fixtures::FixedClock;
+
+pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Stores>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA1", &clock);
+    s.insert_pending(
+        &page,
+        &[file("index.html", 3), file("a/b.css", 5)],
+        lease(&clock),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        s.page(page.id).await.unwrap(),
+        None,
+        "pending pages are invisible"
+    );
+    assert!(s.page_exists(page.id).await.unwrap());
+    let at = |secs: i64| clock.now() + Duration::seconds(secs);
+    assert!(s.stale_pending(at(59)).await.unwrap().is_empty(), "leased");
+    assert_eq!(s.stale_pending(at(61)).await.unwrap(), vec![page.id]);
+    assert_eq!(
+        s.lapsed_slug_holder(ann.account.id, "site", at(61))
+            .await
+            .unwrap(),
+        Some(page.id)
+    );
+    assert_eq!(
+        s.lapsed_slug_holder(bob.account.id, "site", at(61))
+            .await
+            .unwrap(),
+        None,
+        "only the owner's slug"
+    );
+    assert!(s.renew_lease(page.id, at(120)).await.unwrap());
+    assert!(s.stale_pending(at(61)).await.unwrap().is_empty(), "renewed");
+    assert_eq!(
+        s.lapsed_slug_holder(ann.account.id, "site", at(61))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(!s.renew_lease(PageId::new(), at(120)).await.unwrap());
+    s.mark_ready(page.id).await.unwrap();
+    assert_eq!(s.page(page.id).await.unwrap(), Some(page.clone()));
+    assert!(
+        s.mark_ready(page.id).await.is_err(),
+        "a page is made ready once, by the publish that holds it"
+    );
+    assert!(!s.renew_lease(page.id, at(120)).await.unwrap(), "ready");
+    assert!(s.stale_pending(at(3600)).await.unwrap().is_empty());
+    assert_eq!(
+        s.lapsed_slug_holder(ann.account.id, "site", at(3600))
+            .await
+            .unwrap(),
+        None,
+        "a ready page holds its slug for good"
+    );
+    let files = s.files(page.id).await.unwrap();
+    assert_eq!(
+        files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        vec!["a/b.css", "index.html"]
+    );
+
+    let same_slug = page_of(&ann.account, ann.project.id, "site", "AAAAAAAAA2", &clock);
+    assert_eq!(
+        s.insert_pending(&same_slug, &[], lease(&clock))
+            .await
+            .unwrap_err(),
+        InsertPageError::SlugTaken
+    );
+    let same_id = page_of(&ann.account, ann.project.id, "other", "AAAAAAAAA1", &clock);
+    assert_eq!(
+        s.insert_pending(&same_id, &[], lease(&clock))
+            .await
+            .unwrap_err(),
+        InsertPageError::PublicIdTaken
+    );
+    // Another owner may use the same slug.
+    let bobs = page_of(&bob.account, bob.project.id, "site", "BBBBBBBBB1", &clock);
+    s.insert_pending(&bobs, &[file("index.html", 1)], lease(&clock))
+        .await
+        .unwrap();
+    s.mark_ready(bobs.id).await.unwrap();
+    assert_eq!(
+        s.pages_in_project(ann.project.id, PageStatus::Active)
+            .await
+            .unwrap(),
+        vec![page.clone()]
+    );
+
+    let mut renamed = page.clone();
+    renamed.slug = "site".into();
+    renamed.title = "New".into();
+    s.update_page(&renamed).await.unwrap();
+    let second = page_of(&ann.account, ann.project.id, "second", "AAAAAAAAA3", &clock);
+    s.insert_pending(&second, &[], lease(&clock)).await.unwrap();
+    s.mark_ready(second.id).await.unwrap();
+    let mut clash = second.clone();
+    clash.slug = "site".into();
+    assert_eq!(
+        s.update_page(&clash).await.unwrap_err(),
+        UpdatePageStoreError::SlugTaken
+    );
+    let mut archived = second.clone();
+    archived.status = PageStatus::Archived;
+    archived.archived_at = Some(clock.now());
+    s.update_page(&archived).await.unwrap();
+    assert_eq!(
+        s.pages_in_project(ann.project.id, PageStatus::Archived)
+            .await
+            .unwrap(),
+        vec![archived]
+    );
+    let by_ids = s
+        .pages_by_ids(&[page.id, bobs.id, PageId::new()])
+        .await
+        .unwrap();
+    assert_eq!(by_ids.len(), 2);
+
+    s.delete_page(page.id).await.unwrap();
+    assert!(!s.page_exists(page.id).await.unwrap());
+    assert!(s.files(page.id).await.unwrap().is_empty());
+}
+
+pub(super) async fn put_files_replaces_by_path_and_sets_totals<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "CCCCCCCCC1", &clock);
+    s.insert_pending(&page, &[file("index.html", 3)], lease(&clock))
+        .await
+        .unwrap();
+    s.mark_ready(page.id).await.unwrap();
+    let later = clock.now() + Duration::minutes(1);
+    s.put_files(
+        page.id,
+        &[file("index.html", 7), file("new.js", 2)],
+        9,
+        2,
+        later,
+    )
+    .await
+    .unwrap();
+    let files = s.files(page.id).await.unwrap();
+    assert_eq!(files, vec![file("index.html", 7), file("new.js", 2)]);
+    let stored = s.page(page.id).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.size_bytes, stored.file_count, stored.updated_at),
+        (9, 2, later)
+    );
+}
+
+pub(super) async fn pages_are_found_by_owner_and_slug_and_links_by_code<S: Stores>(s: Arc<S>) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "FFFFFFFFF1", &clock);
+    s.insert_pending(&page, &[], lease(&clock)).await.unwrap();
+    assert_eq!(
+        s.page_by_slug(ann.account.id, "site").await.unwrap(),
+        None,
+        "a pending page is not served"
+    );
+    s.mark_ready(page.id).await.unwrap();
+    assert_eq!(
+        s.page_by_slug(ann.account.id, "site").await.unwrap(),
+        Some(page.clone())
+    );
+    assert_eq!(s.page_by_slug(bob.account.id, "site").await.unwrap(), None);
+    assert_eq!(s.page_by_slug(ann.account.id, "other").await.unwrap(), None);
+
+    let link = link_for(&page, Some("launch-day"), &clock);
+    s.insert_link(&link).await.unwrap();
+    assert_eq!(
+        s.link_by_code("launch-day").await.unwrap(),
+        Some(link.clone())
+    );
+    assert_eq!(
+        s.link_by_code("FFFFFFFFF1").await.unwrap(),
+        Some(link.clone())
+    );
+    assert_eq!(
+        s.link_by_code("Launch-Day").await.unwrap(),
+        None,
+        "codes are exact"
+    );
+    assert_eq!(s.link_by_code("nothing").await.unwrap(), None);
+}
