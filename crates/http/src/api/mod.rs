@@ -124,32 +124,23 @@ pub(crate) struct AllowedMethods(std::sync::Arc<Vec<(ResourceDef, String)>>);
 
 impl AllowedMethods {
     fn of(document: &utoipa::openapi::OpenApi) -> Self {
-        use utoipa::openapi::HttpMethod;
-        let order = [
-            (HttpMethod::Get, "GET"),
-            (HttpMethod::Post, "POST"),
-            (HttpMethod::Put, "PUT"),
-            (HttpMethod::Patch, "PATCH"),
-            (HttpMethod::Delete, "DELETE"),
-        ];
         let table = document
             .paths
             .paths
             .iter()
             .map(|(path, item)| {
-                let methods: Vec<&str> = order
-                    .iter()
-                    .filter(|(m, _)| match m {
-                        HttpMethod::Get => item.get.is_some(),
-                        HttpMethod::Post => item.post.is_some(),
-                        HttpMethod::Put => item.put.is_some(),
-                        HttpMethod::Patch => item.patch.is_some(),
-                        HttpMethod::Delete => item.delete.is_some(),
-                        _ => false,
-                    })
-                    .map(|(_, name)| *name)
-                    .collect();
-                (ResourceDef::new(path.as_str()), methods.join(", "))
+                let allow: Vec<&str> = [
+                    ("GET", &item.get),
+                    ("POST", &item.post),
+                    ("PUT", &item.put),
+                    ("PATCH", &item.patch),
+                    ("DELETE", &item.delete),
+                ]
+                .into_iter()
+                .filter(|(_, operation)| operation.is_some())
+                .map(|(method, _)| method)
+                .collect();
+                (ResourceDef::new(path.as_str()), allow.join(", "))
             })
             .collect();
         Self(std::sync::Arc::new(table))

@@ -19,40 +19,9 @@ mod support;
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountStore, SessionStore};
-use quire_device_auth::{DeviceGrantStore, RateLimiter};
-use quire_keys::KeyStore;
-use quire_links::LinkStore;
-use quire_pages::{AccountDirectory, PageStore};
-use quire_projects::ProjectStore;
-
-/// Every store port at once.
-pub trait Stores:
-    AccountStore
-    + ProjectStore
-    + KeyStore
-    + PageStore
-    + LinkStore
-    + AccountDirectory
-    + DeviceGrantStore
-    + RateLimiter
-    + SessionStore
-    + 'static
-{
-}
-impl<T> Stores for T where
-    T: AccountStore
-        + ProjectStore
-        + KeyStore
-        + PageStore
-        + LinkStore
-        + AccountDirectory
-        + DeviceGrantStore
-        + RateLimiter
-        + SessionStore
-        + 'static
-{
-}
+/// Every store port at once: the composition root's bound, so the suite holds a store to
+/// exactly what the application needs of it.
+pub use quire_app::Stores;
 
 /// Every contract check, once, by port. `$then` is called with `$args` and the list.
 #[doc(hidden)]
