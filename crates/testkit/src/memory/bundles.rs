@@ -1,0 +1,161 @@
+//! Bundle files, with their own failure switches.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use quire_kernel::{InfraError, PageId};
+use quire_pages::BundleStore;
+
+use super::{Failing, Op};
+
+/// An in-memory `BundleStore` with failure switches: [`MemoryBundles::fail`] (one [`Op`]),
+/// [`MemoryBundles::fail_everything`] and [`MemoryBundles::fail_puts_after`] (the next `n` puts succeed, then
+/// every put fails), for interrupting an upload halfway, and [`MemoryBundles::stall_puts`]
+/// (puts wait until released), for a publish that is still running, or dies mid-upload.
+#[derive(Debug)]
+pub struct MemoryBundles {
+    objects: Mutex<HashMap<(PageId, String), Vec<u8>>>,
+    failing: Mutex<Failing>,
+    puts_left: Mutex<Option<usize>>,
+    stalled: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for MemoryBundles {
+    fn default() -> Self {
+        Self {
+            objects: Mutex::default(),
+            failing: Mutex::default(),
+            puts_left: Mutex::default(),
+            stalled: tokio::sync::watch::channel(false).0,
+        }
+    }
+}
+
+impl MemoryBundles {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fail(&self, op: Op) {
+        self.failing.lock().expect("lock").ops.insert(op);
+    }
+
+    pub fn fail_everything(&self) {
+        self.failing.lock().expect("lock").everything = true;
+    }
+
+    pub fn fail_puts_after(&self, n: usize) {
+        *self.puts_left.lock().expect("lock") = Some(n);
+    }
+
+    /// While `on`, every put waits (before writing anything) until it is set off again.
+    pub fn stall_puts(&self, on: bool) {
+        self.stalled.send_replace(on);
+    }
+
+    pub fn heal(&self) {
+        *self.failing.lock().expect("lock") = Failing::default();
+        *self.puts_left.lock().expect("lock") = None;
+    }
+
+    /// Every stored object key, sorted.
+    #[must_use]
+    pub fn keys(&self) -> Vec<(PageId, String)> {
+        let mut k: Vec<(PageId, String)> =
+            self.objects.lock().expect("lock").keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn check(&self, op: Op) -> Result<(), InfraError> {
+        if self.failing.lock().expect("lock").covers(op) {
+            return Err(InfraError::new(format!(
+                "injected failure in bundles {op:?}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl BundleStore for MemoryBundles {
+    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError> {
+        let mut stalled = self.stalled.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = stalled.wait_for(|on| !*on).await;
+        self.check(Op::Put)?;
+        {
+            let mut left = self.puts_left.lock().expect("lock");
+            if let Some(n) = left.as_mut() {
+                if *n == 0 {
+                    return Err(InfraError::new(
+                        "injected failure in bundles.put (budget spent)",
+                    ));
+                }
+                *n -= 1;
+            }
+        }
+        self.objects
+            .lock()
+            .expect("lock")
+            .insert((page, sha256.to_owned()), bytes);
+        Ok(())
+    }
+
+    async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError> {
+        self.check(Op::Get)?;
+        Ok(self
+            .objects
+            .lock()
+            .expect("lock")
+            .get(&(page, sha256.to_owned()))
+            .cloned())
+    }
+
+    async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError> {
+        self.check(Op::Exists)?;
+        Ok(self
+            .objects
+            .lock()
+            .expect("lock")
+            .contains_key(&(page, sha256.to_owned())))
+    }
+
+    async fn delete(&self, page: PageId, sha256: &str) -> Result<(), InfraError> {
+        self.check(Op::Delete)?;
+        self.objects
+            .lock()
+            .expect("lock")
+            .remove(&(page, sha256.to_owned()));
+        Ok(())
+    }
+
+    async fn delete_page(&self, page: PageId) -> Result<(), InfraError> {
+        self.check(Op::DeletePage)?;
+        self.objects
+            .lock()
+            .expect("lock")
+            .retain(|(p, _), _| *p != page);
+        Ok(())
+    }
+
+    async fn pages(&self) -> Result<Vec<PageId>, InfraError> {
+        self.check(Op::Pages)?;
+        let set: HashSet<PageId> = self
+            .objects
+            .lock()
+            .expect("lock")
+            .keys()
+            .map(|(p, _)| *p)
+            .collect();
+        Ok(set.into_iter().collect())
+    }
+
+    async fn sweep_leftovers(&self, _older_than: std::time::Duration) -> Result<usize, InfraError> {
+        // Memory writes are whole or absent: nothing is ever left behind.
+        self.check(Op::SweepLeftovers)?;
+        Ok(0)
+    }
+}

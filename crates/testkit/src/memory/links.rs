@@ -1,0 +1,155 @@
+//! Page links: short codes, aliases and their policy.
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
+use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
+use time::OffsetDateTime;
+
+use super::{MemoryStore, Op, State};
+
+pub(super) fn link_codes(link: &Link) -> impl Iterator<Item = &str> {
+    std::iter::once(link.public_id.as_str()).chain(link.alias.as_deref())
+}
+
+pub(super) fn code_taken(state: &State, code: &str, except: Option<quire_kernel::LinkId>) -> bool {
+    state
+        .links
+        .iter()
+        .filter(|l| Some(l.id) != except)
+        .any(|l| link_codes(l).any(|c| c == code))
+}
+
+#[async_trait]
+impl LinkStore for MemoryStore {
+    async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.check(Op::InsertLink)?;
+        self.with(|s| {
+            if link_codes(link).any(|c| code_taken(s, c, None)) {
+                return Err(LinkWriteError::CodeTaken);
+            }
+            for entry in &link.policy.allow {
+                s.shared_since
+                    .insert((link.id, entry.clone()), link.created_at);
+            }
+            s.links.push(link.clone());
+            Ok(())
+        })
+    }
+
+    async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.check(Op::UpdateLink)?;
+        self.with(|s| {
+            if link_codes(link).any(|c| code_taken(s, c, Some(link.id))) {
+                return Err(LinkWriteError::CodeTaken);
+            }
+            for l in &mut s.links {
+                if l.id == link.id {
+                    // Views are counted only through claim_view and add_views.
+                    let view_count = l.view_count;
+                    *l = link.clone();
+                    l.view_count = view_count;
+                }
+            }
+            s.shared_since
+                .retain(|(id, entry), _| *id != link.id || link.policy.allow.contains(entry));
+            for entry in &link.policy.allow {
+                s.shared_since
+                    .entry((link.id, entry.clone()))
+                    .or_insert(link.updated_at);
+            }
+            Ok(())
+        })
+    }
+
+    async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
+        self.check(Op::LinkOfPage)?;
+        Ok(self.with(|s| s.links.iter().find(|l| l.page_id == page).cloned()))
+    }
+
+    async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
+        self.check(Op::LinksOfPages)?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .filter(|l| pages.contains(&l.page_id))
+                .cloned()
+                .collect()
+        }))
+    }
+
+    async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
+        self.check(Op::LinkByCode)?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .find(|l| link_codes(l).any(|c| c == code))
+                .cloned()
+        }))
+    }
+
+    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
+        self.check(Op::ClaimView)?;
+        Ok(self.with(|s| {
+            let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
+                return false;
+            };
+            if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
+                return false;
+            }
+            l.view_count += 1;
+            true
+        }))
+    }
+
+    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
+        self.check(Op::AddViews)?;
+        self.with(|s| {
+            for (id, n) in counts {
+                if let Some(l) = s.links.iter_mut().find(|l| l.id == *id) {
+                    l.view_count += n;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
+        self.check(Op::DeleteLinkOfPage)?;
+        self.with(|s| {
+            let gone: Vec<LinkId> = s
+                .links
+                .iter()
+                .filter(|l| l.page_id == page)
+                .map(|l| l.id)
+                .collect();
+            s.links.retain(|l| l.page_id != page);
+            s.shared_since.retain(|(id, _), _| !gone.contains(id));
+        });
+        Ok(())
+    }
+
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
+        self.check(Op::SharedWith)?;
+        Ok(self.with(|s| {
+            s.links
+                .iter()
+                .filter_map(|l| {
+                    l.policy
+                        .allow
+                        .iter()
+                        .filter(|entry| match entry {
+                            AllowEntry::Account(a) => *a == account,
+                            AllowEntry::Email(e) => Some(e) == email,
+                        })
+                        .filter_map(|entry| s.shared_since.get(&(l.id, entry.clone())).copied())
+                        .min()
+                        .map(|at| (l.page_id, at))
+                })
+                .collect()
+        }))
+    }
+}

@@ -1,0 +1,190 @@
+//! In-memory implementations of every store port, one file per port.
+//!
+//! Every method first consults the failure switch: [`MemoryStore::fail`] makes the named
+//! [`Op`] (or, with [`MemoryStore::fail_everything`], every operation) return an
+//! infrastructure error without touching the state, so domain tests can prove that a failed
+//! step leaves nothing behind.
+
+mod accounts;
+mod bundles;
+mod device;
+mod keys;
+mod links;
+mod pages;
+mod projects;
+mod sessions;
+
+pub use bundles::MemoryBundles;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use quire_accounts::{Account, Session};
+use quire_device_auth::DeviceGrant;
+use quire_kernel::{AccountId, InfraError, LinkId, PageId};
+use quire_keys::KeyRecord;
+use quire_links::{AllowEntry, Link};
+use quire_pages::{FileEntry, Page};
+use quire_projects::{Grant, Project};
+use time::OffsetDateTime;
+
+/// The port operations of the fakes, for their failure switches: a name that does not exist
+/// does not compile (a misspelt string would never fire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    AccountByHandle,
+    AccountById,
+    AccountByLogin,
+    AddViews,
+    AssignResource,
+    Claim,
+    ClaimView,
+    CreateAccount,
+    Decide,
+    DefaultProjectOf,
+    Delete,
+    DeleteExpiredSessions,
+    DeleteGrant,
+    DeleteGrantsExpiredBefore,
+    DeleteLinkOfPage,
+    DeletePage,
+    DeleteProject,
+    DeleteSession,
+    EnrollTotp,
+    Exists,
+    Files,
+    FindByHash,
+    ForgetWindowsBefore,
+    Get,
+    GrantByDeviceHash,
+    GrantByUserCode,
+    GrantLevel,
+    HandleAndEmail,
+    Hit,
+    InsertGrant,
+    InsertKey,
+    InsertLink,
+    InsertPending,
+    InsertProject,
+    InsertSession,
+    KeyAccount,
+    KeyById,
+    KeysOfAccount,
+    LapsedSlugHolder,
+    LinkByCode,
+    LinkOfPage,
+    LinksOfPages,
+    MarkMfaSatisfied,
+    MarkReady,
+    Page,
+    PageBySlug,
+    PageExists,
+    Pages,
+    PagesByIds,
+    PagesInProject,
+    ProjectById,
+    ProjectBySlug,
+    ProjectsOfAccount,
+    Put,
+    PutFiles,
+    PutGrant,
+    RecordPoll,
+    RenewLease,
+    Resources,
+    RevokeKey,
+    SessionByHash,
+    SetPasswordHash,
+    SharedWith,
+    StalePending,
+    SweepLeftovers,
+    UpdateLink,
+    UpdatePage,
+    UpdateProject,
+    UseTotpStep,
+}
+
+/// Which operations fail.
+#[derive(Debug, Default)]
+struct Failing {
+    ops: HashSet<Op>,
+    everything: bool,
+}
+
+impl Failing {
+    fn covers(&self, op: Op) -> bool {
+        self.everything || self.ops.contains(&op)
+    }
+}
+
+/// Everything the fake holds; comparable, so a test can assert "unchanged".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    pub accounts: Vec<Account>,
+    pub projects: Vec<Project>,
+    pub keys: Vec<KeyRecord>,
+    pub grants: Vec<Grant>,
+    /// Pages with whether they are ready (visible).
+    pub pages: Vec<(Page, bool)>,
+    /// When the lease of each pending page ends.
+    pub leases: HashMap<PageId, OffsetDateTime>,
+    pub files: HashMap<PageId, Vec<FileEntry>>,
+    pub links: Vec<Link>,
+    /// When each allow entry of each link was shared.
+    pub shared_since: HashMap<(LinkId, AllowEntry), OffsetDateTime>,
+    pub device_grants: Vec<DeviceGrant>,
+    pub sessions: Vec<Session>,
+    /// The last TOTP step accepted per account.
+    pub totp_steps: HashMap<AccountId, u64>,
+    /// (bucket, client, window start in seconds) → requests counted.
+    pub rate_windows: HashMap<(String, String, i64), u32>,
+}
+
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+    failing: Mutex<Failing>,
+}
+
+impl MemoryStore {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes the port operation `op` fail until [`heal`].
+    ///
+    /// [`heal`]: MemoryStore::heal
+    pub fn fail(&self, op: Op) {
+        self.failing.lock().expect("lock").ops.insert(op);
+    }
+
+    /// Makes every operation fail until [`heal`].
+    ///
+    /// [`heal`]: MemoryStore::heal
+    pub fn fail_everything(&self) {
+        self.failing.lock().expect("lock").everything = true;
+    }
+
+    /// Clears every failure switch.
+    pub fn heal(&self) {
+        *self.failing.lock().expect("lock") = Failing::default();
+    }
+
+    /// A copy of the whole state.
+    #[must_use]
+    pub fn snapshot(&self) -> State {
+        self.state.lock().expect("lock").clone()
+    }
+
+    fn check(&self, op: Op) -> Result<(), InfraError> {
+        if self.failing.lock().expect("lock").covers(op) {
+            Err(InfraError::new(format!("injected failure in {op:?}")))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.lock().expect("lock"))
+    }
+}

@@ -1,0 +1,214 @@
+//! Pages, their files and publish leases.
+
+use async_trait::async_trait;
+use quire_kernel::{AccountId, InfraError, PageId, ProjectId};
+use quire_pages::{FileEntry, InsertPageError, Page, PageStatus, PageStore, UpdatePageStoreError};
+use time::OffsetDateTime;
+
+use super::links::code_taken;
+use super::{MemoryStore, Op};
+
+#[async_trait]
+impl PageStore for MemoryStore {
+    async fn insert_pending(
+        &self,
+        page: &Page,
+        files: &[FileEntry],
+        lease_until: OffsetDateTime,
+    ) -> Result<(), InsertPageError> {
+        self.check(Op::InsertPending)?;
+        self.with(|s| {
+            if s.pages.iter().any(|(p, _)| p.public_id == page.public_id)
+                || code_taken(s, &page.public_id, None)
+            {
+                return Err(InsertPageError::PublicIdTaken);
+            }
+            if s.pages
+                .iter()
+                .any(|(p, _)| p.account_id == page.account_id && p.slug == page.slug)
+            {
+                return Err(InsertPageError::SlugTaken);
+            }
+            s.pages.push((page.clone(), false));
+            s.leases.insert(page.id, lease_until);
+            s.files.insert(page.id, files.to_vec());
+            Ok(())
+        })
+    }
+
+    async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
+        self.check(Op::RenewLease)?;
+        Ok(self.with(|s| match s.leases.get_mut(&id) {
+            Some(lease) => {
+                *lease = until;
+                true
+            }
+            None => false,
+        }))
+    }
+
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
+        self.check(Op::MarkReady)?;
+        self.with(|s| {
+            if s.leases.remove(&id).is_none() {
+                return Err(InfraError::new("no pending record to mark ready"));
+            }
+            for (p, ready) in &mut s.pages {
+                if p.id == id {
+                    *ready = true;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
+        self.check(Op::DeletePage)?;
+        self.with(|s| {
+            s.pages.retain(|(p, _)| p.id != id);
+            s.leases.remove(&id);
+            s.files.remove(&id);
+        });
+        Ok(())
+    }
+
+    async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
+        self.check(Op::Page)?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .find(|(p, ready)| *ready && p.id == id)
+                .map(|(p, _)| p.clone())
+        }))
+    }
+
+    async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
+        self.check(Op::PageBySlug)?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .find(|(p, ready)| *ready && p.account_id == owner && p.slug == slug)
+                .map(|(p, _)| p.clone())
+        }))
+    }
+
+    async fn pages_in_project(
+        &self,
+        project: ProjectId,
+        status: PageStatus,
+    ) -> Result<Vec<Page>, InfraError> {
+        self.check(Op::PagesInProject)?;
+        Ok(self.with(|s| {
+            let mut v: Vec<Page> = s
+                .pages
+                .iter()
+                .filter(|(p, ready)| *ready && p.project_id == project && p.status == status)
+                .map(|(p, _)| p.clone())
+                .collect();
+            v.sort_by_key(|p| (std::cmp::Reverse(p.created_at), p.id));
+            v
+        }))
+    }
+
+    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
+        self.check(Op::PagesByIds)?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .filter(|(p, ready)| *ready && ids.contains(&p.id))
+                .map(|(p, _)| p.clone())
+                .collect()
+        }))
+    }
+
+    async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
+        self.check(Op::UpdatePage)?;
+        self.with(|s| {
+            if s.pages.iter().any(|(p, _)| {
+                p.id != page.id && p.account_id == page.account_id && p.slug == page.slug
+            }) {
+                return Err(UpdatePageStoreError::SlugTaken);
+            }
+            for (p, _) in &mut s.pages {
+                if p.id == page.id {
+                    p.slug = page.slug.clone();
+                    p.title = page.title.clone();
+                    p.status = page.status;
+                    p.updated_at = page.updated_at;
+                    p.archived_at = page.archived_at;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
+        self.check(Op::Files)?;
+        Ok(self.with(|s| {
+            let mut v = s.files.get(&id).cloned().unwrap_or_default();
+            v.sort_by(|a, b| a.path.cmp(&b.path));
+            v
+        }))
+    }
+
+    async fn put_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        size_bytes: u64,
+        file_count: u64,
+        updated_at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.check(Op::PutFiles)?;
+        self.with(|s| {
+            let manifest = s.files.entry(id).or_default();
+            for f in files {
+                manifest.retain(|e| e.path != f.path);
+                manifest.push(f.clone());
+            }
+            for (p, _) in &mut s.pages {
+                if p.id == id {
+                    p.size_bytes = size_bytes;
+                    p.file_count = file_count;
+                    p.updated_at = updated_at;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+        self.check(Op::StalePending)?;
+        Ok(self.with(|s| {
+            s.leases
+                .iter()
+                .filter(|(_, lease)| **lease < now)
+                .map(|(id, _)| *id)
+                .collect()
+        }))
+    }
+
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError> {
+        self.check(Op::LapsedSlugHolder)?;
+        Ok(self.with(|s| {
+            s.pages
+                .iter()
+                .find(|(p, _)| {
+                    p.account_id == owner
+                        && p.slug == slug
+                        && s.leases.get(&p.id).is_some_and(|lease| *lease < now)
+                })
+                .map(|(p, _)| p.id)
+        }))
+    }
+
+    async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
+        self.check(Op::PageExists)?;
+        Ok(self.with(|s| s.pages.iter().any(|(p, _)| p.id == id)))
+    }
+}
