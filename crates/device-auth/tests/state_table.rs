@@ -4,16 +4,13 @@
 
 use std::sync::Arc;
 
-use quire_app::{Ports, Settings};
 use quire_device_auth::{
     DEVICE_CODE_GRANT, DecideError, DeviceAuthService, EXPIRES_IN_SECS, GrantState, INTERVAL_SECS,
     POLL_LIMIT, PollError, START_LIMIT, StartError,
 };
 use quire_kernel::Tier;
 use quire_keys::KeyService;
-use quire_pages::RandomPublicIds;
-use quire_testkit::fixtures::create_account;
-use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
+use quire_testkit::{FixedClock, MemoryStore};
 use time::Duration;
 
 const IP: &str = "192.0.2.7";
@@ -27,29 +24,17 @@ struct World {
 }
 
 async fn world() -> World {
-    let store = Arc::new(MemoryStore::new());
-    let clock = Arc::new(FixedClock::new());
-    let ann = create_account(store.clone(), clock.clone(), "ann").await;
-    let services = quire_app::build(
-        Ports {
-            store: store.clone(),
-            bundles: Arc::new(MemoryBundles::new()),
-            clock: clock.clone(),
-            timer: Arc::new(HandTimer::new()),
-            ids: Arc::new(RandomPublicIds),
-            directory: None,
-        },
-        Settings {
-            base_url: "https://quire.example/".into(),
-            ..Settings::default()
-        },
-    );
+    let w = quire_testkit::World::builder()
+        .accounts(&["ann"])
+        .base_url("https://quire.example/")
+        .build()
+        .await;
     World {
-        auth: services.device_auth,
-        keys: services.keys,
-        account: ann.account.id,
-        store,
-        clock,
+        account: w.account("ann").account.id,
+        auth: w.services.device_auth,
+        keys: w.services.keys,
+        store: w.store,
+        clock: w.clock,
     }
 }
 

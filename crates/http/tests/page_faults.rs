@@ -7,32 +7,11 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
-use quire_app::{Ports, Settings};
-use quire_http::{AppState, Readiness};
-use quire_kernel::{AccountId, Clock, Email, Handle, InfraError, SystemClock};
-use quire_pages::{AccountDirectory, PageConfig, PublicIds, RandomPublicIds};
-use quire_serving::ServingConfig;
-use quire_testkit::fixtures::create_account;
+use quire_kernel::{AccountId, Email, Handle, InfraError};
+use quire_pages::AccountDirectory;
+use quire_testkit::World;
 use quire_testkit::memory::Op;
-use quire_testkit::{HandTimer, MemoryBundles, MemoryStore};
 use serde_json::{Value, json};
-
-#[derive(Debug)]
-struct Ready;
-#[async_trait]
-impl Readiness for Ready {
-    async fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-#[derive(Debug)]
-struct SameId;
-impl PublicIds for SameId {
-    fn next_id(&self) -> String {
-        "SAMESAME01".into()
-    }
-}
 
 /// A directory that knows no account: the owner of a page has no handle.
 #[derive(Debug)]
@@ -53,45 +32,8 @@ impl AccountDirectory for NoHandles {
     }
 }
 
-struct Setup {
-    store: Arc<MemoryStore>,
-    bundles: Arc<MemoryBundles>,
-    state: AppState,
-    key: String,
-}
-
-async fn setup(ids: Arc<dyn PublicIds>, directory: Option<Arc<dyn AccountDirectory>>) -> Setup {
-    let store = Arc::new(MemoryStore::new());
-    let bundles = Arc::new(MemoryBundles::new());
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let created = create_account(store.clone(), clock.clone(), "ann").await;
-    let services = quire_app::build(
-        Ports {
-            store: store.clone(),
-            bundles: bundles.clone(),
-            clock,
-            timer: Arc::new(HandTimer::new()),
-            ids,
-            directory,
-        },
-        Settings {
-            pages: PageConfig::default(),
-            serving: ServingConfig::default(),
-            base_url: "http://quire.test".into(),
-            signing_key: b"k".to_vec(),
-        },
-    );
-    Setup {
-        state: AppState::new(
-            services,
-            "http://quire.test".into(),
-            quire_http::client_ip::TrustedProxies::default(),
-            Arc::new(Ready),
-        ),
-        store,
-        bundles,
-        key: created.master_key.expose().to_owned(),
-    }
+async fn ann() -> World {
+    World::builder().accounts(&["ann"]).build().await
 }
 
 fn site() -> Value {
@@ -115,9 +57,13 @@ fn assert_error(got: &(u16, Value), status: u16, code: &str) {
 
 #[actix_web::test]
 async fn public_id_exhausted_is_a_500_with_its_code() {
-    let s = setup(Arc::new(SameId), None).await;
-    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
-    let auth = ("authorization", format!("Bearer {}", s.key));
+    let w = World::builder()
+        .accounts(&["ann"])
+        .public_ids("SAMESAME01")
+        .build()
+        .await;
+    let app = test::init_service(App::new().configure(quire_http::configure(w.app_state()))).await;
+    let auth = ("authorization", format!("Bearer {}", w.key("ann")));
     let first = call!(
         app,
         test::TestRequest::post()
@@ -138,10 +84,10 @@ async fn public_id_exhausted_is_a_500_with_its_code() {
 
 #[actix_web::test]
 async fn failed_cleanups_report_their_code_and_the_page_is_gone() {
-    let s = setup(Arc::new(RandomPublicIds), None).await;
-    let (store, bundles) = (s.store.clone(), s.bundles.clone());
-    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
-    let auth = ("authorization", format!("Bearer {}", s.key));
+    let w = ann().await;
+    let (store, bundles) = (w.store.clone(), w.bundles.clone());
+    let app = test::init_service(App::new().configure(quire_http::configure(w.app_state()))).await;
+    let auth = ("authorization", format!("Bearer {}", w.key("ann")));
     let mut ids = Vec::new();
     for _ in 0..2 {
         let (status, body) = call!(
@@ -185,10 +131,14 @@ async fn failed_cleanups_report_their_code_and_the_page_is_gone() {
 
 #[actix_web::test]
 async fn an_owner_without_a_handle_is_profile_handle_missing() {
-    let s = setup(Arc::new(RandomPublicIds), Some(Arc::new(NoHandles))).await;
-    let store = s.store.clone();
-    let app = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
-    let auth = ("authorization", format!("Bearer {}", s.key));
+    let w = World::builder()
+        .accounts(&["ann"])
+        .directory(Arc::new(NoHandles))
+        .build()
+        .await;
+    let store = w.store.clone();
+    let app = test::init_service(App::new().configure(quire_http::configure(w.app_state()))).await;
+    let auth = ("authorization", format!("Bearer {}", w.key("ann")));
     let r = call!(
         app,
         test::TestRequest::post()
@@ -204,18 +154,19 @@ async fn an_owner_without_a_handle_is_profile_handle_missing() {
 /// and the page serves again once storage is back.
 #[actix_web::test]
 async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
-    let s = setup(Arc::new(RandomPublicIds), None).await;
-    let (bundles, serving) = (s.bundles.clone(), s.state.serving.clone());
+    let w = ann().await;
+    let state = w.app_state();
+    let (bundles, serving) = (w.bundles.clone(), state.serving.clone());
     let pages_state = quire_http::pages_origin::PagesState {
         serving: serving.clone(),
-        keys: s.state.keys.clone(),
+        keys: state.keys.clone(),
         trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
     };
-    let api = test::init_service(App::new().configure(quire_http::configure(s.state))).await;
+    let api = test::init_service(App::new().configure(quire_http::configure(state))).await;
     let pages =
         test::init_service(App::new().configure(quire_http::pages_origin::configure(pages_state)))
             .await;
-    let auth = ("authorization", format!("Bearer {}", s.key));
+    let auth = ("authorization", format!("Bearer {}", w.key("ann")));
     let mut body = site();
     body["access"] = json!("public");
     body["maxViews"] = json!(1);

@@ -5,22 +5,12 @@
 
 use std::sync::Arc;
 
-use quire_app::{Ports, Settings};
 use quire_kernel::{PageId, Principal};
 use quire_pages::{
-    FileInput, PageError, PageService, PatchRequest, PublicIds, PublishRequest, RandomPublicIds,
+    FileInput, PageError, PageService, PatchRequest, PublishRequest,
 };
-use quire_testkit::fixtures::{create_account, master};
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
-
-#[derive(Debug)]
-struct SameId;
-impl PublicIds for SameId {
-    fn next_id(&self) -> String {
-        "SAMESAME01".into()
-    }
-}
 
 struct World {
     store: Arc<MemoryStore>,
@@ -31,36 +21,20 @@ struct World {
     ann: Principal,
 }
 
-async fn world_with(ids: Arc<dyn PublicIds>) -> World {
-    let store = Arc::new(MemoryStore::new());
-    let bundles = Arc::new(MemoryBundles::new());
-    let clock = Arc::new(FixedClock::new());
-    let timer = Arc::new(HandTimer::new());
-    let created = create_account(store.clone(), clock.clone(), "ann").await;
-    let pages = quire_app::build(
-        Ports {
-            store: store.clone(),
-            bundles: bundles.clone(),
-            clock: clock.clone(),
-            timer: timer.clone(),
-            ids,
-            directory: None,
-        },
-        Settings::default(),
-    )
-    .pages;
+async fn world_of(builder: quire_testkit::world::WorldBuilder) -> World {
+    let w = builder.accounts(&["ann"]).build().await;
     World {
-        ann: master(created.account.id, created.project.id),
-        store,
-        bundles,
-        clock,
-        timer,
-        pages,
+        ann: w.master("ann"),
+        store: w.store,
+        bundles: w.bundles,
+        clock: w.clock,
+        timer: w.timer,
+        pages: w.services.pages,
     }
 }
 
 async fn world() -> World {
-    world_with(Arc::new(RandomPublicIds)).await
+    world_of(quire_testkit::World::builder()).await
 }
 
 fn files(n: usize) -> Vec<FileInput> {
@@ -230,7 +204,7 @@ async fn refused_publishes_store_nothing() {
 
 #[tokio::test]
 async fn public_ids_that_keep_colliding_exhaust() {
-    let w = world_with(Arc::new(SameId)).await;
+    let w = world_of(quire_testkit::World::builder().public_ids("SAMESAME01")).await;
     w.pages.publish(&w.ann, publish("One")).await.unwrap();
     let err = w.pages.publish(&w.ann, publish("Two")).await.unwrap_err();
     assert_eq!(err, PageError::PublicIdExhausted);

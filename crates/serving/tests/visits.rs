@@ -7,20 +7,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_accounts::{Session, SessionStore};
-use quire_app::{Ports, Settings};
 use quire_kernel::{AccountId, App, Clock, Email, KeyId, PageId, Principal};
 use quire_pages::{
-    FileInput, PageConfig, PageOrigins, PageService, PageView, PatchRequest, PublishRequest,
-    RandomPublicIds,
+    FileInput, PageOrigins, PageService, PageView, PatchRequest, PublishRequest,
 };
 use quire_projects::{NewProject, ProjectService, ResourceType};
 use quire_serving::{
-    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingConfig, ServingService, UNLOCK_COOKIE,
+    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingService, UNLOCK_COOKIE,
     Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
-use quire_testkit::fixtures::{app_key, create_account, master};
+use quire_testkit::fixtures::app_key;
 use quire_testkit::memory::Op;
-use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
+use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
 
 struct World {
     store: Arc<MemoryStore>,
@@ -42,45 +40,22 @@ async fn world() -> World {
 }
 
 async fn world_on(origins: PageOrigins) -> World {
-    let store = Arc::new(MemoryStore::new());
-    let bundles = Arc::new(MemoryBundles::new());
-    let clock = Arc::new(FixedClock::new());
-    let ann = create_account(store.clone(), clock.clone(), "ann").await;
-    let bob = create_account(store.clone(), clock.clone(), "bob").await;
-    let ports = || Ports {
-        store: store.clone(),
-        bundles: bundles.clone(),
-        clock: clock.clone(),
-        timer: Arc::new(HandTimer::new()),
-        ids: Arc::new(RandomPublicIds),
-        directory: None,
-    };
-    let settings = Settings {
-        pages: PageConfig {
-            origins: origins.clone(),
-            ..PageConfig::default()
-        },
-        serving: ServingConfig {
-            origins,
-            base_url: "https://quire.test".into(),
-            ..ServingConfig::default()
-        },
-        base_url: "https://quire.test".into(),
-        signing_key: b"test signing key".to_vec(),
-    };
-    let services = quire_app::build(ports(), settings.clone());
-    let replica = quire_app::build(ports(), settings).pages;
+    let w = quire_testkit::World::builder()
+        .accounts(&["ann", "bob"])
+        .origins(&origins)
+        .build()
+        .await;
     World {
-        store,
-        bundles,
-        clock,
-        pages: services.pages,
-        projects: services.projects,
-        replica,
-        serving: services.serving,
-        ann: master(ann.account.id, ann.project.id),
-        bob: master(bob.account.id, bob.project.id),
-        bob_email: bob.account.email,
+        replica: w.replica().pages,
+        ann: w.master("ann"),
+        bob: w.master("bob"),
+        bob_email: w.account("bob").account.email.clone(),
+        store: w.store,
+        bundles: w.bundles,
+        clock: w.clock,
+        pages: w.services.pages,
+        projects: w.services.projects,
+        serving: w.services.serving,
     }
 }
 

@@ -6,9 +6,12 @@
 //!   real backends from `quire-store`'s tests.
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
+//! - [`world`]: a test world in a line (fakes, clock, timer, accounts, every service built by
+//!   the composition root; with the `http` feature, the HTTP edge's state too).
 //!
-//! It depends on the domain crates and kernel, tokio (the hand timer and stalled uploads wait
-//! on its channels) and tokio-postgres (for [`pg`]); it is a dev-dependency everywhere.
+//! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
+//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]) and,
+//! with `http`, `quire-http`; it is a dev-dependency everywhere.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
@@ -17,6 +20,8 @@ pub mod contract;
 pub mod fixtures;
 pub mod memory;
 pub mod pg;
+pub mod world;
 
 pub use fixtures::{FixedClock, HandTimer};
 pub use memory::{MemoryBundles, MemoryStore};
+pub use world::World;
