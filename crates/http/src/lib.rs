@@ -35,13 +35,39 @@ pub use api::openapi::ApiDoc;
 pub use common::{client_ip, limits};
 pub use error::ApiError;
 
-/// Can the service take requests? Implemented by the server over the database (and, later,
-/// the bundle store).
+/// Can the service take requests? Implemented by the server over the database and the
+/// bundle store.
 #[async_trait]
 pub trait Readiness: Send + Sync + std::fmt::Debug {
     /// # Errors
-    /// A short, non-secret description of what is not ready.
-    async fn check(&self) -> Result<(), String>;
+    /// Which dependency is not ready, and how; its text is the `reason` readiness probes see,
+    /// so it holds no address or secret.
+    async fn check(&self) -> Result<(), NotReady>;
+}
+
+/// A dependency the service needs to answer requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dependency {
+    Database,
+    BundleStorage,
+}
+
+impl std::fmt::Display for Dependency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Database => "database",
+            Self::BundleStorage => "bundle storage",
+        })
+    }
+}
+
+/// Why the service is not ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("{0} unreachable")]
+    Unreachable(Dependency),
+    #[error("{0} did not answer within {1} s")]
+    Slow(Dependency, u64),
 }
 
 /// What every handler can reach.

@@ -2,22 +2,23 @@
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountService, CreateAccount, CreateAccountError, SetPasswordError};
+use quire_accounts::{AccountService, CreateAccount};
 use quire_kernel::SystemClock;
 use quire_store::Database;
 
+use crate::error::ServerError;
 use crate::wiring::migrate;
 
 pub(crate) async fn create_account(
     db: Database,
     input: CreateAccount,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, ServerError> {
     migrate(&db).await?;
     let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
-    let created = accounts.create(input).await.map_err(|e| match e {
-        CreateAccountError::Infra(e) => format!("database error: {e}"),
-        other => other.to_string(),
-    })?;
+    let created = accounts
+        .create(input)
+        .await
+        .map_err(ServerError::CreateAccount)?;
     Ok(serde_json::json!({
         "accountId": created.account.id,
         "handle": created.account.handle,
@@ -27,22 +28,23 @@ pub(crate) async fn create_account(
     }))
 }
 
-pub(crate) async fn set_password(db: Database, login: &str, password: &str) -> Result<(), String> {
+pub(crate) async fn set_password(
+    db: Database,
+    login: &str,
+    password: &str,
+) -> Result<(), ServerError> {
     migrate(&db).await?;
     let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
     accounts
         .set_password(login, password)
         .await
-        .map_err(|e| match e {
-            SetPasswordError::Infra(e) => format!("database error: {e}"),
-            other => other.to_string(),
-        })
+        .map_err(ServerError::SetPassword)
 }
 
-pub(crate) fn read_password_line() -> Result<String, String> {
+pub(crate) fn read_password_line() -> Result<String, ServerError> {
     let mut line = String::new();
     std::io::stdin()
         .read_line(&mut line)
-        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+        .map_err(ServerError::PasswordInput)?;
     Ok(line.trim_end_matches(['\r', '\n']).to_owned())
 }

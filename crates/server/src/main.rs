@@ -7,6 +7,7 @@
 mod admin;
 mod cli;
 mod config;
+mod error;
 mod serve;
 mod tasks;
 mod telemetry;
@@ -20,29 +21,27 @@ use quire_accounts::CreateAccount;
 use crate::admin::{create_account, read_password_line, set_password};
 use crate::cli::{AdminCommand, Cli, Command};
 use crate::config::Config;
+use crate::error::ServerError;
 use crate::serve::serve;
 use crate::telemetry::init_logging;
 use crate::wiring::{connect, migrate};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let config = match Config::load(cli.config.as_deref(), |k| std::env::var(k).ok()) {
-        Ok(c) => c,
+    match run(Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("quire-server: configuration error: {e}");
-            return ExitCode::from(2);
+            eprintln!("quire-server: {}", e.chain());
+            ExitCode::from(e.exit_code())
         }
-    };
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), ServerError> {
+    let config = Config::load(cli.config.as_deref(), |k| std::env::var(k).ok())?;
     init_logging(&config.log_format);
-    let db = match connect(&config) {
-        Ok(db) => db,
-        Err(e) => {
-            eprintln!("quire-server: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let result = match cli.command.unwrap_or(Command::Serve) {
+    let db = connect(&config)?;
+    match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config, db).await,
         Command::Migrate => migrate(&db).await,
         Command::Admin {
@@ -54,23 +53,24 @@ async fn main() -> ExitCode {
                     platform_admin,
                     not_activated,
                 },
-        } => create_account(
-            db,
-            CreateAccount {
-                email,
-                handle,
-                password,
-                platform_admin,
-                activated: !not_activated,
-            },
-        )
-        .await
-        .map(|out| {
+        } => {
+            let created = create_account(
+                db,
+                CreateAccount {
+                    email,
+                    handle,
+                    password,
+                    platform_admin,
+                    activated: !not_activated,
+                },
+            )
+            .await?;
             #[allow(clippy::print_stdout)]
             {
-                println!("{out}");
+                println!("{created}");
             }
-        }),
+            Ok(())
+        }
         Command::Admin {
             command:
                 AdminCommand::SetPassword {
@@ -80,22 +80,12 @@ async fn main() -> ExitCode {
                 },
         } => {
             let password = match password {
-                Some(p) if !password_stdin => Ok(p),
-                _ => read_password_line(),
+                Some(p) if !password_stdin => p,
+                _ => read_password_line()?,
             };
-            match password {
-                Ok(p) => set_password(db, &login, &p).await.map(|()| {
-                    eprintln!("quire-server: password set for {login}");
-                }),
-                Err(e) => Err(e),
-            }
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("quire-server: {e}");
-            ExitCode::FAILURE
+            set_password(db, &login, &password).await?;
+            eprintln!("quire-server: password set for {login}");
+            Ok(())
         }
     }
 }

@@ -16,14 +16,22 @@ use quire_pages::{PageOrigins, RandomPublicIds};
 use quire_store::Database;
 
 use crate::config::Config;
+use crate::error::ServerError;
 use crate::tasks::{spawn_janitor, spawn_view_flusher};
 use crate::wiring::{PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, migrate, settings};
 
-fn bind(what: &str, addr: &str) -> Result<(TcpListener, std::net::SocketAddr), String> {
-    let listener =
-        TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr} ({what}): {e}"))?;
-    let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    Ok((listener, bound))
+fn bind(
+    listener: &'static str,
+    addr: &str,
+) -> Result<(TcpListener, std::net::SocketAddr), ServerError> {
+    let failed = |source| ServerError::Listen {
+        listener,
+        addr: addr.to_owned(),
+        source,
+    };
+    let socket = TcpListener::bind(addr).map_err(failed)?;
+    let bound = socket.local_addr().map_err(failed)?;
+    Ok((socket, bound))
 }
 
 /// Time for a client to send a request's headers.
@@ -72,7 +80,7 @@ fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
     }
 }
 
-pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String> {
+pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), ServerError> {
     migrate(&db).await?;
     let (listener, addr) = bind("API", &config.listen)?;
     let (pages_listener, pages_addr) = bind("pages", &config.pages_listen)?;
@@ -84,8 +92,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
         config.pages_url = format!("http://{{handle}}.localhost:{}", pages_addr.port());
     }
     let config = config;
-    let origins =
-        PageOrigins::parse(&config.pages_url).map_err(|e| format!("QUIRE_PAGES_URL {e}"))?;
+    let origins = PageOrigins::parse(&config.pages_url).map_err(ServerError::PagesUrl)?;
     if !origins.per_owner() {
         tracing::warn!(
             pages_url = %config.pages_url,
@@ -94,13 +101,13 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
              on a single-tenant server"
         );
     }
-    let bundles = ObjectBundleStore::open(&config.storage_url).map_err(|e| e.to_string())?;
+    let bundles = ObjectBundleStore::open(&config.storage_url)?;
     let signing_key = db
         .server_secret(PAGES_SIGNING_SECRET)
         .await
-        .map_err(|e| format!("cannot read the signing key: {e}"))?;
+        .map_err(ServerError::SigningKey)?;
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
-        .map_err(|e| format!("QUIRE_TRUSTED_PROXIES: {e}"))?;
+        .map_err(ServerError::TrustedProxies)?;
     let services = quire_app::build(
         Ports {
             store: Arc::new(db.clone()),
@@ -150,7 +157,11 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
     .keep_alive(KEEP_ALIVE)
     .shutdown_timeout(SHUTDOWN_GRACE_SECS)
     .listen(listener)
-    .map_err(|e| e.to_string())?;
+    .map_err(|source| ServerError::Listen {
+        listener: "API",
+        addr: addr.to_string(),
+        source,
+    })?;
     let pages_connect = limits::on_connect(counts, edge, trusted_proxies.clone());
     let pages_state = PagesState {
         serving: serving.clone(),
@@ -171,7 +182,11 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
     .keep_alive(KEEP_ALIVE)
     .shutdown_timeout(SHUTDOWN_GRACE_SECS)
     .listen(pages_listener)
-    .map_err(|e| e.to_string())?;
+    .map_err(|source| ServerError::Listen {
+        listener: "pages",
+        addr: pages_addr.to_string(),
+        source,
+    })?;
     if config.workers > 0 {
         api = api.workers(config.workers);
         visitors = visitors.workers(config.workers);
@@ -198,8 +213,14 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), String
     if let Err(e) = serving.flush_views().await {
         tracing::warn!(error = %e, "view counts of the last second were not written");
     }
-    api.map_err(|e| e.to_string())?;
-    visitors.map_err(|e| e.to_string())?;
+    api.map_err(|source| ServerError::Serve {
+        listener: "API",
+        source,
+    })?;
+    visitors.map_err(|source| ServerError::Serve {
+        listener: "pages",
+        source,
+    })?;
     tracing::info!("shut down cleanly");
     Ok(())
 }

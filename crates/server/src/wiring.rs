@@ -6,13 +6,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
-use quire_http::Readiness;
+use quire_http::{Dependency, NotReady, Readiness};
 use quire_kernel::Timer;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
 use quire_store::{Database, DatabaseConfig};
 
 use crate::config::Config;
+use crate::error::ServerError;
+
+/// How long each dependency has to answer a readiness check.
+const READY_WITHIN: Duration = Duration::from_secs(3);
 
 #[derive(Debug)]
 pub(crate) struct StackReadiness {
@@ -22,23 +26,25 @@ pub(crate) struct StackReadiness {
 
 #[async_trait]
 impl Readiness for StackReadiness {
-    async fn check(&self) -> Result<(), String> {
-        let limit = Duration::from_secs(3);
-        match tokio::time::timeout(limit, self.db.ping()).await {
+    async fn check(&self) -> Result<(), NotReady> {
+        match tokio::time::timeout(READY_WITHIN, self.db.ping()).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "database ping failed");
-                return Err("database unreachable".into());
+                return Err(NotReady::Unreachable(Dependency::Database));
             }
-            Err(_) => return Err("database did not answer within 3 s".into()),
+            Err(_) => return Err(NotReady::Slow(Dependency::Database, READY_WITHIN.as_secs())),
         }
-        match tokio::time::timeout(limit, self.bundles.ping()).await {
+        match tokio::time::timeout(READY_WITHIN, self.bundles.ping()).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "bundle storage check failed");
-                Err("bundle storage unreachable".into())
+                Err(NotReady::Unreachable(Dependency::BundleStorage))
             }
-            Err(_) => Err("bundle storage did not answer within 3 s".into()),
+            Err(_) => Err(NotReady::Slow(
+                Dependency::BundleStorage,
+                READY_WITHIN.as_secs(),
+            )),
         }
     }
 }
@@ -81,14 +87,14 @@ pub(crate) fn settings(config: &Config, origins: &PageOrigins, signing_key: Stri
     }
 }
 
-pub(crate) fn connect(config: &Config) -> Result<Database, String> {
+pub(crate) fn connect(config: &Config) -> Result<Database, ServerError> {
     let mut db_config = DatabaseConfig::new(config.database_url.clone());
     db_config.max_connections = config.database_max_connections;
-    Database::connect(&db_config).map_err(|e| e.to_string())
+    Database::connect(&db_config).map_err(ServerError::Connect)
 }
 
-pub(crate) async fn migrate(db: &Database) -> Result<(), String> {
-    let ran = db.migrate().await.map_err(|e| e.to_string())?;
+pub(crate) async fn migrate(db: &Database) -> Result<(), ServerError> {
+    let ran = db.migrate().await.map_err(ServerError::Migrate)?;
     tracing::info!(applied = ran, backend = ?db.backend(), "migrations up to date");
     Ok(())
 }

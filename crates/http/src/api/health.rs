@@ -25,7 +25,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         Err(what) => {
             tracing::warn!(reason = %what, "not ready");
             HttpResponse::ServiceUnavailable()
-                .json(serde_json::json!({ "status": "unavailable", "reason": what }))
+                .json(serde_json::json!({ "status": "unavailable", "reason": what.to_string() }))
         }
     }
 }

@@ -1,0 +1,100 @@
+//! What stops the server or an admin command, with its cause. `main` prints the chain and
+//! picks the exit code from the kind.
+
+use std::error::Error as _;
+
+use quire_accounts::{CreateAccountError, SetPasswordError};
+use quire_blobs::BlobConfigError;
+use quire_kernel::InfraError;
+use quire_store::StoreError;
+
+use crate::config::ConfigError;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ServerError {
+    #[error("configuration error: {0}")]
+    Config(#[from] ConfigError),
+    #[error("QUIRE_PAGES_URL {0}")]
+    PagesUrl(String),
+    #[error("QUIRE_TRUSTED_PROXIES: {0}")]
+    TrustedProxies(String),
+    #[error("QUIRE_STORAGE_URL: {0}")]
+    Storage(#[from] BlobConfigError),
+    #[error("cannot open the database")]
+    Connect(#[source] StoreError),
+    #[error("cannot bring the database schema up to date")]
+    Migrate(#[source] StoreError),
+    #[error("cannot read the signing key")]
+    SigningKey(#[source] InfraError),
+    #[error("cannot listen on {addr} ({listener})")]
+    Listen {
+        listener: &'static str,
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the {listener} listener stopped")]
+    Serve {
+        listener: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create the account: {0}")]
+    CreateAccount(#[source] CreateAccountError),
+    #[error("cannot set the password: {0}")]
+    SetPassword(#[source] SetPasswordError),
+    #[error("cannot read the password from standard input")]
+    PasswordInput(#[source] std::io::Error),
+}
+
+impl ServerError {
+    /// 2 when the configuration could not be read or the database not opened, before any
+    /// command ran; 1 for a command that failed.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Self::Config(_) | Self::Connect(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// The error and each cause under it, on one line: `a: b: c`. A cause whose text the
+    /// error already shows is not repeated.
+    pub(crate) fn chain(&self) -> String {
+        let mut line = self.to_string();
+        let mut cause = self.source();
+        while let Some(e) = cause {
+            let text = e.to_string();
+            if !line.ends_with(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+            cause = e.source();
+        }
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_names_every_cause_once() {
+        let e = ServerError::Listen {
+            listener: "API",
+            addr: "127.0.0.1:1".into(),
+            source: std::io::Error::new(std::io::ErrorKind::AddrInUse, "address in use"),
+        };
+        assert_eq!(
+            e.chain(),
+            "cannot listen on 127.0.0.1:1 (API): address in use"
+        );
+        assert_eq!(e.exit_code(), 1);
+        let e = ServerError::CreateAccount(CreateAccountError::HandleTaken);
+        assert_eq!(
+            e.chain(),
+            "cannot create the account: handle already taken (by an account or a project slug)"
+        );
+        assert_eq!(ServerError::PagesUrl("has no host".into()).exit_code(), 1);
+    }
+}
