@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use quire_kernel::{PageId, Principal};
-use quire_pages::{
-    FileInput, PageError, PageService, PatchRequest, PublishRequest,
-};
+use quire_pages::{FileInput, PageError, PageService, PatchRequest, PublishRequest};
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
 

@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use quire_accounts::{Session, SessionStore};
 use quire_kernel::{AccountId, App, Clock, Email, KeyId, PageId, Principal};
-use quire_pages::{
-    FileInput, PageOrigins, PageService, PageView, PatchRequest, PublishRequest,
-};
+use quire_pages::{FileInput, PageOrigins, PageService, PageView, PatchRequest, PublishRequest};
 use quire_projects::{NewProject, ProjectService, ResourceType};
 use quire_serving::{
-    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingService, UNLOCK_COOKIE,
-    Unlock, UnlockError, VIEW_COOKIE, Visit, Visitor,
+    ACCESS_COOKIE, Answer, CacheRule, PassError, ServingService, UNLOCK_COOKIE, Unlock,
+    UnlockError, VIEW_COOKIE, Visit, Visitor,
 };
 use quire_testkit::fixtures::app_key;
 use quire_testkit::memory::Op;

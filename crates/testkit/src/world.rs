@@ -257,3 +257,44 @@ impl PublicIds for FixedPublicId {
         self.0.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use quire_projects::ListProjectsError;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn accounts_are_made_before_operations_fail() {
+        let w = World::builder()
+            .accounts(&["ann", "bob"])
+            .failing(Op::ProjectsOfAccount)
+            .build()
+            .await;
+        assert_ne!(w.account("ann").account.id, w.account("bob").account.id);
+        assert!(w.key("bob").starts_with("qk_"), "{}", w.key("bob"));
+        let listed = w.services.projects.list(&w.master("ann")).await;
+        assert!(matches!(listed, Err(ListProjectsError::Infra(_))));
+        w.store.heal();
+        let listed = w.services.projects.list(&w.master("ann")).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id, w.account("ann").project.id);
+    }
+
+    #[tokio::test]
+    async fn a_replica_shares_the_fakes_and_the_settings() {
+        let w = World::builder()
+            .accounts(&["ann"])
+            .base_url("https://dash.example")
+            .build()
+            .await;
+        let replica = w.replica();
+        let listed = replica.projects.list(&w.master("ann")).await.unwrap();
+        assert_eq!(listed[0].id, w.account("ann").project.id);
+        let started = replica.device_auth.start(None, "192.0.2.1").await.unwrap();
+        assert_eq!(
+            started.verification_uri,
+            "https://dash.example/authorize-agent"
+        );
+    }
+}

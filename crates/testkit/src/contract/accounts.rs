@@ -2,16 +2,22 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
 use quire_accounts::{AccountService, CreateAccount, CreateAccountError};
 use quire_kernel::{ProjectSlug, Tier};
+use quire_keys::KeyStore;
 use quire_keys::PlaintextKey;
+use quire_projects::ProjectStore;
 use time::OffsetDateTime;
 
-use super::Stores;
 use super::support::{project_of, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn account_bootstrap_is_readable<S: Stores>(s: Arc<S>) {
+pub(super) async fn account_bootstrap_is_readable<
+    S: AccountStore + ProjectStore + KeyStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let seeded = seed(&s, &clock, "ann").await;
     let a = &seeded.account;
@@ -52,7 +58,11 @@ pub(super) async fn account_bootstrap_is_readable<S: Stores>(s: Arc<S>) {
     );
 }
 
-pub(super) async fn account_conflicts_store_nothing<S: Stores>(s: Arc<S>) {
+pub(super) async fn account_conflicts_store_nothing<
+    S: AccountStore + ProjectStore + KeyStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let svc = AccountService::new(s.clone(), clock.clone());
@@ -92,7 +102,9 @@ pub(super) async fn account_conflicts_store_nothing<S: Stores>(s: Arc<S>) {
     );
 }
 
-pub(super) async fn times_keep_microseconds<S: Stores>(s: Arc<S>) {
+pub(super) async fn times_keep_microseconds<S: AccountStore + ProjectStore + KeyStore + 'static>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::at(
         OffsetDateTime::from_unix_timestamp_nanos(1_767_225_600_123_456_000).unwrap(),
     ));

@@ -2,17 +2,24 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
+use quire_device_auth::DeviceGrantStore;
 use quire_device_auth::GrantState;
 use quire_device_auth::ports::InsertGrantError;
+use quire_kernel::RateLimiter;
 use quire_kernel::{Clock, Tier};
+use quire_keys::KeyStore;
 use quire_keys::new_key;
 use time::Duration;
 
-use super::Stores;
 use super::support::{grant, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn device_grants_change_state_by_compare_and_set<S: Stores>(s: Arc<S>) {
+pub(super) async fn device_grants_change_state_by_compare_and_set<
+    S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let g = grant("BCDFGHJK", &"a".repeat(64), &clock);
@@ -96,7 +103,11 @@ pub(super) async fn device_grants_change_state_by_compare_and_set<S: Stores>(s: 
     );
 }
 
-pub(super) async fn old_grants_and_rate_windows_are_swept<S: Stores>(s: Arc<S>) {
+pub(super) async fn old_grants_and_rate_windows_are_swept<
+    S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = FixedClock::new();
     let old = grant("BCDFGHJK", &"1".repeat(64), &clock);
     s.insert_grant(&old).await.unwrap();
@@ -129,7 +140,11 @@ pub(super) async fn old_grants_and_rate_windows_are_swept<S: Stores>(s: Arc<S>) 
     );
 }
 
-pub(super) async fn rate_limits_count_exactly_per_window<S: Stores>(s: Arc<S>) {
+pub(super) async fn rate_limits_count_exactly_per_window<
+    S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = FixedClock::new();
     let window = std::time::Duration::from_secs(900);
     let now = clock.now();

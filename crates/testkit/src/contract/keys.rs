@@ -2,14 +2,20 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
 use quire_kernel::{Clock, Tier};
+use quire_keys::KeyStore;
+use quire_projects::ProjectStore;
 use time::Duration;
 
-use super::Stores;
 use super::support::{app_key_in, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn keys_are_listed_revoked_once_and_found_by_hash<S: Stores>(s: Arc<S>) {
+pub(super) async fn keys_are_listed_revoked_once_and_found_by_hash<
+    S: AccountStore + KeyStore + ProjectStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let (plain, key) = app_key_in(&ann.account, ann.project.id, &clock);

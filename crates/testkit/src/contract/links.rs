@@ -2,18 +2,25 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
 use quire_kernel::AccountId;
 use quire_kernel::Clock;
 use quire_kernel::{Email, Handle, LinkId};
+use quire_links::LinkStore;
 use quire_links::{Access, AllowEntry, LinkWriteError};
+use quire_pages::AccountDirectory;
 use quire_pages::InsertPageError;
+use quire_pages::PageStore;
 use time::Duration;
 
-use super::Stores;
 use super::support::{lease, link_for, page_of, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn link_codes_share_one_namespace<S: Stores>(s: Arc<S>) {
+pub(super) async fn link_codes_share_one_namespace<
+    S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let p1 = page_of(&ann.account, ann.project.id, "one", "DDDDDDDDD1", &clock);
@@ -77,7 +84,11 @@ pub(super) async fn link_codes_share_one_namespace<S: Stores>(s: Arc<S>) {
         .unwrap();
 }
 
-pub(super) async fn links_keep_policy_and_allow_lists<S: Stores>(s: Arc<S>) {
+pub(super) async fn links_keep_policy_and_allow_lists<
+    S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
@@ -155,7 +166,11 @@ pub(super) async fn links_keep_policy_and_allow_lists<S: Stores>(s: Arc<S>) {
     );
 }
 
-pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<S: Stores>(s: Arc<S>) {
+pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
+    S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let budgeted = page_of(&ann.account, ann.project.id, "once", "GGGGGGGGG1", &clock);

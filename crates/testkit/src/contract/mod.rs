@@ -6,7 +6,8 @@
 //! The checks are listed once, in `__contract_list!`: [`store_contract!`](crate::store_contract)
 //! expands one `#[tokio::test]` per entry for a backend, and [`run`] dispatches to it. A check
 //! left off the list is dead code, which fails the build (`-D warnings`), so none can be
-//! written and silently never run.
+//! written and silently never run. Each check is bounded by the ports it touches, so its
+//! signature says what it covers; [`run`] holds a backend to every port ([`Stores`]).
 
 mod accounts;
 mod device;

@@ -2,16 +2,21 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
 use quire_kernel::Clock;
 use quire_kernel::PageId;
+use quire_links::LinkStore;
+use quire_pages::AccountDirectory;
+use quire_pages::PageStore;
 use quire_pages::{InsertPageError, PageStatus, UpdatePageStoreError};
 use time::Duration;
 
-use super::Stores;
 use super::support::{file, lease, link_for, page_of, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S: Stores>(
+pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<
+    S: AccountStore + PageStore + LinkStore + AccountDirectory + 'static,
+>(
     s: Arc<S>,
 ) {
     let clock = Arc::new(FixedClock::new());
@@ -138,7 +143,11 @@ pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<S
     assert!(s.files(page.id).await.unwrap().is_empty());
 }
 
-pub(super) async fn put_files_replaces_by_path_and_sets_totals<S: Stores>(s: Arc<S>) {
+pub(super) async fn put_files_replaces_by_path_and_sets_totals<
+    S: AccountStore + PageStore + LinkStore + AccountDirectory + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let page = page_of(&ann.account, ann.project.id, "site", "CCCCCCCCC1", &clock);
@@ -165,7 +174,11 @@ pub(super) async fn put_files_replaces_by_path_and_sets_totals<S: Stores>(s: Arc
     );
 }
 
-pub(super) async fn pages_are_found_by_owner_and_slug_and_links_by_code<S: Stores>(s: Arc<S>) {
+pub(super) async fn pages_are_found_by_owner_and_slug_and_links_by_code<
+    S: AccountStore + PageStore + LinkStore + AccountDirectory + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;

@@ -2,17 +2,25 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
 use quire_kernel::{Clock, KeyId, ProjectId, ProjectSlug};
+use quire_keys::KeyStore;
+use quire_links::LinkStore;
+use quire_pages::PageStore;
+use quire_projects::ProjectStore;
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, ProjectWriteError, ResourceType,
 };
 use time::Duration;
 
-use super::Stores;
 use super::support::{app_key_in, file, lease, link_for, page_of, project_of, seed};
 use crate::fixtures::FixedClock;
 
-pub(super) async fn project_slugs_and_clients_are_unique<S: Stores>(s: Arc<S>) {
+pub(super) async fn project_slugs_and_clients_are_unique<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
@@ -61,7 +69,11 @@ pub(super) async fn project_slugs_and_clients_are_unique<S: Stores>(s: Arc<S>) {
     );
 }
 
-pub(super) async fn projects_are_listed_oldest_first<S: Stores>(s: Arc<S>) {
+pub(super) async fn projects_are_listed_oldest_first<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
@@ -82,7 +94,11 @@ pub(super) async fn projects_are_listed_oldest_first<S: Stores>(s: Arc<S>) {
     assert_eq!(ids, vec![ann.project.id, p1.id, p2.id]);
 }
 
-pub(super) async fn grants_upsert_and_delete<S: Stores>(s: Arc<S>) {
+pub(super) async fn grants_upsert_and_delete<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let other = project_of(&ann.account, "ann_other", &clock);
@@ -123,7 +139,11 @@ pub(super) async fn grants_upsert_and_delete<S: Stores>(s: Arc<S>) {
     assert_eq!(s.grant_level(key.id, other.id).await.unwrap(), None);
 }
 
-pub(super) async fn delete_project_refuses_or_moves<S: Stores>(s: Arc<S>) {
+pub(super) async fn delete_project_refuses_or_moves<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let doomed = project_of(&ann.account, "doomed", &clock);
@@ -174,7 +194,11 @@ pub(super) async fn delete_project_refuses_or_moves<S: Stores>(s: Arc<S>) {
     assert_eq!(s.project_by_id(empty.id).await.unwrap(), None);
 }
 
-pub(super) async fn delete_default_project_promotes_oldest<S: Stores>(s: Arc<S>) {
+pub(super) async fn delete_default_project_promotes_oldest<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let second = project_of(&ann.account, "ann_second", &clock);
@@ -195,7 +219,11 @@ pub(super) async fn delete_default_project_promotes_oldest<S: Stores>(s: Arc<S>)
     assert_eq!(owner.default_project_id, second.id);
 }
 
-pub(super) async fn assign_moves_app_keys_only<S: Stores>(s: Arc<S>) {
+pub(super) async fn assign_moves_app_keys_only<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
@@ -241,7 +269,11 @@ pub(super) async fn assign_moves_app_keys_only<S: Stores>(s: Arc<S>) {
     );
 }
 
-pub(super) async fn projects_hold_and_move_pages_and_links<S: Stores>(s: Arc<S>) {
+pub(super) async fn projects_hold_and_move_pages_and_links<
+    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;

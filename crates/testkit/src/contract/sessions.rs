@@ -2,16 +2,21 @@
 
 use std::sync::Arc;
 
+use quire_accounts::AccountStore;
+use quire_accounts::SessionStore;
 use quire_accounts::{Session, TotpSecret};
 use quire_kernel::AccountId;
 use quire_kernel::Clock;
 use time::Duration;
 
-use super::Stores;
 use super::support::seed;
 use crate::fixtures::FixedClock;
 
-pub(super) async fn accounts_are_found_by_login_and_sessions_by_hash<S: Stores>(s: Arc<S>) {
+pub(super) async fn accounts_are_found_by_login_and_sessions_by_hash<
+    S: AccountStore + SessionStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     assert_eq!(
@@ -60,7 +65,11 @@ pub(super) async fn accounts_are_found_by_login_and_sessions_by_hash<S: Stores>(
     s.delete_session(&session.id_hash).await.unwrap();
 }
 
-pub(super) async fn totp_enrollment_is_once_and_steps_are_used_once<S: Stores>(s: Arc<S>) {
+pub(super) async fn totp_enrollment_is_once_and_steps_are_used_once<
+    S: AccountStore + SessionStore + 'static,
+>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let session = |hash: char, satisfied: bool| Session {
@@ -126,7 +135,9 @@ pub(super) async fn totp_enrollment_is_once_and_steps_are_used_once<S: Stores>(s
     s.mark_mfa_satisfied(&"9".repeat(64)).await.unwrap();
 }
 
-pub(super) async fn expired_sessions_are_swept<S: Stores>(s: Arc<S>) {
+pub(super) async fn expired_sessions_are_swept<S: AccountStore + SessionStore + 'static>(
+    s: Arc<S>,
+) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     for (hash, hours) in [('1', 1), ('2', 2), ('3', 3)] {

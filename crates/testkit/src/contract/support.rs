@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use quire_accounts::Account;
+use quire_accounts::AccountStore;
 use quire_device_auth::{DeviceGrant, GrantState};
 use quire_kernel::{App, Apps, Clock, Color, ProjectId, ProjectSlug, Tier};
 use quire_kernel::{LinkId, PageId};
@@ -12,7 +13,6 @@ use quire_pages::{FileEntry, Page, PageStatus};
 use quire_projects::{Project, ProjectStatus};
 use time::{Duration, OffsetDateTime};
 
-use super::Stores;
 use crate::fixtures::FixedClock;
 
 pub(super) struct Seeded {
@@ -21,7 +21,11 @@ pub(super) struct Seeded {
     pub(super) master_key: PlaintextKey,
 }
 
-pub(super) async fn seed<S: Stores>(s: &Arc<S>, clock: &Arc<FixedClock>, handle: &str) -> Seeded {
+pub(super) async fn seed<S: AccountStore + 'static>(
+    s: &Arc<S>,
+    clock: &Arc<FixedClock>,
+    handle: &str,
+) -> Seeded {
     clock.advance(Duration::seconds(1));
     let created = crate::fixtures::create_account(s.clone(), clock.clone(), handle).await;
     Seeded {
