@@ -2,7 +2,7 @@
 //! (database, bundle storage), has the composition root (`quire-app`) build the services on
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
-//! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin`.
+//! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin`, `error` (what stops it, with its cause).
 
 mod admin;
 mod cli;
