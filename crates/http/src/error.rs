@@ -1,5 +1,9 @@
 //! The API error: a code from the kernel's table (or, for key-mint validation, prose), a
-//! human message, and the extra fields the spec names. Domain errors map here, once each.
+//! human message, and the extra fields the spec names. Domain errors map here, once each, to
+//! a code only: the message is the domain error's own text, so each message a client reads
+//! has one author. The edge words only what it refuses itself (a body, path or query it
+//! cannot parse, a route or method that does not exist). An infrastructure failure is logged
+//! with its kind and cause chain and answered with a fixed 500.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -95,7 +99,8 @@ impl ApiError {
         }
     }
 
-    /// A 500 for an infrastructure failure; the cause is logged, never shown.
+    /// A 500 for a failure of the edge itself (a template, a cookie); the cause is logged,
+    /// never shown. Domain infrastructure failures arrive as `InfraError` instead.
     pub fn internal(cause: &dyn std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
         Self::new(ErrorCode::InternalError, "internal error; try again later")
@@ -142,36 +147,35 @@ impl ResponseError for ApiError {
     }
 }
 
-/// RFC 8628 fixes the codes; the device-login service words the messages.
+/// RFC 8628 fixes the codes.
 impl From<StartError> for ApiError {
     fn from(e: StartError) -> Self {
-        let message = e.to_string();
-        match e {
-            StartError::InvalidRequest(m) => ApiError::new(ErrorCode::InvalidRequest, m),
-            StartError::RateLimited => ApiError::new(ErrorCode::RateLimited, message),
-            StartError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            StartError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            StartError::RateLimited => ErrorCode::RateLimited,
+            StartError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<PollError> for ApiError {
     fn from(e: PollError) -> Self {
-        let message = e.to_string();
         let code = match e {
             PollError::UnsupportedGrantType => ErrorCode::UnsupportedGrantType,
-            PollError::InvalidRequest(m) => return ApiError::new(ErrorCode::InvalidRequest, m),
+            PollError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             PollError::InvalidGrant => ErrorCode::InvalidGrant,
             PollError::AccessDenied => ErrorCode::AccessDenied,
             PollError::ExpiredToken => ErrorCode::ExpiredToken,
             PollError::AuthorizationPending => ErrorCode::AuthorizationPending,
             PollError::SlowDown { interval } => {
-                return ApiError::new(ErrorCode::SlowDown, message)
+                return worded(ErrorCode::SlowDown, &e)
                     .with_field("interval", Value::from(interval));
             }
             PollError::RateLimited => ErrorCode::RateLimited,
             PollError::Infra(e) => return e.into(),
         };
-        ApiError::new(code, message)
+        worded(code, &e)
     }
 }
 
@@ -182,32 +186,30 @@ impl From<InfraError> for ApiError {
     }
 }
 
-fn insufficient_scope(why: &str) -> ApiError {
-    ApiError::new(ErrorCode::InsufficientScope, why)
+/// A domain error's answer: `code` with the error's own words. The domain crates author
+/// every message a client reads (the `#[error]` text of each variant); this file only picks
+/// codes, so a message is written once.
+fn worded(code: ErrorCode, e: &dyn std::error::Error) -> ApiError {
+    ApiError::new(code, e.to_string())
 }
 
 impl From<AuthError> for ApiError {
     fn from(e: AuthError) -> Self {
         match e {
             AuthError::InvalidApiKey => {
-                let mut err = ApiError::new(
-                    ErrorCode::InvalidApiKey,
-                    "missing, unrecognised or revoked API key",
-                );
+                let mut err = worded(ErrorCode::InvalidApiKey, &e);
                 err.www_authenticate = Some(r#"Bearer realm="quire""#.into());
                 err
             }
             AuthError::InvalidToken(description) => {
-                let mut err = ApiError::new(ErrorCode::InvalidToken, "bearer token rejected")
+                let mut err = worded(ErrorCode::InvalidToken, &e)
                     .with_field("error_description", Value::from(description));
                 err.www_authenticate = Some(format!(
                     r#"Bearer realm="quire", error="invalid_token", error_description="{description}""#
                 ));
                 err
             }
-            AuthError::NotActivated => {
-                ApiError::new(ErrorCode::NotActivated, "this account is not activated yet")
-            }
+            AuthError::NotActivated => worded(ErrorCode::NotActivated, &e),
             AuthError::Infra(e) => e.into(),
         }
     }
@@ -216,9 +218,7 @@ impl From<AuthError> for ApiError {
 impl From<AddressError> for ApiError {
     fn from(e: AddressError) -> Self {
         match e {
-            AddressError::InsufficientScope => {
-                insufficient_scope("this credential cannot reach that project")
-            }
+            AddressError::InsufficientScope => worded(ErrorCode::InsufficientScope, &e),
             AddressError::Infra(e) => e.into(),
         }
     }
@@ -227,9 +227,7 @@ impl From<AddressError> for ApiError {
 impl From<ListProjectsError> for ApiError {
     fn from(e: ListProjectsError) -> Self {
         match e {
-            ListProjectsError::InsufficientScope => {
-                insufficient_scope("listing projects needs a master key or a bearer token")
-            }
+            ListProjectsError::InsufficientScope => worded(ErrorCode::InsufficientScope, &e),
             ListProjectsError::Infra(e) => e.into(),
         }
     }
@@ -238,7 +236,7 @@ impl From<ListProjectsError> for ApiError {
 impl From<GetProjectError> for ApiError {
     fn from(e: GetProjectError) -> Self {
         match e {
-            GetProjectError::NotFound => ApiError::not_found("project"),
+            GetProjectError::NotFound => worded(ErrorCode::NotFound, &e),
             GetProjectError::Infra(e) => e.into(),
         }
     }
@@ -246,94 +244,77 @@ impl From<GetProjectError> for ApiError {
 
 impl From<WriteProjectError> for ApiError {
     fn from(e: WriteProjectError) -> Self {
-        match e {
-            WriteProjectError::InsufficientScope => insufficient_scope("a master key is required"),
-            WriteProjectError::NotFound => ApiError::not_found("project"),
-            WriteProjectError::InvalidProject(m) => ApiError::new(ErrorCode::InvalidProject, m),
-            WriteProjectError::InvalidSlug(m) => ApiError::new(ErrorCode::InvalidSlug, m),
-            WriteProjectError::SlugTaken => {
-                ApiError::new(ErrorCode::SlugTaken, "that slug is already taken")
-            }
-            WriteProjectError::ClientAlreadyAttached => ApiError::new(
-                ErrorCode::ClientAlreadyAttached,
-                "that OAuth client already has a home project",
-            ),
-            WriteProjectError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            WriteProjectError::InsufficientScope => ErrorCode::InsufficientScope,
+            WriteProjectError::NotFound => ErrorCode::NotFound,
+            WriteProjectError::InvalidProject(_) => ErrorCode::InvalidProject,
+            WriteProjectError::InvalidSlug(_) => ErrorCode::InvalidSlug,
+            WriteProjectError::SlugTaken => ErrorCode::SlugTaken,
+            WriteProjectError::ClientAlreadyAttached => ErrorCode::ClientAlreadyAttached,
+            WriteProjectError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<DeleteProjectError> for ApiError {
     fn from(e: DeleteProjectError) -> Self {
-        match e {
-            DeleteProjectError::InsufficientScope => insufficient_scope("a master key is required"),
-            DeleteProjectError::NotFound => ApiError::not_found("project"),
-            DeleteProjectError::ConfirmMismatch => ApiError::new(
-                ErrorCode::InvalidBody,
-                "confirm must equal the id of the project being deleted",
-            ),
-            DeleteProjectError::InvalidMoveTo(m) => ApiError::new(ErrorCode::InvalidBody, m),
-            DeleteProjectError::LastProject => ApiError::new(
-                ErrorCode::LastProject,
-                "the account's only project cannot be deleted",
-            ),
-            DeleteProjectError::NotEmpty => ApiError::new(
-                ErrorCode::ProjectNotEmpty,
-                "the project still holds resources; move them or pass move_to",
-            ),
-            DeleteProjectError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            DeleteProjectError::InsufficientScope => ErrorCode::InsufficientScope,
+            DeleteProjectError::NotFound => ErrorCode::NotFound,
+            DeleteProjectError::ConfirmMismatch | DeleteProjectError::InvalidMoveTo(_) => {
+                ErrorCode::InvalidBody
+            }
+            DeleteProjectError::LastProject => ErrorCode::LastProject,
+            DeleteProjectError::NotEmpty => ErrorCode::ProjectNotEmpty,
+            DeleteProjectError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<AssignError> for ApiError {
     fn from(e: AssignError) -> Self {
-        match e {
-            AssignError::InsufficientScope => insufficient_scope("a master key is required"),
-            AssignError::NotFound => ApiError::not_found("resource or project"),
-            AssignError::MasterKey => ApiError::new(
-                ErrorCode::InvalidBody,
-                "master keys always belong to the account's default project",
-            ),
-            AssignError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            AssignError::InsufficientScope => ErrorCode::InsufficientScope,
+            AssignError::NotFound => ErrorCode::NotFound,
+            AssignError::MasterKey => ErrorCode::InvalidBody,
+            AssignError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<GrantError> for ApiError {
     fn from(e: GrantError) -> Self {
-        match e {
-            GrantError::InsufficientScope => insufficient_scope(
-                "grants need a master key; OAuth bearer tokens can never manage grants",
-            ),
-            GrantError::NotFound => ApiError::not_found("key, project or grant"),
-            GrantError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            GrantError::InsufficientScope => ErrorCode::InsufficientScope,
+            GrantError::NotFound => ErrorCode::NotFound,
+            GrantError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<MintError> for ApiError {
     fn from(e: MintError) -> Self {
-        match e {
-            MintError::InsufficientScope => insufficient_scope(
-                "minting keys needs a master key; OAuth bearer tokens can never mint keys",
-            ),
-            MintError::InvalidInput(m) => ApiError::prose(m),
-            MintError::InvalidProject(m) => {
-                ApiError::new(ErrorCode::InvalidBody, format!("project: {m}"))
+        let code = match e {
+            MintError::InsufficientScope | MintError::ProjectNotOwned => {
+                ErrorCode::InsufficientScope
             }
-            MintError::ProjectNotOwned => {
-                insufficient_scope("project is not a project of this account")
-            }
-            MintError::Infra(e) => e.into(),
-        }
+            // The spec gives key-mint validation a prose `error`.
+            MintError::InvalidInput(m) => return ApiError::prose(m),
+            MintError::InvalidProject(_) => ErrorCode::InvalidBody,
+            MintError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<ListKeysError> for ApiError {
     fn from(e: ListKeysError) -> Self {
         match e {
-            ListKeysError::InsufficientScope => insufficient_scope("a master key is required"),
+            ListKeysError::InsufficientScope => worded(ErrorCode::InsufficientScope, &e),
             ListKeysError::Infra(e) => e.into(),
         }
     }
@@ -341,63 +322,37 @@ impl From<ListKeysError> for ApiError {
 
 impl From<RevokeError> for ApiError {
     fn from(e: RevokeError) -> Self {
-        match e {
-            RevokeError::InsufficientScope => insufficient_scope("a master key is required"),
-            RevokeError::NotFound => ApiError::not_found("key"),
-            RevokeError::CurrentKey => ApiError::new(
-                ErrorCode::CannotRevokeCurrentKey,
-                "a key cannot revoke itself; use another master key",
-            ),
-            RevokeError::Infra(e) => e.into(),
-        }
+        let code = match e {
+            RevokeError::InsufficientScope => ErrorCode::InsufficientScope,
+            RevokeError::NotFound => ErrorCode::NotFound,
+            RevokeError::CurrentKey => ErrorCode::CannotRevokeCurrentKey,
+            RevokeError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
 impl From<PageError> for ApiError {
     fn from(e: PageError) -> Self {
-        match e {
-            PageError::InsufficientScope => {
-                insufficient_scope("this credential cannot reach that project or page")
+        let code = match e {
+            PageError::InsufficientScope => ErrorCode::InsufficientScope,
+            PageError::NotFound => ErrorCode::NotFound,
+            PageError::Invalid(_) => ErrorCode::InvalidRequest,
+            PageError::PasswordRequired => ErrorCode::PasswordRequired,
+            PageError::SlugConflict => ErrorCode::SlugConflict,
+            PageError::SlugTaken => ErrorCode::SlugTaken,
+            PageError::AliasConflict => ErrorCode::AliasConflict,
+            PageError::TooLarge { limit, .. } => {
+                return worded(ErrorCode::PayloadTooLarge, &e)
+                    .with_field("limit", Value::from(limit.as_str()));
             }
-            PageError::NotFound => ApiError::not_found("page"),
-            PageError::Invalid(m) => ApiError::new(ErrorCode::InvalidRequest, m),
-            PageError::PasswordRequired => ApiError::new(
-                ErrorCode::PasswordRequired,
-                "access is password, so a password is required",
-            ),
-            PageError::SlugConflict => ApiError::new(
-                ErrorCode::SlugConflict,
-                "you already have a page with that slug",
-            ),
-            PageError::SlugTaken => ApiError::new(
-                ErrorCode::SlugTaken,
-                "you already have a page with that slug",
-            ),
-            PageError::AliasConflict => {
-                ApiError::new(ErrorCode::AliasConflict, "that alias is already in use")
-            }
-            PageError::TooLarge { limit, message } => {
-                ApiError::new(ErrorCode::PayloadTooLarge, message)
-                    .with_field("limit", Value::from(limit.as_str()))
-            }
-            PageError::PublicIdExhausted => ApiError::new(
-                ErrorCode::PublicIdExhausted,
-                "no free public id was found; retry the request",
-            ),
-            PageError::ProfileHandleMissing => ApiError::new(
-                ErrorCode::ProfileHandleMissing,
-                "the page owner has no handle",
-            ),
-            PageError::StorageCleanupFailed => ApiError::new(
-                ErrorCode::StorageCleanupFailed,
-                "the page was deleted but some of its stored files were not; they will be removed later",
-            ),
-            PageError::LinkCleanupFailed => ApiError::new(
-                ErrorCode::LinkCleanupFailed,
-                "the page was deleted but its short link was not",
-            ),
-            PageError::Infra(e) => e.into(),
-        }
+            PageError::PublicIdExhausted => ErrorCode::PublicIdExhausted,
+            PageError::ProfileHandleMissing => ErrorCode::ProfileHandleMissing,
+            PageError::StorageCleanupFailed => ErrorCode::StorageCleanupFailed,
+            PageError::LinkCleanupFailed => ErrorCode::LinkCleanupFailed,
+            PageError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
     }
 }
 
@@ -441,5 +396,38 @@ mod tests {
         assert_eq!(status, 500);
         assert_eq!(body["error"], "internal_error");
         assert!(!body.to_string().contains("hunter2"));
+    }
+
+    /// The message a client reads is the domain error's own text, whatever the code.
+    #[test]
+    fn domain_errors_answer_in_their_own_words() {
+        fn same<E: std::fmt::Display>(e: E) -> bool
+        where
+            ApiError: From<E>,
+        {
+            let text = e.to_string();
+            ApiError::from(e).message() == text
+        }
+        assert!(same(AuthError::InvalidApiKey));
+        assert!(same(AuthError::InvalidToken("malformed bearer token")));
+        assert!(same(AddressError::InsufficientScope));
+        assert!(same(ListProjectsError::InsufficientScope));
+        assert!(same(GetProjectError::NotFound));
+        assert!(same(WriteProjectError::SlugTaken));
+        assert!(same(WriteProjectError::InvalidSlug(
+            "slug is too long".into()
+        )));
+        assert!(same(DeleteProjectError::ConfirmMismatch));
+        assert!(same(DeleteProjectError::NotEmpty));
+        assert!(same(AssignError::NotFound));
+        assert!(same(GrantError::InsufficientScope));
+        assert!(same(MintError::InvalidProject("not a uuid".into())));
+        assert!(same(MintError::ProjectNotOwned));
+        assert!(same(ListKeysError::InsufficientScope));
+        assert!(same(RevokeError::CurrentKey));
+        assert!(same(PageError::PasswordRequired));
+        assert!(same(PageError::StorageCleanupFailed));
+        assert!(same(PollError::SlowDown { interval: 8 }));
+        assert!(same(StartError::RateLimited));
     }
 }

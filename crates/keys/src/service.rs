@@ -20,13 +20,13 @@ pub const MAX_KEY_NAME_CHARS: usize = 60;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuthError {
     /// Missing, unrecognised or revoked.
-    #[error("missing, unknown or revoked API key")]
+    #[error("missing, unrecognised or revoked API key")]
     InvalidApiKey,
     /// A JWT-shaped credential that failed verification; the text is the spec's
     /// `error_description`.
-    #[error("{0}")]
+    #[error("bearer token rejected")]
     InvalidToken(&'static str),
-    #[error("account not activated")]
+    #[error("this account is not activated yet")]
     NotActivated,
     #[error(transparent)]
     Infra(#[from] InfraError),
@@ -43,16 +43,16 @@ pub struct MintRequest {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MintError {
-    #[error("a master key is required")]
+    #[error("minting keys needs a master key; OAuth bearer tokens can never mint keys")]
     InsufficientScope,
     /// `name` or `apps` invalid; the text is the prose the spec puts in `error`.
     #[error("{0}")]
     InvalidInput(String),
     /// `project` is not a well-formed slug.
-    #[error("{0}")]
+    #[error("project: {0}")]
     InvalidProject(String),
     /// `project` names no project of the account.
-    #[error("project not owned by this account")]
+    #[error("project is not a project of this account")]
     ProjectNotOwned,
     #[error(transparent)]
     Infra(#[from] InfraError),
@@ -80,7 +80,7 @@ pub enum RevokeError {
     InsufficientScope,
     #[error("key not found")]
     NotFound,
-    #[error("the key authenticating this call cannot revoke itself")]
+    #[error("a key cannot revoke itself; use another master key")]
     CurrentKey,
     #[error(transparent)]
     Infra(#[from] InfraError),

@@ -78,30 +78,32 @@ pub struct PageView {
 /// Errors shared by the page use cases; each use case documents which it returns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PageError {
-    #[error("the credential cannot reach that project or page")]
+    #[error("this credential cannot reach that project or page")]
     InsufficientScope,
     #[error("page not found")]
     NotFound,
     /// A field failed validation; the message names it.
     #[error("{0}")]
     Invalid(String),
-    #[error("access is password but no password was given")]
+    #[error("access is password, so a password is required")]
     PasswordRequired,
     /// Publish with an explicit slug the owner already uses.
-    #[error("the owner already has a page with that slug")]
+    #[error("you already have a page with that slug")]
     SlugConflict,
     /// Patch to a slug the owner already uses.
-    #[error("the owner already has a page with that slug")]
+    #[error("you already have a page with that slug")]
     SlugTaken,
     #[error("that alias is already in use")]
     AliasConflict,
     #[error("{message}")]
     TooLarge { limit: LimitKind, message: String },
-    #[error("no free public id was found; retry")]
+    #[error("no free public id was found; retry the request")]
     PublicIdExhausted,
     #[error("the page owner has no handle")]
     ProfileHandleMissing,
-    #[error("the page was deleted but its stored files were not")]
+    #[error(
+        "the page was deleted but some of its stored files were not; they will be removed later"
+    )]
     StorageCleanupFailed,
     #[error("the page was deleted but its short link was not")]
     LinkCleanupFailed,

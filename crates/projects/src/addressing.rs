@@ -22,7 +22,7 @@ pub enum ProjectAccess {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
-    #[error("the credential cannot reach that project")]
+    #[error("this credential cannot reach that project")]
     InsufficientScope,
     #[error(transparent)]
     Infra(#[from] InfraError),

@@ -50,7 +50,7 @@ pub enum WriteProjectError {
     InvalidProject(String),
     #[error("{0}")]
     InvalidSlug(String),
-    #[error("slug already taken")]
+    #[error("that slug is already taken")]
     SlugTaken,
     #[error("that OAuth client already has a home project")]
     ClientAlreadyAttached,
@@ -71,7 +71,7 @@ impl From<ProjectWriteError> for WriteProjectError {
 /// Errors of list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ListProjectsError {
-    #[error("app keys cannot list projects")]
+    #[error("listing projects needs a master key or a bearer token")]
     InsufficientScope,
     #[error(transparent)]
     Infra(#[from] InfraError),
@@ -93,13 +93,13 @@ pub enum DeleteProjectError {
     InsufficientScope,
     #[error("project not found")]
     NotFound,
-    #[error("confirm must equal the project id")]
+    #[error("confirm must equal the id of the project being deleted")]
     ConfirmMismatch,
     #[error("{0}")]
     InvalidMoveTo(String),
     #[error("the account's only project cannot be deleted")]
     LastProject,
-    #[error("the project still holds resources; empty it or pass move_to")]
+    #[error("the project still holds resources; move them or pass move_to")]
     NotEmpty,
     #[error(transparent)]
     Infra(#[from] InfraError),
@@ -110,7 +110,7 @@ pub enum DeleteProjectError {
 pub enum AssignError {
     #[error("a master key is required")]
     InsufficientScope,
-    #[error("not found")]
+    #[error("resource or project not found")]
     NotFound,
     #[error("master keys always belong to the account's default project")]
     MasterKey,
@@ -121,7 +121,7 @@ pub enum AssignError {
 /// Errors of grant create, update and delete.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GrantError {
-    #[error("a master key is required")]
+    #[error("grants need a master key; OAuth bearer tokens can never manage grants")]
     InsufficientScope,
     #[error("key, project or grant not found")]
     NotFound,

@@ -364,7 +364,7 @@ pub async fn login(
                 SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
                 SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
                 SignInError::NotActivated => StatusCode::FORBIDDEN,
-                SignInError::Infra(cause) => return Err(ApiError::internal(cause)),
+                SignInError::Infra(cause) => return Err(cause.clone().into()),
             };
             return page(
                 &state,
@@ -432,7 +432,7 @@ pub async fn totp(
         .await
     {
         Ok(()) | Err(SecondFactorError::NotEnrolled) => Ok(see_other(&next)),
-        Err(SecondFactorError::Infra(cause)) => Err(ApiError::internal(&cause)),
+        Err(SecondFactorError::Infra(cause)) => Err(cause.into()),
         Err(e) => page(
             &state,
             if e == SecondFactorError::Throttled {
@@ -620,7 +620,7 @@ pub async fn enroll(
             None,
             None,
         ),
-        Err(SecondFactorError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+        Err(SecondFactorError::Infra(cause)) => return Err(cause.into()),
         Err(e @ SecondFactorError::AlreadyEnrolled) => {
             (StatusCode::CONFLICT, None, Some(e.to_string()), None)
         }
@@ -720,7 +720,7 @@ pub async fn consent(
         };
         match looked_up {
             Ok(grant) => (StatusCode::OK, Some(consent_request(&grant)), None),
-            Err(DecideError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+            Err(DecideError::Infra(cause)) => return Err(cause.into()),
             Err(e) => {
                 let status = match e {
                     DecideError::Malformed => StatusCode::BAD_REQUEST,
@@ -810,7 +810,7 @@ pub async fn decision(
     let outcome = match decided {
         Ok(_) if approve => "approved",
         Ok(_) => "denied",
-        Err(DecideError::Infra(cause)) => return Err(ApiError::internal(&cause)),
+        Err(DecideError::Infra(cause)) => return Err(cause.into()),
         Err(e) => decide_outcome(&e),
     };
     if approve && outcome == "approved" {
