@@ -1,0 +1,41 @@
+//! What every dashboard answer carries: the HTML page headers, and the redirect after a post.
+
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
+use askama::Template;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// An HTML response with the headers every dashboard page carries.
+pub(super) fn page(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    let body = template.render().map_err(|e| ApiError::internal(&e))?;
+    // Browsers apply form-action to the redirects that follow a post too: signing in for a
+    // private page ends on the pages origin.
+    let pages_origin = state.serving.config().origins.csp_source();
+    Ok(HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Referrer-Policy", "same-origin"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            format!(
+                "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+                 form-action 'self' {pages_origin}; frame-ancestors 'none'; base-uri 'none'"
+            ),
+        ))
+        .body(body))
+}
+
+pub(super) fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}

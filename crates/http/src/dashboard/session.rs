@@ -1,0 +1,167 @@
+//! The dashboard session: its cookie, the request helpers every flow shares (the `next`
+//! parameter, forms, the same-origin check), and where a signed-in person stands.
+
+use std::collections::HashMap;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::{HttpRequest, HttpResponse};
+use quire_accounts::{Account, Session, SessionToken};
+
+use crate::AppState;
+use crate::common::origin::same_origin;
+use crate::error::{ApiError, SessionRefusal};
+
+use super::HOME;
+use super::render::see_other;
+
+pub const SESSION_COOKIE: &str = "quire_session";
+
+/// A post-sign-in destination: only a path on this origin (no `//host`, no scheme), so the
+/// `next` parameter cannot be used to redirect elsewhere.
+pub(super) fn local_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.into(),
+        _ => HOME.into(),
+    }
+}
+
+pub(super) fn encode(s: &str) -> String {
+    serde_urlencoded::to_string([("", s)])
+        .map(|q| q.trim_start_matches('=').to_owned())
+        .unwrap_or_default()
+}
+
+pub(super) fn query(req: &HttpRequest) -> HashMap<String, String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+        .map(|pairs| pairs.into_iter().collect())
+        .unwrap_or_default()
+}
+
+/// A form-encoded body read into its type; a field the form lacks is empty.
+pub(super) fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_urlencoded::from_bytes::<T>(body)
+        .map_err(|_| ApiError::session(SessionRefusal::InvalidRequest, "the body is not form data"))
+}
+
+/// `scheme://host[:port]` of a URL.
+pub(super) fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
+    if same_origin(req, &state.base_url) {
+        Ok(())
+    } else {
+        Err(ApiError::session(
+            SessionRefusal::InvalidOrigin,
+            "this form must be submitted from the Quire dashboard",
+        ))
+    }
+}
+
+pub(super) fn session_token(req: &HttpRequest) -> Option<SessionToken> {
+    req.cookie(SESSION_COOKIE)
+        .map(|c| SessionToken::received(c.value()))
+        .filter(|t| !t.expose().is_empty())
+}
+
+pub(super) async fn current(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<Option<(Session, Account)>, ApiError> {
+    match session_token(req) {
+        Some(token) => Ok(state.sessions.current(&token).await?),
+        None => Ok(None),
+    }
+}
+
+pub(super) fn cookie_secure(state: &AppState) -> bool {
+    state.base_url.starts_with("https://")
+}
+
+/// Every dashboard cookie: `HttpOnly; SameSite=Lax`, `Secure` on https; `max_age` `None`
+/// removes it.
+pub(super) fn dashboard_cookie(
+    state: &AppState,
+    name: &'static str,
+    value: String,
+    path: &'static str,
+    max_age_secs: Option<i64>,
+) -> Cookie<'static> {
+    let mut c = Cookie::new(name, value);
+    c.set_path(path);
+    c.set_http_only(true);
+    c.set_same_site(SameSite::Lax);
+    c.set_secure(cookie_secure(state));
+    match max_age_secs {
+        Some(secs) => c.set_max_age(actix_web::cookie::time::Duration::seconds(secs)),
+        None => c.make_removal(),
+    }
+    c
+}
+
+pub(super) fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'static> {
+    let lifetime = quire_accounts::session::SESSION_LIFETIME.whole_seconds();
+    dashboard_cookie(
+        state,
+        SESSION_COOKIE,
+        token.expose().to_owned(),
+        "/",
+        Some(lifetime),
+    )
+}
+
+pub(super) fn expired_cookie(
+    state: &AppState,
+    name: &'static str,
+    path: &'static str,
+) -> Cookie<'static> {
+    dashboard_cookie(state, name, String::new(), path, None)
+}
+
+/// Where a signed-in person stands: a full session, or one that still owes the second
+/// factor, or none (each of the last two is a redirect to the right step).
+pub(super) enum SignedIn {
+    Fully(Session, Account),
+    /// Not signed in, or the second factor is owed: the redirect to the right step.
+    NotYet(HttpResponse),
+}
+
+pub(super) async fn require_full_session(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<SignedIn, ApiError> {
+    let here = match req.query_string() {
+        "" => req.path().to_owned(),
+        q => format!("{}?{q}", req.path()),
+    };
+    Ok(match current(state, req).await? {
+        None => SignedIn::NotYet(see_other(&format!("/login?next={}", encode(&here)))),
+        Some((session, _)) if !session.mfa_satisfied => {
+            SignedIn::NotYet(see_other(&format!("/login/totp?next={}", encode(&here))))
+        }
+        Some((session, account)) => SignedIn::Fully(session, account),
+    })
+}
+
+pub(super) fn who(account: &Account) -> Option<String> {
+    Some(account.handle.as_str().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_origin() {
+        assert_eq!(
+            local_next(Some("/authorize-agent?code=AB")),
+            "/authorize-agent?code=AB"
+        );
+        for hostile in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/\\evil",
+            "evil",
+        ] {
+            assert_eq!(local_next(Some(hostile)), HOME, "{hostile}");
+        }
+        assert_eq!(local_next(None), HOME);
+    }
+}

@@ -1,0 +1,218 @@
+//! Sign-in: the password step, the second-factor step and sign-out.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_accounts::{SecondFactorError, SignInError};
+
+use crate::AppState;
+use crate::common::body::Body;
+use crate::error::ApiError;
+
+use super::HOME;
+use super::render::{page, see_other};
+use super::session::{
+    SESSION_COOKIE, check_origin, current, encode, expired_cookie, form, local_next, query,
+    session_cookie, session_token, who,
+};
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage<'a> {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    login: &'a str,
+    next: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "totp.html")]
+struct TotpPage<'a> {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    next: &'a str,
+}
+
+/// The sign-in form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct LoginForm {
+    login: String,
+    password: String,
+    next: Option<String>,
+}
+
+/// The second-step form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct TotpForm {
+    code: String,
+    next: Option<String>,
+}
+
+/// `/`: the dashboard's front door.
+pub async fn home() -> HttpResponse {
+    see_other(HOME)
+}
+
+pub async fn login_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let q = query(&req);
+    let next = local_next(q.get("next").map(String::as_str));
+    if let Some((session, _)) = current(&state, &req).await? {
+        return Ok(if session.mfa_satisfied {
+            see_other(&next)
+        } else {
+            see_other(&format!("/login/totp?next={}", encode(&next)))
+        });
+    }
+    page(
+        &state,
+        StatusCode::OK,
+        &LoginPage {
+            signed_in_as: None,
+            error: None,
+            login: "",
+            next: &next,
+        },
+    )
+}
+
+/// Longest login (an email may be 254 characters; a handle 30).
+const MAX_LOGIN_BYTES: usize = 320;
+
+pub async fn login(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let f: LoginForm = form(&body.0)?;
+    let (login, password) = (f.login.as_str(), f.password.as_str());
+    let next = local_next(f.next.as_deref());
+    if quire_kernel::text::has_control(login) || login.len() > MAX_LOGIN_BYTES {
+        return page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            &LoginPage {
+                signed_in_as: None,
+                error: Some(format!(
+                    "The login must be an email or handle of at most {MAX_LOGIN_BYTES} bytes, \
+                     without control characters."
+                )),
+                login: "",
+                next: &next,
+            },
+        );
+    }
+    let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
+    let signed = match state.sessions.sign_in(login, password, &ip).await {
+        Ok(s) => s,
+        Err(e) => {
+            let status = match &e {
+                SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
+                SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
+                SignInError::NotActivated => StatusCode::FORBIDDEN,
+                SignInError::Infra(cause) => return Err(cause.clone().into()),
+            };
+            return page(
+                &state,
+                status,
+                &LoginPage {
+                    signed_in_as: None,
+                    error: Some(e.to_string()),
+                    login,
+                    next: &next,
+                },
+            );
+        }
+    };
+    // A fresh session id at every sign-in; the one the browser held (if any) ends.
+    if let Some(old) = session_token(&req) {
+        state.sessions.sign_out(&old).await?;
+    }
+    let location = if signed.session.mfa_satisfied {
+        next
+    } else {
+        format!("/login/totp?next={}", encode(&next))
+    };
+    let mut response = see_other(&location);
+    response
+        .add_cookie(&session_cookie(&state, &signed.token))
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(response)
+}
+
+pub async fn totp_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let next = local_next(query(&req).get("next").map(String::as_str));
+    match current(&state, &req).await? {
+        None => Ok(see_other(&format!("/login?next={}", encode(&next)))),
+        Some((session, _)) if session.mfa_satisfied => Ok(see_other(&next)),
+        Some((_, account)) => page(
+            &state,
+            StatusCode::OK,
+            &TotpPage {
+                signed_in_as: who(&account),
+                error: None,
+                next: &next,
+            },
+        ),
+    }
+}
+
+pub async fn totp(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let f: TotpForm = form(&body.0)?;
+    let next = local_next(f.next.as_deref());
+    let Some((session, account)) = current(&state, &req).await? else {
+        return Ok(see_other(&format!("/login?next={}", encode(&next))));
+    };
+    let code = f.code.as_str();
+    match state
+        .sessions
+        .give_second_factor(&session, &account, code)
+        .await
+    {
+        Ok(()) | Err(SecondFactorError::NotEnrolled) => Ok(see_other(&next)),
+        Err(SecondFactorError::Infra(cause)) => Err(cause.into()),
+        Err(e) => page(
+            &state,
+            if e == SecondFactorError::Throttled {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::UNAUTHORIZED
+            },
+            &TotpPage {
+                signed_in_as: who(&account),
+                error: Some(e.to_string()),
+                next: &next,
+            },
+        ),
+    }
+}
+
+pub async fn logout(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    if let Some(token) = session_token(&req) {
+        state.sessions.sign_out(&token).await?;
+        // Pages opened through this session close with it.
+        state.serving.forget_session(&token.hash()).await;
+    }
+    let mut response = see_other("/login");
+    response
+        .add_cookie(&expired_cookie(&state, SESSION_COOKIE, "/"))
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(response)
+}
