@@ -1,0 +1,445 @@
+//! The page use cases. Multi-step writes undo what they did when a later step fails:
+//!
+//! - publish: record (pending, leased) → bundle → link → ready; a failure undoes the earlier
+//!   steps. The publish renews its lease while it runs, so a publish that died (a crash, a
+//!   dropped request) frees its slug once the lease lapses, and the janitor sweeps the rest;
+//! - patch: record first, then link; a failed link update writes the old record back;
+//! - delete: bundle, then link, then record; failed cleanups still remove the record and
+//!   are reported;
+//! - add files: the whole batch is validated first; new objects are content-addressed, so
+//!   the previous files keep serving until the manifest commits, and a failure removes only
+//!   the objects this call uploaded.
+//!
+//! Publish lives in `publish`, patch and add files in `update`, the refusals in `error`;
+//! this file holds the service, its ports and the reads.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_kernel::PageChanges;
+use quire_kernel::password::hash_password_unchecked;
+use quire_kernel::{
+    AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
+};
+use quire_links::{Access, AllowEntry, Link, LinkStore};
+use quire_projects::{ProjectAccess, ProjectStore, address_project, authorize_project};
+use time::OffsetDateTime;
+
+use crate::model::{FileEntry, FileInput, Limits, Page, PageStatus, SharedPage};
+use crate::origins::PageOrigins;
+use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds};
+use crate::validate;
+
+mod error;
+mod publish;
+mod update;
+
+pub use error::PageError;
+
+/// Objects written to the bundle store at once during a publish or add-files.
+pub const UPLOAD_CONCURRENCY: usize = 8;
+
+/// Settings of the page service.
+#[derive(Debug, Clone)]
+pub struct PageConfig {
+    /// Where published pages and short links live.
+    pub origins: PageOrigins,
+    pub limits: Limits,
+    /// Public ids tried before giving up with `public_id_exhausted`.
+    pub public_id_attempts: u32,
+    /// How long a publish holds its pending record without renewing it; a publish renews
+    /// at a third of this, so a dead one frees its slug at most this long after it died.
+    pub publish_lease: Duration,
+}
+
+/// Temporary objects untouched for this long belong to no write still running.
+pub const LEFTOVER_AGE: Duration = Duration::from_secs(10 * 60);
+
+impl Default for PageConfig {
+    fn default() -> Self {
+        Self {
+            origins: PageOrigins::default(),
+            limits: Limits::default(),
+            public_id_attempts: 5,
+            publish_lease: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A page with its link and addresses, as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageView {
+    pub page: Page,
+    pub link: Option<Link>,
+    pub url: String,
+    pub short_url: Option<String>,
+    pub project_slug: ProjectSlug,
+}
+
+/// A publish request whose fields have their JSON types.
+#[derive(Debug, Clone, Default)]
+pub struct PublishRequest {
+    pub title: String,
+    pub files: Vec<FileInput>,
+    pub slug: Option<String>,
+    pub entrypoint: Option<String>,
+    pub access: Option<String>,
+    pub password: Option<String>,
+    pub expires_at: Option<String>,
+    pub max_views: Option<i128>,
+    pub alias: Option<String>,
+    pub allow: Vec<String>,
+    pub project: Option<String>,
+}
+
+/// A patch: `None` keeps a field; `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct PatchRequest {
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub access: Option<String>,
+    pub password: Option<Option<String>>,
+    pub expires_at: Option<Option<String>>,
+    pub max_views: Option<Option<i128>>,
+    pub alias: Option<Option<String>>,
+    pub status: Option<String>,
+    pub allow: Option<Vec<String>>,
+}
+
+/// The result of adding files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilesAdded {
+    pub id: PageId,
+    pub file_count: u64,
+    pub size_bytes: u64,
+}
+
+/// What a janitor pass removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Swept {
+    pub pending_pages: usize,
+    pub orphaned_bundles: usize,
+    /// Temporary objects and emptied folders that interrupted writes left.
+    pub leftovers: usize,
+}
+
+/// Page passwords have no minimum length: the owner chooses what visitors type.
+fn hash_page_password(password: &str) -> Result<String, PageError> {
+    hash_password_unchecked(password).map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
+}
+
+fn access_of(raw: &str) -> Result<Access, PageError> {
+    Access::parse(raw).ok_or_else(|| {
+        PageError::Invalid("access must be private, password, allow_list or public".into())
+    })
+}
+
+/// The page use cases.
+#[derive(Debug, Clone)]
+pub struct PageService {
+    pages: Arc<dyn PageStore>,
+    bundles: Arc<dyn BundleStore>,
+    links: Arc<dyn LinkStore>,
+    accounts: Arc<dyn AccountDirectory>,
+    projects: Arc<dyn ProjectStore>,
+    clock: Arc<dyn Clock>,
+    timer: Arc<dyn Timer>,
+    ids: Arc<dyn PublicIds>,
+    changes: Arc<dyn PageChanges>,
+    config: PageConfig,
+}
+
+/// The adapters a [`PageService`] works through.
+#[derive(Debug, Clone)]
+pub struct PagePorts {
+    pub pages: Arc<dyn PageStore>,
+    pub bundles: Arc<dyn BundleStore>,
+    pub links: Arc<dyn LinkStore>,
+    pub accounts: Arc<dyn AccountDirectory>,
+    pub projects: Arc<dyn ProjectStore>,
+    pub clock: Arc<dyn Clock>,
+    pub timer: Arc<dyn Timer>,
+    pub ids: Arc<dyn PublicIds>,
+    /// Told of every committed change to a page (the pages origin's caches listen).
+    pub changes: Arc<dyn PageChanges>,
+}
+
+impl PageService {
+    pub fn new(ports: PagePorts, config: PageConfig) -> Self {
+        Self {
+            pages: ports.pages,
+            bundles: ports.bundles,
+            links: ports.links,
+            accounts: ports.accounts,
+            projects: ports.projects,
+            clock: ports.clock,
+            timer: ports.timer,
+            ids: ports.ids,
+            changes: ports.changes,
+            config,
+        }
+    }
+
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        self.config.limits
+    }
+
+    /// The public URL of the page `slug` of `owner_handle`.
+    #[must_use]
+    pub fn url_of(&self, owner_handle: &str, slug: &str) -> String {
+        self.config.origins.page_url(owner_handle, slug)
+    }
+
+    async fn links_by_page(&self, ids: &[PageId]) -> Result<HashMap<PageId, Link>, InfraError> {
+        Ok(self
+            .links
+            .links_of_pages(ids)
+            .await?
+            .into_iter()
+            .map(|l| (l.page_id, l))
+            .collect())
+    }
+
+    async fn owner(&self, account: AccountId) -> Result<(Handle, Email), PageError> {
+        self.accounts
+            .handle_and_email(account)
+            .await?
+            .ok_or(PageError::ProfileHandleMissing)
+    }
+
+    fn view(
+        &self,
+        page: Page,
+        link: Option<Link>,
+        handle: &Handle,
+        project: ProjectSlug,
+    ) -> PageView {
+        PageView {
+            url: self.url_of(handle.as_str(), &page.slug),
+            short_url: link
+                .as_ref()
+                .map(|l| self.config.origins.short_url(l.code())),
+            page,
+            link,
+            project_slug: project,
+        }
+    }
+
+    /// Parses an allow list, then resolves its handles in one lookup; duplicates are
+    /// dropped (first one kept) in linear time.
+    async fn resolve_allow(&self, raw: &[String]) -> Result<Vec<AllowEntry>, PageError> {
+        if raw.len() > validate::MAX_ALLOW_ENTRIES {
+            return Err(PageError::Invalid(format!(
+                "allow has {} entries; at most {} are allowed",
+                raw.len(),
+                validate::MAX_ALLOW_ENTRIES
+            )));
+        }
+        enum Parsed {
+            Email(Email),
+            Handle(Handle),
+        }
+        let mut parsed = Vec::with_capacity(raw.len());
+        let mut handles = Vec::new();
+        for entry in raw {
+            if entry.contains('@') {
+                parsed.push(Parsed::Email(Email::parse(entry).map_err(|_| {
+                    PageError::Invalid(format!(
+                        "allow entry {} is not a valid email",
+                        validate::quoted(entry)
+                    ))
+                })?));
+            } else {
+                let handle = Handle::parse(entry.trim_start_matches('@')).map_err(|_| {
+                    PageError::Invalid(format!(
+                        "allow entry {} is neither an email nor a handle",
+                        validate::quoted(entry)
+                    ))
+                })?;
+                handles.push(handle.clone());
+                parsed.push(Parsed::Handle(handle));
+            }
+        }
+        let accounts = if handles.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            self.accounts.accounts_by_handles(&handles).await?
+        };
+        let mut seen = std::collections::HashSet::with_capacity(parsed.len());
+        let mut out = Vec::with_capacity(parsed.len());
+        for entry in parsed {
+            let resolved = match entry {
+                Parsed::Email(e) => AllowEntry::Email(e),
+                Parsed::Handle(h) => AllowEntry::Account(*accounts.get(&h).ok_or_else(|| {
+                    PageError::Invalid(format!(
+                        "allow entry \"{}\": no account has that handle",
+                        h.as_str()
+                    ))
+                })?),
+            };
+            if seen.insert(resolved.clone()) {
+                out.push(resolved);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A page the caller may reach with `access`: another account's page is `NotFound`, a
+    /// page of the account out of the key's reach is `InsufficientScope`.
+    async fn reachable(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        access: ProjectAccess,
+    ) -> Result<(Page, ProjectSlug), PageError> {
+        let page = self.pages.page(id).await?.ok_or(PageError::NotFound)?;
+        if page.account_id != principal.account_id {
+            return Err(PageError::NotFound);
+        }
+        let project =
+            authorize_project(self.projects.as_ref(), principal, page.project_id, access).await?;
+        Ok((page, project.slug))
+    }
+
+    /// Ready pages of the addressed project with the status (default `active`).
+    ///
+    /// # Errors
+    /// `InsufficientScope`, `Invalid` (status filter), `Infra`.
+    pub async fn list(
+        &self,
+        principal: &Principal,
+        project: Option<&str>,
+        status: Option<&str>,
+    ) -> Result<(ProjectSlug, Vec<PageView>), PageError> {
+        let status = match status {
+            None => PageStatus::Active,
+            Some(s) => PageStatus::parse(s)
+                .ok_or_else(|| PageError::Invalid("status must be active or archived".into()))?,
+        };
+        let project = address_project(
+            self.projects.as_ref(),
+            principal,
+            project,
+            ProjectAccess::Read,
+        )
+        .await?;
+        let pages = self.pages.pages_in_project(project.id, status).await?;
+        let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
+        let mut links = self.links_by_page(&ids).await?;
+        let (handle, _) = self.owner(project.account_id).await?;
+        let views = pages
+            .into_iter()
+            .map(|p| {
+                let link = links.remove(&p.id);
+                self.view(p, link, &handle, project.slug.clone())
+            })
+            .collect();
+        Ok((project.slug, views))
+    }
+
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn get(&self, principal: &Principal, id: PageId) -> Result<PageView, PageError> {
+        let (page, project) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        let link = self.links.link_of_page(page.id).await?;
+        let (handle, _) = self.owner(page.account_id).await?;
+        Ok(self.view(page, link, &handle, project))
+    }
+
+    /// Deletes the bundle, then the link, then the record.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`; `StorageCleanupFailed` / `LinkCleanupFailed` when the
+    /// record is gone but files or link were left; `Infra` when the record could not go.
+    pub async fn delete(&self, principal: &Principal, id: PageId) -> Result<(), PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let storage = self.bundles.delete_page(page.id).await;
+        let link = self.links.delete_link_of_page(page.id).await;
+        let record = self.pages.delete_page(page.id).await;
+        // Even a delete that failed half-way changed what visitors may see.
+        self.changes.page_changed(page.id);
+        record?;
+        if storage.is_err() {
+            return Err(PageError::StorageCleanupFailed);
+        }
+        if link.is_err() {
+            return Err(PageError::LinkCleanupFailed);
+        }
+        Ok(())
+    }
+
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn files(
+        &self,
+        principal: &Principal,
+        id: PageId,
+    ) -> Result<Vec<FileEntry>, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        Ok(self.pages.files(page.id).await?)
+    }
+
+    /// Pages whose allow list names the caller's account or email (archived pages excluded).
+    ///
+    /// # Errors
+    /// `Infra`.
+    pub async fn shared_with(&self, principal: &Principal) -> Result<Vec<SharedPage>, PageError> {
+        let email = self
+            .accounts
+            .handle_and_email(principal.account_id)
+            .await?
+            .map(|(_, e)| e);
+        let shared = self
+            .links
+            .shared_with(principal.account_id, email.as_ref())
+            .await?;
+        let ids: Vec<PageId> = shared.iter().map(|(id, _)| *id).collect();
+        let shared_at: HashMap<PageId, OffsetDateTime> = shared.into_iter().collect();
+        let pages = self.pages.pages_by_ids(&ids).await?;
+        let mut links = self.links_by_page(&ids).await?;
+        let mut handles: HashMap<AccountId, Handle> = HashMap::new();
+        let mut out = Vec::new();
+        for page in pages.into_iter().filter(|p| p.status == PageStatus::Active) {
+            let Some(link) = links.remove(&page.id) else {
+                continue;
+            };
+            if let std::collections::hash_map::Entry::Vacant(slot) = handles.entry(page.account_id)
+            {
+                slot.insert(self.owner(page.account_id).await?.0);
+            }
+            out.push(SharedPage {
+                owner_handle: handles[&page.account_id].to_string(),
+                shared_at: shared_at[&page.id],
+                link,
+                page,
+            });
+        }
+        out.sort_by_key(|s| std::cmp::Reverse(s.shared_at));
+        Ok(out)
+    }
+
+    /// Removes pending pages whose lease lapsed (publishes that died) with their objects and
+    /// links, objects of pages that no longer exist, and what interrupted writes left in the
+    /// bundle store (temporary objects, emptied folders).
+    ///
+    /// # Errors
+    /// `Infra` when the stores cannot be listed; individual removals that fail are retried
+    /// on the next pass.
+    pub async fn sweep(&self) -> Result<Swept, PageError> {
+        let mut swept = Swept::default();
+        for id in self.pages.stale_pending(self.clock.now()).await? {
+            if self.reclaim(id).await {
+                swept.pending_pages += 1;
+            }
+        }
+        for id in self.bundles.pages().await? {
+            if !self.pages.page_exists(id).await? && self.bundles.delete_page(id).await.is_ok() {
+                swept.orphaned_bundles += 1;
+            }
+        }
+        swept.leftovers = self.bundles.sweep_leftovers(LEFTOVER_AGE).await?;
+        Ok(swept)
+    }
+}

@@ -1,0 +1,180 @@
+//! Changing a published page: its record and link (patch), or its files (add files).
+
+use std::collections::{HashMap, HashSet};
+
+use quire_kernel::{InfraError, PageId, Principal};
+use quire_links::Access;
+use quire_projects::ProjectAccess;
+
+use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
+use crate::ports::UpdatePageStoreError;
+use crate::validate;
+
+use super::{
+    FilesAdded, PageError, PageService, PageView, PatchRequest, access_of, hash_page_password,
+};
+
+impl PageService {
+    /// Updates the record, then the link; a failed link update restores the record.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Invalid`, `PasswordRequired`, `SlugTaken`,
+    /// `AliasConflict`, `Infra`.
+    pub async fn update(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        req: PatchRequest,
+    ) -> Result<PageView, PageError> {
+        let (old, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let mut link = self
+            .links
+            .link_of_page(id)
+            .await?
+            .ok_or_else(|| InfraError::new("page has no link"))?;
+        let now = self.clock.now();
+
+        let mut page = old.clone();
+        if let Some(t) = &req.title {
+            page.title = validate::title(t)?;
+        }
+        if let Some(s) = &req.slug {
+            page.slug = validate::slug(s)?;
+        }
+        if let Some(s) = &req.status {
+            let status = PageStatus::parse(s)
+                .ok_or_else(|| PageError::Invalid("status must be active or archived".into()))?;
+            if status != page.status {
+                page.archived_at = (status == PageStatus::Archived).then_some(now);
+            }
+            page.status = status;
+        }
+        if let Some(a) = &req.access {
+            link.policy.access = access_of(a)?;
+        }
+        if let Some(e) = &req.expires_at {
+            link.policy.expires_at = e
+                .as_deref()
+                .map(|t| validate::expires_at(t, now))
+                .transpose()?;
+        }
+        if let Some(m) = req.max_views {
+            link.policy.max_views = m.map(validate::max_views).transpose()?;
+        }
+        if let Some(alias) = req.alias {
+            link.alias = alias.as_deref().map(validate::alias).transpose()?;
+        }
+        if let Some(allow) = &req.allow {
+            link.policy.allow = self.resolve_allow(allow).await?;
+        }
+        let password = match req.password {
+            None => PasswordChange::Keep,
+            Some(None) => PasswordChange::Clear,
+            Some(Some(p)) if p.is_empty() => PasswordChange::Clear,
+            Some(Some(p)) => {
+                validate::page_password(&p)?;
+                PasswordChange::Set(p)
+            }
+        };
+        let will_have_password = match &password {
+            PasswordChange::Keep => link.has_password(),
+            PasswordChange::Set(_) => true,
+            PasswordChange::Clear => false,
+        };
+        if link.policy.access == Access::Password && !will_have_password {
+            return Err(PageError::PasswordRequired);
+        }
+        match password {
+            PasswordChange::Keep => {}
+            PasswordChange::Clear => link.password_hash = None,
+            PasswordChange::Set(p) => link.password_hash = Some(hash_page_password(&p)?),
+        }
+        link.updated_at = now;
+        page.updated_at = now;
+        let (handle, _) = self.owner(page.account_id).await?;
+
+        self.pages.update_page(&page).await.map_err(|e| match e {
+            UpdatePageStoreError::SlugTaken => PageError::SlugTaken,
+            UpdatePageStoreError::Infra(e) => PageError::Infra(e),
+        })?;
+        match self.links.update_link(&link).await {
+            Ok(()) => {
+                self.changes.page_changed(id);
+                Ok(self.view(page, Some(link), &handle, project))
+            }
+            Err(e) => {
+                // The record committed first; put it back so nothing is half-applied.
+                if let Err(revert) = self.pages.update_page(&old).await {
+                    return Err(PageError::Infra(InfraError::new(format!(
+                        "link update failed ({e}) and the page record could not be restored: {revert}"
+                    ))));
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Adds (or replaces, by path) files of a page.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Invalid`, `TooLarge`, `Infra`; on any error the
+    /// page's files are listed and stored exactly as before.
+    pub async fn add_files(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        inputs: Vec<FileInput>,
+    ) -> Result<FilesAdded, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let existing = self.pages.files(page.id).await?;
+        let batch = validate::files(inputs, &existing, &self.config.limits)?;
+        let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
+        let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
+        let to_upload: Vec<FileData> = batch
+            .into_iter()
+            .filter(|f| !stored.contains(&f.entry.sha256))
+            .collect();
+        let uploaded = match self.upload(page.id, to_upload).await {
+            Ok(written) => written,
+            Err((e, written)) => {
+                self.remove_objects(page.id, &written).await;
+                return Err(e.into());
+            }
+        };
+        let mut manifest: HashMap<String, FileEntry> =
+            existing.into_iter().map(|e| (e.path.clone(), e)).collect();
+        for e in &new_entries {
+            manifest.insert(e.path.clone(), e.clone());
+        }
+        let size: u64 = manifest.values().map(|e| e.size_bytes).sum();
+        let count = manifest.len() as u64;
+        if let Err(e) = self
+            .pages
+            .put_files(page.id, &new_entries, size, count, self.clock.now())
+            .await
+        {
+            self.remove_objects(page.id, &uploaded).await;
+            return Err(e.into());
+        }
+        // Objects no path refers to any more (replaced content) can go now.
+        let referenced: HashSet<&str> = manifest.values().map(|e| e.sha256.as_str()).collect();
+        let unreferenced: Vec<String> = stored
+            .iter()
+            .filter(|s| !referenced.contains(s.as_str()))
+            .cloned()
+            .collect();
+        self.remove_objects(page.id, &unreferenced).await;
+        self.changes.page_changed(page.id);
+        Ok(FilesAdded {
+            id: page.id,
+            file_count: count,
+            size_bytes: size,
+        })
+    }
+
+    pub(super) async fn remove_objects(&self, page: PageId, hashes: &[String]) {
+        for h in hashes {
+            let _ = self.bundles.delete(page, h).await;
+        }
+    }
+}
