@@ -18,6 +18,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-pages",
     "quire-links",
     "quire-device-auth",
+    "quire-oauth",
 ];
 /// Above the domain, below the edge: the pages origin's application layer (caches of its
 /// own) and the composition root. They too stay free of adapter technology.

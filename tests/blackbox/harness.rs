@@ -352,6 +352,26 @@ impl Server {
             slug.to_owned(),
         )
     }
+
+    /// Registers a confidential OAuth client (the platform admin's master key) and returns
+    /// its id.
+    pub async fn register_client(&self, admin: &str, name: &str) -> String {
+        let r = self
+            .post(
+                "/api/platform/v1/oauth-clients",
+                admin,
+                serde_json::json!({
+                    "name": name,
+                    "client_type": "confidential",
+                    "redirect_uris": ["https://app.example/cb"],
+                }),
+            )
+            .await;
+        r.assert_status(201)["client"]["client_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
 }
 
 /// Expands each listed `async fn name(backend: Backend)` into one test per backend.

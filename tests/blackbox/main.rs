@@ -16,6 +16,7 @@ mod grants;
 mod hardening;
 mod interop;
 mod keys;
+mod oauth_clients;
 mod ops;
 mod pages;
 mod projects;

@@ -117,11 +117,24 @@ async fn create_validates_every_field(b: Backend) {
     srv.post(PROJECTS, &ann.key, new_project("ann"))
         .await
         .assert_error(409, "slug_taken");
+    // A client id must name a registered client.
     let mut body = new_project("with_client");
     body["oauth_client_id"] = json!("client-1");
+    let r = srv.post(PROJECTS, &ann.key, body).await;
+    r.assert_error(400, "invalid_project");
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("oauth_client_id")
+    );
+    let root = db.create_account("root", &["--platform-admin"]);
+    let client = srv.register_client(&root.key, "Client one").await;
+    let mut body = new_project("with_client");
+    body["oauth_client_id"] = json!(client);
     srv.post(PROJECTS, &ann.key, body).await.assert_status(201);
     let mut body = new_project("with_client_two");
-    body["oauth_client_id"] = json!("client-1");
+    body["oauth_client_id"] = json!(client);
     srv.post(PROJECTS, &ann.key, body)
         .await
         .assert_error(409, "client_already_attached");
@@ -135,6 +148,9 @@ async fn patch_changes_only_supplied_fields(b: Backend) {
         return;
     };
     let _bob = db.create_account("bob", &[]);
+    let root = db.create_account("root", &["--platform-admin"]);
+    let cli_9 = srv.register_client(&root.key, "Nine").await;
+    let cli_1 = srv.register_client(&root.key, "One").await;
     let (id, _) = srv.project(&ann.key, "site").await;
     let path = format!("{PROJECTS}/{id}");
     let before = srv.get(&path, &ann.key).await.body["project"].clone();
@@ -143,12 +159,12 @@ async fn patch_changes_only_supplied_fields(b: Backend) {
         .patch(
             &path,
             &ann.key,
-            json!({"name": "Renamed", "oauth_client_id": "cli-9"}),
+            json!({"name": "Renamed", "oauth_client_id": cli_9}),
         )
         .await;
     let after = r.assert_status(200)["project"].clone();
     assert_eq!(after["name"], "Renamed");
-    assert_eq!(after["oauthClientId"], "cli-9");
+    assert_eq!(after["oauthClientId"], cli_9.as_str());
     assert_eq!(after["slug"], before["slug"]);
     assert_eq!(after["color"], before["color"]);
     assert_eq!(after["createdAt"], before["createdAt"]);
@@ -188,13 +204,16 @@ async fn patch_changes_only_supplied_fields(b: Backend) {
     srv.patch(
         &format!("{PROJECTS}/{}", ann.project_id),
         &ann.key,
-        json!({"oauth_client_id": "cli-1"}),
+        json!({"oauth_client_id": cli_1}),
     )
     .await
     .assert_status(200);
-    srv.patch(&path, &ann.key, json!({"oauth_client_id": "cli-1"}))
+    srv.patch(&path, &ann.key, json!({"oauth_client_id": cli_1}))
         .await
         .assert_error(409, "client_already_attached");
+    srv.patch(&path, &ann.key, json!({"oauth_client_id": "qc_unknown"}))
+        .await
+        .assert_error(400, "invalid_project");
     srv.call("PATCH", &path, Some(&ann.key), Some("{"))
         .await
         .assert_error(400, "invalid_json");

@@ -13,6 +13,7 @@ use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
+use quire_oauth::{ClientService, ClientStore};
 use quire_pages::{
     AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
 };
@@ -31,6 +32,7 @@ pub trait Stores:
     + LinkStore
     + DeviceGrantStore
     + RateLimiter
+    + ClientStore
     + 'static
 {
 }
@@ -45,6 +47,7 @@ impl<T> Stores for T where
         + LinkStore
         + DeviceGrantStore
         + RateLimiter
+        + ClientStore
         + 'static
 {
 }
@@ -82,6 +85,7 @@ pub struct Services {
     pub serving: ServingService,
     pub sessions: SessionService,
     pub device_auth: DeviceAuthService,
+    pub oauth_clients: ClientService,
 }
 
 /// Builds every service from `ports` and `settings`.
@@ -132,6 +136,12 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         pages,
         serving,
         sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
-        device_auth: DeviceAuthService::new(store.clone(), store, clock, settings.base_url),
+        device_auth: DeviceAuthService::new(
+            store.clone(),
+            store.clone(),
+            clock.clone(),
+            settings.base_url,
+        ),
+        oauth_clients: ClientService::new(store, clock),
     }
 }

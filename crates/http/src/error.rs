@@ -11,6 +11,7 @@ use actix_web::{HttpResponse, ResponseError};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
+use quire_oauth::ClientError;
 use quire_pages::PageError;
 use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
@@ -332,6 +333,19 @@ impl From<RevokeError> for ApiError {
     }
 }
 
+impl From<ClientError> for ApiError {
+    fn from(e: ClientError) -> Self {
+        let code = match e {
+            ClientError::InsufficientScope => ErrorCode::InsufficientScope,
+            ClientError::Forbidden => ErrorCode::Forbidden,
+            ClientError::Invalid(_) => ErrorCode::InvalidBody,
+            ClientError::NotFound => ErrorCode::NotFound,
+            ClientError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
+    }
+}
+
 impl From<PageError> for ApiError {
     fn from(e: PageError) -> Self {
         let code = match e {
@@ -429,5 +443,9 @@ mod tests {
         assert!(same(PageError::StorageCleanupFailed));
         assert!(same(PollError::SlowDown { interval: 8 }));
         assert!(same(StartError::RateLimited));
+        assert!(same(ClientError::Forbidden));
+        assert!(same(ClientError::Invalid(
+            "redirect_uris[0] must not have a fragment".into()
+        )));
     }
 }

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
+use quire_oauth::ClientService;
 use quire_pages::PageService;
 use quire_projects::ProjectService;
 use quire_serving::ServingService;
@@ -77,6 +78,8 @@ pub struct AppState {
     pub keys: KeyService,
     pub pages: PageService,
     pub device_auth: DeviceAuthService,
+    /// The OAuth client registry.
+    pub oauth_clients: ClientService,
     /// Dashboard sign-in and sessions.
     pub sessions: SessionService,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
@@ -104,6 +107,7 @@ impl AppState {
             keys: services.keys,
             pages: services.pages,
             device_auth: services.device_auth,
+            oauth_clients: services.oauth_clients,
             sessions: services.sessions,
             serving: services.serving,
             base_url,

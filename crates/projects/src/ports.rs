@@ -12,8 +12,10 @@ use crate::model::{Grant, GrantLevel, Project, ResourceType, Resources};
 pub enum ProjectWriteError {
     #[error("slug already used by a project")]
     SlugTaken,
-    #[error("oauth client already attached to a project")]
+    #[error("oauth client already attached to another project of the account")]
     ClientAlreadyAttached,
+    #[error("no live oauth client has that id")]
+    UnknownClient,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -47,8 +49,11 @@ pub trait ProjectStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// MUST return [`ProjectWriteError::SlugTaken`] when any project of any account has the
-    /// slug, [`ProjectWriteError::ClientAlreadyAttached`] when another project has the same
-    /// `oauth_client_id`, and [`ProjectWriteError::Infra`] on storage failure.
+    /// slug, [`ProjectWriteError::UnknownClient`] when `oauth_client_id` names no live OAuth
+    /// client (read in the same unit of work as the write),
+    /// [`ProjectWriteError::ClientAlreadyAttached`] when another project **of the same
+    /// account** has the same `oauth_client_id`, and [`ProjectWriteError::Infra`] on storage
+    /// failure.
     async fn insert_project(&self, project: &Project) -> Result<(), ProjectWriteError>;
 
     /// Replaces the stored fields of an existing project (matched by id).

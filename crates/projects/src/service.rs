@@ -52,7 +52,7 @@ pub enum WriteProjectError {
     InvalidSlug(String),
     #[error("that slug is already taken")]
     SlugTaken,
-    #[error("that OAuth client already has a home project")]
+    #[error("that OAuth client already has a home project in this account")]
     ClientAlreadyAttached,
     #[error(transparent)]
     Infra(#[from] InfraError),
@@ -63,6 +63,9 @@ impl From<ProjectWriteError> for WriteProjectError {
         match e {
             ProjectWriteError::SlugTaken => Self::SlugTaken,
             ProjectWriteError::ClientAlreadyAttached => Self::ClientAlreadyAttached,
+            ProjectWriteError::UnknownClient => {
+                Self::InvalidProject("oauth_client_id names no registered OAuth client".into())
+            }
             ProjectWriteError::Infra(e) => Self::Infra(e),
         }
     }

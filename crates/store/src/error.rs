@@ -28,6 +28,8 @@ pub enum Outcome {
     ProjectNotEmpty,
     ResourceNotFound,
     MasterKey,
+    /// A project names an OAuth client that does not exist or was deleted.
+    UnknownClient,
 }
 
 impl StoreError {

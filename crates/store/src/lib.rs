@@ -1,7 +1,8 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`) on PostgreSQL and on
-//! SQLite through diesel-async, with one query body serving both backends (see [`db`]).
+//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`) on
+//! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
+//! (see [`db`]).
 //!
 //! It may depend on the domain crates and kernel (for the ports and types it implements),
 //! diesel, diesel-async, deadpool and tokio. SQL lives here and nowhere else; row structs are
@@ -13,6 +14,7 @@ mod device;
 mod error;
 mod keys;
 mod links;
+mod oauth;
 mod pages;
 mod projects;
 mod schema;

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError};
-use crate::schema::{accounts, api_keys, links, pages, project_grants, projects};
+use crate::schema::{accounts, api_keys, links, oauth_clients, pages, project_grants, projects};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
@@ -68,10 +68,28 @@ impl TryFrom<ProjectRow> for Project {
     }
 }
 
+/// Ends the transaction with [`Outcome::UnknownClient`] unless a live OAuth client has the
+/// id; read in the same transaction as the write, so a delete that commits first is seen.
+macro_rules! require_live_client {
+    ($conn:expr, $client:expr) => {
+        let live: i64 = oauth_clients::table
+            .filter(oauth_clients::id.eq($client))
+            .filter(oauth_clients::deleted_at.is_null())
+            .count()
+            .get_result($conn)
+            .await?;
+        if live == 0 {
+            return Err(StoreError::Outcome(Outcome::UnknownClient));
+        }
+    };
+}
+
 fn write_error(e: StoreError) -> ProjectWriteError {
     if e.is_unique_violation("projects_slug_key", "projects.slug") {
         ProjectWriteError::SlugTaken
-    } else if e.is_unique_violation("projects_oauth_client_id_key", "projects.oauth_client_id") {
+    } else if e.is_outcome(Outcome::UnknownClient) {
+        ProjectWriteError::UnknownClient
+    } else if e.is_unique_violation("projects_account_client_key", "projects.oauth_client_id") {
         ProjectWriteError::ClientAlreadyAttached
     } else {
         ProjectWriteError::Infra(e.into())
@@ -86,7 +104,10 @@ fn infra(e: StoreError) -> InfraError {
 impl ProjectStore for Database {
     async fn insert_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
         let row = ProjectRow::from(project);
-        with_conn!(self, |conn| {
+        with_tx!(self, |conn| {
+            if let Some(client) = &row.oauth_client_id {
+                require_live_client!(conn, client);
+            }
             diesel::insert_into(projects::table)
                 .values(&row)
                 .execute(conn)
@@ -98,7 +119,10 @@ impl ProjectStore for Database {
 
     async fn update_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
         let row = ProjectRow::from(project);
-        with_conn!(self, |conn| {
+        with_tx!(self, |conn| {
+            if let Some(client) = &row.oauth_client_id {
+                require_live_client!(conn, client);
+            }
             diesel::update(projects::table.find(row.id))
                 .set(&row)
                 .execute(conn)

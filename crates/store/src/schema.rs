@@ -200,7 +200,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    oauth_clients (id) {
+        id -> Text,
+        name -> Text,
+        client_type -> Text,
+        redirect_uris -> Text,
+        secret_hash -> Nullable<Text>,
+        created_at -> DbTime,
+        deleted_at -> Nullable<DbTime>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
+    oauth_clients,
     accounts,
     projects,
     api_keys,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use quire_accounts::{AccountService, AccountStore, CreateAccount, CreateAccountError};
 use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
 use quire_keys::KeyStore;
+use quire_oauth::{ClientId, ClientStore, ClientType, OAuthClient, RedirectUri};
 use quire_projects::{DeleteProjectStoreError, ProjectStore};
 use quire_store::{Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 use quire_testkit::pg::TestDatabase;
@@ -154,6 +155,47 @@ async fn delete_with_move_rolls_back_on_sqlite_and_postgres() {
     delete_with_move_rolls_back(db).await;
     if let Some((db, _t)) = postgres().await {
         delete_with_move_rolls_back(db).await;
+    }
+}
+
+async fn delete_client_rolls_back(db: Database) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let clock = SystemClock;
+    let ann = AccountService::new(db.clone(), Arc::new(clock))
+        .create(bootstrap("ann"))
+        .await
+        .expect("create");
+    let client = OAuthClient {
+        id: ClientId::generate(),
+        name: "App".into(),
+        client_type: ClientType::Public,
+        redirect_uris: vec![RedirectUri::stored("http://127.0.0.1/cb")],
+        secret_hash: None,
+        created_at: clock.now(),
+        deleted_at: None,
+    };
+    db.insert_client(&client).await.unwrap();
+    let mut home = ann.project.clone();
+    home.oauth_client_id = Some(client.id.as_str().to_owned());
+    db.update_project(&home).await.unwrap();
+
+    db.fail_at("delete_client:tombstone");
+    assert!(db.delete_client(&client.id, clock.now()).await.is_err());
+    assert_eq!(db.client(&client.id).await.unwrap(), Some(client.clone()));
+    assert_eq!(db.project_by_id(home.id).await.unwrap(), Some(home.clone()));
+
+    assert!(db.delete_client(&client.id, clock.now()).await.unwrap());
+    let home = db.project_by_id(home.id).await.unwrap().unwrap();
+    assert_eq!(home.oauth_client_id, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn delete_client_rolls_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    delete_client_rolls_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        delete_client_rolls_back(db).await;
     }
 }
 

@@ -3,6 +3,7 @@
 
 use quire_kernel::Tier;
 use quire_keys::{ListedKey, MintedKey};
+use quire_oauth::{ClientSecret, OAuthClient};
 use quire_projects::{Grant, Project, ResourceEntry, Resources};
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -366,4 +367,49 @@ pub struct SharedPageDto {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SharedList {
     pub pages: Vec<SharedPageDto>,
+}
+
+/// A registered OAuth client. Field names follow RFC 7591 (`client_id`, `client_secret`),
+/// times the rest of this API (`createdAt`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OAuthClientDto {
+    pub client_id: String,
+    pub name: String,
+    /// `confidential` or `public`.
+    pub client_type: String,
+    pub redirect_uris: Vec<String>,
+    #[serde(rename = "createdAt", with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    /// A confidential client's secret: in the answer to its registration or rotation only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+}
+
+impl OAuthClientDto {
+    #[must_use]
+    pub fn new(client: OAuthClient, secret: Option<&ClientSecret>) -> Self {
+        Self {
+            client_id: client.id.as_str().to_owned(),
+            name: client.name,
+            client_type: client.client_type.as_str().to_owned(),
+            redirect_uris: client
+                .redirect_uris
+                .iter()
+                .map(|u| u.as_str().to_owned())
+                .collect(),
+            created_at: client.created_at,
+            client_secret: secret.map(|s| s.expose().to_owned()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OAuthClientEnvelope {
+    pub client: OAuthClientDto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OAuthClientList {
+    pub clients: Vec<OAuthClientDto>,
 }

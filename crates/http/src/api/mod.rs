@@ -11,6 +11,7 @@ pub(crate) mod dto;
 pub(crate) mod health;
 pub(crate) mod json;
 pub(crate) mod keys;
+pub(crate) mod oauth_clients;
 pub(crate) mod openapi;
 pub(crate) mod pages;
 pub(crate) mod projects;
@@ -57,7 +58,12 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) ->
                 .service(projects::delete_grant)
                 .service(keys::list)
                 .service(keys::mint)
-                .service(keys::revoke),
+                .service(keys::revoke)
+                .service(oauth_clients::list)
+                .service(oauth_clients::register)
+                .service(oauth_clients::get)
+                .service(oauth_clients::delete)
+                .service(oauth_clients::rotate_secret),
         )
         .service(
             scope(PAGE)

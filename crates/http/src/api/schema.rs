@@ -189,6 +189,28 @@ pub fn device_code_grant() -> Object {
     one_of([DEVICE_CODE_GRANT], false)
 }
 
+pub fn oauth_client_name() -> Object {
+    text(1, quire_oauth::MAX_NAME_CHARS, visible_line(), false)
+}
+pub fn oauth_client_type() -> Object {
+    one_of(["confidential", "public"], false)
+}
+pub fn redirect_uris() -> utoipa::openapi::schema::Array {
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(quire_oauth::redirect::MAX_REDIRECT_URI_LEN))
+                .pattern(Some(r"^[^\s#*]+$"))
+                .build(),
+        )
+        .min_items(Some(1))
+        .max_items(Some(quire_oauth::MAX_REDIRECT_URIS))
+        .unique_items(true)
+        .build()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod accounts;
 mod device;
 mod keys;
 mod links;
+mod oauth;
 mod pages;
 mod projects;
 mod sessions;
@@ -52,7 +53,8 @@ macro_rules! __contract_list {
             sessions::totp_enrollment_is_once_and_steps_are_used_once,
             sessions::expired_sessions_are_swept,
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
-            links::views_are_claimed_within_the_budget_and_added_in_bulk
+            links::views_are_claimed_within_the_budget_and_added_in_bulk,
+            oauth::clients_are_listed_rotated_and_deleted_as_tombstones
         );
     };
 }

@@ -1,4 +1,4 @@
-//! Projects: unique slugs and clients, listing order, grants, delete with or without a move, assigning resources.
+//! Projects: unique slugs, registered clients with one home project per account, listing order, grants, delete with or without a move, assigning resources.
 
 use std::sync::Arc;
 
@@ -6,6 +6,7 @@ use quire_accounts::AccountStore;
 use quire_kernel::{Clock, KeyId, ProjectId, ProjectSlug};
 use quire_keys::KeyStore;
 use quire_links::LinkStore;
+use quire_oauth::ClientStore;
 use quire_pages::PageStore;
 use quire_projects::ProjectStore;
 use quire_projects::{
@@ -13,33 +14,47 @@ use quire_projects::{
 };
 use time::Duration;
 
-use super::support::{app_key_in, file, lease, link_for, page_of, project_of, seed};
+use super::support::{app_key_in, client_of, file, lease, link_for, page_of, project_of, seed};
 use crate::fixtures::FixedClock;
 
 pub(super) async fn project_slugs_and_clients_are_unique<
-    S: AccountStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
+    S: AccountStore + ClientStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,
 >(
     s: Arc<S>,
 ) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
     let bob = seed(&s, &clock, "bob").await;
+    let client = client_of("Client one", &clock);
+    s.insert_client(&client).await.unwrap();
+    let client_id = Some(client.id.as_str().to_owned());
     // Another account's default project holds slug "ann".
     let clash = project_of(&bob.account, "ann", &clock);
     assert_eq!(
         s.insert_project(&clash).await.unwrap_err(),
         ProjectWriteError::SlugTaken
     );
-    let mut p1 = project_of(&ann.account, "web_one", &clock);
-    p1.oauth_client_id = Some("client-1".into());
-    s.insert_project(&p1).await.unwrap();
-    let mut p2 = project_of(&bob.account, "web_two", &clock);
-    p2.oauth_client_id = Some("client-1".into());
+    // A client id must name a registered client.
+    let mut stranger = project_of(&ann.account, "web_zero", &clock);
+    stranger.oauth_client_id = Some("qc_nobody".into());
     assert_eq!(
-        s.insert_project(&p2).await.unwrap_err(),
+        s.insert_project(&stranger).await.unwrap_err(),
+        ProjectWriteError::UnknownClient
+    );
+    assert_eq!(s.project_by_id(stranger.id).await.unwrap(), None);
+    let mut p1 = project_of(&ann.account, "web_one", &clock);
+    p1.oauth_client_id = client_id.clone();
+    s.insert_project(&p1).await.unwrap();
+    // One home project per client and account: a second project of ann may not name it...
+    let mut p3 = project_of(&ann.account, "web_three", &clock);
+    p3.oauth_client_id = client_id.clone();
+    assert_eq!(
+        s.insert_project(&p3).await.unwrap_err(),
         ProjectWriteError::ClientAlreadyAttached
     );
-    p2.oauth_client_id = None;
+    // ...but bob's may.
+    let mut p2 = project_of(&bob.account, "web_two", &clock);
+    p2.oauth_client_id = client_id.clone();
     s.insert_project(&p2).await.unwrap();
 
     let mut renamed = p2.clone();
@@ -52,21 +67,18 @@ pub(super) async fn project_slugs_and_clients_are_unique<
     // Updating a project to its own slug and client is not a conflict.
     p1.name = "Renamed".into();
     s.update_project(&p1).await.unwrap();
-    // Detaching frees the client id for another project.
+    // Detaching frees the client for another project of the account.
     p1.oauth_client_id = None;
     s.update_project(&p1).await.unwrap();
     assert_eq!(s.project_by_id(p1.id).await.unwrap(), Some(p1.clone()));
-    p2.oauth_client_id = Some("client-1".into());
-    s.update_project(&p2).await.unwrap();
+    s.insert_project(&p3).await.unwrap();
+    let mut unknown = p3.clone();
+    unknown.oauth_client_id = Some("qc_nobody".into());
     assert_eq!(
-        s.project_by_id(p2.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .oauth_client_id
-            .as_deref(),
-        Some("client-1")
+        s.update_project(&unknown).await.unwrap_err(),
+        ProjectWriteError::UnknownClient
     );
+    assert_eq!(s.project_by_id(p3.id).await.unwrap(), Some(p3.clone()));
 }
 
 pub(super) async fn projects_are_listed_oldest_first<

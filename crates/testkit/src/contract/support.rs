@@ -9,6 +9,7 @@ use quire_kernel::{App, Apps, Clock, Color, ProjectId, ProjectSlug, Tier};
 use quire_kernel::{LinkId, PageId};
 use quire_keys::{KeyRecord, PlaintextKey, new_key};
 use quire_links::{Access, Link, Policy};
+use quire_oauth::{ClientId, ClientSecret, ClientType, OAuthClient, RedirectUri};
 use quire_pages::{FileEntry, Page, PageStatus};
 use quire_projects::{Project, ProjectStatus};
 use time::{Duration, OffsetDateTime};
@@ -49,6 +50,20 @@ pub(super) fn project_of(account: &Account, slug: &str, clock: &FixedClock) -> P
         status: ProjectStatus::Active,
         created_at: now,
         updated_at: now,
+    }
+}
+
+/// A confidential client registered now, with one redirect URI.
+pub(super) fn client_of(name: &str, clock: &FixedClock) -> OAuthClient {
+    clock.advance(Duration::seconds(1));
+    OAuthClient {
+        id: ClientId::generate(),
+        name: name.into(),
+        client_type: ClientType::Confidential,
+        redirect_uris: vec![RedirectUri::stored("https://app.example/cb")],
+        secret_hash: Some(ClientSecret::generate().hash()),
+        created_at: clock.now(),
+        deleted_at: None,
     }
 }
 

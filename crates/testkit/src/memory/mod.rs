@@ -10,6 +10,7 @@ mod bundles;
 mod device;
 mod keys;
 mod links;
+mod oauth;
 mod pages;
 mod projects;
 mod sessions;
@@ -24,6 +25,7 @@ use quire_device_auth::DeviceGrant;
 use quire_kernel::{AccountId, InfraError, LinkId, PageId};
 use quire_keys::KeyRecord;
 use quire_links::{AllowEntry, Link};
+use quire_oauth::OAuthClient;
 use quire_pages::{FileEntry, Page};
 use quire_projects::{Grant, Project};
 use time::OffsetDateTime;
@@ -37,6 +39,7 @@ pub enum Op {
     AccountByLogin,
     AddViews,
     AssignResource,
+    Client,
     Claim,
     ClaimView,
     CreateAccount,
@@ -46,6 +49,7 @@ pub enum Op {
     DeleteExpiredSessions,
     DeleteGrant,
     DeleteGrantsExpiredBefore,
+    DeleteClient,
     DeleteLinkOfPage,
     DeletePage,
     DeleteProject,
@@ -61,6 +65,7 @@ pub enum Op {
     GrantLevel,
     HandleAndEmail,
     Hit,
+    InsertClient,
     InsertGrant,
     InsertKey,
     InsertLink,
@@ -74,6 +79,7 @@ pub enum Op {
     LinkByCode,
     LinkOfPage,
     LinksOfPages,
+    LiveClients,
     MarkMfaSatisfied,
     MarkReady,
     Page,
@@ -93,6 +99,7 @@ pub enum Op {
     Resources,
     RevokeKey,
     SessionByHash,
+    SetClientSecret,
     SetPasswordHash,
     SharedWith,
     StalePending,
@@ -132,6 +139,8 @@ pub struct State {
     /// When each allow entry of each link was shared.
     pub shared_since: HashMap<(LinkId, AllowEntry), OffsetDateTime>,
     pub device_grants: Vec<DeviceGrant>,
+    /// The OAuth client registry, tombstones included.
+    pub oauth_clients: Vec<OAuthClient>,
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
     pub totp_steps: HashMap<AccountId, u64>,

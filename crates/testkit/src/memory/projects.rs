@@ -13,12 +13,24 @@ use uuid::Uuid;
 use super::{MemoryStore, Op, State};
 
 fn slug_clash(state: &State, p: &Project) -> Option<ProjectWriteError> {
+    if let Some(client) = &p.oauth_client_id {
+        let live = state
+            .oauth_clients
+            .iter()
+            .any(|c| c.id.as_str() == client && c.is_live());
+        if !live {
+            return Some(ProjectWriteError::UnknownClient);
+        }
+    }
     let others = state.projects.iter().filter(|o| o.id != p.id);
     for o in others {
         if o.slug == p.slug {
             return Some(ProjectWriteError::SlugTaken);
         }
-        if o.oauth_client_id.is_some() && o.oauth_client_id == p.oauth_client_id {
+        if o.account_id == p.account_id
+            && o.oauth_client_id.is_some()
+            && o.oauth_client_id == p.oauth_client_id
+        {
             return Some(ProjectWriteError::ClientAlreadyAttached);
         }
     }
