@@ -19,6 +19,7 @@ async fn mint_returns_the_plaintext_once_and_list_never(b: Backend) {
         )
         .await;
     let m = r.assert_status(201).clone();
+    assert_eq!(r.headers["cache-control"], "no-store");
     let key = m["key"].as_str().unwrap();
     assert!(key.starts_with("qk_") && key.len() == 46, "{key}");
     assert_eq!(m["keyPrefix"], &key[..11]);

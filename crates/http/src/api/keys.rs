@@ -1,5 +1,6 @@
 //! `/api/platform/v1/keys…`
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use actix_web::{delete, get, post};
 use quire_kernel::{ErrorCode, KeyId};
@@ -97,7 +98,10 @@ pub async fn mint(
             },
         )
         .await?;
-    Ok(HttpResponse::Created().json(MintedKeyDto::from(minted)))
+    // The plaintext key is in this answer only: no cache may keep it.
+    Ok(HttpResponse::Created()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(MintedKeyDto::from(minted)))
 }
 
 /// Revoke a key of the account (not the one making this call).
