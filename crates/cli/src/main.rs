@@ -11,6 +11,7 @@
 mod api;
 mod bundle;
 mod config;
+mod oauth_clients;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -73,7 +74,7 @@ enum Command {
     Keys(KeysCommand),
     /// Manage OAuth clients (the platform admin account only).
     #[command(subcommand, name = "oauth-clients")]
-    OAuthClients(OAuthClientsCommand),
+    OAuthClients(oauth_clients::OAuthClientsCommand),
 }
 
 #[derive(Debug, Args, Default)]
@@ -203,30 +204,6 @@ enum KeysCommand {
     },
 }
 
-#[derive(Debug, Subcommand)]
-enum OAuthClientsCommand {
-    List,
-    /// Register a client; a confidential one's secret is shown once.
-    Create {
-        #[arg(long)]
-        name: String,
-        /// `confidential` (a server-side app with a secret) or `public` (a native app).
-        #[arg(long = "type", default_value = "confidential")]
-        client_type: String,
-        /// A redirect URI; repeat for more (at most 10).
-        #[arg(long = "redirect-uri", required = true)]
-        redirect_uris: Vec<String>,
-    },
-    /// Delete a client: its tokens stop working, projects naming it forget it.
-    Delete {
-        id: String,
-    },
-    /// Give a confidential client a new secret (shown once); the old one stops working.
-    RotateSecret {
-        id: String,
-    },
-}
-
 /// What a command prints on success: JSON for `--json`, else the text.
 struct Output {
     json: Value,
@@ -301,7 +278,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Pages(cmd) => pages(&api(server)?, cmd).await,
         Command::Projects(cmd) => projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => keys(&api(server)?, cmd).await,
-        Command::OAuthClients(cmd) => oauth_clients(&api(server)?, cmd).await,
+        Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,
     }
 }
 
@@ -745,91 +722,32 @@ async fn keys(api: &Api, cmd: KeysCommand) -> Result<Output, Failure> {
             out(minted, text)
         }
         KeysCommand::Revoke { id } => {
-            let gone = api
-                .call(Method::DELETE, &format!("{PLATFORM}/keys/{id}"), None)
-                .await?;
-            out(
-                if gone.is_null() {
-                    json!({ "revoked": id })
-                } else {
-                    gone
-                },
+            removed(
+                api,
+                &format!("{PLATFORM}/keys/{id}"),
+                "revoked",
+                &id,
                 format!("Revoked {id}."),
             )
+            .await?
         }
     })
 }
 
-/// The text of a client as registered or rotated: its id, and the secret when there is one.
-fn client_text(what: &str, client: &Value) -> String {
-    let c = &client["client"];
-    let mut text = format!(
-        "{what} {} client {} ({}).",
-        c["client_type"].as_str().unwrap_or("-"),
-        c["client_id"].as_str().unwrap_or("-"),
-        c["name"].as_str().unwrap_or("-"),
-    );
-    if let Some(secret) = c["client_secret"].as_str() {
-        text.push_str(&format!(
-            " Its secret is shown once; store it now:\n{secret}"
-        ));
-    }
-    text
-}
-
-async fn oauth_clients(api: &Api, cmd: OAuthClientsCommand) -> Result<Output, Failure> {
-    let base = format!("{PLATFORM}/oauth-clients");
-    Ok(match cmd {
-        OAuthClientsCommand::List => {
-            let list = api.get(&base).await?;
-            let lines = rows(&list, "clients", |c| {
-                let uris: Vec<&str> = c["redirect_uris"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                format!(
-                    "{}  {:<12} {:<24} {}",
-                    c["client_id"].as_str().unwrap_or("-"),
-                    c["client_type"].as_str().unwrap_or("-"),
-                    c["name"].as_str().unwrap_or("-"),
-                    uris.join(" "),
-                )
-            });
-            out(list, lines.join("\n"))
-        }
-        OAuthClientsCommand::Create {
-            name,
-            client_type,
-            redirect_uris,
-        } => {
-            let body = json!({
-                "name": name,
-                "client_type": client_type,
-                "redirect_uris": redirect_uris,
-            });
-            let created = api.call(Method::POST, &base, Some(&body)).await?;
-            let text = client_text("Registered", &created);
-            out(created, text)
-        }
-        OAuthClientsCommand::Delete { id } => {
-            let gone = api
-                .call(Method::DELETE, &format!("{base}/{id}"), None)
-                .await?;
-            out(
-                if gone.is_null() {
-                    json!({ "deleted": id })
-                } else {
-                    gone
-                },
-                format!("Deleted {id}."),
-            )
-        }
-        OAuthClientsCommand::RotateSecret { id } => {
-            let rotated = api
-                .call(Method::POST, &format!("{base}/{id}/secret"), None)
-                .await?;
-            let text = client_text("Rotated the secret of", &rotated);
-            out(rotated, text)
-        }
-    })
+/// Sends a `DELETE` that answers 204, and reports it as `{ field: id }` (or the body, should
+/// the server send one) and as `text`.
+async fn removed(
+    api: &Api,
+    path: &str,
+    field: &str,
+    id: &str,
+    text: String,
+) -> Result<Output, Failure> {
+    let gone = api.call(Method::DELETE, path, None).await?;
+    let json = if gone.is_null() {
+        json!({ field: id })
+    } else {
+        gone
+    };
+    Ok(out(json, text))
 }
