@@ -9,11 +9,15 @@
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, AccountStore, SessionService, SessionStore};
+use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
-use quire_oauth::{ClientService, ClientStore};
+use quire_oauth::{
+    ClientService, ClientStore, ConsentService, GrantStore, SigningKeyStore, TokenAudience,
+    TokenPorts, TokenService,
+};
 use quire_pages::{
     AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
 };
@@ -33,6 +37,8 @@ pub trait Stores:
     + DeviceGrantStore
     + RateLimiter
     + ClientStore
+    + GrantStore
+    + SigningKeyStore
     + 'static
 {
 }
@@ -48,6 +54,8 @@ impl<T> Stores for T where
         + DeviceGrantStore
         + RateLimiter
         + ClientStore
+        + GrantStore
+        + SigningKeyStore
         + 'static
 {
 }
@@ -69,7 +77,8 @@ pub struct Ports<S> {
 pub struct Settings {
     pub pages: PageConfig,
     pub serving: ServingConfig,
-    /// The public origin of the API and dashboard; device-login links are built on it.
+    /// The public origin of the API and dashboard; device-login links are built on it, and
+    /// it is the issuer of OAuth access tokens.
     pub base_url: String,
     /// Signs the pages origin's cookies and sign-in passes.
     pub signing_key: Vec<u8>,
@@ -86,6 +95,8 @@ pub struct Services {
     pub sessions: SessionService,
     pub device_auth: DeviceAuthService,
     pub oauth_clients: ClientService,
+    pub oauth_consent: ConsentService,
+    pub oauth_tokens: TokenService,
 }
 
 /// Builds every service from `ports` and `settings`.
@@ -129,10 +140,36 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         },
         settings.pages,
     );
+    let audience = TokenAudience::for_base_url(&settings.base_url);
+    let bearers = BearerVerifier::new(
+        BearerPorts {
+            keys: store.clone(),
+            clients: store.clone(),
+            accounts: store.clone(),
+            projects: store.clone(),
+            clock: clock.clone(),
+        },
+        audience.clone(),
+    );
+    let oauth_tokens = TokenService::new(
+        TokenPorts {
+            clients: store.clone(),
+            grants: store.clone(),
+            keys: store.clone(),
+            limiter: store.clone(),
+            clock: clock.clone(),
+        },
+        audience,
+    );
     Services {
         accounts: AccountService::new(store.clone(), clock.clone()),
         projects: ProjectService::new(store.clone(), clock.clone(), changes),
-        keys: KeyService::new(store.clone(), store.clone(), clock.clone()),
+        keys: KeyService::new(
+            store.clone(),
+            store.clone(),
+            Arc::new(bearers),
+            clock.clone(),
+        ),
         pages,
         serving,
         sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
@@ -142,6 +179,13 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             clock.clone(),
             settings.base_url,
         ),
+        oauth_consent: ConsentService::new(
+            store.clone(),
+            store.clone(),
+            store.clone(),
+            clock.clone(),
+        ),
+        oauth_tokens,
         oauth_clients: ClientService::new(store, clock),
     }
 }

@@ -11,7 +11,7 @@ use actix_web::{HttpResponse, ResponseError};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
-use quire_oauth::ClientError;
+use quire_oauth::{ClientError, DecisionError, TokenError};
 use quire_pages::PageError;
 use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
@@ -177,6 +177,39 @@ impl From<PollError> for ApiError {
             PollError::Infra(e) => return e.into(),
         };
         worded(code, &e)
+    }
+}
+
+/// RFC 6749 §5.2: the body also carries `error_description`, and a client that tried
+/// Basic authentication is answered with a Basic challenge.
+impl From<TokenError> for ApiError {
+    fn from(e: TokenError) -> Self {
+        let code = match e {
+            TokenError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            TokenError::InvalidClient { .. } => ErrorCode::InvalidClient,
+            TokenError::InvalidGrant(_) => ErrorCode::InvalidGrant,
+            TokenError::UnsupportedGrantType => ErrorCode::UnsupportedGrantType,
+            TokenError::InvalidScope(_) => ErrorCode::InvalidScope,
+            TokenError::UnsupportedTokenType => ErrorCode::UnsupportedTokenType,
+            TokenError::RateLimited => ErrorCode::RateLimited,
+            TokenError::Infra(e) => return e.into(),
+        };
+        let mut err = worded(code, &e).with_field("error_description", Value::from(e.to_string()));
+        if let TokenError::InvalidClient { basic: true } = e {
+            err.www_authenticate = Some(r#"Basic realm="quire""#.into());
+        }
+        err
+    }
+}
+
+impl From<DecisionError> for ApiError {
+    fn from(e: DecisionError) -> Self {
+        match e {
+            DecisionError::UnknownRequest => {
+                ApiError::session(SessionRefusal::InvalidRequest, e.to_string())
+            }
+            DecisionError::Infra(e) => e.into(),
+        }
     }
 }
 

@@ -27,7 +27,7 @@ use async_trait::async_trait;
 use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
-use quire_oauth::ClientService;
+use quire_oauth::{ClientService, ConsentService, TokenService};
 use quire_pages::PageService;
 use quire_projects::ProjectService;
 use quire_serving::ServingService;
@@ -80,6 +80,10 @@ pub struct AppState {
     pub device_auth: DeviceAuthService,
     /// The OAuth client registry.
     pub oauth_clients: ClientService,
+    /// The authorization endpoint: consent requests and decisions.
+    pub oauth_consent: ConsentService,
+    /// The token and revocation endpoints, and the published signing keys.
+    pub oauth_tokens: TokenService,
     /// Dashboard sign-in and sessions.
     pub sessions: SessionService,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
@@ -108,6 +112,8 @@ impl AppState {
             pages: services.pages,
             device_auth: services.device_auth,
             oauth_clients: services.oauth_clients,
+            oauth_consent: services.oauth_consent,
+            oauth_tokens: services.oauth_tokens,
             sessions: services.sessions,
             serving: services.serving,
             base_url,

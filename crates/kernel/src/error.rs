@@ -76,6 +76,10 @@ error_codes! {
     AccessDenied = ("access_denied", 400),
     ExpiredToken = ("expired_token", 400),
     InvalidGrant = ("invalid_grant", 400),
+    // The OAuth token and revocation endpoints (RFC 6749 §5.2, RFC 7009 §2.2.1).
+    InvalidClient = ("invalid_client", 401),
+    InvalidScope = ("invalid_scope", 400),
+    UnsupportedTokenType = ("unsupported_token_type", 400),
     // Quire's own, beyond the spec's table: a request body over the route's size limit.
     PayloadTooLarge = ("payload_too_large", 413),
     // Quire's own: a method the path does not take (with `Allow`).
@@ -196,7 +200,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 45);
+        assert_eq!(ErrorCode::ALL.len(), 48);
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -224,6 +228,7 @@ mod tests {
         assert_eq!(ErrorCode::NotActivated.http_status(), 403);
         assert_eq!(ErrorCode::ProjectNotEmpty.http_status(), 409);
         assert_eq!(ErrorCode::CannotRevokeCurrentKey.http_status(), 400);
+        assert_eq!(ErrorCode::InvalidClient.http_status(), 401);
         assert_eq!(ErrorCode::EmailQuotaExceeded.http_status(), 429);
         assert_eq!(ErrorCode::SendFailed.http_status(), 502);
         assert_eq!(ErrorCode::PublicIdExhausted.http_status(), 500);

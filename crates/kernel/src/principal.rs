@@ -91,9 +91,10 @@ impl Tier {
 pub enum PrincipalKind {
     /// An API key (`qk_…`).
     Key { key_id: KeyId, tier: Tier },
-    /// A bearer token issued to an OAuth client. Such a principal may list projects but can
-    /// never create or revoke grants, nor mint keys.
-    OAuthClient { client_id: String },
+    /// A bearer token issued to an OAuth client, with the scopes the account holder
+    /// approved. Such a principal may list projects but can never create or revoke grants,
+    /// nor mint keys.
+    OAuthClient { client_id: String, scopes: Apps },
 }
 
 /// An authenticated caller of an activated account.
@@ -129,7 +130,8 @@ impl Principal {
         }
     }
 
-    /// Whether the credential may use `app` (master keys always may).
+    /// Whether the credential may use `app` (master keys always may; a bearer token if its
+    /// scopes name it).
     #[must_use]
     pub fn has_app(&self, app: App) -> bool {
         match &self.kind {
@@ -140,7 +142,7 @@ impl Principal {
                 tier: Tier::App(apps),
                 ..
             } => apps.contains(app),
-            PrincipalKind::OAuthClient { .. } => false,
+            PrincipalKind::OAuthClient { scopes, .. } => scopes.contains(app),
         }
     }
 
@@ -183,8 +185,10 @@ mod tests {
 
         let bearer = principal(PrincipalKind::OAuthClient {
             client_id: "c1".into(),
+            scopes: Apps::new([App::Page]).unwrap(),
         });
         assert!(bearer.is_oauth_client() && !bearer.is_master() && bearer.key_id().is_none());
+        assert!(bearer.has_app(App::Page) && !bearer.has_app(App::Link));
     }
 
     #[test]

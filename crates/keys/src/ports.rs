@@ -1,11 +1,12 @@
 //! Ports of the keys domain.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId};
+use quire_kernel::{AccountId, InfraError, KeyId, Principal};
 use time::OffsetDateTime;
 
 use crate::credential::KeyHash;
 use crate::model::{CredentialOwner, KeyRecord};
+use crate::service::AuthError;
 
 /// Persistence of API keys.
 #[async_trait]
@@ -38,4 +39,17 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn revoke_key(&self, id: KeyId, at: OffsetDateTime) -> Result<(), InfraError>;
+}
+
+/// OAuth access tokens: the JWT-shaped credentials of the `Authorization` header.
+#[async_trait]
+pub trait BearerTokens: Send + Sync + std::fmt::Debug {
+    /// The principal a token acts as.
+    ///
+    /// # Errors
+    /// MUST return [`AuthError::InvalidToken`] with the spec's `error_description` for a
+    /// token that fails any verification step (a registry that cannot be read included:
+    /// fail closed), [`AuthError::NotActivated`] for an account not yet activated, and
+    /// [`AuthError::Infra`] only for other storage failures.
+    async fn principal(&self, token: &str) -> Result<Principal, AuthError>;
 }

@@ -11,7 +11,7 @@ use quire_projects::{AddressError, ProjectAccess, ProjectStore, address_project}
 
 use crate::credential::{PlaintextKey, is_jwt_shaped};
 use crate::model::KeyRecord;
-use crate::ports::KeyStore;
+use crate::ports::{BearerTokens, KeyStore};
 
 /// Longest key name, in characters.
 pub const MAX_KEY_NAME_CHARS: usize = 60;
@@ -165,6 +165,7 @@ fn check_apps(apps: &[String]) -> Result<Apps, MintError> {
 pub struct KeyService {
     keys: Arc<dyn KeyStore>,
     projects: Arc<dyn ProjectStore>,
+    bearers: Arc<dyn BearerTokens>,
     clock: Arc<dyn Clock>,
 }
 
@@ -172,11 +173,13 @@ impl KeyService {
     pub fn new(
         keys: Arc<dyn KeyStore>,
         projects: Arc<dyn ProjectStore>,
+        bearers: Arc<dyn BearerTokens>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
             keys,
             projects,
+            bearers,
             clock,
         }
     }
@@ -186,8 +189,8 @@ impl KeyService {
     /// # Errors
     /// [`AuthError::InvalidApiKey`] for a missing header, a non-Bearer scheme, an
     /// unrecognisable credential, or an unknown or revoked key;
-    /// [`AuthError::InvalidToken`] for a JWT-shaped credential (no OAuth issuer exists yet,
-    /// so every such token is `malformed bearer token`);
+    /// [`AuthError::InvalidToken`] for a JWT-shaped credential that fails verification
+    /// (see [`BearerTokens`]);
     /// [`AuthError::NotActivated`] for a valid key of an account not yet activated.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
         let header = authorization.ok_or(AuthError::InvalidApiKey)?;
@@ -201,7 +204,7 @@ impl KeyService {
         let credential = credential.trim();
         let Some(key) = PlaintextKey::parse(credential) else {
             if is_jwt_shaped(credential) {
-                return Err(AuthError::InvalidToken("malformed bearer token"));
+                return self.bearers.principal(credential).await;
             }
             return Err(AuthError::InvalidApiKey);
         };

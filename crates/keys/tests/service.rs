@@ -6,8 +6,10 @@
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, CreateAccount, CreatedAccount};
-use quire_kernel::{Principal, PrincipalKind, Tier};
+use quire_bearer::{BearerPorts, BearerVerifier};
+use quire_kernel::{App, Apps, Principal, PrincipalKind, Tier};
 use quire_keys::{AuthError, KeyService, MintError, MintRequest, PlaintextKey, RevokeError};
+use quire_oauth::TokenAudience;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
@@ -23,7 +25,18 @@ async fn setup(activated: bool) -> (Arc<MemoryStore>, KeyService, CreatedAccount
         })
         .await
         .unwrap();
-    let keys = KeyService::new(store.clone(), store.clone(), clock);
+    // JWT-shaped credentials go to the real verifier, over the same fakes.
+    let bearers = BearerVerifier::new(
+        BearerPorts {
+            keys: store.clone(),
+            clients: store.clone(),
+            accounts: store.clone(),
+            projects: store.clone(),
+            clock: clock.clone(),
+        },
+        TokenAudience::for_base_url("http://quire.test"),
+    );
+    let keys = KeyService::new(store.clone(), store.clone(), Arc::new(bearers), clock);
     (store, keys, created)
 }
 
@@ -140,6 +153,7 @@ async fn minted_app_keys_verify_with_their_scope_and_home() {
     let oauth = Principal {
         kind: PrincipalKind::OAuthClient {
             client_id: "c".into(),
+            scopes: Apps::new(App::ALL).unwrap(),
         },
         ..master.clone()
     };

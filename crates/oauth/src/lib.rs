@@ -1,19 +1,42 @@
-//! `quire-oauth`: Quire as an OAuth authorization server for third-party applications. This
-//! first part is the client registry: the platform admin registers clients (confidential,
-//! with a secret shown once and stored as its SHA-256, or public), lists, deletes
-//! (a tombstone: the id is never reused, and projects naming it forget it) and rotates a
-//! secret; redirect URIs follow RFC 6749 §3.1.2, RFC 8252 and RFC 9700 (exact match, any
-//! port on a loopback IP literal).
+//! `quire-oauth`: Quire as an OAuth authorization server for third-party applications.
 //!
-//! Pure domain: it depends on `quire-kernel`, `url` (parsing only) and `subtle`; time comes
-//! from the kernel's `Clock`. Its port: [`ports::ClientStore`].
+//! - The client registry: the platform admin registers clients (confidential, with a secret
+//!   shown once and stored as its SHA-256, or public), lists, deletes (a tombstone: the id is
+//!   never reused, projects naming it forget it, its grants are revoked) and rotates a
+//!   secret; redirect URIs follow RFC 6749 §3.1.2, RFC 8252 and RFC 9700 (exact match, any
+//!   port on a loopback IP literal).
+//! - The authorization code flow with PKCE (S256 only, for every client): the consent
+//!   request bound to a dashboard session, codes (256 bits, hashed, 60 s, single use), the
+//!   token endpoint with refresh rotation and reuse detection, revocation (RFC 7009).
+//! - Access tokens (RFC 9068): Ed25519-signed JWTs, the signing keys' rotation schedule, and
+//!   the first five verification steps; the registry steps belong to the caller, which may
+//!   cache.
+//!
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (a token's home project),
+//! parsing and crypto libraries (`url`, `jsonwebtoken` and `aws-lc-rs`, `sha2`, `subtle`);
+//! time comes from the kernel's `Clock`. Its ports: [`ports::ClientStore`],
+//! [`ports::GrantStore`], [`ports::SigningKeyStore`].
 
+pub mod access_token;
+pub mod consent;
+pub mod grant;
 pub mod model;
 pub mod ports;
 pub mod redirect;
 pub mod service;
+pub mod signing;
+pub mod token;
 
+pub use access_token::{ParsedToken, TokenAudience, TokenRefusal, VerifiedToken};
+pub use consent::{
+    AuthorizeError, AuthorizeRequest, ConsentRequest, ConsentService, DecisionError,
+};
+pub use grant::{Grant, GrantStage, RefreshRecord};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient};
-pub use ports::{ClientStore, InsertClientError};
+pub use ports::{ClientStore, GrantStore, InsertClientError, SigningKeyStore};
 pub use redirect::{MAX_REDIRECT_URIS, RedirectUri};
 pub use service::{ClientError, ClientService, MAX_NAME_CHARS, Registered};
+pub use signing::{KeySchedule, SigningKey};
+pub use token::{
+    ClientCredentials, IssuedTokens, TokenError, TokenPorts, TokenRequest, TokenService,
+};

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
 
+use crate::grant::{Grant, RefreshRecord};
 use crate::model::{ClientId, OAuthClient};
+use crate::signing::SigningKey;
 
 /// Why a client could not be stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,11 +46,110 @@ pub trait ClientStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn set_client_secret(&self, id: &ClientId, hash: &str) -> Result<bool, InfraError>;
 
-    /// Deletes a live client: it stays as a tombstone deleted at `at`, and every project
-    /// naming it as its `oauth_client_id` no longer does, in the same unit of work. `false`
+    /// Deletes a live client: it stays as a tombstone deleted at `at`, every project naming
+    /// it as its `oauth_client_id` no longer does, and every grant of it is revoked (so its
+    /// refresh tokens are), in the same unit of work. `false`
     /// when no live client has `id`.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure (and then nothing changed).
     async fn delete_client(&self, id: &ClientId, at: OffsetDateTime) -> Result<bool, InfraError>;
+}
+
+/// Authorizations and their refresh tokens. Every method is one unit of work.
+#[async_trait]
+pub trait GrantStore: Send + Sync + std::fmt::Debug {
+    /// Stores a pending grant (the consent page's request).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn insert_oauth_grant(&self, grant: &Grant) -> Result<(), InfraError>;
+
+    /// Decides a pending grant, once: the grant whose request hash is `request_hash`, bound
+    /// to `session_hash`, still pending and not expired at `now`. With `approval` (the code's
+    /// hash and expiry) it becomes approved; without, it is deleted (denied). Returns the
+    /// grant as it was while pending, or `None` when no such pending grant exists (unknown,
+    /// another session's, expired, or already decided).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure (and then nothing changed).
+    async fn settle_pending(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        now: OffsetDateTime,
+        approval: Option<(&str, OffsetDateTime)>,
+    ) -> Result<Option<Grant>, InfraError>;
+
+    /// The grant whose code hashes to `code_hash`, at whatever stage.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn grant_by_code(&self, code_hash: &str) -> Result<Option<Grant>, InfraError>;
+
+    /// Redeems an approved grant's code: marks it redeemed at `now` and stores its first
+    /// refresh token, together. `false` (and nothing changed) when the grant is not approved
+    /// and live any more (a concurrent redemption, a revocation).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure (and then nothing changed).
+    async fn redeem_code(
+        &self,
+        grant_id: &str,
+        now: OffsetDateTime,
+        first: &RefreshRecord,
+    ) -> Result<bool, InfraError>;
+
+    /// The refresh token with `token_hash` and its grant.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn refresh_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(RefreshRecord, Grant)>, InfraError>;
+
+    /// Rotates a refresh token: marks `old_hash` rotated at `now` (keeping an earlier
+    /// rotation time) and stores `next`, together, if `old_hash` was not rotated before
+    /// `reusable_after` and its grant is not revoked. `false` (and nothing changed)
+    /// otherwise.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure (and then nothing changed).
+    async fn rotate_refresh(
+        &self,
+        old_hash: &str,
+        now: OffsetDateTime,
+        reusable_after: OffsetDateTime,
+        next: &RefreshRecord,
+    ) -> Result<bool, InfraError>;
+
+    /// Revokes a grant and so every refresh token of its family; revoking twice keeps the
+    /// first time.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn revoke_grant(&self, grant_id: &str, at: OffsetDateTime) -> Result<(), InfraError>;
+}
+
+/// The signing keys every replica shares.
+#[async_trait]
+pub trait SigningKeyStore: Send + Sync + std::fmt::Debug {
+    /// Every stored key.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn signing_keys(&self) -> Result<Vec<SigningKey>, InfraError>;
+
+    /// Stores a new key.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn insert_signing_key(&self, key: &SigningKey) -> Result<(), InfraError>;
+
+    /// Deletes the keys with these ids (unknown ids are ignored).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_signing_keys(&self, kids: &[String]) -> Result<(), InfraError>;
 }

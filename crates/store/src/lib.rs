@@ -1,6 +1,6 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`) on
+//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`) on
 //! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
 //! (see [`db`]).
 //!
@@ -15,6 +15,7 @@ mod error;
 mod keys;
 mod links;
 mod oauth;
+mod oauth_grants;
 mod pages;
 mod projects;
 mod schema;

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
-use crate::schema::{oauth_clients, projects};
+use crate::schema::{oauth_clients, oauth_grants, projects};
 use crate::types::DbTs;
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -138,10 +138,20 @@ impl ClientStore for Database {
             .await?;
             if deleted == 1 {
                 db.checkpoint("delete_client:tombstone")?;
-                diesel::update(projects::table.filter(projects::oauth_client_id.eq(Some(id))))
-                    .set(projects::oauth_client_id.eq(None::<String>))
-                    .execute(conn)
-                    .await?;
+                diesel::update(
+                    projects::table.filter(projects::oauth_client_id.eq(Some(id.clone()))),
+                )
+                .set(projects::oauth_client_id.eq(None::<String>))
+                .execute(conn)
+                .await?;
+                diesel::update(
+                    oauth_grants::table
+                        .filter(oauth_grants::client_id.eq(id))
+                        .filter(oauth_grants::revoked_at.is_null()),
+                )
+                .set(oauth_grants::revoked_at.eq(Some(DbTs(at))))
+                .execute(conn)
+                .await?;
             }
             Ok(deleted == 1)
         })

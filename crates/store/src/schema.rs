@@ -215,8 +215,62 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    oauth_grants (id) {
+        id -> Text,
+        client_id -> Text,
+        account_id -> DbUuid,
+        scope -> Text,
+        redirect_uri -> Text,
+        state -> Nullable<Text>,
+        code_challenge -> Text,
+        request_hash -> Nullable<Text>,
+        session_hash -> Nullable<Text>,
+        request_expires_at -> Nullable<DbTime>,
+        code_hash -> Nullable<Text>,
+        code_expires_at -> Nullable<DbTime>,
+        redeemed_at -> Nullable<DbTime>,
+        created_at -> DbTime,
+        revoked_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    oauth_refresh_tokens (token_hash) {
+        token_hash -> Text,
+        grant_id -> Text,
+        created_at -> DbTime,
+        expires_at -> DbTime,
+        rotated_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    oauth_signing_keys (kid) {
+        kid -> Text,
+        private_key -> Text,
+        public_key -> Text,
+        created_at -> DbTime,
+        activates_at -> DbTime,
+    }
+}
+
+diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     oauth_clients,
+    oauth_grants,
+    oauth_refresh_tokens,
+    oauth_signing_keys,
     accounts,
     projects,
     api_keys,

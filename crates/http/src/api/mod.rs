@@ -11,6 +11,7 @@ pub(crate) mod dto;
 pub(crate) mod health;
 pub(crate) mod json;
 pub(crate) mod keys;
+pub(crate) mod oauth;
 pub(crate) mod oauth_clients;
 pub(crate) mod openapi;
 pub(crate) mod pages;
@@ -30,6 +31,7 @@ use crate::error::ApiError;
 pub const PLATFORM: &str = "/api/platform/v1";
 pub const PAGE: &str = "/api/page/v1";
 pub const AGENT_LOGIN: &str = "/api/agent-login";
+pub const OAUTH: &str = "/api/oauth";
 
 /// Registers the JSON API and its document (`/api/openapi.json`, Swagger UI at `/api/docs/`).
 /// Returns the documented paths with their methods, for the origin's 405 answers.
@@ -82,7 +84,15 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) ->
                 .service(agent_login::device_authorization)
                 .service(agent_login::token)
                 .service(crate::dashboard::decision),
-        );
+        )
+        .service(
+            scope(OAUTH)
+                .service(oauth::token)
+                .service(oauth::revoke)
+                .service(crate::dashboard::oauth_decision),
+        )
+        .service(oauth::jwks)
+        .service(oauth::metadata);
     let (cfg, document) = api.finish();
     let allowed = AllowedMethods::of(&document);
     cfg.service(SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", document));

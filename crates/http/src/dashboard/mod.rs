@@ -1,11 +1,13 @@
 //! The dashboard: server-rendered sign-in (password, then the second factor), TOTP
-//! enrollment, and the consent screen of the device login with its decision endpoint.
+//! enrollment, the consent screen of the device login with its decision endpoint, and the
+//! OAuth authorization endpoint with its consent page and decision endpoint.
 //!
 //! No JavaScript. Every form post must come from the dashboard's own origin (`Origin`, or
 //! `Referer` when a browser sends no `Origin`), checked against `QUIRE_BASE_URL`; the session
 //! cookie is `HttpOnly; SameSite=Lax` (and `Secure` on https); pages forbid framing.
 
 mod consent;
+mod oauth;
 mod render;
 mod second_factor;
 mod session;
@@ -15,9 +17,11 @@ mod visit;
 use actix_web::web;
 
 pub use consent::decision;
+pub use oauth::decision as oauth_decision;
 
 use crate::common::routing::{resource, to};
 use consent::consent;
+use oauth::authorize;
 use second_factor::{enroll, security};
 use sign_in::{home, login, login_form, logout, totp, totp_form};
 use visit::{visit, visit_confirmed};
@@ -44,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::GET, to(security)), (M::POST, to(enroll))],
     ))
     .service(resource("/authorize-agent", [(M::GET, to(consent))]))
+    .service(resource("/oauth/authorize", [(M::GET, to(authorize))]))
     .service(resource(
         "/visit",
         [(M::GET, to(visit)), (M::POST, to(visit_confirmed))],

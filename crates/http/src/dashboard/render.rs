@@ -13,6 +13,17 @@ pub(super) fn page(
     status: StatusCode,
     template: &impl Template,
 ) -> Result<HttpResponse, ApiError> {
+    page_posting_to(state, status, template, "")
+}
+
+/// [`page`] for a form whose post redirects to `form_target` (a CSP source: an OAuth
+/// client's origin or private scheme) as well.
+pub(super) fn page_posting_to(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+    form_target: &str,
+) -> Result<HttpResponse, ApiError> {
     let body = template.render().map_err(|e| ApiError::internal(&e))?;
     // Browsers apply form-action to the redirects that follow a post too: signing in for a
     // private page ends on the pages origin.
@@ -27,7 +38,7 @@ pub(super) fn page(
             header::CONTENT_SECURITY_POLICY,
             format!(
                 "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
-                 form-action 'self' {pages_origin}; frame-ancestors 'none'; base-uri 'none'"
+                 form-action 'self' {pages_origin} {form_target}; frame-ancestors 'none'; base-uri 'none'"
             ),
         ))
         .body(body))

@@ -25,7 +25,7 @@ use quire_device_auth::DeviceGrant;
 use quire_kernel::{AccountId, InfraError, LinkId, PageId};
 use quire_keys::KeyRecord;
 use quire_links::{AllowEntry, Link};
-use quire_oauth::OAuthClient;
+use quire_oauth::{Grant as OAuthGrant, OAuthClient, RefreshRecord, SigningKey};
 use quire_pages::{FileEntry, Page};
 use quire_projects::{Grant, Project};
 use time::OffsetDateTime;
@@ -39,27 +39,29 @@ pub enum Op {
     AccountByLogin,
     AddViews,
     AssignResource,
-    Client,
     Claim,
     ClaimView,
+    Client,
     CreateAccount,
     Decide,
     DefaultProjectOf,
     Delete,
+    DeleteClient,
     DeleteExpiredSessions,
     DeleteGrant,
     DeleteGrantsExpiredBefore,
-    DeleteClient,
     DeleteLinkOfPage,
     DeletePage,
     DeleteProject,
     DeleteSession,
+    DeleteSigningKeys,
     EnrollTotp,
     Exists,
     Files,
     FindByHash,
     ForgetWindowsBefore,
     Get,
+    GrantByCode,
     GrantByDeviceHash,
     GrantByUserCode,
     GrantLevel,
@@ -69,9 +71,11 @@ pub enum Op {
     InsertGrant,
     InsertKey,
     InsertLink,
+    InsertOAuthGrant,
     InsertPending,
     InsertProject,
     InsertSession,
+    InsertSigningKey,
     KeyAccount,
     KeyById,
     KeysOfAccount,
@@ -95,13 +99,19 @@ pub enum Op {
     PutFiles,
     PutGrant,
     RecordPoll,
+    RedeemCode,
+    RefreshToken,
     RenewLease,
     Resources,
     RevokeKey,
+    RevokeOAuthGrant,
+    RotateRefresh,
     SessionByHash,
     SetClientSecret,
     SetPasswordHash,
+    SettlePending,
     SharedWith,
+    SigningKeys,
     StalePending,
     SweepLeftovers,
     UpdateLink,
@@ -141,6 +151,9 @@ pub struct State {
     pub device_grants: Vec<DeviceGrant>,
     /// The OAuth client registry, tombstones included.
     pub oauth_clients: Vec<OAuthClient>,
+    pub oauth_grants: Vec<OAuthGrant>,
+    pub refresh_tokens: Vec<RefreshRecord>,
+    pub signing_keys: Vec<SigningKey>,
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
     pub totp_steps: HashMap<AccountId, u64>,
@@ -183,6 +196,12 @@ impl MemoryStore {
     #[must_use]
     pub fn snapshot(&self) -> State {
         self.state.lock().expect("lock").clone()
+    }
+
+    /// Changes the state directly, for a condition no port operation makes (an account
+    /// that loses its activation).
+    pub fn alter(&self, change: impl FnOnce(&mut State)) {
+        change(&mut self.state.lock().expect("lock"));
     }
 
     fn check(&self, op: Op) -> Result<(), InfraError> {

@@ -1,8 +1,11 @@
-//! The OAuth client registry.
+//! The OAuth client registry, grants with their refresh tokens, and signing keys.
 
 use async_trait::async_trait;
 use quire_kernel::InfraError;
-use quire_oauth::{ClientId, ClientStore, InsertClientError, OAuthClient};
+use quire_oauth::{
+    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, OAuthClient,
+    RefreshRecord, SigningKey, SigningKeyStore,
+};
 use time::OffsetDateTime;
 
 use super::{MemoryStore, Op};
@@ -66,6 +69,11 @@ impl ClientStore for MemoryStore {
                 return false;
             };
             c.deleted_at = Some(at);
+            for g in &mut s.oauth_grants {
+                if &g.client_id == id && g.revoked_at.is_none() {
+                    g.revoked_at = Some(at);
+                }
+            }
             for p in &mut s.projects {
                 if p.oauth_client_id.as_deref() == Some(id.as_str()) {
                     p.oauth_client_id = None;
@@ -73,5 +81,165 @@ impl ClientStore for MemoryStore {
             }
             true
         }))
+    }
+}
+
+fn code_hash(g: &Grant) -> Option<&str> {
+    match &g.stage {
+        GrantStage::Approved { code_hash, .. } | GrantStage::Redeemed { code_hash, .. } => {
+            Some(code_hash)
+        }
+        GrantStage::Pending { .. } => None,
+    }
+}
+
+#[async_trait]
+impl GrantStore for MemoryStore {
+    async fn insert_oauth_grant(&self, grant: &Grant) -> Result<(), InfraError> {
+        self.check(Op::InsertOAuthGrant)?;
+        self.with(|s| s.oauth_grants.push(grant.clone()));
+        Ok(())
+    }
+
+    async fn settle_pending(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        now: OffsetDateTime,
+        approval: Option<(&str, OffsetDateTime)>,
+    ) -> Result<Option<Grant>, InfraError> {
+        self.check(Op::SettlePending)?;
+        Ok(self.with(|s| {
+            let index = s.oauth_grants.iter().position(|g| {
+                matches!(&g.stage, GrantStage::Pending { request_hash: r, session_hash: h, expires_at }
+                    if r == request_hash && h == session_hash && *expires_at > now)
+            })?;
+            let before = s.oauth_grants[index].clone();
+            match approval {
+                Some((code_hash, code_expires_at)) => {
+                    s.oauth_grants[index].stage = GrantStage::Approved {
+                        code_hash: code_hash.to_owned(),
+                        code_expires_at,
+                    };
+                }
+                None => {
+                    s.oauth_grants.remove(index);
+                }
+            }
+            Some(before)
+        }))
+    }
+
+    async fn grant_by_code(&self, hash: &str) -> Result<Option<Grant>, InfraError> {
+        self.check(Op::GrantByCode)?;
+        Ok(self.with(|s| {
+            s.oauth_grants
+                .iter()
+                .find(|g| code_hash(g) == Some(hash))
+                .cloned()
+        }))
+    }
+
+    async fn redeem_code(
+        &self,
+        grant_id: &str,
+        now: OffsetDateTime,
+        first: &RefreshRecord,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::RedeemCode)?;
+        Ok(self.with(|s| {
+            let Some(g) = s.oauth_grants.iter_mut().find(|g| {
+                g.id == grant_id
+                    && g.revoked_at.is_none()
+                    && matches!(g.stage, GrantStage::Approved { .. })
+            }) else {
+                return false;
+            };
+            let GrantStage::Approved { code_hash, .. } = &g.stage else {
+                return false;
+            };
+            g.stage = GrantStage::Redeemed {
+                code_hash: code_hash.clone(),
+                redeemed_at: now,
+            };
+            s.refresh_tokens.push(first.clone());
+            true
+        }))
+    }
+
+    async fn refresh_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(RefreshRecord, Grant)>, InfraError> {
+        self.check(Op::RefreshToken)?;
+        Ok(self.with(|s| {
+            let record = s
+                .refresh_tokens
+                .iter()
+                .find(|r| r.token_hash == token_hash)?;
+            let grant = s.oauth_grants.iter().find(|g| g.id == record.grant_id)?;
+            Some((record.clone(), grant.clone()))
+        }))
+    }
+
+    async fn rotate_refresh(
+        &self,
+        old_hash: &str,
+        now: OffsetDateTime,
+        reusable_after: OffsetDateTime,
+        next: &RefreshRecord,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::RotateRefresh)?;
+        Ok(self.with(|s| {
+            let Some(index) = s.refresh_tokens.iter().position(|r| {
+                r.token_hash == old_hash && r.rotated_at.is_none_or(|t| t > reusable_after)
+            }) else {
+                return false;
+            };
+            let grant_id = s.refresh_tokens[index].grant_id.clone();
+            let live = s
+                .oauth_grants
+                .iter()
+                .any(|g| g.id == grant_id && g.revoked_at.is_none());
+            if !live {
+                return false;
+            }
+            let old = &mut s.refresh_tokens[index];
+            old.rotated_at = Some(old.rotated_at.unwrap_or(now));
+            s.refresh_tokens.push(next.clone());
+            true
+        }))
+    }
+
+    async fn revoke_grant(&self, grant_id: &str, at: OffsetDateTime) -> Result<(), InfraError> {
+        self.check(Op::RevokeOAuthGrant)?;
+        self.with(|s| {
+            for g in &mut s.oauth_grants {
+                if g.id == grant_id && g.revoked_at.is_none() {
+                    g.revoked_at = Some(at);
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SigningKeyStore for MemoryStore {
+    async fn signing_keys(&self) -> Result<Vec<SigningKey>, InfraError> {
+        self.check(Op::SigningKeys)?;
+        Ok(self.with(|s| s.signing_keys.clone()))
+    }
+
+    async fn insert_signing_key(&self, key: &SigningKey) -> Result<(), InfraError> {
+        self.check(Op::InsertSigningKey)?;
+        self.with(|s| s.signing_keys.push(key.clone()));
+        Ok(())
+    }
+
+    async fn delete_signing_keys(&self, kids: &[String]) -> Result<(), InfraError> {
+        self.check(Op::DeleteSigningKeys)?;
+        self.with(|s| s.signing_keys.retain(|k| !kids.contains(&k.kid)));
+        Ok(())
     }
 }

@@ -1,0 +1,175 @@
+//! The verifier and its two caches.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration as StdDuration;
+
+use async_trait::async_trait;
+use moka::future::Cache;
+use quire_accounts::AccountStore;
+use quire_kernel::{Clock, InfraError, Principal, PrincipalKind};
+use quire_keys::{AuthError, BearerTokens};
+use quire_oauth::consent::home_project;
+use quire_oauth::{
+    ClientId, ClientStore, KeySchedule, SigningKey, SigningKeyStore, TokenAudience, TokenRefusal,
+};
+use quire_projects::ProjectStore;
+use time::{Duration, OffsetDateTime};
+
+/// How long the key set is held: far below the hour a new key is published ahead.
+pub const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(60);
+/// How long a registry answer is held: a deletion reaches every replica within 5 s.
+pub const CLIENT_CACHE_TTL: StdDuration = StdDuration::from_secs(4);
+/// Least time between two reloads forced by unknown `kid`s (forged tokens cost no I/O).
+const FORCED_RELOAD_SPACING: Duration = Duration::seconds(5);
+
+/// What the verifier reads through.
+#[derive(Debug, Clone)]
+pub struct BearerPorts {
+    pub keys: Arc<dyn SigningKeyStore>,
+    pub clients: Arc<dyn ClientStore>,
+    pub accounts: Arc<dyn AccountStore>,
+    pub projects: Arc<dyn ProjectStore>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Verifies access tokens and makes their principals.
+#[derive(Clone)]
+pub struct BearerVerifier {
+    ports: BearerPorts,
+    audience: TokenAudience,
+    keys: Cache<(), Arc<Vec<SigningKey>>>,
+    /// Client id → whether it is live.
+    clients: Cache<ClientId, bool>,
+    last_forced_reload: Arc<Mutex<Option<OffsetDateTime>>>,
+}
+
+impl std::fmt::Debug for BearerVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerVerifier")
+            .field("audience", &self.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BearerVerifier {
+    #[must_use]
+    pub fn new(ports: BearerPorts, audience: TokenAudience) -> Self {
+        Self {
+            ports,
+            audience,
+            keys: Cache::builder()
+                .max_capacity(1)
+                .time_to_live(KEY_CACHE_TTL)
+                .build(),
+            clients: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(CLIENT_CACHE_TTL)
+                .build(),
+            last_forced_reload: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    async fn key_set(&self) -> Result<Arc<Vec<SigningKey>>, InfraError> {
+        let store = self.ports.keys.clone();
+        self.keys
+            .try_get_with((), async move { store.signing_keys().await.map(Arc::new) })
+            .await
+            .map_err(|e| (*e).clone())
+    }
+
+    /// The verifying key named `kid`, reloading the set once if it is not held.
+    async fn key(&self, kid: &str, now: OffsetDateTime) -> Result<Option<SigningKey>, InfraError> {
+        let find = |keys: &[SigningKey]| {
+            keys.iter()
+                .find(|k| k.kid == kid && KeySchedule::verifies(keys, k, now))
+                .cloned()
+        };
+        let keys = self.key_set().await?;
+        if let Some(key) = find(&keys) {
+            return Ok(Some(key));
+        }
+        let may_reload = {
+            let mut last = self
+                .last_forced_reload
+                .lock()
+                .map_err(|_| InfraError::new("key reload lock poisoned"))?;
+            let due = last.is_none_or(|t| now - t >= FORCED_RELOAD_SPACING);
+            if due {
+                *last = Some(now);
+            }
+            due
+        };
+        if !may_reload {
+            return Ok(None);
+        }
+        self.keys.invalidate(&()).await;
+        Ok(find(&self.key_set().await?))
+    }
+
+    /// Steps 6 and 7: the client is registered and live, or the registry cannot say.
+    async fn client_is_live(&self, id: &ClientId) -> Result<bool, TokenRefusal> {
+        let clients = self.ports.clients.clone();
+        let lookup = id.clone();
+        self.clients
+            .try_get_with(id.clone(), async move {
+                clients
+                    .client(&lookup)
+                    .await
+                    .map(|c| c.is_some_and(|c| c.is_live()))
+            })
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e.chain(), "client registry unavailable for a bearer token");
+                TokenRefusal::RegistryUnavailable
+            })
+    }
+
+    async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        let refused = |r: TokenRefusal| AuthError::InvalidToken(r.description());
+        let parsed = quire_oauth::access_token::parse(token).map_err(refused)?;
+        let now = self.ports.clock.now();
+        let key = self.key(&parsed.kid, now).await?;
+        let verified = parsed
+            .check(key.as_ref(), &self.audience, now)
+            .map_err(refused)?;
+        if !self
+            .client_is_live(&verified.client_id)
+            .await
+            .map_err(refused)?
+        {
+            return Err(refused(TokenRefusal::UnknownClient));
+        }
+        let account = self
+            .ports
+            .accounts
+            .account_by_id(verified.account_id)
+            .await?
+            // Accounts are never deleted, so a verified token always names one.
+            .ok_or_else(|| InfraError::new("a verified access token names no account"))?;
+        if account.activated_at.is_none() {
+            return Err(AuthError::NotActivated);
+        }
+        let home = home_project(
+            self.ports.projects.as_ref(),
+            account.id,
+            &verified.client_id,
+        )
+        .await?;
+        Ok(Principal {
+            account_id: account.id,
+            kind: PrincipalKind::OAuthClient {
+                client_id: verified.client_id.as_str().to_owned(),
+                scopes: verified.scopes,
+            },
+            home_project_id: home.id,
+            is_platform_admin: account.is_platform_admin,
+        })
+    }
+}
+
+#[async_trait]
+impl BearerTokens for BearerVerifier {
+    async fn principal(&self, token: &str) -> Result<Principal, AuthError> {
+        self.verify(token).await
+    }
+}

@@ -1,0 +1,335 @@
+//! The authorization endpoint's use cases: checking a request (RFC 6749 §4.1.1 with PKCE,
+//! the OAuth 2.1 shape) for the consent page, and deciding it.
+
+use std::sync::Arc;
+
+use quire_kernel::{AccountId, Clock, InfraError};
+use quire_projects::{Project, ProjectStore};
+use url::Url;
+
+use crate::grant::{
+    AuthorizationCode, CODE_LIFETIME, CodeChallenge, Grant, GrantStage, REQUEST_LIFETIME,
+    RequestId, Scopes, parse_scope,
+};
+use crate::model::{ClientId, OAuthClient};
+use crate::ports::{ClientStore, GrantStore};
+
+/// Longest `state` kept and echoed.
+pub const MAX_STATE_BYTES: usize = 512;
+
+/// The query of `GET /oauth/authorize`, as received.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthorizeRequest {
+    pub response_type: Option<String>,
+    pub client_id: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub scope: Option<String>,
+    pub state: Option<String>,
+    pub code_challenge: Option<String>,
+    pub code_challenge_method: Option<String>,
+}
+
+/// An error sent back to the client on its redirect URI (RFC 6749 §4.1.2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedirectedError {
+    pub redirect_uri: String,
+    pub error: &'static str,
+    pub description: String,
+    pub state: Option<String>,
+}
+
+impl RedirectedError {
+    /// The URL the browser is sent to.
+    #[must_use]
+    pub fn location(&self) -> String {
+        let mut pairs = vec![
+            ("error", self.error.to_owned()),
+            ("error_description", self.description.clone()),
+        ];
+        if let Some(state) = &self.state {
+            pairs.push(("state", state.clone()));
+        }
+        with_query(&self.redirect_uri, &pairs)
+    }
+}
+
+/// Why an authorization request cannot be shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorizeError {
+    /// The client or redirect URI cannot be trusted: an error page, never a redirect.
+    #[error("{0}")]
+    NotRedirectable(&'static str),
+    /// Anything else: back to the client.
+    #[error("{}", .0.description)]
+    Redirect(RedirectedError),
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A checked request, stored as a pending grant bound to the session: what the consent
+/// page shows and posts back.
+#[derive(Debug, Clone)]
+pub struct ConsentRequest {
+    /// Goes in the consent form; only its hash is stored.
+    pub request_id: RequestId,
+    pub client: OAuthClient,
+    pub redirect_uri: String,
+    pub scopes: Scopes,
+    /// The project the token will act in.
+    pub project: Project,
+}
+
+impl ConsentRequest {
+    /// The redirect's host (or scheme, for a private-use scheme), for the page.
+    #[must_use]
+    pub fn redirect_host(&self) -> String {
+        Url::parse(&self.redirect_uri).map_or_else(
+            |_| self.redirect_uri.clone(),
+            |u| match u.host_str() {
+                Some(host) => host.to_owned(),
+                None => format!("{}:", u.scheme()),
+            },
+        )
+    }
+
+    /// Whether the page should warn: the code goes to a program on this device (a loopback
+    /// address or an app's own scheme), which any local program could be.
+    #[must_use]
+    pub fn redirect_is_local(&self) -> bool {
+        !Url::parse(&self.redirect_uri).is_ok_and(|u| u.scheme() == "https")
+    }
+}
+
+/// Why a decision was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    #[error(
+        "this authorization request is unknown, expired or already decided; start again from the application"
+    )]
+    UnknownRequest,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+fn with_query(base: &str, pairs: &[(&str, String)]) -> String {
+    let encoded = serde_urlencoded::to_string(pairs).unwrap_or_default();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{separator}{encoded}")
+}
+
+/// The project a client's tokens act in for `account`: the account's project naming the
+/// client, else its default project.
+///
+/// # Errors
+/// [`InfraError`] on storage failure, or if the account has no default project.
+pub async fn home_project(
+    projects: &dyn ProjectStore,
+    account: AccountId,
+    client: &ClientId,
+) -> Result<Project, InfraError> {
+    let all = projects.projects_of_account(account).await?;
+    if let Some(own) = all
+        .iter()
+        .find(|p| p.oauth_client_id.as_deref() == Some(client.as_str()))
+    {
+        return Ok(own.clone());
+    }
+    let default = projects
+        .default_project_of(account)
+        .await?
+        .ok_or_else(|| InfraError::new("account without a default project"))?;
+    all.into_iter()
+        .find(|p| p.id == default)
+        .ok_or_else(|| InfraError::new("default project missing"))
+}
+
+/// The authorization endpoint's use cases.
+#[derive(Debug, Clone)]
+pub struct ConsentService {
+    clients: Arc<dyn ClientStore>,
+    grants: Arc<dyn GrantStore>,
+    projects: Arc<dyn ProjectStore>,
+    clock: Arc<dyn Clock>,
+}
+
+impl ConsentService {
+    #[must_use]
+    pub fn new(
+        clients: Arc<dyn ClientStore>,
+        grants: Arc<dyn GrantStore>,
+        projects: Arc<dyn ProjectStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            clients,
+            grants,
+            projects,
+            clock,
+        }
+    }
+
+    /// Checks a request's client and redirect URI only: what decides whether an error may be
+    /// redirected. Run before sign-in, so a bad link never reaches the sign-in page.
+    ///
+    /// # Errors
+    /// [`AuthorizeError::NotRedirectable`], [`AuthorizeError::Infra`].
+    pub async fn client_of(
+        &self,
+        request: &AuthorizeRequest,
+    ) -> Result<(OAuthClient, String), AuthorizeError> {
+        let client = match request.client_id.as_deref().and_then(ClientId::parse) {
+            Some(id) => self.clients.client(&id).await?,
+            None => None,
+        };
+        let client = client
+            .filter(OAuthClient::is_live)
+            .ok_or(AuthorizeError::NotRedirectable(
+                "This application is not registered with Quire (unknown or deleted client_id).",
+            ))?;
+        let redirect_uri = match request.redirect_uri.as_deref() {
+            Some(uri) if client.redirect_for(uri).is_some() => uri.to_owned(),
+            Some(_) => {
+                return Err(AuthorizeError::NotRedirectable(
+                    "The redirect_uri is not one this application registered.",
+                ));
+            }
+            // RFC 6749 §3.1.2.3: with a single registered URI it may be omitted.
+            None if client.redirect_uris.len() == 1 => client.redirect_uris[0].as_str().to_owned(),
+            None => {
+                return Err(AuthorizeError::NotRedirectable(
+                    "The request names no redirect_uri and the application registered several.",
+                ));
+            }
+        };
+        Ok((client, redirect_uri))
+    }
+
+    /// Checks a whole request for `account` and stores it as a pending grant bound to
+    /// `session_hash`, for 10 minutes.
+    ///
+    /// # Errors
+    /// [`AuthorizeError`]: not redirectable for the client or URI, redirected otherwise.
+    pub async fn begin(
+        &self,
+        request: &AuthorizeRequest,
+        account: AccountId,
+        session_hash: &str,
+    ) -> Result<ConsentRequest, AuthorizeError> {
+        let (client, redirect_uri) = self.client_of(request).await?;
+        let state = request.state.clone().filter(|s| !s.is_empty());
+        let refuse = |error: &'static str, description: &str| {
+            AuthorizeError::Redirect(RedirectedError {
+                redirect_uri: redirect_uri.clone(),
+                error,
+                description: description.to_owned(),
+                state: state.clone(),
+            })
+        };
+        if state.as_ref().is_some_and(|s| s.len() > MAX_STATE_BYTES) {
+            return Err(refuse("invalid_request", "state is longer than 512 bytes"));
+        }
+        match request.response_type.as_deref() {
+            Some("code") => {}
+            None => return Err(refuse("invalid_request", "response_type is required")),
+            Some(_) => {
+                return Err(refuse(
+                    "unsupported_response_type",
+                    "only response_type=code is supported",
+                ));
+            }
+        }
+        let method = request.code_challenge_method.as_deref().unwrap_or("plain");
+        if method != "S256" {
+            return Err(refuse(
+                "invalid_request",
+                "code_challenge_method must be S256 (plain is not supported)",
+            ));
+        }
+        let challenge = request
+            .code_challenge
+            .as_deref()
+            .and_then(CodeChallenge::parse)
+            .ok_or_else(|| {
+                refuse(
+                    "invalid_request",
+                    "code_challenge is required: 43 base64url characters (PKCE, S256)",
+                )
+            })?;
+        let scopes = parse_scope(request.scope.as_deref()).map_err(|bad| {
+            refuse(
+                "invalid_scope",
+                &format!("unknown scope {bad:?}; scopes are page, link, serve and base"),
+            )
+        })?;
+        let project = home_project(self.projects.as_ref(), account, &client.id).await?;
+        let now = self.clock.now();
+        let request_id = RequestId::generate();
+        let grant = Grant {
+            id: quire_kernel::secret::random_url_token(),
+            client_id: client.id.clone(),
+            account_id: account,
+            scopes: scopes.clone(),
+            redirect_uri: redirect_uri.clone(),
+            state,
+            code_challenge: challenge,
+            stage: GrantStage::Pending {
+                request_hash: request_id.hash(),
+                session_hash: session_hash.to_owned(),
+                expires_at: now + REQUEST_LIFETIME,
+            },
+            created_at: now,
+            revoked_at: None,
+        };
+        self.grants.insert_oauth_grant(&grant).await?;
+        Ok(ConsentRequest {
+            request_id,
+            client,
+            redirect_uri,
+            scopes,
+            project,
+        })
+    }
+
+    /// Approves or denies the pending request `request_id` of the session `session_hash`,
+    /// once. Returns where the browser goes: the redirect URI with `code` and `state`, or
+    /// with `error=access_denied` and `state`.
+    ///
+    /// # Errors
+    /// [`DecisionError::UnknownRequest`] for an unknown, expired, decided or other session's
+    /// request; [`DecisionError::Infra`].
+    pub async fn decide(
+        &self,
+        request_id: &str,
+        session_hash: &str,
+        approve: bool,
+    ) -> Result<String, DecisionError> {
+        let now = self.clock.now();
+        let request_hash = RequestId::received(request_id).hash();
+        let code = approve.then(AuthorizationCode::generate);
+        let approval = code.as_ref().map(|c| (c.hash(), now + CODE_LIFETIME));
+        let grant = self
+            .grants
+            .settle_pending(
+                &request_hash,
+                session_hash,
+                now,
+                approval.as_ref().map(|(h, t)| (h.as_str(), *t)),
+            )
+            .await?
+            .ok_or(DecisionError::UnknownRequest)?;
+        let mut pairs = match &code {
+            Some(code) => vec![("code", code.expose().to_owned())],
+            None => vec![
+                ("error", "access_denied".to_owned()),
+                (
+                    "error_description",
+                    "the account holder denied the request".to_owned(),
+                ),
+            ],
+        };
+        if let Some(state) = &grant.state {
+            pairs.push(("state", state.clone()));
+        }
+        Ok(with_query(&grant.redirect_uri, &pairs))
+    }
+}
