@@ -383,7 +383,7 @@ async fn a_failed_redemption_leaves_the_code_unspent() {
     assert!(f.exchange(&code).await.is_ok());
 }
 
-fn sign(f: &Flow, header: Header, claims: &AccessClaims) -> String {
+fn sign(f: &Flow, header: &Header, claims: &AccessClaims) -> String {
     let key = f.w.store.snapshot().signing_keys[0].clone();
     jsonwebtoken::encode(
         &header,
@@ -456,7 +456,7 @@ async fn each_verification_failure_answers_its_own_description_in_order() {
         ..header.clone()
     };
     assert_eq!(
-        f.authenticate(&sign(&f, foreign, &claims))
+        f.authenticate(&sign(&f, &foreign, &claims))
             .await
             .unwrap_err(),
         refused("unknown signing key")
@@ -467,7 +467,7 @@ async fn each_verification_failure_answers_its_own_description_in_order() {
         ..header.clone()
     };
     assert_eq!(
-        f.authenticate(&sign(&f, other_kind, &claims))
+        f.authenticate(&sign(&f, &other_kind, &claims))
             .await
             .unwrap_err(),
         refused("not an OAuth-obtained token")
@@ -478,7 +478,7 @@ async fn each_verification_failure_answers_its_own_description_in_order() {
         ..claims.clone()
     };
     assert_eq!(
-        f.authenticate(&sign(&f, header.clone(), &elsewhere))
+        f.authenticate(&sign(&f, &header, &elsewhere))
             .await
             .unwrap_err(),
         refused("token issuer or audience mismatch")
