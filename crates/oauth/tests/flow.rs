@@ -386,7 +386,7 @@ async fn a_failed_redemption_leaves_the_code_unspent() {
 fn sign(f: &Flow, header: &Header, claims: &AccessClaims) -> String {
     let key = f.w.store.snapshot().signing_keys[0].clone();
     jsonwebtoken::encode(
-        &header,
+        header,
         claims,
         &EncodingKey::from_ed_der(&key.private_pkcs8),
     )
