@@ -14,7 +14,10 @@ use crate::harness::{Backend, on_both_backends};
 
 /// The `oauth2` crate's HTTP client, over this workspace's reqwest (its own reqwest
 /// feature would pull a second reqwest and TLS stack).
-async fn send(http: &reqwest::Client, req: HttpRequest) -> Result<HttpResponse, reqwest::Error> {
+pub(crate) async fn send(
+    http: &reqwest::Client,
+    req: HttpRequest,
+) -> Result<HttpResponse, reqwest::Error> {
     let (parts, body) = req.into_parts();
     let mut out = http.request(parts.method, parts.uri.to_string()).body(body);
     for (name, value) in &parts.headers {

@@ -17,6 +17,7 @@ mod hardening;
 mod interop;
 mod keys;
 mod oauth_clients;
+mod oauth_flow;
 mod ops;
 mod pages;
 mod projects;

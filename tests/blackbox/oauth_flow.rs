@@ -1,0 +1,558 @@
+//! The OAuth authorization code flow against the real server, driven by the third-party
+//! `oauth2` crate: PKCE, consent in the dashboard, a bearer publishing a page and refused
+//! on grants and key mint, refresh, revocation, code reuse; every verification failure
+//! with its exact description; a client deleted on one server refused on another within
+//! 5 s; the metadata and JWKS documents field by field.
+
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{EncodingKey, Header};
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, HttpRequest, PkceCodeChallenge,
+    RedirectUrl, RefreshToken, Scope, TokenResponse, TokenUrl,
+};
+use quire_oauth::SigningKeyStore;
+use quire_oauth::access_token::AccessClaims;
+use serde_json::{Value, json};
+
+use crate::dashboard::{Browser, PASSWORD};
+use crate::harness::{Account, Backend, Server, TestDb, on_both_backends};
+use crate::interop::send;
+
+const CLIENTS: &str = "/api/platform/v1/oauth-clients";
+const REDIRECT: &str = "http://127.0.0.1:4711/callback";
+
+struct Registered {
+    id: String,
+    secret: String,
+}
+
+async fn register(srv: &Server, admin: &str) -> Registered {
+    let r = srv
+        .post(
+            CLIENTS,
+            admin,
+            json!({"name": "Notes", "client_type": "confidential", "redirect_uris": ["http://127.0.0.1/callback"]}),
+        )
+        .await;
+    let c = &r.assert_status(201)["client"];
+    Registered {
+        id: c["client_id"].as_str().unwrap().to_owned(),
+        secret: c["client_secret"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// A database with ann (a password, platform admin) and a server on it.
+async fn world(b: Backend) -> Option<(TestDb, Server, Account)> {
+    let db = TestDb::create(b).await?;
+    let ann = db.create_account("ann", &["--password", PASSWORD, "--platform-admin"]);
+    let srv = db.start();
+    Some((db, srv, ann))
+}
+
+fn value_of(html: &str, name: &str) -> String {
+    let at = html.find(&format!("name=\"{name}\" value=\"")).unwrap() + name.len() + 15;
+    html[at..at + html[at..].find('"').unwrap()].to_owned()
+}
+
+/// Signs in as ann, approves (or denies) the request at `authorize_url`, and returns the
+/// client's redirect with its query.
+async fn consent(srv: &Server, authorize_url: &str, decision: &str) -> url::Url {
+    let mut browser = Browser::new(srv);
+    let path = authorize_url.strip_prefix(&srv.base).unwrap();
+    // Signed out: to the sign-in page, and back.
+    let r = browser.get_url(authorize_url).await;
+    assert_eq!(r.status, 303);
+    let r = browser
+        .post(
+            "/login",
+            &[("login", "ann"), ("password", PASSWORD), ("next", path)],
+        )
+        .await;
+    assert_eq!(r.headers["location"].to_str().unwrap(), path);
+    let page = browser.get_url(authorize_url).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    for shown in [
+        "Notes",
+        "127.0.0.1",
+        "ann",
+        "publish, change and delete pages",
+        "never mint API keys",
+    ] {
+        assert!(
+            page.text.contains(shown),
+            "{shown} missing from the consent page"
+        );
+    }
+    assert!(page.text.contains("id=\"local-warning\""));
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("http://127.0.0.1:4711"));
+    let request = value_of(&page.text, "request");
+    let r = browser
+        .post(
+            "/api/oauth/decision",
+            &[("request", &request), ("decision", decision)],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    url::Url::parse(r.headers["location"].to_str().unwrap()).unwrap()
+}
+
+fn query(url: &url::Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+async fn oauth2_crate_completes_the_code_flow_and_its_bearer_publishes(b: Backend) {
+    let Some((_db, srv, ann)) = world(b).await else {
+        return;
+    };
+    let registered = register(&srv, &ann.key).await;
+    let client = BasicClient::new(ClientId::new(registered.id.clone()))
+        .set_client_secret(ClientSecret::new(registered.secret.clone()))
+        .set_auth_uri(AuthUrl::new(format!("{}/oauth/authorize", srv.base)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/api/oauth/token", srv.base)).unwrap())
+        .set_redirect_uri(RedirectUrl::new(REDIRECT.into()).unwrap());
+    let http = reqwest::Client::new();
+    let http_client = |req: HttpRequest| send(&http, req);
+
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (authorize_url, csrf) = client
+        .authorize_url(CsrfToken::new_random)
+        .add_scope(Scope::new("page".into()))
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = consent(&srv, authorize_url.as_str(), "approve").await;
+    assert_eq!(back.origin().ascii_serialization(), "http://127.0.0.1:4711");
+    assert_eq!(
+        query(&back, "state").as_deref(),
+        Some(csrf.secret().as_str())
+    );
+    let code = query(&back, "code").unwrap();
+
+    let token = client
+        .exchange_code(AuthorizationCode::new(code.clone()))
+        .set_pkce_verifier(verifier)
+        .request_async(&http_client)
+        .await
+        .unwrap();
+    assert_eq!(token.token_type().as_ref(), "bearer");
+    assert_eq!(token.expires_in(), Some(Duration::from_secs(900)));
+    let access = token.access_token().secret().clone();
+
+    // The bearer publishes in ann's default project, lists projects, and nothing more.
+    let page =
+        json!({"title": "From Notes", "files": [{"path": "index.html", "content": "<h1>hi</h1>"}]});
+    let r = srv.post("/api/page/v1/pages", &access, page).await;
+    assert_eq!(r.assert_status(201)["project"], "ann");
+    srv.get("/api/platform/v1/projects", &access)
+        .await
+        .assert_status(200);
+    srv.get("/api/platform/v1/keys", &access)
+        .await
+        .assert_error(403, "insufficient_scope");
+    srv.post(
+        "/api/platform/v1/keys",
+        &access,
+        json!({"name": "k", "apps": ["page"]}),
+    )
+    .await
+    .assert_error(403, "insufficient_scope");
+    let (_, app_key_id) = srv.mint(&ann.key, &["page"], None).await;
+    srv.post(
+        &format!("/api/platform/v1/projects/{}/grants", ann.project_id),
+        &access,
+        json!({"key_id": app_key_id, "level": "read"}),
+    )
+    .await
+    .assert_error(403, "insufficient_scope");
+
+    // The code is single use; its reuse revokes what it issued.
+    let reuse = client
+        .exchange_code(AuthorizationCode::new(code))
+        .set_pkce_verifier(oauth2::PkceCodeVerifier::new("x".repeat(43)))
+        .request_async(&http_client)
+        .await;
+    assert!(reuse.is_err());
+    let refused = client
+        .exchange_refresh_token(token.refresh_token().unwrap())
+        .request_async(&http_client)
+        .await;
+    assert!(
+        refused.is_err(),
+        "a reused code must revoke its refresh token"
+    );
+
+    // A second authorization: refresh rotates, revocation ends it.
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (authorize_url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = consent(&srv, authorize_url.as_str(), "approve").await;
+    let token = client
+        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
+        .set_pkce_verifier(verifier)
+        .request_async(&http_client)
+        .await
+        .unwrap();
+    let refreshed = client
+        .exchange_refresh_token(token.refresh_token().unwrap())
+        .request_async(&http_client)
+        .await
+        .unwrap();
+    let next = refreshed.refresh_token().unwrap().clone();
+    assert_ne!(next.secret(), token.refresh_token().unwrap().secret());
+    // The crate revokes over https only; the same RFC 7009 request by hand, Basic auth.
+    let revoked = srv
+        .http
+        .post(format!("{}/api/oauth/revoke", srv.base))
+        .basic_auth(&registered.id, Some(&registered.secret))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            serde_urlencoded::to_string([
+                ("token", next.secret().as_str()),
+                ("token_type_hint", "refresh_token"),
+            ])
+            .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status().as_u16(), 200);
+    let after = client
+        .exchange_refresh_token(&RefreshToken::new(next.secret().clone()))
+        .request_async(&http_client)
+        .await;
+    assert!(after.is_err());
+
+    // Deny: back to the client with access_denied and the state.
+    let (challenge, _) = PkceCodeChallenge::new_random_sha256();
+    let (authorize_url, csrf) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = consent(&srv, authorize_url.as_str(), "deny").await;
+    assert_eq!(query(&back, "error").as_deref(), Some("access_denied"));
+    assert_eq!(
+        query(&back, "state").as_deref(),
+        Some(csrf.secret().as_str())
+    );
+}
+
+async fn token_endpoint_errors_follow_rfc_6749(b: Backend) {
+    let Some((_db, srv, ann)) = world(b).await else {
+        return;
+    };
+    let registered = register(&srv, &ann.key).await;
+    let post = |form: Vec<(&'static str, String)>| {
+        let http = srv.http.clone();
+        let url = format!("{}/api/oauth/token", srv.base);
+        async move {
+            let r = http
+                .post(url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(serde_urlencoded::to_string(&form).unwrap())
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let store = r.headers()["cache-control"].to_str().unwrap().to_owned();
+            let body: Value = r.json().await.unwrap();
+            (status, store, body)
+        }
+    };
+    let id = registered.id.clone();
+    let cases = [
+        (
+            vec![("grant_type", "password".into())],
+            400,
+            "unsupported_grant_type",
+        ),
+        (
+            vec![("grant_type", "authorization_code".into())],
+            400,
+            "invalid_request",
+        ),
+        (
+            vec![
+                ("grant_type", "authorization_code".into()),
+                ("client_id", id.clone()),
+                ("client_secret", "wrong".into()),
+            ],
+            401,
+            "invalid_client",
+        ),
+        (
+            vec![
+                ("grant_type", "authorization_code".into()),
+                ("client_id", id.clone()),
+                ("client_secret", registered.secret.clone()),
+                ("code", "nope".into()),
+                ("redirect_uri", REDIRECT.into()),
+                ("code_verifier", "v".repeat(43)),
+            ],
+            400,
+            "invalid_grant",
+        ),
+    ];
+    for (form, status, error) in cases {
+        let (got, cache, body) = post(form).await;
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (status, Some(error)),
+            "{body}"
+        );
+        assert!(body["error_description"].is_string());
+        assert_eq!(cache, "no-store");
+    }
+}
+
+/// Signs `claims` with the server's current key, read from its database.
+async fn forge(db: &TestDb, header: &Header, claims: &AccessClaims) -> String {
+    let store = quire_store::Database::connect(&quire_store::DatabaseConfig::new(&db.url)).unwrap();
+    let keys = store.signing_keys().await.unwrap();
+    let key = keys.last().unwrap();
+    let mut header = header.clone();
+    header.kid = Some(key.kid.clone());
+    jsonwebtoken::encode(
+        &header,
+        claims,
+        &EncodingKey::from_ed_der(&key.private_pkcs8),
+    )
+    .unwrap()
+}
+
+async fn a_token(srv: &Server, registered: &Registered) -> String {
+    let client = BasicClient::new(ClientId::new(registered.id.clone()))
+        .set_client_secret(ClientSecret::new(registered.secret.clone()))
+        .set_auth_uri(AuthUrl::new(format!("{}/oauth/authorize", srv.base)).unwrap())
+        .set_token_uri(TokenUrl::new(format!("{}/api/oauth/token", srv.base)).unwrap())
+        .set_redirect_uri(RedirectUrl::new(REDIRECT.into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let back = consent(srv, url.as_str(), "approve").await;
+    let http = reqwest::Client::new();
+    let http_client = |req: HttpRequest| send(&http, req);
+    client
+        .exchange_code(AuthorizationCode::new(query(&back, "code").unwrap()))
+        .set_pkce_verifier(verifier)
+        .request_async(&http_client)
+        .await
+        .unwrap()
+        .access_token()
+        .secret()
+        .clone()
+}
+
+async fn refused_with(srv: &Server, token: &str, description: &str) {
+    let r = srv.get("/api/platform/v1/projects", token).await;
+    r.assert_error(401, "invalid_token");
+    assert_eq!(r.body["error_description"], description, "{}", r.text);
+    let challenge = r.headers["www-authenticate"].to_str().unwrap();
+    assert_eq!(
+        challenge,
+        format!(
+            r#"Bearer realm="quire", error="invalid_token", error_description="{description}""#
+        )
+    );
+}
+
+/// The token with one signature character changed (in the middle: the last character of
+/// a base64url signature carries padding bits, and changing those is malformed instead).
+fn tamper(token: &str) -> String {
+    let mut chars: Vec<char> = token.chars().collect();
+    let at = chars.len() - 10;
+    chars[at] = if chars[at] == 'A' { 'B' } else { 'A' };
+    chars.into_iter().collect()
+}
+
+fn payload(token: &str) -> AccessClaims {
+    use base64::Engine;
+    let part = token.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+async fn every_verification_failure_answers_its_exact_description(b: Backend) {
+    let Some((db, srv, ann)) = world(b).await else {
+        return;
+    };
+    let admin = ann.key;
+    let registered = register(&srv, &admin).await;
+    let good = a_token(&srv, &registered).await;
+    srv.get("/api/platform/v1/projects", &good)
+        .await
+        .assert_status(200);
+    let header = jsonwebtoken::decode_header(&good).unwrap();
+    assert_eq!(header.typ.as_deref(), Some("at+jwt"));
+    let claims = payload(&good);
+    assert_eq!(claims.iss, srv.base);
+    assert_eq!(claims.aud, format!("{}/api", srv.base));
+    assert_eq!(claims.client_id, registered.id);
+    assert_eq!(claims.scope, "page");
+    assert_eq!(claims.exp - claims.iat, 900);
+
+    refused_with(
+        &srv,
+        "eyJhbGciOiJub25lIn0.e30.c2ln",
+        "malformed bearer token",
+    )
+    .await;
+    refused_with(&srv, &tamper(&good), "unknown signing key").await;
+    let not_access = Header {
+        typ: Some("JWT".into()),
+        ..header.clone()
+    };
+    refused_with(
+        &srv,
+        &forge(&db, &not_access, &claims).await,
+        "not an OAuth-obtained token",
+    )
+    .await;
+    let elsewhere = AccessClaims {
+        iss: "https://elsewhere.example".into(),
+        ..claims.clone()
+    };
+    refused_with(
+        &srv,
+        &forge(&db, &header, &elsewhere).await,
+        "token issuer or audience mismatch",
+    )
+    .await;
+    let old = AccessClaims {
+        iat: claims.iat - 2000,
+        exp: claims.iat - 1000,
+        ..claims.clone()
+    };
+    refused_with(&srv, &forge(&db, &header, &old).await, "token expired").await;
+
+    // A client deleted on one server is refused on another within 5 s.
+    // Replicas share the public base URL, the tokens' issuer.
+    let second = db.start_with(&[("QUIRE_BASE_URL", &srv.base)]);
+    second
+        .get("/api/platform/v1/projects", &good)
+        .await
+        .assert_status(200);
+    srv.delete(&format!("{CLIENTS}/{}", registered.id), &admin, None)
+        .await
+        .assert_status(204);
+    let deleted = Instant::now();
+    loop {
+        let r = second.get("/api/platform/v1/projects", &good).await;
+        if r.status == 401 {
+            break;
+        }
+        assert!(
+            deleted.elapsed() < Duration::from_secs(5),
+            "still accepted after 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    refused_with(&second, &good, "unknown or deleted client").await;
+
+    // The registry unreadable (its table gone) while the keys are held: fail closed.
+    if let Some(pg) = &db.pg {
+        let third = register(&srv, &admin).await;
+        let token = a_token(&srv, &third).await;
+        let (client, conn) = tokio_postgres::connect(&pg.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .batch_execute("ALTER TABLE oauth_clients RENAME TO oauth_clients_away")
+            .await
+            .unwrap();
+        let fresh = db.start_with(&[("QUIRE_BASE_URL", &srv.base)]);
+        // The fresh server reads keys first (that works), then the registry (that fails).
+        let started = Instant::now();
+        loop {
+            let r = fresh.get("/api/platform/v1/projects", &token).await;
+            if r.body["error_description"] == "client registry unavailable"
+                || started.elapsed() > Duration::from_secs(6)
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        refused_with(&fresh, &token, "client registry unavailable").await;
+        client
+            .batch_execute("ALTER TABLE oauth_clients_away RENAME TO oauth_clients")
+            .await
+            .unwrap();
+    }
+}
+
+async fn metadata_and_keys_are_published(b: Backend) {
+    let Some((_db, srv, _admin)) = world(b).await else {
+        return;
+    };
+    let get = |path: &'static str| {
+        let http = srv.http.clone();
+        let url = format!("{}{path}", srv.base);
+        async move {
+            http.get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let m = get("/.well-known/oauth-authorization-server").await;
+    let base = &srv.base;
+    assert_eq!(m["issuer"], base.as_str());
+    assert_eq!(
+        m["authorization_endpoint"],
+        format!("{base}/oauth/authorize")
+    );
+    assert_eq!(m["token_endpoint"], format!("{base}/api/oauth/token"));
+    assert_eq!(m["revocation_endpoint"], format!("{base}/api/oauth/revoke"));
+    assert_eq!(m["jwks_uri"], format!("{base}/.well-known/jwks.json"));
+    assert_eq!(m["response_types_supported"], json!(["code"]));
+    assert_eq!(
+        m["grant_types_supported"],
+        json!(["authorization_code", "refresh_token"])
+    );
+    assert_eq!(m["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(
+        m["token_endpoint_auth_methods_supported"],
+        json!(["client_secret_basic", "client_secret_post", "none"])
+    );
+    assert_eq!(
+        m["scopes_supported"],
+        json!(["page", "serve", "link", "base"])
+    );
+
+    let jwks = get("/.well-known/jwks.json").await;
+    let keys = jwks["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1);
+    let k = &keys[0];
+    assert_eq!(
+        (k["kty"].as_str(), k["crv"].as_str()),
+        (Some("OKP"), Some("Ed25519"))
+    );
+    assert_eq!(
+        (k["alg"].as_str(), k["use"].as_str()),
+        (Some("EdDSA"), Some("sig"))
+    );
+    assert_eq!(k["x"].as_str().unwrap().len(), 43);
+    assert_eq!(k["kid"].as_str().unwrap().len(), 22);
+    // The same key on every read: it is stored, not made per request.
+    assert_eq!(get("/.well-known/jwks.json").await, jwks);
+}
+
+on_both_backends!(
+    oauth2_crate_completes_the_code_flow_and_its_bearer_publishes,
+    token_endpoint_errors_follow_rfc_6749,
+    every_verification_failure_answers_its_exact_description,
+    metadata_and_keys_are_published,
+);
