@@ -281,7 +281,7 @@ impl Driver {
 }
 
 /// Serves one fixed HTML page on another origin, for the cross-site post.
-async fn foreign_site(html: String) -> String {
+pub(crate) async fn foreign_site(html: String) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -9,6 +9,7 @@ mod harness;
 mod agent_login;
 mod auth;
 mod browser;
+mod browser_oauth;
 mod browser_pages;
 mod cli;
 mod dashboard;

@@ -205,6 +205,47 @@ async fn oauth2_crate_completes_the_code_flow_and_its_bearer_publishes(b: Backen
         .unwrap();
     let next = refreshed.refresh_token().unwrap().clone();
     assert_ne!(next.secret(), token.refresh_token().unwrap().secret());
+    // A refresh cannot widen the approved scopes; an access token cannot be revoked alone.
+    let form_post = |path: &'static str, form: Vec<(&'static str, String)>| {
+        let http = srv.http.clone();
+        let url = format!("{}{path}", srv.base);
+        let (id, secret) = (registered.id.clone(), registered.secret.clone());
+        async move {
+            let r = http
+                .post(url)
+                .basic_auth(id, Some(secret))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(serde_urlencoded::to_string(&form).unwrap())
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, body) = form_post(
+        "/api/oauth/token",
+        vec![
+            ("grant_type", "refresh_token".into()),
+            ("refresh_token", next.secret().clone()),
+            ("scope", "page base".into()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_scope")),
+        "{body}"
+    );
+    let (status, body) = form_post(
+        "/api/oauth/revoke",
+        vec![("token", refreshed.access_token().secret().clone())],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("unsupported_token_type")),
+        "{body}"
+    );
     // The crate revokes over https only; the same RFC 7009 request by hand, Basic auth.
     let revoked = srv
         .http

@@ -549,3 +549,32 @@ async fn a_bearer_of_an_account_not_activated_is_refused() {
         AuthError::NotActivated
     );
 }
+
+#[tokio::test]
+async fn the_token_endpoint_is_rate_limited_per_address() {
+    let f = flow().await;
+    let tokens = &f.w.services.oauth_tokens;
+    let junk = TokenRequest {
+        grant_type: Some("refresh_token".into()),
+        refresh_token: Some("unknown".into()),
+        ..TokenRequest::default()
+    };
+    for _ in 0..quire_oauth::token::TOKEN_RATE_LIMIT {
+        assert!(matches!(
+            tokens.token(&f.credentials(), &junk, "198.51.100.7").await,
+            Err(TokenError::InvalidGrant(_))
+        ));
+    }
+    assert_eq!(
+        tokens
+            .token(&f.credentials(), &junk, "198.51.100.7")
+            .await
+            .unwrap_err(),
+        TokenError::RateLimited
+    );
+    // Another address is not affected.
+    assert!(matches!(
+        tokens.token(&f.credentials(), &junk, "198.51.100.8").await,
+        Err(TokenError::InvalidGrant(_))
+    ));
+}
