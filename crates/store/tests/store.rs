@@ -10,7 +10,11 @@ use std::time::Duration;
 use quire_accounts::{AccountService, AccountStore, CreateAccount, CreateAccountError};
 use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
 use quire_keys::KeyStore;
-use quire_oauth::{ClientId, ClientStore, ClientType, OAuthClient, RedirectUri};
+use quire_oauth::grant::{CodeChallenge, default_scopes};
+use quire_oauth::{
+    ClientId, ClientStore, ClientType, Grant, GrantStage, GrantStore, OAuthClient, RedirectUri,
+    RefreshRecord,
+};
 use quire_projects::{DeleteProjectStoreError, ProjectStore};
 use quire_store::{Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 use quire_testkit::pg::TestDatabase;
@@ -196,6 +200,99 @@ async fn delete_client_rolls_back_on_sqlite_and_postgres() {
     delete_client_rolls_back(db).await;
     if let Some((db, _t)) = postgres().await {
         delete_client_rolls_back(db).await;
+    }
+}
+
+async fn redeeming_and_rotating_roll_back(db: Database) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let clock = SystemClock;
+    let ann = AccountService::new(db.clone(), Arc::new(clock))
+        .create(bootstrap("ann"))
+        .await
+        .expect("create");
+    let client = OAuthClient {
+        id: ClientId::generate(),
+        name: "App".into(),
+        client_type: ClientType::Public,
+        redirect_uris: vec![RedirectUri::stored("http://127.0.0.1/cb")],
+        secret_hash: None,
+        created_at: clock.now(),
+        deleted_at: None,
+    };
+    db.insert_client(&client).await.unwrap();
+    let now = clock.now();
+    let grant = Grant {
+        id: "grant-1".into(),
+        client_id: client.id.clone(),
+        account_id: ann.account.id,
+        scopes: default_scopes(),
+        redirect_uri: "http://127.0.0.1:5000/cb".into(),
+        state: Some("s".into()),
+        code_challenge: CodeChallenge::parse(&"a".repeat(43)).unwrap(),
+        stage: GrantStage::Approved {
+            code_hash: "code-hash".into(),
+            code_expires_at: now + time::Duration::seconds(60),
+        },
+        created_at: now,
+        revoked_at: None,
+    };
+    db.insert_oauth_grant(&grant).await.unwrap();
+    let (_, first) = RefreshRecord::issue(&grant, now);
+
+    // Redeeming: the grant stays approved and no refresh token exists.
+    db.fail_at("redeem_code:redeemed");
+    assert!(db.redeem_code(&grant.id, now, &first).await.is_err());
+    assert_eq!(
+        db.grant_by_code("code-hash").await.unwrap(),
+        Some(grant.clone())
+    );
+    assert_eq!(db.refresh_token(&first.token_hash).await.unwrap(), None);
+    assert!(db.redeem_code(&grant.id, now, &first).await.unwrap());
+    assert!(
+        !db.redeem_code(&grant.id, now, &first).await.unwrap(),
+        "single use"
+    );
+
+    // Rotating: the old token stays unrotated and its successor does not exist.
+    let (_, next) = RefreshRecord::issue(&grant, now);
+    db.fail_at("rotate_refresh:rotated");
+    let earlier = now - time::Duration::seconds(10);
+    assert!(
+        db.rotate_refresh(&first.token_hash, now, earlier, &next)
+            .await
+            .is_err()
+    );
+    let (old, _) = db.refresh_token(&first.token_hash).await.unwrap().unwrap();
+    assert_eq!(old.rotated_at, None);
+    assert_eq!(db.refresh_token(&next.token_hash).await.unwrap(), None);
+    assert!(
+        db.rotate_refresh(&first.token_hash, now, earlier, &next)
+            .await
+            .unwrap()
+    );
+    // Rotated before the reuse window: refused, and nothing stored.
+    let (_, third) = RefreshRecord::issue(&grant, now);
+    let later = now + time::Duration::seconds(20);
+    assert!(
+        !db.rotate_refresh(
+            &first.token_hash,
+            later,
+            now + time::Duration::seconds(10),
+            &third
+        )
+        .await
+        .unwrap()
+    );
+    assert_eq!(db.refresh_token(&third.token_hash).await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redeeming_and_rotating_roll_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    redeeming_and_rotating_roll_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        redeeming_and_rotating_roll_back(db).await;
     }
 }
 

@@ -1,12 +1,20 @@
 //! The OAuth client registry: ids unique for ever, live listing, secret rotation, and a
-//! delete that leaves a tombstone and detaches the client from every project at once.
+//! delete that leaves a tombstone, detaches the client from every project and revokes its
+//! grants at once. Grants: a pending request decided once by its own session, a code
+//! redeemed once, refresh tokens rotated within their reuse window only, revocation.
+//! Signing keys: stored, listed and deleted with their key material intact.
 
 use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_kernel::Clock;
-use quire_oauth::{ClientId, ClientStore, InsertClientError};
+use quire_oauth::grant::{CodeChallenge, default_scopes};
+use quire_oauth::{
+    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, RefreshRecord,
+    SigningKey, SigningKeyStore,
+};
 use quire_projects::ProjectStore;
+use time::Duration;
 
 use super::support::{client_of, project_of, seed};
 use crate::fixtures::FixedClock;
@@ -79,4 +87,180 @@ pub(super) async fn clients_are_listed_rotated_and_deleted_as_tombstones<
         s.update_project(&home_of_ann).await.unwrap_err(),
         quire_projects::ProjectWriteError::UnknownClient
     );
+}
+
+fn pending(client: &ClientId, account: quire_kernel::AccountId, clock: &FixedClock) -> Grant {
+    Grant {
+        id: quire_kernel::secret::random_url_token(),
+        client_id: client.clone(),
+        account_id: account,
+        scopes: default_scopes(),
+        redirect_uri: "https://app.example/cb".into(),
+        state: Some("xyz".into()),
+        code_challenge: CodeChallenge::parse(&"c".repeat(43)).expect("43 characters"),
+        stage: GrantStage::Pending {
+            request_hash: quire_kernel::secret::random_url_token(),
+            session_hash: "session-a".into(),
+            expires_at: clock.now() + Duration::minutes(10),
+        },
+        created_at: clock.now(),
+        revoked_at: None,
+    }
+}
+
+fn request_hash(g: &Grant) -> String {
+    match &g.stage {
+        GrantStage::Pending { request_hash, .. } => request_hash.clone(),
+        other => panic!("not pending: {other:?}"),
+    }
+}
+
+pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
+    S: AccountStore + ClientStore + GrantStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let client = client_of("Notes", &clock);
+    s.insert_client(&client).await.unwrap();
+    let now = clock.now();
+
+    // A pending request: only its own session decides it, once, before it expires.
+    let approved = pending(&client.id, ann.account.id, &clock);
+    s.insert_oauth_grant(&approved).await.unwrap();
+    let hash = request_hash(&approved);
+    let code_expiry = now + Duration::seconds(60);
+    let approval = Some(("code-1", code_expiry));
+    assert_eq!(
+        s.settle_pending(&hash, "session-b", now, approval)
+            .await
+            .unwrap(),
+        None
+    );
+    let late = now + Duration::minutes(10);
+    assert_eq!(
+        s.settle_pending(&hash, "session-a", late, approval)
+            .await
+            .unwrap(),
+        None
+    );
+    let settled = s
+        .settle_pending(&hash, "session-a", now, approval)
+        .await
+        .unwrap();
+    assert_eq!(settled, Some(approved.clone()));
+    assert_eq!(
+        s.settle_pending(&hash, "session-a", now, approval)
+            .await
+            .unwrap(),
+        None
+    );
+    let by_code = s.grant_by_code("code-1").await.unwrap().unwrap();
+    assert_eq!(
+        by_code.stage,
+        GrantStage::Approved {
+            code_hash: "code-1".into(),
+            code_expires_at: code_expiry
+        }
+    );
+    assert_eq!(by_code.state.as_deref(), Some("xyz"));
+
+    // A denied request is gone.
+    let denied = pending(&client.id, ann.account.id, &clock);
+    s.insert_oauth_grant(&denied).await.unwrap();
+    let gone = s
+        .settle_pending(&request_hash(&denied), "session-a", now, None)
+        .await
+        .unwrap();
+    assert_eq!(gone.map(|g| g.id), Some(denied.id.clone()));
+    assert_eq!(
+        s.settle_pending(&request_hash(&denied), "session-a", now, None)
+            .await
+            .unwrap(),
+        None
+    );
+
+    // The code is redeemed once, with its first refresh token.
+    let (_, first) = RefreshRecord::issue(&by_code, now);
+    assert!(s.redeem_code(&by_code.id, now, &first).await.unwrap());
+    let (_, other) = RefreshRecord::issue(&by_code, now);
+    assert!(!s.redeem_code(&by_code.id, now, &other).await.unwrap());
+    assert_eq!(s.refresh_token(&other.token_hash).await.unwrap(), None);
+    let (found, grant) = s.refresh_token(&first.token_hash).await.unwrap().unwrap();
+    assert_eq!(found, first);
+    assert!(matches!(grant.stage, GrantStage::Redeemed { redeemed_at, .. } if redeemed_at == now));
+
+    // Rotation: once, again within the window (keeping the first time), never after.
+    let (_, second) = RefreshRecord::issue(&grant, now);
+    let window = now - Duration::seconds(10);
+    assert!(
+        s.rotate_refresh(&first.token_hash, now, window, &second)
+            .await
+            .unwrap()
+    );
+    let retry_at = now + Duration::seconds(5);
+    let (_, retry) = RefreshRecord::issue(&grant, retry_at);
+    let retry_window = retry_at - Duration::seconds(10);
+    assert!(
+        s.rotate_refresh(&first.token_hash, retry_at, retry_window, &retry)
+            .await
+            .unwrap()
+    );
+    let (old, _) = s.refresh_token(&first.token_hash).await.unwrap().unwrap();
+    assert_eq!(old.rotated_at, Some(now));
+    let after = now + Duration::seconds(11);
+    let (_, stolen) = RefreshRecord::issue(&grant, after);
+    let after_window = after - Duration::seconds(10);
+    assert!(
+        !s.rotate_refresh(&first.token_hash, after, after_window, &stolen)
+            .await
+            .unwrap()
+    );
+    assert_eq!(s.refresh_token(&stolen.token_hash).await.unwrap(), None);
+
+    // Revoking the grant ends the family: no rotation of any of its tokens.
+    s.revoke_grant(&grant.id, after).await.unwrap();
+    s.revoke_grant(&grant.id, after + Duration::seconds(1))
+        .await
+        .unwrap();
+    let (_, revoked) = s.refresh_token(&second.token_hash).await.unwrap().unwrap();
+    assert_eq!(revoked.revoked_at, Some(after));
+    let (_, next) = RefreshRecord::issue(&grant, after);
+    assert!(
+        !s.rotate_refresh(&second.token_hash, after, after_window, &next)
+            .await
+            .unwrap()
+    );
+
+    // Deleting the client revokes its other grants too.
+    let live = pending(&client.id, ann.account.id, &clock);
+    s.insert_oauth_grant(&live).await.unwrap();
+    s.settle_pending(
+        &request_hash(&live),
+        "session-a",
+        now,
+        Some(("code-2", code_expiry)),
+    )
+    .await
+    .unwrap();
+    assert!(s.delete_client(&client.id, after).await.unwrap());
+    let ended = s.grant_by_code("code-2").await.unwrap().unwrap();
+    assert_eq!(ended.revoked_at, Some(after));
+}
+
+pub(super) async fn signing_keys_keep_their_material<S: SigningKeyStore + 'static>(s: Arc<S>) {
+    let clock = FixedClock::new();
+    let now = clock.now();
+    let first = SigningKey::generate(now, now).unwrap();
+    let second = SigningKey::generate(now, now + Duration::days(30)).unwrap();
+    s.insert_signing_key(&second).await.unwrap();
+    s.insert_signing_key(&first).await.unwrap();
+    let mut keys = s.signing_keys().await.unwrap();
+    keys.sort_by(|a, b| a.activates_at.cmp(&b.activates_at));
+    assert_eq!(keys, vec![first.clone(), second.clone()]);
+    s.delete_signing_keys(&[first.kid.clone(), "unknown".into()])
+        .await
+        .unwrap();
+    assert_eq!(s.signing_keys().await.unwrap(), vec![second]);
 }
