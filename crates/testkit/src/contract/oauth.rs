@@ -257,7 +257,7 @@ pub(super) async fn signing_keys_keep_their_material<S: SigningKeyStore + 'stati
     s.insert_signing_key(&second).await.unwrap();
     s.insert_signing_key(&first).await.unwrap();
     let mut keys = s.signing_keys().await.unwrap();
-    keys.sort_by(|a, b| a.activates_at.cmp(&b.activates_at));
+    keys.sort_by_key(|k| k.activates_at);
     assert_eq!(keys, vec![first.clone(), second.clone()]);
     s.delete_signing_keys(&[first.kid.clone(), "unknown".into()])
         .await
