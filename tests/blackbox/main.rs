@@ -19,6 +19,7 @@ mod interop;
 mod keys;
 mod oauth_clients;
 mod oauth_flow;
+mod oauth_tokens;
 mod ops;
 mod pages;
 mod projects;
