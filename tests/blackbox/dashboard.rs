@@ -19,7 +19,7 @@ pub(crate) struct Browser<'a> {
     srv: &'a Server,
     http: reqwest::Client,
     cookies: HashMap<String, String>,
-    origin: Option<String>,
+    pub(crate) origin: Option<String>,
 }
 
 impl<'a> Browser<'a> {
@@ -68,7 +68,7 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Reply {
+    pub(crate) async fn get(&mut self, path: &str) -> Reply {
         let req = self.http.get(format!("{}{path}", self.srv.base));
         self.send(req).await
     }
@@ -130,7 +130,7 @@ fn location(r: &Reply) -> &str {
 }
 
 /// The text of the element with this id (`<… id="x">text<`).
-fn element(html: &str, id: &str) -> Option<String> {
+pub(crate) fn element(html: &str, id: &str) -> Option<String> {
     let start = html.find(&format!("id=\"{id}\""))?;
     let open = html[start..].find('>')? + start + 1;
     let close = html[open..].find('<')? + open;

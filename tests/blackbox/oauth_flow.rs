@@ -14,11 +14,15 @@ use oauth2::{
 };
 use serde_json::{Value, json};
 
-use crate::dashboard::{Browser, PASSWORD};
+use quire_accounts::TotpSecret;
+use time::OffsetDateTime;
+
+use crate::dashboard::{Browser, PASSWORD, element};
 use crate::harness::{Account, Backend, Server, TestDb, on_both_backends};
 use crate::interop::send;
 
 pub(crate) const CLIENTS: &str = "/api/platform/v1/oauth-clients";
+const DECISION: &str = "/api/oauth/decision";
 pub(crate) const REDIRECT: &str = "http://127.0.0.1:4711/callback";
 
 pub(crate) struct Registered {
@@ -407,7 +411,84 @@ async fn metadata_and_keys_are_published(b: Backend) {
     // The same key on every read: it is stored, not made per request.
     assert_eq!(get("/.well-known/jwks.json").await, jwks);
 }
+/// The decision endpoint refuses as the agent-login decision does, and a refused post
+/// decides nothing.
+async fn the_decision_refuses_cross_site_signed_out_unfinished_and_malformed_posts(b: Backend) {
+    let Some((_db, srv, ann)) = world(b).await else {
+        return;
+    };
+    let registered = register(&srv, &ann.key).await;
+    let authorize = format!(
+        "/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=s1&code_challenge={}&code_challenge_method=S256",
+        registered.id,
+        "http%3A%2F%2F127.0.0.1%3A4711%2Fcallback",
+        "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    );
+    let mut browser = Browser::new(&srv);
+    assert_eq!(browser.sign_in("ann").await.status, 303);
+    let page = browser.get(&authorize).await;
+    let request = value_of(&page.text, "request");
+    let approve = [("request", request.as_str()), ("decision", "approve")];
+
+    browser.origin = Some("http://evil.example".into());
+    browser
+        .post(DECISION, &approve)
+        .await
+        .assert_error(403, "invalid origin");
+    browser.origin = Some(srv.base.clone());
+    Browser::new(&srv)
+        .post(DECISION, &approve)
+        .await
+        .assert_error(401, "not signed in");
+    browser
+        .post(
+            DECISION,
+            &[("request", request.as_str()), ("decision", "maybe")],
+        )
+        .await
+        .assert_error(400, "invalid request");
+    browser
+        .post(DECISION, &[("decision", "approve")])
+        .await
+        .assert_error(400, "invalid request");
+    browser
+        .post(
+            DECISION,
+            &[("request", "not-a-request"), ("decision", "approve")],
+        )
+        .await
+        .assert_error(400, "invalid request");
+
+    // A session that still owes its second factor.
+    let r = browser.get("/account/security").await;
+    let secret = TotpSecret::parse(&element(&r.text, "totp-secret").unwrap()).unwrap();
+    let code = secret.code_at(OffsetDateTime::now_utc());
+    let enrolled = browser
+        .post(
+            "/account/security",
+            &[("secret", secret.expose()), ("code", &code)],
+        )
+        .await;
+    assert_eq!(enrolled.status, 200, "{}", enrolled.text);
+    let mut halfway = Browser::new(&srv);
+    assert_eq!(halfway.sign_in("ann").await.status, 303);
+    halfway
+        .post(DECISION, &approve)
+        .await
+        .assert_error(403, "mfa_required");
+
+    // None of those decided it: the request still approves, once.
+    let r = browser.post(DECISION, &approve).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert!(r.headers["location"].to_str().unwrap().contains("code="));
+    browser
+        .post(DECISION, &approve)
+        .await
+        .assert_error(400, "invalid request");
+}
+
 on_both_backends!(
+    the_decision_refuses_cross_site_signed_out_unfinished_and_malformed_posts,
     oauth2_crate_completes_the_code_flow_and_its_bearer_publishes,
     token_endpoint_errors_follow_rfc_6749,
     metadata_and_keys_are_published,

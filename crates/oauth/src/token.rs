@@ -93,6 +93,13 @@ impl TokenError {
     }
 }
 
+/// A single-use secret presented a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spent {
+    Code,
+    RefreshToken,
+}
+
 fn required<'a>(value: Option<&'a str>, field: &str) -> Result<&'a str, TokenError> {
     value
         .filter(|v| !v.is_empty())
@@ -251,7 +258,7 @@ impl TokenService {
             .filter(|g| g.client_id == client.id)
             .ok_or(TokenError::InvalidGrant("unknown authorization code"))?;
         match grant.stage {
-            GrantStage::Redeemed { .. } => return Err(self.reused(&grant, now, "code").await),
+            GrantStage::Redeemed { .. } => return Err(self.reused(&grant, now, Spent::Code).await),
             GrantStage::Approved {
                 code_expires_at, ..
             } if code_expires_at <= now => {
@@ -286,7 +293,7 @@ impl TokenService {
             .await?
         {
             // Another request redeemed it first: this is the second use.
-            return Err(self.reused(&grant, now, "code").await);
+            return Err(self.reused(&grant, now, Spent::Code).await);
         }
         self.tokens(&key, &grant, &grant.scopes, refresh, now)
     }
@@ -314,7 +321,7 @@ impl TokenService {
         }
         let reusable_after = now - REFRESH_REUSE_GRACE;
         if record.rotated_at.is_some_and(|t| t <= reusable_after) {
-            return Err(self.reused(&grant, now, "refresh token").await);
+            return Err(self.reused(&grant, now, Spent::RefreshToken).await);
         }
         let scopes = match request.scope.as_deref() {
             None => grant.scopes.clone(),
@@ -337,21 +344,24 @@ impl TokenService {
             .rotate_refresh(&hash, now, reusable_after, &next_record)
             .await?
         {
-            return Err(self.reused(&grant, now, "refresh token").await);
+            return Err(self.reused(&grant, now, Spent::RefreshToken).await);
         }
         self.tokens(&key, &grant, &scopes, next, now)
     }
 
     /// A second use of a single-use secret: revoke what it issued (RFC 6749 §4.1.2, RFC 9700
     /// §4.14.2).
-    async fn reused(&self, grant: &Grant, now: OffsetDateTime, what: &str) -> TokenError {
+    async fn reused(&self, grant: &Grant, now: OffsetDateTime, spent: Spent) -> TokenError {
         if let Err(e) = self.ports.grants.revoke_grant(&grant.id, now).await {
             return e.into();
         }
-        TokenError::InvalidGrant(if what == "code" {
-            "the authorization code was already used; every token it issued is revoked"
-        } else {
-            "the refresh token was already used; every token of this authorization is revoked"
+        TokenError::InvalidGrant(match spent {
+            Spent::Code => {
+                "the authorization code was already used; every token it issued is revoked"
+            }
+            Spent::RefreshToken => {
+                "the refresh token was already used; every token of this authorization is revoked"
+            }
         })
     }
 
