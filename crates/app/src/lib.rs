@@ -14,6 +14,7 @@ use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
+use quire_mail::{MailQuota, MailService, Mailer};
 use quire_oauth::{
     ClientService, ClientStore, ConsentService, GrantStore, SigningKeyStore, TokenAudience,
     TokenPorts, TokenService,
@@ -39,6 +40,7 @@ pub trait Stores:
     + ClientStore
     + GrantStore
     + SigningKeyStore
+    + MailQuota
     + 'static
 {
 }
@@ -56,6 +58,7 @@ impl<T> Stores for T where
         + ClientStore
         + GrantStore
         + SigningKeyStore
+        + MailQuota
         + 'static
 {
 }
@@ -68,6 +71,8 @@ pub struct Ports<S> {
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
     pub ids: Arc<dyn PublicIds>,
+    /// The relay (or the outbox) of the email route.
+    pub mailer: Arc<dyn Mailer>,
     /// Another account directory for the page service than the store (a test's stand-in).
     pub directory: Option<Arc<dyn AccountDirectory>>,
 }
@@ -97,6 +102,7 @@ pub struct Services {
     pub oauth_clients: ClientService,
     pub oauth_consent: ConsentService,
     pub oauth_tokens: TokenService,
+    pub mail: MailService,
 }
 
 /// Builds every service from `ports` and `settings`.
@@ -108,6 +114,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         clock,
         timer,
         ids,
+        mailer,
         directory,
     } = ports;
     let serving = ServingService::new(
@@ -186,6 +193,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             clock.clone(),
         ),
         oauth_tokens,
+        mail: MailService::new(mailer, store.clone(), store.clone(), clock.clone()),
         oauth_clients: ClientService::new(store, clock),
     }
 }

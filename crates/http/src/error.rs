@@ -11,6 +11,7 @@ use actix_web::{HttpResponse, ResponseError};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, InfraError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
+use quire_mail::MailError;
 use quire_oauth::{ClientError, DecisionError, TokenError};
 use quire_pages::PageError;
 use quire_projects::{
@@ -199,6 +200,21 @@ impl From<TokenError> for ApiError {
             err.www_authenticate = Some(r#"Basic realm="quire""#.into());
         }
         err
+    }
+}
+
+impl From<MailError> for ApiError {
+    fn from(e: MailError) -> Self {
+        match e {
+            MailError::InsufficientScope => worded(ErrorCode::InsufficientScope, &e),
+            MailError::InvalidInput(_) => worded(ErrorCode::InvalidEmailInput, &e),
+            MailError::QuotaExceeded { retry_after_hours } => {
+                worded(ErrorCode::EmailQuotaExceeded, &e)
+                    .with_field("retry_after_hours", Value::from(retry_after_hours))
+            }
+            MailError::SendFailed(_) => worded(ErrorCode::SendFailed, &e),
+            MailError::Infra(e) => e.into(),
+        }
     }
 }
 

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
+use quire_mail::MailService;
 use quire_oauth::{ClientService, ConsentService, TokenService};
 use quire_pages::PageService;
 use quire_projects::ProjectService;
@@ -84,6 +85,8 @@ pub struct AppState {
     pub oauth_consent: ConsentService,
     /// The token and revocation endpoints, and the published signing keys.
     pub oauth_tokens: TokenService,
+    /// The email route.
+    pub mail: MailService,
     /// Dashboard sign-in and sessions.
     pub sessions: SessionService,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
@@ -114,6 +117,7 @@ impl AppState {
             oauth_clients: services.oauth_clients,
             oauth_consent: services.oauth_consent,
             oauth_tokens: services.oauth_tokens,
+            mail: services.mail,
             sessions: services.sessions,
             serving: services.serving,
             base_url,

@@ -1,4 +1,5 @@
-//! The operator's commands: create an account, set a dashboard password.
+//! The operator's commands: create an account, set a dashboard password, send a test
+//! message.
 
 use std::sync::Arc;
 
@@ -6,8 +7,9 @@ use quire_accounts::{AccountService, CreateAccount};
 use quire_kernel::SystemClock;
 use quire_store::Database;
 
+use crate::config::Config;
 use crate::error::ServerError;
-use crate::wiring::migrate;
+use crate::wiring::{mailer, migrate};
 
 pub(crate) async fn create_account(
     db: Database,
@@ -47,4 +49,22 @@ pub(crate) fn read_password_line() -> Result<String, ServerError> {
         .read_line(&mut line)
         .map_err(ServerError::PasswordInput)?;
     Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+/// Sends one message to `to` through what the configuration names, and returns the
+/// relay's answer.
+pub(crate) async fn mail_test(config: &Config, to: &str) -> Result<String, ServerError> {
+    let mail = quire_mail::OutboundMail {
+        mail_id: uuid::Uuid::now_v7(),
+        to: quire_mail::Recipient::parse(to)
+            .map_err(|e| ServerError::MailTest(quire_mail::SendFailure::Rejected(e)))?,
+        reply_to: config.mail_from.clone(),
+        reply_to_name: "Quire".into(),
+        subject: "Quire mail test".into(),
+        text: "This message tests the mail settings of a Quire server.\n".into(),
+    };
+    mailer(config)?
+        .send(&mail)
+        .await
+        .map_err(ServerError::MailTest)
 }

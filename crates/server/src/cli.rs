@@ -64,4 +64,11 @@ pub(crate) enum AdminCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Send a test message through the configured relay (or the outbox) and print what it
+    /// answered.
+    MailTest {
+        /// The recipient.
+        #[arg(long)]
+        to: String,
+    },
 }

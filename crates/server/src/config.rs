@@ -54,6 +54,29 @@ pub struct Config {
     pub max_connections: usize,
     /// Open connections one client address may hold.
     pub max_connections_per_client: u32,
+    /// The relay of outbound mail (`smtps://…`, `smtp://…?tls=required`, or plain
+    /// `smtp://` to a loopback relay); empty: messages go to `outbox_dir` as `.eml` files.
+    pub smtp_url: String,
+    /// The relay's password when `smtp_url` names a user but no password (environment only).
+    pub smtp_password: Redacted,
+    /// The From address of every message (the operator's domain).
+    pub mail_from: String,
+    /// Where messages go without a relay.
+    pub outbox_dir: String,
+}
+
+/// A secret setting: it compares and clones, and its `Debug` shows nothing.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Redacted(pub String);
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "(unset)"
+        } else {
+            "(set)"
+        })
+    }
 }
 
 impl Default for Config {
@@ -80,6 +103,10 @@ impl Default for Config {
             body_min_rate: 64 * 1024,
             max_connections: 0,
             max_connections_per_client: 256,
+            smtp_url: String::new(),
+            smtp_password: Redacted::default(),
+            mail_from: "quire@localhost".into(),
+            outbox_dir: "./data/outbox".into(),
         }
     }
 }
@@ -110,6 +137,9 @@ struct FileConfig {
     body_min_rate: Option<u64>,
     max_connections: Option<usize>,
     max_connections_per_client: Option<u32>,
+    smtp_url: Option<String>,
+    mail_from: Option<String>,
+    outbox_dir: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +198,10 @@ impl Config {
                 body_timeout_secs,
                 body_min_rate,
                 max_connections,
-                max_connections_per_client
+                max_connections_per_client,
+                smtp_url,
+                mail_from,
+                outbox_dir
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -184,6 +217,10 @@ impl Config {
         text("QUIRE_STORAGE_URL", &mut c.storage_url);
         text("QUIRE_LOG_FORMAT", &mut c.log_format);
         text("QUIRE_TRUSTED_PROXIES", &mut c.trusted_proxies);
+        text("QUIRE_SMTP_URL", &mut c.smtp_url);
+        text("QUIRE_SMTP_PASSWORD", &mut c.smtp_password.0);
+        text("QUIRE_MAIL_FROM", &mut c.mail_from);
+        text("QUIRE_OUTBOX_DIR", &mut c.outbox_dir);
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {

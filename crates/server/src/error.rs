@@ -45,6 +45,10 @@ pub(crate) enum ServerError {
     SetPassword(#[source] SetPasswordError),
     #[error("cannot read the password from standard input")]
     PasswordInput(#[source] std::io::Error),
+    #[error("{0}")]
+    Mail(#[source] quire_smtp::RelayConfigError),
+    #[error("the test message was not sent: {0}")]
+    MailTest(#[source] quire_mail::SendFailure),
 }
 
 impl ServerError {
@@ -52,7 +56,7 @@ impl ServerError {
     /// command ran; 1 for a command that failed.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Connect(_) => 2,
+            Self::Config(_) | Self::Connect(_) | Self::Mail(_) => 2,
             _ => 1,
         }
     }

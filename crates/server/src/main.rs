@@ -2,7 +2,8 @@
 //! (database, bundle storage), has the composition root (`quire-app`) build the services on
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
-//! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin`, `error` (what stops it, with its cause).
+//! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin` (accounts,
+//! passwords, the mail test), `error` (what stops it, with its cause).
 
 mod admin;
 mod cli;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use quire_accounts::CreateAccount;
 
-use crate::admin::{create_account, read_password_line, set_password};
+use crate::admin::{create_account, mail_test, read_password_line, set_password};
 use crate::cli::{AdminCommand, Cli, Command};
 use crate::config::Config;
 use crate::error::ServerError;
@@ -85,6 +86,16 @@ async fn run(cli: Cli) -> Result<(), ServerError> {
             };
             set_password(db, &login, &password).await?;
             eprintln!("quire-server: password set for {login}");
+            Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::MailTest { to },
+        } => {
+            let answer = mail_test(&config, &to).await?;
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{answer}");
+            }
             Ok(())
         }
     }

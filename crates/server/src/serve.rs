@@ -18,7 +18,7 @@ use quire_store::Database;
 use crate::config::Config;
 use crate::error::ServerError;
 use crate::tasks::{spawn_janitor, spawn_view_flusher};
-use crate::wiring::{PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, migrate, settings};
+use crate::wiring::{PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, settings};
 
 fn bind(
     listener: &'static str,
@@ -115,6 +115,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             clock: Arc::new(SystemClock),
             timer: Arc::new(TokioTimer),
             ids: Arc::new(RandomPublicIds),
+            mailer: mailer(&config)?,
             directory: None,
         },
         settings(&config, &origins, signing_key),
@@ -123,6 +124,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         services.pages.clone(),
         services.sessions.clone(),
         services.device_auth.clone(),
+        services.mail.clone(),
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
     let serving = services.serving.clone();

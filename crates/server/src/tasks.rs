@@ -4,15 +4,17 @@ use std::time::Duration;
 
 use quire_accounts::SessionService;
 use quire_device_auth::DeviceAuthService;
+use quire_mail::MailService;
 use quire_pages::{PageService, Swept};
 use quire_serving::ServingService;
 
-/// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants
-/// and rate-limit windows now, then every `interval`.
+/// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
+/// rate-limit events and email sends out of every window now, then every `interval`.
 pub(crate) fn spawn_janitor(
     pages: PageService,
     sessions: SessionService,
     device_auth: DeviceAuthService,
+    mail: MailService,
     interval: Duration,
 ) {
     tokio::spawn(async move {
@@ -30,6 +32,14 @@ pub(crate) fn spawn_janitor(
                     "janitor removed old device grants and rate windows"
                 ),
                 Err(e) => tracing::warn!(error = %e, "janitor device-login pass failed"),
+            }
+            match mail.sweep().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    email_sends = n,
+                    "janitor forgot email sends past the quota window"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor mail pass failed"),
             }
             match pages.sweep().await {
                 Ok(swept) if swept != Swept::default() => tracing::info!(

@@ -8,8 +8,10 @@ use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
 use quire_http::{Dependency, NotReady, Readiness};
 use quire_kernel::Timer;
+use quire_mail::Mailer;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
+use quire_smtp::{OutboxMailer, RelayConfig, SmtpMailer};
 use quire_store::{Database, DatabaseConfig};
 
 use crate::config::Config;
@@ -85,6 +87,20 @@ pub(crate) fn settings(config: &Config, origins: &PageOrigins, signing_key: Stri
         base_url: config.base_url.clone(),
         signing_key: signing_key.into_bytes(),
     }
+}
+
+/// The relay of `QUIRE_SMTP_URL`, or the outbox when it is unset.
+pub(crate) fn mailer(config: &Config) -> Result<std::sync::Arc<dyn Mailer>, ServerError> {
+    if config.smtp_url.is_empty() {
+        return Ok(std::sync::Arc::new(OutboxMailer::new(
+            &config.outbox_dir,
+            &config.mail_from,
+        )));
+    }
+    let password = Some(config.smtp_password.0.as_str()).filter(|p| !p.is_empty());
+    let relay = RelayConfig::parse(&config.smtp_url, password, &config.mail_from)
+        .map_err(ServerError::Mail)?;
+    Ok(std::sync::Arc::new(SmtpMailer::new(relay)))
 }
 
 pub(crate) fn connect(config: &Config) -> Result<Database, ServerError> {

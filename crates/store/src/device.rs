@@ -1,10 +1,10 @@
-//! `DeviceGrantStore` and `RateLimiter` on both backends.
+//! `DeviceGrantStore` on both backends.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_device_auth::ports::InsertGrantError;
-use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
+use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState};
 use quire_kernel::{AccountId, InfraError, KeyId};
 use quire_keys::KeyRecord;
 use time::OffsetDateTime;
@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
 use crate::keys::{KeyRow, insert_key_row};
-use crate::schema::{device_grants, rate_limits};
+use crate::schema::device_grants;
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -221,56 +221,6 @@ impl DeviceGrantStore for Database {
             )
             .execute(conn)
             .await?)
-        })
-        .map_err(infra)?;
-        Ok(n as u64)
-    }
-}
-
-#[async_trait]
-impl RateLimiter for Database {
-    async fn hit(
-        &self,
-        bucket: &str,
-        client: &str,
-        window: std::time::Duration,
-        limit: u32,
-        now: OffsetDateTime,
-    ) -> Result<bool, InfraError> {
-        let len = i64::try_from(window.as_secs().max(1)).unwrap_or(i64::MAX);
-        let start = now.unix_timestamp().div_euclid(len) * len;
-        let (bucket, client) = (bucket.to_owned(), client.to_owned());
-        let hits: i64 = with_conn!(self, |conn| {
-            Ok(diesel::insert_into(rate_limits::table)
-                .values((
-                    rate_limits::bucket.eq(&bucket),
-                    rate_limits::client.eq(&client),
-                    rate_limits::window_start.eq(start),
-                    rate_limits::hits.eq(1_i64),
-                ))
-                .on_conflict((
-                    rate_limits::bucket,
-                    rate_limits::client,
-                    rate_limits::window_start,
-                ))
-                .do_update()
-                .set(rate_limits::hits.eq(rate_limits::hits + 1))
-                .returning(rate_limits::hits)
-                .get_result(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        Ok(hits <= i64::from(limit))
-    }
-
-    async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
-        let cutoff = cutoff.unix_timestamp();
-        let n = with_conn!(self, |conn| {
-            Ok(
-                diesel::delete(rate_limits::table.filter(rate_limits::window_start.lt(cutoff)))
-                    .execute(conn)
-                    .await?,
-            )
         })
         .map_err(infra)?;
         Ok(n as u64)

@@ -1,6 +1,6 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`) on
+//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`, `MailQuota`) on
 //! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
 //! (see [`db`]).
 //!
@@ -13,7 +13,9 @@ pub mod db;
 mod device;
 mod error;
 mod keys;
+mod limits;
 mod links;
+mod mail;
 mod oauth;
 mod oauth_grants;
 mod pages;

@@ -170,11 +170,36 @@ diesel::table! {
 }
 
 diesel::table! {
-    rate_limits (bucket, client, window_start) {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    rate_events (id) {
+        id -> BigInt,
         bucket -> Text,
         client -> Text,
-        window_start -> BigInt,
-        hits -> BigInt,
+        at -> DbTime,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    rate_keys (bucket, client) {
+        bucket -> Text,
+        client -> Text,
+        touched_at -> DbTime,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    email_sends (mail_id) {
+        mail_id -> DbUuid,
+        account_id -> DbUuid,
+        created_at -> DbTime,
     }
 }
 
@@ -281,7 +306,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     link_codes,
     link_allow,
     device_grants,
-    rate_limits,
+    rate_events,
+    rate_keys,
+    email_sends,
     sessions,
     server_secrets
 );

@@ -5,6 +5,7 @@
 //! - [`contract`]: the one store contract suite, run against the fake here and against both
 //!   real backends from `quire-store`'s tests.
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
+//! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //! - [`world`]: a test world in a line (fakes, clock, timer, accounts, every service built by
 //!   the composition root; with the `http` feature, the HTTP edge's state too).
@@ -18,10 +19,12 @@
 
 pub mod contract;
 pub mod fixtures;
+pub mod mailer;
 pub mod memory;
 pub mod pg;
 pub mod world;
 
 pub use fixtures::{FixedClock, HandTimer};
+pub use mailer::MemoryMailer;
 pub use memory::{MemoryBundles, MemoryStore};
 pub use world::World;

@@ -17,7 +17,7 @@ use quire_pages::{AccountDirectory, PageOrigins, PublicIds, RandomPublicIds};
 
 use crate::fixtures::{create_account, master};
 use crate::memory::Op;
-use crate::{FixedClock, HandTimer, MemoryBundles, MemoryStore};
+use crate::{FixedClock, HandTimer, MemoryBundles, MemoryMailer, MemoryStore};
 
 /// The origin of the API and dashboard in every world unless a test says otherwise.
 pub const BASE_URL: &str = "https://quire.test";
@@ -30,6 +30,8 @@ pub struct World {
     pub bundles: Arc<MemoryBundles>,
     pub clock: Arc<FixedClock>,
     pub timer: Arc<HandTimer>,
+    /// The relay of the email route: what was sent, or a refusal to make.
+    pub mailer: Arc<MemoryMailer>,
     pub services: Services,
     accounts: HashMap<String, CreatedAccount>,
     wiring: Wiring,
@@ -83,6 +85,7 @@ impl World {
             &self.bundles,
             &self.clock,
             &self.timer,
+            &self.mailer,
             &self.wiring,
         )
     }
@@ -114,6 +117,7 @@ fn services(
     bundles: &Arc<MemoryBundles>,
     clock: &Arc<FixedClock>,
     timer: &Arc<HandTimer>,
+    mailer: &Arc<MemoryMailer>,
     wiring: &Wiring,
 ) -> Services {
     quire_app::build(
@@ -123,6 +127,7 @@ fn services(
             clock: clock.clone(),
             timer: timer.clone(),
             ids: wiring.ids.clone(),
+            mailer: mailer.clone(),
             directory: wiring.directory.clone(),
         },
         wiring.settings.clone(),
@@ -231,17 +236,19 @@ impl WorldBuilder {
         }
         let bundles = Arc::new(MemoryBundles::new());
         let timer = Arc::new(HandTimer::new());
+        let mailer = Arc::new(MemoryMailer::new());
         let wiring = Wiring {
             ids: self.ids,
             directory: self.directory,
             settings: self.settings,
         };
         World {
-            services: services(&store, &bundles, &clock, &timer, &wiring),
+            services: services(&store, &bundles, &clock, &timer, &mailer, &wiring),
             store,
             bundles,
             clock,
             timer,
+            mailer,
             accounts,
             wiring,
         }

@@ -8,6 +8,7 @@
 pub(crate) mod agent_login;
 pub(crate) mod auth;
 pub(crate) mod dto;
+pub(crate) mod email;
 pub(crate) mod health;
 pub(crate) mod json;
 pub(crate) mod keys;
@@ -65,7 +66,8 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) ->
                 .service(oauth_clients::register)
                 .service(oauth_clients::get)
                 .service(oauth_clients::delete)
-                .service(oauth_clients::rotate_secret),
+                .service(oauth_clients::rotate_secret)
+                .service(email::send),
         )
         .service(
             scope(PAGE)

@@ -177,6 +177,24 @@ pub fn allow() -> utoipa::openapi::schema::Array {
         .build()
 }
 
+pub fn email_to() -> Object {
+    text(
+        3,
+        quire_mail::MAX_TO_CHARS,
+        "^[!-~]+@[!-~]+$".to_owned(),
+        false,
+    )
+}
+pub fn email_subject() -> Object {
+    text(1, quire_mail::MAX_SUBJECT_CHARS, visible_line(), false)
+}
+pub fn email_text() -> Object {
+    ObjectBuilder::new()
+        .schema_type(kind(false, Type::String))
+        .min_length(Some(1))
+        .max_length(Some(quire_mail::MAX_TEXT_BYTES))
+        .build()
+}
 pub fn client_name() -> Object {
     text(
         1,

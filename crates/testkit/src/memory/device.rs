@@ -125,25 +125,32 @@ impl RateLimiter for MemoryStore {
         now: OffsetDateTime,
     ) -> Result<bool, InfraError> {
         self.check(Op::Hit)?;
-        let len = i64::try_from(window.as_secs().max(1)).unwrap_or(i64::MAX);
-        let start = now.unix_timestamp().div_euclid(len) * len;
+        let since = now - window;
         Ok(self.with(|s| {
-            let count = s
-                .rate_windows
-                .entry((bucket.to_owned(), client.to_owned(), start))
-                .or_insert(0);
-            *count += 1;
-            *count <= limit
+            let log = s
+                .rate_events
+                .entry((bucket.to_owned(), client.to_owned()))
+                .or_default();
+            let allowed = log.iter().filter(|at| **at > since).count();
+            if allowed >= limit as usize {
+                return false;
+            }
+            log.push(now);
+            true
         }))
     }
 
     async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
         self.check(Op::ForgetWindowsBefore)?;
         Ok(self.with(|s| {
-            let before = s.rate_windows.len();
-            s.rate_windows
-                .retain(|(_, _, start), _| *start >= cutoff.unix_timestamp());
-            (before - s.rate_windows.len()) as u64
+            let mut forgotten = 0;
+            for log in s.rate_events.values_mut() {
+                let before = log.len();
+                log.retain(|at| *at >= cutoff);
+                forgotten += before - log.len();
+            }
+            s.rate_events.retain(|_, log| !log.is_empty());
+            forgotten as u64
         }))
     }
 }

@@ -10,6 +10,7 @@ mod bundles;
 mod device;
 mod keys;
 mod links;
+mod mail;
 mod oauth;
 mod pages;
 mod projects;
@@ -59,6 +60,7 @@ pub enum Op {
     Exists,
     Files,
     FindByHash,
+    ForgetSendsBefore,
     ForgetWindowsBefore,
     Get,
     GrantByCode,
@@ -101,7 +103,9 @@ pub enum Op {
     RecordPoll,
     RedeemCode,
     RefreshToken,
+    ReleaseMail,
     RenewLease,
+    ReserveMail,
     Resources,
     RevokeKey,
     RevokeOAuthGrant,
@@ -157,8 +161,10 @@ pub struct State {
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
     pub totp_steps: HashMap<AccountId, u64>,
-    /// (bucket, client, window start in seconds) → requests counted.
-    pub rate_windows: HashMap<(String, String, i64), u32>,
+    /// (bucket, client) → when each allowed request was made (the sliding log).
+    pub rate_events: HashMap<(String, String), Vec<OffsetDateTime>>,
+    /// The email route's sends: (mail id, account, when).
+    pub email_sends: Vec<(uuid::Uuid, AccountId, OffsetDateTime)>,
 }
 
 #[derive(Debug, Default)]

@@ -1,0 +1,180 @@
+//! The send use case and its quota.
+
+use std::sync::Arc;
+
+use quire_accounts::AccountStore;
+use quire_kernel::{Clock, InfraError, Principal};
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use crate::message::{OutboundMail, Recipient, check_subject, check_text};
+use crate::ports::{MailQuota, Mailer, Reservation, SendFailure};
+
+/// Sends per account per rolling window.
+pub const DAILY_QUOTA: u32 = 10;
+/// The rolling window of the quota.
+pub const QUOTA_WINDOW: Duration = Duration::hours(24);
+
+/// A send request, with fields already known to be strings.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MailRequest {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+}
+
+impl std::fmt::Debug for MailRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailRequest").finish_non_exhaustive()
+    }
+}
+
+/// A message the relay accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sent {
+    pub mail_id: Uuid,
+    pub remaining_today: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailError {
+    #[error("sending email needs a master key")]
+    InsufficientScope,
+    /// A field is wrong; the text names it.
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error(
+        "this account has sent {DAILY_QUOTA} messages in the last 24 hours; try again in {retry_after_hours} hours"
+    )]
+    QuotaExceeded { retry_after_hours: i64 },
+    #[error("{0}")]
+    SendFailed(SendFailure),
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Hours until the oldest send of a full window leaves it, rounded up, at least 1.
+#[must_use]
+pub fn retry_after_hours(oldest: OffsetDateTime, now: OffsetDateTime) -> i64 {
+    let left = (oldest + QUOTA_WINDOW - now).whole_seconds().max(0);
+    ((left + 3599) / 3600).max(1)
+}
+
+/// The send use case.
+#[derive(Debug, Clone)]
+pub struct MailService {
+    mailer: Arc<dyn Mailer>,
+    quota: Arc<dyn MailQuota>,
+    accounts: Arc<dyn AccountStore>,
+    clock: Arc<dyn Clock>,
+}
+
+impl MailService {
+    #[must_use]
+    pub fn new(
+        mailer: Arc<dyn Mailer>,
+        quota: Arc<dyn MailQuota>,
+        accounts: Arc<dyn AccountStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            mailer,
+            quota,
+            accounts,
+            clock,
+        }
+    }
+
+    /// Refuses anyone but a master key, before the body is read.
+    ///
+    /// # Errors
+    /// [`MailError::InsufficientScope`].
+    pub fn authorize(principal: &Principal) -> Result<(), MailError> {
+        if principal.is_master() {
+            Ok(())
+        } else {
+            Err(MailError::InsufficientScope)
+        }
+    }
+
+    /// Forgets the sends that left every window: the janitor's work.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    pub async fn sweep(&self) -> Result<u64, InfraError> {
+        self.quota
+            .forget_sends_before(self.clock.now() - QUOTA_WINDOW)
+            .await
+    }
+
+    /// Checks, reserves a slot, sends, and keeps the slot only if the relay accepted.
+    ///
+    /// # Errors
+    /// See [`MailError`]; a refused message uses no quota.
+    pub async fn send(
+        &self,
+        principal: &Principal,
+        request: &MailRequest,
+    ) -> Result<Sent, MailError> {
+        Self::authorize(principal)?;
+        let to = Recipient::parse(&request.to).map_err(MailError::InvalidInput)?;
+        let subject = check_subject(&request.subject).map_err(MailError::InvalidInput)?;
+        let text = check_text(&request.text).map_err(MailError::InvalidInput)?;
+        let account = self
+            .accounts
+            .account_by_id(principal.account_id)
+            .await?
+            .ok_or_else(|| InfraError::new("an authenticated key names no account"))?;
+        let mail_id = Uuid::now_v7();
+        let now = self.clock.now();
+        let used = match self
+            .quota
+            .reserve(account.id, mail_id, now, QUOTA_WINDOW, DAILY_QUOTA)
+            .await?
+        {
+            Reservation::Reserved { used } => used,
+            Reservation::Full { oldest } => {
+                return Err(MailError::QuotaExceeded {
+                    retry_after_hours: retry_after_hours(oldest, now),
+                });
+            }
+        };
+        let mail = OutboundMail {
+            mail_id,
+            to,
+            reply_to: account.email.as_str().to_owned(),
+            reply_to_name: account.handle.as_str().to_owned(),
+            subject,
+            text,
+        };
+        match self.mailer.send(&mail).await {
+            Ok(_) => Ok(Sent {
+                mail_id,
+                remaining_today: DAILY_QUOTA.saturating_sub(used),
+            }),
+            Err(failure) => {
+                self.quota.release(mail_id).await?;
+                Err(MailError::SendFailed(failure))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_hours_and_is_at_least_one() {
+        let now = OffsetDateTime::UNIX_EPOCH + Duration::days(1000);
+        let at = |ago: Duration| now - ago;
+        assert_eq!(retry_after_hours(at(Duration::hours(1)), now), 23);
+        assert_eq!(retry_after_hours(at(Duration::minutes(61)), now), 23);
+        assert_eq!(retry_after_hours(at(Duration::minutes(59)), now), 24);
+        assert_eq!(
+            retry_after_hours(at(Duration::hours(23) + Duration::minutes(59)), now),
+            1
+        );
+        assert_eq!(retry_after_hours(at(Duration::hours(24)), now), 1);
+    }
+}

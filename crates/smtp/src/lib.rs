@@ -1,0 +1,16 @@
+//! `quire-smtp`: the adapters of `quire-mail`'s `Mailer` port. [`SmtpMailer`] hands each
+//! message to a relay through `mail-send` (implicit TLS, STARTTLS, or plain to a loopback
+//! relay only), within one 15 s deadline; [`OutboxMailer`] writes each message as an `.eml`
+//! file, atomically, for instances without a relay. Both build the same message: From the
+//! operator's address, Reply-To the account holder, `text/plain; charset=utf-8`, a
+//! `Message-ID` made of the mail id.
+//!
+//! It may depend on `quire-mail`, `mail-send` (with its message builder), tokio and url.
+
+mod message;
+mod outbox;
+mod relay;
+
+pub use message::build;
+pub use outbox::OutboxMailer;
+pub use relay::{RelayConfig, RelayConfigError, SmtpMailer};
