@@ -179,3 +179,36 @@ pub(super) async fn rate_limits_count_exactly_per_window<
     }
     assert_eq!(allowed, 10);
 }
+
+/// The sliding log: no window of the limit's length ever admits more than the limit, even
+/// for a burst straddling what a fixed window would call a boundary.
+pub(super) async fn rate_limits_roll_instead_of_resetting<
+    S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = FixedClock::new();
+    let window = std::time::Duration::from_secs(900);
+    // 5 at 14:59 of a quarter, 5 more at 15:01: a fixed window let all ten through.
+    let start = clock.now();
+    let late = start + Duration::seconds(899);
+    let early_next = start + Duration::seconds(901);
+    let mut allowed = 0;
+    for at in [late; 5].into_iter().chain([early_next; 5]) {
+        if s.hit("activate", "acct-1", window, 5, at).await.unwrap() {
+            allowed += 1;
+        }
+    }
+    assert_eq!(
+        allowed, 5,
+        "a burst across a boundary passes the limit once, not twice"
+    );
+    // The slots come back once the allowed requests are a whole window old.
+    let almost = late + Duration::seconds(900) - Duration::microseconds(1);
+    assert!(!s.hit("activate", "acct-1", window, 5, almost).await.unwrap());
+    let past = late + Duration::seconds(900);
+    for _ in 0..5 {
+        assert!(s.hit("activate", "acct-1", window, 5, past).await.unwrap());
+    }
+    assert!(!s.hit("activate", "acct-1", window, 5, past).await.unwrap());
+}

@@ -13,6 +13,7 @@ mod accounts;
 mod device;
 mod keys;
 mod links;
+mod mail;
 mod oauth;
 mod pages;
 mod projects;
@@ -49,6 +50,8 @@ macro_rules! __contract_list {
             device::device_grants_change_state_by_compare_and_set,
             device::old_grants_and_rate_windows_are_swept,
             device::rate_limits_count_exactly_per_window,
+            device::rate_limits_roll_instead_of_resetting,
+            mail::sends_are_counted_exactly_in_a_rolling_window,
             sessions::accounts_are_found_by_login_and_sessions_by_hash,
             sessions::totp_enrollment_is_once_and_steps_are_used_once,
             sessions::expired_sessions_are_swept,
