@@ -13,4 +13,4 @@ mod relay;
 
 pub use message::build;
 pub use outbox::OutboxMailer;
-pub use relay::{RelayConfig, RelayConfigError, SmtpMailer};
+pub use relay::{RELAY_DEADLINE, RelayConfig, RelayConfigError, Security, SmtpMailer};

@@ -133,12 +133,23 @@ fn decode(s: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct SmtpMailer {
     config: RelayConfig,
+    deadline: Duration,
 }
 
 impl SmtpMailer {
+    /// A mailer whose exchanges end within [`RELAY_DEADLINE`].
     #[must_use]
     pub fn new(config: RelayConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            deadline: RELAY_DEADLINE,
+        }
+    }
+
+    /// The same with another deadline (tests of a relay that never answers).
+    #[must_use]
+    pub fn with_deadline(self, deadline: Duration) -> Self {
+        Self { deadline, ..self }
     }
 
     async fn exchange(&self, mail: &OutboundMail) -> Result<String, SendFailure> {
@@ -146,7 +157,7 @@ impl SmtpMailer {
         let mut builder = SmtpClientBuilder::new(c.host.clone(), c.port)
             .map_err(SendFailure::Unreachable)?
             .implicit_tls(c.security == Security::ImplicitTls)
-            .timeout(RELAY_DEADLINE);
+            .timeout(self.deadline);
         if let Some((user, pass)) = &c.credentials {
             builder = builder.credentials((user.clone(), pass.clone()));
         }
@@ -188,11 +199,11 @@ impl Mailer for SmtpMailer {
     async fn send(&self, mail: &OutboundMail) -> Result<String, SendFailure> {
         // The recipient goes raw into RCPT TO: check it again right before.
         Recipient::parse(mail.to.as_str()).map_err(SendFailure::Rejected)?;
-        match tokio::time::timeout(RELAY_DEADLINE, self.exchange(mail)).await {
+        match tokio::time::timeout(self.deadline, self.exchange(mail)).await {
             Ok(result) => result,
             Err(_) => Err(SendFailure::Unreachable(format!(
                 "the relay did not finish within {} s",
-                RELAY_DEADLINE.as_secs()
+                self.deadline.as_secs()
             ))),
         }
     }

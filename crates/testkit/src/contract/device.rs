@@ -205,7 +205,11 @@ pub(super) async fn rate_limits_roll_instead_of_resetting<
     );
     // The slots come back once the allowed requests are a whole window old.
     let almost = late + Duration::seconds(900) - Duration::microseconds(1);
-    assert!(!s.hit("activate", "acct-1", window, 5, almost).await.unwrap());
+    assert!(
+        !s.hit("activate", "acct-1", window, 5, almost)
+            .await
+            .unwrap()
+    );
     let past = late + Duration::seconds(900);
     for _ in 0..5 {
         assert!(s.hit("activate", "acct-1", window, 5, past).await.unwrap());
