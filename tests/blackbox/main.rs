@@ -13,6 +13,7 @@ mod browser_oauth;
 mod browser_pages;
 mod cli;
 mod dashboard;
+mod email;
 mod grants;
 mod hardening;
 mod interop;

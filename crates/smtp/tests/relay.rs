@@ -2,93 +2,16 @@
 //! free loopback port, accepting mail, refusing one recipient with 550; and a server that
 //! accepts connections but never answers. The outbox beside it.
 //!
-//! Needs `/usr/bin/python3` with `python3-aiosmtpd`: CI installs it and fails without it;
-//! elsewhere the relay tests are skipped with a message.
+//! The server is `quire_testkit::smtp_relay`: `/usr/bin/python3` with `python3-aiosmtpd`,
+//! which CI installs; elsewhere the relay tests are skipped with a message.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use quire_mail::{Mailer, OutboundMail, Recipient, SendFailure};
 use quire_smtp::{OutboxMailer, RelayConfig, SmtpMailer};
-
-const PYTHON: &str = "/usr/bin/python3";
-
-/// Accepts every message and writes it to `$QUIRE_TEST_MAILDIR/{n}.eml`; refuses
-/// `reject@example.com` at RCPT.
-const HANDLER: &str = r#"
-import os, itertools
-counter = itertools.count()
-class Handler:
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
-        if address == "reject@example.com":
-            return "550 5.1.1 mailbox unavailable"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-    async def handle_DATA(self, server, session, envelope):
-        n = next(counter)
-        with open(os.path.join(os.environ["QUIRE_TEST_MAILDIR"], f"{n}.eml"), "wb") as f:
-            f.write(b"X-Envelope-From: " + envelope.mail_from.encode() + b"\r\n")
-            f.write(b"X-Envelope-To: " + ",".join(envelope.rcpt_tos).encode() + b"\r\n")
-            f.write(envelope.original_content)
-        return f"250 2.0.0 queued as Q{n}"
-"#;
-
-struct Relay {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn relay() -> Option<Relay> {
-    let available = Command::new(PYTHON)
-        .args(["-c", "import aiosmtpd"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !available {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must install python3-aiosmtpd"
-        );
-        eprintln!("skipping the relay test: {PYTHON} has no aiosmtpd");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("quire_handler.py"), HANDLER).unwrap();
-    let port = free_port();
-    let child = Command::new(PYTHON)
-        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
-        .args(["-c", "quire_handler.Handler"])
-        .env("PYTHONPATH", dir.path())
-        .env("QUIRE_TEST_MAILDIR", dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "aiosmtpd did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some(Relay { child, port, dir })
-}
+use quire_testkit::smtp_relay::{SmtpRelay, free_port};
 
 fn mail(to: &str) -> OutboundMail {
     OutboundMail {
@@ -106,19 +29,6 @@ fn mailer(port: u16) -> SmtpMailer {
     SmtpMailer::new(RelayConfig::parse(&url, None, "quire@quire.example").unwrap())
 }
 
-fn received(dir: &Path) -> Vec<String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "eml"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect()
-}
-
 fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
     message
         .lines()
@@ -127,7 +37,7 @@ fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
 
 #[tokio::test]
 async fn the_relay_receives_the_message_as_built() {
-    let Some(relay) = relay() else {
+    let Some(relay) = SmtpRelay::start() else {
         return;
     };
     let m = mail("Bob.Smith@example.com");
@@ -136,7 +46,7 @@ async fn the_relay_receives_the_message_as_built() {
         answer.starts_with("250") && answer.contains("queued as Q0"),
         "{answer}"
     );
-    let got = received(relay.dir.path());
+    let got = relay.received();
     assert_eq!(got.len(), 1);
     let message = &got[0];
     assert_eq!(
@@ -186,7 +96,7 @@ async fn the_relay_receives_the_message_as_built() {
 
 #[tokio::test]
 async fn a_refused_recipient_is_rejected_with_the_relays_reply() {
-    let Some(relay) = relay() else {
+    let Some(relay) = SmtpRelay::start() else {
         return;
     };
     let refused = mailer(relay.port).send(&mail("reject@example.com")).await;
@@ -196,10 +106,7 @@ async fn a_refused_recipient_is_rejected_with_the_relays_reply() {
             "550 5.1.1 mailbox unavailable".into()
         ))
     );
-    assert!(
-        received(relay.dir.path()).is_empty(),
-        "nothing was delivered"
-    );
+    assert!(relay.received().is_empty(), "nothing was delivered");
 }
 
 #[tokio::test]

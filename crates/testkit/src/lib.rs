@@ -7,11 +7,12 @@
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
+//! - [`smtp_relay`]: a real SMTP server (Debian's aiosmtpd) per test.
 //! - [`world`]: a test world in a line (fakes, clock, timer, accounts, every service built by
 //!   the composition root; with the `http` feature, the HTTP edge's state too).
 //!
 //! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
-//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]) and,
+//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]) and,
 //! with `http`, `quire-http`; it is a dev-dependency everywhere.
 
 // Test support: a panic is how a failed check reports itself.
@@ -22,6 +23,7 @@ pub mod fixtures;
 pub mod mailer;
 pub mod memory;
 pub mod pg;
+pub mod smtp_relay;
 pub mod world;
 
 pub use fixtures::{FixedClock, HandTimer};
