@@ -191,7 +191,65 @@ async fn the_eleventh_send_of_a_day_waits_and_racing_sends_get_exactly_ten(b: Ba
     assert_eq!(r.body["retry_after_hours"], 24);
 }
 
+async fn the_cli_sends_text_or_a_file_and_reports_refusals(b: Backend) {
+    let Some((db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let user = crate::cli::User::new(&srv);
+    let run = |args: &[&str]| {
+        user.command(args)
+            .env("QUIRE_KEY", &ann.key)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--json",
+        "email",
+        "send",
+        "--to",
+        "bob@example.com",
+        "--subject",
+        "Hi",
+        "--text",
+        TEXT,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sent["remaining_today"], 9);
+    let file = db.dir.path().join("body.txt");
+    std::fs::write(&file, "From a file.\n").unwrap();
+    let out = run(&[
+        "email",
+        "send",
+        "--to",
+        "bob@example.com",
+        "--subject",
+        "Hi",
+        "--text-file",
+        file.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("8 left in the next 24 hours"), "{said}");
+    let out = run(&[
+        "email",
+        "send",
+        "--to",
+        "not an address",
+        "--subject",
+        "Hi",
+        "--text",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid_email_input"));
+}
+
 on_both_backends!(
+    the_cli_sends_text_or_a_file_and_reports_refusals,
     every_error_of_the_email_route,
     a_relay_delivers_refuses_or_cannot_be_reached,
     the_eleventh_send_of_a_day_waits_and_racing_sends_get_exactly_ten,

@@ -11,6 +11,7 @@
 mod api;
 mod bundle;
 mod config;
+mod email;
 mod oauth_clients;
 
 use std::io::{IsTerminal, Write};
@@ -75,6 +76,9 @@ enum Command {
     /// Manage OAuth clients (the platform admin account only).
     #[command(subcommand, name = "oauth-clients")]
     OAuthClients(oauth_clients::OAuthClientsCommand),
+    /// Send email from the server's address, with your account as Reply-To.
+    #[command(subcommand)]
+    Email(email::EmailCommand),
 }
 
 #[derive(Debug, Args, Default)]
@@ -279,6 +283,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Projects(cmd) => projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => keys(&api(server)?, cmd).await,
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,
+        Command::Email(cmd) => email::run(&api(server)?, cmd).await,
     }
 }
 
