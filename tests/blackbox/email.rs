@@ -91,6 +91,17 @@ async fn every_error_of_the_email_route(b: Backend) {
     );
     assert!(written.contains("tangerine-47"));
     assert!(!r.text.contains("tangerine"), "the text is never echoed");
+
+    // The largest text fits, even in its worst JSON escaping (a control character takes
+    // six bytes: \u0001); one byte more is refused by name.
+    let largest = "\u{1}".repeat(64 * 1024);
+    let body = json!({"to": "bob@example.com", "subject": "Big", "text": largest});
+    assert!(body.to_string().len() > 6 * 64 * 1024);
+    srv.post(EMAIL, &ann.key, body).await.assert_status(200);
+    let over = json!({"to": "bob@example.com", "subject": "Big", "text": format!("{largest}x")});
+    let r = srv.post(EMAIL, &ann.key, over).await;
+    r.assert_error(400, "invalid_email_input");
+    assert!(r.body["message"].as_str().unwrap().starts_with("text"));
 }
 
 /// A server whose mail goes to `relay_url`, logging everything.

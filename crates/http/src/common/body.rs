@@ -36,34 +36,57 @@ impl FromRequest for Body {
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
         let limit = req
             .app_data::<BodyLimit>()
             .map_or(MAX_PLATFORM_BODY, |l| l.0);
-        let mut payload = payload.take();
-        Box::pin(async move {
-            if declared.is_some_and(|n| n > limit) {
+        read(req, payload, limit)
+    }
+}
+
+/// A request body of at most `LIMIT` bytes, whatever the scope's limit: for a route whose
+/// largest valid body is larger than its scope's (an email's 64 KiB of text, JSON-escaped).
+#[derive(Debug)]
+pub struct BodyUpTo<const LIMIT: usize>(pub Bytes);
+
+impl<const LIMIT: usize> FromRequest for BodyUpTo<LIMIT> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = read(req, payload, LIMIT);
+        Box::pin(async move { body.await.map(|b| Self(b.0)) })
+    }
+}
+
+fn read(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    limit: usize,
+) -> Pin<Box<dyn Future<Output = Result<Body, ApiError>>>> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let mut payload = payload.take();
+    Box::pin(async move {
+        if declared.is_some_and(|n| n > limit) {
+            return Err(too_large(limit));
+        }
+        // Reserve up front only a little: a declared length costs nothing to lie about.
+        let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit).min(1 << 20));
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::InvalidJson,
+                    format!("request body unreadable: {e}"),
+                )
+            })?;
+            if buf.len() + chunk.len() > limit {
                 return Err(too_large(limit));
             }
-            // Reserve up front only a little: a declared length costs nothing to lie about.
-            let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(limit).min(1 << 20));
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| {
-                    ApiError::new(
-                        ErrorCode::InvalidJson,
-                        format!("request body unreadable: {e}"),
-                    )
-                })?;
-                if buf.len() + chunk.len() > limit {
-                    return Err(too_large(limit));
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            Ok(Body(buf.freeze()))
-        })
-    }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Body(buf.freeze()))
+    })
 }
