@@ -259,7 +259,44 @@ async fn the_cli_sends_text_or_a_file_and_reports_refusals(b: Backend) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid_email_input"));
 }
 
+async fn the_mail_test_prints_what_the_relay_or_the_outbox_answered(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let out = db.admin(&["mail-test", "--to", "bob@example.com"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("written to the outbox as"));
+    let Some(relay) = quire_testkit::smtp_relay::SmtpRelay::start() else {
+        return;
+    };
+    let url = format!("smtp://127.0.0.1:{}", relay.port);
+    let env = [("QUIRE_SMTP_URL", url.as_str())];
+    let out = db.admin_with(&["mail-test", "--to", "bob@example.com"], &[], &env);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.starts_with("250") && said.contains("queued as"),
+        "{said}"
+    );
+    assert_eq!(relay.received().len(), 1);
+    let out = db.admin_with(&["mail-test", "--to", "reject@example.com"], &[], &env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("550 5.1.1"));
+    // A plain relay that is not on this machine is refused before anything is sent.
+    let out = db.admin_with(
+        &["mail-test", "--to", "bob@example.com"],
+        &[],
+        &[("QUIRE_SMTP_URL", "smtp://mail.example.com:25")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
+}
+
 on_both_backends!(
+    the_mail_test_prints_what_the_relay_or_the_outbox_answered,
     the_cli_sends_text_or_a_file_and_reports_refusals,
     every_error_of_the_email_route,
     a_relay_delivers_refuses_or_cannot_be_reached,

@@ -97,12 +97,22 @@ impl TestDb {
     }
 
     pub fn admin(&self, args: &[&str], extra: &[&str]) -> std::process::Output {
-        self.command()
-            .arg("admin")
-            .args(args)
-            .args(extra)
-            .output()
-            .expect("run quire-server admin")
+        self.admin_with(args, extra, &[])
+    }
+
+    /// [`TestDb::admin`] with more environment.
+    pub fn admin_with(
+        &self,
+        args: &[&str],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> std::process::Output {
+        let mut cmd = self.command();
+        cmd.arg("admin").args(args).args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run quire-server admin")
     }
 
     /// Starts a server on this database.
