@@ -216,6 +216,23 @@ impl ConsentService {
         session_hash: &str,
     ) -> Result<ConsentRequest, AuthorizeError> {
         let (client, redirect_uri) = self.client_of(request).await?;
+        self.begin_for(client, redirect_uri, request, account, session_hash)
+            .await
+    }
+
+    /// [`ConsentService::begin`] for a client and redirect URI [`ConsentService::client_of`]
+    /// already checked (the edge checks them before sign-in, and does not read them twice).
+    ///
+    /// # Errors
+    /// As [`ConsentService::begin`], redirected only.
+    pub async fn begin_for(
+        &self,
+        client: OAuthClient,
+        redirect_uri: String,
+        request: &AuthorizeRequest,
+        account: AccountId,
+        session_hash: &str,
+    ) -> Result<ConsentRequest, AuthorizeError> {
         let state = request.state.clone().filter(|s| !s.is_empty());
         let refuse = |error: &'static str, description: &str| {
             AuthorizeError::Redirect(RedirectedError {

@@ -162,15 +162,8 @@ async fn delete_with_move_rolls_back_on_sqlite_and_postgres() {
     }
 }
 
-async fn delete_client_rolls_back(db: Database) {
-    db.migrate().await.expect("migrate");
-    let db = Arc::new(db);
-    let clock = SystemClock;
-    let ann = AccountService::new(db.clone(), Arc::new(clock))
-        .create(bootstrap("ann"))
-        .await
-        .expect("create");
-    let client = OAuthClient {
+fn public_client(clock: &SystemClock) -> OAuthClient {
+    OAuthClient {
         id: ClientId::generate(),
         name: "App".into(),
         client_type: ClientType::Public,
@@ -178,8 +171,32 @@ async fn delete_client_rolls_back(db: Database) {
         secret_hash: None,
         created_at: clock.now(),
         deleted_at: None,
-    };
+    }
+}
+
+/// A migrated database holding ann and a registered public client.
+async fn with_a_client(
+    db: Database,
+) -> (
+    Arc<Database>,
+    SystemClock,
+    quire_accounts::CreatedAccount,
+    OAuthClient,
+) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let clock = SystemClock;
+    let ann = AccountService::new(db.clone(), Arc::new(clock))
+        .create(bootstrap("ann"))
+        .await
+        .expect("create");
+    let client = public_client(&clock);
     db.insert_client(&client).await.unwrap();
+    (db, clock, ann, client)
+}
+
+async fn delete_client_rolls_back(db: Database) {
+    let (db, clock, ann, client) = with_a_client(db).await;
     let mut home = ann.project.clone();
     home.oauth_client_id = Some(client.id.as_str().to_owned());
     db.update_project(&home).await.unwrap();
@@ -204,23 +221,7 @@ async fn delete_client_rolls_back_on_sqlite_and_postgres() {
 }
 
 async fn redeeming_and_rotating_roll_back(db: Database) {
-    db.migrate().await.expect("migrate");
-    let db = Arc::new(db);
-    let clock = SystemClock;
-    let ann = AccountService::new(db.clone(), Arc::new(clock))
-        .create(bootstrap("ann"))
-        .await
-        .expect("create");
-    let client = OAuthClient {
-        id: ClientId::generate(),
-        name: "App".into(),
-        client_type: ClientType::Public,
-        redirect_uris: vec![RedirectUri::stored("http://127.0.0.1/cb")],
-        secret_hash: None,
-        created_at: clock.now(),
-        deleted_at: None,
-    };
-    db.insert_client(&client).await.unwrap();
+    let (db, clock, ann, client) = with_a_client(db).await;
     let now = clock.now();
     let grant = Grant {
         id: "grant-1".into(),

@@ -6,7 +6,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use quire_device_auth::{DecideError, DeviceGrant, UserCode};
-use quire_kernel::ErrorCode;
 
 use crate::AppState;
 use crate::common::body::Body;
@@ -14,7 +13,7 @@ use crate::error::{ApiError, SessionRefusal};
 
 use super::render::{page, see_other};
 use super::session::{
-    SignedIn, check_origin, current, dashboard_cookie, expired_cookie, form, query,
+    SignedIn, approves, dashboard_cookie, decider, expired_cookie, form, query,
     require_full_session, who,
 };
 use super::{CONSENT, OUTCOME_COOKIE};
@@ -163,30 +162,9 @@ pub async fn decision(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let Some((session, account)) = current(&state, &req).await? else {
-        return Err(ApiError::session(
-            SessionRefusal::NotSignedIn,
-            "sign in to the dashboard first",
-        ));
-    };
-    if !session.mfa_satisfied {
-        return Err(ApiError::new(
-            ErrorCode::MfaRequired,
-            "enter the code from your authenticator app first",
-        ));
-    }
+    let (session, account) = decider(&state, &req).await?;
     let f: DecisionForm = form(&body.0)?;
-    let approve = match f.decision.as_deref() {
-        Some("approve") => true,
-        Some("deny") => false,
-        _ => {
-            return Err(ApiError::session(
-                SessionRefusal::InvalidRequest,
-                "decision must be approve or deny",
-            ));
-        }
-    };
+    let approve = approves(f.decision.as_deref())?;
     let code = f.code.as_str();
     if UserCode::parse(code).is_none() {
         return Err(ApiError::session(

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use askama::Template;
-use quire_kernel::{App, ErrorCode};
+use quire_kernel::App;
 use quire_oauth::{AuthorizeError, AuthorizeRequest, ConsentRequest};
 
 use crate::AppState;
@@ -12,7 +12,7 @@ use crate::common::body::Body;
 use crate::error::{ApiError, SessionRefusal};
 
 use super::render::{page_posting_to, see_other};
-use super::session::{SignedIn, check_origin, current, form, query, require_full_session, who};
+use super::session::{SignedIn, approves, decider, form, query, require_full_session, who};
 
 struct ConsentView {
     request_id: String,
@@ -92,21 +92,21 @@ pub async fn authorize(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let request = authorize_request(&req);
-    match state.oauth_consent.client_of(&request).await {
-        Ok(_) => {}
+    let (client, redirect_uri) = match state.oauth_consent.client_of(&request).await {
+        Ok(checked) => checked,
         Err(AuthorizeError::NotRedirectable(message)) => {
             return error_page(&state, StatusCode::BAD_REQUEST, message, None);
         }
         Err(AuthorizeError::Infra(e)) => return Err(e.into()),
         Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
-    }
+    };
     let (session, account) = match require_full_session(&state, &req).await? {
         SignedIn::Fully(s, a) => (s, a),
         SignedIn::NotYet(r) => return Ok(r),
     };
     let consent = match state
         .oauth_consent
-        .begin(&request, account.id, &session.id_hash)
+        .begin_for(client, redirect_uri, &request, account.id, &session.id_hash)
         .await
     {
         Ok(c) => c,
@@ -165,30 +165,9 @@ pub async fn decision(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let Some((session, _account)) = current(&state, &req).await? else {
-        return Err(ApiError::session(
-            SessionRefusal::NotSignedIn,
-            "sign in to the dashboard first",
-        ));
-    };
-    if !session.mfa_satisfied {
-        return Err(ApiError::new(
-            ErrorCode::MfaRequired,
-            "enter the code from your authenticator app first",
-        ));
-    }
+    let (session, _) = decider(&state, &req).await?;
     let f: DecisionForm = form(&body.0)?;
-    let approve = match f.decision.as_deref() {
-        Some("approve") => true,
-        Some("deny") => false,
-        _ => {
-            return Err(ApiError::session(
-                SessionRefusal::InvalidRequest,
-                "decision must be approve or deny",
-            ));
-        }
-    };
+    let approve = approves(f.decision.as_deref())?;
     if f.request.is_empty() {
         return Err(ApiError::session(
             SessionRefusal::InvalidRequest,

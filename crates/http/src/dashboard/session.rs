@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, HttpResponse};
 use quire_accounts::{Account, Session, SessionToken};
+use quire_kernel::ErrorCode;
 
 use crate::AppState;
 use crate::common::origin::same_origin;
@@ -138,6 +139,41 @@ pub(super) async fn require_full_session(
         }
         Some((session, account)) => SignedIn::Fully(session, account),
     })
+}
+
+/// The guards every consent decision passes, in the order the spec gives: a post from the
+/// dashboard's own origin, a signed-in session, the second factor when enrolled. Returns
+/// the session and its account.
+pub(super) async fn decider(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<(Session, Account), ApiError> {
+    check_origin(req, state)?;
+    let Some((session, account)) = current(state, req).await? else {
+        return Err(ApiError::session(
+            SessionRefusal::NotSignedIn,
+            "sign in to the dashboard first",
+        ));
+    };
+    if !session.mfa_satisfied {
+        return Err(ApiError::new(
+            ErrorCode::MfaRequired,
+            "enter the code from your authenticator app first",
+        ));
+    }
+    Ok((session, account))
+}
+
+/// A decision form's `decision` field: approve (`true`) or deny.
+pub(super) fn approves(decision: Option<&str>) -> Result<bool, ApiError> {
+    match decision {
+        Some("approve") => Ok(true),
+        Some("deny") => Ok(false),
+        _ => Err(ApiError::session(
+            SessionRefusal::InvalidRequest,
+            "decision must be approve or deny",
+        )),
+    }
 }
 
 pub(super) fn who(account: &Account) -> Option<String> {
