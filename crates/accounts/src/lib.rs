@@ -1,20 +1,36 @@
 //! `quire-accounts`: accounts, their activation state and platform-admin flag, and the
-//! bootstrap that creates an account together with its default project and first master key,
-//! and dashboard sessions with throttled password sign-in and a TOTP second factor.
+//! bootstrap that creates an account together with its default project and first master key;
+//! dashboard sessions with throttled password sign-in and a TOTP second factor; and
+//! activation by a captcha and a phone number on the operator's invitation list.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` and `quire-keys` (for the
-//! project and key it creates alongside an account), plus `totp-rs` for the RFC 6238
-//! arithmetic. Password hashing is `quire_kernel::password`.
+//! project and key it creates alongside an account), plus pure computation: `totp-rs` for
+//! the RFC 6238 arithmetic, `altcha` for the captcha's proof of work and `phonenumber` for
+//! libphonenumber's metadata. Password hashing is `quire_kernel::password`.
 
+pub mod activation;
+pub mod captcha;
+pub mod invitations;
 pub mod mfa;
 pub mod model;
+pub mod phone;
 pub mod ports;
 pub mod service;
 pub mod session;
 
+pub use activation::{
+    ActivationError, ActivationPorts, ActivationRequest, ActivationService, ActivationState,
+    RequestProblem,
+};
+pub use captcha::{CaptchaCost, CaptchaKeys, CaptchaRefusal};
+pub use invitations::{InvitationList, InviteError};
+pub use phone::{PhoneError, PhoneNumber, Region};
+
 pub use mfa::TotpSecret;
 pub use model::Account;
-pub use ports::{AccountStore, CreateAccountStoreError};
+pub use ports::{
+    AccountStore, Binding, CaptchaLedger, CreateAccountStoreError, Invitation, InvitationStore,
+};
 pub use service::{
     AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetPasswordError,
 };

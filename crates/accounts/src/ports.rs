@@ -1,12 +1,14 @@
 //! Ports of the accounts domain.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError};
+use quire_kernel::{AccountId, Handle, InfraError};
 use quire_keys::KeyRecord;
 use quire_projects::Project;
+use time::OffsetDateTime;
 
 use crate::mfa::TotpSecret;
 use crate::model::Account;
+use crate::phone::PhoneNumber;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CreateAccountStoreError {
@@ -71,4 +73,87 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError>;
+}
+
+/// A number on the invitation list, and the account it activated, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invitation {
+    pub number: PhoneNumber,
+    pub added_at: OffsetDateTime,
+    pub bound_to: Option<(AccountId, Handle)>,
+    pub bound_at: Option<OffsetDateTime>,
+}
+
+/// What binding a number to an account came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// The number is now bound to the account, and the account is activated.
+    Activated,
+    /// The number is not on the list, or is bound to another account.
+    NotEligible,
+    /// The account was activated meanwhile (another request won).
+    AlreadyActivated,
+}
+
+/// The invitation list, and activation by a number on it.
+#[async_trait]
+pub trait InvitationStore: Send + Sync + std::fmt::Debug {
+    /// Adds the numbers in one transaction; numbers already on the list are left as they
+    /// are. Returns how many were new.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing is added on error.
+    async fn add_invitations(
+        &self,
+        numbers: &[PhoneNumber],
+        now: OffsetDateTime,
+    ) -> Result<u64, InfraError>;
+
+    /// Takes a number off the list (an account it activated stays activated); `Ok(false)`
+    /// when it was not on the list.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn remove_invitation(&self, number: &PhoneNumber) -> Result<bool, InfraError>;
+
+    /// The whole list, by number.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn invitations(&self) -> Result<Vec<Invitation>, InfraError>;
+
+    /// In one transaction: binds `number` to `account` if it is on the list and bound to no
+    /// other account (a number may be bound to one account, and an account to one number),
+    /// and marks the account activated at `now` if it is not.
+    ///
+    /// # Errors
+    /// MUST return [`InfraError`] on storage failure, with nothing bound or activated;
+    /// [`Binding::NotEligible`] and [`Binding::AlreadyActivated`] also change nothing.
+    async fn bind_and_activate(
+        &self,
+        account: AccountId,
+        number: &PhoneNumber,
+        now: OffsetDateTime,
+    ) -> Result<Binding, InfraError>;
+}
+
+/// The captcha solutions already spent, so each is accepted once.
+#[async_trait]
+pub trait CaptchaLedger: Send + Sync + std::fmt::Debug {
+    /// Records a solution as spent; `Ok(false)` when it already was (on any replica).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; the solution must then be treated as not accepted.
+    async fn spend_captcha(
+        &self,
+        nonce_hash: &str,
+        expires_at: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Forgets solutions whose challenge expired before `cutoff` (they can no longer be
+    /// presented); returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn forget_captchas_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError>;
 }

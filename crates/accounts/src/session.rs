@@ -91,8 +91,6 @@ pub enum SignInError {
     WrongCredentials,
     #[error("too many sign-in attempts; wait a few minutes")]
     Throttled,
-    #[error("this account is not activated yet")]
-    NotActivated,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -154,8 +152,9 @@ impl SessionService {
     /// # Errors
     /// `Throttled` past [`ATTEMPTS_PER_ACCOUNT`] attempts for the login or
     /// [`ATTEMPTS_PER_ADDRESS`] from the address in [`ATTEMPT_WINDOW`]; `WrongCredentials`
-    /// for an unknown login, an account without a password or a wrong password (alike);
-    /// `NotActivated` for a right password of an account not activated.
+    /// for an unknown login, an account without a password or a wrong password (alike).
+    /// An account not yet activated signs in: its session reaches the activation and
+    /// security pages, and its credentials answer `not_activated` on versioned routes.
     pub async fn sign_in(
         &self,
         login: &str,
@@ -197,9 +196,6 @@ impl SessionService {
             Some(a) if matches && a.password_hash.is_some() => a,
             _ => return Err(SignInError::WrongCredentials),
         };
-        if account.activated_at.is_none() {
-            return Err(SignInError::NotActivated);
-        }
         let token = SessionToken::generate();
         let session = Session {
             id_hash: token.hash(),

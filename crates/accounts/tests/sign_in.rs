@@ -74,11 +74,17 @@ async fn wrong_passwords_unknown_logins_and_missing_passwords_look_alike() {
             "{login}"
         );
     }
-    assert_eq!(
-        sessions.sign_in("dormant", PASSWORD, IP).await.unwrap_err(),
-        SignInError::NotActivated
-    );
     assert!(store.snapshot().sessions.is_empty());
+}
+
+#[tokio::test]
+async fn an_account_not_yet_activated_signs_in_to_activate_itself() {
+    let (store, _, sessions, _) = setup().await;
+    let signed = sessions.sign_in("dormant", PASSWORD, IP).await.unwrap();
+    let (_, account) = sessions.current(&signed.token).await.unwrap().unwrap();
+    assert_eq!(account.handle.as_str(), "dormant");
+    assert_eq!(account.activated_at, None);
+    assert_eq!(store.snapshot().sessions.len(), 1);
 }
 
 #[tokio::test]

@@ -8,7 +8,10 @@
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountService, AccountStore, SessionService, SessionStore};
+use quire_accounts::{
+    AccountService, AccountStore, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys,
+    CaptchaLedger, InvitationList, InvitationStore, SessionService, SessionStore,
+};
 use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
@@ -41,6 +44,8 @@ pub trait Stores:
     + GrantStore
     + SigningKeyStore
     + MailQuota
+    + InvitationStore
+    + CaptchaLedger
     + 'static
 {
 }
@@ -59,6 +64,8 @@ impl<T> Stores for T where
         + GrantStore
         + SigningKeyStore
         + MailQuota
+        + InvitationStore
+        + CaptchaLedger
         + 'static
 {
 }
@@ -87,6 +94,9 @@ pub struct Settings {
     pub base_url: String,
     /// Signs the pages origin's cookies and sign-in passes.
     pub signing_key: Vec<u8>,
+    /// Signs the activation captcha's challenges.
+    pub captcha_secret: String,
+    pub captcha_cost: CaptchaCost,
 }
 
 /// Every use-case service, built once.
@@ -98,6 +108,8 @@ pub struct Services {
     pub pages: PageService,
     pub serving: ServingService,
     pub sessions: SessionService,
+    pub activation: ActivationService,
+    pub invitations: InvitationList,
     pub device_auth: DeviceAuthService,
     pub oauth_clients: ClientService,
     pub oauth_consent: ConsentService,
@@ -180,6 +192,17 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         pages,
         serving,
         sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
+        activation: ActivationService::new(
+            ActivationPorts {
+                accounts: store.clone(),
+                invitations: store.clone(),
+                captchas: store.clone(),
+                limiter: store.clone(),
+                clock: clock.clone(),
+            },
+            CaptchaKeys::new(&settings.captcha_secret, settings.captcha_cost),
+        ),
+        invitations: InvitationList::new(store.clone(), clock.clone()),
         device_auth: DeviceAuthService::new(
             store.clone(),
             store.clone(),

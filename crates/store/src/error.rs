@@ -30,6 +30,8 @@ pub enum Outcome {
     MasterKey,
     /// A project names an OAuth client that does not exist or was deleted.
     UnknownClient,
+    /// A number is not on the invitation list, or is bound to another account.
+    NotEligible,
 }
 
 impl StoreError {

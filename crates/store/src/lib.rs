@@ -1,6 +1,7 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`, `MailQuota`) on
+//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`,
+//! `GrantStore`, `SigningKeyStore`, `MailQuota`, `InvitationStore`, `CaptchaLedger`) on
 //! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
 //! (see [`db`]).
 //!
@@ -9,6 +10,7 @@
 //! private and converted to domain types at the edge of this crate.
 
 mod accounts;
+mod activation;
 pub mod db;
 mod device;
 mod error;

@@ -289,7 +289,30 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    invitations (number) {
+        number -> Text,
+        added_at -> DbTime,
+        bound_account_id -> Nullable<DbUuid>,
+        bound_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbTime;
+
+    captcha_uses (nonce_hash) {
+        nonce_hash -> Text,
+        expires_at -> DbTime,
+    }
+}
+
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
+diesel::joinable!(invitations -> accounts (bound_account_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     oauth_clients,
@@ -309,6 +332,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     rate_events,
     rate_keys,
     email_sends,
+    invitations,
+    captcha_uses,
     sessions,
     server_secrets
 );

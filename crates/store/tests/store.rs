@@ -7,7 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quire_accounts::{AccountService, AccountStore, CreateAccount, CreateAccountError};
+use quire_accounts::{
+    AccountService, AccountStore, Binding, CreateAccount, CreateAccountError, InvitationStore,
+    PhoneNumber,
+};
 use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
 use quire_keys::KeyStore;
 use quire_oauth::grant::{CodeChallenge, default_scopes};
@@ -294,6 +297,54 @@ async fn redeeming_and_rotating_roll_back_on_sqlite_and_postgres() {
     redeeming_and_rotating_roll_back(db).await;
     if let Some((db, _t)) = postgres().await {
         redeeming_and_rotating_roll_back(db).await;
+    }
+}
+
+/// A fault after the account is marked activated leaves it not activated and the number
+/// unbound; the same activation then succeeds.
+async fn activation_rolls_back(db: Database) {
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let svc = AccountService::new(db.clone(), Arc::new(SystemClock));
+    let account = svc
+        .create(CreateAccount {
+            activated: false,
+            ..bootstrap("ann")
+        })
+        .await
+        .expect("create")
+        .account
+        .id;
+    let number = PhoneNumber::parse("+447400123456").unwrap();
+    let now = SystemClock.now();
+    db.add_invitations(std::slice::from_ref(&number), now)
+        .await
+        .unwrap();
+    db.fail_at("bind_and_activate:activated");
+    assert!(db.bind_and_activate(account, &number, now).await.is_err());
+    let stored = db.account_by_id(account).await.unwrap().unwrap();
+    assert_eq!(stored.activated_at, None);
+    assert_eq!(db.invitations().await.unwrap()[0].bound_to, None);
+    assert_eq!(
+        db.bind_and_activate(account, &number, now).await.unwrap(),
+        Binding::Activated
+    );
+    assert!(
+        db.account_by_id(account)
+            .await
+            .unwrap()
+            .unwrap()
+            .activated_at
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn activation_rolls_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    activation_rolls_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        activation_rolls_back(db).await;
     }
 }
 

@@ -114,7 +114,6 @@ pub async fn login(
             let status = match &e {
                 SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
                 SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
-                SignInError::NotActivated => StatusCode::FORBIDDEN,
                 SignInError::Infra(cause) => return Err(cause.clone().into()),
             };
             return page(

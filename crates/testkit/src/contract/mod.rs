@@ -10,6 +10,7 @@
 //! signature says what it covers; [`run`] holds a backend to every port ([`Stores`]).
 
 mod accounts;
+mod activation;
 mod device;
 mod keys;
 mod links;
@@ -59,7 +60,9 @@ macro_rules! __contract_list {
             links::views_are_claimed_within_the_budget_and_added_in_bulk,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
             oauth::grants_are_decided_redeemed_and_rotated_once,
-            oauth::signing_keys_keep_their_material
+            oauth::signing_keys_keep_their_material,
+            activation::numbers_bind_one_account_once,
+            activation::captcha_solutions_are_spent_once
         );
     };
 }

@@ -6,6 +6,7 @@
 //! step leaves nothing behind.
 
 mod accounts;
+mod activation;
 mod bundles;
 mod device;
 mod keys;
@@ -16,6 +17,7 @@ mod pages;
 mod projects;
 mod sessions;
 
+pub use activation::InvitedNumber;
 pub use bundles::MemoryBundles;
 
 use std::collections::{HashMap, HashSet};
@@ -38,8 +40,10 @@ pub enum Op {
     AccountByHandle,
     AccountById,
     AccountByLogin,
+    AddInvitations,
     AddViews,
     AssignResource,
+    BindAndActivate,
     Claim,
     ClaimView,
     Client,
@@ -60,6 +64,7 @@ pub enum Op {
     Exists,
     Files,
     FindByHash,
+    ForgetCaptchasBefore,
     ForgetSendsBefore,
     ForgetWindowsBefore,
     Get,
@@ -78,6 +83,7 @@ pub enum Op {
     InsertProject,
     InsertSession,
     InsertSigningKey,
+    Invitations,
     KeyAccount,
     KeyById,
     KeysOfAccount,
@@ -104,6 +110,7 @@ pub enum Op {
     RedeemCode,
     RefreshToken,
     ReleaseMail,
+    RemoveInvitation,
     RenewLease,
     ReserveMail,
     Resources,
@@ -116,6 +123,7 @@ pub enum Op {
     SettlePending,
     SharedWith,
     SigningKeys,
+    SpendCaptcha,
     StalePending,
     SweepLeftovers,
     UpdateLink,
@@ -165,6 +173,9 @@ pub struct State {
     pub rate_events: HashMap<(String, String), Vec<OffsetDateTime>>,
     /// The email route's sends: (mail id, account, when).
     pub email_sends: Vec<(uuid::Uuid, AccountId, OffsetDateTime)>,
+    pub invitations: Vec<InvitedNumber>,
+    /// Spent captcha solutions: nonce hash → when their challenge expires.
+    pub spent_captchas: HashMap<String, OffsetDateTime>,
 }
 
 #[derive(Debug, Default)]

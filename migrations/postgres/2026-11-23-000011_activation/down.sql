@@ -1,0 +1,2 @@
+DROP TABLE captcha_uses;
+DROP TABLE invitations;
