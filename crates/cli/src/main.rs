@@ -10,6 +10,7 @@
 // Printing results is this binary's job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod account;
 mod api;
 mod bundle;
 mod config;
@@ -80,6 +81,9 @@ enum Command {
     /// Send email from the server's address, with your account as Reply-To.
     #[command(subcommand)]
     Email(email::EmailCommand),
+    /// Your account: its status, and activation with an invited phone number.
+    #[command(subcommand)]
+    Account(account::AccountCommand),
 }
 
 /// What a command prints on success: JSON for `--json`, else the text.
@@ -157,6 +161,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Projects(cmd) => platform::projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => platform::keys(&api(server)?, cmd).await,
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,
+        Command::Account(cmd) => account::run(&api(server)?, cmd).await,
         Command::Email(cmd) => email::run(&api(server)?, cmd).await,
     }
 }

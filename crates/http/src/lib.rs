@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use async_trait::async_trait;
-use quire_accounts::SessionService;
+use quire_accounts::{ActivationService, SessionService};
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
 use quire_mail::MailService;
@@ -89,6 +89,8 @@ pub struct AppState {
     pub mail: MailService,
     /// Dashboard sign-in and sessions.
     pub sessions: SessionService,
+    /// Activation by captcha and invited number.
+    pub activation: ActivationService,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
     /// changes made through the API drop what it caches.
     pub serving: ServingService,
@@ -119,6 +121,7 @@ impl AppState {
             oauth_tokens: services.oauth_tokens,
             mail: services.mail,
             sessions: services.sessions,
+            activation: services.activation,
             serving: services.serving,
             base_url,
             trusted_proxies,

@@ -10,7 +10,7 @@ use quire_kernel::{
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, address_project};
 
 use crate::credential::{PlaintextKey, is_jwt_shaped};
-use crate::model::KeyRecord;
+use crate::model::{CredentialOwner, KeyRecord};
 use crate::ports::{BearerTokens, KeyStore};
 
 /// Longest key name, in characters.
@@ -28,6 +28,10 @@ pub enum AuthError {
     InvalidToken(&'static str),
     #[error("this account is not activated yet")]
     NotActivated,
+    /// A valid credential that this route does not take (an app key or a bearer token
+    /// where only the account's master key will do).
+    #[error("only a master key of the account can do this")]
+    NotMaster,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -208,13 +212,7 @@ impl KeyService {
             }
             return Err(AuthError::InvalidApiKey);
         };
-        let hash = key.hash();
-        let owner = self
-            .keys
-            .find_by_hash(&hash)
-            .await?
-            .filter(|o| o.key.key_hash.matches(&hash) && o.key.revoked_at.is_none())
-            .ok_or(AuthError::InvalidApiKey)?;
+        let owner = self.live_key(&key).await?;
         if !owner.account_activated {
             return Err(AuthError::NotActivated);
         }
@@ -231,6 +229,60 @@ impl KeyService {
             home_project_id: home,
             is_platform_admin: owner.is_platform_admin,
         })
+    }
+
+    /// The account whose master key the `Authorization` header carries, activated or not:
+    /// for the routes by which an account reads its state and activates itself.
+    ///
+    /// # Errors
+    /// [`AuthError::InvalidApiKey`] as for [`KeyService::authenticate`];
+    /// [`AuthError::NotMaster`] for an app key or a bearer token.
+    pub async fn account_of_master_key(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<AccountId, AuthError> {
+        let credential = authorization
+            .and_then(|h| h.trim().split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, credential)| credential.trim())
+            .ok_or(AuthError::InvalidApiKey)?;
+        let Some(key) = PlaintextKey::parse(credential) else {
+            return Err(if is_jwt_shaped(credential) {
+                AuthError::NotMaster
+            } else {
+                AuthError::InvalidApiKey
+            });
+        };
+        let owner = self.live_key(&key).await?;
+        match owner.key.tier {
+            Tier::Master => Ok(owner.key.account_id),
+            Tier::App(_) => Err(AuthError::NotMaster),
+        }
+    }
+
+    async fn live_key(&self, key: &PlaintextKey) -> Result<CredentialOwner, AuthError> {
+        let hash = key.hash();
+        self.keys
+            .find_by_hash(&hash)
+            .await?
+            .filter(|o| o.key.key_hash.matches(&hash) && o.key.revoked_at.is_none())
+            .ok_or(AuthError::InvalidApiKey)
+    }
+
+    /// Mints a master key for `account`: the dashboard's create-key action (its caller has
+    /// checked the session, its second factor and that the account is activated).
+    ///
+    /// # Errors
+    /// [`MintError::InvalidInput`] for a bad name; [`MintError::Infra`] on storage failure.
+    pub async fn mint_master(
+        &self,
+        account: AccountId,
+        name: &str,
+    ) -> Result<(PlaintextKey, KeyRecord), MintError> {
+        let name = check_name(name)?;
+        let (plaintext, record) = new_key(account, name, Tier::Master, None, self.clock.now());
+        self.keys.insert_key(&record).await?;
+        Ok((plaintext, record))
     }
 
     /// Mints an app key. Master keys are never minted here.

@@ -1,12 +1,13 @@
-//! The operator's commands: create an account, set a dashboard password, send a test
-//! message.
+//! The operator's commands: create an account, set a dashboard password, keep the
+//! invitation list, send a test message.
 
 use std::sync::Arc;
 
-use quire_accounts::{AccountService, CreateAccount};
+use quire_accounts::{AccountService, CreateAccount, InvitationList, Region};
 use quire_kernel::SystemClock;
 use quire_store::Database;
 
+use crate::cli::InviteCommand;
 use crate::config::Config;
 use crate::error::ServerError;
 use crate::wiring::{mailer, migrate};
@@ -67,4 +68,72 @@ pub(crate) async fn mail_test(config: &Config, to: &str) -> Result<String, Serve
         .send(&mail)
         .await
         .map_err(ServerError::MailTest)
+}
+
+/// Runs an invitation-list command; returns what to print.
+pub(crate) async fn invite(db: Database, command: InviteCommand) -> Result<String, ServerError> {
+    migrate(&db).await?;
+    let list = InvitationList::new(Arc::new(db), Arc::new(SystemClock));
+    let region = |r: Option<String>| {
+        r.map(|r| r.parse::<Region>())
+            .transpose()
+            .map_err(ServerError::Region)
+    };
+    Ok(match command {
+        InviteCommand::Add { number, region: r } => {
+            let (number, new) = list
+                .add(&number, region(r)?)
+                .await
+                .map_err(ServerError::Invite)?;
+            if new {
+                format!("invited {number}")
+            } else {
+                format!("{number} was already invited")
+            }
+        }
+        InviteCommand::Remove { number, region: r } => {
+            let (number, removed) = list
+                .remove(&number, region(r)?)
+                .await
+                .map_err(ServerError::Invite)?;
+            if removed {
+                format!("removed {number}")
+            } else {
+                format!("{number} was not on the list")
+            }
+        }
+        InviteCommand::List => {
+            let entries = list
+                .list()
+                .await
+                .map_err(|e| ServerError::Invite(e.into()))?;
+            let mut out = format!("{} number(s)\n", entries.len());
+            for e in entries {
+                let added = e
+                    .added_at
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default();
+                let bound = e
+                    .bound_to
+                    .map(|(_, handle)| format!("activated {handle}"))
+                    .unwrap_or_else(|| "not used".into());
+                out.push_str(&format!("{}\t{added}\t{bound}\n", e.number));
+            }
+            out
+        }
+        InviteCommand::Import { file, region: r } => {
+            let text = std::fs::read_to_string(&file).map_err(|source| ServerError::ReadFile {
+                path: file.clone(),
+                source,
+            })?;
+            let (held, added) = list
+                .import(&text, region(r)?)
+                .await
+                .map_err(ServerError::Invite)?;
+            format!(
+                "{held} number(s) in {}, {added} newly invited",
+                file.display()
+            )
+        }
+    })
 }

@@ -64,11 +64,43 @@ pub(crate) enum AdminCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// The invitation list: the phone numbers that may activate an account.
+    Invite {
+        #[command(subcommand)]
+        command: InviteCommand,
+    },
     /// Send a test message through the configured relay (or the outbox) and print what it
     /// answered.
     MailTest {
         /// The recipient.
         #[arg(long)]
         to: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum InviteCommand {
+    /// Invite a number.
+    Add {
+        /// The number: international (+44 7400 123456), or national with --region.
+        number: String,
+        /// Region (ISO 3166 code such as GB) of a number written without its country code.
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Take a number off the list (an account it activated stays activated).
+    Remove {
+        number: String,
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Print the list: number, when added, and the account it activated.
+    List,
+    /// Invite every number of a file, one per line (blank lines and # comments skipped);
+    /// all or none.
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        region: Option<String>,
     },
 }

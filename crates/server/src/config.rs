@@ -63,6 +63,11 @@ pub struct Config {
     pub mail_from: String,
     /// Where messages go without a relay.
     pub outbox_dir: String,
+    /// PBKDF2 iterations of each key derivation of the activation captcha.
+    pub captcha_iterations: usize,
+    /// The captcha's counter is drawn below this: solving takes half as many derivations
+    /// on average.
+    pub captcha_max_counter: usize,
 }
 
 /// A secret setting: it compares and clones, and its `Debug` shows nothing.
@@ -107,6 +112,8 @@ impl Default for Config {
             smtp_password: Redacted::default(),
             mail_from: "quire@localhost".into(),
             outbox_dir: "./data/outbox".into(),
+            captcha_iterations: 1_000,
+            captcha_max_counter: 5_000,
         }
     }
 }
@@ -238,6 +245,8 @@ impl Config {
         number("QUIRE_WORKERS", &mut c.workers)?;
         number("QUIRE_MAX_FILES", &mut c.max_files)?;
         number("QUIRE_MAX_CONNECTIONS", &mut c.max_connections)?;
+        number("QUIRE_CAPTCHA_ITERATIONS", &mut c.captcha_iterations)?;
+        number("QUIRE_CAPTCHA_MAX_COUNTER", &mut c.captcha_max_counter)?;
         let mut per_client = usize::try_from(c.max_connections_per_client).unwrap_or(usize::MAX);
         number("QUIRE_MAX_CONNECTIONS_PER_CLIENT", &mut per_client)?;
         c.max_connections_per_client = u32::try_from(per_client).unwrap_or(u32::MAX);

@@ -24,7 +24,7 @@ pub(crate) enum ServerError {
     Connect(#[source] StoreError),
     #[error("cannot bring the database schema up to date")]
     Migrate(#[source] StoreError),
-    #[error("cannot read the signing key")]
+    #[error("cannot read the server's secrets (signing keys)")]
     SigningKey(#[source] InfraError),
     #[error("cannot listen on {addr} ({listener})")]
     Listen {
@@ -47,6 +47,16 @@ pub(crate) enum ServerError {
     PasswordInput(#[source] std::io::Error),
     #[error("{0}")]
     Mail(#[source] quire_smtp::RelayConfigError),
+    #[error("{0}")]
+    Region(String),
+    #[error("invitation list: {0}")]
+    Invite(#[source] quire_accounts::InviteError),
+    #[error("cannot read {path}")]
+    ReadFile {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the test message was not sent: {0}")]
     MailTest(#[source] quire_mail::SendFailure),
 }

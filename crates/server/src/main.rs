@@ -3,7 +3,7 @@
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
 //! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin` (accounts,
-//! passwords, the mail test), `error` (what stops it, with its cause).
+//! passwords, the invitation list, the mail test), `error` (what stops it, with its cause).
 
 mod admin;
 mod cli;
@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use quire_accounts::CreateAccount;
 
-use crate::admin::{create_account, mail_test, read_password_line, set_password};
+use crate::admin::{create_account, invite, mail_test, read_password_line, set_password};
 use crate::cli::{AdminCommand, Cli, Command};
 use crate::config::Config;
 use crate::error::ServerError;
@@ -86,6 +86,16 @@ async fn run(cli: Cli) -> Result<(), ServerError> {
             };
             set_password(db, &login, &password).await?;
             eprintln!("quire-server: password set for {login}");
+            Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::Invite { command },
+        } => {
+            let report = invite(db, command).await?;
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{}", report.trim_end());
+            }
             Ok(())
         }
         Command::Admin {

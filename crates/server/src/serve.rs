@@ -18,7 +18,9 @@ use quire_store::Database;
 use crate::config::Config;
 use crate::error::ServerError;
 use crate::tasks::{spawn_janitor, spawn_view_flusher};
-use crate::wiring::{PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, settings};
+use crate::wiring::{
+    CAPTCHA_SECRET, PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, settings,
+};
 
 fn bind(
     listener: &'static str,
@@ -106,6 +108,10 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .server_secret(PAGES_SIGNING_SECRET)
         .await
         .map_err(ServerError::SigningKey)?;
+    let captcha_secret = db
+        .server_secret(CAPTCHA_SECRET)
+        .await
+        .map_err(ServerError::SigningKey)?;
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
     let services = quire_app::build(
@@ -118,13 +124,14 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             mailer: mailer(&config)?,
             directory: None,
         },
-        settings(&config, &origins, signing_key),
+        settings(&config, &origins, signing_key, captcha_secret),
     );
     spawn_janitor(
         services.pages.clone(),
         services.sessions.clone(),
         services.device_auth.clone(),
         services.mail.clone(),
+        services.activation.clone(),
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
     let serving = services.serving.clone();

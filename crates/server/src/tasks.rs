@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use quire_accounts::SessionService;
+use quire_accounts::{ActivationService, SessionService};
 use quire_device_auth::DeviceAuthService;
 use quire_mail::MailService;
 use quire_pages::{PageService, Swept};
@@ -15,6 +15,7 @@ pub(crate) fn spawn_janitor(
     sessions: SessionService,
     device_auth: DeviceAuthService,
     mail: MailService,
+    activation: ActivationService,
     interval: Duration,
 ) {
     tokio::spawn(async move {
@@ -40,6 +41,14 @@ pub(crate) fn spawn_janitor(
                     "janitor forgot email sends past the quota window"
                 ),
                 Err(e) => tracing::warn!(error = %e, "janitor mail pass failed"),
+            }
+            match activation.sweep().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    captcha_solutions = n,
+                    "janitor forgot spent captcha solutions past their expiry"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor captcha pass failed"),
             }
             match pages.sweep().await {
                 Ok(swept) if swept != Swept::default() => tracing::info!(

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use quire_accounts::CaptchaCost;
 use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
 use quire_http::{Dependency, NotReady, Readiness};
@@ -65,7 +66,15 @@ impl Timer for TokioTimer {
 }
 
 /// The services' settings, from the configuration.
-pub(crate) fn settings(config: &Config, origins: &PageOrigins, signing_key: String) -> Settings {
+/// The server secret that signs the activation captcha's challenges.
+pub(crate) const CAPTCHA_SECRET: &str = "captcha";
+
+pub(crate) fn settings(
+    config: &Config,
+    origins: &PageOrigins,
+    signing_key: String,
+    captcha_secret: String,
+) -> Settings {
     Settings {
         pages: PageConfig {
             origins: origins.clone(),
@@ -86,6 +95,11 @@ pub(crate) fn settings(config: &Config, origins: &PageOrigins, signing_key: Stri
         },
         base_url: config.base_url.clone(),
         signing_key: signing_key.into_bytes(),
+        captcha_secret,
+        captcha_cost: CaptchaCost {
+            iterations: u32::try_from(config.captcha_iterations.max(1)).unwrap_or(u32::MAX),
+            max_counter: u32::try_from(config.captcha_max_counter.max(1)).unwrap_or(u32::MAX),
+        },
     }
 }
 

@@ -5,6 +5,7 @@
 //! handlers and parsed by `json.rs`; `dto.rs` holds the response shapes, `schema.rs` the
 //! rules the document states.
 
+pub(crate) mod account;
 pub(crate) mod agent_login;
 pub(crate) mod auth;
 pub(crate) mod dto;
@@ -33,6 +34,7 @@ pub const PLATFORM: &str = "/api/platform/v1";
 pub const PAGE: &str = "/api/page/v1";
 pub const AGENT_LOGIN: &str = "/api/agent-login";
 pub const OAUTH: &str = "/api/oauth";
+pub const ACCOUNT: &str = "/api/account";
 
 /// Registers the JSON API and its document (`/api/openapi.json`, Swagger UI at `/api/docs/`).
 /// Returns the documented paths with their methods, for the origin's 405 answers.
@@ -92,6 +94,13 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) ->
                 .service(oauth::token)
                 .service(oauth::revoke)
                 .service(crate::dashboard::oauth_decision),
+        )
+        .service(
+            scope(ACCOUNT)
+                .service(account::status)
+                .service(account::captcha)
+                .service(account::activate)
+                .service(crate::dashboard::create_key),
         )
         .service(oauth::jwks)
         .service(oauth::metadata);

@@ -1,11 +1,16 @@
 //! The dashboard: server-rendered sign-in (password, then the second factor), TOTP
-//! enrollment, the consent screen of the device login with its decision endpoint, and the
-//! OAuth authorization endpoint with its consent page and decision endpoint.
+//! enrollment, the consent screen of the device login with its decision endpoint, the
+//! OAuth authorization endpoint with its consent page and decision endpoint, the activation
+//! page and the create-key action.
 //!
-//! No JavaScript. Every form post must come from the dashboard's own origin (`Origin`, or
+//! No JavaScript, but for the activation page's captcha widget (served from this origin).
+//! An account not yet activated reaches the activation and security pages, the device
+//! login's consent (so the CLI can sign in to activate) and sign-out. Every form post must come from the dashboard's own origin (`Origin`, or
 //! `Referer` when a browser sends no `Origin`), checked against `QUIRE_BASE_URL`; the session
 //! cookie is `HttpOnly; SameSite=Lax` (and `Secure` on https); pages forbid framing.
 
+mod account_keys;
+mod activation;
 mod consent;
 mod oauth;
 mod render;
@@ -16,10 +21,14 @@ mod visit;
 
 use actix_web::web;
 
+pub use account_keys::create_key;
+pub(crate) use activation::{activation_answer, session_account};
 pub use consent::decision;
 pub use oauth::decision as oauth_decision;
+pub(crate) use session::check_origin as check_form_origin;
 
 use crate::common::routing::{resource, to};
+use activation::{activate_page, asset};
 use consent::consent;
 use oauth::authorize;
 use second_factor::{enroll, security};
@@ -29,6 +38,7 @@ use visit::{visit, visit_confirmed};
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
 const OUTCOME_COOKIE: &str = "quire_consent";
 const HOME: &str = "/account/security";
+const ACTIVATE: &str = "/account/activate";
 const CONSENT: &str = "/authorize-agent";
 
 /// The dashboard's pages and form posts.
@@ -47,6 +57,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/account/security",
         [(M::GET, to(security)), (M::POST, to(enroll))],
     ))
+    .service(resource("/account/activate", [(M::GET, to(activate_page))]))
+    .service(resource("/assets/{asset:.*}", [(M::GET, to(asset))]))
     .service(resource("/authorize-agent", [(M::GET, to(consent))]))
     .service(resource("/oauth/authorize", [(M::GET, to(authorize))]))
     .service(resource(

@@ -11,6 +11,7 @@ use crate::AppState;
 use crate::common::body::Body;
 use crate::error::{ApiError, SessionRefusal};
 
+use super::ACTIVATE;
 use super::render::{page_posting_to, see_other};
 use super::session::{SignedIn, approves, decider, form, query, require_full_session, who};
 
@@ -104,6 +105,10 @@ pub async fn authorize(
         SignedIn::Fully(s, a) => (s, a),
         SignedIn::NotYet(r) => return Ok(r),
     };
+    // An OAuth client's token would answer not_activated anyway: activate first.
+    if account.activated_at.is_none() {
+        return Ok(see_other(ACTIVATE));
+    }
     let consent = match state
         .oauth_consent
         .begin_for(client, redirect_uri, &request, account.id, &session.id_hash)

@@ -24,6 +24,32 @@ pub(super) fn page_posting_to(
     template: &impl Template,
     form_target: &str,
 ) -> Result<HttpResponse, ApiError> {
+    render(state, status, template, form_target, "")
+}
+
+/// [`page`] for the one page with scripts (the activation captcha): scripts, their workers
+/// and their fetches from this origin only, and the widget's stylesheet.
+pub(super) fn page_with_scripts(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    render(
+        state,
+        status,
+        template,
+        "",
+        "script-src 'self'; worker-src 'self'; connect-src 'self'; style-src-elem 'self' 'unsafe-inline'; ",
+    )
+}
+
+fn render(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+    form_target: &str,
+    scripts: &str,
+) -> Result<HttpResponse, ApiError> {
     let body = template.render().map_err(|e| ApiError::internal(&e))?;
     // Browsers apply form-action to the redirects that follow a post too: signing in for a
     // private page ends on the pages origin.
@@ -37,7 +63,7 @@ pub(super) fn page_posting_to(
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             format!(
-                "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+                "default-src 'none'; {scripts}style-src 'unsafe-inline'; img-src 'self' data:; \
                  form-action 'self' {pages_origin} {form_target}; frame-ancestors 'none'; base-uri 'none'"
             ),
         ))

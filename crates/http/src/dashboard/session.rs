@@ -45,7 +45,7 @@ pub(super) fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Api
 }
 
 /// `scheme://host[:port]` of a URL.
-pub(super) fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
+pub(crate) fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), ApiError> {
     if same_origin(req, &state.base_url) {
         Ok(())
     } else {

@@ -9,12 +9,12 @@ use crate::AppState;
 use crate::common::body::Body;
 use crate::error::ApiError;
 
-use super::HOME;
 use super::render::{page, see_other};
 use super::session::{
     SESSION_COOKIE, check_origin, current, encode, expired_cookie, form, local_next, query,
     session_cookie, session_token, who,
 };
+use super::{ACTIVATE, HOME};
 
 #[derive(Template)]
 #[template(path = "login.html")]
@@ -50,9 +50,12 @@ struct TotpForm {
     next: Option<String>,
 }
 
-/// `/`: the dashboard's front door.
-pub async fn home() -> HttpResponse {
-    see_other(HOME)
+/// `/`: the dashboard's front door; an account not yet activated starts at activation.
+pub async fn home(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Ok(match current(&state, &req).await? {
+        Some((_, account)) if account.activated_at.is_none() => see_other(ACTIVATE),
+        _ => see_other(HOME),
+    })
 }
 
 pub async fn login_form(
