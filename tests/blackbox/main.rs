@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod activation;
 mod agent_login;
 mod auth;
 mod browser;
