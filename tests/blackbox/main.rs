@@ -10,6 +10,7 @@ mod activation;
 mod agent_login;
 mod auth;
 mod browser;
+mod browser_activation;
 mod browser_oauth;
 mod browser_pages;
 mod cli;
