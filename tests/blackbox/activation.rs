@@ -4,7 +4,7 @@
 //! `quire account`, and `POST /api/account/keys`.
 
 use quire_accounts::TotpSecret;
-use quire_accounts::captcha::solve;
+use quire_testkit::captcha::solve;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
@@ -243,6 +243,9 @@ async fn the_invitation_list_commands(b: Backend) {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("phone"));
 
+    let out = db.admin(&["invite", "add", "07400123456", "--region", "XX"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a region code"));
     let file = db.dir.path().join("numbers.txt");
     std::fs::write(&file, "# staff\n07400 654321\nnot a number\n").unwrap();
     let out = db.admin(

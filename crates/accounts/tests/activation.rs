@@ -5,13 +5,14 @@
 
 use std::sync::Arc;
 
-use quire_accounts::captcha::{ACTIVATE, CHALLENGE_LIFETIME, solve};
+use quire_accounts::captcha::{ACTIVATE, CHALLENGE_LIFETIME};
 use quire_accounts::{
     AccountService, ActivationError, ActivationPorts, ActivationRequest, ActivationService,
     CaptchaCost, CaptchaKeys, CaptchaRefusal, CreateAccount, InvitationList, InviteError,
     PhoneError, Region, RequestProblem,
 };
 use quire_kernel::{AccountId, Clock};
+use quire_testkit::captcha::solve;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
@@ -386,6 +387,12 @@ async fn the_invitation_list_normalises_and_imports_all_or_nothing() {
         }
         other => panic!("{other:?}"),
     }
+    assert_eq!(w.store.snapshot().invitations, before);
+    let huge = "+447400654321\n".repeat(quire_accounts::invitations::MAX_IMPORT_LINES + 1);
+    assert_eq!(
+        w.invitations.import(&huge, None).await.unwrap_err(),
+        InviteError::TooLong
+    );
     assert_eq!(w.store.snapshot().invitations, before);
     let (held, added) = w
         .invitations

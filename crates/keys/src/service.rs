@@ -122,6 +122,15 @@ pub fn new_key(
     (plaintext, record)
 }
 
+/// The credential of an `Authorization: Bearer …` header (the scheme in any case).
+fn bearer_credential(authorization: Option<&str>) -> Result<&str, AuthError> {
+    authorization
+        .and_then(|h| h.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, credential)| credential.trim())
+        .ok_or(AuthError::InvalidApiKey)
+}
+
 fn check_name(name: &str) -> Result<String, MintError> {
     let n = name.chars().count();
     let trimmed = name.trim();
@@ -197,15 +206,7 @@ impl KeyService {
     /// (see [`BearerTokens`]);
     /// [`AuthError::NotActivated`] for a valid key of an account not yet activated.
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
-        let header = authorization.ok_or(AuthError::InvalidApiKey)?;
-        let (scheme, credential) = header
-            .trim()
-            .split_once(' ')
-            .ok_or(AuthError::InvalidApiKey)?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return Err(AuthError::InvalidApiKey);
-        }
-        let credential = credential.trim();
+        let credential = bearer_credential(authorization)?;
         let Some(key) = PlaintextKey::parse(credential) else {
             if is_jwt_shaped(credential) {
                 return self.bearers.principal(credential).await;
@@ -241,11 +242,7 @@ impl KeyService {
         &self,
         authorization: Option<&str>,
     ) -> Result<AccountId, AuthError> {
-        let credential = authorization
-            .and_then(|h| h.trim().split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, credential)| credential.trim())
-            .ok_or(AuthError::InvalidApiKey)?;
+        let credential = bearer_credential(authorization)?;
         let Some(key) = PlaintextKey::parse(credential) else {
             return Err(if is_jwt_shaped(credential) {
                 AuthError::NotMaster

@@ -2,6 +2,7 @@
 //!
 //! - [`memory::MemoryStore`]: an in-memory implementation of every store port, with a
 //!   failure switch for fault-injection tests of the domain.
+//! - [`captcha::solve`]: an ALTCHA solver, to answer the activation captcha.
 //! - [`contract`]: the one store contract suite, run against the fake here and against both
 //!   real backends from `quire-store`'s tests.
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
@@ -12,12 +13,14 @@
 //!   the composition root; with the `http` feature, the HTTP edge's state too).
 //!
 //! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
-//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]) and,
+//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`])
+//! and,
 //! with `http`, `quire-http`; it is a dev-dependency everywhere.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
 
+pub mod captcha;
 pub mod contract;
 pub mod fixtures;
 pub mod mailer;
