@@ -32,7 +32,8 @@ pub use ports::{
     AccountStore, Binding, CaptchaLedger, CreateAccountStoreError, Invitation, InvitationStore,
 };
 pub use service::{
-    AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetPasswordError,
+    AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetActivatedError,
+    SetPasswordError, new_account,
 };
 pub use session::{
     SecondFactorError, Session, SessionCookie, SessionService, SessionStore, SessionToken,

@@ -13,6 +13,9 @@ pub struct Account {
     pub handle: Handle,
     /// An argon2id PHC string; `None` until a password is set.
     pub password_hash: Option<String>,
+    /// When the account proved it holds its email address (a link from a message, or an
+    /// operator or the first-run setup vouching for it); an account signs in only after.
+    pub email_verified_at: Option<OffsetDateTime>,
     pub activated_at: Option<OffsetDateTime>,
     pub is_platform_admin: bool,
     pub default_project_id: ProjectId,

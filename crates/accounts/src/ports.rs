@@ -73,6 +73,17 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError>;
+
+    /// Marks the account activated at `at`, or not activated (`None`); `Ok(false)` when no
+    /// account has the id.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn set_activated(
+        &self,
+        id: AccountId,
+        at: Option<OffsetDateTime>,
+    ) -> Result<bool, InfraError>;
 }
 
 /// A number on the invitation list, and the account it activated, if any.

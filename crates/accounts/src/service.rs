@@ -7,6 +7,7 @@ use quire_kernel::{
 };
 use quire_keys::{PlaintextKey, new_key};
 use quire_projects::{Project, ProjectStatus};
+use time::OffsetDateTime;
 
 use crate::model::Account;
 use crate::ports::{AccountStore, CreateAccountStoreError};
@@ -56,6 +57,52 @@ pub enum SetPasswordError {
     Infra(#[from] InfraError),
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetActivatedError {
+    #[error("no account has that email or handle")]
+    UnknownAccount,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A new account with its default project (slug = handle, so a page URL can name it):
+/// address not verified, not activated, not a platform admin, no second factor. The
+/// callers that create accounts set what they vouch for.
+#[must_use]
+pub fn new_account(
+    email: Email,
+    handle: Handle,
+    password_hash: Option<String>,
+    now: OffsetDateTime,
+) -> (Account, Project) {
+    let account_id = AccountId::new();
+    let project = Project {
+        id: ProjectId::new(),
+        account_id,
+        name: "Default".into(),
+        tag: "default".into(),
+        color: Color::Gray,
+        slug: ProjectSlug::from(handle.clone()),
+        oauth_client_id: None,
+        status: ProjectStatus::Active,
+        created_at: now,
+        updated_at: now,
+    };
+    let account = Account {
+        id: account_id,
+        email,
+        handle,
+        password_hash,
+        email_verified_at: None,
+        activated_at: None,
+        is_platform_admin: false,
+        default_project_id: project.id,
+        created_at: now,
+        totp_secret: None,
+    };
+    (account, project)
+}
+
 /// The account use cases.
 #[derive(Debug, Clone)]
 pub struct AccountService {
@@ -79,30 +126,12 @@ impl AccountService {
             Handle::parse(&input.handle).map_err(|e| CreateAccountError::InvalidHandle(e.0))?;
         let password_hash = input.password.as_deref().map(hash_password).transpose()?;
         let now = self.clock.now();
-        let account_id = AccountId::new();
-        let project = Project {
-            id: ProjectId::new(),
-            account_id,
-            name: "Default".into(),
-            tag: "default".into(),
-            color: Color::Gray,
-            slug: ProjectSlug::from(handle.clone()),
-            oauth_client_id: None,
-            status: ProjectStatus::Active,
-            created_at: now,
-            updated_at: now,
-        };
-        let account = Account {
-            id: account_id,
-            email,
-            handle,
-            password_hash,
-            activated_at: input.activated.then_some(now),
-            is_platform_admin: input.platform_admin,
-            default_project_id: project.id,
-            created_at: now,
-            totp_secret: None,
-        };
+        let (mut account, project) = new_account(email, handle, password_hash, now);
+        // The operator vouches for the address they typed.
+        account.email_verified_at = Some(now);
+        account.activated_at = input.activated.then_some(now);
+        account.is_platform_admin = input.platform_admin;
+        let account_id = account.id;
         let (master_key, key) = new_key(account_id, "master".into(), Tier::Master, None, now);
         self.store
             .create_account(&account, &project, &key)
@@ -135,5 +164,34 @@ impl AccountService {
         } else {
             Err(SetPasswordError::UnknownAccount)
         }
+    }
+
+    /// Activates (`activated`) or deactivates the account with this email or handle
+    /// (operators): a deactivated account's keys and tokens answer `not_activated` again.
+    /// Activating an active account keeps its first activation time. Returns the account
+    /// as it now stands.
+    ///
+    /// # Errors
+    /// See [`SetActivatedError`]; nothing changes on error.
+    pub async fn set_activated(
+        &self,
+        login: &str,
+        activated: bool,
+    ) -> Result<Account, SetActivatedError> {
+        let mut account = self
+            .store
+            .account_by_login(&login.trim().to_lowercase())
+            .await?
+            .ok_or(SetActivatedError::UnknownAccount)?;
+        let at = if activated {
+            Some(account.activated_at.unwrap_or_else(|| self.clock.now()))
+        } else {
+            None
+        };
+        if !self.store.set_activated(account.id, at).await? {
+            return Err(SetActivatedError::UnknownAccount);
+        }
+        account.activated_at = at;
+        Ok(account)
     }
 }

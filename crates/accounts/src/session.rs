@@ -91,6 +91,9 @@ pub enum SignInError {
     WrongCredentials,
     #[error("too many sign-in attempts; wait a few minutes")]
     Throttled,
+    /// The password was right, but the account has not confirmed its email address yet.
+    #[error("confirm your email address first: follow the link in the message we sent")]
+    EmailNotVerified(Box<Account>),
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -152,7 +155,9 @@ impl SessionService {
     /// # Errors
     /// `Throttled` past [`ATTEMPTS_PER_ACCOUNT`] attempts for the login or
     /// [`ATTEMPTS_PER_ADDRESS`] from the address in [`ATTEMPT_WINDOW`]; `WrongCredentials`
-    /// for an unknown login, an account without a password or a wrong password (alike).
+    /// for an unknown login, an account without a password or a wrong password (alike);
+    /// `EmailNotVerified` (only after the right password) for an account that has not
+    /// confirmed its address.
     /// An account not yet activated signs in: its session reaches the activation and
     /// security pages, and its credentials answer `not_activated` on versioned routes.
     pub async fn sign_in(
@@ -196,6 +201,9 @@ impl SessionService {
             Some(a) if matches && a.password_hash.is_some() => a,
             _ => return Err(SignInError::WrongCredentials),
         };
+        if account.email_verified_at.is_none() {
+            return Err(SignInError::EmailNotVerified(Box::new(account)));
+        }
         let token = SessionToken::generate();
         let session = Session {
             id_hash: token.hash(),

@@ -17,7 +17,7 @@ use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
-use quire_mail::{MailQuota, MailService, Mailer};
+use quire_mail::{MailDispatch, MailQuota, MailService, Mailer};
 use quire_oauth::{
     ClientService, ClientStore, ConsentService, GrantStore, SigningKeyStore, TokenAudience,
     TokenPorts, TokenService,
@@ -27,6 +27,10 @@ use quire_pages::{
 };
 use quire_projects::{ProjectService, ProjectStore};
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
+use quire_signup::{
+    ActivationMode, FirstRun, Letterhead, PasswordReset, SignUp, SignUpMode, SignupPorts,
+    SignupStore,
+};
 
 /// A store that implements every store port, as `quire-store`'s database and the testkit's
 /// fake both do.
@@ -46,6 +50,7 @@ pub trait Stores:
     + MailQuota
     + InvitationStore
     + CaptchaLedger
+    + SignupStore
     + 'static
 {
 }
@@ -66,6 +71,7 @@ impl<T> Stores for T where
         + MailQuota
         + InvitationStore
         + CaptchaLedger
+        + SignupStore
         + 'static
 {
 }
@@ -80,6 +86,8 @@ pub struct Ports<S> {
     pub ids: Arc<dyn PublicIds>,
     /// The relay (or the outbox) of the email route.
     pub mailer: Arc<dyn Mailer>,
+    /// The same, off the request path: the account flows' messages.
+    pub dispatch: Arc<dyn MailDispatch>,
     /// Another account directory for the page service than the store (a test's stand-in).
     pub directory: Option<Arc<dyn AccountDirectory>>,
 }
@@ -97,6 +105,10 @@ pub struct Settings {
     /// Signs the activation captcha's challenges.
     pub captcha_secret: String,
     pub captcha_cost: CaptchaCost,
+    /// The operator's address, From and Reply-To of the account flows' messages.
+    pub mail_from: String,
+    pub sign_up: SignUpMode,
+    pub activation: ActivationMode,
 }
 
 /// Every use-case service, built once.
@@ -115,6 +127,9 @@ pub struct Services {
     pub oauth_consent: ConsentService,
     pub oauth_tokens: TokenService,
     pub mail: MailService,
+    pub first_run: FirstRun,
+    pub sign_up: SignUp,
+    pub password_reset: PasswordReset,
 }
 
 /// Builds every service from `ports` and `settings`.
@@ -127,6 +142,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         timer,
         ids,
         mailer,
+        dispatch,
         directory,
     } = ports;
     let serving = ServingService::new(
@@ -180,7 +196,26 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         },
         audience,
     );
+    let signup_ports = SignupPorts {
+        store: store.clone(),
+        accounts: store.clone(),
+        limiter: store.clone(),
+        mail: dispatch,
+        clock: clock.clone(),
+    };
+    let letterhead = Letterhead {
+        base_url: settings.base_url.clone(),
+        mail_from: settings.mail_from.clone(),
+    };
     Services {
+        first_run: FirstRun::new(signup_ports.clone(), letterhead.clone()),
+        sign_up: SignUp::new(
+            signup_ports.clone(),
+            letterhead.clone(),
+            settings.sign_up,
+            settings.activation,
+        ),
+        password_reset: PasswordReset::new(signup_ports, letterhead),
         accounts: AccountService::new(store.clone(), clock.clone()),
         projects: ProjectService::new(store.clone(), clock.clone(), changes),
         keys: KeyService::new(

@@ -5,14 +5,15 @@
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-accounts` (the caller's address, for
 //! Reply-To) and `email_address` (parsing only). Its ports: [`ports::Mailer`] (the relay or
-//! the outbox) and [`ports::MailQuota`] (the reservations, shared by replicas).
+//! the outbox), [`ports::MailDispatch`] (the same, off the request path, for the account
+//! flows) and [`ports::MailQuota`] (the reservations, shared by replicas).
 
 pub mod message;
 pub mod ports;
 pub mod service;
 
 pub use message::{MAX_SUBJECT_CHARS, MAX_TEXT_BYTES, MAX_TO_CHARS, OutboundMail, Recipient};
-pub use ports::{MailQuota, Mailer, Reservation, SendFailure};
+pub use ports::{MailDispatch, MailQuota, Mailer, Reservation, SendFailure};
 pub use service::{
     DAILY_QUOTA, MailError, MailRequest, MailService, QUOTA_WINDOW, Sent, retry_after_hours,
 };

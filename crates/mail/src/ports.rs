@@ -31,6 +31,16 @@ pub trait Mailer: Send + Sync + std::fmt::Debug {
     async fn send(&self, mail: &OutboundMail) -> Result<String, SendFailure>;
 }
 
+/// Sends messages off the request path, for the account flows that must answer alike
+/// whether or not they caused a message (a sign-up with a known or an unknown address, a
+/// password reset for an address with no account).
+pub trait MailDispatch: Send + Sync + std::fmt::Debug {
+    /// Queues `mail` and returns at once. The adapter sends it through a [`Mailer`] and
+    /// logs the outcome with the mail id (never the text); a failed message is not retried
+    /// (the person asks again), so nothing here can fail.
+    fn dispatch(&self, mail: OutboundMail);
+}
+
 /// What a reservation found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reservation {

@@ -20,7 +20,7 @@ use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = accounts)]
-struct AccountRow {
+pub(crate) struct AccountRow {
     id: DbId,
     email: String,
     handle: String,
@@ -30,6 +30,7 @@ struct AccountRow {
     default_project_id: DbId,
     created_at: DbTs,
     totp_secret: Option<String>,
+    email_verified_at: Option<DbTs>,
 }
 
 impl From<&Account> for AccountRow {
@@ -44,6 +45,7 @@ impl From<&Account> for AccountRow {
             default_project_id: DbId(a.default_project_id.0),
             created_at: DbTs(a.created_at),
             totp_secret: a.totp_secret.as_ref().map(|t| t.expose().to_owned()),
+            email_verified_at: a.email_verified_at.map(DbTs),
         }
     }
 }
@@ -57,6 +59,7 @@ impl TryFrom<AccountRow> for Account {
             email: Email::parse(&r.email).map_err(|_| corrupt("email"))?,
             handle: Handle::parse(&r.handle).map_err(|_| corrupt("handle"))?,
             password_hash: r.password_hash,
+            email_verified_at: r.email_verified_at.map(|t| t.0),
             activated_at: r.activated_at.map(|t| t.0),
             is_platform_admin: r.is_platform_admin,
             default_project_id: ProjectId(r.default_project_id.0),
@@ -188,6 +191,21 @@ impl AccountStore for Database {
             Ok(true)
         })
         .map_err(InfraError::from)
+    }
+
+    async fn set_activated(
+        &self,
+        id: AccountId,
+        at: Option<OffsetDateTime>,
+    ) -> Result<bool, InfraError> {
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::update(accounts::table.find(DbId(id.0)))
+                .set(accounts::activated_at.eq(at.map(DbTs)))
+                .execute(conn)
+                .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n == 1)
     }
 
     async fn use_totp_step(&self, id: AccountId, step: u64) -> Result<bool, InfraError> {

@@ -32,6 +32,8 @@ pub enum Outcome {
     UnknownClient,
     /// A number is not on the invitation list, or is bound to another account.
     NotEligible,
+    /// An account exists already, so the first-run setup is over.
+    AlreadySetUp,
 }
 
 impl StoreError {

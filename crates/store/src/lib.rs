@@ -1,7 +1,8 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
 //! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`,
-//! `GrantStore`, `SigningKeyStore`, `MailQuota`, `InvitationStore`, `CaptchaLedger`) on
+//! `GrantStore`, `SigningKeyStore`, `MailQuota`, `InvitationStore`, `CaptchaLedger`,
+//! `SignupStore`) on
 //! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
 //! (see [`db`]).
 //!
@@ -24,6 +25,7 @@ mod pages;
 mod projects;
 mod schema;
 mod secrets;
+mod signup;
 mod types;
 
 pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};

@@ -15,6 +15,21 @@ diesel::table! {
         created_at -> DbTime,
         totp_secret -> Nullable<Text>,
         totp_last_step -> Nullable<BigInt>,
+        email_verified_at -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    account_tokens (hash) {
+        hash -> Text,
+        account_id -> Nullable<DbUuid>,
+        purpose -> Text,
+        created_at -> DbTime,
+        expires_at -> DbTime,
+        used_at -> Nullable<DbTime>,
     }
 }
 
@@ -334,6 +349,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_sends,
     invitations,
     captcha_uses,
+    account_tokens,
     sessions,
     server_secrets
 );

@@ -426,3 +426,120 @@ async fn server_secrets_are_made_once_and_shared_by_replicas() {
         server_secrets_are_made_once_and_shared(&db, &twin).await;
     }
 }
+
+/// A fault inside each multi-step write of the account flows leaves no trace: no account
+/// and no link after a failed sign-up, the link unspent after a failed verification or
+/// reset (with the password and sessions as they were), no account after a failed setup.
+async fn account_flows_roll_back(db: Database) {
+    use quire_accounts::{Session, SessionStore, new_account};
+    use quire_kernel::{Email, Handle};
+    use quire_signup::{AccountToken, FirstAccount, LinkPurpose, SignupStore};
+
+    db.migrate().await.expect("migrate");
+    let now = SystemClock.now();
+    let draft = |handle: &str| {
+        new_account(
+            Email::parse(&format!("{handle}@example.com")).unwrap(),
+            Handle::parse(handle).unwrap(),
+            Some("$before".into()),
+            now,
+        )
+    };
+
+    let (root, root_project) = draft("root");
+    let (_, setup) = AccountToken::issue(LinkPurpose::Setup, None, now);
+    db.issue_link(&setup).await.unwrap();
+    for step in [
+        "create_first_account:account",
+        "create_first_account:project",
+    ] {
+        db.fail_at(step);
+        assert!(
+            db.create_first_account(&setup.hash, &root, &root_project, now)
+                .await
+                .is_err()
+        );
+        assert!(!db.has_accounts().await.unwrap(), "{step}");
+        assert!(
+            db.live_link(&setup.hash, now).await.unwrap().is_some(),
+            "{step}"
+        );
+    }
+    assert_eq!(
+        db.create_first_account(&setup.hash, &root, &root_project, now)
+            .await,
+        Ok(FirstAccount::Created)
+    );
+
+    let (ann, ann_project) = draft("ann");
+    let (_, verification) = AccountToken::issue(LinkPurpose::VerifyEmail, Some(ann.id), now);
+    for step in ["sign_up:account", "sign_up:project"] {
+        db.fail_at(step);
+        assert!(db.sign_up(&ann, &ann_project, &verification).await.is_err());
+        assert_eq!(db.account_by_id(ann.id).await.unwrap(), None, "{step}");
+        assert_eq!(
+            db.live_link(&verification.hash, now).await.unwrap(),
+            None,
+            "{step}"
+        );
+    }
+    db.sign_up(&ann, &ann_project, &verification).await.unwrap();
+
+    db.fail_at("verify_email:spent");
+    assert!(db.verify_email(&verification.hash, now).await.is_err());
+    assert!(
+        db.live_link(&verification.hash, now)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        db.verify_email(&verification.hash, now).await.unwrap(),
+        Some(ann.id)
+    );
+
+    db.insert_session(&Session {
+        id_hash: "ann-session".into(),
+        account_id: ann.id,
+        mfa_satisfied: true,
+        created_at: now,
+        expires_at: now + time::Duration::hours(1),
+    })
+    .await
+    .unwrap();
+    let (_, reset) = AccountToken::issue(LinkPurpose::ResetPassword, Some(ann.id), now);
+    db.issue_link(&reset).await.unwrap();
+    for step in ["reset_password:spent", "reset_password:password"] {
+        db.fail_at(step);
+        assert!(db.reset_password(&reset.hash, "$after", now).await.is_err());
+        let stored = db.account_by_id(ann.id).await.unwrap().unwrap();
+        assert_eq!(stored.password_hash.as_deref(), Some("$before"), "{step}");
+        assert!(
+            db.session_by_hash("ann-session").await.unwrap().is_some(),
+            "{step}"
+        );
+        assert!(
+            db.live_link(&reset.hash, now).await.unwrap().is_some(),
+            "{step}"
+        );
+    }
+    // A failed newer link leaves the older one working.
+    let (_, newer) = AccountToken::issue(LinkPurpose::ResetPassword, Some(ann.id), now);
+    db.fail_at("issue_link:voided");
+    assert!(db.issue_link(&newer).await.is_err());
+    assert!(db.live_link(&reset.hash, now).await.unwrap().is_some());
+    assert_eq!(
+        db.reset_password(&reset.hash, "$after", now).await.unwrap(),
+        Some(ann.id)
+    );
+    assert_eq!(db.session_by_hash("ann-session").await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn account_flows_roll_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    account_flows_roll_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        account_flows_roll_back(db).await;
+    }
+}

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use quire_mail::{Mailer, OutboundMail, SendFailure};
+use quire_mail::{MailDispatch, Mailer, OutboundMail, SendFailure};
 
 /// Records every message; [`MemoryMailer::answer`] makes the following sends fail.
 #[derive(Debug, Default)]
@@ -38,5 +38,15 @@ impl Mailer for MemoryMailer {
         }
         self.sent.lock().expect("lock").push(mail.clone());
         Ok("250 2.0.0 queued".into())
+    }
+}
+
+/// Dispatched messages are kept at once (a refusal set by [`MemoryMailer::answer`] drops
+/// them, as the real dispatch logs and drops a refused message).
+impl MailDispatch for MemoryMailer {
+    fn dispatch(&self, mail: OutboundMail) {
+        if self.failure.lock().expect("lock").is_none() {
+            self.sent.lock().expect("lock").push(mail);
+        }
     }
 }

@@ -128,6 +128,7 @@ fn services(
             timer: timer.clone(),
             ids: wiring.ids.clone(),
             mailer: mailer.clone(),
+            dispatch: mailer.clone(),
             directory: wiring.directory.clone(),
         },
         wiring.settings.clone(),

@@ -19,6 +19,7 @@ mod oauth;
 mod pages;
 mod projects;
 mod sessions;
+mod signup;
 mod support;
 
 use std::sync::Arc;
@@ -62,7 +63,10 @@ macro_rules! __contract_list {
             oauth::grants_are_decided_redeemed_and_rotated_once,
             oauth::signing_keys_keep_their_material,
             activation::numbers_bind_one_account_once,
-            activation::captcha_solutions_are_spent_once
+            activation::captcha_solutions_are_spent_once,
+            signup::links_are_spent_once_and_for_their_purpose,
+            signup::sign_up_conflicts_store_nothing,
+            signup::the_first_account_is_created_once
         );
     };
 }

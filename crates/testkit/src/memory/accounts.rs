@@ -7,7 +7,27 @@ use quire_keys::KeyRecord;
 use quire_pages::AccountDirectory;
 use quire_projects::Project;
 
-use super::{MemoryStore, Op};
+use super::{MemoryStore, Op, State};
+
+/// Stores `account` and its default project if neither its handle (nor the project's slug)
+/// nor its email is taken, as the database's unique constraints do.
+pub(super) fn admit(
+    s: &mut State,
+    account: &Account,
+    default_project: &Project,
+) -> Result<(), CreateAccountStoreError> {
+    if s.accounts.iter().any(|a| a.handle == account.handle)
+        || s.projects.iter().any(|p| p.slug == default_project.slug)
+    {
+        return Err(CreateAccountStoreError::HandleTaken);
+    }
+    if s.accounts.iter().any(|a| a.email == account.email) {
+        return Err(CreateAccountStoreError::EmailTaken);
+    }
+    s.accounts.push(account.clone());
+    s.projects.push(default_project.clone());
+    Ok(())
+}
 
 #[async_trait]
 impl AccountStore for MemoryStore {
@@ -19,16 +39,7 @@ impl AccountStore for MemoryStore {
     ) -> Result<(), CreateAccountStoreError> {
         self.check(Op::CreateAccount)?;
         self.with(|s| {
-            if s.accounts.iter().any(|a| a.handle == account.handle)
-                || s.projects.iter().any(|p| p.slug == default_project.slug)
-            {
-                return Err(CreateAccountStoreError::HandleTaken);
-            }
-            if s.accounts.iter().any(|a| a.email == account.email) {
-                return Err(CreateAccountStoreError::EmailTaken);
-            }
-            s.accounts.push(account.clone());
-            s.projects.push(default_project.clone());
+            admit(s, account, default_project)?;
             s.keys.push(first_key.clone());
             Ok(())
         })
@@ -55,6 +66,23 @@ impl AccountStore for MemoryStore {
             self.with(|s| match s.accounts.iter_mut().find(|a| a.id == id) {
                 Some(a) => {
                     a.password_hash = Some(hash.to_owned());
+                    true
+                }
+                None => false,
+            }),
+        )
+    }
+
+    async fn set_activated(
+        &self,
+        id: AccountId,
+        at: Option<time::OffsetDateTime>,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::SetActivated)?;
+        Ok(
+            self.with(|s| match s.accounts.iter_mut().find(|a| a.id == id) {
+                Some(a) => {
+                    a.activated_at = at;
                     true
                 }
                 None => false,

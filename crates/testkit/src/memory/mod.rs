@@ -16,6 +16,7 @@ mod oauth;
 mod pages;
 mod projects;
 mod sessions;
+mod signup;
 
 pub use activation::InvitedNumber;
 pub use bundles::MemoryBundles;
@@ -31,6 +32,7 @@ use quire_links::{AllowEntry, Link};
 use quire_oauth::{Grant as OAuthGrant, OAuthClient, RefreshRecord, SigningKey};
 use quire_pages::{FileEntry, Page};
 use quire_projects::{Grant, Project};
+use quire_signup::AccountToken;
 use time::OffsetDateTime;
 
 /// The port operations of the fakes, for their failure switches: a name that does not exist
@@ -48,6 +50,7 @@ pub enum Op {
     ClaimView,
     Client,
     CreateAccount,
+    CreateFirstAccount,
     Decide,
     DefaultProjectOf,
     Delete,
@@ -65,6 +68,7 @@ pub enum Op {
     Files,
     FindByHash,
     ForgetCaptchasBefore,
+    ForgetLinksBefore,
     ForgetSendsBefore,
     ForgetWindowsBefore,
     Get,
@@ -73,6 +77,7 @@ pub enum Op {
     GrantByUserCode,
     GrantLevel,
     HandleAndEmail,
+    HasAccounts,
     Hit,
     InsertClient,
     InsertGrant,
@@ -84,6 +89,7 @@ pub enum Op {
     InsertSession,
     InsertSigningKey,
     Invitations,
+    IssueLink,
     KeyAccount,
     KeyById,
     KeysOfAccount,
@@ -92,6 +98,7 @@ pub enum Op {
     LinkOfPage,
     LinksOfPages,
     LiveClients,
+    LiveLink,
     MarkMfaSatisfied,
     MarkReady,
     Page,
@@ -113,15 +120,18 @@ pub enum Op {
     RemoveInvitation,
     RenewLease,
     ReserveMail,
+    ResetPassword,
     Resources,
     RevokeKey,
     RevokeOAuthGrant,
     RotateRefresh,
     SessionByHash,
+    SetActivated,
     SetClientSecret,
     SetPasswordHash,
     SettlePending,
     SharedWith,
+    SignUp,
     SigningKeys,
     SpendCaptcha,
     StalePending,
@@ -130,6 +140,7 @@ pub enum Op {
     UpdatePage,
     UpdateProject,
     UseTotpStep,
+    VerifyEmail,
 }
 
 /// Which operations fail.
@@ -176,6 +187,8 @@ pub struct State {
     pub invitations: Vec<InvitedNumber>,
     /// Spent captcha solutions: nonce hash → when their challenge expires.
     pub spent_captchas: HashMap<String, OffsetDateTime>,
+    /// One-time links, with when each was used.
+    pub account_links: Vec<(AccountToken, Option<OffsetDateTime>)>,
 }
 
 #[derive(Debug, Default)]
