@@ -32,6 +32,7 @@ use quire_oauth::{ClientService, ConsentService, TokenService};
 use quire_pages::PageService;
 use quire_projects::ProjectService;
 use quire_serving::ServingService;
+use quire_signup::{FirstRun, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
 pub use common::{client_ip, limits};
@@ -91,6 +92,10 @@ pub struct AppState {
     pub sessions: SessionService,
     /// Activation by captcha and invited number.
     pub activation: ActivationService,
+    /// The first-run setup, sign-up with email verification, and password reset.
+    pub first_run: FirstRun,
+    pub sign_up: SignUp,
+    pub password_reset: PasswordReset,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
     /// changes made through the API drop what it caches.
     pub serving: ServingService,
@@ -122,6 +127,9 @@ impl AppState {
             mail: services.mail,
             sessions: services.sessions,
             activation: services.activation,
+            first_run: services.first_run,
+            sign_up: services.sign_up,
+            password_reset: services.password_reset,
             serving: services.serving,
             base_url,
             trusted_proxies,

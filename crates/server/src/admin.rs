@@ -1,5 +1,5 @@
-//! The operator's commands: create an account, set a dashboard password, keep the
-//! invitation list, send a test message.
+//! The operator's commands: create an account, set a dashboard password, activate or
+//! deactivate an account, keep the invitation list, send a test message.
 
 use std::sync::Arc;
 
@@ -42,6 +42,24 @@ pub(crate) async fn set_password(
         .set_password(login, password)
         .await
         .map_err(ServerError::SetPassword)
+}
+
+/// Activates or deactivates an account; returns the line to print.
+pub(crate) async fn set_activated(
+    db: Database,
+    login: &str,
+    activated: bool,
+) -> Result<String, ServerError> {
+    migrate(&db).await?;
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let account = accounts
+        .set_activated(login, activated)
+        .await
+        .map_err(ServerError::SetActivated)?;
+    Ok(match account.activated_at {
+        Some(at) => format!("{} is activated (since {at})", account.handle),
+        None => format!("{} is not activated", account.handle),
+    })
 }
 
 pub(crate) fn read_password_line() -> Result<String, ServerError> {

@@ -64,6 +64,18 @@ pub(crate) enum AdminCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Activate an account (by email or handle) without an invitation: its keys and tokens
+    /// work on every route.
+    Activate {
+        /// Email or handle of the account.
+        login: String,
+    },
+    /// Deactivate an account (by email or handle): its keys and tokens answer
+    /// `not_activated` until it is activated again; its pages stay as they are.
+    Deactivate {
+        /// Email or handle of the account.
+        login: String,
+    },
     /// The invitation list: the phone numbers that may activate an account.
     Invite {
         #[command(subcommand)]

@@ -68,6 +68,12 @@ pub struct Config {
     /// The captcha's counter is drawn below this: solving takes half as many derivations
     /// on average.
     pub captcha_max_counter: usize,
+    /// `closed` (only operators create accounts) or `open` (anyone may sign up and verify
+    /// an address).
+    pub signup: String,
+    /// What a signed-up account does before its keys work: `invitation` (a captcha and a
+    /// phone number on the invitation list) or `none`.
+    pub activation: String,
 }
 
 /// A secret setting: it compares and clones, and its `Debug` shows nothing.
@@ -114,6 +120,8 @@ impl Default for Config {
             outbox_dir: "./data/outbox".into(),
             captcha_iterations: 1_000,
             captcha_max_counter: 5_000,
+            signup: "closed".into(),
+            activation: "invitation".into(),
         }
     }
 }
@@ -147,6 +155,8 @@ struct FileConfig {
     smtp_url: Option<String>,
     mail_from: Option<String>,
     outbox_dir: Option<String>,
+    signup: Option<String>,
+    activation: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -208,7 +218,9 @@ impl Config {
                 max_connections_per_client,
                 smtp_url,
                 mail_from,
-                outbox_dir
+                outbox_dir,
+                signup,
+                activation
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -228,6 +240,8 @@ impl Config {
         text("QUIRE_SMTP_PASSWORD", &mut c.smtp_password.0);
         text("QUIRE_MAIL_FROM", &mut c.mail_from);
         text("QUIRE_OUTBOX_DIR", &mut c.outbox_dir);
+        text("QUIRE_SIGNUP", &mut c.signup);
+        text("QUIRE_ACTIVATION", &mut c.activation);
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {
@@ -287,6 +301,20 @@ impl Config {
                 name: "QUIRE_LOG_FORMAT",
                 expected: "pretty or json",
                 value: c.log_format,
+            });
+        }
+        if !matches!(c.signup.as_str(), "closed" | "open") {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_SIGNUP",
+                expected: "closed or open",
+                value: c.signup,
+            });
+        }
+        if !matches!(c.activation.as_str(), "invitation" | "none") {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_ACTIVATION",
+                expected: "invitation or none",
+                value: c.activation,
             });
         }
         if c.database_max_connections == 0 {

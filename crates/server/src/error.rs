@@ -3,7 +3,7 @@
 
 use std::error::Error as _;
 
-use quire_accounts::{CreateAccountError, SetPasswordError};
+use quire_accounts::{CreateAccountError, SetActivatedError, SetPasswordError};
 use quire_blobs::BlobConfigError;
 use quire_kernel::InfraError;
 use quire_store::StoreError;
@@ -26,6 +26,8 @@ pub(crate) enum ServerError {
     Migrate(#[source] StoreError),
     #[error("cannot read the server's secrets (signing keys)")]
     SigningKey(#[source] InfraError),
+    #[error("cannot issue the first-run setup link")]
+    FirstRun(#[source] InfraError),
     #[error("cannot listen on {addr} ({listener})")]
     Listen {
         listener: &'static str,
@@ -43,6 +45,8 @@ pub(crate) enum ServerError {
     CreateAccount(#[source] CreateAccountError),
     #[error("cannot set the password: {0}")]
     SetPassword(#[source] SetPasswordError),
+    #[error("cannot change the account's activation: {0}")]
+    SetActivated(#[source] SetActivatedError),
     #[error("cannot read the password from standard input")]
     PasswordInput(#[source] std::io::Error),
     #[error("{0}")]

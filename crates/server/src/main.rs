@@ -19,7 +19,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use quire_accounts::CreateAccount;
 
-use crate::admin::{create_account, invite, mail_test, read_password_line, set_password};
+use crate::admin::{
+    create_account, invite, mail_test, read_password_line, set_activated, set_password,
+};
 use crate::cli::{AdminCommand, Cli, Command};
 use crate::config::Config;
 use crate::error::ServerError;
@@ -86,6 +88,20 @@ async fn run(cli: Cli) -> Result<(), ServerError> {
             };
             set_password(db, &login, &password).await?;
             eprintln!("quire-server: password set for {login}");
+            Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::Activate { login },
+        } => {
+            let line = set_activated(db, &login, true).await?;
+            eprintln!("quire-server: {line}");
+            Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::Deactivate { login },
+        } => {
+            let line = set_activated(db, &login, false).await?;
+            eprintln!("quire-server: {line}");
             Ok(())
         }
         Command::Admin {

@@ -13,6 +13,7 @@ use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::PagesState;
 use quire_kernel::SystemClock;
 use quire_pages::{PageOrigins, RandomPublicIds};
+use quire_smtp::BackgroundDispatch;
 use quire_store::Database;
 
 use crate::config::Config;
@@ -82,6 +83,25 @@ fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
     }
 }
 
+/// On a server with no account, prints a new setup link, in full, for whoever reads the log
+/// to create the first (platform-admin) account with. It is a one-time secret on purpose in
+/// the log: it dies when used, and it can do nothing once any account exists.
+async fn announce_first_run(services: &quire_app::Services) -> Result<(), ServerError> {
+    if let Some(link) = services
+        .first_run
+        .start_up_link()
+        .await
+        .map_err(ServerError::FirstRun)?
+    {
+        tracing::warn!(
+            setup_link = %link,
+            "this server has no account yet: open the setup link to create the first one \
+             (a platform admin); it works once, for 24 hours"
+        );
+    }
+    Ok(())
+}
+
 pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), ServerError> {
     migrate(&db).await?;
     let (listener, addr) = bind("API", &config.listen)?;
@@ -114,6 +134,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .map_err(ServerError::SigningKey)?;
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
+    let mailer = mailer(&config)?;
     let services = quire_app::build(
         Ports {
             store: Arc::new(db.clone()),
@@ -121,19 +142,17 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             clock: Arc::new(SystemClock),
             timer: Arc::new(TokioTimer),
             ids: Arc::new(RandomPublicIds),
-            mailer: mailer(&config)?,
+            dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
+            mailer,
             directory: None,
         },
         settings(&config, &origins, signing_key, captcha_secret),
     );
     spawn_janitor(
-        services.pages.clone(),
-        services.sessions.clone(),
-        services.device_auth.clone(),
-        services.mail.clone(),
-        services.activation.clone(),
+        &services,
         Duration::from_secs(config.janitor_interval_secs.max(1)),
     );
+    announce_first_run(&services).await?;
     let serving = services.serving.clone();
     spawn_view_flusher(serving.clone());
     let keys = services.keys.clone();

@@ -2,22 +2,23 @@
 
 use std::time::Duration;
 
-use quire_accounts::{ActivationService, SessionService};
-use quire_device_auth::DeviceAuthService;
-use quire_mail::MailService;
-use quire_pages::{PageService, Swept};
+use quire_app::Services;
+use quire_pages::Swept;
 use quire_serving::ServingService;
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
-/// rate-limit events and email sends out of every window now, then every `interval`.
-pub(crate) fn spawn_janitor(
-    pages: PageService,
-    sessions: SessionService,
-    device_auth: DeviceAuthService,
-    mail: MailService,
-    activation: ActivationService,
-    interval: Duration,
-) {
+/// rate-limit events, email sends out of every window, spent captcha solutions and expired
+/// one-time links now, then every `interval`.
+pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
+    let Services {
+        pages,
+        sessions,
+        device_auth,
+        mail,
+        activation,
+        sign_up,
+        ..
+    } = services.clone();
     tokio::spawn(async move {
         loop {
             match sessions.sweep_expired().await {
@@ -49,6 +50,11 @@ pub(crate) fn spawn_janitor(
                     "janitor forgot spent captcha solutions past their expiry"
                 ),
                 Err(e) => tracing::warn!(error = %e, "janitor captcha pass failed"),
+            }
+            match sign_up.sweep().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(links = n, "janitor forgot expired one-time links"),
+                Err(e) => tracing::warn!(error = %e, "janitor link pass failed"),
             }
             match pages.sweep().await {
                 Ok(swept) if swept != Swept::default() => tracing::info!(

@@ -12,6 +12,7 @@ use quire_kernel::Timer;
 use quire_mail::Mailer;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
+use quire_signup::{ActivationMode, SignUpMode};
 use quire_smtp::{OutboxMailer, RelayConfig, SmtpMailer};
 use quire_store::{Database, DatabaseConfig};
 
@@ -99,6 +100,18 @@ pub(crate) fn settings(
         captcha_cost: CaptchaCost {
             iterations: u32::try_from(config.captcha_iterations.max(1)).unwrap_or(u32::MAX),
             max_counter: u32::try_from(config.captcha_max_counter.max(1)).unwrap_or(u32::MAX),
+        },
+        mail_from: config.mail_from.clone(),
+        // `Config::load` admits only these words.
+        sign_up: if config.signup == "open" {
+            SignUpMode::Open
+        } else {
+            SignUpMode::Closed
+        },
+        activation: if config.activation == "none" {
+            ActivationMode::None
+        } else {
+            ActivationMode::Invitation
         },
     }
 }

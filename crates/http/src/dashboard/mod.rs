@@ -1,5 +1,5 @@
-//! The dashboard: server-rendered sign-in (password, then the second factor), TOTP
-//! enrollment, the consent screen of the device login with its decision endpoint, the
+//! The dashboard: the first-run setup, sign-up with email verification, password reset,
+//! server-rendered sign-in (password, then the second factor), TOTP enrollment, the consent screen of the device login with its decision endpoint, the
 //! OAuth authorization endpoint with its consent page and decision endpoint, the activation
 //! page and the create-key action.
 //!
@@ -12,11 +12,14 @@
 mod account_keys;
 mod activation;
 mod consent;
+mod first_run;
 mod oauth;
+mod password_reset;
 mod render;
 mod second_factor;
 mod session;
 mod sign_in;
+mod sign_up;
 mod visit;
 
 use actix_web::web;
@@ -30,9 +33,12 @@ pub(crate) use session::check_origin as check_form_origin;
 use crate::common::routing::{resource, to};
 use activation::{activate_page, asset};
 use consent::consent;
+use first_run::{setup, setup_form};
 use oauth::authorize;
+use password_reset::{new_password, new_password_form, request, request_form};
 use second_factor::{enroll, security};
 use sign_in::{home, login, login_form, logout, totp, totp_form};
+use sign_up::{sign_up, sign_up_form, verify, verify_form};
 use visit::{visit, visit_confirmed};
 
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
@@ -53,6 +59,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::GET, to(totp_form)), (M::POST, to(totp))],
     ))
     .service(resource("/logout", [(M::POST, to(logout))]))
+    .service(resource(
+        "/setup",
+        [(M::GET, to(setup_form)), (M::POST, to(setup))],
+    ))
+    .service(resource(
+        "/signup",
+        [(M::GET, to(sign_up_form)), (M::POST, to(sign_up))],
+    ))
+    .service(resource(
+        "/account/verify",
+        [(M::GET, to(verify_form)), (M::POST, to(verify))],
+    ))
+    .service(resource(
+        "/account/reset",
+        [(M::GET, to(request_form)), (M::POST, to(request))],
+    ))
+    .service(resource(
+        "/account/reset/new",
+        [(M::GET, to(new_password_form)), (M::POST, to(new_password))],
+    ))
     .service(resource(
         "/account/security",
         [(M::GET, to(security)), (M::POST, to(enroll))],

@@ -70,6 +70,66 @@ fn render(
         .body(body))
 }
 
+/// [`page`] for a page reached by a one-time link (its secret is in the URL): no
+/// `Referer` leaves it, not even to this origin.
+pub(super) fn link_page(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    let mut response = page(state, status, template)?;
+    response.headers_mut().insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    Ok(response)
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage<'a> {
+    signed_in_as: Option<String>,
+    title: &'a str,
+    text: &'a str,
+    tone: &'a str,
+    link: Option<(&'a str, &'a str)>,
+}
+
+/// A page that only says something: an outcome, with where to go next.
+pub(super) struct Message<'a> {
+    pub title: &'a str,
+    pub text: &'a str,
+    /// `notice` for news, `error` for a refusal.
+    pub tone: &'a str,
+    pub link: Option<(&'a str, &'a str)>,
+}
+
+pub(super) fn message(
+    state: &AppState,
+    status: StatusCode,
+    m: &Message<'_>,
+) -> Result<HttpResponse, ApiError> {
+    link_page(
+        state,
+        status,
+        &MessagePage {
+            signed_in_as: None,
+            title: m.title,
+            text: m.text,
+            tone: m.tone,
+            link: m.link,
+        },
+    )
+}
+
+/// Adds `Retry-After` to a refusal page.
+pub(super) fn retry_after(mut response: HttpResponse, secs: u64) -> HttpResponse {
+    if let Ok(value) = header::HeaderValue::from_str(&secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
 pub(super) fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, location))

@@ -21,6 +21,8 @@ use super::{ACTIVATE, HOME};
 struct LoginPage<'a> {
     signed_in_as: Option<String>,
     error: Option<String>,
+    /// Whether to offer the sign-up page.
+    sign_up_open: bool,
     login: &'a str,
     next: &'a str,
 }
@@ -52,6 +54,9 @@ struct TotpForm {
 
 /// `/`: the dashboard's front door; an account not yet activated starts at activation.
 pub async fn home(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    if let Some(setup) = super::first_run::pending(&state).await? {
+        return Ok(setup);
+    }
     Ok(match current(&state, &req).await? {
         Some((_, account)) if account.activated_at.is_none() => see_other(ACTIVATE),
         _ => see_other(HOME),
@@ -77,6 +82,7 @@ pub async fn login_form(
         &LoginPage {
             signed_in_as: None,
             error: None,
+            sign_up_open: state.sign_up.is_open(),
             login: "",
             next: &next,
         },
@@ -101,6 +107,7 @@ pub async fn login(
             StatusCode::BAD_REQUEST,
             &LoginPage {
                 signed_in_as: None,
+                sign_up_open: state.sign_up.is_open(),
                 error: Some(format!(
                     "The login must be an email or handle of at most {MAX_LOGIN_BYTES} bytes, \
                      without control characters."
@@ -117,6 +124,11 @@ pub async fn login(
             let status = match &e {
                 SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
                 SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
+                SignInError::EmailNotVerified(account) => {
+                    // The password was right: a fresh link (older ones stop working).
+                    state.sign_up.resend_verification(account).await?;
+                    StatusCode::FORBIDDEN
+                }
                 SignInError::Infra(cause) => return Err(cause.clone().into()),
             };
             return page(
@@ -124,6 +136,7 @@ pub async fn login(
                 status,
                 &LoginPage {
                     signed_in_as: None,
+                    sign_up_open: state.sign_up.is_open(),
                     error: Some(e.to_string()),
                     login,
                     next: &next,
