@@ -20,6 +20,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-device-auth",
     "quire-oauth",
     "quire-mail",
+    "quire-signup",
 ];
 /// Above the domain, below the edge: the pages origin's application layer and the access
 /// token verifier (caches of their own), and the composition root. They too stay free of

@@ -28,3 +28,4 @@ mod pages;
 mod projects;
 mod routes;
 mod serving;
+mod signup;
