@@ -15,6 +15,7 @@ mod browser_oauth;
 mod browser_pages;
 mod cli;
 mod dashboard;
+mod dashboard_manage;
 mod email;
 mod grants;
 mod hardening;

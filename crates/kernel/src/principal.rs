@@ -95,6 +95,9 @@ pub enum PrincipalKind {
     /// approved. Such a principal may list projects but can never create or revoke grants,
     /// nor mint keys.
     OAuthClient { client_id: String, scopes: Apps },
+    /// The account holder in the dashboard, with a full session (second factor given when
+    /// enrolled): a master key's scope, without a key.
+    Dashboard,
 }
 
 /// An authenticated caller of an activated account.
@@ -117,7 +120,7 @@ impl Principal {
             PrincipalKind::Key {
                 tier: Tier::Master,
                 ..
-            }
+            } | PrincipalKind::Dashboard
         )
     }
 
@@ -126,7 +129,7 @@ impl Principal {
     pub fn key_id(&self) -> Option<KeyId> {
         match self.kind {
             PrincipalKind::Key { key_id, .. } => Some(key_id),
-            PrincipalKind::OAuthClient { .. } => None,
+            PrincipalKind::OAuthClient { .. } | PrincipalKind::Dashboard => None,
         }
     }
 
@@ -137,7 +140,8 @@ impl Principal {
         match &self.kind {
             PrincipalKind::Key {
                 tier: Tier::Master, ..
-            } => true,
+            }
+            | PrincipalKind::Dashboard => true,
             PrincipalKind::Key {
                 tier: Tier::App(apps),
                 ..
@@ -188,6 +192,9 @@ mod tests {
             scopes: Apps::new([App::Page]).unwrap(),
         });
         assert!(bearer.is_oauth_client() && !bearer.is_master() && bearer.key_id().is_none());
+        let dashboard = principal(PrincipalKind::Dashboard);
+        assert!(dashboard.is_master() && dashboard.has_app(App::Base));
+        assert!(!dashboard.is_oauth_client() && dashboard.key_id().is_none());
         assert!(bearer.has_app(App::Page) && !bearer.has_app(App::Link));
     }
 

@@ -18,6 +18,7 @@ use super::session::{decider, form, who};
 #[template(path = "key_created.html")]
 struct KeyCreatedPage<'a> {
     signed_in_as: Option<String>,
+    master: bool,
     name: &'a str,
     key: &'a str,
 }
@@ -63,6 +64,7 @@ pub async fn create_key(
         StatusCode::OK,
         &KeyCreatedPage {
             signed_in_as: who(&account),
+            master: true,
             name: &record.name,
             key: plaintext.expose(),
         },

@@ -1,7 +1,8 @@
 //! The dashboard: the first-run setup, sign-up with email verification, password reset,
 //! server-rendered sign-in (password, then the second factor), TOTP enrollment, the consent screen of the device login with its decision endpoint, the
 //! OAuth authorization endpoint with its consent page and decision endpoint, the activation
-//! page and the create-key action.
+//! page and the create-key action; the Keys and Projects pages, acting with a master key's
+//! scope through the same use cases as the API.
 //!
 //! No JavaScript, but for the activation page's captcha widget (served from this origin).
 //! An account not yet activated reaches the activation and security pages, the device
@@ -13,8 +14,10 @@ mod account_keys;
 mod activation;
 mod consent;
 mod first_run;
+mod keys_page;
 mod oauth;
 mod password_reset;
+mod projects_page;
 mod render;
 mod second_factor;
 mod session;
@@ -34,8 +37,10 @@ use crate::common::routing::{resource, to};
 use activation::{activate_page, asset};
 use consent::consent;
 use first_run::{setup, setup_form};
+use keys_page::{create_app_key, keys, revoke_key};
 use oauth::authorize;
 use password_reset::{new_password, new_password_form, request, request_form};
+use projects_page::{change_project, create_project, projects};
 use second_factor::{enroll, security};
 use sign_in::{home, login, login_form, logout, totp, totp_form};
 use sign_up::{sign_up, sign_up_form, verify, verify_form};
@@ -84,6 +89,22 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::GET, to(security)), (M::POST, to(enroll))],
     ))
     .service(resource("/account/activate", [(M::GET, to(activate_page))]))
+    .service(resource(
+        "/account/keys",
+        [(M::GET, to(keys)), (M::POST, to(create_app_key))],
+    ))
+    .service(resource(
+        "/account/keys/{id}/revoke",
+        [(M::POST, to(revoke_key))],
+    ))
+    .service(resource(
+        "/account/projects",
+        [(M::GET, to(projects)), (M::POST, to(create_project))],
+    ))
+    .service(resource(
+        "/account/projects/{id}/{change:rename|status}",
+        [(M::POST, to(change_project))],
+    ))
     .service(resource("/assets/{asset:.*}", [(M::GET, to(asset))]))
     .service(resource("/authorize-agent", [(M::GET, to(consent))]))
     .service(resource("/oauth/authorize", [(M::GET, to(authorize))]))

@@ -141,6 +141,32 @@ pub(super) async fn require_full_session(
     })
 }
 
+/// A signed-in person's standing for the pages that manage what they own: a full session
+/// of an activated account, acting with a master key's scope; anyone else is sent to the
+/// step they miss (sign-in, the second factor, activation).
+pub(super) enum Owner {
+    Ready(Account, quire_kernel::Principal),
+    NotYet(HttpResponse),
+}
+
+pub(super) async fn require_owner(state: &AppState, req: &HttpRequest) -> Result<Owner, ApiError> {
+    Ok(match require_full_session(state, req).await? {
+        SignedIn::NotYet(redirect) => Owner::NotYet(redirect),
+        SignedIn::Fully(_, account) if account.activated_at.is_none() => {
+            Owner::NotYet(see_other(super::ACTIVATE))
+        }
+        SignedIn::Fully(_, account) => {
+            let principal = quire_kernel::Principal {
+                account_id: account.id,
+                kind: quire_kernel::PrincipalKind::Dashboard,
+                home_project_id: account.default_project_id,
+                is_platform_admin: account.is_platform_admin,
+            };
+            Owner::Ready(account, principal)
+        }
+    })
+}
+
 /// The guards every consent decision passes, in the order the spec gives: a post from the
 /// dashboard's own origin, a signed-in session, the second factor when enrolled. Returns
 /// the session and its account.

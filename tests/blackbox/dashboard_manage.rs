@@ -1,0 +1,188 @@
+//! The dashboard pages that manage what an account owns, over HTTP on both databases: the
+//! Keys page (list, an app key shown once that then works on the API, revoke) and the
+//! Projects page (create, rename, archive, restore), with their refusals.
+
+use crate::dashboard::{Browser, PASSWORD, element};
+use crate::harness::{Backend, TestDb, on_both_backends};
+
+const PROJECTS_API: &str = "/api/platform/v1/projects";
+
+async fn keys_are_listed_created_and_revoked(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    db.create_account("dormant", &["--password", PASSWORD, "--not-activated"]);
+    let srv = db.start();
+    let mut browser = Browser::new(&srv);
+    let anonymous = browser.get("/account/keys").await;
+    assert_eq!(anonymous.status, 303);
+    assert!(
+        anonymous.headers["location"]
+            .to_str()
+            .unwrap()
+            .starts_with("/login")
+    );
+
+    let mut dormant = Browser::new(&srv);
+    dormant.sign_in("dormant").await;
+    let sent = dormant.get("/account/keys").await;
+    assert_eq!(sent.headers["location"], "/account/activate");
+
+    browser.sign_in("ann").await;
+    let page = browser.get("/account/keys").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(
+        page.text.contains(&ann.key[..11]),
+        "the master key's prefix is listed"
+    );
+    assert!(!page.text.contains(&ann.key), "never the key itself");
+
+    // An app key without apps is refused by the same rule as the API's.
+    let refused = browser
+        .post("/account/keys", &[("name", "ci"), ("project", "ann")])
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        element(&refused.text, "error").unwrap().contains("apps"),
+        "{}",
+        refused.text
+    );
+    browser.origin = Some("http://evil.example".into());
+    browser
+        .post("/account/keys", &[("name", "ci"), ("app_page", "on")])
+        .await
+        .assert_error(403, "invalid origin");
+    browser.origin = Some(srv.base.clone());
+
+    let created = browser
+        .post(
+            "/account/keys",
+            &[
+                ("name", "ci"),
+                ("app_page", "on"),
+                ("app_link", "on"),
+                ("project", "ann"),
+            ],
+        )
+        .await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    assert_eq!(created.headers["cache-control"], "no-store");
+    let app_key = element(&created.text, "app-key").unwrap();
+    assert!(app_key.starts_with("qk_"), "{app_key}");
+    srv.get("/api/page/v1/pages", &app_key)
+        .await
+        .assert_status(200);
+    // An app key may not list projects: it is an app key, not a master one.
+    srv.get(PROJECTS_API, &app_key)
+        .await
+        .assert_error(403, "insufficient_scope");
+
+    let listed = browser.get("/account/keys").await;
+    let row = listed
+        .text
+        .split("<tr id=\"key-")
+        .find(|row| row.contains("<td>ci</td>"))
+        .unwrap();
+    let id = row.split('"').next().unwrap().to_owned();
+    assert!(listed.text.contains("page,link"), "{}", listed.text);
+    let revoked = browser
+        .post(&format!("/account/keys/{id}/revoke"), &[])
+        .await;
+    assert_eq!(revoked.status, 303);
+    srv.get("/api/page/v1/pages", &app_key)
+        .await
+        .assert_error(401, "invalid_api_key");
+    let unknown = browser
+        .post(
+            "/account/keys/00000000-0000-0000-0000-000000000000/revoke",
+            &[],
+        )
+        .await;
+    assert_eq!(unknown.status, 404);
+}
+
+async fn projects_are_created_renamed_archived_and_restored(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    let srv = db.start();
+    let mut browser = Browser::new(&srv);
+    browser.sign_in("ann").await;
+    let created = browser
+        .post(
+            "/account/projects",
+            &[("name", "Blog"), ("slug", "ann_blog")],
+        )
+        .await;
+    assert_eq!(created.status, 303, "{}", created.text);
+    let taken = browser
+        .post(
+            "/account/projects",
+            &[("name", "Again"), ("slug", "ann_blog")],
+        )
+        .await;
+    assert_eq!(taken.status, 409);
+    assert!(element(&taken.text, "error").unwrap().contains("taken"));
+    let bad = browser
+        .post(
+            "/account/projects",
+            &[("name", "Bad"), ("slug", "No Spaces")],
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+
+    let page = browser.get("/account/projects").await;
+    let id = page
+        .text
+        .split("/account/projects/")
+        .find(|rest| rest.contains("id=\"rename-ann_blog\""))
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_owned();
+    let renamed = browser
+        .post(
+            &format!("/account/projects/{id}/rename"),
+            &[("name", "Notebook")],
+        )
+        .await;
+    assert_eq!(renamed.status, 303);
+    let archived = browser
+        .post(
+            &format!("/account/projects/{id}/status"),
+            &[("status", "archived")],
+        )
+        .await;
+    assert_eq!(archived.status, 303);
+    let page = browser.get("/account/projects").await;
+    assert!(page.text.contains("value=\"Notebook\""), "{}", page.text);
+    assert_eq!(element(&page.text, "status-ann_blog").unwrap(), "archived");
+
+    // The API sees the same project.
+    let listed = srv.get(PROJECTS_API, &ann.key).await;
+    let body = listed.assert_status(200).to_string();
+    assert!(
+        body.contains("Notebook") && body.contains("archived"),
+        "{body}"
+    );
+    let restored = browser
+        .post(
+            &format!("/account/projects/{id}/status"),
+            &[("status", "active")],
+        )
+        .await;
+    assert_eq!(restored.status, 303);
+    let nonsense = browser
+        .post(
+            &format!("/account/projects/{id}/status"),
+            &[("status", "gone")],
+        )
+        .await;
+    assert_eq!(nonsense.status, 400);
+}
+
+on_both_backends!(
+    keys_are_listed_created_and_revoked,
+    projects_are_created_renamed_archived_and_restored,
+);
