@@ -1,11 +1,16 @@
 //! The dashboard pages that manage what an account owns, over HTTP on both databases: the
 //! Keys page (list, an app key shown once that then works on the API, revoke) and the
-//! Projects page (create, rename, archive, restore), with their refusals.
+//! Projects page (create, rename, archive, restore), the Pages page (list, detail with files,
+//! access and budget, archive and the pages origin's 404, restore, delete), with their
+//! refusals.
+
+use serde_json::json;
 
 use crate::dashboard::{Browser, PASSWORD, element};
 use crate::harness::{Backend, TestDb, on_both_backends};
 
 const PROJECTS_API: &str = "/api/platform/v1/projects";
+const PAGES_API: &str = "/api/page/v1/pages";
 
 async fn keys_are_listed_created_and_revoked(b: Backend) {
     let Some(db) = TestDb::create(b).await else {
@@ -182,7 +187,113 @@ async fn projects_are_created_renamed_archived_and_restored(b: Backend) {
     assert_eq!(nonsense.status, 400);
 }
 
+async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    let srv = db.start();
+    let published = srv
+        .post(
+            PAGES_API,
+            &ann.key,
+            json!({"title": "Field notes", "files": [
+                {"path": "index.html", "content": "<h1>Notes</h1>"},
+                {"path": "css/site.css", "content": "h1{color:red}"}
+            ]}),
+        )
+        .await;
+    let p = published.assert_status(201).clone();
+    let (id, url) = (p["id"].as_str().unwrap(), p["url"].as_str().unwrap());
+    let mut browser = Browser::new(&srv);
+    browser.sign_in("ann").await;
+
+    let list = browser.get("/account/pages").await;
+    assert_eq!(list.status, 200, "{}", list.text);
+    assert_eq!(
+        element(&list.text, "open-field-notes").unwrap(),
+        "Field notes"
+    );
+    assert!(list.text.contains(url), "{}", list.text);
+    assert_eq!(element(&list.text, "views-field-notes").unwrap(), "0");
+
+    let detail_path = format!("/account/pages/{id}");
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(detail.status, 200, "{}", detail.text);
+    assert!(detail.text.contains("css/site.css"), "the files are listed");
+    assert_eq!(element(&detail.text, "page-access").unwrap(), "private");
+
+    // Refusals come from the page service, with the API's status.
+    let bad = browser
+        .post(
+            &detail_path,
+            &[
+                ("action", "settings"),
+                ("access", "public"),
+                ("max_views", "lots"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(element(&bad.text, "error").unwrap().contains("max_views"));
+    let no_password = browser
+        .post(
+            &detail_path,
+            &[("action", "settings"), ("access", "password")],
+        )
+        .await;
+    assert_eq!(no_password.status, 400, "{}", no_password.text);
+
+    let saved = browser
+        .post(
+            &detail_path,
+            &[
+                ("action", "settings"),
+                ("access", "public"),
+                ("max_views", "50"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, 303, "{}", saved.text);
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(element(&detail.text, "page-access").unwrap(), "public");
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "0 of 50");
+    let visitor = crate::harness::client().build().unwrap();
+    let seen = visitor.get(url).send().await.unwrap();
+    assert_eq!(seen.status(), 200);
+
+    let archived = browser.post(&detail_path, &[("action", "archive")]).await;
+    assert_eq!(archived.status, 303);
+    // The pages origin forgets a changed page within its policy cache's second.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(visitor.get(url).send().await.unwrap().status(), 404);
+    let archived_list = browser
+        .get("/account/pages?project=ann&status=archived")
+        .await;
+    assert!(element(&archived_list.text, "open-field-notes").is_some());
+    assert_eq!(
+        browser
+            .post(&detail_path, &[("action", "restore")])
+            .await
+            .status,
+        303
+    );
+
+    let unconfirmed = browser.post(&detail_path, &[("action", "delete")]).await;
+    assert_eq!(unconfirmed.status, 400);
+    let deleted = browser
+        .post(&detail_path, &[("action", "delete"), ("confirm", "yes")])
+        .await;
+    assert_eq!(deleted.status, 303);
+    srv.get(&format!("{PAGES_API}/{id}"), &ann.key)
+        .await
+        .assert_error(404, "not_found");
+    let gone = browser.get(&detail_path).await;
+    assert_eq!(gone.status, 404);
+}
+
 on_both_backends!(
+    pages_are_listed_changed_archived_and_deleted,
     keys_are_listed_created_and_revoked,
     projects_are_created_renamed_archived_and_restored,
 );

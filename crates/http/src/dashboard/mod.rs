@@ -1,7 +1,7 @@
 //! The dashboard: the first-run setup, sign-up with email verification, password reset,
 //! server-rendered sign-in (password, then the second factor), TOTP enrollment, the consent screen of the device login with its decision endpoint, the
 //! OAuth authorization endpoint with its consent page and decision endpoint, the activation
-//! page and the create-key action; the Keys and Projects pages, acting with a master key's
+//! page and the create-key action; the Pages, Keys and Projects pages, acting with a master key's
 //! scope through the same use cases as the API.
 //!
 //! No JavaScript, but for the activation page's captcha widget (served from this origin).
@@ -16,6 +16,7 @@ mod consent;
 mod first_run;
 mod keys_page;
 mod oauth;
+mod pages_page;
 mod password_reset;
 mod projects_page;
 mod render;
@@ -39,6 +40,7 @@ use consent::consent;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
 use oauth::authorize;
+use pages_page::{page_action, page_detail, pages};
 use password_reset::{new_password, new_password_form, request, request_form};
 use projects_page::{change_project, create_project, projects};
 use second_factor::{enroll, security};
@@ -89,6 +91,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::GET, to(security)), (M::POST, to(enroll))],
     ))
     .service(resource("/account/activate", [(M::GET, to(activate_page))]))
+    .service(resource("/account/pages", [(M::GET, to(pages))]))
+    .service(resource(
+        "/account/pages/{id}",
+        [(M::GET, to(page_detail)), (M::POST, to(page_action))],
+    ))
     .service(resource(
         "/account/keys",
         [(M::GET, to(keys)), (M::POST, to(create_app_key))],
