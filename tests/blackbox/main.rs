@@ -11,6 +11,7 @@ mod agent_login;
 mod auth;
 mod browser;
 mod browser_activation;
+mod browser_journey;
 mod browser_oauth;
 mod browser_pages;
 mod cli;

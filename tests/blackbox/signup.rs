@@ -115,7 +115,7 @@ async fn first_run_from_the_logged_link(b: Backend) {
     let path = link.trim_start_matches(&srv.base).to_owned();
     let form = browser.get(&path).await;
     assert_eq!(form.status, 200, "{}", form.text);
-    assert_eq!(form.headers["referrer-policy"], "no-referrer");
+    assert_eq!(form.headers["referrer-policy"], "same-origin");
     assert_eq!(form.headers["cache-control"], "no-store");
     let token = token_of(&link).to_owned();
     // A cross-site post is refused before anything is read.
@@ -218,7 +218,7 @@ async fn sign_up_verify_and_reset_with_links_from_the_outbox(b: Backend) {
 
     let confirm = browser.get(&link).await;
     assert_eq!(confirm.status, 200, "{}", confirm.text);
-    assert_eq!(confirm.headers["referrer-policy"], "no-referrer");
+    assert_eq!(confirm.headers["referrer-policy"], "same-origin");
     let token = token_of(&link).to_owned();
     // The GET spent nothing; the POST does, once.
     assert_eq!(browser.get(&link).await.status, 200);

@@ -10,7 +10,7 @@ use crate::AppState;
 use crate::common::body::Body;
 use crate::error::ApiError;
 
-use super::render::{Message, link_page, message, see_other};
+use super::render::{Message, message, page, see_other};
 use super::session::{check_origin, form, query};
 
 /// The form of both the setup and the sign-up pages.
@@ -58,7 +58,7 @@ fn setup_page(
     fields: &AccountFields,
     error: Option<String>,
 ) -> Result<HttpResponse, ApiError> {
-    link_page(
+    page(
         state,
         status,
         &AccountForm {

@@ -10,7 +10,7 @@ use crate::AppState;
 use crate::common::body::Body;
 use crate::error::ApiError;
 
-use super::render::{Message, link_page, message, retry_after};
+use super::render::{Message, message, page, retry_after};
 use super::session::{check_origin, form, query};
 
 #[derive(Template)]
@@ -44,7 +44,7 @@ struct NewPasswordFields {
 
 /// `GET /account/reset`.
 pub async fn request_form(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    link_page(
+    page(
         &state,
         StatusCode::OK,
         &RequestPage {
@@ -82,7 +82,7 @@ pub async fn request(
                 ResetError::RateLimited { retry_after_secs } => Some(retry_after_secs),
                 _ => None,
             };
-            let page = link_page(
+            let page = page(
                 &state,
                 if wait.is_some() {
                     StatusCode::TOO_MANY_REQUESTS
@@ -125,7 +125,7 @@ pub async fn new_password_form(
     if !state.password_reset.link_is_live(&token).await? {
         return link_refused(&state);
     }
-    link_page(
+    page(
         &state,
         StatusCode::OK,
         &NewPasswordPage {
@@ -159,7 +159,7 @@ pub async fn new_password(
         ),
         Err(ResetError::LinkRefused) => link_refused(&state),
         Err(ResetError::Infra(e)) => Err(e.into()),
-        Err(e) => link_page(
+        Err(e) => page(
             &state,
             StatusCode::BAD_REQUEST,
             &NewPasswordPage {

@@ -59,6 +59,10 @@ fn render(
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header(("X-Frame-Options", "DENY"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
+        // Not `no-referrer`, even on the pages that carry a one-time link's token in their
+        // URL: under `no-referrer` a browser posts their forms with `Origin: null`, which the
+        // same-origin check must refuse. `same-origin` keeps the token from every other
+        // origin, which is what the policy is for.
         .insert_header(("Referrer-Policy", "same-origin"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
@@ -68,21 +72,6 @@ fn render(
             ),
         ))
         .body(body))
-}
-
-/// [`page`] for a page reached by a one-time link (its secret is in the URL): no
-/// `Referer` leaves it, not even to this origin.
-pub(super) fn link_page(
-    state: &AppState,
-    status: StatusCode,
-    template: &impl Template,
-) -> Result<HttpResponse, ApiError> {
-    let mut response = page(state, status, template)?;
-    response.headers_mut().insert(
-        header::REFERRER_POLICY,
-        header::HeaderValue::from_static("no-referrer"),
-    );
-    Ok(response)
 }
 
 #[derive(Template)]
@@ -109,7 +98,7 @@ pub(super) fn message(
     status: StatusCode,
     m: &Message<'_>,
 ) -> Result<HttpResponse, ApiError> {
-    link_page(
+    page(
         state,
         status,
         &MessagePage {

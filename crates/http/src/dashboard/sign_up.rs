@@ -12,7 +12,7 @@ use crate::common::body::Body;
 use crate::error::ApiError;
 
 use super::first_run::{AccountFields, AccountForm};
-use super::render::{Message, link_page, message, retry_after};
+use super::render::{Message, message, page, retry_after};
 use super::session::{check_origin, form, query};
 
 #[derive(Template)]
@@ -32,7 +32,7 @@ fn sign_up_page(
     fields: &AccountFields,
     error: Option<String>,
 ) -> Result<HttpResponse, ApiError> {
-    link_page(
+    page(
         state,
         status,
         &AccountForm {
@@ -132,7 +132,7 @@ pub async fn verify_form(
     if !state.sign_up.verification_is_live(&token).await? {
         return link_refused(&state);
     }
-    link_page(
+    page(
         &state,
         StatusCode::OK,
         &VerifyPage {
