@@ -15,7 +15,7 @@ use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
 use crate::keys::{KeyRow, insert_key_row};
 use crate::projects::ProjectRow;
-use crate::schema::{accounts, projects, sessions};
+use crate::schema::{accounts, sessions};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -73,6 +73,38 @@ impl TryFrom<AccountRow> for Account {
     }
 }
 
+/// Inside a transaction: inserts an account row and its default project's row, with the
+/// checkpoints `{step}:account` and `{step}:project` after each.
+macro_rules! insert_account {
+    ($db:ident, $conn:ident, $account:expr, $project:expr, $step:literal) => {
+        diesel::insert_into($crate::schema::accounts::table)
+            .values($account)
+            .execute($conn)
+            .await?;
+        $db.checkpoint(concat!($step, ":account"))?;
+        diesel::insert_into($crate::schema::projects::table)
+            .values($project)
+            .execute($conn)
+            .await?;
+        $db.checkpoint(concat!($step, ":project"))?;
+    };
+}
+pub(crate) use insert_account;
+
+/// What a unique violation while creating an account means: the handle (or the default
+/// project's slug, which is the handle) or the email is taken.
+pub(crate) fn creation_error(e: StoreError) -> CreateAccountStoreError {
+    if e.is_unique_violation("accounts_handle_key", "accounts.handle")
+        || e.is_unique_violation("projects_slug_key", "projects.slug")
+    {
+        CreateAccountStoreError::HandleTaken
+    } else if e.is_unique_violation("accounts_email_key", "accounts.email") {
+        CreateAccountStoreError::EmailTaken
+    } else {
+        CreateAccountStoreError::Infra(e.into())
+    }
+}
+
 #[async_trait]
 impl AccountStore for Database {
     async fn create_account(
@@ -84,31 +116,12 @@ impl AccountStore for Database {
         let account_row = AccountRow::from(account);
         let project_row = ProjectRow::from(default_project);
         let key_row = KeyRow::from(first_key);
-        let result = with_tx!(self, |db, conn| {
-            diesel::insert_into(accounts::table)
-                .values(&account_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("create_account:account")?;
-            diesel::insert_into(projects::table)
-                .values(&project_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("create_account:project")?;
+        with_tx!(self, |db, conn| {
+            insert_account!(db, conn, &account_row, &project_row, "create_account");
             insert_key_row(&key_row).execute(conn).await?;
             Ok(())
-        });
-        result.map_err(|e| {
-            if e.is_unique_violation("accounts_handle_key", "accounts.handle")
-                || e.is_unique_violation("projects_slug_key", "projects.slug")
-            {
-                CreateAccountStoreError::HandleTaken
-            } else if e.is_unique_violation("accounts_email_key", "accounts.email") {
-                CreateAccountStoreError::EmailTaken
-            } else {
-                CreateAccountStoreError::Infra(e.into())
-            }
         })
+        .map_err(creation_error)
     }
 
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError> {

@@ -11,12 +11,12 @@ use quire_projects::Project;
 use quire_signup::{AccountToken, FirstAccount, LinkPurpose, SignupStore};
 use time::OffsetDateTime;
 
-use crate::accounts::AccountRow;
+use crate::accounts::{AccountRow, creation_error, insert_account};
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError};
 use crate::limits::lock_key;
 use crate::projects::ProjectRow;
-use crate::schema::{account_tokens, accounts, projects, sessions};
+use crate::schema::{account_tokens, accounts, sessions};
 use crate::types::{DbId, DbTs};
 
 fn infra(e: StoreError) -> InfraError {
@@ -78,18 +78,6 @@ macro_rules! spend_link {
         .await
         .optional()?
     };
-}
-
-fn creation_error(e: StoreError) -> CreateAccountStoreError {
-    if e.is_unique_violation("accounts_handle_key", "accounts.handle")
-        || e.is_unique_violation("projects_slug_key", "projects.slug")
-    {
-        CreateAccountStoreError::HandleTaken
-    } else if e.is_unique_violation("accounts_email_key", "accounts.email") {
-        CreateAccountStoreError::EmailTaken
-    } else {
-        CreateAccountStoreError::Infra(e.into())
-    }
 }
 
 #[async_trait]
@@ -172,16 +160,7 @@ impl SignupStore for Database {
             if any {
                 return Err(StoreError::Outcome(Outcome::AlreadySetUp));
             }
-            diesel::insert_into(accounts::table)
-                .values(&account_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("create_first_account:account")?;
-            diesel::insert_into(projects::table)
-                .values(&project_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("create_first_account:project")?;
+            insert_account!(db, conn, &account_row, &project_row, "create_first_account");
             diesel::delete(
                 account_tokens::table
                     .filter(account_tokens::purpose.eq(LinkPurpose::Setup.as_str())),
@@ -207,16 +186,7 @@ impl SignupStore for Database {
         let project_row = ProjectRow::from(default_project);
         let token_row = TokenRow::from(verification);
         with_tx!(self, |db, conn| {
-            diesel::insert_into(accounts::table)
-                .values(&account_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("sign_up:account")?;
-            diesel::insert_into(projects::table)
-                .values(&project_row)
-                .execute(conn)
-                .await?;
-            db.checkpoint("sign_up:project")?;
+            insert_account!(db, conn, &account_row, &project_row, "sign_up");
             diesel::insert_into(account_tokens::table)
                 .values(&token_row)
                 .execute(conn)
