@@ -191,6 +191,23 @@ async fn sign_up_verify_and_reset_with_links_from_the_outbox(b: Backend) {
             .unwrap()
             .contains("handle is taken")
     );
+    // Three sign-ups an hour per address (the refused one above counted): the fourth waits.
+    for handle in ["carl1", "carl2"] {
+        let r = browser
+            .post("/signup", &sign_up("carl@example.com", handle))
+            .await;
+        assert_eq!(r.text, new.text);
+    }
+    let limited = browser
+        .post("/signup", &sign_up("carl@example.com", "carl3"))
+        .await;
+    assert_eq!(limited.status, 429, "{}", limited.text);
+    assert_eq!(limited.headers["retry-after"], "3600");
+    assert!(
+        element(&limited.text, "error")
+            .unwrap()
+            .contains("try again in an hour")
+    );
 
     let notice = mail_to(db.dir.path(), "ann@example.com", 0).await;
     assert!(notice.contains("already"), "{notice}");
@@ -258,6 +275,13 @@ async fn sign_up_verify_and_reset_with_links_from_the_outbox(b: Backend) {
         .await;
     assert_eq!((known.status, unknown.status), (200, 200));
     assert_eq!(known.text, unknown.text);
+    let not_an_address = other.post("/account/reset", &[("email", "bob")]).await;
+    assert_eq!(not_an_address.status, 400);
+    assert!(
+        element(&not_an_address.text, "error")
+            .unwrap()
+            .contains("not a valid email")
+    );
     let reset_mail = mail_to(db.dir.path(), "bob@example.com", 2).await;
     let reset_link = link_in(&reset_mail, "/account/reset/new");
     assert_eq!(other.get(&reset_link).await.status, 200);
@@ -383,6 +407,19 @@ async fn no_account_enumeration_by_status_body_or_timing(b: Backend) {
         answers.insert((status, text));
     }
     assert_eq!(answers.len(), 1, "one answer for all: {answers:?}");
+    // Three reset requests an hour per address: the fourth waits, with the same answer
+    // until then (the domain tests show an unknown address is limited alike).
+    for _ in 0..2 {
+        let r = browser
+            .post("/account/reset", &[("email", "known0@example.com")])
+            .await;
+        assert!(answers.contains(&(r.status, r.text)));
+    }
+    let limited = browser
+        .post("/account/reset", &[("email", "known0@example.com")])
+        .await;
+    assert_eq!(limited.status, 429, "{}", limited.text);
+    assert_eq!(limited.headers["retry-after"], "3600");
     let (k, u) = (median(known), median(unknown));
     let ratio = k.max(u).as_secs_f64() / k.min(u).as_secs_f64();
     eprintln!("reset median: known address {k:?}, unknown {u:?}, ratio {ratio:.2}");

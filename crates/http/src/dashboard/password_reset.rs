@@ -95,10 +95,7 @@ pub async fn request(
                     error: Some(e.to_string()),
                 },
             )?;
-            Ok(match wait {
-                Some(secs) => retry_after(page, secs),
-                None => page,
-            })
+            Ok(retry_after(page, wait))
         }
     }
 }

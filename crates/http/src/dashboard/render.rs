@@ -111,9 +111,9 @@ pub(super) fn message(
     )
 }
 
-/// Adds `Retry-After` to a refusal page.
-pub(super) fn retry_after(mut response: HttpResponse, secs: u64) -> HttpResponse {
-    if let Ok(value) = header::HeaderValue::from_str(&secs.to_string()) {
+/// Adds `Retry-After` to a refusal page when the refusal says when to come back.
+pub(super) fn retry_after(mut response: HttpResponse, secs: Option<u64>) -> HttpResponse {
+    if let Some(value) = secs.and_then(|s| header::HeaderValue::from_str(&s.to_string()).ok()) {
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }
     response

@@ -102,10 +102,7 @@ pub async fn sign_up(
                 _ => (StatusCode::BAD_REQUEST, None),
             };
             let page = sign_up_page(&state, status, &fields, Some(e.to_string()))?;
-            Ok(match wait {
-                Some(secs) => retry_after(page, secs),
-                None => page,
-            })
+            Ok(retry_after(page, wait))
         }
     }
 }
