@@ -29,5 +29,6 @@ mod ops;
 mod pages;
 mod projects;
 mod routes;
+mod security;
 mod serving;
 mod signup;

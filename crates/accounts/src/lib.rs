@@ -1,12 +1,14 @@
 //! `quire-accounts`: accounts, their activation state and platform-admin flag, and the
 //! bootstrap that creates an account together with its default project and first master key;
-//! dashboard sessions with throttled password sign-in and a TOTP second factor; and
-//! activation by a captcha and a phone number on the operator's invitation list.
+//! dashboard sessions with throttled password sign-in and a TOTP second factor (its secret
+//! sealed under the server's key, with one-time recovery codes); and activation by a
+//! captcha and a phone number on the operator's invitation list.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` and `quire-keys` (for the
 //! project and key it creates alongside an account), plus pure computation: `totp-rs` for
-//! the RFC 6238 arithmetic, `altcha` for the captcha's proof of work and `phonenumber` for
-//! libphonenumber's metadata. Password hashing is `quire_kernel::password`.
+//! the RFC 6238 arithmetic, `aws-lc-rs` for the AES-256-GCM that seals the TOTP secret,
+//! `altcha` for the captcha's proof of work and `phonenumber` for libphonenumber's
+//! metadata. Password hashing is `quire_kernel::password`.
 
 pub mod activation;
 pub mod captcha;
@@ -15,6 +17,9 @@ pub mod mfa;
 pub mod model;
 pub mod phone;
 pub mod ports;
+pub mod recovery;
+pub mod sealing;
+mod second_factor;
 pub mod service;
 pub mod session;
 
@@ -31,6 +36,8 @@ pub use model::Account;
 pub use ports::{
     AccountStore, Binding, CaptchaLedger, CreateAccountStoreError, Invitation, InvitationStore,
 };
+pub use recovery::{RECOVERY_CODES, RecoveryCodes, recovery_code_hash};
+pub use sealing::{SealedSecret, SealingKey, UnsealError};
 pub use service::{
     AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetActivatedError,
     SetPasswordError, new_account,

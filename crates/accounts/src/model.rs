@@ -3,7 +3,7 @@
 use quire_kernel::{AccountId, Email, Handle, ProjectId};
 use time::OffsetDateTime;
 
-use crate::mfa::TotpSecret;
+use crate::sealing::SealedSecret;
 
 /// A person's (or an organisation's) account.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,6 @@ pub struct Account {
     pub is_platform_admin: bool,
     pub default_project_id: ProjectId,
     pub created_at: OffsetDateTime,
-    /// The enrolled second factor, if any.
-    pub totp_secret: Option<TotpSecret>,
+    /// The enrolled second factor's secret, sealed under the server's key, if any.
+    pub totp_secret: Option<SealedSecret>,
 }

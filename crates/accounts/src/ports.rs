@@ -6,9 +6,9 @@ use quire_keys::KeyRecord;
 use quire_projects::Project;
 use time::OffsetDateTime;
 
-use crate::mfa::TotpSecret;
 use crate::model::Account;
 use crate::phone::PhoneNumber;
+use crate::sealing::SealedSecret;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CreateAccountStoreError {
@@ -53,18 +53,77 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError>;
 
-    /// Enrolls `secret` as the account's second factor, recording `step` as used, and
-    /// marks every other session of the account (all but `keep_session`) as not having
-    /// given it; `Ok(false)` when the account already has a second factor (nothing changes).
+    /// Enrolls `secret` as the account's second factor with its recovery codes (by hash),
+    /// recording `step` as used; forgets `keep_session`'s pending secret and marks every
+    /// other session of the account as not having given the factor. `Ok(false)` when the
+    /// account already has a second factor (nothing changes).
     ///
     /// # Errors
     /// [`InfraError`] on storage failure; nothing changes on error.
     async fn enroll_totp(
         &self,
         id: AccountId,
-        secret: &TotpSecret,
+        secret: &SealedSecret,
         step: u64,
         keep_session: &str,
+        recovery_hashes: &[String],
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Turns the second factor off: forgets the secret, its last step and the recovery
+    /// codes, and marks the account's sessions as having given it (the password is all
+    /// they need now). `Ok(false)` when the account had no second factor.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing changes on error.
+    async fn remove_totp(&self, id: AccountId) -> Result<bool, InfraError>;
+
+    /// Replaces the account's recovery codes with `recovery_hashes`, in one transaction;
+    /// `Ok(false)` (nothing changes) when the account has no second factor.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing changes on error.
+    async fn replace_recovery_codes(
+        &self,
+        id: AccountId,
+        recovery_hashes: &[String],
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Spends the account's unused recovery code with hash `hash`; `Ok(false)` when it has
+    /// none such (unknown, another account's, or used).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn use_recovery_code(
+        &self,
+        id: AccountId,
+        hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// How many of the account's recovery codes are unused.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn recovery_codes_left(&self, id: AccountId) -> Result<u64, InfraError>;
+
+    /// The second-factor secrets stored bare, from before sealing began.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn legacy_totp_secrets(&self) -> Result<Vec<(AccountId, SealedSecret)>, InfraError>;
+
+    /// Replaces the account's stored secret `old` with `new` (the same secret, sealed);
+    /// `Ok(false)` when the stored value is no longer `old`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn reseal_totp(
+        &self,
+        id: AccountId,
+        old: &SealedSecret,
+        new: &SealedSecret,
     ) -> Result<bool, InfraError>;
 
     /// Records `step` as the last TOTP step used, only if it is later than the one recorded:

@@ -14,9 +14,9 @@ use quire_kernel::password::verify_password;
 use quire_kernel::{AccountId, Clock, InfraError, RateLimiter};
 use time::OffsetDateTime;
 
-use crate::mfa::TotpSecret;
 use crate::model::Account;
 use crate::ports::AccountStore;
+use crate::sealing::{SealedSecret, SealingKey};
 
 /// How long a session lasts.
 pub const SESSION_LIFETIME: time::Duration = time::Duration::hours(12);
@@ -53,6 +53,9 @@ pub struct Session {
     pub mfa_satisfied: bool,
     pub created_at: OffsetDateTime,
     pub expires_at: OffsetDateTime,
+    /// The secret of a second-factor enrollment this session began and has not finished,
+    /// sealed: it stays on the server, never in a form.
+    pub pending_totp: Option<SealedSecret>,
 }
 
 /// Persistence of sessions.
@@ -77,6 +80,27 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError>;
+
+    /// Keeps `secret` (or nothing) as the session's pending enrollment; absent is not an
+    /// error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn set_pending_totp(
+        &self,
+        id_hash: &str,
+        secret: Option<&SealedSecret>,
+    ) -> Result<(), InfraError>;
+
+    /// Removes every session of `account` but `keep`; returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn delete_other_sessions(
+        &self,
+        account: AccountId,
+        keep: &str,
+    ) -> Result<u64, InfraError>;
 
     /// Removes every session expired at `now`; returns how many.
     ///
@@ -108,8 +132,8 @@ pub enum SecondFactorError {
     AlreadyEnrolled,
     #[error("this account has no second factor")]
     NotEnrolled,
-    #[error("the enrollment secret is not valid; start again")]
-    MalformedSecret,
+    #[error("this enrollment was not started in this session; start again")]
+    NotStarted,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -129,10 +153,11 @@ pub struct SignedIn {
 /// Dashboard sign-in, sessions and sign-out.
 #[derive(Debug, Clone)]
 pub struct SessionService {
-    accounts: Arc<dyn AccountStore>,
-    sessions: Arc<dyn SessionStore>,
-    limiter: Arc<dyn RateLimiter>,
-    clock: Arc<dyn Clock>,
+    pub(crate) accounts: Arc<dyn AccountStore>,
+    pub(crate) sessions: Arc<dyn SessionStore>,
+    pub(crate) limiter: Arc<dyn RateLimiter>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) sealing: SealingKey,
 }
 
 impl SessionService {
@@ -141,12 +166,14 @@ impl SessionService {
         sessions: Arc<dyn SessionStore>,
         limiter: Arc<dyn RateLimiter>,
         clock: Arc<dyn Clock>,
+        sealing: SealingKey,
     ) -> Self {
         Self {
             accounts,
             sessions,
             limiter,
             clock,
+            sealing,
         }
     }
 
@@ -211,6 +238,7 @@ impl SessionService {
             mfa_satisfied: account.totp_secret.is_none(),
             created_at: now,
             expires_at: now + SESSION_LIFETIME,
+            pending_totp: None,
         };
         self.sessions.insert_session(&session).await?;
         Ok(SignedIn { token, session })
@@ -224,7 +252,22 @@ impl SessionService {
         &self,
         token: &SessionToken,
     ) -> Result<Option<(Session, Account)>, InfraError> {
-        let Some(session) = self.sessions.session_by_hash(&token.hash()).await? else {
+        self.by_hash(&token.hash()).await
+    }
+
+    /// `session` and its account as they stand now (after an action changed them).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; ended or expired is `Ok(None)`.
+    pub async fn reload(
+        &self,
+        session: &Session,
+    ) -> Result<Option<(Session, Account)>, InfraError> {
+        self.by_hash(&session.id_hash).await
+    }
+
+    async fn by_hash(&self, id_hash: &str) -> Result<Option<(Session, Account)>, InfraError> {
+        let Some(session) = self.sessions.session_by_hash(id_hash).await? else {
             return Ok(None);
         };
         if self.clock.now() >= session.expires_at {
@@ -235,94 +278,6 @@ impl SessionService {
             .account_by_id(session.account_id)
             .await?
             .map(|a| (session, a)))
-    }
-
-    /// A fresh secret to enroll (not stored until [`SessionService::confirm_enrollment`]).
-    #[must_use]
-    pub fn begin_enrollment(&self) -> TotpSecret {
-        TotpSecret::generate()
-    }
-
-    /// Enrolls `secret` for the signed-in `account` once `code` proves the authenticator
-    /// app holds it. Other sessions of the account must then give the code too.
-    ///
-    /// # Errors
-    /// `Throttled`, `MalformedSecret`, `WrongCode`, `AlreadyEnrolled`; nothing changes on
-    /// error.
-    pub async fn confirm_enrollment(
-        &self,
-        session: &Session,
-        account: &Account,
-        secret: &str,
-        code: &str,
-    ) -> Result<(), SecondFactorError> {
-        if account.totp_secret.is_some() {
-            return Err(SecondFactorError::AlreadyEnrolled);
-        }
-        let now = self.clock.now();
-        self.count_code_attempt(account, now).await?;
-        let secret = TotpSecret::parse(secret).ok_or(SecondFactorError::MalformedSecret)?;
-        let step = secret
-            .matching_step(code, now)
-            .ok_or(SecondFactorError::WrongCode)?;
-        if self
-            .accounts
-            .enroll_totp(account.id, &secret, step, &session.id_hash)
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(SecondFactorError::AlreadyEnrolled)
-        }
-    }
-
-    /// Checks a code from the account's authenticator app and, if right and not used
-    /// before, marks the session as having given the second factor.
-    ///
-    /// # Errors
-    /// `NotEnrolled`, `Throttled`, `WrongCode` (also for a code already used).
-    pub async fn give_second_factor(
-        &self,
-        session: &Session,
-        account: &Account,
-        code: &str,
-    ) -> Result<(), SecondFactorError> {
-        let secret = account
-            .totp_secret
-            .as_ref()
-            .ok_or(SecondFactorError::NotEnrolled)?;
-        let now = self.clock.now();
-        self.count_code_attempt(account, now).await?;
-        let step = secret
-            .matching_step(code, now)
-            .ok_or(SecondFactorError::WrongCode)?;
-        if !self.accounts.use_totp_step(account.id, step).await? {
-            return Err(SecondFactorError::WrongCode);
-        }
-        self.sessions.mark_mfa_satisfied(&session.id_hash).await?;
-        Ok(())
-    }
-
-    async fn count_code_attempt(
-        &self,
-        account: &Account,
-        now: OffsetDateTime,
-    ) -> Result<(), SecondFactorError> {
-        let allowed = self
-            .limiter
-            .hit(
-                "second_factor_account",
-                &account.id.0.to_string(),
-                ATTEMPT_WINDOW,
-                CODES_PER_ACCOUNT,
-                now,
-            )
-            .await?;
-        if allowed {
-            Ok(())
-        } else {
-            Err(SecondFactorError::Throttled)
-        }
     }
 
     /// Removes expired sessions (the janitor's work).
@@ -341,6 +296,17 @@ impl SessionService {
     /// [`InfraError`] on storage failure.
     pub async fn sign_out(&self, token: &SessionToken) -> Result<(), InfraError> {
         self.sessions.delete_session(&token.hash()).await
+    }
+
+    /// Ends every other session of the session's account (other browsers, other devices);
+    /// returns how many.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    pub async fn sign_out_others(&self, session: &Session) -> Result<u64, InfraError> {
+        self.sessions
+            .delete_other_sessions(session.account_id, &session.id_hash)
+            .await
     }
 }
 

@@ -1,12 +1,14 @@
-//! TOTP enrollment and the second step of sign-in, against the in-memory fakes with a
-//! fixed clock.
+//! TOTP enrollment (the pending secret kept sealed with the session), the second step of
+//! sign-in, recovery codes, turning the factor off and sealing legacy secrets, against the
+//! in-memory fakes with a fixed clock.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use std::sync::Arc;
 
 use quire_accounts::{
-    AccountService, CreateAccount, SecondFactorError, SessionService, SignedIn, TotpSecret,
+    AccountService, AccountStore, CreateAccount, SealedSecret, SealingKey, SecondFactorError,
+    SessionService, SignedIn, TotpSecret,
 };
 use quire_kernel::Clock;
 use quire_testkit::fixtures::new_account;
@@ -20,6 +22,7 @@ const PASSWORD: &str = "correct horse battery";
 struct World {
     store: Arc<MemoryStore>,
     clock: Arc<FixedClock>,
+    key: SealingKey,
     sessions: SessionService,
 }
 
@@ -34,11 +37,18 @@ impl World {
             })
             .await
             .unwrap();
-        let sessions =
-            SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
+        let key = SealingKey::ephemeral();
+        let sessions = SessionService::new(
+            store.clone(),
+            store.clone(),
+            store.clone(),
+            clock.clone(),
+            key.clone(),
+        );
         Self {
             store,
             clock,
+            key,
             sessions,
         }
     }
@@ -47,18 +57,33 @@ impl World {
         self.sessions.sign_in("ann", PASSWORD, IP).await.unwrap()
     }
 
-    /// Enrolls a fresh secret from a new session and moves past the step it used.
-    async fn enroll(&self) -> TotpSecret {
+    /// Enrolls a fresh secret from a new session and moves past the step it used; returns
+    /// the secret and the recovery codes.
+    async fn enroll_with_codes(&self) -> (TotpSecret, Vec<String>) {
         let signed = self.sign_in().await;
         let (session, account) = self.sessions.current(&signed.token).await.unwrap().unwrap();
-        let secret = self.sessions.begin_enrollment();
+        let secret = self
+            .sessions
+            .pending_enrollment(&session, &account)
+            .await
+            .unwrap();
+        let (session, account) = self.sessions.reload(&session).await.unwrap().unwrap();
         let code = secret.code_at(self.clock.now());
-        self.sessions
-            .confirm_enrollment(&session, &account, secret.expose(), &code)
+        let codes = self
+            .sessions
+            .confirm_enrollment(&session, &account, &code)
             .await
             .unwrap();
         self.clock.advance(Duration::seconds(30));
-        secret
+        (secret, codes.expose().to_vec())
+    }
+
+    async fn enroll(&self) -> TotpSecret {
+        self.enroll_with_codes().await.0
+    }
+
+    async fn ann(&self) -> quire_accounts::Account {
+        self.store.snapshot().accounts[0].clone()
     }
 
     async fn satisfied(&self, signed: &SignedIn) -> bool {
@@ -160,18 +185,24 @@ async fn enrollment_errors_change_nothing() {
     let w = World::new().await;
     let signed = w.sign_in().await;
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
-    let secret = w.sessions.begin_enrollment();
+    assert_eq!(
+        w.sessions
+            .confirm_enrollment(&session, &account, "123456")
+            .await
+            .unwrap_err(),
+        SecondFactorError::NotStarted,
+        "a session that showed no secret has nothing to confirm"
+    );
+    let secret = w
+        .sessions
+        .pending_enrollment(&session, &account)
+        .await
+        .unwrap();
+    let (session, account) = w.sessions.reload(&session).await.unwrap().unwrap();
     let code = secret.code_at(w.clock.now());
     assert_eq!(
         w.sessions
-            .confirm_enrollment(&session, &account, "not base32!", &code)
-            .await
-            .unwrap_err(),
-        SecondFactorError::MalformedSecret
-    );
-    assert_eq!(
-        w.sessions
-            .confirm_enrollment(&session, &account, secret.expose(), "123")
+            .confirm_enrollment(&session, &account, "123")
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
@@ -179,7 +210,7 @@ async fn enrollment_errors_change_nothing() {
     w.store.fail(Op::EnrollTotp);
     assert!(matches!(
         w.sessions
-            .confirm_enrollment(&session, &account, secret.expose(), &code)
+            .confirm_enrollment(&session, &account, &code)
             .await
             .unwrap_err(),
         SecondFactorError::Infra(_)
@@ -194,13 +225,13 @@ async fn enrollment_errors_change_nothing() {
     );
 
     w.sessions
-        .confirm_enrollment(&session, &account, secret.expose(), &code)
+        .confirm_enrollment(&session, &account, &code)
         .await
         .unwrap();
-    let account = w.store.snapshot().accounts[0].clone();
+    let account = w.ann().await;
     assert_eq!(
         w.sessions
-            .confirm_enrollment(&session, &account, secret.expose(), &code)
+            .confirm_enrollment(&session, &account, &code)
             .await
             .unwrap_err(),
         SecondFactorError::AlreadyEnrolled
@@ -214,6 +245,203 @@ async fn enrollment_errors_change_nothing() {
         SecondFactorError::WrongCode,
         "the enrolling code is spent"
     );
+}
+
+#[tokio::test]
+async fn the_pending_secret_stays_with_its_session_and_both_are_stored_sealed() {
+    let w = World::new().await;
+    let signed = w.sign_in().await;
+    let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+    let first = w
+        .sessions
+        .pending_enrollment(&session, &account)
+        .await
+        .unwrap();
+    let (session, account) = w.sessions.reload(&session).await.unwrap().unwrap();
+    let pending = session.pending_totp.clone().unwrap();
+    assert!(!pending.as_stored().contains(first.expose()));
+    assert_eq!(
+        w.sessions
+            .pending_enrollment(&session, &account)
+            .await
+            .unwrap(),
+        first,
+        "a reload shows the secret already scanned"
+    );
+    let other = w.sign_in().await;
+    let (other, _) = w.sessions.current(&other.token).await.unwrap().unwrap();
+    assert_ne!(
+        w.sessions
+            .pending_enrollment(&other, &account)
+            .await
+            .unwrap(),
+        first,
+        "each session enrolls its own secret"
+    );
+
+    w.sessions
+        .confirm_enrollment(&session, &account, &first.code_at(w.clock.now()))
+        .await
+        .unwrap();
+    let stored = w.ann().await.totp_secret.unwrap();
+    assert!(!stored.is_legacy());
+    assert!(!stored.as_stored().contains(first.expose()));
+    assert_eq!(w.key.open_totp(account.id, &stored), Ok(first));
+    let (session, _) = w.sessions.reload(&session).await.unwrap().unwrap();
+    assert_eq!(session.pending_totp, None);
+}
+
+#[tokio::test]
+async fn a_recovery_code_stands_in_for_the_app_once() {
+    let w = World::new().await;
+    let (_, codes) = w.enroll_with_codes().await;
+    assert_eq!(codes.len(), 10);
+    let account = w.ann().await;
+    assert_eq!(w.sessions.recovery_codes_left(&account).await.unwrap(), 10);
+
+    let signed = w.sign_in().await;
+    let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&session, &account, "aaaa-bbbb-cccc-dddd")
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode
+    );
+    w.sessions
+        .give_second_factor(&session, &account, &codes[4].to_uppercase())
+        .await
+        .unwrap();
+    assert!(w.satisfied(&signed).await);
+    assert_eq!(w.sessions.recovery_codes_left(&account).await.unwrap(), 9);
+
+    let again = w.sign_in().await;
+    let (session, account) = w.sessions.current(&again.token).await.unwrap().unwrap();
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&session, &account, &codes[4])
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode,
+        "a recovery code works once"
+    );
+    assert!(!w.satisfied(&again).await);
+}
+
+#[tokio::test]
+async fn new_recovery_codes_need_a_code_and_retire_the_old_ones() {
+    let w = World::new().await;
+    let (secret, old) = w.enroll_with_codes().await;
+    let account = w.ann().await;
+    assert_eq!(
+        w.sessions
+            .new_recovery_codes(&account, "000000")
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode
+    );
+    let fresh = w
+        .sessions
+        .new_recovery_codes(&account, &secret.code_at(w.clock.now()))
+        .await
+        .unwrap();
+    assert!(fresh.expose().iter().all(|c| !old.contains(c)));
+    let signed = w.sign_in().await;
+    let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&session, &account, &old[0])
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode
+    );
+    w.sessions
+        .give_second_factor(&session, &account, &fresh.expose()[0])
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn turning_the_factor_off_takes_a_code_and_then_the_password_is_enough() {
+    let w = World::new().await;
+    let (secret, codes) = w.enroll_with_codes().await;
+    let halfway = w.sign_in().await;
+    assert!(!halfway.session.mfa_satisfied);
+    let account = w.ann().await;
+    assert_eq!(
+        w.sessions
+            .turn_off_second_factor(&account, "000000")
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode
+    );
+    w.store.fail(Op::RemoveTotp);
+    assert!(matches!(
+        w.sessions
+            .turn_off_second_factor(&account, &codes[0])
+            .await
+            .unwrap_err(),
+        SecondFactorError::Infra(_)
+    ));
+    w.store.heal();
+    assert!(w.ann().await.totp_secret.is_some());
+
+    w.sessions
+        .turn_off_second_factor(&account, &secret.code_at(w.clock.now()))
+        .await
+        .unwrap();
+    let account = w.ann().await;
+    assert_eq!(account.totp_secret, None);
+    assert_eq!(w.sessions.recovery_codes_left(&account).await.unwrap(), 0);
+    assert!(
+        w.satisfied(&halfway).await,
+        "a session that owed the code needs only the password now"
+    );
+    assert!(w.sign_in().await.session.mfa_satisfied);
+    assert_eq!(
+        w.sessions
+            .turn_off_second_factor(&account, &codes[1])
+            .await
+            .unwrap_err(),
+        SecondFactorError::NotEnrolled
+    );
+}
+
+#[tokio::test]
+async fn other_sessions_are_signed_out_and_this_one_stays() {
+    let w = World::new().await;
+    let here = w.sign_in().await;
+    w.sign_in().await;
+    w.sign_in().await;
+    assert_eq!(w.sessions.sign_out_others(&here.session).await.unwrap(), 2);
+    assert_eq!(w.store.snapshot().sessions.len(), 1);
+    assert!(w.sessions.current(&here.token).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn secrets_stored_bare_are_sealed_at_start_up() {
+    let w = World::new().await;
+    let account = w.ann().await;
+    let bare = TotpSecret::generate();
+    let legacy = SealedSecret::stored(bare.expose().to_owned());
+    w.store
+        .enroll_totp(account.id, &legacy, 1, "", &[], w.clock.now())
+        .await
+        .unwrap();
+    // Until sealed, the bare secret still works (nobody is locked out by the upgrade).
+    w.clock.advance(Duration::seconds(60));
+    let signed = w.sign_in().await;
+    let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+    w.sessions
+        .give_second_factor(&session, &account, &bare.code_at(w.clock.now()))
+        .await
+        .unwrap();
+
+    assert_eq!(w.sessions.seal_legacy_secrets().await.unwrap(), 1);
+    assert_eq!(w.sessions.seal_legacy_secrets().await.unwrap(), 0);
+    let stored = w.ann().await.totp_secret.unwrap();
+    assert!(!stored.is_legacy());
+    assert_eq!(w.key.open_totp(account.id, &stored), Ok(bare));
 }
 
 #[tokio::test]

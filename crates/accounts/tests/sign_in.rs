@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use quire_accounts::{
-    AccountService, CreateAccount, SessionService, SessionToken, SetPasswordError, SignInError,
+    AccountService, CreateAccount, SealingKey, SessionService, SessionToken, SetPasswordError,
+    SignInError,
 };
 use quire_kernel::Clock;
 use quire_testkit::fixtures::new_account;
@@ -40,7 +41,13 @@ async fn setup() -> (
         .await
         .unwrap();
     accounts.create(new_account("nopass")).await.unwrap();
-    let sessions = SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone());
+    let sessions = SessionService::new(
+        store.clone(),
+        store.clone(),
+        store.clone(),
+        clock.clone(),
+        SealingKey::ephemeral(),
+    );
     (store, clock, sessions, accounts)
 }
 

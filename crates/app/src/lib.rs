@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use quire_accounts::{
     AccountService, AccountStore, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys,
-    CaptchaLedger, InvitationList, InvitationStore, SessionService, SessionStore,
+    CaptchaLedger, InvitationList, InvitationStore, SealingKey, SessionService, SessionStore,
 };
 use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
@@ -28,8 +28,8 @@ use quire_pages::{
 use quire_projects::{ProjectService, ProjectStore};
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_signup::{
-    ActivationMode, FirstRun, Letterhead, PasswordReset, SignUp, SignUpMode, SignupPorts,
-    SignupStore,
+    ActivationMode, FirstRun, Letterhead, PasswordChange, PasswordReset, SignUp, SignUpMode,
+    SignupPorts, SignupStore,
 };
 
 /// A store that implements every store port, as `quire-store`'s database and the testkit's
@@ -109,6 +109,9 @@ pub struct Settings {
     pub mail_from: String,
     pub sign_up: SignUpMode,
     pub activation: ActivationMode,
+    /// Seals the second factor's secrets at rest; `None` is a key of this process only,
+    /// which suits tests (the server always passes its key file's).
+    pub sealing_key: Option<SealingKey>,
 }
 
 /// Every use-case service, built once.
@@ -130,6 +133,7 @@ pub struct Services {
     pub first_run: FirstRun,
     pub sign_up: SignUp,
     pub password_reset: PasswordReset,
+    pub password_change: PasswordChange,
 }
 
 /// Builds every service from `ports` and `settings`.
@@ -215,7 +219,8 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             settings.sign_up,
             settings.activation,
         ),
-        password_reset: PasswordReset::new(signup_ports, letterhead),
+        password_reset: PasswordReset::new(signup_ports.clone(), letterhead.clone()),
+        password_change: PasswordChange::new(signup_ports, letterhead),
         accounts: AccountService::new(store.clone(), clock.clone()),
         projects: ProjectService::new(store.clone(), clock.clone(), changes),
         keys: KeyService::new(
@@ -226,7 +231,16 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         ),
         pages,
         serving,
-        sessions: SessionService::new(store.clone(), store.clone(), store.clone(), clock.clone()),
+        sessions: SessionService::new(
+            store.clone(),
+            store.clone(),
+            store.clone(),
+            clock.clone(),
+            settings
+                .sealing_key
+                .clone()
+                .unwrap_or_else(SealingKey::ephemeral),
+        ),
         activation: ActivationService::new(
             ActivationPorts {
                 accounts: store.clone(),

@@ -32,7 +32,7 @@ use quire_oauth::{ClientService, ConsentService, TokenService};
 use quire_pages::PageService;
 use quire_projects::ProjectService;
 use quire_serving::ServingService;
-use quire_signup::{FirstRun, PasswordReset, SignUp};
+use quire_signup::{FirstRun, PasswordChange, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
 pub use common::{client_ip, limits};
@@ -96,6 +96,7 @@ pub struct AppState {
     pub first_run: FirstRun,
     pub sign_up: SignUp,
     pub password_reset: PasswordReset,
+    pub password_change: PasswordChange,
     /// The visitor side of pages: the dashboard issues sign-in passes through it, and page
     /// changes made through the API drop what it caches.
     pub serving: ServingService,
@@ -130,6 +131,7 @@ impl AppState {
             first_run: services.first_run,
             sign_up: services.sign_up,
             password_reset: services.password_reset,
+            password_change: services.password_change,
             serving: services.serving,
             base_url,
             trusted_proxies,

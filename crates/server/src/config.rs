@@ -68,6 +68,9 @@ pub struct Config {
     /// The captcha's counter is drawn below this: solving takes half as many derivations
     /// on average.
     pub captcha_max_counter: usize,
+    /// The file of the key that seals second-factor secrets (made when missing; the same
+    /// file on every replica).
+    pub secret_key_file: String,
     /// `closed` (only operators create accounts) or `open` (anyone may sign up and verify
     /// an address).
     pub signup: String,
@@ -120,6 +123,7 @@ impl Default for Config {
             outbox_dir: "./data/outbox".into(),
             captcha_iterations: 1_000,
             captcha_max_counter: 5_000,
+            secret_key_file: "./data/secret.key".into(),
             signup: "closed".into(),
             activation: "invitation".into(),
         }
@@ -155,6 +159,7 @@ struct FileConfig {
     smtp_url: Option<String>,
     mail_from: Option<String>,
     outbox_dir: Option<String>,
+    secret_key_file: Option<String>,
     signup: Option<String>,
     activation: Option<String>,
 }
@@ -219,6 +224,7 @@ impl Config {
                 smtp_url,
                 mail_from,
                 outbox_dir,
+                secret_key_file,
                 signup,
                 activation
             );
@@ -240,6 +246,7 @@ impl Config {
         text("QUIRE_SMTP_PASSWORD", &mut c.smtp_password.0);
         text("QUIRE_MAIL_FROM", &mut c.mail_from);
         text("QUIRE_OUTBOX_DIR", &mut c.outbox_dir);
+        text("QUIRE_SECRET_KEY_FILE", &mut c.secret_key_file);
         text("QUIRE_SIGNUP", &mut c.signup);
         text("QUIRE_ACTIVATION", &mut c.activation);
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {

@@ -26,6 +26,16 @@ pub(crate) enum ServerError {
     Migrate(#[source] StoreError),
     #[error("cannot read the server's secrets (signing keys)")]
     SigningKey(#[source] InfraError),
+    #[error("cannot read or make the secret key file {path}")]
+    SecretKeyFile {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the secret key file {0} must hold 64 hexadecimal digits (32 bytes)")]
+    SecretKeyMalformed(std::path::PathBuf),
+    #[error("cannot seal the second-factor secrets stored before sealing")]
+    SealSecrets(#[source] InfraError),
     #[error("cannot issue the first-run setup link")]
     FirstRun(#[source] InfraError),
     #[error("cannot listen on {addr} ({listener})")]
@@ -70,7 +80,7 @@ impl ServerError {
     /// command ran; 1 for a command that failed.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Connect(_) | Self::Mail(_) => 2,
+            Self::Config(_) | Self::Connect(_) | Self::Mail(_) | Self::SecretKeyMalformed(_) => 2,
             _ => 1,
         }
     }

@@ -20,7 +20,8 @@ use crate::config::Config;
 use crate::error::ServerError;
 use crate::tasks::{spawn_janitor, spawn_view_flusher};
 use crate::wiring::{
-    CAPTCHA_SECRET, PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, settings,
+    CAPTCHA_SECRET, PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, sealing_key,
+    settings,
 };
 
 fn bind(
@@ -132,6 +133,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .server_secret(CAPTCHA_SECRET)
         .await
         .map_err(ServerError::SigningKey)?;
+    let sealing_key = sealing_key(std::path::Path::new(&config.secret_key_file))?;
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
     let mailer = mailer(&config)?;
@@ -146,8 +148,19 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             mailer,
             directory: None,
         },
-        settings(&config, &origins, signing_key, captcha_secret),
+        settings(&config, &origins, signing_key, captcha_secret, sealing_key),
     );
+    let sealed = services
+        .sessions
+        .seal_legacy_secrets()
+        .await
+        .map_err(ServerError::SealSecrets)?;
+    if sealed > 0 {
+        tracing::info!(
+            accounts = sealed,
+            "sealed second-factor secrets stored bare"
+        );
+    }
     spawn_janitor(
         &services,
         Duration::from_secs(config.janitor_interval_secs.max(1)),

@@ -1,10 +1,14 @@
 //! Wiring: the adapters (database, bundle storage, the runtime's timer) and the settings the
 //! composition root builds the services from.
 
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use quire_accounts::CaptchaCost;
+use quire_accounts::sealing::KEY_BYTES;
+use quire_accounts::{CaptchaCost, SealingKey};
 use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
 use quire_http::{Dependency, NotReady, Readiness};
@@ -15,6 +19,7 @@ use quire_serving::ServingConfig;
 use quire_signup::{ActivationMode, SignUpMode};
 use quire_smtp::{OutboxMailer, RelayConfig, SmtpMailer};
 use quire_store::{Database, DatabaseConfig};
+use rand::RngExt as _;
 
 use crate::config::Config;
 use crate::error::ServerError;
@@ -66,15 +71,16 @@ impl Timer for TokioTimer {
     }
 }
 
-/// The services' settings, from the configuration.
 /// The server secret that signs the activation captcha's challenges.
 pub(crate) const CAPTCHA_SECRET: &str = "captcha";
 
+/// The services' settings, from the configuration.
 pub(crate) fn settings(
     config: &Config,
     origins: &PageOrigins,
     signing_key: String,
     captcha_secret: String,
+    sealing_key: SealingKey,
 ) -> Settings {
     Settings {
         pages: PageConfig {
@@ -113,7 +119,50 @@ pub(crate) fn settings(
         } else {
             ActivationMode::Invitation
         },
+        sealing_key: Some(sealing_key),
     }
+}
+
+/// The key that seals second-factor secrets, from `QUIRE_SECRET_KEY_FILE`: 32 bytes in hex.
+/// The file is made (mode 0600) when missing, so a first run needs no setup; it lives
+/// outside the database on purpose, and every replica must read the same file.
+pub(crate) fn sealing_key(path: &Path) -> Result<SealingKey, ServerError> {
+    let io = |source| ServerError::SecretKeyFile {
+        path: path.to_owned(),
+        source,
+    };
+    let malformed = || ServerError::SecretKeyMalformed(path.to_owned());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut fresh = [0u8; KEY_BYTES];
+    rand::rng().fill(&mut fresh[..]);
+    let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match created {
+        Ok(mut file) => {
+            file.write_all(format!("{hex}\n").as_bytes()).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            tracing::info!(path = %path.display(), "made a new key for second-factor secrets");
+        }
+        // Another replica (or an earlier run) made it: use that one.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
+    }
+    let text = std::fs::read_to_string(path).map_err(io)?;
+    let text = text.trim();
+    if text.len() != KEY_BYTES * 2 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(malformed());
+    }
+    let bytes = (0..KEY_BYTES)
+        .map(|i| u8::from_str_radix(&text[i * 2..i * 2 + 2], 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .map_err(|_| malformed())?;
+    SealingKey::from_bytes(&bytes).ok_or_else(malformed)
 }
 
 /// The relay of `QUIRE_SMTP_URL`, or the outbox when it is unset.
@@ -144,3 +193,38 @@ pub(crate) async fn migrate(db: &Database) -> Result<(), ServerError> {
 
 /// Name of the shared secret that signs the pages origin's cookies and passes.
 pub(crate) const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quire_accounts::TotpSecret;
+    use quire_kernel::AccountId;
+
+    #[test]
+    fn the_key_file_is_made_once_private_and_read_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/secret.key");
+        let first = sealing_key(&path).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+        let second = sealing_key(&path).unwrap();
+        let (ann, secret) = (AccountId::new(), TotpSecret::generate());
+        let sealed = first.seal_totp(ann, &secret);
+        assert_eq!(second.open_totp(ann, &sealed), Ok(secret));
+
+        std::fs::write(&path, "not hex at all").unwrap();
+        assert!(matches!(
+            sealing_key(&path),
+            Err(ServerError::SecretKeyMalformed(_))
+        ));
+        for bad in ["ab".repeat(31), "zz".repeat(32), "é".repeat(32)] {
+            std::fs::write(&path, bad).unwrap();
+            assert!(matches!(
+                sealing_key(&path),
+                Err(ServerError::SecretKeyMalformed(_))
+            ));
+        }
+    }
+}

@@ -126,6 +126,7 @@ impl World {
                 mfa_satisfied: true,
                 created_at: now,
                 expires_at: now + time::Duration::hours(12),
+                pending_totp: None,
             })
             .await
             .unwrap();

@@ -1,6 +1,7 @@
 //! `quire-signup`: the account flows that start without a session and go through one-time
 //! links: the first-run setup (a link printed in the server's log creates the first,
-//! platform-admin account), sign-up with email verification, and password reset.
+//! platform-admin account), sign-up with email verification, and password reset; and the
+//! dashboard's password change, under the same password rules.
 //!
 //! A link is 32 random bytes, stored as its SHA-256 with a purpose, an expiry and a used
 //! mark; following one is a GET that shows a confirm page and a POST that spends it (mail
@@ -12,6 +13,7 @@
 //! port). Its own port: [`ports::SignupStore`].
 
 pub mod messages;
+pub mod password_change;
 pub mod password_rules;
 pub mod ports;
 pub mod reset;
@@ -20,6 +22,7 @@ pub mod signup;
 pub mod tokens;
 
 pub use messages::Letterhead;
+pub use password_change::{PasswordChange, PasswordChangeError};
 pub use password_rules::PasswordRule;
 pub use ports::{FirstAccount, SignupPorts, SignupStore};
 pub use reset::{PasswordReset, ResetError};

@@ -117,4 +117,20 @@ impl Letterhead {
             ),
         )
     }
+
+    pub(crate) fn password_changed_by_owner(&self, account: &Account) -> Option<OutboundMail> {
+        self.letter(
+            &account.email,
+            "Your Quire password was changed",
+            format!(
+                "Hello {handle},\n\n\
+                 The password of your Quire account was just changed from the dashboard, and\n\
+                 every other session of the account was signed out.\n\n\
+                 If you did not do this, reset it at {reset}\n\
+                 and tell the operator of this server.\n",
+                handle = account.handle,
+                reset = self.page(crate::RESET_PATH),
+            ),
+        )
+    }
 }

@@ -106,6 +106,18 @@ pub trait SignupStore: Send + Sync + std::fmt::Debug {
         now: OffsetDateTime,
     ) -> Result<Option<AccountId>, InfraError>;
 
+    /// In one transaction: sets the account's password hash and deletes every session of
+    /// the account but `keep_session`. Returns how many sessions ended.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; nothing changes on error.
+    async fn change_password(
+        &self,
+        account: AccountId,
+        password_hash: &str,
+        keep_session: &str,
+    ) -> Result<u64, InfraError>;
+
     /// Forgets links that expired before `cutoff`, used or not; returns how many.
     ///
     /// # Errors

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_accounts::{
-    Account, AccountStore, CreateAccountStoreError, Session, SessionStore, TotpSecret,
+    Account, AccountStore, CreateAccountStoreError, SealedSecret, Session, SessionStore,
 };
 use quire_kernel::{AccountId, Email, Handle, InfraError, ProjectId};
 use quire_keys::KeyRecord;
@@ -15,7 +15,7 @@ use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
 use crate::keys::{KeyRow, insert_key_row};
 use crate::projects::ProjectRow;
-use crate::schema::{accounts, sessions};
+use crate::schema::{accounts, recovery_codes, sessions};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -44,7 +44,7 @@ impl From<&Account> for AccountRow {
             is_platform_admin: a.is_platform_admin,
             default_project_id: DbId(a.default_project_id.0),
             created_at: DbTs(a.created_at),
-            totp_secret: a.totp_secret.as_ref().map(|t| t.expose().to_owned()),
+            totp_secret: a.totp_secret.as_ref().map(|t| t.as_stored().to_owned()),
             email_verified_at: a.email_verified_at.map(DbTs),
         }
     }
@@ -64,11 +64,7 @@ impl TryFrom<AccountRow> for Account {
             is_platform_admin: r.is_platform_admin,
             default_project_id: ProjectId(r.default_project_id.0),
             created_at: r.created_at.0,
-            totp_secret: r
-                .totp_secret
-                .as_deref()
-                .map(|t| TotpSecret::parse(t).ok_or_else(|| corrupt("totp secret")))
-                .transpose()?,
+            totp_secret: r.totp_secret.map(SealedSecret::stored),
         })
     }
 }
@@ -170,13 +166,16 @@ impl AccountStore for Database {
     async fn enroll_totp(
         &self,
         id: AccountId,
-        secret: &TotpSecret,
+        secret: &SealedSecret,
         step: u64,
         keep_session: &str,
+        recovery_hashes: &[String],
+        now: OffsetDateTime,
     ) -> Result<bool, InfraError> {
-        let secret = secret.expose().to_owned();
+        let secret = secret.as_stored().to_owned();
         let keep_session = keep_session.to_owned();
         let step = step_column(step)?;
+        let codes = recovery_rows(id, recovery_hashes, now);
         with_tx!(self, |db, conn| {
             let n = diesel::update(
                 accounts::table
@@ -193,6 +192,17 @@ impl AccountStore for Database {
                 return Ok(false);
             }
             db.checkpoint("enroll_totp:account")?;
+            diesel::delete(recovery_codes::table.filter(recovery_codes::account_id.eq(DbId(id.0))))
+                .execute(conn)
+                .await?;
+            // Ten rows; one INSERT each, as diesel-async has no batch insert on SQLite.
+            for code in &codes {
+                diesel::insert_into(recovery_codes::table)
+                    .values(code)
+                    .execute(conn)
+                    .await?;
+            }
+            db.checkpoint("enroll_totp:recovery_codes")?;
             diesel::update(
                 sessions::table
                     .filter(sessions::account_id.eq(DbId(id.0)))
@@ -201,9 +211,148 @@ impl AccountStore for Database {
             .set(sessions::mfa_satisfied.eq(false))
             .execute(conn)
             .await?;
+            diesel::update(sessions::table.find(&keep_session))
+                .set(sessions::pending_totp_secret.eq(None::<String>))
+                .execute(conn)
+                .await?;
             Ok(true)
         })
         .map_err(InfraError::from)
+    }
+
+    async fn remove_totp(&self, id: AccountId) -> Result<bool, InfraError> {
+        with_tx!(self, |db, conn| {
+            let n = diesel::update(
+                accounts::table
+                    .find(DbId(id.0))
+                    .filter(accounts::totp_secret.is_not_null()),
+            )
+            .set((
+                accounts::totp_secret.eq(None::<String>),
+                accounts::totp_last_step.eq(None::<i64>),
+            ))
+            .execute(conn)
+            .await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            db.checkpoint("remove_totp:account")?;
+            diesel::delete(recovery_codes::table.filter(recovery_codes::account_id.eq(DbId(id.0))))
+                .execute(conn)
+                .await?;
+            db.checkpoint("remove_totp:recovery_codes")?;
+            diesel::update(sessions::table.filter(sessions::account_id.eq(DbId(id.0))))
+                .set(sessions::mfa_satisfied.eq(true))
+                .execute(conn)
+                .await?;
+            Ok(true)
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        id: AccountId,
+        recovery_hashes: &[String],
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        let codes = recovery_rows(id, recovery_hashes, now);
+        with_tx!(self, |db, conn| {
+            let enrolled: i64 = accounts::table
+                .find(DbId(id.0))
+                .filter(accounts::totp_secret.is_not_null())
+                .count()
+                .get_result(conn)
+                .await?;
+            if enrolled == 0 {
+                return Ok(false);
+            }
+            diesel::delete(recovery_codes::table.filter(recovery_codes::account_id.eq(DbId(id.0))))
+                .execute(conn)
+                .await?;
+            db.checkpoint("replace_recovery_codes:delete")?;
+            // Ten rows; one INSERT each, as diesel-async has no batch insert on SQLite.
+            for code in &codes {
+                diesel::insert_into(recovery_codes::table)
+                    .values(code)
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(true)
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn use_recovery_code(
+        &self,
+        id: AccountId,
+        hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        let hash = hash.to_owned();
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                recovery_codes::table
+                    .find(&hash)
+                    .filter(recovery_codes::account_id.eq(DbId(id.0)))
+                    .filter(recovery_codes::used_at.is_null()),
+            )
+            .set(recovery_codes::used_at.eq(Some(DbTs(now))))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n == 1)
+    }
+
+    async fn recovery_codes_left(&self, id: AccountId) -> Result<u64, InfraError> {
+        let n: i64 = with_conn!(self, |conn| {
+            Ok(recovery_codes::table
+                .filter(recovery_codes::account_id.eq(DbId(id.0)))
+                .filter(recovery_codes::used_at.is_null())
+                .count()
+                .get_result(conn)
+                .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn legacy_totp_secrets(&self) -> Result<Vec<(AccountId, SealedSecret)>, InfraError> {
+        let rows: Vec<(DbId, Option<String>)> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .filter(accounts::totp_secret.is_not_null())
+                .filter(accounts::totp_secret.not_like("v1.%"))
+                .select((accounts::id, accounts::totp_secret))
+                .load(conn)
+                .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, s)| Some((AccountId(id.0), SealedSecret::stored(s?))))
+            .collect())
+    }
+
+    async fn reseal_totp(
+        &self,
+        id: AccountId,
+        old: &SealedSecret,
+        new: &SealedSecret,
+    ) -> Result<bool, InfraError> {
+        let (old, new) = (old.as_stored().to_owned(), new.as_stored().to_owned());
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                accounts::table
+                    .find(DbId(id.0))
+                    .filter(accounts::totp_secret.eq(Some(&old))),
+            )
+            .set(accounts::totp_secret.eq(Some(&new)))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n == 1)
     }
 
     async fn set_activated(
@@ -243,6 +392,25 @@ impl AccountStore for Database {
     }
 }
 
+#[derive(Debug, Insertable)]
+#[diesel(table_name = recovery_codes)]
+struct RecoveryCodeRow {
+    code_hash: String,
+    account_id: DbId,
+    created_at: DbTs,
+}
+
+fn recovery_rows(id: AccountId, hashes: &[String], now: OffsetDateTime) -> Vec<RecoveryCodeRow> {
+    hashes
+        .iter()
+        .map(|h| RecoveryCodeRow {
+            code_hash: h.clone(),
+            account_id: DbId(id.0),
+            created_at: DbTs(now),
+        })
+        .collect()
+}
+
 fn step_column(step: u64) -> Result<i64, InfraError> {
     i64::try_from(step).map_err(|_| InfraError::new("TOTP step out of range"))
 }
@@ -255,6 +423,7 @@ struct SessionRow {
     mfa_satisfied: bool,
     created_at: DbTs,
     expires_at: DbTs,
+    pending_totp_secret: Option<String>,
 }
 
 #[async_trait]
@@ -266,6 +435,10 @@ impl SessionStore for Database {
             mfa_satisfied: session.mfa_satisfied,
             created_at: DbTs(session.created_at),
             expires_at: DbTs(session.expires_at),
+            pending_totp_secret: session
+                .pending_totp
+                .as_ref()
+                .map(|s| s.as_stored().to_owned()),
         };
         with_conn!(self, |conn| {
             diesel::insert_into(sessions::table)
@@ -294,6 +467,7 @@ impl SessionStore for Database {
             mfa_satisfied: r.mfa_satisfied,
             created_at: r.created_at.0,
             expires_at: r.expires_at.0,
+            pending_totp: r.pending_totp_secret.map(SealedSecret::stored),
         }))
     }
 
@@ -318,6 +492,42 @@ impl SessionStore for Database {
             Ok(())
         })
         .map_err(InfraError::from)
+    }
+
+    async fn set_pending_totp(
+        &self,
+        id_hash: &str,
+        secret: Option<&SealedSecret>,
+    ) -> Result<(), InfraError> {
+        let id_hash = id_hash.to_owned();
+        let secret = secret.map(|s| s.as_stored().to_owned());
+        with_conn!(self, |conn| {
+            diesel::update(sessions::table.find(&id_hash))
+                .set(sessions::pending_totp_secret.eq(&secret))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(InfraError::from)
+    }
+
+    async fn delete_other_sessions(
+        &self,
+        account: AccountId,
+        keep: &str,
+    ) -> Result<u64, InfraError> {
+        let keep = keep.to_owned();
+        let n = with_conn!(self, |conn| {
+            Ok(diesel::delete(
+                sessions::table
+                    .filter(sessions::account_id.eq(DbId(account.0)))
+                    .filter(sessions::id_hash.ne(&keep)),
+            )
+            .execute(conn)
+            .await?)
+        })
+        .map_err(InfraError::from)?;
+        Ok(n as u64)
     }
 
     async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError> {

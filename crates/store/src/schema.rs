@@ -228,6 +228,19 @@ diesel::table! {
         mfa_satisfied -> Bool,
         created_at -> DbTime,
         expires_at -> DbTime,
+        pending_totp_secret -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    recovery_codes (code_hash) {
+        code_hash -> Text,
+        account_id -> DbUuid,
+        created_at -> DbTime,
+        used_at -> Nullable<DbTime>,
     }
 }
 
@@ -351,5 +364,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     captcha_uses,
     account_tokens,
     sessions,
+    recovery_codes,
     server_secrets
 );

@@ -255,6 +255,31 @@ impl SignupStore for Database {
         .map_err(infra)
     }
 
+    async fn change_password(
+        &self,
+        account: AccountId,
+        password_hash: &str,
+        keep_session: &str,
+    ) -> Result<u64, InfraError> {
+        let (password_hash, keep) = (password_hash.to_owned(), keep_session.to_owned());
+        with_tx!(self, |db, conn| {
+            diesel::update(accounts::table.find(DbId(account.0)))
+                .set(accounts::password_hash.eq(Some(&password_hash)))
+                .execute(conn)
+                .await?;
+            db.checkpoint("change_password:password")?;
+            let ended = diesel::delete(
+                sessions::table
+                    .filter(sessions::account_id.eq(DbId(account.0)))
+                    .filter(sessions::id_hash.ne(&keep)),
+            )
+            .execute(conn)
+            .await?;
+            Ok(ended as u64)
+        })
+        .map_err(infra)
+    }
+
     async fn forget_links_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
         let n = with_conn!(self, |conn| {
             Ok(diesel::delete(

@@ -311,8 +311,6 @@ async fn activation_rolls_back_on_sqlite_and_postgres() {
     }
 }
 
-/// and no link after a failed sign-up, the link unspent after a failed verification or
-/// reset (with the password and sessions as they were), no account after a failed setup.
 /// A fault inside each multi-step write of the account flows leaves no trace: no account
 /// and no link after a failed sign-up, the link unspent after a failed verification or
 /// reset (with the password and sessions as they were), no account after a failed setup.
@@ -390,6 +388,7 @@ async fn account_flows_roll_back(db: Database) {
         mfa_satisfied: true,
         created_at: now,
         expires_at: now + time::Duration::hours(1),
+        pending_totp: None,
     })
     .await
     .unwrap();
@@ -427,5 +426,107 @@ async fn account_flows_roll_back_on_sqlite_and_postgres() {
     account_flows_roll_back(db).await;
     if let Some((db, _t)) = postgres().await {
         account_flows_roll_back(db).await;
+    }
+}
+
+/// A fault inside each multi-step write of the second factor and the password change
+/// leaves the account, its codes and its sessions as they were.
+async fn second_factor_writes_roll_back(db: Database) {
+    use quire_accounts::{RecoveryCodes, SealingKey, Session, SessionStore, TotpSecret};
+    use quire_signup::SignupStore;
+
+    db.migrate().await.expect("migrate");
+    let db = Arc::new(db);
+    let now = SystemClock.now();
+    let ann = AccountService::new(db.clone(), Arc::new(SystemClock))
+        .create(bootstrap("ann"))
+        .await
+        .unwrap()
+        .account;
+    let session = |hash: &str, satisfied: bool| Session {
+        id_hash: hash.into(),
+        account_id: ann.id,
+        mfa_satisfied: satisfied,
+        created_at: now,
+        expires_at: now + time::Duration::hours(1),
+        pending_totp: None,
+    };
+    db.insert_session(&session("here", true)).await.unwrap();
+    db.insert_session(&session("there", true)).await.unwrap();
+    let sealed = SealingKey::ephemeral().seal_totp(ann.id, &TotpSecret::generate());
+    db.set_pending_totp("here", Some(&sealed)).await.unwrap();
+    let codes = RecoveryCodes::generate().hashes();
+
+    for step in ["enroll_totp:account", "enroll_totp:recovery_codes"] {
+        db.fail_at(step);
+        assert!(
+            db.enroll_totp(ann.id, &sealed, 1, "here", &codes, now)
+                .await
+                .is_err()
+        );
+        let stored = db.account_by_id(ann.id).await.unwrap().unwrap();
+        assert_eq!(stored.totp_secret, None, "{step}");
+        assert_eq!(db.recovery_codes_left(ann.id).await.unwrap(), 0, "{step}");
+        let here = db.session_by_hash("here").await.unwrap().unwrap();
+        assert_eq!(here.pending_totp.as_ref(), Some(&sealed), "{step}");
+        assert!(
+            db.session_by_hash("there")
+                .await
+                .unwrap()
+                .unwrap()
+                .mfa_satisfied
+        );
+    }
+    assert!(
+        db.enroll_totp(ann.id, &sealed, 1, "here", &codes, now)
+            .await
+            .unwrap()
+    );
+
+    db.fail_at("replace_recovery_codes:delete");
+    let fresh = RecoveryCodes::generate().hashes();
+    assert!(
+        db.replace_recovery_codes(ann.id, &fresh, now)
+            .await
+            .is_err()
+    );
+    assert!(db.use_recovery_code(ann.id, &codes[0], now).await.unwrap());
+    assert_eq!(db.recovery_codes_left(ann.id).await.unwrap(), 9);
+
+    for step in ["remove_totp:account", "remove_totp:recovery_codes"] {
+        db.fail_at(step);
+        assert!(db.remove_totp(ann.id).await.is_err());
+        let stored = db.account_by_id(ann.id).await.unwrap().unwrap();
+        assert_eq!(stored.totp_secret.as_ref(), Some(&sealed), "{step}");
+        assert_eq!(db.recovery_codes_left(ann.id).await.unwrap(), 9, "{step}");
+        assert!(
+            !db.session_by_hash("there")
+                .await
+                .unwrap()
+                .unwrap()
+                .mfa_satisfied
+        );
+    }
+    assert!(db.remove_totp(ann.id).await.unwrap());
+
+    db.fail_at("change_password:password");
+    assert!(db.change_password(ann.id, "$after", "here").await.is_err());
+    let stored = db.account_by_id(ann.id).await.unwrap().unwrap();
+    assert_ne!(stored.password_hash.as_deref(), Some("$after"));
+    assert!(db.session_by_hash("there").await.unwrap().is_some());
+    assert_eq!(
+        db.change_password(ann.id, "$after", "here").await.unwrap(),
+        1
+    );
+    assert!(db.session_by_hash("there").await.unwrap().is_none());
+    assert!(db.session_by_hash("here").await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn second_factor_writes_roll_back_on_sqlite_and_postgres() {
+    let (db, _dir) = sqlite().await;
+    second_factor_writes_roll_back(db).await;
+    if let Some((db, _t)) = postgres().await {
+        second_factor_writes_roll_back(db).await;
     }
 }

@@ -20,7 +20,7 @@ mod pages_page;
 mod password_reset;
 mod projects_page;
 mod render;
-mod second_factor;
+mod security;
 mod session;
 mod sign_in;
 mod sign_up;
@@ -43,7 +43,7 @@ use oauth::authorize;
 use pages_page::{page_action, page_detail, pages};
 use password_reset::{new_password, new_password_form, request, request_form};
 use projects_page::{change_project, create_project, projects};
-use second_factor::{enroll, security};
+use security::{change_password, enroll, new_recovery_codes, security, sign_out_others, turn_off};
 use sign_in::{home, login, login_form, logout, totp, totp_form};
 use sign_up::{sign_up, sign_up_form, verify, verify_form};
 use visit::{visit, visit_confirmed};
@@ -89,6 +89,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(resource(
         "/account/security",
         [(M::GET, to(security)), (M::POST, to(enroll))],
+    ))
+    .service(resource("/account/security/off", [(M::POST, to(turn_off))]))
+    .service(resource(
+        "/account/security/recovery-codes",
+        [(M::POST, to(new_recovery_codes))],
+    ))
+    .service(resource(
+        "/account/security/password",
+        [(M::POST, to(change_password))],
+    ))
+    .service(resource(
+        "/account/security/sessions",
+        [(M::POST, to(sign_out_others))],
     ))
     .service(resource("/account/activate", [(M::GET, to(activate_page))]))
     .service(resource("/account/pages", [(M::GET, to(pages))]))

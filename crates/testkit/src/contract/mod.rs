@@ -56,6 +56,8 @@ macro_rules! __contract_list {
             mail::sends_are_counted_exactly_in_a_rolling_window,
             sessions::accounts_are_found_by_login_and_sessions_by_hash,
             sessions::totp_enrollment_is_once_and_steps_are_used_once,
+            sessions::recovery_codes_are_spent_once_and_the_factor_comes_off,
+            sessions::legacy_secrets_are_listed_and_resealed_once,
             sessions::expired_sessions_are_swept,
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
             links::views_are_claimed_within_the_budget_and_added_in_bulk,

@@ -75,6 +75,7 @@ pub(super) async fn links_are_spent_once_and_for_their_purpose<
             mfa_satisfied: true,
             created_at: later,
             expires_at: later + Duration::hours(1),
+            pending_totp: None,
         })
         .await
         .unwrap();

@@ -1,11 +1,12 @@
 //! Accounts, and the account directory the page service reads handles from.
 
 use async_trait::async_trait;
-use quire_accounts::{Account, AccountStore, CreateAccountStoreError, TotpSecret};
+use quire_accounts::{Account, AccountStore, CreateAccountStoreError, SealedSecret};
 use quire_kernel::{AccountId, Email, Handle, InfraError};
 use quire_keys::KeyRecord;
 use quire_pages::AccountDirectory;
 use quire_projects::Project;
+use time::OffsetDateTime;
 
 use super::{MemoryStore, Op, State};
 
@@ -93,9 +94,11 @@ impl AccountStore for MemoryStore {
     async fn enroll_totp(
         &self,
         id: AccountId,
-        secret: &TotpSecret,
+        secret: &SealedSecret,
         step: u64,
         keep_session: &str,
+        recovery_hashes: &[String],
+        _now: OffsetDateTime,
     ) -> Result<bool, InfraError> {
         self.check(Op::EnrollTotp)?;
         Ok(self.with(|s| {
@@ -108,12 +111,126 @@ impl AccountStore for MemoryStore {
             };
             a.totp_secret = Some(secret.clone());
             s.totp_steps.insert(id, step);
+            s.recovery_codes.retain(|(account, _, _)| *account != id);
+            s.recovery_codes
+                .extend(recovery_hashes.iter().map(|h| (id, h.clone(), false)));
             for session in &mut s.sessions {
-                if session.account_id == id && session.id_hash != keep_session {
-                    session.mfa_satisfied = false;
+                if session.account_id == id {
+                    if session.id_hash == keep_session {
+                        session.pending_totp = None;
+                    } else {
+                        session.mfa_satisfied = false;
+                    }
                 }
             }
             true
+        }))
+    }
+
+    async fn remove_totp(&self, id: AccountId) -> Result<bool, InfraError> {
+        self.check(Op::RemoveTotp)?;
+        Ok(self.with(|s| {
+            let Some(a) = s
+                .accounts
+                .iter_mut()
+                .find(|a| a.id == id && a.totp_secret.is_some())
+            else {
+                return false;
+            };
+            a.totp_secret = None;
+            s.totp_steps.remove(&id);
+            s.recovery_codes.retain(|(account, _, _)| *account != id);
+            for session in s.sessions.iter_mut().filter(|x| x.account_id == id) {
+                session.mfa_satisfied = true;
+            }
+            true
+        }))
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        id: AccountId,
+        recovery_hashes: &[String],
+        _now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::ReplaceRecoveryCodes)?;
+        Ok(self.with(|s| {
+            if !s
+                .accounts
+                .iter()
+                .any(|a| a.id == id && a.totp_secret.is_some())
+            {
+                return false;
+            }
+            s.recovery_codes.retain(|(account, _, _)| *account != id);
+            s.recovery_codes
+                .extend(recovery_hashes.iter().map(|h| (id, h.clone(), false)));
+            true
+        }))
+    }
+
+    async fn use_recovery_code(
+        &self,
+        id: AccountId,
+        hash: &str,
+        _now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::UseRecoveryCode)?;
+        Ok(self.with(|s| {
+            match s
+                .recovery_codes
+                .iter_mut()
+                .find(|(account, h, used)| *account == id && h == hash && !*used)
+            {
+                Some(code) => {
+                    code.2 = true;
+                    true
+                }
+                None => false,
+            }
+        }))
+    }
+
+    async fn recovery_codes_left(&self, id: AccountId) -> Result<u64, InfraError> {
+        self.check(Op::RecoveryCodesLeft)?;
+        Ok(self.with(|s| {
+            s.recovery_codes
+                .iter()
+                .filter(|(account, _, used)| *account == id && !*used)
+                .count() as u64
+        }))
+    }
+
+    async fn legacy_totp_secrets(&self) -> Result<Vec<(AccountId, SealedSecret)>, InfraError> {
+        self.check(Op::LegacyTotpSecrets)?;
+        Ok(self.with(|s| {
+            s.accounts
+                .iter()
+                .filter_map(|a| Some((a.id, a.totp_secret.clone()?)))
+                .filter(|(_, secret)| secret.is_legacy())
+                .collect()
+        }))
+    }
+
+    async fn reseal_totp(
+        &self,
+        id: AccountId,
+        old: &SealedSecret,
+        new: &SealedSecret,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::ResealTotp)?;
+        Ok(self.with(|s| {
+            match s
+                .accounts
+                .iter_mut()
+                .find(|a| a.id == id && a.totp_secret.as_ref() == Some(old))
+            {
+                Some(a) => {
+                    a.totp_secret = Some(new.clone());
+                    true
+                }
+                None => false,
+            }
         }))
     }
 

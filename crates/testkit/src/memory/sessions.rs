@@ -1,8 +1,8 @@
 //! Dashboard sessions and second-factor steps.
 
 use async_trait::async_trait;
-use quire_accounts::{Session, SessionStore};
-use quire_kernel::InfraError;
+use quire_accounts::{SealedSecret, Session, SessionStore};
+use quire_kernel::{AccountId, InfraError};
 use time::OffsetDateTime;
 
 use super::{MemoryStore, Op};
@@ -36,6 +36,36 @@ impl SessionStore for MemoryStore {
             }
         });
         Ok(())
+    }
+
+    async fn set_pending_totp(
+        &self,
+        id_hash: &str,
+        secret: Option<&SealedSecret>,
+    ) -> Result<(), InfraError> {
+        self.check(Op::SetPendingTotp)?;
+        self.with(|s| {
+            for x in &mut s.sessions {
+                if x.id_hash == id_hash {
+                    x.pending_totp = secret.cloned();
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn delete_other_sessions(
+        &self,
+        account: AccountId,
+        keep: &str,
+    ) -> Result<u64, InfraError> {
+        self.check(Op::DeleteOtherSessions)?;
+        Ok(self.with(|s| {
+            let before = s.sessions.len();
+            s.sessions
+                .retain(|x| x.account_id != account || x.id_hash == keep);
+            (before - s.sessions.len()) as u64
+        }))
     }
 
     async fn delete_expired_sessions(&self, now: OffsetDateTime) -> Result<u64, InfraError> {

@@ -137,6 +137,24 @@ impl SignupStore for MemoryStore {
         }))
     }
 
+    async fn change_password(
+        &self,
+        account: AccountId,
+        password_hash: &str,
+        keep_session: &str,
+    ) -> Result<u64, InfraError> {
+        self.check(Op::ChangePassword)?;
+        Ok(self.with(|s| {
+            if let Some(a) = s.accounts.iter_mut().find(|a| a.id == account) {
+                a.password_hash = Some(password_hash.to_owned());
+            }
+            let before = s.sessions.len();
+            s.sessions
+                .retain(|x| x.account_id != account || x.id_hash == keep_session);
+            (before - s.sessions.len()) as u64
+        }))
+    }
+
     async fn forget_links_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
         self.check(Op::ForgetLinksBefore)?;
         Ok(self.with(|s| {
