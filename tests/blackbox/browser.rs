@@ -259,8 +259,19 @@ impl Driver {
 
     /// Saves a screenshot next to the test binaries, for a person to look at.
     pub(crate) async fn screenshot(&self, name: &str) {
+        self.save_screenshot("/screenshot", name).await;
+    }
+
+    /// [`Driver::screenshot`] of one element (scrolled into view).
+    pub(crate) async fn screenshot_of(&self, css: &str, name: &str) {
+        let id = self.element(css).await;
+        self.save_screenshot(&format!("/element/{id}/screenshot"), name)
+            .await;
+    }
+
+    async fn save_screenshot(&self, path: &str, name: &str) {
         use base64::Engine;
-        let png = self.cmd(reqwest::Method::GET, "/screenshot", None).await;
+        let png = self.cmd(reqwest::Method::GET, path, None).await;
         if let Some(b64) = png.as_str()
             && let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64)
         {

@@ -157,7 +157,13 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
     assert_eq!(browser.text(&format!("#views-{slug}")).await, "1");
     browser.click(&format!("#open-{slug}")).await;
     assert_eq!(browser.text("#page-views").await, "1");
+    let detail = browser.source().await;
+    assert!(detail.contains("id=\"views-chart\""), "the chart is drawn");
+    assert!(detail.contains("data-total=\"1\""), "{detail}");
     browser.screenshot("journey-09-page").await;
+    browser
+        .screenshot_of("#views-chart", "journey-09-chart")
+        .await;
 
     // 6. Archived in the dashboard: the pages origin answers 404.
     browser.click("#archive").await;

@@ -261,6 +261,27 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     let visitor = crate::harness::client().build().unwrap();
     let seen = visitor.get(url).send().await.unwrap();
     assert_eq!(seen.status(), 200);
+    // The view reaches the count, and today's bar of the chart (UTC days), at once when the
+    // pages origin has seen the budget, else with the next flush (every second).
+    let mut detail = browser.get(&detail_path).await;
+    for _ in 0..30 {
+        if element(&detail.text, "page-views").as_deref() == Some("1 of 50") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        detail = browser.get(&detail_path).await;
+    }
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 50");
+    assert!(detail.text.contains("data-total=\"1\""), "{}", detail.text);
+    let today = time::OffsetDateTime::now_utc().date();
+    assert!(
+        detail
+            .text
+            .contains(&format!("data-day=\"{today}\" data-views=\"1\"")),
+        "{}",
+        detail.text
+    );
+    assert_eq!(detail.text.matches("<rect ").count(), 30);
 
     let archived = browser.post(&detail_path, &[("action", "archive")]).await;
     assert_eq!(archived.status, 303);

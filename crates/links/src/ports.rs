@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use crate::model::Link;
 
@@ -49,20 +49,28 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; no such code is `Ok(None)`.
     async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError>;
 
-    /// Counts one view of a link atomically: the count goes up by one unless the link has a
-    /// view budget that is spent. Exactly `max_views` claims succeed however many race.
+    /// Counts one view of a link atomically, on `day` too: the count goes up by one unless
+    /// the link has a view budget that is spent. Exactly `max_views` claims succeed however
+    /// many race.
     ///
     /// # Errors
     /// MUST return `Ok(false)` (and count nothing) when the budget is spent or the link is
     /// gone; [`InfraError`] on storage failure, when nothing is counted either.
-    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError>;
+    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError>;
 
-    /// Adds aggregated view counts (links without a budget), in one transaction; links that
-    /// are gone are skipped.
+    /// Adds aggregated view counts (links without a budget) to the links' totals and to
+    /// their counts of `day`, in one transaction; links that are gone are skipped.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure, when nothing is added.
-    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError>;
+    async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError>;
+
+    /// The link's views per day from `since` on, oldest first; days without views are
+    /// left out.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError>;
 
     /// Removes the page's link, its codes and allow list; absent is not an error.
     ///

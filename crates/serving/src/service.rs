@@ -284,7 +284,13 @@ impl ServingService {
         let mut cookie = None;
         if document && found && !visit.head {
             if site.link.policy.max_views.is_some() {
-                if !self.inner.ports.links.claim_view(site.link.id).await? {
+                if !self
+                    .inner
+                    .ports
+                    .links
+                    .claim_view(site.link.id, now.date())
+                    .await?
+                {
                     site.spent.store(true, Ordering::Relaxed);
                     return Ok(Answer::Gone);
                 }

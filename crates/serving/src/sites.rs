@@ -60,7 +60,8 @@ impl ServingService {
         if taken.is_empty() {
             return Ok(0);
         }
-        match self.inner.ports.links.add_views(&taken).await {
+        let day = self.inner.ports.clock.now().date();
+        match self.inner.ports.links.add_views(&taken, day).await {
             Ok(()) => Ok(taken.iter().map(|(_, n)| n).sum()),
             Err(e) => {
                 self.inner.views.restore(&taken);

@@ -7,12 +7,12 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId, ProjectId};
 use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
-use time::OffsetDateTime;
+use time::{Date, Month, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
-use crate::schema::{link_allow, link_codes, links};
+use crate::schema::{link_allow, link_codes, link_views_daily, links};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -179,6 +179,44 @@ impl Database {
     }
 }
 
+/// Inside a transaction: adds `$n` views to the link's count of `$day` (made at zero).
+macro_rules! add_daily {
+    ($conn:ident, $link:expr, $day:expr, $n:expr) => {
+        diesel::insert_into(link_views_daily::table)
+            .values((
+                link_views_daily::link_id.eq($link),
+                link_views_daily::day.eq($day),
+                link_views_daily::views.eq($n),
+            ))
+            .on_conflict((link_views_daily::link_id, link_views_daily::day))
+            .do_update()
+            .set(
+                link_views_daily::views
+                    .eq(link_views_daily::views + diesel::upsert::excluded(link_views_daily::views)),
+            )
+            .execute($conn)
+            .await?;
+    };
+}
+
+/// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
+fn day_text(day: Date) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        day.year(),
+        u8::from(day.month()),
+        day.day()
+    )
+}
+
+fn parse_day(text: &str) -> Option<Date> {
+    let mut parts = text.splitn(3, '-');
+    let year = parts.next()?.parse().ok()?;
+    let month = Month::try_from(parts.next()?.parse::<u8>().ok()?).ok()?;
+    let day = parts.next()?.parse().ok()?;
+    Date::from_calendar_date(year, month, day).ok()
+}
+
 #[async_trait]
 impl LinkStore for Database {
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
@@ -291,11 +329,12 @@ impl LinkStore for Database {
         }
     }
 
-    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
+    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError> {
         // One conditional UPDATE: the database serialises racing claims on the row, so the
-        // count can never pass the budget.
-        let counted = with_conn!(self, |conn| {
-            Ok(diesel::update(
+        // count can never pass the budget. The day's count moves in the same transaction.
+        let day = day_text(day);
+        with_tx!(self, |conn| {
+            let counted = diesel::update(
                 links::table.find(DbId(link.0)).filter(
                     links::max_views
                         .is_null()
@@ -304,13 +343,16 @@ impl LinkStore for Database {
             )
             .set(links::view_count.eq(links::view_count + 1))
             .execute(conn)
-            .await?)
+            .await?;
+            if counted == 1 {
+                add_daily!(conn, DbId(link.0), &day, 1_i64);
+            }
+            Ok(counted == 1)
         })
-        .map_err(infra)?;
-        Ok(counted == 1)
+        .map_err(infra)
     }
 
-    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
+    async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {
         if counts.is_empty() {
             return Ok(());
         }
@@ -318,16 +360,42 @@ impl LinkStore for Database {
             .iter()
             .map(|(id, n)| (DbId(id.0), to_i64(*n)))
             .collect();
+        let day = day_text(day);
         with_tx!(self, |conn| {
             for (id, n) in &counts {
-                diesel::update(links::table.find(*id))
+                let found = diesel::update(links::table.find(*id))
                     .set(links::view_count.eq(links::view_count + *n))
                     .execute(conn)
                     .await?;
+                // A link deleted since the views were counted has no day to add them to.
+                if found == 1 {
+                    add_daily!(conn, *id, &day, *n);
+                }
             }
             Ok(())
         })
         .map_err(infra)
+    }
+
+    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
+        let since = day_text(since);
+        let rows: Vec<(String, i64)> = with_conn!(self, |conn| {
+            Ok(link_views_daily::table
+                .filter(link_views_daily::link_id.eq(DbId(link.0)))
+                .filter(link_views_daily::day.ge(&since))
+                .order(link_views_daily::day.asc())
+                .select((link_views_daily::day, link_views_daily::views))
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        rows.into_iter()
+            .map(|(day, n)| {
+                let day = parse_day(&day)
+                    .ok_or_else(|| InfraError::new(format!("stored day {day:?} is not a date")))?;
+                Ok((day, u64::try_from(n).unwrap_or(0)))
+            })
+            .collect()
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {

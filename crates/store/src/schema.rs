@@ -339,6 +339,17 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbUuid;
+
+    link_views_daily (link_id, day) {
+        link_id -> DbUuid,
+        day -> Text,
+        views -> BigInt,
+    }
+}
+
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
 diesel::joinable!(invitations -> accounts (bound_account_id));
 
@@ -354,6 +365,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     pages,
     page_files,
     links,
+    link_views_daily,
     link_codes,
     link_allow,
     device_grants,

@@ -12,6 +12,7 @@
 
 mod account_keys;
 mod activation;
+mod chart;
 mod consent;
 mod first_run;
 mod keys_page;

@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::common::body::Body;
 use crate::error::ApiError;
 
+use super::chart::views_chart;
 use super::keys_page::day;
 use super::render::{page, see_other};
 use super::session::{Owner, check_origin, form, query, require_owner};
@@ -95,7 +96,13 @@ struct DetailPage {
     /// Path, content type, bytes.
     files: Vec<(String, String, u64)>,
     accesses: [&'static str; 4],
+    /// The views chart of the last [`CHART_DAYS`] days (inline SVG made here).
+    chart: String,
+    chart_days: u16,
 }
+
+/// How many days the views chart shows.
+const CHART_DAYS: u16 = 30;
 
 /// The action form of the detail page.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -192,6 +199,11 @@ async fn detail_page(
         .into_iter()
         .map(|f| (f.path, f.content_type, f.size_bytes))
         .collect();
+    let days = state
+        .pages
+        .daily_views(principal, id, CHART_DAYS)
+        .await
+        .map_err(ApiError::from)?;
     page(
         state,
         status,
@@ -201,6 +213,8 @@ async fn detail_page(
             p: PageRow::from(view),
             files,
             accesses: ["private", "password", "allow_list", "public"],
+            chart: views_chart(&days),
+            chart_days: CHART_DAYS,
         },
     )
 }

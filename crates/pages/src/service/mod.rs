@@ -381,6 +381,37 @@ impl PageService {
         Ok(self.pages.files(page.id).await?)
     }
 
+    /// The page's views per UTC day over the last `days` days up to today, oldest first,
+    /// with a zero for each day without views.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn daily_views(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        days: u16,
+    ) -> Result<Vec<(time::Date, u64)>, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        let today = self.clock.now().date();
+        let first = today - time::Duration::days(i64::from(days.max(1)) - 1);
+        let counted: HashMap<time::Date, u64> = match self.links.link_of_page(page.id).await? {
+            Some(link) => self
+                .links
+                .daily_views(link.id, first)
+                .await?
+                .into_iter()
+                .collect(),
+            None => HashMap::new(),
+        };
+        Ok((0..i64::from(days.max(1)))
+            .map(|n| {
+                let day = first + time::Duration::days(n);
+                (day, counted.get(&day).copied().unwrap_or(0))
+            })
+            .collect())
+    }
+
     /// Pages whose allow list names the caller's account or email (archived pages excluded).
     ///
     /// # Errors

@@ -181,11 +181,13 @@ pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
     s.insert_link(&limited).await.unwrap();
     s.insert_link(&unlimited).await.unwrap();
 
+    let today = clock.now().date();
+    let yesterday = today.previous_day().unwrap();
     // Racing claims: exactly the budget succeeds.
     let claims = (0..10).map(|_| {
         let s = s.clone();
         let id = limited.id;
-        tokio::spawn(async move { s.claim_view(id).await.unwrap() })
+        tokio::spawn(async move { s.claim_view(id, today).await.unwrap() })
     });
     let mut granted = 0;
     for c in claims {
@@ -197,16 +199,32 @@ pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
     let stored = s.link_of_page(budgeted.id).await.unwrap().unwrap();
     assert_eq!(stored.view_count, 3);
 
-    assert!(s.claim_view(unlimited.id).await.unwrap());
-    s.add_views(&[(unlimited.id, 41), (LinkId::new(), 5)])
+    assert_eq!(
+        s.daily_views(limited.id, yesterday).await.unwrap(),
+        vec![(today, 3)],
+        "refused claims count on no day"
+    );
+
+    assert!(s.claim_view(unlimited.id, yesterday).await.unwrap());
+    s.add_views(&[(unlimited.id, 40), (LinkId::new(), 5)], yesterday)
         .await
         .unwrap();
+    s.add_views(&[(unlimited.id, 1)], today).await.unwrap();
     assert_eq!(
         s.link_of_page(open.id).await.unwrap().unwrap().view_count,
         42
     );
+    assert_eq!(
+        s.daily_views(unlimited.id, yesterday).await.unwrap(),
+        vec![(yesterday, 41), (today, 1)]
+    );
+    assert_eq!(
+        s.daily_views(unlimited.id, today).await.unwrap(),
+        vec![(today, 1)],
+        "days before `since` are left out"
+    );
     assert!(
-        !s.claim_view(LinkId::new()).await.unwrap(),
+        !s.claim_view(LinkId::new(), today).await.unwrap(),
         "a gone link counts nothing"
     );
 
@@ -218,5 +236,12 @@ pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
     assert_eq!(
         s.link_of_page(open.id).await.unwrap().unwrap().view_count,
         42
+    );
+
+    s.delete_link_of_page(open.id).await.unwrap();
+    assert_eq!(
+        s.daily_views(unlimited.id, yesterday).await.unwrap(),
+        vec![],
+        "a deleted link's days go with it"
     );
 }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
 use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 use super::{MemoryStore, Op, State};
 
@@ -87,7 +87,7 @@ impl LinkStore for MemoryStore {
         }))
     }
 
-    async fn claim_view(&self, link: LinkId) -> Result<bool, InfraError> {
+    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError> {
         self.check(Op::ClaimView)?;
         Ok(self.with(|s| {
             let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
@@ -97,20 +97,36 @@ impl LinkStore for MemoryStore {
                 return false;
             }
             l.view_count += 1;
+            *s.daily_views.entry((link, day)).or_default() += 1;
             true
         }))
     }
 
-    async fn add_views(&self, counts: &[(LinkId, u64)]) -> Result<(), InfraError> {
+    async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {
         self.check(Op::AddViews)?;
         self.with(|s| {
             for (id, n) in counts {
                 if let Some(l) = s.links.iter_mut().find(|l| l.id == *id) {
                     l.view_count += n;
+                    *s.daily_views.entry((*id, day)).or_default() += n;
                 }
             }
         });
         Ok(())
+    }
+
+    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
+        self.check(Op::DailyViews)?;
+        Ok(self.with(|s| {
+            let mut days: Vec<(Date, u64)> = s
+                .daily_views
+                .iter()
+                .filter(|((id, day), _)| *id == link && *day >= since)
+                .map(|((_, day), n)| (*day, *n))
+                .collect();
+            days.sort();
+            days
+        }))
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
@@ -124,6 +140,7 @@ impl LinkStore for MemoryStore {
                 .collect();
             s.links.retain(|l| l.page_id != page);
             s.shared_since.retain(|(id, _), _| !gone.contains(id));
+            s.daily_views.retain(|(id, _), _| !gone.contains(id));
         });
         Ok(())
     }

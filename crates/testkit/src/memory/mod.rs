@@ -52,6 +52,7 @@ pub enum Op {
     Client,
     CreateAccount,
     CreateFirstAccount,
+    DailyViews,
     Decide,
     DefaultProjectOf,
     Delete,
@@ -189,6 +190,8 @@ pub struct State {
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
     pub totp_steps: HashMap<AccountId, u64>,
+    /// Views per link and day.
+    pub daily_views: HashMap<(LinkId, time::Date), u64>,
     /// Recovery codes: (account, hash, used).
     pub recovery_codes: Vec<(AccountId, String, bool)>,
     /// (bucket, client) → when each allowed request was made (the sliding log).
