@@ -1,8 +1,9 @@
 //! Headless Chromium, end to end on a fresh server: the first account is set up from the
-//! link in the log; a second person signs up, confirms the address by the link in the
-//! outbox, signs in, activates with the captcha widget and an invited number, creates a
-//! master key, publishes with the CLI, sees the page and its views in the dashboard, and
-//! archives it there, after which the pages origin answers 404. Every dashboard page on the
+//! link in the log and invites a number on the admin pages; a second person signs up,
+//! confirms the address by the link in the outbox, signs in, activates with the captcha
+//! widget and the invited number, creates a master key, publishes with the CLI, sees the
+//! page, its views and their chart in the dashboard, archives it there (after which the
+//! pages origin answers 404), and turns on two-step sign-in. Every dashboard page on the
 //! way is kept as a screenshot.
 
 use std::time::{Duration, Instant};
@@ -72,12 +73,28 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
         browser.source().await
     );
     browser.screenshot("journey-02-set-up").await;
-    // The operator invites Bob's number.
+    // The admin invites Bob's number from the admin pages, and signs out.
+    browser.go(&format!("{base}/login")).await;
+    browser.fill("#login", "root").await;
+    browser.fill("#password", ROOT_PASSWORD).await;
+    browser.click("#submit").await;
+    browser.go(&format!("{base}/admin/invitations")).await;
+    browser.fill("#numbers", "+44 7400 123456").await;
+    browser.click("#invite").await;
     assert!(
-        db.admin(&["invite", "add", "+447400123456"], &[])
-            .status
-            .success()
+        browser
+            .text("#notice")
+            .await
+            .starts_with("1 of 1 number added"),
+        "{}",
+        browser.source().await
     );
+    browser.screenshot("journey-02-invitations").await;
+    browser.go(&format!("{base}/admin/accounts")).await;
+    browser.screenshot("journey-02-accounts").await;
+    browser.go(&format!("{base}/admin/oauth-clients")).await;
+    browser.screenshot("journey-02-oauth-clients").await;
+    browser.click("#sign-out").await;
 
     // 2. Bob signs up and confirms his address by the link in the outbox.
     browser.go(&format!("{base}/login")).await;
@@ -172,6 +189,19 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
     assert_eq!(visitor.get(&url).send().await.unwrap().status(), 404);
     browser.go(&format!("{base}/account/projects")).await;
     browser.screenshot("journey-10-projects").await;
+    // 7. He turns on two-step sign-in and keeps his recovery codes.
     browser.go(&format!("{base}/account/security")).await;
+    let secret = quire_accounts::TotpSecret::parse(&browser.text("#totp-secret").await).unwrap();
+    browser
+        .fill("#code", &secret.code_at(time::OffsetDateTime::now_utc()))
+        .await;
+    browser.click("#enroll").await;
+    assert!(
+        browser.find("#enrolled").await.is_some(),
+        "{}",
+        browser.source().await
+    );
+    assert_eq!(browser.text("#codes-left").await, "10");
+    assert!(browser.find("#recovery-codes").await.is_some());
     browser.screenshot("journey-11-security").await;
 }

@@ -7,6 +7,7 @@
 mod harness;
 
 mod activation;
+mod admin;
 mod agent_login;
 mod auth;
 mod browser;

@@ -39,8 +39,8 @@ pub use ports::{
 pub use recovery::{RECOVERY_CODES, RecoveryCodes, recovery_code_hash};
 pub use sealing::{SealedSecret, SealingKey, UnsealError};
 pub use service::{
-    AccountService, CreateAccount, CreateAccountError, CreatedAccount, SetActivatedError,
-    SetPasswordError, new_account,
+    AccountService, AdminAccountsError, CreateAccount, CreateAccountError, CreatedAccount,
+    SetActivatedError, SetPasswordError, new_account,
 };
 pub use session::{
     SecondFactorError, Session, SessionCookie, SessionService, SessionStore, SessionToken,

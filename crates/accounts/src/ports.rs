@@ -41,6 +41,12 @@ pub trait AccountStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; an unknown id is `Ok(None)`.
     async fn account_by_id(&self, id: AccountId) -> Result<Option<Account>, InfraError>;
 
+    /// Every account, oldest first.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn accounts(&self) -> Result<Vec<Account>, InfraError>;
+
     /// The account whose email or handle is `login` (already lower case).
     ///
     /// # Errors

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use quire_kernel::{
-    AccountId, Clock, Color, Email, Handle, InfraError, ProjectId, ProjectSlug, Tier,
+    AccountId, Clock, Color, Email, Handle, InfraError, Principal, ProjectId, ProjectSlug, Tier,
 };
 use quire_keys::{PlaintextKey, new_key};
 use quire_projects::{Project, ProjectStatus};
@@ -61,6 +61,19 @@ pub enum SetPasswordError {
 pub enum SetActivatedError {
     #[error("no account has that email or handle")]
     UnknownAccount,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Why the platform admin's account management refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AdminAccountsError {
+    #[error("only the platform admin manages accounts")]
+    Forbidden,
+    #[error("no such account")]
+    NotFound,
+    #[error("you cannot deactivate your own account")]
+    OwnAccount,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -193,5 +206,56 @@ impl AccountService {
         }
         account.activated_at = at;
         Ok(account)
+    }
+
+    /// Every account, oldest first, for the platform admin.
+    ///
+    /// # Errors
+    /// `Forbidden` for anyone else (a full-scope principal of the platform admin account
+    /// only), `Infra`.
+    pub async fn list(&self, principal: &Principal) -> Result<Vec<Account>, AdminAccountsError> {
+        admin_only(principal)?;
+        Ok(self.store.accounts().await?)
+    }
+
+    /// Activates or deactivates another account, for the platform admin; activating keeps
+    /// the first activation time. Returns the account as it now stands.
+    ///
+    /// # Errors
+    /// `Forbidden`, `OwnAccount` (deactivating oneself would lock the admin out),
+    /// `NotFound`, `Infra`; nothing changes on error.
+    pub async fn set_activated_by_admin(
+        &self,
+        principal: &Principal,
+        id: AccountId,
+        activated: bool,
+    ) -> Result<Account, AdminAccountsError> {
+        admin_only(principal)?;
+        if id == principal.account_id && !activated {
+            return Err(AdminAccountsError::OwnAccount);
+        }
+        let mut account = self
+            .store
+            .account_by_id(id)
+            .await?
+            .ok_or(AdminAccountsError::NotFound)?;
+        let at = if activated {
+            Some(account.activated_at.unwrap_or_else(|| self.clock.now()))
+        } else {
+            None
+        };
+        if !self.store.set_activated(id, at).await? {
+            return Err(AdminAccountsError::NotFound);
+        }
+        account.activated_at = at;
+        Ok(account)
+    }
+}
+
+fn admin_only(principal: &Principal) -> Result<(), AdminAccountsError> {
+    if principal.is_master() && principal.is_platform_admin {
+        Ok(())
+    } else {
+        Err(AdminAccountsError::Forbidden)
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use async_trait::async_trait;
-use quire_accounts::{ActivationService, SessionService};
+use quire_accounts::{AccountService, ActivationService, InvitationList, SessionService};
 use quire_device_auth::DeviceAuthService;
 use quire_keys::KeyService;
 use quire_mail::MailService;
@@ -92,6 +92,9 @@ pub struct AppState {
     pub sessions: SessionService,
     /// Activation by captcha and invited number.
     pub activation: ActivationService,
+    /// The platform admin's account management, and the invitation list.
+    pub accounts: AccountService,
+    pub invitations: InvitationList,
     /// The first-run setup, sign-up with email verification, and password reset.
     pub first_run: FirstRun,
     pub sign_up: SignUp,
@@ -128,6 +131,8 @@ impl AppState {
             mail: services.mail,
             sessions: services.sessions,
             activation: services.activation,
+            accounts: services.accounts,
+            invitations: services.invitations,
             first_run: services.first_run,
             sign_up: services.sign_up,
             password_reset: services.password_reset,

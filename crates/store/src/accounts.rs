@@ -135,6 +135,21 @@ impl AccountStore for Database {
             .map_err(InfraError::from)
     }
 
+    async fn accounts(&self) -> Result<Vec<Account>, InfraError> {
+        let rows: Vec<AccountRow> = with_conn!(self, |conn| {
+            Ok(accounts::table
+                .order((accounts::created_at.asc(), accounts::handle.asc()))
+                .select(AccountRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(InfraError::from)?;
+        rows.into_iter()
+            .map(Account::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(InfraError::from)
+    }
+
     async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
         let login = login.to_owned();
         let row: Option<AccountRow> = with_conn!(self, |conn| {

@@ -12,6 +12,7 @@
 
 mod account_keys;
 mod activation;
+mod admin;
 mod chart;
 mod consent;
 mod first_run;
@@ -37,6 +38,10 @@ pub(crate) use session::check_origin as check_form_origin;
 
 use crate::common::routing::{resource, to};
 use activation::{activate_page, asset};
+use admin::{
+    accounts, change_account, clients, delete_client, invitations, invite, register_client,
+    uninvite,
+};
 use consent::consent;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
@@ -105,6 +110,27 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::POST, to(sign_out_others))],
     ))
     .service(resource("/account/activate", [(M::GET, to(activate_page))]))
+    .service(resource("/admin/accounts", [(M::GET, to(accounts))]))
+    .service(resource(
+        "/admin/accounts/{id}",
+        [(M::POST, to(change_account))],
+    ))
+    .service(resource(
+        "/admin/invitations",
+        [(M::GET, to(invitations)), (M::POST, to(invite))],
+    ))
+    .service(resource(
+        "/admin/invitations/remove",
+        [(M::POST, to(uninvite))],
+    ))
+    .service(resource(
+        "/admin/oauth-clients",
+        [(M::GET, to(clients)), (M::POST, to(register_client))],
+    ))
+    .service(resource(
+        "/admin/oauth-clients/{id}/delete",
+        [(M::POST, to(delete_client))],
+    ))
     .service(resource("/account/pages", [(M::GET, to(pages))]))
     .service(resource(
         "/account/pages/{id}",

@@ -33,6 +33,8 @@ struct SecurityPage {
     enrollment: Option<Enrollment>,
     /// A new set of recovery codes, shown on this answer only.
     recovery_codes: Option<Vec<String>>,
+    /// The platform admin's page leads to the admin pages.
+    admin: bool,
 }
 
 /// A form that carries a code from the authenticator app (or a recovery code).
@@ -154,6 +156,7 @@ async fn answer(
             codes_left,
             enrollment,
             recovery_codes: outcome.recovery_codes.map(|c| c.expose().to_vec()),
+            admin: account.is_platform_admin,
         },
     )?;
     Ok(retry_after(response, outcome.retry_after))

@@ -32,6 +32,16 @@ pub(super) async fn accounts_are_found_by_login_and_sessions_by_hash<
         Some(ann.account.id)
     );
     assert_eq!(s.account_by_login("nobody").await.unwrap(), None);
+    clock.advance(Duration::seconds(1));
+    let bob = seed(&s, &clock, "bob").await;
+    let all: Vec<_> = s
+        .accounts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
+    assert_eq!(all, vec![ann.account.id, bob.account.id], "oldest first");
     assert!(
         s.set_password_hash(ann.account.id, "$argon2id$stand-in")
             .await

@@ -51,6 +51,17 @@ impl AccountStore for MemoryStore {
         Ok(self.with(|s| s.accounts.iter().find(|a| a.id == id).cloned()))
     }
 
+    async fn accounts(&self) -> Result<Vec<Account>, InfraError> {
+        self.check(Op::Accounts)?;
+        Ok(self.with(|s| {
+            let mut all = s.accounts.clone();
+            all.sort_by(|a, b| {
+                (a.created_at, a.handle.as_str()).cmp(&(b.created_at, b.handle.as_str()))
+            });
+            all
+        }))
+    }
+
     async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
         self.check(Op::AccountByLogin)?;
         Ok(self.with(|s| {

@@ -42,6 +42,7 @@ pub enum Op {
     AccountByHandle,
     AccountById,
     AccountByLogin,
+    Accounts,
     AddInvitations,
     AddViews,
     AssignResource,
