@@ -20,6 +20,13 @@ async fn keys_are_listed_created_and_revoked(b: Backend) {
     db.create_account("dormant", &["--password", PASSWORD, "--not-activated"]);
     let srv = db.start();
     let mut browser = Browser::new(&srv);
+    srv.post(
+        "/api/platform/v1/keys",
+        &ann.key,
+        serde_json::json!({ "name": "unused", "apps": ["page"] }),
+    )
+    .await
+    .assert_status(201);
     let anonymous = browser.get("/account/keys").await;
     assert_eq!(anonymous.status, 303);
     assert!(
@@ -91,6 +98,16 @@ async fn keys_are_listed_created_and_revoked(b: Backend) {
         .unwrap();
     let id = row.split('"').next().unwrap().to_owned();
     assert!(listed.text.contains("page,link"), "{}", listed.text);
+    // The app key has been used (above), to the minute, in UTC.
+    let used = element(&listed.text, &format!("last-used-{id}")).unwrap();
+    let today = time::OffsetDateTime::now_utc().date().to_string();
+    assert!(used.starts_with(&today) && used.ends_with(" UTC"), "{used}");
+    let unused = listed
+        .text
+        .split("<tr id=\"key-")
+        .find(|row| row.contains("<td>unused</td>"))
+        .unwrap();
+    assert!(unused.contains(">never</td>"), "{unused}");
     let revoked = browser
         .post(&format!("/account/keys/{id}/revoke"), &[])
         .await;

@@ -15,6 +15,6 @@ pub use credential::{KEY_PREFIX_LEN, KeyHash, PlaintextKey};
 pub use model::{CredentialOwner, KeyRecord};
 pub use ports::{BearerTokens, KeyStore};
 pub use service::{
-    AuthError, KeyService, ListKeysError, ListedKey, MAX_KEY_NAME_CHARS, MintError, MintRequest,
-    MintedKey, RevokeError, new_key,
+    AuthError, KEY_USE_RESOLUTION, KeyService, ListKeysError, ListedKey, MAX_KEY_NAME_CHARS,
+    MintError, MintRequest, MintedKey, RevokeError, new_key,
 };

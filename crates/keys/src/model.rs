@@ -19,6 +19,8 @@ pub struct KeyRecord {
     pub key_hash: KeyHash,
     pub created_at: OffsetDateTime,
     pub revoked_at: Option<OffsetDateTime>,
+    /// When the key last authenticated a request, to [`crate::KEY_USE_RESOLUTION`].
+    pub last_used_at: Option<OffsetDateTime>,
 }
 
 /// A key found by its hash, with what authentication needs to know of its account.

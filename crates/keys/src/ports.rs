@@ -18,6 +18,19 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug {
     /// bits make impossible in practice).
     async fn insert_key(&self, key: &KeyRecord) -> Result<(), InfraError>;
 
+    /// Records that the key authenticated a request at `at`, unless it already did at or
+    /// after `unless_since` (so busy keys are written about once a minute, not on every
+    /// request).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn touch_key(
+        &self,
+        id: KeyId,
+        at: OffsetDateTime,
+        unless_since: OffsetDateTime,
+    ) -> Result<(), InfraError>;
+
     /// The key with this hash and its account, revoked or not.
     ///
     /// # Errors

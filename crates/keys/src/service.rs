@@ -36,6 +36,9 @@ pub enum AuthError {
     Infra(#[from] InfraError),
 }
 
+/// How precisely a key's last use is kept: a busy key is written about once per this.
+pub const KEY_USE_RESOLUTION: time::Duration = time::Duration::minutes(1);
+
 /// A request to mint an app key, with fields already known to be of the right JSON type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MintRequest {
@@ -118,6 +121,7 @@ pub fn new_key(
         key_hash: plaintext.hash(),
         created_at: now,
         revoked_at: None,
+        last_used_at: None,
     };
     (plaintext, record)
 }
@@ -217,6 +221,7 @@ impl KeyService {
         if !owner.account_activated {
             return Err(AuthError::NotActivated);
         }
+        self.note_use(&owner.key).await;
         let home = match (&owner.key.tier, owner.key.project_id) {
             (Tier::App(_), Some(project)) => project,
             _ => owner.default_project_id,
@@ -230,6 +235,17 @@ impl KeyService {
             home_project_id: home,
             is_platform_admin: owner.is_platform_admin,
         })
+    }
+
+    /// Records the key's use for its owner's Keys page, at most once per
+    /// [`KEY_USE_RESOLUTION`]. Best effort: a store that cannot record it would fail the
+    /// request's own work anyway, and the request should not fail for this alone.
+    async fn note_use(&self, key: &KeyRecord) {
+        let now = self.clock.now();
+        let since = now - KEY_USE_RESOLUTION;
+        if key.last_used_at.is_none_or(|t| t < since) {
+            let _ = self.keys.touch_key(key.id, now, since).await;
+        }
     }
 
     /// The account whose master key the `Authorization` header carries, activated or not:

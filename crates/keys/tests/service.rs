@@ -265,3 +265,51 @@ async fn revocation_rules() {
     );
     assert!(master_listed.record.revoked_at.is_none());
 }
+
+#[tokio::test]
+async fn a_key_use_is_recorded_about_once_a_minute_and_never_fails_the_request() {
+    let store = Arc::new(MemoryStore::new());
+    let clock = Arc::new(FixedClock::new());
+    let ann = AccountService::new(store.clone(), clock.clone())
+        .create(new_account("ann"))
+        .await
+        .unwrap();
+    let bearers = BearerVerifier::new(
+        BearerPorts {
+            keys: store.clone(),
+            clients: store.clone(),
+            accounts: store.clone(),
+            projects: store.clone(),
+            clock: clock.clone(),
+        },
+        TokenAudience::for_base_url("http://quire.test"),
+    );
+    let keys = KeyService::new(
+        store.clone(),
+        store.clone(),
+        Arc::new(bearers),
+        clock.clone(),
+    );
+    let last_used = || store.snapshot().keys[0].last_used_at;
+    let header = bearer(&ann.master_key);
+    assert_eq!(last_used(), None);
+
+    let first = quire_kernel::Clock::now(clock.as_ref());
+    keys.authenticate(Some(&header)).await.unwrap();
+    assert_eq!(last_used(), Some(first));
+    clock.advance(time::Duration::seconds(40));
+    keys.authenticate(Some(&header)).await.unwrap();
+    assert_eq!(
+        last_used(),
+        Some(first),
+        "within the minute nothing is written"
+    );
+    clock.advance(time::Duration::seconds(30));
+    keys.authenticate(Some(&header)).await.unwrap();
+    assert_eq!(last_used(), Some(first + time::Duration::seconds(70)));
+
+    store.fail(Op::TouchKey);
+    clock.advance(time::Duration::minutes(5));
+    keys.authenticate(Some(&header)).await.unwrap();
+    assert_eq!(last_used(), Some(first + time::Duration::seconds(70)));
+}

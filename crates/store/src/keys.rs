@@ -25,6 +25,7 @@ pub(crate) struct KeyRow {
     key_hash: String,
     created_at: DbTs,
     revoked_at: Option<DbTs>,
+    last_used_at: Option<DbTs>,
 }
 
 impl From<&KeyRecord> for KeyRow {
@@ -44,6 +45,7 @@ impl From<&KeyRecord> for KeyRow {
             key_hash: k.key_hash.0.clone(),
             created_at: DbTs(k.created_at),
             revoked_at: k.revoked_at.map(DbTs),
+            last_used_at: k.last_used_at.map(DbTs),
         }
     }
 }
@@ -73,6 +75,7 @@ impl TryFrom<KeyRow> for KeyRecord {
             key_hash: KeyHash(r.key_hash),
             created_at: r.created_at.0,
             revoked_at: r.revoked_at.map(|t| t.0),
+            last_used_at: r.last_used_at.map(|t| t.0),
         })
     }
 }
@@ -96,6 +99,28 @@ impl KeyStore for Database {
         let row = KeyRow::from(key);
         with_conn!(self, |conn| {
             insert_key_row(&row).execute(conn).await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn touch_key(
+        &self,
+        id: KeyId,
+        at: OffsetDateTime,
+        unless_since: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        with_conn!(self, |conn| {
+            diesel::update(
+                api_keys::table.find(DbId(id.0)).filter(
+                    api_keys::last_used_at
+                        .is_null()
+                        .or(api_keys::last_used_at.lt(DbTs(unless_since))),
+                ),
+            )
+            .set(api_keys::last_used_at.eq(Some(DbTs(at))))
+            .execute(conn)
+            .await?;
             Ok(())
         })
         .map_err(infra)

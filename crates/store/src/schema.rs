@@ -66,6 +66,7 @@ diesel::table! {
         key_hash -> Text,
         created_at -> DbTime,
         revoked_at -> Nullable<DbTime>,
+        last_used_at -> Nullable<DbTime>,
     }
 }
 

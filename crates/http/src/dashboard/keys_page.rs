@@ -25,6 +25,8 @@ struct KeyRow {
     project: String,
     prefix: String,
     created: String,
+    /// The minute, in UTC; `never` for a key not used yet.
+    last_used: String,
     revoked: bool,
 }
 
@@ -63,6 +65,12 @@ pub(super) fn day(t: time::OffsetDateTime) -> String {
     t.date().to_string()
 }
 
+/// `YYYY-MM-DD HH:MM UTC`.
+fn minute(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute())
+}
+
 async fn keys_page(
     state: &AppState,
     principal: &Principal,
@@ -86,6 +94,10 @@ async fn keys_page(
                 .unwrap_or_default(),
             prefix: k.record.key_prefix.clone(),
             created: day(k.record.created_at),
+            last_used: k
+                .record
+                .last_used_at
+                .map_or_else(|| "never".to_owned(), minute),
             revoked: k.record.revoked_at.is_some(),
             name: k.record.name,
         })

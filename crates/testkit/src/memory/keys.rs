@@ -15,6 +15,23 @@ impl KeyStore for MemoryStore {
         Ok(())
     }
 
+    async fn touch_key(
+        &self,
+        id: KeyId,
+        at: OffsetDateTime,
+        unless_since: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.check(Op::TouchKey)?;
+        self.with(|s| {
+            if let Some(k) = s.keys.iter_mut().find(|k| k.id == id)
+                && k.last_used_at.is_none_or(|t| t < unless_since)
+            {
+                k.last_used_at = Some(at);
+            }
+        });
+        Ok(())
+    }
+
     async fn find_by_hash(&self, hash: &KeyHash) -> Result<Option<CredentialOwner>, InfraError> {
         self.check(Op::FindByHash)?;
         Ok(self.with(|s| {

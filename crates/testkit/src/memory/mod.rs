@@ -146,6 +146,7 @@ pub enum Op {
     SpendCaptcha,
     StalePending,
     SweepLeftovers,
+    TouchKey,
     UpdateLink,
     UpdatePage,
     UpdateProject,
