@@ -15,6 +15,7 @@ mod browser_activation;
 mod browser_journey;
 mod browser_oauth;
 mod browser_pages;
+mod budgets;
 mod cli;
 mod dashboard;
 mod dashboard_manage;

@@ -19,7 +19,6 @@ on_both_backends!(
     short_links_redirect_and_unknown_or_archived_pages_are_404,
     expired_pages_and_spent_budgets_are_410,
     views_are_counted_and_reach_the_api,
-    exactly_max_views_succeed_under_500_racing_requests,
     password_pages_take_the_password_and_a_new_one_revokes_it,
     private_and_allow_list_pages_go_through_the_dashboard,
     keys_that_can_read_the_project_are_let_in,
@@ -36,7 +35,7 @@ fn home_html() -> String {
     )
 }
 
-fn site(slug: &str) -> Value {
+pub(crate) fn site(slug: &str) -> Value {
     json!({
         "title": format!("Site {slug}"),
         "slug": slug,
@@ -51,12 +50,12 @@ fn site(slug: &str) -> Value {
     })
 }
 
-fn with(mut v: Value, field: &str, value: Value) -> Value {
+pub(crate) fn with(mut v: Value, field: &str, value: Value) -> Value {
     v[field] = value;
     v
 }
 
-async fn publish(srv: &Server, key: &str, body: Value) -> Value {
+pub(crate) async fn publish(srv: &Server, key: &str, body: Value) -> Value {
     srv.post(PAGES, key, body).await.assert_status(201).clone()
 }
 
@@ -91,7 +90,7 @@ async fn reply(resp: reqwest::Response) -> Reply {
     }
 }
 
-async fn visit(srv: &Server, path: &str) -> Reply {
+pub(crate) async fn visit(srv: &Server, path: &str) -> Reply {
     visit_with(srv, path, &[]).await
 }
 
@@ -123,6 +122,20 @@ async fn view_count(srv: &Server, key: &str, id: &str) -> u64 {
         .assert_status(200)["viewCount"]
         .as_u64()
         .unwrap()
+}
+
+/// The page's count once it reaches `expected`, or what it is after 3 s: views are
+/// written by each replica's flush, every second.
+pub(crate) async fn settled_view_count(srv: &Server, key: &str, id: &str, expected: u64) -> u64 {
+    let mut seen = 0;
+    for _ in 0..30 {
+        seen = view_count(srv, key, id).await;
+        if seen == expected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    seen
 }
 
 async fn public_pages_serve_files_with_types_etags_and_gzip(b: Backend) {
@@ -307,7 +320,7 @@ async fn expired_pages_and_spent_budgets_are_410(b: Backend) {
     assert_eq!(visit(&srv, "/ann/twice/docs/").await.status, 200);
     assert_eq!(visit(&srv, "/ann/twice/").await.status, 410);
     assert_eq!(
-        view_count(&srv, &ann.key, page["id"].as_str().unwrap()).await,
+        settled_view_count(&srv, &ann.key, page["id"].as_str().unwrap(), 2).await,
         2
     );
     // The last viewers' assets still load; nobody else's do.
@@ -359,40 +372,6 @@ async fn views_are_counted_and_reach_the_api(b: Backend) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(seen, 5);
-}
-
-async fn exactly_max_views_succeed_under_500_racing_requests(b: Backend) {
-    let Some(db) = TestDb::create(b).await else {
-        return;
-    };
-    let ann = db.create_account("ann", &[]);
-    // 500 connections from one address: more than a client's default share of 256.
-    let srv = db.start_with(&[("QUIRE_MAX_CONNECTIONS_PER_CLIENT", "1000")]);
-    let page = publish(&srv, &ann.key, with(site("fifty"), "maxViews", json!(50))).await;
-    let url = srv.page("/ann/fifty/");
-    let client = crate::harness::client()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_max_idle_per_host(0)
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap();
-    let requests = (0..500).map(|_| {
-        let client = client.clone();
-        let url = url.clone();
-        tokio::spawn(async move { client.get(url).send().await.unwrap().status().as_u16() })
-    });
-    let mut statuses = std::collections::BTreeMap::new();
-    for r in futures_util::future::join_all(requests).await {
-        *statuses.entry(r.unwrap()).or_insert(0) += 1;
-    }
-    assert_eq!(
-        statuses,
-        std::collections::BTreeMap::from([(200, 50), (410, 450)])
-    );
-    assert_eq!(
-        view_count(&srv, &ann.key, page["id"].as_str().unwrap()).await,
-        50
-    );
 }
 
 async fn password_pages_take_the_password_and_a_new_one_revokes_it(b: Backend) {

@@ -49,14 +49,29 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; no such code is `Ok(None)`.
     async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError>;
 
-    /// Counts one view of a link atomically, on `day` too: the count goes up by one unless
-    /// the link has a view budget that is spent. Exactly `max_views` claims succeed however
-    /// many race.
+    /// Leases up to `want` views of a budgeted link to this replica, atomically: the grant is
+    /// at most what the budget has left once every view counted and every view leased to
+    /// any replica is taken off, so the leases of all replicas together never pass
+    /// `max_views`. Returns the number granted; 0 when nothing is left to lease (or the link
+    /// is gone or has no budget).
     ///
     /// # Errors
-    /// MUST return `Ok(false)` (and count nothing) when the budget is spent or the link is
-    /// gone; [`InfraError`] on storage failure, when nothing is counted either.
-    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError>;
+    /// [`InfraError`] on storage failure, when nothing is leased.
+    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError>;
+
+    /// Settles a lease, in one transaction: `used` of its views were served (they join the
+    /// link's count and `day`'s), and `returned` go back to the budget unused. A link that
+    /// is gone is skipped.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, when nothing changes.
+    async fn settle_lease(
+        &self,
+        link: LinkId,
+        used: u64,
+        returned: u64,
+        day: Date,
+    ) -> Result<(), InfraError>;
 
     /// Adds aggregated view counts (links without a budget) to the links' totals and to
     /// their counts of `day`, in one transaction; links that are gone are skipped.

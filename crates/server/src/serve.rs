@@ -251,7 +251,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         );
     }
     let (api, visitors) = tokio::join!(api.run(), visitors.run());
-    if let Err(e) = serving.flush_views().await {
+    if let Err(e) = serving.close_views().await {
         tracing::warn!(error = %e, "view counts of the last second were not written");
     }
     api.map_err(|source| ServerError::Serve {

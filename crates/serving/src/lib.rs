@@ -8,18 +8,19 @@
 //!   (`policy`), signed cookie and pass claims (`token`), and the order of a visit's
 //!   decisions (`service`);
 //! - the performance layer: pages and small files in bounded moka caches and per-thread
-//!   front caches (`sites`, `cache`), gzip, and views tallied in memory between flushes
-//!   (`views`). The caches hear of page and project changes through the kernel's
+//!   front caches (`sites`, `cache`), gzip, views tallied in memory between flushes
+//!   (`views`), and budgeted views served from blocks leased from the store (`leases`). The caches hear of page and project changes through the kernel's
 //!   `PageChanges` port, which [`ServingService`] implements.
 //!
 //! It is not a domain crate: it depends on the domain crates (`quire-kernel`, `quire-pages`,
 //! `quire-links`, `quire-projects`, `quire-accounts`) for their ports and rules, and on small
-//! crates for caching and signing (moka, hmac/sha2, flate2). No HTTP type and no adapter
+//! crates for caching, signing and one async lock (moka, hmac/sha2, flate2, futures-util). No HTTP type and no adapter
 //! technology appears here (the architecture test holds it to that): the pages-origin edge
 //! in `quire-http` maps [`Answer`]s to responses.
 
 mod answer;
 mod cache;
+mod leases;
 pub mod path;
 mod policy;
 mod service;
@@ -32,6 +33,7 @@ pub use answer::{
     UnlockError, Visit, Visitor,
 };
 pub use cache::CachedFile;
+pub use leases::{IDLE_RETURN, MAX_BLOCK, ViewLeases};
 pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
 pub use policy::cookie_kind;
 pub use service::{

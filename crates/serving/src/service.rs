@@ -25,6 +25,7 @@ use crate::answer::{
     Visit, Visitor,
 };
 use crate::cache::{CachedFile, Site};
+use crate::leases::ViewLeases;
 use crate::path::{
     encode_query, encode_relative, parse_owner_path, parse_page_path, parse_relative,
 };
@@ -125,6 +126,7 @@ pub(crate) struct Inner {
     /// Session id hash → whether it is still signed in (fully), kept for the policy TTL.
     pub(crate) sessions: Cache<String, Option<AccountId>>,
     pub(crate) views: ViewTally,
+    pub(crate) leases: ViewLeases,
     /// Tells this service's entries apart in the per-thread front caches.
     pub(crate) id: u64,
     /// When a page was last changed through this replica, as nanoseconds after `epoch`
@@ -175,6 +177,7 @@ impl ServingService {
                 files,
                 sessions,
                 views: ViewTally::default(),
+                leases: ViewLeases::default(),
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
                 epoch: Instant::now(),
@@ -283,12 +286,18 @@ impl ServingService {
         let file = self.file(site.page.id, slot).await?;
         let mut cookie = None;
         if document && found && !visit.head {
-            if site.link.policy.max_views.is_some() {
+            if let Some(budget) = site.link.policy.max_views {
+                let left = budget.saturating_sub(site.link.view_count);
                 if !self
                     .inner
-                    .ports
-                    .links
-                    .claim_view(site.link.id, now.date())
+                    .leases
+                    .take(
+                        self.inner.ports.links.as_ref(),
+                        site.link.id,
+                        budget,
+                        left,
+                        now.date(),
+                    )
                     .await?
                 {
                     site.spent.store(true, Ordering::Relaxed);

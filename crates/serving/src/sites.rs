@@ -51,23 +51,42 @@ impl ServingService {
         self.inner.sessions.invalidate(id_hash).await;
     }
 
-    /// Writes the views counted in memory to the store; on failure they stay counted here.
+    /// Writes the views counted in memory to the store, and settles the view leases of
+    /// budgeted pages (returning idle blocks); on failure they stay counted here. Returns
+    /// how many views were written.
     ///
     /// # Errors
     /// [`InfraError`] when the store refuses them (they are kept for the next flush).
     pub async fn flush_views(&self) -> Result<u64, InfraError> {
-        let taken = self.inner.views.take();
-        if taken.is_empty() {
-            return Ok(0);
-        }
+        self.write_views(false).await
+    }
+
+    /// [`ServingService::flush_views`] at shutdown: every leased view not served goes back
+    /// to its budget.
+    ///
+    /// # Errors
+    /// As [`ServingService::flush_views`].
+    pub async fn close_views(&self) -> Result<u64, InfraError> {
+        self.write_views(true).await
+    }
+
+    async fn write_views(&self, closing: bool) -> Result<u64, InfraError> {
         let day = self.inner.ports.clock.now().date();
-        match self.inner.ports.links.add_views(&taken, day).await {
-            Ok(()) => Ok(taken.iter().map(|(_, n)| n).sum()),
-            Err(e) => {
-                self.inner.views.restore(&taken);
-                Err(e)
+        let links = self.inner.ports.links.as_ref();
+        let leased = self.inner.leases.settle(links, day, closing).await;
+        let taken = self.inner.views.take();
+        let tallied = if taken.is_empty() {
+            Ok(0)
+        } else {
+            match links.add_views(&taken, day).await {
+                Ok(()) => Ok(taken.iter().map(|(_, n)| n).sum()),
+                Err(e) => {
+                    self.inner.views.restore(&taken);
+                    Err(e)
+                }
             }
-        }
+        };
+        Ok(leased? + tallied?)
     }
 
     pub(crate) async fn site(

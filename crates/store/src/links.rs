@@ -199,6 +199,10 @@ macro_rules! add_daily {
     };
 }
 
+/// Reads and conditional updates one lease may take before it gives up: each failure means
+/// another replica leased in between, so this bounds a storm, not normal work.
+const LEASE_TRIES: usize = 16;
+
 /// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
 fn day_text(day: Date) -> String {
     format!(
@@ -329,25 +333,74 @@ impl LinkStore for Database {
         }
     }
 
-    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError> {
-        // One conditional UPDATE: the database serialises racing claims on the row, so the
-        // count can never pass the budget. The day's count moves in the same transaction.
+    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError> {
+        // Optimistic: read what is left, then take a grant under a condition that holds only
+        // if it still fits. Settling moves views from leased to counted (the sum stays or
+        // falls), so only another replica's lease makes a try fail; then read again.
+        for _ in 0..LEASE_TRIES {
+            let row: Option<(Option<i64>, i64, i64)> = with_conn!(self, |conn| {
+                Ok(links::table
+                    .find(DbId(link.0))
+                    .select((links::max_views, links::view_count, links::views_leased))
+                    .first(conn)
+                    .await
+                    .optional()?)
+            })
+            .map_err(infra)?;
+            let Some((Some(max), counted, leased)) = row else {
+                return Ok(0);
+            };
+            let left = max - counted - leased;
+            if left <= 0 {
+                return Ok(0);
+            }
+            let grant = left.min(to_i64(want.max(1)));
+            let taken = with_conn!(self, |conn| {
+                Ok(diesel::update(
+                    links::table.find(DbId(link.0)).filter(
+                        (links::view_count + links::views_leased + grant)
+                            .le(links::max_views.assume_not_null()),
+                    ),
+                )
+                .set(links::views_leased.eq(links::views_leased + grant))
+                .execute(conn)
+                .await?)
+            })
+            .map_err(infra)?;
+            if taken == 1 {
+                return Ok(u64::try_from(grant).unwrap_or(0));
+            }
+        }
+        Err(InfraError::new(format!(
+            "no view lease of link {} after {LEASE_TRIES} tries",
+            link.0
+        )))
+    }
+
+    async fn settle_lease(
+        &self,
+        link: LinkId,
+        used: u64,
+        returned: u64,
+        day: Date,
+    ) -> Result<(), InfraError> {
+        if used == 0 && returned == 0 {
+            return Ok(());
+        }
+        let (used, released) = (to_i64(used), to_i64(used + returned));
         let day = day_text(day);
         with_tx!(self, |conn| {
-            let counted = diesel::update(
-                links::table.find(DbId(link.0)).filter(
-                    links::max_views
-                        .is_null()
-                        .or(links::view_count.lt(links::max_views.assume_not_null())),
-                ),
-            )
-            .set(links::view_count.eq(links::view_count + 1))
-            .execute(conn)
-            .await?;
-            if counted == 1 {
-                add_daily!(conn, DbId(link.0), &day, 1_i64);
+            let found = diesel::update(links::table.find(DbId(link.0)))
+                .set((
+                    links::view_count.eq(links::view_count + used),
+                    links::views_leased.eq(links::views_leased - released),
+                ))
+                .execute(conn)
+                .await?;
+            if found == 1 && used > 0 {
+                add_daily!(conn, DbId(link.0), &day, used);
             }
-            Ok(counted == 1)
+            Ok(())
         })
         .map_err(infra)
     }

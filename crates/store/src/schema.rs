@@ -139,6 +139,7 @@ diesel::table! {
         view_count -> BigInt,
         created_at -> DbTime,
         updated_at -> DbTime,
+        views_leased -> BigInt,
     }
 }
 

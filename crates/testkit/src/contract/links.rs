@@ -1,4 +1,4 @@
-//! Links: one namespace of codes, the policy and allow list as written, views claimed within the budget.
+//! Links: one namespace of codes, the policy and allow list as written, views leased within the budget.
 
 use std::sync::Arc;
 
@@ -166,7 +166,7 @@ pub(super) async fn links_keep_policy_and_allow_lists<
     );
 }
 
-pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
+pub(super) async fn views_are_leased_within_the_budget_and_added_in_bulk<
     S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,
 >(
     s: Arc<S>,
@@ -183,30 +183,44 @@ pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
 
     let today = clock.now().date();
     let yesterday = today.previous_day().unwrap();
-    // Racing claims: exactly the budget succeeds.
-    let claims = (0..10).map(|_| {
+    // Racing leases never pass the budget together, and settle into the count.
+    let leases = (0..10).map(|_| {
         let s = s.clone();
         let id = limited.id;
-        tokio::spawn(async move { s.claim_view(id, today).await.unwrap() })
+        tokio::spawn(async move { s.lease_views(id, 1).await.unwrap() })
     });
     let mut granted = 0;
-    for c in claims {
-        if c.await.unwrap() {
-            granted += 1;
-        }
+    for l in leases {
+        granted += l.await.unwrap();
     }
     assert_eq!(granted, 3);
+    assert_eq!(
+        s.lease_views(limited.id, 5).await.unwrap(),
+        0,
+        "nothing left"
+    );
+    s.settle_lease(limited.id, 2, 1, today).await.unwrap();
     let stored = s.link_of_page(budgeted.id).await.unwrap().unwrap();
-    assert_eq!(stored.view_count, 3);
-
+    assert_eq!(stored.view_count, 2);
     assert_eq!(
         s.daily_views(limited.id, yesterday).await.unwrap(),
-        vec![(today, 3)],
-        "refused claims count on no day"
+        vec![(today, 2)],
+        "returned views count on no day"
     );
+    assert_eq!(
+        s.lease_views(limited.id, 5).await.unwrap(),
+        1,
+        "the returned view can be leased again, and no more"
+    );
+    assert_eq!(
+        s.lease_views(unlimited.id, 5).await.unwrap(),
+        0,
+        "no budget"
+    );
+    assert_eq!(s.lease_views(LinkId::new(), 5).await.unwrap(), 0, "gone");
+    s.settle_lease(LinkId::new(), 1, 0, today).await.unwrap();
 
-    assert!(s.claim_view(unlimited.id, yesterday).await.unwrap());
-    s.add_views(&[(unlimited.id, 40), (LinkId::new(), 5)], yesterday)
+    s.add_views(&[(unlimited.id, 41), (LinkId::new(), 5)], yesterday)
         .await
         .unwrap();
     s.add_views(&[(unlimited.id, 1)], today).await.unwrap();
@@ -222,10 +236,6 @@ pub(super) async fn views_are_claimed_within_the_budget_and_added_in_bulk<
         s.daily_views(unlimited.id, today).await.unwrap(),
         vec![(today, 1)],
         "days before `since` are left out"
-    );
-    assert!(
-        !s.claim_view(LinkId::new(), today).await.unwrap(),
-        "a gone link counts nothing"
     );
 
     // A policy update never writes the count back.

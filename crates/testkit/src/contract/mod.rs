@@ -60,7 +60,7 @@ macro_rules! __contract_list {
             sessions::legacy_secrets_are_listed_and_resealed_once,
             sessions::expired_sessions_are_swept,
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
-            links::views_are_claimed_within_the_budget_and_added_in_bulk,
+            links::views_are_leased_within_the_budget_and_added_in_bulk,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
             oauth::grants_are_decided_redeemed_and_rotated_once,
             oauth::signing_keys_keep_their_material,

@@ -87,19 +87,42 @@ impl LinkStore for MemoryStore {
         }))
     }
 
-    async fn claim_view(&self, link: LinkId, day: Date) -> Result<bool, InfraError> {
-        self.check(Op::ClaimView)?;
+    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError> {
+        self.check(Op::LeaseViews)?;
         Ok(self.with(|s| {
-            let Some(l) = s.links.iter_mut().find(|l| l.id == link) else {
-                return false;
+            let Some(l) = s.links.iter().find(|l| l.id == link) else {
+                return 0;
             };
-            if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
-                return false;
-            }
-            l.view_count += 1;
-            *s.daily_views.entry((link, day)).or_default() += 1;
-            true
+            let Some(max) = l.policy.max_views else {
+                return 0;
+            };
+            let leased = s.views_leased.entry(link).or_default();
+            let left = max.saturating_sub(l.view_count + *leased);
+            let grant = left.min(want.max(1));
+            *leased += grant;
+            grant
         }))
+    }
+
+    async fn settle_lease(
+        &self,
+        link: LinkId,
+        used: u64,
+        returned: u64,
+        day: Date,
+    ) -> Result<(), InfraError> {
+        self.check(Op::SettleLease)?;
+        self.with(|s| {
+            if let Some(l) = s.links.iter_mut().find(|l| l.id == link) {
+                l.view_count += used;
+                let leased = s.views_leased.entry(link).or_default();
+                *leased = leased.saturating_sub(used + returned);
+                if used > 0 {
+                    *s.daily_views.entry((link, day)).or_default() += used;
+                }
+            }
+        });
+        Ok(())
     }
 
     async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {

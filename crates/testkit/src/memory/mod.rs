@@ -49,7 +49,6 @@ pub enum Op {
     BindAndActivate,
     ChangePassword,
     Claim,
-    ClaimView,
     Client,
     CreateAccount,
     CreateFirstAccount,
@@ -98,6 +97,7 @@ pub enum Op {
     KeyById,
     KeysOfAccount,
     LapsedSlugHolder,
+    LeaseViews,
     LegacyTotpSecrets,
     LinkByCode,
     LinkOfPage,
@@ -139,6 +139,7 @@ pub enum Op {
     SetClientSecret,
     SetPasswordHash,
     SetPendingTotp,
+    SettleLease,
     SettlePending,
     SharedWith,
     SignUp,
@@ -192,6 +193,8 @@ pub struct State {
     pub sessions: Vec<Session>,
     /// The last TOTP step accepted per account.
     pub totp_steps: HashMap<AccountId, u64>,
+    /// Views of each budgeted link leased to replicas and not settled.
+    pub views_leased: HashMap<LinkId, u64>,
     /// Views per link and day.
     pub daily_views: HashMap<(LinkId, time::Date), u64>,
     /// Recovery codes: (account, hash, used).

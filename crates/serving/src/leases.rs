@@ -1,0 +1,255 @@
+//! Views of budgeted pages, served from blocks leased from the store.
+//!
+//! Invariants (the store keeps the first; this module the others):
+//! - The views counted plus the views leased to every replica never pass the budget, so no
+//!   number of replicas overspends it.
+//! - A view is served only after taking one from this replica's block, one atomic decrement.
+//! - Every view taken is settled into the count by a later flush (the lease entry of a link
+//!   lives as long as the process, so a late taker's view is never orphaned).
+//! - Unused views go back to the budget when a lease sits idle for [`IDLE_RETURN`], when the
+//!   page's budget changed, and at shutdown. A process killed in between forfeits its
+//!   unused block: never an overspend, at most one block short.
+//!
+//! Blocks follow the demand: twice the last block (so a busy page leaves per-view writes
+//! behind within a dozen leases) or half a second of views at the last rate, whichever is
+//! more, never more than [`MAX_BLOCK`], and never more than a sixteenth of what the budget
+//! had left when the page was loaded (single views near the end, so replicas do not strand
+//! the last views in each other's blocks).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quire_kernel::{InfraError, LinkId};
+use quire_links::LinkStore;
+use time::Date;
+
+/// The largest block one lease asks for.
+pub const MAX_BLOCK: u64 = 100_000;
+/// How long a lease may sit unused before its views go back.
+pub const IDLE_RETURN: Duration = Duration::from_secs(2);
+
+/// One link's lease on this replica.
+#[derive(Debug)]
+struct Lease {
+    /// Views of the block not yet served.
+    remaining: AtomicU64,
+    /// Views served since the last settle.
+    used: AtomicU64,
+    /// Views taken back from the block (idle, or a changed budget), to return at the next
+    /// settle.
+    returning: AtomicU64,
+    /// The last block granted, and the views served in the last flush interval.
+    last_block: AtomicU64,
+    rate: AtomicU64,
+    /// Milliseconds since `epoch` of the last view served.
+    last_use_ms: AtomicU64,
+    /// The budget the block was leased under: a changed budget returns the block.
+    budget: AtomicU64,
+    /// One refill at a time per link.
+    refill: futures_util::lock::Mutex<()>,
+}
+
+impl Lease {
+    fn new() -> Self {
+        Self {
+            remaining: AtomicU64::new(0),
+            used: AtomicU64::new(0),
+            returning: AtomicU64::new(0),
+            last_block: AtomicU64::new(0),
+            rate: AtomicU64::new(0),
+            last_use_ms: AtomicU64::new(0),
+            budget: AtomicU64::new(0),
+            refill: futures_util::lock::Mutex::new(()),
+        }
+    }
+
+    /// Takes one view from the block; false when it is empty.
+    fn take_one(&self) -> bool {
+        self.remaining
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    /// Empties the block into what goes back at the next settle.
+    fn give_back(&self) {
+        let unused = self.remaining.swap(0, Ordering::AcqRel);
+        self.returning.fetch_add(unused, Ordering::AcqRel);
+    }
+}
+
+/// What a settle owes the store for one link.
+struct Due {
+    link: LinkId,
+    used: u64,
+    returned: u64,
+}
+
+/// Every lease of this replica.
+#[derive(Debug)]
+pub struct ViewLeases {
+    leases: Mutex<HashMap<LinkId, Arc<Lease>>>,
+    epoch: Instant,
+}
+
+impl Default for ViewLeases {
+    fn default() -> Self {
+        Self {
+            leases: Mutex::new(HashMap::new()),
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl ViewLeases {
+    fn lease(&self, link: LinkId) -> Arc<Lease> {
+        let mut all = self
+            .leases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.entry(link)
+            .or_insert_with(|| Arc::new(Lease::new()))
+            .clone()
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Takes one view of `link` (budget `budget`, of which `left` were unspent when the page
+    /// was loaded) for a visitor on `day`: from this replica's block, or from a new block
+    /// leased from `store`. False when the budget has nothing left to lease.
+    ///
+    /// # Errors
+    /// [`InfraError`] when the store cannot lease; the view is not served.
+    pub async fn take(
+        &self,
+        store: &dyn LinkStore,
+        link: LinkId,
+        budget: u64,
+        left: u64,
+        day: Date,
+    ) -> Result<bool, InfraError> {
+        let lease = self.lease(link);
+        let changed = lease.budget.swap(budget, Ordering::AcqRel) != budget;
+        if changed {
+            // The owner changed the budget: what this replica holds goes back before the
+            // next block is leased under the new one.
+            lease.give_back();
+        } else if lease.take_one() {
+            self.served(&lease);
+            return Ok(true);
+        }
+        let _refilling = lease.refill.lock().await;
+        let returning = lease.returning.swap(0, Ordering::AcqRel);
+        if returning > 0
+            && let Err(e) = store.settle_lease(link, 0, returning, day).await
+        {
+            lease.returning.fetch_add(returning, Ordering::AcqRel);
+            return Err(e);
+        }
+        // Another request may have refilled while this one waited.
+        if lease.take_one() {
+            self.served(&lease);
+            return Ok(true);
+        }
+        let ramp = lease.last_block.load(Ordering::Acquire).saturating_mul(2);
+        let by_rate = lease.rate.load(Ordering::Acquire) / 2;
+        let want = ramp
+            .max(by_rate)
+            .clamp(1, MAX_BLOCK)
+            .min((left / 16).max(1));
+        let granted = store.lease_views(link, want).await?;
+        if granted == 0 {
+            return Ok(false);
+        }
+        lease.last_block.store(granted, Ordering::Release);
+        // One view of the block is this request's.
+        lease.remaining.fetch_add(granted - 1, Ordering::AcqRel);
+        self.served(&lease);
+        Ok(true)
+    }
+
+    fn served(&self, lease: &Lease) {
+        lease.used.fetch_add(1, Ordering::AcqRel);
+        lease.last_use_ms.store(self.now_ms(), Ordering::Release);
+    }
+
+    /// Settles every lease with `store`: views served join the count (on `day`), and the
+    /// blocks of leases idle for [`IDLE_RETURN`] go back (all of them when `closing`).
+    /// Returns how many views were settled as served.
+    ///
+    /// # Errors
+    /// [`InfraError`] for the first link the store refused; what it was owed is kept for
+    /// the next settle.
+    pub async fn settle(
+        &self,
+        store: &dyn LinkStore,
+        day: Date,
+        closing: bool,
+    ) -> Result<u64, InfraError> {
+        let now = self.now_ms();
+        let idle_ms = u64::try_from(IDLE_RETURN.as_millis()).unwrap_or(u64::MAX);
+        let leases: Vec<(LinkId, Arc<Lease>)> = self
+            .leases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(id, l)| (*id, l.clone()))
+            .collect();
+        let mut dues = Vec::new();
+        for (link, lease) in &leases {
+            let used = lease.used.swap(0, Ordering::AcqRel);
+            lease.rate.store(used, Ordering::Release);
+            let idle = now.saturating_sub(lease.last_use_ms.load(Ordering::Acquire)) >= idle_ms;
+            if closing || idle {
+                lease.give_back();
+                lease.last_block.store(0, Ordering::Release);
+            }
+            let returned = lease.returning.swap(0, Ordering::AcqRel);
+            if used > 0 || returned > 0 {
+                dues.push((
+                    lease.clone(),
+                    Due {
+                        link: *link,
+                        used,
+                        returned,
+                    },
+                ));
+            }
+        }
+        let mut settled = 0;
+        let mut failure = None;
+        for (lease, due) in dues {
+            if failure.is_none() {
+                match store
+                    .settle_lease(due.link, due.used, due.returned, day)
+                    .await
+                {
+                    Ok(()) => {
+                        settled += due.used;
+                        continue;
+                    }
+                    Err(e) => failure = Some(e),
+                }
+            }
+            // Owed still: the next settle carries it.
+            lease.used.fetch_add(due.used, Ordering::AcqRel);
+            lease.returning.fetch_add(due.returned, Ordering::AcqRel);
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(settled),
+        }
+    }
+
+    /// Views of `link` served here and not settled yet.
+    pub fn pending(&self, link: LinkId) -> u64 {
+        self.leases
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&link)
+            .map_or(0, |l| l.used.load(Ordering::Acquire))
+    }
+}

@@ -1,0 +1,139 @@
+//! View budgets served from leased blocks, over HTTP on both databases, with one and two
+//! server processes sharing the database: exactly `maxViews` of 500 racing requests; a
+//! small budget fully served across two replicas; a replica killed (SIGKILL) while holding a
+//! block never leading to more than `maxViews` views; an idle replica's block coming back.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{Backend, Server, TestDb, on_both_backends};
+use crate::serving::{publish, settled_view_count, site, visit, with};
+
+on_both_backends!(
+    exactly_max_views_of_500_racing_requests_on_one_or_two_replicas,
+    a_small_budget_is_fully_served_across_two_replicas,
+    a_killed_replica_never_overspends_and_idle_blocks_come_back,
+);
+
+/// Statuses of `n` requests for `path`, all at once, spread over `servers`.
+async fn race(servers: &[&Server], path: &str, n: usize) -> BTreeMap<u16, usize> {
+    let client = crate::harness::client()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let requests = (0..n).map(|i| {
+        let client = client.clone();
+        let url = servers[i % servers.len()].page(path);
+        tokio::spawn(async move { client.get(url).send().await.unwrap().status().as_u16() })
+    });
+    let mut statuses = BTreeMap::new();
+    for r in futures_util::future::join_all(requests).await {
+        *statuses.entry(r.unwrap()).or_insert(0) += 1;
+    }
+    statuses
+}
+
+async fn exactly_max_views_of_500_racing_requests_on_one_or_two_replicas(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    // 500 connections from one address: more than a client's default share of 256.
+    let wide = [("QUIRE_MAX_CONNECTIONS_PER_CLIENT", "1000")];
+    let (first, second) = (db.start_with(&wide), db.start_with(&wide));
+    for (slug, servers) in [("one", vec![&first]), ("two", vec![&first, &second])] {
+        let page = publish(&first, &ann.key, with(site(slug), "maxViews", json!(50))).await;
+        let statuses = race(&servers, &format!("/ann/{slug}/"), 500).await;
+        assert_eq!(
+            statuses,
+            BTreeMap::from([(200, 50), (410, 450)]),
+            "{slug} replica(s)"
+        );
+        let id = page["id"].as_str().unwrap();
+        assert_eq!(settled_view_count(&first, &ann.key, id, 50).await, 50);
+    }
+}
+
+async fn a_small_budget_is_fully_served_across_two_replicas(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let (first, second) = (db.start(), db.start());
+    let page = publish(&first, &ann.key, with(site("ten"), "maxViews", json!(10))).await;
+    for i in 0..10 {
+        let replica = if i % 2 == 0 { &first } else { &second };
+        assert_eq!(visit(replica, "/ann/ten/").await.status, 200, "view {i}");
+    }
+    assert_eq!(visit(&first, "/ann/ten/").await.status, 410);
+    assert_eq!(visit(&second, "/ann/ten/").await.status, 410);
+    let id = page["id"].as_str().unwrap();
+    assert_eq!(settled_view_count(&first, &ann.key, id, 10).await, 10);
+}
+
+async fn a_killed_replica_never_overspends_and_idle_blocks_come_back(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let survivor = db.start();
+    let page = publish(
+        &survivor,
+        &ann.key,
+        with(site("kill"), "maxViews", json!(100)),
+    )
+    .await;
+
+    // Thirty views on a replica that is then killed, holding a block: blocks of 1, 2, 4, 8
+    // and 16 leased 31.
+    let doomed = db.start();
+    let mut served = 0;
+    for _ in 0..30 {
+        if visit(&doomed, "/ann/kill/").await.status == 200 {
+            served += 1;
+        }
+    }
+    assert_eq!(served, 30);
+    drop(doomed); // SIGKILL: no settle, no shutdown
+    while visit(&survivor, "/ann/kill/").await.status == 200 {
+        served += 1;
+    }
+    assert!(served <= 100, "{served} views of a budget of 100");
+    assert!(
+        served >= 84,
+        "at most the last block (16) is forfeited: {served}"
+    );
+    let id = page["id"].as_str().unwrap();
+    assert!(settled_view_count(&survivor, &ann.key, id, 100).await <= 100);
+
+    // An idle replica's block goes back: 8 views on one (15 leased), then the other serves
+    // the rest, first what was never leased, then, once the idle block is back, those too.
+    let page = publish(
+        &survivor,
+        &ann.key,
+        with(site("idle"), "maxViews", json!(40)),
+    )
+    .await;
+    let other = db.start();
+    for _ in 0..8 {
+        assert_eq!(visit(&other, "/ann/idle/").await.status, 200);
+    }
+    let mut rest = 0;
+    while visit(&survivor, "/ann/idle/").await.status == 200 {
+        rest += 1;
+    }
+    assert!(rest >= 25, "{rest}");
+    // Idle for 2 s, returned by the next flush; the survivor's page cache forgets "spent"
+    // within its policy cache time.
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    while visit(&survivor, "/ann/idle/").await.status == 200 {
+        rest += 1;
+    }
+    assert_eq!(8 + rest, 40, "every view of the budget was served");
+    let id = page["id"].as_str().unwrap();
+    assert_eq!(settled_view_count(&survivor, &ann.key, id, 40).await, 40);
+}
