@@ -70,6 +70,8 @@ async fn the_platform_admin_manages_accounts_invitations_and_clients(b: Backend)
         )
         .await;
     assert_eq!(r.status, 303);
+    // Keys are looked up at most once a second per replica.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     srv.get(PROJECTS_API, &ann.key)
         .await
         .assert_error(403, "not_activated");

@@ -163,6 +163,8 @@ async fn revoke(b: Backend) {
         .await
         .assert_error(400, "cannot_revoke_current_key");
 
+    // Used (so held in the key cache) before it is revoked: refused at once.
+    srv.get("/api/page/v1/pages", &key).await.assert_status(200);
     srv.delete(&path, &ann.key, None).await.assert_status(204);
     srv.delete(&path, &ann.key, None).await.assert_status(204);
     let listed = srv.get(KEYS, &ann.key).await;

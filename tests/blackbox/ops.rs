@@ -30,9 +30,16 @@ async fn a_key_revoked_on_one_server_is_refused_by_the_other(b: Backend) {
     let (key, id) = one.mint(&ann.key, &["page"], None).await;
     let home = format!("/api/platform/v1/projects/{}", ann.project_id);
     two.get(&home, &key).await.assert_status(200);
+    one.get(&home, &key).await.assert_status(200);
     one.delete(&format!("/api/platform/v1/keys/{id}"), &ann.key, None)
         .await
         .assert_status(204);
+    // At once on the replica that revoked it; on the other once its key lookup (held at
+    // most 1 s) is stale.
+    one.get(&home, &key)
+        .await
+        .assert_error(401, "invalid_api_key");
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     two.get(&home, &key)
         .await
         .assert_error(401, "invalid_api_key");

@@ -12,9 +12,9 @@ use quire_accounts::{
     AccountService, AccountStore, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys,
     CaptchaLedger, InvitationList, InvitationStore, SealingKey, SessionService, SessionStore,
 };
-use quire_bearer::{BearerPorts, BearerVerifier};
+use quire_bearer::{BearerPorts, BearerVerifier, CachedKeyStore};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
-use quire_kernel::{Clock, PageChanges, RateLimiter, Timer};
+use quire_kernel::{Clock, Listeners, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, MailService, Mailer};
@@ -163,8 +163,13 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         settings.serving,
         &settings.signing_key,
     );
-    // The pages origin's caches hear of every committed page and project change.
-    let changes: Arc<dyn PageChanges> = Arc::new(serving.clone());
+    // The pages origin's caches, and the API key cache, hear of every committed page and
+    // project change.
+    let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
+    let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
+        Arc::new(serving.clone()),
+        key_cache.clone(),
+    ]));
     let pages = PageService::new(
         PagePorts {
             pages: store.clone(),
@@ -223,12 +228,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         password_change: PasswordChange::new(signup_ports, letterhead),
         accounts: AccountService::new(store.clone(), clock.clone()),
         projects: ProjectService::new(store.clone(), clock.clone(), changes),
-        keys: KeyService::new(
-            store.clone(),
-            store.clone(),
-            Arc::new(bearers),
-            clock.clone(),
-        ),
+        keys: KeyService::new(key_cache, store.clone(), Arc::new(bearers), clock.clone()),
         pages,
         serving,
         sessions: SessionService::new(

@@ -1,6 +1,8 @@
 //! The port through which page and project services announce changes to whoever caches what
 //! they read (the pages origin), so that no caller has to remember to.
 
+use std::sync::Arc;
+
 use crate::ids::{LinkId, PageId, ProjectId};
 
 /// Told after a write commits; a listener drops what it cached about the subject. Calls are
@@ -25,4 +27,20 @@ impl PageChanges for NoListener {
     fn page_changed(&self, _: PageId) {}
     fn link_changed(&self, _: LinkId) {}
     fn project_changed(&self, _: ProjectId) {}
+}
+
+/// Several listeners told in turn (the pages origin's caches and the API key cache).
+#[derive(Debug, Clone, Default)]
+pub struct Listeners(pub Vec<Arc<dyn PageChanges>>);
+
+impl PageChanges for Listeners {
+    fn page_changed(&self, page: PageId) {
+        self.0.iter().for_each(|l| l.page_changed(page));
+    }
+    fn link_changed(&self, link: LinkId) {
+        self.0.iter().for_each(|l| l.link_changed(link));
+    }
+    fn project_changed(&self, project: ProjectId) {
+        self.0.iter().for_each(|l| l.project_changed(project));
+    }
 }

@@ -17,7 +17,7 @@ pub mod secret;
 pub mod text;
 pub mod values;
 
-pub use changes::{NoListener, PageChanges};
+pub use changes::{Listeners, NoListener, PageChanges};
 pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};

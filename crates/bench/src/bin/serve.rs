@@ -3,7 +3,8 @@
 //!   (a) nginx serving the same `index.html` from disk (its best of `sendfile on` and
 //!       `sendfile off` in each round: the reference),
 //!   (b) Quire serving a public page,
-//!   (c) Quire serving a page with a large `maxViews` (one atomic count per request),
+//!   (c) Quire serving a page with a large `maxViews` (views from blocks leased from the
+//!       database, settled every second),
 //!   (d) Quire's `GET /api/page/v1/pages/{id}` with a key,
 //! back to back in alternating order for several rounds, each after a warm-up. Prints every
 //! round and the median ratios b/a, c/a and d/a with their min and max.
