@@ -243,13 +243,4 @@ impl ViewLeases {
             None => Ok(settled),
         }
     }
-
-    /// Views of `link` served here and not settled yet.
-    pub fn pending(&self, link: LinkId) -> u64 {
-        self.leases
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&link)
-            .map_or(0, |l| l.used.load(Ordering::Acquire))
-    }
 }

@@ -209,3 +209,27 @@ async fn a_lowered_budget_gives_the_block_back() {
     a.flush_views().await.unwrap();
     assert_eq!(site.count().await, 9);
 }
+
+#[tokio::test]
+async fn a_failed_settle_keeps_what_it_owed_for_the_next() {
+    let site = budgeted(100).await;
+    let a = site.world.services.serving.clone();
+    for _ in 0..5 {
+        assert!(view(&a).await);
+    }
+    site.world
+        .store
+        .fail(quire_testkit::memory::Op::SettleLease);
+    assert!(a.flush_views().await.is_err());
+    site.world.store.heal();
+    assert_eq!(site.count().await, 0);
+    assert_eq!(a.close_views().await.unwrap(), 5);
+    assert_eq!(site.count().await, 5);
+    // Everything unused went back at close: another replica serves the other 95.
+    let b = site.world.replica().serving;
+    let mut rest = 0;
+    while view(&b).await {
+        rest += 1;
+    }
+    assert_eq!(rest, 95);
+}
