@@ -233,3 +233,29 @@ async fn a_failed_settle_keeps_what_it_owed_for_the_next() {
     }
     assert_eq!(rest, 95);
 }
+
+#[tokio::test]
+async fn a_lease_the_store_refuses_serves_nothing_and_counts_nothing() {
+    let site = budgeted(3).await;
+    let a = site.world.services.serving.clone();
+    site.world.store.fail(quire_testkit::memory::Op::LeaseViews);
+    let refused = a
+        .visit(Visit {
+            owner: None,
+            path: "/ann/once/",
+            query: "",
+            head: false,
+            visitor: Visitor::default(),
+            if_none_match: None,
+            accepts_gzip: false,
+        })
+        .await;
+    assert!(refused.is_err());
+    site.world.store.heal();
+    for _ in 0..3 {
+        assert!(view(&a).await, "the whole budget is still there");
+    }
+    assert!(!view(&a).await);
+    a.flush_views().await.unwrap();
+    assert_eq!(site.count().await, 3);
+}

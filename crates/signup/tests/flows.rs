@@ -5,51 +5,17 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use quire_accounts::SignInError;
-use quire_mail::OutboundMail;
 use quire_signup::{
-    ActivationMode, NewAccount, PasswordChangeError, PasswordRule, ResetError, SetupError,
-    SignUpError, SignUpMode, VerifyError,
+    ActivationMode, NewAccount, PasswordRule, ResetError, SetupError, SignUpError, SignUpMode,
+    VerifyError,
 };
 use quire_testkit::World;
 use quire_testkit::memory::Op;
 use quire_testkit::world::BASE_URL;
 use time::Duration;
 
-const PASSWORD: &str = "a long enough sentence";
-const CLIENT: &str = "203.0.113.7";
-
-async fn open_world(handles: &[&str]) -> World {
-    World::builder()
-        .accounts(handles)
-        .settings(|s| {
-            s.sign_up = SignUpMode::Open;
-            s.mail_from = "quire@quire.test".into();
-        })
-        .build()
-        .await
-}
-
-fn form(email: &str, handle: &str) -> NewAccount {
-    NewAccount {
-        email: email.into(),
-        handle: handle.into(),
-        password: PASSWORD.into(),
-    }
-}
-
-/// The token of the link to `path` in `mail`.
-fn token_in(mail: &OutboundMail, path: &str) -> String {
-    let prefix = format!("{BASE_URL}{path}?token=");
-    let start = mail
-        .text
-        .find(&prefix)
-        .unwrap_or_else(|| panic!("no {path} link in {}", mail.text));
-    mail.text[start + prefix.len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned()
-}
+mod common;
+use common::{CLIENT, PASSWORD, form, open_world, token_in};
 
 fn token_of_link(link: &str) -> String {
     link.rsplit_once("token=").unwrap().1.to_owned()
@@ -490,96 +456,4 @@ async fn reset_requests_are_limited_alike_for_known_and_unknown_addresses() {
             })
         );
     }
-}
-
-#[tokio::test]
-async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions() {
-    let w = open_world(&[]).await;
-    w.services
-        .sign_up
-        .sign_up(&form("hal@example.com", "hal"), CLIENT)
-        .await
-        .unwrap();
-    let token = token_in(&w.mailer.sent()[0], quire_signup::VERIFY_PATH);
-    w.services.sign_up.verify_email(&token).await.unwrap();
-    let sessions = &w.services.sessions;
-    let here = sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap();
-    let there = sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap();
-    let (session, hal) = sessions.current(&here.token).await.unwrap().unwrap();
-    let change = &w.services.password_change;
-    let new = "another long sentence";
-
-    assert_eq!(
-        change
-            .change(&hal, &session.id_hash, "not the password", new)
-            .await
-            .unwrap_err(),
-        PasswordChangeError::WrongPassword
-    );
-    assert_eq!(
-        change
-            .change(&hal, &session.id_hash, PASSWORD, "my hal@example.com words")
-            .await
-            .unwrap_err(),
-        PasswordChangeError::Password(PasswordRule::ContainsIdentity)
-    );
-    w.store.fail(Op::ChangePassword);
-    assert!(matches!(
-        change
-            .change(&hal, &session.id_hash, PASSWORD, new)
-            .await
-            .unwrap_err(),
-        PasswordChangeError::Infra(_)
-    ));
-    w.store.heal();
-    assert!(sessions.current(&there.token).await.unwrap().is_some());
-    let mails_before = w.mailer.sent().len();
-
-    assert_eq!(
-        change
-            .change(&hal, &session.id_hash, PASSWORD, new)
-            .await
-            .unwrap(),
-        1
-    );
-    assert!(sessions.current(&here.token).await.unwrap().is_some());
-    assert!(sessions.current(&there.token).await.unwrap().is_none());
-    let sent = w.mailer.sent();
-    assert_eq!(sent.len(), mails_before + 1);
-    assert!(
-        sent.last()
-            .unwrap()
-            .text
-            .contains("changed from the dashboard")
-    );
-    assert!(!sent.last().unwrap().text.contains(new));
-    sessions.sign_in("hal", new, CLIENT).await.unwrap();
-    assert_eq!(
-        sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap_err(),
-        SignInError::WrongCredentials
-    );
-
-    // Tries are counted, right or wrong: four above, six here, and the eleventh in 15
-    // minutes waits.
-    let (session, hal) = sessions.current(&here.token).await.unwrap().unwrap();
-    for _ in 0..6 {
-        change
-            .change(&hal, &session.id_hash, "wrong", new)
-            .await
-            .unwrap_err();
-    }
-    assert_eq!(
-        change
-            .change(&hal, &session.id_hash, new, PASSWORD)
-            .await
-            .unwrap_err(),
-        PasswordChangeError::Throttled {
-            retry_after_secs: 900
-        }
-    );
-    w.clock.advance(Duration::minutes(15));
-    change
-        .change(&hal, &session.id_hash, new, PASSWORD)
-        .await
-        .unwrap();
 }

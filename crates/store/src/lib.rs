@@ -25,6 +25,7 @@ mod pages;
 mod projects;
 mod schema;
 mod secrets;
+mod sessions;
 mod signup;
 mod types;
 

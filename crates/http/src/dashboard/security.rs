@@ -173,6 +173,25 @@ async fn signed_in(
     })
 }
 
+/// A same-origin form post from a full session: the session, its account and the form.
+async fn posted<F: serde::de::DeserializeOwned>(
+    state: &AppState,
+    req: &HttpRequest,
+    body: &Body,
+) -> Result<Result<(Session, Account, F), HttpResponse>, ApiError> {
+    check_origin(req, state)?;
+    let f: F = form(&body.0)?;
+    Ok(signed_in(state, req).await?.map(|(s, a)| (s, a, f)))
+}
+
+/// "N other sessions were signed out."
+fn others_signed_out(ended: u64) -> String {
+    format!(
+        "{ended} other session{} signed out.",
+        if ended == 1 { " was" } else { "s were" }
+    )
+}
+
 /// `GET /account/security`.
 pub async fn security(
     state: web::Data<AppState>,
@@ -191,9 +210,7 @@ pub async fn enroll(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: CodeForm = form(&body.0)?;
-    let (session, account) = match signed_in(&state, &req).await? {
+    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
         Ok(found) => found,
         Err(redirect) => return Ok(redirect),
     };
@@ -216,9 +233,7 @@ pub async fn turn_off(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: CodeForm = form(&body.0)?;
-    let (session, account) = match signed_in(&state, &req).await? {
+    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
         Ok(found) => found,
         Err(redirect) => return Ok(redirect),
     };
@@ -240,9 +255,7 @@ pub async fn new_recovery_codes(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: CodeForm = form(&body.0)?;
-    let (session, account) = match signed_in(&state, &req).await? {
+    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
         Ok(found) => found,
         Err(redirect) => return Ok(redirect),
     };
@@ -265,9 +278,7 @@ pub async fn change_password(
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: PasswordForm = form(&body.0)?;
-    let (session, account) = match signed_in(&state, &req).await? {
+    let (session, account, f) = match posted::<PasswordForm>(&state, &req, &body).await? {
         Ok(found) => found,
         Err(redirect) => return Ok(redirect),
     };
@@ -282,8 +293,8 @@ pub async fn change_password(
         .await
     {
         Ok(ended) => Outcome::notice(&format!(
-            "Your password is changed. {ended} other session{} signed out.",
-            if ended == 1 { " was" } else { "s were" }
+            "Your password is changed. {}",
+            others_signed_out(ended)
         )),
         Err(PasswordChangeError::Infra(cause)) => return Err(cause.into()),
         Err(e @ PasswordChangeError::Throttled { retry_after_secs }) => Outcome {
@@ -306,9 +317,6 @@ pub async fn sign_out_others(
         Err(redirect) => return Ok(redirect),
     };
     let ended = state.sessions.sign_out_others(&session).await?;
-    let outcome = Outcome::notice(&format!(
-        "{ended} other session{} signed out.",
-        if ended == 1 { " was" } else { "s were" }
-    ));
+    let outcome = Outcome::notice(&others_signed_out(ended));
     answer(&state, &session, outcome).await
 }

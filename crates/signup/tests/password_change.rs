@@ -1,0 +1,105 @@
+//! The dashboard's password change against the in-memory fakes and a fixed clock: the
+//! current password, the rules, a failing store, the other sessions ended, the notice, and
+//! the try limit.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use quire_accounts::SignInError;
+use quire_signup::{PasswordChangeError, PasswordRule};
+use quire_testkit::memory::Op;
+use time::Duration;
+
+mod common;
+use common::{CLIENT, PASSWORD, form, open_world, token_in};
+
+#[tokio::test]
+async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions() {
+    let w = open_world(&[]).await;
+    w.services
+        .sign_up
+        .sign_up(&form("hal@example.com", "hal"), CLIENT)
+        .await
+        .unwrap();
+    let token = token_in(&w.mailer.sent()[0], quire_signup::VERIFY_PATH);
+    w.services.sign_up.verify_email(&token).await.unwrap();
+    let sessions = &w.services.sessions;
+    let here = sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap();
+    let there = sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap();
+    let (session, hal) = sessions.current(&here.token).await.unwrap().unwrap();
+    let change = &w.services.password_change;
+    let new = "another long sentence";
+
+    assert_eq!(
+        change
+            .change(&hal, &session.id_hash, "not the password", new)
+            .await
+            .unwrap_err(),
+        PasswordChangeError::WrongPassword
+    );
+    assert_eq!(
+        change
+            .change(&hal, &session.id_hash, PASSWORD, "my hal@example.com words")
+            .await
+            .unwrap_err(),
+        PasswordChangeError::Password(PasswordRule::ContainsIdentity)
+    );
+    w.store.fail(Op::ChangePassword);
+    assert!(matches!(
+        change
+            .change(&hal, &session.id_hash, PASSWORD, new)
+            .await
+            .unwrap_err(),
+        PasswordChangeError::Infra(_)
+    ));
+    w.store.heal();
+    assert!(sessions.current(&there.token).await.unwrap().is_some());
+    let mails_before = w.mailer.sent().len();
+
+    assert_eq!(
+        change
+            .change(&hal, &session.id_hash, PASSWORD, new)
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(sessions.current(&here.token).await.unwrap().is_some());
+    assert!(sessions.current(&there.token).await.unwrap().is_none());
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), mails_before + 1);
+    assert!(
+        sent.last()
+            .unwrap()
+            .text
+            .contains("changed from the dashboard")
+    );
+    assert!(!sent.last().unwrap().text.contains(new));
+    sessions.sign_in("hal", new, CLIENT).await.unwrap();
+    assert_eq!(
+        sessions.sign_in("hal", PASSWORD, CLIENT).await.unwrap_err(),
+        SignInError::WrongCredentials
+    );
+
+    // Tries are counted, right or wrong: four above, six here, and the eleventh in 15
+    // minutes waits.
+    let (session, hal) = sessions.current(&here.token).await.unwrap().unwrap();
+    for _ in 0..6 {
+        change
+            .change(&hal, &session.id_hash, "wrong", new)
+            .await
+            .unwrap_err();
+    }
+    assert_eq!(
+        change
+            .change(&hal, &session.id_hash, new, PASSWORD)
+            .await
+            .unwrap_err(),
+        PasswordChangeError::Throttled {
+            retry_after_secs: 900
+        }
+    );
+    w.clock.advance(Duration::minutes(15));
+    change
+        .change(&hal, &session.id_hash, new, PASSWORD)
+        .await
+        .unwrap();
+}
