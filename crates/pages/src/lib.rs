@@ -15,7 +15,8 @@ pub mod service;
 pub mod validate;
 
 pub use model::{
-    FileData, FileEntry, FileInput, Limits, Page, PageStatus, PasswordChange, SharedPage,
+    FileData, FileEntry, FileInput, Limits, Page, PageDetails, PageStatus, PasswordChange,
+    SharedPage,
 };
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{

@@ -1,7 +1,8 @@
 //! Pages, their files, and the policy kept on their short link.
 
-use quire_kernel::{AccountId, PageId, ProjectId};
+use quire_kernel::{AccountId, Handle, PageId, ProjectId};
 use quire_links::Link;
+use quire_projects::Project;
 use time::OffsetDateTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,16 @@ pub struct Page {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub archived_at: Option<OffsetDateTime>,
+}
+
+/// A ready page with what the API shows beside it: its project (for the access rules), its
+/// link with the allow list, and its owner's handle (for its address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageDetails {
+    pub page: Page,
+    pub project: Project,
+    pub link: Option<Link>,
+    pub owner: Handle,
 }
 
 /// One file of a page's bundle, as listed. The bytes live in the bundle store under the

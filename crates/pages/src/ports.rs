@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use time::OffsetDateTime;
 
-use crate::model::{FileEntry, Page, PageStatus};
+use crate::model::{FileEntry, Page, PageDetails, PageStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertPageError {
@@ -73,6 +73,13 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
     async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError>;
+
+    /// A ready page with its project, its link (allow list in the order shared) and its
+    /// owner's handle, read in one query: the API's fetch of a page.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
+    async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError>;
 
     /// The owner's ready page with this slug (any status).
     ///

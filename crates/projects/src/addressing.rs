@@ -90,7 +90,11 @@ pub async fn authorize_project(
     authorize_loaded(store, principal, project, access).await
 }
 
-async fn authorize_loaded(
+/// The same rules for a project already read (with the resource that names it).
+///
+/// # Errors
+/// As [`address_project`].
+pub async fn authorize_loaded(
     store: &dyn ProjectStore,
     principal: &Principal,
     project: Project,

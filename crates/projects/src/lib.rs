@@ -10,7 +10,8 @@ pub mod ports;
 pub mod service;
 
 pub use addressing::{
-    AddressError, ProjectAccess, address_project, authorize_project, decide_access,
+    AddressError, ProjectAccess, address_project, authorize_loaded, authorize_project,
+    decide_access,
 };
 pub use model::{
     Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,

@@ -21,6 +21,7 @@ mod links;
 mod mail;
 mod oauth;
 mod oauth_grants;
+mod page_details;
 mod pages;
 mod projects;
 mod schema;

@@ -17,7 +17,7 @@ use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = links)]
-struct LinkRow {
+pub(crate) struct LinkRow {
     id: DbId,
     page_id: DbId,
     account_id: DbId,
@@ -35,7 +35,7 @@ struct LinkRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = link_allow)]
-struct AllowRow {
+pub(crate) struct AllowRow {
     id: DbId,
     link_id: DbId,
     account_id: Option<DbId>,
@@ -97,7 +97,7 @@ fn allow_rows(
         .collect()
 }
 
-fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
+pub(crate) fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, StoreError> {
     let corrupt = |what: &str| StoreError::Corrupt(format!("link {}: {what}", row.id.0));
     let allow = allow
         .into_iter()

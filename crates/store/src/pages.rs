@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Page, PageStatus, PageStore, UpdatePageStoreError,
+    AccountDirectory, FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore,
+    UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -15,12 +16,12 @@ use crate::schema::{accounts, link_codes, page_files, pages};
 use crate::types::{DbId, DbTs};
 
 const PENDING: &str = "pending";
-const READY: &str = "ready";
+pub(crate) const READY: &str = "ready";
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = pages)]
 #[diesel(treat_none_as_null = true)]
-struct PageRow {
+pub(crate) struct PageRow {
     id: DbId,
     public_id: String,
     account_id: DbId,
@@ -257,6 +258,10 @@ impl PageStore for Database {
         })
         .map_err(infra)?;
         row.map(Page::try_from).transpose().map_err(infra)
+    }
+
+    async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError> {
+        crate::page_details::page_details(self, id).await
     }
 
     async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {

@@ -23,7 +23,9 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
 };
 use quire_links::{Access, AllowEntry, Link, LinkStore};
-use quire_projects::{ProjectAccess, ProjectStore, address_project, authorize_project};
+use quire_projects::{
+    ProjectAccess, ProjectStore, address_project, authorize_loaded, authorize_project,
+};
 use time::OffsetDateTime;
 
 use crate::model::{FileEntry, FileInput, Limits, Page, PageStatus, SharedPage};
@@ -342,10 +344,20 @@ impl PageService {
     /// # Errors
     /// `NotFound`, `InsufficientScope`, `Infra`.
     pub async fn get(&self, principal: &Principal, id: PageId) -> Result<PageView, PageError> {
-        let (page, project) = self.reachable(principal, id, ProjectAccess::Read).await?;
-        let link = self.links.link_of_page(page.id).await?;
-        let (handle, _) = self.owner(page.account_id).await?;
-        Ok(self.view(page, link, &handle, project))
+        let details = self
+            .pages
+            .page_details(id)
+            .await?
+            .filter(|d| d.page.account_id == principal.account_id)
+            .ok_or(PageError::NotFound)?;
+        let project = authorize_loaded(
+            self.projects.as_ref(),
+            principal,
+            details.project,
+            ProjectAccess::Read,
+        )
+        .await?;
+        Ok(self.view(details.page, details.link, &details.owner, project.slug))
     }
 
     /// Deletes the bundle, then the link, then the record.

@@ -60,6 +60,7 @@ macro_rules! __contract_list {
             sessions::legacy_secrets_are_listed_and_resealed_once,
             sessions::expired_sessions_are_swept,
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
+            pages::page_details_read_page_project_owner_and_link_at_once,
             links::views_are_leased_within_the_budget_and_added_in_bulk,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
             oauth::grants_are_decided_redeemed_and_rotated_once,

@@ -1,11 +1,12 @@
-//! Pages: invisible until ready, slugs unique per owner, files replaced by path, lookups by owner and slug.
+//! Pages: invisible until ready, slugs unique per owner, files replaced by path, lookups by
+//! owner and slug, and the page read with its project, owner and link at once.
 
 use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_kernel::Clock;
-use quire_kernel::PageId;
-use quire_links::LinkStore;
+use quire_kernel::{Email, PageId};
+use quire_links::{Access, AllowEntry, LinkStore};
 use quire_pages::AccountDirectory;
 use quire_pages::PageStore;
 use quire_pages::{InsertPageError, PageStatus, UpdatePageStoreError};
@@ -213,4 +214,60 @@ pub(super) async fn pages_are_found_by_owner_and_slug_and_links_by_code<
         "codes are exact"
     );
     assert_eq!(s.link_by_code("nothing").await.unwrap(), None);
+}
+
+pub(super) async fn page_details_read_page_project_owner_and_link_at_once<
+    S: AccountStore + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let page = page_of(&ann.account, ann.project.id, "site", "GGGGGGGGG1", &clock);
+    s.insert_pending(&page, &[file("index.html", 3)], lease(&clock))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.page_details(page.id).await.unwrap(),
+        None,
+        "a pending page has no details"
+    );
+    s.mark_ready(page.id).await.unwrap();
+    let bare = s.page_details(page.id).await.unwrap().unwrap();
+    assert_eq!(bare.page, page);
+    assert_eq!(bare.project, ann.project);
+    assert_eq!(bare.owner, ann.account.handle);
+    assert_eq!(bare.link, None, "a page without a link");
+
+    let mut link = link_for(&page, Some("open-day"), &clock);
+    link.policy.access = Access::AllowList;
+    link.policy.max_views = Some(7);
+    let carol = Email::parse("carol@example.com").unwrap();
+    let dave = Email::parse("dave@example.com").unwrap();
+    link.policy.allow = vec![
+        AllowEntry::Email(carol.clone()),
+        AllowEntry::Account(bob.account.id),
+        AllowEntry::Email(dave),
+    ];
+    s.insert_link(&link).await.unwrap();
+    let details = s.page_details(page.id).await.unwrap().unwrap();
+    assert_eq!(
+        details.link,
+        s.link_of_page(page.id).await.unwrap(),
+        "the same link as read alone, allow list in the order shared"
+    );
+    assert_eq!(details.link.unwrap().policy.allow.len(), 3);
+    assert_eq!(
+        (details.page, details.owner),
+        (page.clone(), ann.account.handle.clone())
+    );
+
+    // Shrinking the list to one entry leaves one row to read.
+    let mut fewer = link.clone();
+    fewer.policy.allow = vec![AllowEntry::Email(carol)];
+    s.update_link(&fewer).await.unwrap();
+    let details = s.page_details(page.id).await.unwrap().unwrap();
+    assert_eq!(details.link.unwrap().policy.allow, fewer.policy.allow);
+    assert_eq!(s.page_details(PageId::new()).await.unwrap(), None);
 }

@@ -108,6 +108,7 @@ pub enum Op {
     MarkReady,
     Page,
     PageBySlug,
+    PageDetails,
     PageExists,
     Pages,
     PagesByIds,
@@ -214,6 +215,8 @@ pub struct State {
 pub struct MemoryStore {
     state: Mutex<State>,
     failing: Mutex<Failing>,
+    /// The operations called since [`MemoryStore::record_calls`], when recording.
+    calls: Mutex<Option<Vec<Op>>>,
 }
 
 impl MemoryStore {
@@ -253,7 +256,21 @@ impl MemoryStore {
         change(&mut self.state.lock().expect("lock"));
     }
 
+    /// Starts (or restarts) recording which port operations are called, in order.
+    pub fn record_calls(&self) {
+        *self.calls.lock().expect("lock") = Some(Vec::new());
+    }
+
+    /// The operations called since [`MemoryStore::record_calls`] (empty when not recording).
+    #[must_use]
+    pub fn calls(&self) -> Vec<Op> {
+        self.calls.lock().expect("lock").clone().unwrap_or_default()
+    }
+
     fn check(&self, op: Op) -> Result<(), InfraError> {
+        if let Some(calls) = self.calls.lock().expect("lock").as_mut() {
+            calls.push(op);
+        }
         if self.failing.lock().expect("lock").covers(op) {
             Err(InfraError::new(format!("injected failure in {op:?}")))
         } else {

@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use quire_kernel::{AccountId, InfraError, PageId, ProjectId};
-use quire_pages::{FileEntry, InsertPageError, Page, PageStatus, PageStore, UpdatePageStoreError};
+use quire_pages::{
+    FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
+};
 use time::OffsetDateTime;
 
 use super::links::code_taken;
@@ -79,6 +81,24 @@ impl PageStore for MemoryStore {
                 .iter()
                 .find(|(p, ready)| *ready && p.id == id)
                 .map(|(p, _)| p.clone())
+        }))
+    }
+
+    async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError> {
+        self.check(Op::PageDetails)?;
+        Ok(self.with(|s| {
+            let (page, _) = s.pages.iter().find(|(p, ready)| *ready && p.id == id)?;
+            Some(PageDetails {
+                project: s.projects.iter().find(|p| p.id == page.project_id)?.clone(),
+                owner: s
+                    .accounts
+                    .iter()
+                    .find(|a| a.id == page.account_id)?
+                    .handle
+                    .clone(),
+                link: s.links.iter().find(|l| l.page_id == id).cloned(),
+                page: page.clone(),
+            })
         }))
     }
 
