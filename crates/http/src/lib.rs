@@ -6,7 +6,7 @@
 //!   device login's consent screen, the pass to private pages;
 //! - [`pages_origin`]: the second listener, serving published pages and short links;
 //! - `common/`: what they share (the size-limited body, same-origin checks, the client's
-//!   address, connection limits, routes with their 405s); `error.rs` is the one mapping from
+//!   address, connection limits, routes with their 405s, the request log); `error.rs` is the one mapping from
 //!   domain errors to `(status, code)`.
 //!
 //! One thin function per endpoint: parse the request, call a use case, map the result. It
@@ -35,7 +35,7 @@ use quire_serving::ServingService;
 use quire_signup::{FirstRun, PasswordChange, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
-pub use common::{client_ip, limits};
+pub use common::{client_ip, limits, request_log};
 pub use error::ApiError;
 
 /// Can the service take requests? Implemented by the server over the database and the

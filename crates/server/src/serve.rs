@@ -11,6 +11,7 @@ use quire_blobs::ObjectBundleStore;
 use quire_http::AppState;
 use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::PagesState;
+use quire_http::request_log;
 use quire_kernel::SystemClock;
 use quire_pages::{PageOrigins, RandomPublicIds};
 use quire_smtp::BackgroundDispatch;
@@ -187,8 +188,8 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let mut api = HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(edge))
-            .wrap(tracing_actix_web::TracingLogger::default())
             .wrap(from_fn(limits::guard))
+            .wrap(from_fn(request_log::log_request))
             .configure(quire_http::configure(state.clone()))
     })
     .on_connect(api_connect)

@@ -1,8 +1,9 @@
 //! What the three surfaces share: the size-limited request body, same-origin checks, the
-//! client's address, connection limits, and routes with their 405s.
+//! client's address, connection limits, routes with their 405s, and the request log.
 
 pub mod body;
 pub mod client_ip;
 pub mod limits;
 pub mod origin;
+pub mod request_log;
 pub mod routing;
