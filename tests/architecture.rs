@@ -25,7 +25,12 @@ const DOMAIN_CRATES: &[&str] = &[
 /// Above the domain, below the edge: the pages origin's application layer and the access
 /// token verifier (caches of their own), and the composition root. They too stay free of
 /// adapter technology.
-const APPLICATION_CRATES: &[&str] = &["quire-serving", "quire-bearer", "quire-app"];
+const APPLICATION_CRATES: &[&str] = &[
+    "quire-serving",
+    "quire-bearer",
+    "quire-read-cache",
+    "quire-app",
+];
 /// What only the application layer may hold: caches and compression are about speed, not
 /// about what the domain decides.
 const APPLICATION_ONLY: &[&str] = &["moka", "flate2"];

@@ -124,11 +124,11 @@ async fn view_count(srv: &Server, key: &str, id: &str) -> u64 {
         .unwrap()
 }
 
-/// The page's count once it reaches `expected`, or what it is after 3 s: views are
-/// written by each replica's flush, every second.
+/// The page's count once it reaches `expected`, or what it is after 5 s: views are
+/// written by each replica's flush, every second, and the API's fetch may be a second old.
 pub(crate) async fn settled_view_count(srv: &Server, key: &str, id: &str, expected: u64) -> u64 {
     let mut seen = 0;
-    for _ in 0..30 {
+    for _ in 0..50 {
         seen = view_count(srv, key, id).await;
         if seen == expected {
             break;

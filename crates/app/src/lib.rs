@@ -4,7 +4,8 @@
 //! their settings, so production and every test world wire the application one way: a
 //! service gains a port in one place.
 //!
-//! It depends on the domain crates and the kernel only, and holds no logic of its own.
+//! It depends on the domain crates, the kernel and the application crates that hold caches
+//! (`quire-serving`, `quire-bearer`, `quire-read-cache`), and holds no logic of its own.
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use quire_accounts::{
     AccountService, AccountStore, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys,
     CaptchaLedger, InvitationList, InvitationStore, SealingKey, SessionService, SessionStore,
 };
-use quire_bearer::{BearerPorts, BearerVerifier, CachedKeyStore};
+use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
 use quire_kernel::{Clock, Listeners, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
@@ -26,6 +27,7 @@ use quire_pages::{
     AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
 };
 use quire_projects::{ProjectService, ProjectStore};
+use quire_read_cache::{CachedKeyStore, CachedPageStore};
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_signup::{
     ActivationMode, FirstRun, Letterhead, PasswordChange, PasswordReset, SignUp, SignUpMode,
@@ -163,27 +165,6 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         settings.serving,
         &settings.signing_key,
     );
-    // The pages origin's caches, and the API key cache, hear of every committed page and
-    // project change.
-    let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
-    let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
-        Arc::new(serving.clone()),
-        key_cache.clone(),
-    ]));
-    let pages = PageService::new(
-        PagePorts {
-            pages: store.clone(),
-            bundles,
-            links: store.clone(),
-            accounts: directory.unwrap_or_else(|| store.clone()),
-            projects: store.clone(),
-            clock: clock.clone(),
-            timer,
-            ids,
-            changes: changes.clone(),
-        },
-        settings.pages,
-    );
     let audience = TokenAudience::for_base_url(&settings.base_url);
     let bearers = BearerVerifier::new(
         BearerPorts {
@@ -194,6 +175,30 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             clock: clock.clone(),
         },
         audience.clone(),
+    );
+    // The pages origin's caches and the API's read caches hear of every committed page and
+    // project change.
+    let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
+    let page_cache = Arc::new(CachedPageStore::new(store.clone()));
+    let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
+        Arc::new(serving.clone()),
+        key_cache.clone(),
+        page_cache.clone(),
+        Arc::new(bearers.clone()),
+    ]));
+    let pages = PageService::new(
+        PagePorts {
+            pages: page_cache,
+            bundles,
+            links: store.clone(),
+            accounts: directory.unwrap_or_else(|| store.clone()),
+            projects: store.clone(),
+            clock: clock.clone(),
+            timer,
+            ids,
+            changes: changes.clone(),
+        },
+        settings.pages,
     );
     let oauth_tokens = TokenService::new(
         TokenPorts {

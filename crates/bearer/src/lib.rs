@@ -2,18 +2,14 @@
 //! `quire-keys`' [`quire_keys::BearerTokens`] port. It runs the seven verification steps of
 //! the spec in order, holding in memory what every API call would otherwise read: the
 //! signing keys (reloaded every minute, and at once, at most every 5 s, when a token names
-//! a key it does not hold) and the client registry's answers (4 s, so a client deleted on
-//! one replica is refused on every replica within 5 s). It also holds API keys looked up by
-//! hash in front of the key store ([`CachedKeyStore`], 1 s), so an API call with a key reads
-//! no key from the database while that key is fresh.
+//! a key it does not hold), the client registry's answers (4 s, so a client deleted on
+//! one replica is refused on every replica within 5 s) and each (account, client)'s role and
+//! home project ([`SUBJECT_TTL`], 1 s). A token seen within those times costs no query.
 //!
 //! It depends on the domain crates (`quire-oauth` for the token rules, `quire-keys` for the
 //! port, `quire-accounts` and `quire-projects` for the principal) and `moka`; like
 //! `quire-serving` it holds caches, which the domain may not.
 
-mod key_cache;
 mod verifier;
 
-pub use key_cache::{CachedKeyStore, KEY_LOOKUP_TTL};
-
-pub use verifier::{BearerPorts, BearerVerifier, CLIENT_CACHE_TTL, KEY_CACHE_TTL};
+pub use verifier::{BearerPorts, BearerVerifier, CLIENT_CACHE_TTL, KEY_CACHE_TTL, SUBJECT_TTL};

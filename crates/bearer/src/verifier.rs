@@ -6,8 +6,12 @@ use std::time::Duration as StdDuration;
 use async_trait::async_trait;
 use moka::future::Cache;
 use quire_accounts::AccountStore;
-use quire_kernel::{Clock, InfraError, Principal, PrincipalKind};
+use quire_kernel::secret::sha256_hex;
+use quire_kernel::{
+    AccountId, Clock, InfraError, LinkId, PageChanges, PageId, Principal, PrincipalKind, ProjectId,
+};
 use quire_keys::{AuthError, BearerTokens};
+use quire_oauth::access_token::VerifiedToken;
 use quire_oauth::consent::home_project;
 use quire_oauth::{
     ClientId, ClientStore, KeySchedule, SigningKey, SigningKeyStore, TokenAudience, TokenRefusal,
@@ -19,8 +23,19 @@ use time::{Duration, OffsetDateTime};
 pub const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(60);
 /// How long a registry answer is held: a deletion reaches every replica within 5 s.
 pub const CLIENT_CACHE_TTL: StdDuration = StdDuration::from_secs(4);
+/// How long an account's role and a client's home project in it are held: the longest a
+/// deactivation or a new home project made on another replica takes to reach this one (as
+/// for API keys).
+pub const SUBJECT_TTL: StdDuration = StdDuration::from_secs(1);
 /// Least time between two reloads forced by unknown `kid`s (forged tokens cost no I/O).
 const FORCED_RELOAD_SPACING: Duration = Duration::seconds(5);
+
+/// What a token's principal takes from the database beyond the token itself.
+#[derive(Debug, Clone, Copy)]
+struct Subject {
+    home_project_id: ProjectId,
+    is_platform_admin: bool,
+}
 
 /// What the verifier reads through.
 #[derive(Debug, Clone)]
@@ -38,8 +53,13 @@ pub struct BearerVerifier {
     ports: BearerPorts,
     audience: TokenAudience,
     keys: Cache<(), Arc<Vec<SigningKey>>>,
+    /// SHA-256 of a token → what it said and the `kid` of the key that verified it.
+    verified: Cache<String, (VerifiedToken, String)>,
     /// Client id → whether it is live.
     clients: Cache<ClientId, bool>,
+    /// (account, client) → the principal's home project and role, for activated accounts,
+    /// held for [`SUBJECT_TTL`].
+    subjects: Cache<(AccountId, ClientId), Subject>,
     last_forced_reload: Arc<Mutex<Option<OffsetDateTime>>>,
 }
 
@@ -61,9 +81,17 @@ impl BearerVerifier {
                 .max_capacity(1)
                 .time_to_live(KEY_CACHE_TTL)
                 .build(),
+            verified: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(KEY_CACHE_TTL)
+                .build(),
             clients: Cache::builder()
                 .max_capacity(10_000)
                 .time_to_live(CLIENT_CACHE_TTL)
+                .build(),
+            subjects: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(SUBJECT_TTL)
                 .build(),
             last_forced_reload: Arc::new(Mutex::new(None)),
         }
@@ -124,14 +152,37 @@ impl BearerVerifier {
             })
     }
 
-    async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+    /// Steps 1 to 5. A token that passed them is held by its SHA-256: while the key that
+    /// signed it still verifies in the key set held, only its expiry is checked again.
+    async fn verified(&self, token: &str, now: OffsetDateTime) -> Result<VerifiedToken, AuthError> {
         let refused = |r: TokenRefusal| AuthError::InvalidToken(r.description());
+        let digest = sha256_hex(token.as_bytes());
+        if let Some((verified, kid)) = self.verified.get(&digest).await {
+            let keys = self.key_set().await?;
+            let still_verifies = keys
+                .iter()
+                .any(|k| k.kid == kid && KeySchedule::verifies(&keys, k, now));
+            if still_verifies {
+                if verified.is_expired(now) {
+                    return Err(refused(TokenRefusal::Expired));
+                }
+                return Ok(verified);
+            }
+        }
         let parsed = quire_oauth::access_token::parse(token).map_err(refused)?;
-        let now = self.ports.clock.now();
         let key = self.key(&parsed.kid, now).await?;
         let verified = parsed
             .check(key.as_ref(), &self.audience, now)
             .map_err(refused)?;
+        self.verified
+            .insert(digest, (verified.clone(), parsed.kid))
+            .await;
+        Ok(verified)
+    }
+
+    async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+        let refused = |r: TokenRefusal| AuthError::InvalidToken(r.description());
+        let verified = self.verified(token, self.ports.clock.now()).await?;
         if !self
             .client_is_live(&verified.client_id)
             .await
@@ -139,31 +190,45 @@ impl BearerVerifier {
         {
             return Err(refused(TokenRefusal::UnknownClient));
         }
+        let subject = self
+            .subject(verified.account_id, &verified.client_id)
+            .await?;
+        Ok(Principal {
+            account_id: verified.account_id,
+            kind: PrincipalKind::OAuthClient {
+                client_id: verified.client_id.as_str().to_owned(),
+                scopes: verified.scopes,
+            },
+            home_project_id: subject.home_project_id,
+            is_platform_admin: subject.is_platform_admin,
+        })
+    }
+
+    /// The account's role and the client's home project in it, from memory while fresh.
+    /// Only activated accounts are held, so an activation is seen at once; a deactivation
+    /// or a new home project reaches here within [`SUBJECT_TTL`].
+    async fn subject(&self, account: AccountId, client: &ClientId) -> Result<Subject, AuthError> {
+        let key = (account, client.clone());
+        if let Some(subject) = self.subjects.get(&key).await {
+            return Ok(subject);
+        }
         let account = self
             .ports
             .accounts
-            .account_by_id(verified.account_id)
+            .account_by_id(account)
             .await?
             // Accounts are never deleted, so a verified token always names one.
             .ok_or_else(|| InfraError::new("a verified access token names no account"))?;
         if account.activated_at.is_none() {
             return Err(AuthError::NotActivated);
         }
-        let home = home_project(
-            self.ports.projects.as_ref(),
-            account.id,
-            &verified.client_id,
-        )
-        .await?;
-        Ok(Principal {
-            account_id: account.id,
-            kind: PrincipalKind::OAuthClient {
-                client_id: verified.client_id.as_str().to_owned(),
-                scopes: verified.scopes,
-            },
+        let home = home_project(self.ports.projects.as_ref(), account.id, client).await?;
+        let subject = Subject {
             home_project_id: home.id,
             is_platform_admin: account.is_platform_admin,
-        })
+        };
+        self.subjects.insert(key, subject).await;
+        Ok(subject)
     }
 }
 
@@ -171,5 +236,14 @@ impl BearerVerifier {
 impl BearerTokens for BearerVerifier {
     async fn principal(&self, token: &str) -> Result<Principal, AuthError> {
         self.verify(token).await
+    }
+}
+
+/// A deleted project may have been a client's home project: every held subject goes.
+impl PageChanges for BearerVerifier {
+    fn page_changed(&self, _: PageId) {}
+    fn link_changed(&self, _: LinkId) {}
+    fn project_changed(&self, _: ProjectId) {
+        self.subjects.invalidate_all();
     }
 }

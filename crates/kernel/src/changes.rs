@@ -15,7 +15,7 @@ pub trait PageChanges: Send + Sync + std::fmt::Debug {
     /// A link moved to another project.
     fn link_changed(&self, link: LinkId);
 
-    /// The pages of a project moved elsewhere (the project was deleted with `move_to`).
+    /// A project changed (its slug or client), or was deleted, its pages moved elsewhere.
     fn project_changed(&self, project: ProjectId);
 }
 

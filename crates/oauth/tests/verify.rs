@@ -8,6 +8,7 @@ mod common;
 
 use common::{Flow, Now, flow, refused};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use quire_bearer::SUBJECT_TTL;
 use quire_kernel::{App, Apps};
 use quire_keys::AuthError;
 use quire_oauth::access_token::{AccessClaims, issue};
@@ -176,8 +177,34 @@ async fn a_bearer_of_an_account_not_activated_is_refused() {
     let token = issue(&key, &audience, ann, &f.client.id, &scopes, f.w.clock_now()).unwrap();
     assert!(f.authenticate(&token).await.is_ok());
     f.w.store.alter(|s| s.accounts[0].activated_at = None);
+    // A replica that never saw the account refuses at once; one that did, within the
+    // lookup's lifetime (as for API keys).
+    assert_eq!(
+        f.w.replica()
+            .keys
+            .authenticate(Some(&format!("Bearer {token}")))
+            .await
+            .unwrap_err(),
+        AuthError::NotActivated
+    );
+    tokio::time::sleep(SUBJECT_TTL + std::time::Duration::from_millis(100)).await;
     assert_eq!(
         f.authenticate(&token).await.unwrap_err(),
         AuthError::NotActivated
+    );
+}
+
+#[tokio::test]
+async fn a_bearer_seen_within_the_lookup_lifetime_reads_nothing() {
+    let f = flow().await;
+    let tokens = f.exchange(&f.code().await).await.unwrap();
+    let first = f.authenticate(&tokens.access_token).await.unwrap();
+    f.w.store.record_calls();
+    let again = f.authenticate(&tokens.access_token).await.unwrap();
+    assert_eq!(again, first);
+    assert_eq!(
+        f.w.store.calls(),
+        Vec::<Op>::new(),
+        "signature checked in memory; key set, client, account and home project held"
     );
 }

@@ -345,6 +345,8 @@ impl ProjectService {
         }
         project.updated_at = self.clock.now();
         self.store.update_project(&project).await?;
+        // Its slug shows in its pages' views, its client names a bearer's home project.
+        self.changes.project_changed(project.id);
         Ok(project)
     }
 

@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use quire_bearer::{CachedKeyStore, KEY_LOOKUP_TTL};
 use quire_kernel::Clock;
 use quire_keys::{KeyHash, KeyStore};
+use quire_read_cache::{CachedKeyStore, KEY_LOOKUP_TTL};
 use quire_testkit::memory::Op;
 use quire_testkit::{FixedClock, MemoryStore};
 use time::Duration;

@@ -1,0 +1,171 @@
+//! Page details held in memory for [`PAGE_READ_TTL`], in front of the page store: the API's
+//! fetch of a page reads nothing from the database while its details are fresh here.
+//!
+//! Every write through this replica is seen at once: the page store's writes drop the page
+//! they touch, and the change listeners (told by the page and project services after each
+//! committed write, links included) drop the page, or everything for a link or a project.
+//! A change made through another replica is seen within [`PAGE_READ_TTL`], and so is a view
+//! count, which the serving layer settles every second anyway. Only pages that exist are
+//! held, so guessing ids fills nothing. Every other read and write goes to the store as is.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moka::future::Cache;
+use quire_kernel::{AccountId, InfraError, LinkId, PageChanges, PageId, ProjectId};
+use quire_pages::{
+    FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
+};
+use time::OffsetDateTime;
+
+/// How long a page's details are trusted: the longest a change made on another replica
+/// takes to show in the API's fetch of a page here.
+pub const PAGE_READ_TTL: Duration = Duration::from_secs(1);
+
+/// The page store, with the API's fetch of a page cached.
+#[derive(Debug)]
+pub struct CachedPageStore {
+    store: Arc<dyn PageStore>,
+    details: Cache<PageId, PageDetails>,
+}
+
+impl CachedPageStore {
+    #[must_use]
+    pub fn new(store: Arc<dyn PageStore>) -> Self {
+        Self {
+            store,
+            details: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(PAGE_READ_TTL)
+                .support_invalidation_closures()
+                .build(),
+        }
+    }
+
+    /// Drops the page before and after `write`: a fetch that read the old row while the
+    /// write ran must not leave it behind.
+    async fn around<T>(&self, page: PageId, write: impl Future<Output = T>) -> T {
+        self.details.invalidate(&page).await;
+        let done = write.await;
+        self.details.invalidate(&page).await;
+        done
+    }
+}
+
+#[async_trait]
+impl PageStore for CachedPageStore {
+    async fn insert_pending(
+        &self,
+        page: &Page,
+        files: &[FileEntry],
+        lease_until: OffsetDateTime,
+    ) -> Result<(), InsertPageError> {
+        self.store.insert_pending(page, files, lease_until).await
+    }
+
+    async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
+        self.store.renew_lease(id, until).await
+    }
+
+    async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
+        self.around(id, self.store.mark_ready(id)).await
+    }
+
+    async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
+        self.around(id, self.store.delete_page(id)).await
+    }
+
+    async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
+        self.store.page(id).await
+    }
+
+    async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError> {
+        if let Some(details) = self.details.get(&id).await {
+            return Ok(Some(details));
+        }
+        let found = self.store.page_details(id).await?;
+        if let Some(details) = &found {
+            self.details.insert(id, details.clone()).await;
+        }
+        Ok(found)
+    }
+
+    async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
+        self.store.page_by_slug(owner, slug).await
+    }
+
+    async fn pages_in_project(
+        &self,
+        project: ProjectId,
+        status: PageStatus,
+    ) -> Result<Vec<Page>, InfraError> {
+        self.store.pages_in_project(project, status).await
+    }
+
+    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
+        self.store.pages_by_ids(ids).await
+    }
+
+    async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
+        self.around(page.id, self.store.update_page(page)).await
+    }
+
+    async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
+        self.store.files(id).await
+    }
+
+    async fn put_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        size_bytes: u64,
+        file_count: u64,
+        updated_at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.around(
+            id,
+            self.store
+                .put_files(id, files, size_bytes, file_count, updated_at),
+        )
+        .await
+    }
+
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
+        self.store.stale_pending(now).await
+    }
+
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError> {
+        self.store.lapsed_slug_holder(owner, slug, now).await
+    }
+
+    async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
+        self.store.page_exists(id).await
+    }
+}
+
+/// A page's link, allow list or project changed (the services tell after each commit).
+/// Links and projects are not keyed here, and change rarely: everything goes.
+impl PageChanges for CachedPageStore {
+    fn page_changed(&self, page: PageId) {
+        // A predicate applies to every read from now on (the sweep behind it is lazy).
+        if self
+            .details
+            .invalidate_entries_if(move |id, _| *id == page)
+            .is_err()
+        {
+            self.details.invalidate_all();
+        }
+    }
+    fn link_changed(&self, _: LinkId) {
+        self.details.invalidate_all();
+    }
+    fn project_changed(&self, _: ProjectId) {
+        self.details.invalidate_all();
+    }
+}
