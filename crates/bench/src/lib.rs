@@ -10,6 +10,11 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+/// The server's public origin: form posts (sign-in, consent) name it in `Origin`.
+const BASE_URL: &str = "http://quire.bench";
+/// The dashboard password of the account `bench`.
+const PASSWORD: &str = "bench-password-1";
+
 /// The release server binary (`QUIRE_SERVER_BIN` overrides it).
 #[must_use]
 pub fn server_binary() -> PathBuf {
@@ -19,7 +24,8 @@ pub fn server_binary() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/quire-server")
 }
 
-/// A running `quire-server` on SQLite and local disk under one folder; killed when dropped.
+/// A running `quire-server` with its data under one folder (SQLite and local disk unless
+/// its environment names others); killed when dropped.
 #[derive(Debug)]
 pub struct Server {
     pub child: Child,
@@ -63,7 +69,9 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
             )
             .env("QUIRE_LISTEN", "127.0.0.1:0")
             .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
-            .env("RUST_LOG", "warn");
+            .env("QUIRE_BASE_URL", BASE_URL)
+            // What a deployment logs: one line per API request (none per page view).
+            .env("RUST_LOG", "info");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -77,6 +85,9 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
             "bench@example.com",
             "--handle",
             "bench",
+            "--password",
+            PASSWORD,
+            "--platform-admin",
         ])
         .output()
         .unwrap();
@@ -111,4 +122,174 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
         key,
         child,
     }
+}
+
+/// Where a benchmark's server keeps its data, from the environment: SQLite and local disk
+/// unless `QUIRE_BENCH_POSTGRES` names a PostgreSQL server (an admin URL such as
+/// `postgres://postgres@127.0.0.1:5432/postgres`; a fresh database is made on it) or
+/// `QUIRE_BENCH_S3_ENDPOINT` an S3-compatible server (a fresh bucket is made on it).
+/// Returns a label for the report and the server's extra environment.
+///
+/// # Panics
+/// When the database or the bucket cannot be made.
+pub async fn storage_from_env() -> (String, Vec<(&'static str, String)>) {
+    let mut env = Vec::new();
+    let suffix = format!("{}_{}", std::process::id(), rand::random::<u32>());
+    let database = match std::env::var("QUIRE_BENCH_POSTGRES") {
+        Ok(admin) => {
+            let name = format!("quire_bench_{suffix}");
+            let made = Command::new("psql")
+                .args([admin.as_str(), "-qc", &format!("CREATE DATABASE {name}")])
+                .status()
+                .unwrap();
+            assert!(made.success(), "psql could not create {name}");
+            let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+            env.push(("QUIRE_DATABASE_URL", format!("{base}/{name}")));
+            "PostgreSQL"
+        }
+        Err(_) => "SQLite",
+    };
+    let bundles = match std::env::var("QUIRE_BENCH_S3_ENDPOINT") {
+        Ok(endpoint) => {
+            let bucket = format!("quire-bench-{}", suffix.replace('_', "-"));
+            let made = reqwest::Client::new()
+                .put(format!("{endpoint}/{bucket}"))
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                made.status().is_success(),
+                "bucket {bucket}: {}",
+                made.status()
+            );
+            env.extend([
+                ("QUIRE_STORAGE_URL", format!("s3://{bucket}/quire")),
+                ("AWS_ENDPOINT_URL", endpoint),
+                ("AWS_ACCESS_KEY_ID", "bench".into()),
+                ("AWS_SECRET_ACCESS_KEY", "bench".into()),
+                ("AWS_REGION", "us-east-1".into()),
+            ]);
+            "S3-compatible server"
+        }
+        Err(_) => "local disk",
+    };
+    (format!("{database} + {bundles}"), env)
+}
+
+/// An OAuth access token of `bench` (scope `page`) for a client registered on the spot:
+/// the authorization code flow with PKCE, consent given in the dashboard as a browser would.
+///
+/// # Panics
+/// When a step of the flow does not answer as the spec says.
+pub async fn bearer_token(server: &Server) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let redirect = "http://127.0.0.1/callback";
+    let registered: Value = http
+        .post(format!("{}/api/platform/v1/oauth-clients", server.api))
+        .bearer_auth(&server.key)
+        .json(
+            &serde_json::json!({"name": "Bench", "client_type": "confidential",
+                                  "redirect_uris": [redirect]}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = registered["client"]["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let secret = registered["client"]["client_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let verifier = b64(&rand::random::<[u8; 32]>());
+    let challenge = b64(&Sha256::digest(verifier.as_bytes()));
+
+    let signed_in = http
+        .post(format!("{}/login", server.api))
+        .header("origin", BASE_URL)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            serde_urlencoded::to_string([
+                ("login", "bench"),
+                ("password", PASSWORD),
+                ("next", "/"),
+            ])
+            .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let cookie = signed_in
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|c| c.to_str().ok()?.split(';').next().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let consent = http
+        .get(format!("{}/oauth/authorize", server.api))
+        .query(&[
+            ("response_type", "code"),
+            ("client_id", &id),
+            ("redirect_uri", redirect),
+            ("scope", "page"),
+            ("state", "bench"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ])
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let marker = "name=\"request\" value=\"";
+    let at = consent.find(marker).unwrap() + marker.len();
+    let request = &consent[at..at + consent[at..].find('"').unwrap()];
+    let approved = http
+        .post(format!("{}/api/oauth/decision", server.api))
+        .header("origin", BASE_URL)
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string([("request", request), ("decision", "approve")]).unwrap())
+        .send()
+        .await
+        .unwrap();
+    let back = approved.headers()["location"].to_str().unwrap();
+    let code = back
+        .split(['?', '&'])
+        .find_map(|pair| pair.strip_prefix("code="))
+        .unwrap()
+        .to_owned();
+    let token: Value = http
+        .post(format!("{}/api/oauth/token", server.api))
+        .basic_auth(&id, Some(&secret))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            serde_urlencoded::to_string([
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", redirect),
+                ("code_verifier", &verifier),
+            ])
+            .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    token["access_token"].as_str().unwrap().to_owned()
 }

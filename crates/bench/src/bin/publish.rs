@@ -5,7 +5,9 @@
 //! measured phase; neither side calls fsync (the bundle store does not either).
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
-//! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary.)
+//! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary;
+//! `QUIRE_BENCH_POSTGRES` and `QUIRE_BENCH_S3_ENDPOINT` put the server on PostgreSQL and an
+//! S3-compatible server, see `storage_from_env`.)
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
@@ -14,7 +16,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use quire_bench::{server_binary, start_server};
+use quire_bench::{server_binary, start_server, storage_from_env};
 use rand::RngExt;
 use serde_json::json;
 
@@ -79,7 +81,8 @@ async fn main() {
         .unwrap_or(5);
     let bin = server_binary();
     let work = tempfile::tempdir().unwrap();
-    let server = start_server(&bin, work.path(), &[]);
+    let (storage, env) = storage_from_env().await;
+    let server = start_server(&bin, work.path(), &env);
     let (addr, key) = (server.api.clone(), server.key.clone());
     let pid = server.child.id();
 
@@ -95,7 +98,7 @@ async fn main() {
         TOTAL_BYTES / 1024 / 1024
     );
     println!(
-        "server: {} (SQLite + local disk, same disk as the reference)",
+        "server: {} ({storage}; the reference writes to local disk)",
         bin.display()
     );
     println!(

@@ -6,8 +6,11 @@
 //!   (c) Quire serving a page with a large `maxViews` (views from blocks leased from the
 //!       database, settled every second),
 //!   (d) Quire's `GET /api/page/v1/pages/{id}` with a key,
+//!   (e) the same with an OAuth access token,
 //! back to back in alternating order for several rounds, each after a warm-up. Prints every
-//! round and the median ratios b/a, c/a and d/a with their min and max.
+//! round and the median ratios b/a to e/a with their min and max. Quire runs on SQLite and
+//! local disk, or on PostgreSQL with `QUIRE_BENCH_POSTGRES` (see `storage_from_env`), and
+//! logs at info as a deployment does.
 //!
 //! Installs `wrk` and `nginx-light` with apt when they are missing (as root or through
 //! passwordless sudo). Run:
@@ -22,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use quire_bench::{server_binary, start_server};
+use quire_bench::{bearer_token, server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
 const NGINX: &str = "/usr/sbin/nginx";
@@ -275,7 +278,9 @@ async fn main() {
 
     let quire_dir = work.path().join("quire");
     std::fs::create_dir_all(&quire_dir).unwrap();
-    let quire = start_server(&bin, &quire_dir, &[("QUIRE_WORKERS", workers.to_string())]);
+    let (storage, mut env) = storage_from_env().await;
+    env.push(("QUIRE_WORKERS", workers.to_string()));
+    let quire = start_server(&bin, &quire_dir, &env);
     let key = quire.key.clone();
     let files = json!([{"path": "index.html", "content": html}]);
     publish(
@@ -303,6 +308,7 @@ async fn main() {
         api_page["id"].as_str().unwrap()
     );
     let auth = format!("Authorization: Bearer {key}");
+    let bearer = format!("Authorization: Bearer {}", bearer_token(&quire).await);
 
     let targets: Vec<(&str, String, Option<&str>)> = vec![
         (
@@ -327,18 +333,19 @@ async fn main() {
             format!("{}/budget/", quire.pages),
             Some(OWNER_HOST),
         ),
-        ("quire GET page API", api_url, Some(auth.as_str())),
+        ("quire GET page API", api_url.clone(), Some(auth.as_str())),
+        ("quire same, OAuth token", api_url, Some(bearer.as_str())),
     ];
     println!(
         "serving benchmark: {} bytes of HTML, wrk -t2 -c{connections} -d{seconds}s, {workers} worker(s) for nginx and Quire, {rounds} round(s), on {} core(s)",
         html.len(),
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
-    println!("server: {} (SQLite + local disk)", bin.display());
+    println!("server: {} ({storage})", bin.display());
     for (_, url, header) in &targets {
         wrk(url, 2, connections, *header);
     }
-    let mut ratios: [Vec<f64>; 3] = Default::default();
+    let mut ratios: [Vec<f64>; 4] = Default::default();
     let mut table: Vec<Vec<Measure>> = vec![Vec::new(); targets.len()];
     for round in 0..rounds {
         // Alternate the order each round so no target always runs on a warmer machine.
@@ -368,7 +375,7 @@ async fn main() {
             );
             table[i].push(got[i]);
         }
-        for (slot, i) in [2, 3, 4].into_iter().enumerate() {
+        for (slot, i) in [2, 3, 4, 5].into_iter().enumerate() {
             ratios[slot].push(got[i].rps / reference);
         }
     }
@@ -385,9 +392,14 @@ async fn main() {
         );
     }
     println!();
-    for (slot, name) in ["b/a (public page)", "c/a (maxViews page)", "d/a (page API)"]
-        .iter()
-        .enumerate()
+    for (slot, name) in [
+        "b/a (public page)",
+        "c/a (maxViews page)",
+        "d/a (page API, key)",
+        "e/a (page API, OAuth)",
+    ]
+    .iter()
+    .enumerate()
     {
         let (min, max) = spread(&ratios[slot]);
         println!(
