@@ -8,6 +8,7 @@
 //! [`ports::AccountDirectory`], `quire-links`' `LinkStore` and the kernel's `Clock` and
 //! `Timer`.
 
+mod decode;
 pub mod model;
 pub mod origins;
 pub mod ports;

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 
-use base64::Engine;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -258,32 +257,21 @@ pub fn files(
     }
     let mut total: u64 = kept.iter().map(|e| e.size_bytes).sum();
     let mut out = Vec::with_capacity(inputs.len());
-    for f in inputs {
-        let bytes = match f.encoding.as_deref().unwrap_or("utf8") {
-            "utf8" => f.content.into_bytes(),
-            "base64" => base64::engine::general_purpose::STANDARD
-                .decode(f.content.as_bytes())
-                .map_err(|_| {
-                    FilesError::Invalid(Invalid(format!(
-                        "content of {} is not valid base64",
-                        quoted(&f.path)
-                    )))
-                })?,
-            other => {
-                return Err(FilesError::Invalid(Invalid(format!(
-                    "encoding of {} must be utf8 or base64, not {}",
-                    quoted(&f.path),
-                    quoted(other)
-                ))));
-            }
-        };
+    // Decoded and hashed on every core; then checked in request order, so the first problem
+    // reported is the same as one file at a time would find.
+    for decoded in crate::decode::decode_all(inputs) {
+        let crate::decode::Decoded {
+            path,
+            bytes,
+            sha256,
+        } = decoded?;
         let size = bytes.len() as u64;
         if size > limits.max_file_bytes {
             return Err(FilesError::TooLarge {
                 limit: LimitKind::FileSize,
                 message: format!(
                     "{} is {size} bytes; a file may be at most {} bytes",
-                    quoted(&f.path),
+                    quoted(&path),
                     limits.max_file_bytes
                 ),
             });
@@ -300,10 +288,10 @@ pub fn files(
         }
         out.push(FileData {
             entry: FileEntry {
-                content_type: content_type(&f.path),
-                sha256: sha256_hex(&bytes),
+                content_type: content_type(&path),
+                sha256,
                 size_bytes: size,
-                path: f.path,
+                path,
             },
             bytes,
         });

@@ -127,9 +127,14 @@ fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {
 /// Slices of path lists, so no statement exceeds a backend's bind-parameter limit.
 const FILE_ROWS_PER_INSERT: usize = 2_000;
 
-/// Inserting many manifest rows: one multi-row INSERT per slice on PostgreSQL; on SQLite,
-/// where diesel-async cannot express a batch insert, one prepared INSERT per row (inside the
-/// caller's transaction, so still all or nothing).
+/// Manifest rows per multi-row `INSERT` on SQLite: five bound values each, far below the
+/// 32,766 variables the bundled SQLite allows in one statement.
+const SQLITE_FILE_ROWS_PER_INSERT: usize = 1_000;
+
+/// Inserting many manifest rows in a few statements, inside the caller's transaction: on
+/// PostgreSQL diesel's batch insert, one per slice; on SQLite, where diesel-async cannot
+/// express a batch insert, a multi-row `INSERT` written here with bound values, one per
+/// [`SQLITE_FILE_ROWS_PER_INSERT`] rows.
 #[async_trait]
 trait InsertFileRows {
     async fn insert_file_rows(&mut self, rows: &[FileRow]) -> diesel::QueryResult<()>;
@@ -151,11 +156,23 @@ impl InsertFileRows for diesel_async::AsyncPgConnection {
 #[async_trait]
 impl InsertFileRows for crate::db::SqliteConn {
     async fn insert_file_rows(&mut self, rows: &[FileRow]) -> diesel::QueryResult<()> {
-        for row in rows {
-            diesel::insert_into(page_files::table)
-                .values(row)
-                .execute(self)
-                .await?;
+        use diesel::sql_types::{BigInt, Text};
+        for chunk in rows.chunks(SQLITE_FILE_ROWS_PER_INSERT) {
+            let values = vec!["(?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+            let mut insert = diesel::sql_query(format!(
+                "INSERT INTO page_files (page_id, path, size_bytes, content_type, sha256) \
+                 VALUES {values}"
+            ))
+            .into_boxed::<diesel::sqlite::Sqlite>();
+            for row in chunk {
+                insert = insert
+                    .bind::<crate::types::sql::DbUuid, _>(row.page_id)
+                    .bind::<Text, _>(&row.path)
+                    .bind::<BigInt, _>(row.size_bytes)
+                    .bind::<Text, _>(&row.content_type)
+                    .bind::<Text, _>(&row.sha256);
+            }
+            insert.execute(self).await?;
         }
         Ok(())
     }

@@ -173,6 +173,22 @@ pub(super) async fn put_files_replaces_by_path_and_sets_totals<
         (stored.size_bytes, stored.file_count, stored.updated_at),
         (9, 2, later)
     );
+
+    // Manifests larger than one insert statement: 2,345 rows at publish, 1,234 more added,
+    // every one stored once, in path order.
+    let many: Vec<_> = (0..2_345)
+        .map(|n| file(&format!("a/{n:05}.txt"), n))
+        .collect();
+    let big = page_of(&ann.account, ann.project.id, "big", "CCCCCCCCC2", &clock);
+    s.insert_pending(&big, &many, lease(&clock)).await.unwrap();
+    let more: Vec<_> = (0..1_234)
+        .map(|n| file(&format!("b/{n:05}.txt"), n))
+        .collect();
+    s.put_files(big.id, &more, 1, 3_579, later).await.unwrap();
+    let stored = s.files(big.id).await.unwrap();
+    assert_eq!(stored.len(), 3_579);
+    assert_eq!(stored[..2_345], many[..]);
+    assert_eq!(stored[2_345..], more[..]);
 }
 
 pub(super) async fn pages_are_found_by_owner_and_slug_and_links_by_code<
