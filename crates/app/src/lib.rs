@@ -151,10 +151,13 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         dispatch,
         directory,
     } = ports;
+    // The API's page fetch is held in front of the page and link stores; the views the
+    // pages origin settles go through it, so this replica's own counts show at once.
+    let page_cache = Arc::new(CachedPageStore::new(store.clone(), store.clone()));
     let serving = ServingService::new(
         ServingPorts {
             pages: store.clone(),
-            links: store.clone(),
+            links: page_cache.clone(),
             bundles: bundles.clone(),
             accounts: store.clone(),
             projects: store.clone(),
@@ -179,7 +182,6 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     // The pages origin's caches and the API's read caches hear of every committed page and
     // project change.
     let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
-    let page_cache = Arc::new(CachedPageStore::new(store.clone()));
     let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
         Arc::new(serving.clone()),
         key_cache.clone(),
@@ -188,9 +190,9 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     ]));
     let pages = PageService::new(
         PagePorts {
-            pages: page_cache,
+            pages: page_cache.clone(),
             bundles,
-            links: store.clone(),
+            links: page_cache,
             accounts: directory.unwrap_or_else(|| store.clone()),
             projects: store.clone(),
             clock: clock.clone(),

@@ -1,45 +1,81 @@
 //! Page details held in memory for [`PAGE_READ_TTL`], in front of the page store: the API's
 //! fetch of a page reads nothing from the database while its details are fresh here.
 //!
-//! Every write through this replica is seen at once: the page store's writes drop the page
-//! they touch, and the change listeners (told by the page and project services after each
-//! committed write, links included) drop the page, or everything for a link or a project.
-//! A change made through another replica is seen within [`PAGE_READ_TTL`], and so is a view
-//! count, which the serving layer settles every second anyway. Only pages that exist are
-//! held, so guessing ids fills nothing. Every other read and write goes to the store as is.
+//! It decorates both stores the page details come from. Every write through this replica is
+//! seen at once: the page and link writes drop the page they touch (views this replica
+//! settles included, found through the link's page), and the change listeners (told by the
+//! page and project services after each committed write) drop the page, or everything for a
+//! link or a project. A change made through another replica, views included, is seen within
+//! [`PAGE_READ_TTL`]. Only pages that exist are held, so guessing ids fills nothing. Every
+//! other read and write goes to the store as is.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use quire_kernel::{AccountId, InfraError, LinkId, PageChanges, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, InfraError, LinkId, PageChanges, PageId, ProjectId};
+use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
     FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
 };
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 /// How long a page's details are trusted: the longest a change made on another replica
 /// takes to show in the API's fetch of a page here.
 pub const PAGE_READ_TTL: Duration = Duration::from_secs(1);
 
-/// The page store, with the API's fetch of a page cached.
+/// Most pages held at once.
+const CAPACITY: u64 = 10_000;
+
+/// The page and link stores, with the API's fetch of a page cached.
 #[derive(Debug)]
 pub struct CachedPageStore {
     store: Arc<dyn PageStore>,
+    links: Arc<dyn LinkStore>,
     details: Cache<PageId, PageDetails>,
+    /// The page of each held page's link, so a link's views drop the right page.
+    page_of_link: Mutex<HashMap<LinkId, PageId>>,
 }
 
 impl CachedPageStore {
     #[must_use]
-    pub fn new(store: Arc<dyn PageStore>) -> Self {
+    pub fn new(store: Arc<dyn PageStore>, links: Arc<dyn LinkStore>) -> Self {
         Self {
             store,
+            links,
             details: Cache::builder()
-                .max_capacity(10_000)
+                .max_capacity(CAPACITY)
                 .time_to_live(PAGE_READ_TTL)
                 .support_invalidation_closures()
                 .build(),
+            page_of_link: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn page_of_link(&self) -> MutexGuard<'_, HashMap<LinkId, PageId>> {
+        self.page_of_link
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn remember(&self, details: &PageDetails) {
+        if let Some(link) = &details.link {
+            let mut index = self.page_of_link();
+            // Bounded like the cache; forgetting the index means forgetting the pages too.
+            if index.len() as u64 >= 2 * CAPACITY {
+                index.clear();
+                self.details.invalidate_all();
+            }
+            index.insert(link.id, details.page.id);
+        }
+    }
+
+    async fn forget_link(&self, link: LinkId) {
+        let page = self.page_of_link().get(&link).copied();
+        if let Some(page) = page {
+            self.details.invalidate(&page).await;
         }
     }
 
@@ -86,6 +122,7 @@ impl PageStore for CachedPageStore {
         }
         let found = self.store.page_details(id).await?;
         if let Some(details) = &found {
+            self.remember(details);
             self.details.insert(id, details.clone()).await;
         }
         Ok(found)
@@ -146,6 +183,72 @@ impl PageStore for CachedPageStore {
 
     async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
         self.store.page_exists(id).await
+    }
+}
+
+#[async_trait]
+impl LinkStore for CachedPageStore {
+    async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.around(link.page_id, self.links.insert_link(link))
+            .await
+    }
+
+    async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
+        self.around(link.page_id, self.links.update_link(link))
+            .await
+    }
+
+    async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
+        self.links.link_of_page(page).await
+    }
+
+    async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
+        self.links.links_of_pages(pages).await
+    }
+
+    async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
+        self.links.link_by_code(code).await
+    }
+
+    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError> {
+        self.links.lease_views(link, want).await
+    }
+
+    async fn settle_lease(
+        &self,
+        link: LinkId,
+        used: u64,
+        returned: u64,
+        day: Date,
+    ) -> Result<(), InfraError> {
+        let settled = self.links.settle_lease(link, used, returned, day).await;
+        self.forget_link(link).await;
+        settled
+    }
+
+    async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {
+        let added = self.links.add_views(counts, day).await;
+        for (link, _) in counts {
+            self.forget_link(*link).await;
+        }
+        added
+    }
+
+    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
+        self.links.daily_views(link, since).await
+    }
+
+    async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
+        self.around(page, self.links.delete_link_of_page(page))
+            .await
+    }
+
+    async fn shared_with(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
+        self.links.shared_with(account, email).await
     }
 }
 

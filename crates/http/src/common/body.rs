@@ -85,6 +85,14 @@ fn read(
             if buf.len() + chunk.len() > limit {
                 return Err(too_large(limit));
             }
+            // Once the first reservation is full, a client that really is sending gets room
+            // for all it declared at once: growing by doubling would hold the old buffer and
+            // one twice its size at the same moment (48 MiB for a 27 MiB body).
+            if buf.len() + chunk.len() > buf.capacity()
+                && let Some(declared) = declared.filter(|&d| d >= buf.len() + chunk.len())
+            {
+                buf.reserve(declared - buf.len());
+            }
             buf.extend_from_slice(&chunk);
         }
         Ok(Body(buf.freeze()))
