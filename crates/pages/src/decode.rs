@@ -15,11 +15,30 @@ pub(crate) struct Decoded {
 /// Below this much content, one thread decodes everything: starting others costs more.
 const PARALLEL_DECODE_BYTES: usize = 1 << 20;
 
+/// A file to decode, with the room for its bytes.
+type Work = (FileInput, Vec<u8>);
+
 /// Decodes and hashes every file, in order, splitting the work across the cores when there
 /// is enough of it. Each file's text is dropped as soon as it is decoded.
+///
+/// The room for every decoded file is reserved here, on the calling thread, before any
+/// helper starts: what a helper thread allocates stays with its own allocator arena after
+/// the request (measured: 174 MiB peak after five 27 MiB publishes, against 82 MiB with one
+/// arena), while memory reserved here is handed back to the one the request came from.
 pub(crate) fn decode_all(inputs: Vec<FileInput>) -> Vec<Result<Decoded, FilesError>> {
     let content: usize = inputs.iter().map(|f| f.content.len()).sum();
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let inputs: Vec<Work> = inputs
+        .into_iter()
+        .map(|f| {
+            let room = if f.encoding.as_deref() == Some("base64") {
+                base64::decoded_len_estimate(f.content.len())
+            } else {
+                0
+            };
+            (f, Vec::with_capacity(room))
+        })
+        .collect();
     if threads < 2 || content < PARALLEL_DECODE_BYTES {
         return inputs.into_iter().map(decode).collect();
     }
@@ -47,17 +66,20 @@ pub(crate) fn decode_all(inputs: Vec<FileInput>) -> Vec<Result<Decoded, FilesErr
     })
 }
 
-fn decode(f: FileInput) -> Result<Decoded, FilesError> {
+fn decode((f, mut room): Work) -> Result<Decoded, FilesError> {
     let bytes = match f.encoding.as_deref().unwrap_or("utf8") {
         "utf8" => f.content.into_bytes(),
-        "base64" => base64::engine::general_purpose::STANDARD
-            .decode(f.content.as_bytes())
-            .map_err(|_| {
-                FilesError::Invalid(Invalid(format!(
-                    "content of {} is not valid base64",
-                    quoted(&f.path)
-                )))
-            })?,
+        "base64" => {
+            base64::engine::general_purpose::STANDARD
+                .decode_vec(f.content.as_bytes(), &mut room)
+                .map_err(|_| {
+                    FilesError::Invalid(Invalid(format!(
+                        "content of {} is not valid base64",
+                        quoted(&f.path)
+                    )))
+                })?;
+            room
+        }
         other => {
             return Err(FilesError::Invalid(Invalid(format!(
                 "encoding of {} must be utf8 or base64, not {}",

@@ -79,8 +79,10 @@ impl CachedPageStore {
         }
     }
 
-    /// Drops the page before and after `write`: a fetch that read the old row while the
-    /// write ran must not leave it behind.
+    /// Drops the page before and after `write`, so a fetch that read the old row while the
+    /// write ran does not outlive it. (One that reads before the write commits and stores
+    /// after the second drop can still hold the old details until the TTL; the TTL is the
+    /// bound, as for another replica's writes.)
     async fn around<T>(&self, page: PageId, write: impl Future<Output = T>) -> T {
         self.details.invalidate(&page).await;
         let done = write.await;
