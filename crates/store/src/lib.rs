@@ -22,6 +22,7 @@ mod mail;
 mod oauth;
 mod oauth_grants;
 mod page_details;
+mod page_files;
 mod pages;
 mod projects;
 mod schema;
