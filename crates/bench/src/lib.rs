@@ -128,13 +128,15 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
 /// unless `QUIRE_BENCH_POSTGRES` names a PostgreSQL server (an admin URL such as
 /// `postgres://postgres@127.0.0.1:5432/postgres`; a fresh database is made on it) or
 /// `QUIRE_BENCH_S3_ENDPOINT` an S3-compatible server (a fresh bucket is made on it).
-/// Returns a label for the report and the server's extra environment.
+/// Returns the storage (its label for the report; dropping it drops the database) and the
+/// server's extra environment.
 ///
 /// # Panics
 /// When the database or the bucket cannot be made.
-pub async fn storage_from_env() -> (String, Vec<(&'static str, String)>) {
+pub async fn storage_from_env() -> (Storage, Vec<(&'static str, String)>) {
     let mut env = Vec::new();
     let suffix = format!("{}_{}", std::process::id(), rand::random::<u32>());
+    let mut made_database = None;
     let database = match std::env::var("QUIRE_BENCH_POSTGRES") {
         Ok(admin) => {
             let name = format!("quire_bench_{suffix}");
@@ -145,6 +147,7 @@ pub async fn storage_from_env() -> (String, Vec<(&'static str, String)>) {
             assert!(made.success(), "psql could not create {name}");
             let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
             env.push(("QUIRE_DATABASE_URL", format!("{base}/{name}")));
+            made_database = Some((admin.clone(), name));
             "PostgreSQL"
         }
         Err(_) => "SQLite",
@@ -173,7 +176,40 @@ pub async fn storage_from_env() -> (String, Vec<(&'static str, String)>) {
         }
         Err(_) => "local disk",
     };
-    (format!("{database} + {bundles}"), env)
+    let storage = Storage {
+        label: format!("{database} + {bundles}"),
+        database: made_database,
+    };
+    (storage, env)
+}
+
+/// Where a benchmark's server keeps its data; a PostgreSQL database made for the run is
+/// dropped with it (drop the server first).
+#[derive(Debug)]
+pub struct Storage {
+    label: String,
+    /// (admin URL, database name)
+    database: Option<(String, String)>,
+}
+
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = &self.database {
+            let _ = Command::new("psql")
+                .args([
+                    admin.as_str(),
+                    "-qc",
+                    &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                ])
+                .status();
+        }
+    }
 }
 
 /// An OAuth access token of `bench` (scope `page`) for a client registered on the spot:
