@@ -208,3 +208,30 @@ async fn a_bearer_seen_within_the_lookup_lifetime_reads_nothing() {
         "signature checked in memory; key set, client, account and home project held"
     );
 }
+
+#[tokio::test]
+async fn a_held_token_whose_key_left_the_set_is_checked_again_and_refused() {
+    let f = flow().await;
+    let tokens = f.exchange(&f.code().await).await.unwrap();
+    assert!(f.authenticate(&tokens.access_token).await.is_ok());
+    let (header, claims) = claims_of(&tokens.access_token);
+    let unknown_kid = sign(
+        &f,
+        &Header {
+            kid: Some("no-such-key".into()),
+            ..header
+        },
+        &claims,
+    );
+    // The signing key is withdrawn; a token naming a key not held makes the set reload.
+    f.w.store.alter(|s| s.signing_keys.clear());
+    assert_eq!(
+        f.authenticate(&unknown_kid).await.unwrap_err(),
+        refused("unknown signing key")
+    );
+    assert_eq!(
+        f.authenticate(&tokens.access_token).await.unwrap_err(),
+        refused("unknown signing key"),
+        "held as verified, but its key is no longer in the set"
+    );
+}
