@@ -8,7 +8,7 @@
 //! [`ports::AccountDirectory`], `quire-links`' `LinkStore` and the kernel's `Clock` and
 //! `Timer`.
 
-mod decode;
+mod batch;
 pub mod model;
 pub mod origins;
 pub mod ports;

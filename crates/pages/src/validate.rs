@@ -1,12 +1,8 @@
 //! Validation of everything a page request carries. Each function names the field it
 //! refuses in its message, so the HTTP layer can pass it on unchanged.
 
-use std::collections::HashSet;
-
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-
-use crate::model::{FileData, FileEntry, FileInput, Limits};
 
 /// Longest safe path, in characters (as the OpenAPI document's `maxLength` counts).
 pub const MAX_PATH_CHARS: usize = 1024;
@@ -215,101 +211,12 @@ pub fn content_type(path: &str) -> String {
 
 pub use quire_kernel::secret::sha256_hex;
 
-/// Validates and decodes a whole batch before anything is stored: every path safe, no path
-/// twice, every encoding known, base64 that decodes, and the limits, counting the page's
-/// `existing` files that the batch does not replace.
-///
-/// # Errors
-/// The first problem found; nothing is partially accepted.
-pub fn files(
-    inputs: Vec<FileInput>,
-    existing: &[FileEntry],
-    limits: &Limits,
-) -> Result<Vec<FileData>, FilesError> {
-    if inputs.is_empty() {
-        return Err(FilesError::Invalid(Invalid(
-            "files must be a non-empty array".into(),
-        )));
-    }
-    let mut seen = HashSet::new();
-    for f in &inputs {
-        path(&f.path).map_err(FilesError::Invalid)?;
-        if !seen.insert(f.path.clone()) {
-            return Err(FilesError::Invalid(Invalid(format!(
-                "file path {} appears twice",
-                quoted(&f.path)
-            ))));
-        }
-    }
-    let kept: Vec<&FileEntry> = existing
-        .iter()
-        .filter(|e| !seen.contains(&e.path))
-        .collect();
-    let count = kept.len() + inputs.len();
-    if count > limits.max_files {
-        return Err(FilesError::TooLarge {
-            limit: LimitKind::Files,
-            message: format!(
-                "a page may hold at most {} files; this would make {count}",
-                limits.max_files
-            ),
-        });
-    }
-    let mut total: u64 = kept.iter().map(|e| e.size_bytes).sum();
-    let mut out = Vec::with_capacity(inputs.len());
-    // Decoded and hashed on every core; then checked in request order, so the first problem
-    // reported is the same as one file at a time would find.
-    for decoded in crate::decode::decode_all(inputs) {
-        let crate::decode::Decoded {
-            path,
-            bytes,
-            sha256,
-        } = decoded?;
-        let size = bytes.len() as u64;
-        if size > limits.max_file_bytes {
-            return Err(FilesError::TooLarge {
-                limit: LimitKind::FileSize,
-                message: format!(
-                    "{} is {size} bytes; a file may be at most {} bytes",
-                    quoted(&path),
-                    limits.max_file_bytes
-                ),
-            });
-        }
-        total += size;
-        if total > limits.max_page_bytes {
-            return Err(FilesError::TooLarge {
-                limit: LimitKind::PageSize,
-                message: format!(
-                    "the page's files would exceed {} bytes",
-                    limits.max_page_bytes
-                ),
-            });
-        }
-        out.push(FileData {
-            entry: FileEntry {
-                content_type: content_type(&path),
-                sha256,
-                size_bytes: size,
-                path,
-            },
-            bytes,
-        });
-    }
-    Ok(out)
-}
+/// The batch of files, checked whole (in `batch.rs`).
+pub use crate::batch::files;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn input(path: &str, content: &str, encoding: Option<&str>) -> FileInput {
-        FileInput {
-            path: path.into(),
-            content: content.into(),
-            encoding: encoding.map(str::to_owned),
-        }
-    }
 
     #[test]
     fn path_traversal_and_other_unsafe_paths_are_refused() {
@@ -378,133 +285,5 @@ mod tests {
         assert!(expires_at("tomorrow", now).is_err());
         assert_eq!(max_views(5), Ok(5));
         assert!(max_views(0).is_err() && max_views(-1).is_err());
-    }
-
-    #[test]
-    fn batches_are_checked_whole() {
-        let limits = Limits {
-            max_files: 3,
-            max_file_bytes: 10,
-            max_page_bytes: 15,
-        };
-        let ok = files(
-            vec![
-                input("index.html", "<p>hi</p>", None),
-                input("a.bin", "AAEC", Some("base64")),
-            ],
-            &[],
-            &limits,
-        )
-        .unwrap();
-        assert_eq!(ok[1].bytes, vec![0, 1, 2]);
-        assert_eq!(ok[0].entry.content_type, "text/html; charset=utf-8");
-        assert_eq!(ok[0].entry.size_bytes, 9);
-        assert_eq!(ok[1].entry.sha256, sha256_hex(&[0, 1, 2]));
-
-        let dup = files(
-            vec![input("a", "1", None), input("a", "2", None)],
-            &[],
-            &limits,
-        );
-        assert!(matches!(dup, Err(FilesError::Invalid(_))));
-        let b64 = files(
-            vec![input("a", "!!notbase64", Some("base64"))],
-            &[],
-            &limits,
-        );
-        assert!(matches!(b64, Err(FilesError::Invalid(_))));
-        let enc = files(vec![input("a", "x", Some("hex"))], &[], &limits);
-        assert!(matches!(enc, Err(FilesError::Invalid(_))));
-        assert!(matches!(
-            files(vec![], &[], &limits),
-            Err(FilesError::Invalid(_))
-        ));
-        let unsafe_path = files(
-            vec![input("ok", "1", None), input("../etc", "2", None)],
-            &[],
-            &limits,
-        );
-        assert!(matches!(unsafe_path, Err(FilesError::Invalid(_))));
-
-        let big = files(vec![input("a", &"x".repeat(11), None)], &[], &limits);
-        assert!(matches!(
-            big,
-            Err(FilesError::TooLarge {
-                limit: LimitKind::FileSize,
-                ..
-            })
-        ));
-        let many = files(
-            (0..4).map(|i| input(&format!("f{i}"), "x", None)).collect(),
-            &[],
-            &limits,
-        );
-        assert!(matches!(
-            many,
-            Err(FilesError::TooLarge {
-                limit: LimitKind::Files,
-                ..
-            })
-        ));
-        let total = files(
-            vec![
-                input("a", &"x".repeat(8), None),
-                input("b", &"x".repeat(8), None),
-            ],
-            &[],
-            &limits,
-        );
-        assert!(matches!(
-            total,
-            Err(FilesError::TooLarge {
-                limit: LimitKind::PageSize,
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn limits_count_existing_files_that_are_not_replaced() {
-        let limits = Limits {
-            max_files: 2,
-            max_file_bytes: 10,
-            max_page_bytes: 12,
-        };
-        let existing = vec![FileEntry {
-            path: "index.html".into(),
-            size_bytes: 10,
-            content_type: "text/html".into(),
-            sha256: "x".into(),
-        }];
-        // Replacing index.html does not count its old size.
-        assert!(
-            files(
-                vec![input("index.html", "0123456789", None)],
-                &existing,
-                &limits
-            )
-            .is_ok()
-        );
-        // Adding next to it does.
-        let over = files(vec![input("b", "abc", None)], &existing, &limits);
-        assert!(matches!(
-            over,
-            Err(FilesError::TooLarge {
-                limit: LimitKind::PageSize,
-                ..
-            })
-        ));
-        let count = files(
-            vec![input("b", "a", None), input("c", "b", None)],
-            &existing,
-            &limits,
-        );
-        assert!(matches!(
-            count,
-            Err(FilesError::TooLarge {
-                limit: LimitKind::Files,
-                ..
-            })
-        ));
     }
 }

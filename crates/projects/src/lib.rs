@@ -5,6 +5,7 @@
 //! an authenticated [`quire_kernel::Principal`] and returns its own error enum.
 
 pub mod addressing;
+mod errors;
 pub mod model;
 pub mod ports;
 pub mod service;
