@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
+use quire_http::pages_origin::{self, Request, wire::message::Header};
 use quire_kernel::{AccountId, Email, Handle, InfraError};
 use quire_pages::AccountDirectory;
 use quire_testkit::World;
@@ -157,15 +158,12 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
     let w = ann().await;
     let state = w.app_state();
     let (bundles, serving) = (w.bundles.clone(), state.serving.clone());
-    let pages_state = quire_http::pages_origin::PagesState {
+    let pages_state = pages_origin::PagesState {
         serving: serving.clone(),
         keys: state.keys.clone(),
         trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
     };
     let api = test::init_service(App::new().configure(quire_http::configure(state))).await;
-    let pages =
-        test::init_service(App::new().configure(quire_http::pages_origin::configure(pages_state)))
-            .await;
     let auth = ("authorization", format!("Bearer {}", w.key("ann")));
     let mut body = site();
     body["access"] = json!("public");
@@ -180,31 +178,33 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
     assert_eq!(status, 201);
     // The default layout: ann's pages on her own origin.
     let path = format!("/{}/", page["slug"].as_str().unwrap());
-    let get = || {
-        test::TestRequest::get()
-            .uri(&path)
-            .insert_header(("host", "ann.localhost:8081"))
-            .to_request()
+    let host = [Header {
+        name: "Host",
+        value: b"ann.localhost:8081",
+    }];
+    let get = || Request {
+        method: "GET",
+        path: &path,
+        query: "",
+        headers: &host,
+        peer: std::net::IpAddr::from([127, 0, 0, 1]),
+        body: b"",
     };
 
     bundles.fail(Op::Get);
-    let resp = test::call_service(&pages, get()).await;
-    assert_eq!(resp.status().as_u16(), 500);
-    let text = String::from_utf8(test::read_body(resp).await.to_vec()).unwrap();
+    let resp = pages_origin::handle(&pages_state, &get()).await;
+    assert_eq!(resp.status(), 500);
+    let text = String::from_utf8(resp.body_bytes().to_vec()).unwrap();
     assert!(
         text.contains("went wrong") && !text.contains("fail"),
         "{text}"
     );
     bundles.heal();
 
-    let resp = test::call_service(&pages, get()).await;
-    assert_eq!(
-        resp.status().as_u16(),
-        200,
-        "the failed request spent no view"
-    );
-    let resp = test::call_service(&pages, get()).await;
-    assert_eq!(resp.status().as_u16(), 410);
+    let resp = pages_origin::handle(&pages_state, &get()).await;
+    assert_eq!(resp.status(), 200, "the failed request spent no view");
+    let resp = pages_origin::handle(&pages_state, &get()).await;
+    assert_eq!(resp.status(), 410);
     // The one view served is settled with the next flush, as the flusher does every second.
     assert_eq!(serving.flush_views().await.unwrap(), 1);
     let (_, got) = call!(

@@ -10,7 +10,7 @@ use quire_app::Ports;
 use quire_blobs::ObjectBundleStore;
 use quire_http::AppState;
 use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
-use quire_http::pages_origin::PagesState;
+use quire_http::pages_origin::{self, PagesState, WireLimits};
 use quire_http::request_log;
 use quire_kernel::SystemClock;
 use quire_pages::{PageOrigins, RandomPublicIds};
@@ -204,26 +204,28 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         addr: addr.to_string(),
         source,
     })?;
-    let pages_connect = limits::on_connect(counts, edge, trusted_proxies.clone());
     let pages_state = PagesState {
         serving: serving.clone(),
         keys,
         trusted_proxies,
     };
     // No per-request log line here: on the hot path it would cost more than the answer.
-    let mut visitors = HttpServer::new(move || {
-        App::new()
-            .app_data(web::Data::new(edge))
-            .wrap(from_fn(limits::guard))
-            .configure(quire_http::pages_origin::configure(pages_state.clone()))
-    })
-    .on_connect(pages_connect)
-    .max_connections(per_worker)
-    .client_request_timeout(HEADER_TIMEOUT)
-    .client_disconnect_timeout(Duration::from_secs(1))
-    .keep_alive(KEEP_ALIVE)
-    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
-    .listen(pages_listener)
+    let pages_limits = WireLimits {
+        header_timeout: HEADER_TIMEOUT,
+        keep_alive: KEEP_ALIVE,
+        max_connections: per_worker,
+        max_body: pages_origin::MAX_BODY,
+        edge,
+        shutdown_grace: Duration::from_secs(SHUTDOWN_GRACE_SECS),
+    };
+    let visitors = pages_origin::wire::start(
+        &pages_listener,
+        workers,
+        pages_limits,
+        &counts,
+        &pages_state.trusted_proxies,
+        &pages_state,
+    )
     .map_err(|source| ServerError::Listen {
         listener: "pages",
         addr: pages_addr.to_string(),
@@ -231,7 +233,6 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     })?;
     if config.workers > 0 {
         api = api.workers(config.workers);
-        visitors = visitors.workers(config.workers);
     }
     tracing::info!(
         api = %addr,

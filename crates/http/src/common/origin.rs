@@ -13,17 +13,18 @@ fn origin_of(url: &str) -> &str {
 
 /// Whether a form post comes from the dashboard's own origin.
 pub fn same_origin(req: &HttpRequest, base_url: &str) -> bool {
-    let expected = origin_of(base_url).to_ascii_lowercase();
-    let header = |name| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_ascii_lowercase)
-    };
-    if let Some(origin) = header(header::ORIGIN) {
-        return origin == expected;
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    sent_from(header(header::ORIGIN), header(header::REFERER), base_url)
+}
+
+/// Whether a post whose `Origin` and `Referer` headers are these comes from the origin of
+/// `base_url`. `Origin` decides when present; `Referer` stands in for browsers that omit it.
+pub fn sent_from(origin: Option<&str>, referer: Option<&str>, base_url: &str) -> bool {
+    let expected = origin_of(base_url);
+    if let Some(origin) = origin {
+        return origin.eq_ignore_ascii_case(expected);
     }
-    header(header::REFERER).is_some_and(|r| origin_of(&r) == expected)
+    referer.is_some_and(|r| origin_of(r).eq_ignore_ascii_case(expected))
 }
 
 #[cfg(test)]

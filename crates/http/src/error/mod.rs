@@ -124,6 +124,34 @@ impl ApiError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The HTTP status.
+    #[must_use]
+    pub fn status_code_u16(&self) -> u16 {
+        self.status.as_u16()
+    }
+
+    /// The JSON body: `error`, `message` and the extra fields.
+    #[must_use]
+    pub fn body(&self) -> Value {
+        let mut body = json!({ "error": self.error, "message": self.message });
+        if let Value::Object(map) = &mut body {
+            map.extend(self.extra.clone());
+        }
+        body
+    }
+
+    /// The `WWW-Authenticate` challenge, for a refused credential.
+    #[must_use]
+    pub fn challenge(&self) -> Option<&str> {
+        self.www_authenticate.as_deref()
+    }
+
+    /// Seconds for a `Retry-After` header.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
 }
 
 impl ResponseError for ApiError {
@@ -132,10 +160,7 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let mut body = json!({ "error": self.error, "message": self.message });
-        if let Value::Object(map) = &mut body {
-            map.extend(self.extra.clone());
-        }
+        let body = self.body();
         let mut response = HttpResponse::build(self.status);
         if let Some(challenge) = &self.www_authenticate
             && let Ok(v) = HeaderValue::from_str(challenge)

@@ -1,0 +1,31 @@
+//! The pages origin's own HTTP/1.1 server. Serving a page's file is the hottest path Quire
+//! has, and a web framework's per-request work (request and header maps, routing, boxed
+//! middleware, a response builder that parses header names) cost more than the answer
+//! itself. This server reads a request head in place (`httparse`, no copy, no map), hands
+//! the handler borrowed views of it, and writes the answer's head and body in one `write`.
+//!
+//! It takes what the pages origin needs and refuses the rest clearly: bodies by
+//! `Content-Length` only (a `Transfer-Encoding` is 411, both at once 400), at most
+//! [`WireLimits::max_body`] bytes (413, before any of it is waited for). Every wait has a
+//! deadline: the head ([`WireLimits::header_timeout`], 408), an idle keep-alive connection
+//! ([`WireLimits::keep_alive`], closed), a body (the edge's body deadline, 408), and writing
+//! an answer to a client that does not read it (closed). A connection over its client's
+//! share is answered 503 and closed, as on the API listener.
+//!
+//! By concern: [`message`] (the request and response types), `connection` (one client's
+//! requests in turn), `server` (worker threads, accepting, shutdown), `date` (the cached
+//! `Date` header).
+
+mod connection;
+mod date;
+pub mod message;
+mod server;
+
+pub use message::{Request, Response};
+pub use server::{Running, WireLimits, start};
+
+/// What answers the requests of the pages origin: called once per request, on the worker
+/// thread that read it.
+pub trait Handler: Clone + Send + 'static {
+    fn handle<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + 'a;
+}
