@@ -39,13 +39,16 @@ pub(crate) struct FileSlot {
 /// Most pages one worker thread keeps in its own front cache.
 const FRONT_CAPACITY: usize = 256;
 
-type Front = HashMap<u64, HashMap<String, HashMap<String, Arc<Site>>>>;
+/// foldhash rather than SipHash: three lookups per visit, on keys from the request's path.
+/// Its seed is random per process, and an entry is made only for a page that exists.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type Front = Map<u64, Map<String, Map<String, Arc<Site>>>>;
 
 thread_local! {
     /// Per worker thread, per service: handle → slug → site. Read without any lock or
     /// shared write, which is most of what a hot public page costs; entries are trusted
     /// only while their policy is fresh and no local change was made since.
-    static FRONT: RefCell<Front> = RefCell::new(HashMap::new());
+    static FRONT: RefCell<Front> = RefCell::new(Map::default());
 }
 
 /// The site this thread holds for `handle`/`slug`, if loaded less than `ttl` ago and not
@@ -75,7 +78,7 @@ pub(crate) fn front_put(service: u64, site: &Arc<Site>, ttl: Duration) {
             slugs.retain(|_, s| s.loaded_at.elapsed() < ttl);
         }
         pages.retain(|_, slugs| !slugs.is_empty());
-        if pages.values().map(HashMap::len).sum::<usize>() >= FRONT_CAPACITY {
+        if pages.values().map(Map::len).sum::<usize>() >= FRONT_CAPACITY {
             pages.clear();
         }
         pages

@@ -209,10 +209,9 @@ impl ServingService {
         if site.page.status == PageStatus::Archived {
             return Ok(Answer::NotFound);
         }
-        let base = self.base_path(&site);
         let Some(rest) = path.rest else {
             return Ok(Answer::Redirect {
-                location: with_query(base, visit.query),
+                location: with_query(self.base_path(&site), visit.query),
                 permanent: true,
             });
         };
@@ -261,7 +260,10 @@ impl ServingService {
             Resolved::File(slot) => (slot, true),
             Resolved::Directory(dir) => {
                 return Ok(Answer::Redirect {
-                    location: with_query(format!("{base}{}", encode_relative(&dir)), visit.query),
+                    location: with_query(
+                        format!("{}{}", self.base_path(&site), encode_relative(&dir)),
+                        visit.query,
+                    ),
                     permanent: false,
                 });
             }

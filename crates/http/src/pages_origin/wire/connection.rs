@@ -1,26 +1,33 @@
 //! One client's connection: its requests read, answered and written in turn (pipelined
 //! requests too), under the deadlines of [`WireLimits`].
 
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::io::IoSlice;
+use std::mem::MaybeUninit;
 use std::net::IpAddr;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
-use tokio::time::{Instant, timeout_at};
+use tokio::time::{Instant, Sleep, timeout_at};
 
-use super::message::{Header, Request, Response, reason};
+use super::message::{Request, Response, reason};
 use super::server::WireLimits;
 use super::{Handler, date};
 
 /// The largest request head taken (431 past it): browsers' cookies fit many times over.
 const MAX_HEAD: usize = 32 * 1024;
 const MAX_HEADERS: usize = 64;
-/// Answers up to this size are written in the same `write` as their head; a larger body
-/// follows its head without a copy.
-const INLINE_BODY: usize = 64 * 1024;
+/// A body up to this size is copied after its head; a larger one is sent beside it in the
+/// same `writev`, without a copy.
+const INLINE_BODY: usize = 1024;
+/// Pipelined answers are gathered up to this size before they are written.
+const GATHER: usize = 64 * 1024;
 /// After answering with a close, what the client still sends is read and dropped for this
 /// long: closing on unread data makes the kernel send a reset, which can destroy the answer
 /// before the client has read it.
@@ -54,8 +61,15 @@ pub(super) struct Connection<H> {
     pub over_share: bool,
     pub handler: H,
     pub limits: Arc<WireLimits>,
-    pub stop: watch::Receiver<Option<Duration>>,
+    /// The worker is stopping: answer what is in flight, then close.
+    pub stopping: Rc<Cell<bool>>,
+    /// Set while waiting for a request with nothing of it received: the worker closes such
+    /// connections at once when it stops (by aborting their task).
+    pub idle: Rc<Cell<bool>>,
     pub accepted: Instant,
+    /// The deadline of the wait for a request. One timer for the connection's life: moving
+    /// it later, as each keep-alive wait does, costs no work in the timer wheel.
+    pub wait: Pin<Box<Sleep>>,
 }
 
 impl<H: Handler> Connection<H> {
@@ -97,11 +111,10 @@ impl<H: Handler> Connection<H> {
             }
             let (response, is_head) = self.answer(&buf[..total], framing.head_len).await;
             buf.advance(total);
-            let keep_alive =
-                framing.keep_alive && !response.closes() && self.stop.borrow().is_none();
+            let keep_alive = framing.keep_alive && !response.closes() && !self.stopping.get();
             let large = write_answer(&mut out, &response, is_head, keep_alive, framing.http10);
             let more = keep_alive && large.is_none() && pipelined(&buf);
-            if !more || out.len() >= INLINE_BODY {
+            if !more || out.len() >= GATHER {
                 if self.write_out(&out, large.as_deref()).await.is_err() {
                     return;
                 }
@@ -131,29 +144,32 @@ impl<H: Handler> Connection<H> {
                     Err(response) => return Next::Refuse(response),
                 }
                 deadline.get_or_insert_with(|| Instant::now() + header_timeout);
-            } else if self.stop.borrow().is_some() {
+            } else if self.stopping.get() {
                 return Next::Closed;
             }
             let until = deadline.unwrap_or_else(|| Instant::now() + keep_alive);
             if buf.capacity() - buf.len() < 1024 {
                 buf.reserve(4096);
             }
-            let idle = buf.is_empty();
+            self.idle.set(buf.is_empty());
+            self.wait.as_mut().reset(until);
             let read = tokio::select! {
-                read = timeout_at(until, self.stream.read_buf(buf)) => read,
-                _ = self.stop.changed(), if idle => return Next::Closed,
+                biased;
+                read = self.stream.read_buf(buf) => Some(read),
+                () = self.wait.as_mut() => None,
             };
+            self.idle.set(false);
             match read {
-                Err(_) if buf.is_empty() => return Next::Closed,
-                Err(_) => {
+                None if buf.is_empty() => return Next::Closed,
+                None => {
                     return Next::Refuse(Response::refusal(
                         408,
                         "request_timeout",
                         "the request's head did not arrive in time",
                     ));
                 }
-                Ok(Ok(0) | Err(_)) => return Next::Closed,
-                Ok(Ok(_)) => {}
+                Some(Ok(0) | Err(_)) => return Next::Closed,
+                Some(Ok(_)) => {}
             }
         }
     }
@@ -200,11 +216,11 @@ impl<H: Handler> Connection<H> {
 
     /// The handler's answer to the request in `message` (its head, then its body).
     async fn answer(&self, message: &[u8], head_len: usize) -> (Response, bool) {
-        let mut parsed = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut request = httparse::Request::new(&mut parsed);
+        let mut parsed = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+        let mut request = httparse::Request::new(&mut []);
         // The head parsed whole when it was framed; it parses the same again.
         if !matches!(
-            request.parse(&message[..head_len]),
+            request.parse_with_uninit_headers(&message[..head_len], &mut parsed),
             Ok(httparse::Status::Complete(_))
         ) {
             return (bad_request("the request could not be read"), false);
@@ -213,22 +229,11 @@ impl<H: Handler> Connection<H> {
         let Some((path, query)) = split_target(request.path.unwrap_or("")) else {
             return (bad_request("the request's target is not a path"), false);
         };
-        let mut headers = [Header {
-            name: "",
-            value: b"",
-        }; MAX_HEADERS];
-        let count = request.headers.len();
-        for (view, header) in headers.iter_mut().zip(request.headers.iter()) {
-            *view = Header {
-                name: header.name,
-                value: header.value,
-            };
-        }
         let request = Request {
             method,
             path,
             query,
-            headers: &headers[..count],
+            headers: request.headers,
             peer: self.peer,
             body: &message[head_len..],
         };
@@ -239,19 +244,28 @@ impl<H: Handler> Connection<H> {
     /// deadline for that many bytes: a client that does not read cannot hold the
     /// connection for ever.
     async fn write_out(&mut self, out: &[u8], large: Option<&[u8]>) -> Result<(), ()> {
-        let bytes = out.len() + large.map_or(0, <[u8]>::len);
+        let (mut out, mut large) = (out, large.unwrap_or_default());
+        // Most answers fit the socket's buffer at once: then no deadline needs arming.
+        match self
+            .stream
+            .try_write_vectored(&[IoSlice::new(out), IoSlice::new(large)])
+        {
+            Ok(sent) if sent == out.len() + large.len() => return Ok(()),
+            Ok(sent) => {
+                let of_out = sent.min(out.len());
+                out = &out[of_out..];
+                large = &large[sent - of_out..];
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return Err(()),
+        }
+        let bytes = out.len() + large.len();
         let allowed = self
             .limits
             .edge
             .body_deadline(Some(u64::try_from(bytes).unwrap_or(u64::MAX)));
         let deadline = Instant::now() + allowed;
-        let write = async {
-            self.stream.write_all(out).await?;
-            if let Some(body) = large {
-                self.stream.write_all(body).await?;
-            }
-            Ok::<(), std::io::Error>(())
-        };
+        let write = write_both(&mut self.stream, out, large);
         match timeout_at(deadline, write).await {
             Ok(Ok(())) => Ok(()),
             _ => Err(()),
@@ -285,6 +299,23 @@ impl<H: Handler> Connection<H> {
     }
 }
 
+/// Writes `head` then `body`, both in each `writev` until all is sent.
+async fn write_both(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    let (mut head, mut body) = (head, body);
+    while !head.is_empty() || !body.is_empty() {
+        let sent = stream
+            .write_vectored(&[IoSlice::new(head), IoSlice::new(body)])
+            .await?;
+        if sent == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let of_head = sent.min(head.len());
+        head = &head[of_head..];
+        body = &body[sent - of_head..];
+    }
+    Ok(())
+}
+
 fn head_too_large() -> Response {
     Response::refusal(
         431,
@@ -305,9 +336,9 @@ fn pipelined(buf: &[u8]) -> bool {
 
 /// Frames the request at the start of `buf`: `Ok(None)` while its head is incomplete.
 fn frame(buf: &[u8]) -> Result<Option<Framing>, Response> {
-    let mut parsed = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut parsed);
-    let head_len = match request.parse(buf) {
+    let mut parsed = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let head_len = match request.parse_with_uninit_headers(buf, &mut parsed) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
@@ -450,7 +481,11 @@ fn write_head(out: &mut Vec<u8>, response: &Response, keep_alive: bool, http10: 
     out.extend_from_slice(reason(status).as_bytes());
     out.extend_from_slice(b"\r\n");
     for (name, value) in response.headers() {
-        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+        // Constants are this crate's own; a value made at run time may carry what a client
+        // or an owner wrote.
+        if let Cow::Owned(text) = value
+            && text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
+        {
             return false;
         }
         out.extend_from_slice(name.as_bytes());
@@ -576,7 +611,7 @@ mod tests {
         assert!(!text.contains("content-length"), "{text}");
 
         out.clear();
-        let injected = Response::new(302).header("location", "/a\r\nset-cookie: x=1");
+        let injected = Response::new(302).header("location", String::from("/a\r\nset-cookie: x=1"));
         write_answer(&mut out, &injected, false, true, false);
         let text = String::from_utf8(out.clone()).unwrap();
         assert!(

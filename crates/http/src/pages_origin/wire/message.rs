@@ -7,11 +7,7 @@ use std::net::IpAddr;
 use bytes::Bytes;
 
 /// One request header, as read: the value is bytes, since a client may send any.
-#[derive(Debug, Clone, Copy)]
-pub struct Header<'a> {
-    pub name: &'a str,
-    pub value: &'a [u8],
-}
+pub use httparse::Header;
 
 /// A request of the pages origin. The target is split into its raw (still
 /// percent-encoded) path and query; an absolute-form target (`http://host/path`) gives its

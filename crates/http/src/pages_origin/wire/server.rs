@@ -1,12 +1,16 @@
 //! Worker threads, each with a single-threaded runtime of its own (as actix-web runs its
 //! workers), accepting from one listening socket; and their graceful stop.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::net::TcpListener;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
+use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::Handler;
@@ -120,6 +124,10 @@ impl Running {
     }
 }
 
+/// Each open connection's task, with whether it is waiting for a request: on a stop those
+/// are closed at once, the others answer what they have and then close.
+type OpenConnections = HashMap<u64, (AbortHandle, Rc<Cell<bool>>)>;
+
 struct Worker<H> {
     listener: TcpListener,
     limits: Arc<WireLimits>,
@@ -155,6 +163,9 @@ impl<H: Handler> Worker<H> {
         };
         let max = self.limits.max_connections.max(1);
         let open = Arc::new(Semaphore::new(max));
+        let stopping = Rc::new(Cell::new(false));
+        let connections: Rc<RefCell<HashMap<u64, (AbortHandle, Rc<Cell<bool>>)>>> = Rc::default();
+        let mut next_id = 0_u64;
         loop {
             let permit = tokio::select! {
                 permit = open.clone().acquire_owned() => permit,
@@ -177,21 +188,39 @@ impl<H: Handler> Worker<H> {
             let slot = self
                 .counts
                 .open(peer.ip(), &self.limits.edge, &self.trusted);
+            let idle = Rc::new(Cell::new(false));
+            let accepted = Instant::now();
             let connection = Connection {
                 stream,
                 peer: peer.ip(),
                 over_share: slot.over_share,
                 handler: self.handler.clone(),
                 limits: self.limits.clone(),
-                stop: self.stop.clone(),
-                accepted: Instant::now(),
+                stopping: stopping.clone(),
+                idle: idle.clone(),
+                accepted,
+                wait: Box::pin(tokio::time::sleep_until(
+                    accepted + self.limits.header_timeout,
+                )),
             };
-            tokio::task::spawn_local(async move {
+            let (id, registry) = (next_id, connections.clone());
+            next_id += 1;
+            let task = tokio::task::spawn_local(async move {
                 connection.serve().await;
+                registry.borrow_mut().remove(&id);
                 drop((slot, permit));
             });
+            connections
+                .borrow_mut()
+                .insert(id, (task.abort_handle(), idle));
         }
         drop(listener);
+        stopping.set(true);
+        for (task, idle) in connections.borrow().values() {
+            if idle.get() {
+                task.abort();
+            }
+        }
         // Every connection holds a permit until it ends: all of them back means all ended.
         let grace = (*self.stop.borrow()).unwrap_or_default();
         let all = u32::try_from(max).unwrap_or(u32::MAX);
