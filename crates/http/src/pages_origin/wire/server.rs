@@ -164,7 +164,7 @@ impl<H: Handler> Worker<H> {
         let max = self.limits.max_connections.max(1);
         let open = Arc::new(Semaphore::new(max));
         let stopping = Rc::new(Cell::new(false));
-        let connections: Rc<RefCell<HashMap<u64, (AbortHandle, Rc<Cell<bool>>)>>> = Rc::default();
+        let connections: Rc<RefCell<OpenConnections>> = Rc::default();
         let mut next_id = 0_u64;
         loop {
             let permit = tokio::select! {
