@@ -1,18 +1,19 @@
-//! `quire-http`: the actix-web edge of Quire, one folder per inbound surface:
+//! `quire-http`: the HTTP edge of Quire, one folder per inbound surface:
 //!
 //! - `api/`: the JSON API by resource, each route written once on its handler and documented
 //!   as it is registered (utoipa-actix-web);
 //! - `dashboard/`: the server-rendered dashboard (askama): sign-in, the second factor, the
 //!   device login's consent screen, the pass to private pages;
-//! - [`pages_origin`]: the second listener, serving published pages and short links;
+//! - [`pages_origin`]: the second listener, serving published pages and short links, on an
+//!   HTTP/1.1 server of its own (`pages_origin::wire`, on tokio and httparse);
 //! - `common/`: what they share (the size-limited body, same-origin checks, the client's
 //!   address, connection limits, routes with their 405s, the request log); `error.rs` is the one mapping from
 //!   domain errors to `(status, code)`.
 //!
 //! One thin function per endpoint: parse the request, call a use case, map the result. It
-//! depends on the application and domain crates, actix-web and utoipa; it never touches a
-//! database or a file directly (readiness is asked through the [`Readiness`] port,
-//! implemented by the server).
+//! depends on the application and domain crates, actix-web, tokio, httparse and utoipa; it
+//! never touches a database or a file directly (readiness is asked through the
+//! [`Readiness`] port, implemented by the server).
 
 mod api;
 mod common;

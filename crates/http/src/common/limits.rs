@@ -1,5 +1,6 @@
-//! What a client may hold open, on both listeners: a share of the connections per client
-//! address, and a deadline on receiving a request's body.
+//! What a client may hold open: a share of the connections per client address, counted
+//! over both listeners, and a deadline on receiving a request's body (the API's middleware
+//! here; the pages origin's server applies the same [`EdgeLimits`] itself).
 //!
 //! Headers have their own deadline (the server's client request timeout); without one on
 //! the body, a client that declares a body and sends it a byte at a time holds a connection,
