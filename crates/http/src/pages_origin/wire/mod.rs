@@ -12,14 +12,17 @@
 //! an answer to a client that does not read it (closed). A connection over its client's
 //! share is answered 503 and closed, as on the API listener.
 //!
-//! By concern: [`message`] (the request and response types), `connection` (one client's
-//! requests in turn), `server` (worker threads, accepting, shutdown), `date` (the cached
+//! By concern: [`message`] (the request and response types), `framing` (reading a request's
+//! head), `writing` (an answer's bytes), `connection` (one client's requests in turn, with
+//! their deadlines), `server` (worker threads, accepting, shutdown), `date` (the cached
 //! `Date` header).
 
 mod connection;
 mod date;
+mod framing;
 pub mod message;
 mod server;
+mod writing;
 
 pub use message::{Request, Response};
 pub use server::{Running, WireLimits, start};
