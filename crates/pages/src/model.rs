@@ -1,6 +1,8 @@
 //! Pages, their files, and the policy kept on their short link.
 
-use quire_kernel::{AccountId, Handle, PageId, ProjectId};
+use base64::Engine;
+use bytes::Bytes;
+use quire_kernel::{AccountId, Handle, InfraError, PageId, ProjectId};
 use quire_links::Link;
 use quire_projects::Project;
 use time::OffsetDateTime;
@@ -68,18 +70,46 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-/// A validated, decoded file of a request.
+/// A validated file of a request: its entry (size and SHA-256 of the decoded bytes) and its
+/// content as sent. The bytes are decoded again when stored ([`FileData::bytes`]) rather than
+/// kept: holding every decoded file beside the request until the last upload doubled the
+/// memory a publish needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileData {
     pub entry: FileEntry,
-    pub bytes: Vec<u8>,
+    content: Bytes,
+    base64: bool,
 }
 
-/// A file as it arrives in a request body.
+impl FileData {
+    pub(crate) fn new(entry: FileEntry, content: Bytes, base64: bool) -> Self {
+        Self {
+            entry,
+            content,
+            base64,
+        }
+    }
+
+    /// The file's bytes: the content itself, or its base64 decoded.
+    ///
+    /// # Errors
+    /// Only if the content no longer decodes, which the batch check rules out.
+    pub fn bytes(&self) -> Result<Bytes, InfraError> {
+        if !self.base64 {
+            return Ok(self.content.clone());
+        }
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.content)
+            .map(Bytes::from)
+            .map_err(|_| InfraError::new("a checked file's base64 no longer decodes"))
+    }
+}
+
+/// A file as it arrives in a request body. `content` may share the request body's memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileInput {
     pub path: String,
-    pub content: String,
+    pub content: Bytes,
     /// `utf8` or `base64`; `None` means `utf8`.
     pub encoding: Option<String>,
 }

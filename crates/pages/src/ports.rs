@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use time::OffsetDateTime;
 
@@ -163,7 +164,7 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] when the object cannot be written (nothing is left half-written under
     /// its name: readers see the old object or the new one).
-    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError>;
+    async fn put(&self, page: PageId, sha256: &str, bytes: Bytes) -> Result<(), InfraError>;
 
     /// # Errors
     /// [`InfraError`] on storage failure; a missing object is `Ok(None)`.

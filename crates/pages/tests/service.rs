@@ -44,7 +44,7 @@ fn files(n: usize) -> Vec<FileInput> {
     for i in 1..n {
         v.push(FileInput {
             path: format!("assets/f{i}.txt"),
-            content: format!("file {i}"),
+            content: format!("file {i}").into(),
             encoding: None,
         });
     }

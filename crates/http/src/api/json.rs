@@ -3,6 +3,9 @@
 //! unparseable JSON is always `invalid_json`; a missing or mistyped field gets the code of the
 //! route (`invalid_body`, `invalid_project`, …) with the field named.
 
+use std::cell::RefCell;
+
+use bytes::Bytes;
 use quire_kernel::ErrorCode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -78,6 +81,74 @@ pub fn parse<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
+/// [`parse`], with `body` lent to every [`SharedText`] field so that text needing no unescaping
+/// is a slice of the body rather than a copy of it: a publish then holds its files' content
+/// once, in the request, instead of twice.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_sharing<T: RequestBody>(body: &Bytes) -> Result<T, ApiError> {
+    /// Ends the loan however parsing ends.
+    struct Lent;
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            LENT_BODY.with(|lent| lent.borrow_mut().take());
+        }
+    }
+    LENT_BODY.with(|lent| *lent.borrow_mut() = Some(body.clone()));
+    let _lent = Lent;
+    parse(body)
+}
+
+thread_local! {
+    /// The body [`parse_sharing`] is parsing on this thread, if any. Parsing is synchronous,
+    /// so the loan never spans an await.
+    static LENT_BODY: RefCell<Option<Bytes>> = const { RefCell::new(None) };
+}
+
+/// A JSON string held as bytes: a slice of the request body when the string was sent without
+/// escapes and the body was lent by [`parse_sharing`], a copy otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedText(pub Bytes);
+
+impl<'de> Deserialize<'de> for SharedText {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_str(SharedTextVisitor)
+    }
+}
+
+struct SharedTextVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SharedTextVisitor {
+    type Value = SharedText;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<SharedText, E> {
+        let shared = LENT_BODY.with(|lent| {
+            let lent = lent.borrow();
+            let body = lent.as_ref()?;
+            let inside = body.as_ptr_range();
+            let range = text.as_bytes().as_ptr_range();
+            (inside.start <= range.start && range.end <= inside.end)
+                .then(|| body.slice_ref(text.as_bytes()))
+        });
+        Ok(SharedText(
+            shared.unwrap_or_else(|| Bytes::copy_from_slice(text.as_bytes())),
+        ))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
+        Ok(SharedText(Bytes::copy_from_slice(text.as_bytes())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, text: String) -> Result<SharedText, E> {
+        Ok(SharedText(Bytes::from(text)))
+    }
+}
+
 /// serde_json's message without its " at line 1 column 9" suffix.
 fn without_position(message: &str) -> String {
     match message.rfind(" at line ") {
@@ -133,6 +204,33 @@ mod tests {
     fn refused(body: &str) -> (String, String) {
         let e = parse::<Sample>(body.as_bytes()).unwrap_err();
         (e.code().to_owned(), e.message().to_owned())
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Shared {
+        texts: Vec<SharedText>,
+    }
+    impl RequestBody for Shared {}
+
+    #[test]
+    fn text_without_escapes_shares_the_lent_body() {
+        let body = Bytes::from_static(br#"{"texts":["plain text","line\nbreak"]}"#);
+        let shared = parse_sharing::<Shared>(&body).unwrap();
+        let (plain, escaped) = (&shared.texts[0].0, &shared.texts[1].0);
+        assert_eq!((plain.as_ref(), escaped.as_ref()), (&b"plain text"[..], &b"line\nbreak"[..]));
+        let inside = body.as_ptr_range();
+        assert!(inside.contains(&plain.as_ptr()), "plain text is a slice of the body");
+        assert!(!inside.contains(&escaped.as_ptr()), "unescaped text is a copy");
+
+        // Without a loan (or after one ended), text is copied.
+        let copied = parse::<Shared>(&body).unwrap();
+        assert!(!inside.contains(&copied.texts[0].0.as_ptr()));
+        assert!(LENT_BODY.with(|lent| lent.borrow().is_none()));
+        assert_eq!(
+            parse_sharing::<Shared>(&Bytes::from_static(b"{")).unwrap_err().code(),
+            "invalid_json"
+        );
+        assert!(LENT_BODY.with(|lent| lent.borrow().is_none()), "a failed parse ends the loan");
     }
 
     #[test]

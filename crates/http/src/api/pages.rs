@@ -12,7 +12,7 @@ use crate::api::auth::Authenticated;
 use crate::api::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
-use crate::api::json::{RequestBody, nullable, parse};
+use crate::api::json::{RequestBody, SharedText, nullable, parse, parse_sharing};
 use crate::api::projects::path_id;
 use crate::api::schema;
 use crate::common::body::Body;
@@ -24,7 +24,8 @@ pub struct FileBody {
     /// A safe relative path.
     #[schema(schema_with = schema::path)]
     pub path: String,
-    pub content: String,
+    #[schema(value_type = String)]
+    pub content: SharedText,
     /// Default `utf8`.
     #[serde(default)]
     #[schema(schema_with = schema::encoding)]
@@ -35,7 +36,7 @@ impl From<FileBody> for FileInput {
     fn from(f: FileBody) -> Self {
         FileInput {
             path: f.path,
-            content: f.content,
+            content: f.content.0,
             encoding: f.encoding,
         }
     }
@@ -228,7 +229,7 @@ pub async fn publish(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     // Parsed straight from the bytes into typed files; the bytes go before the publish.
-    let sent: PublishBody = parse(&body.0)?;
+    let sent: PublishBody = parse_sharing(&body.0)?;
     drop(body);
     let req = PublishRequest {
         title: sent.title,
@@ -387,7 +388,7 @@ pub async fn add_files(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let sent: AddFilesBody = parse(&body.0)?;
+    let sent: AddFilesBody = parse_sharing(&body.0)?;
     drop(body);
     let added = state
         .pages

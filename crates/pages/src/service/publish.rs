@@ -261,7 +261,11 @@ impl PageService {
             .collect();
         let results: Vec<(String, Result<(), InfraError>)> =
             futures_util::stream::iter(distinct.into_iter().map(|f| async move {
-                let r = self.bundles.put(page, &f.entry.sha256, f.bytes).await;
+                // Decoded only now, so at most `UPLOAD_CONCURRENCY` files are held decoded.
+                let r = match f.bytes() {
+                    Ok(bytes) => self.bundles.put(page, &f.entry.sha256, bytes).await,
+                    Err(e) => Err(e),
+                };
                 (f.entry.sha256, r)
             }))
             .buffer_unordered(UPLOAD_CONCURRENCY)

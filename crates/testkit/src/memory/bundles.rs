@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use quire_kernel::{InfraError, PageId};
 use quire_pages::BundleStore;
 
@@ -81,7 +82,7 @@ impl MemoryBundles {
 
 #[async_trait]
 impl BundleStore for MemoryBundles {
-    async fn put(&self, page: PageId, sha256: &str, bytes: Vec<u8>) -> Result<(), InfraError> {
+    async fn put(&self, page: PageId, sha256: &str, bytes: Bytes) -> Result<(), InfraError> {
         let mut stalled = self.stalled.subscribe();
         // The sender lives in `self`, so the channel cannot close while we wait.
         let _ = stalled.wait_for(|on| !*on).await;
@@ -100,7 +101,7 @@ impl BundleStore for MemoryBundles {
         self.objects
             .lock()
             .expect("lock")
-            .insert((page, sha256.to_owned()), bytes);
+            .insert((page, sha256.to_owned()), bytes.to_vec());
         Ok(())
     }
 
