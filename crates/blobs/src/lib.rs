@@ -281,9 +281,18 @@ mod tests {
     async fn round_trip(store: &ObjectBundleStore) {
         let page = PageId::new();
         let other = PageId::new();
-        store.put(page, "aa11", Bytes::from_static(b"hello")).await.unwrap();
-        store.put(page, "bb22", Bytes::from_static(b"world")).await.unwrap();
-        store.put(other, "cc33", Bytes::from_static(b"!")).await.unwrap();
+        store
+            .put(page, "aa11", Bytes::from_static(b"hello"))
+            .await
+            .unwrap();
+        store
+            .put(page, "bb22", Bytes::from_static(b"world"))
+            .await
+            .unwrap();
+        store
+            .put(other, "cc33", Bytes::from_static(b"!"))
+            .await
+            .unwrap();
         assert_eq!(store.get(page, "aa11").await.unwrap().unwrap(), b"hello");
         assert!(store.exists(page, "bb22").await.unwrap());
         assert_eq!(store.get(page, "zz").await.unwrap(), None);
@@ -317,8 +326,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
         let (kept, crashed, emptied) = (PageId::new(), PageId::new(), PageId::new());
-        store.put(kept, "aa11", Bytes::from_static(b"kept")).await.unwrap();
-        store.put(emptied, "bb22", Bytes::from_static(b"gone")).await.unwrap();
+        store
+            .put(kept, "aa11", Bytes::from_static(b"kept"))
+            .await
+            .unwrap();
+        store
+            .put(emptied, "bb22", Bytes::from_static(b"gone"))
+            .await
+            .unwrap();
         store.delete_page(emptied).await.unwrap();
         let pages = dir.path().join("pages");
         let hour_ago = SystemTime::now() - Duration::from_secs(3600);
@@ -362,7 +377,12 @@ mod tests {
         let store = ObjectBundleStore::open(&url).unwrap();
         // A plain file where the pages directory must go: every write fails, even as root.
         std::fs::write(dir.path().join("pages"), b"not a directory").unwrap();
-        assert!(store.put(PageId::new(), "aa", Bytes::from_static(b"x")).await.is_err());
+        assert!(
+            store
+                .put(PageId::new(), "aa", Bytes::from_static(b"x"))
+                .await
+                .is_err()
+        );
     }
 
     /// Against a real S3-compatible server when `QUIRE_TEST_S3_ENDPOINT` names one (CI starts

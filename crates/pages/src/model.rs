@@ -1,6 +1,5 @@
 //! Pages, their files, and the policy kept on their short link.
 
-use base64::Engine;
 use bytes::Bytes;
 use quire_kernel::{AccountId, Handle, InfraError, PageId, ProjectId};
 use quire_links::Link;
@@ -98,8 +97,8 @@ impl FileData {
         if !self.base64 {
             return Ok(self.content.clone());
         }
-        base64::engine::general_purpose::STANDARD
-            .decode(&self.content)
+        base64_simd::STANDARD
+            .decode_to_vec(&self.content)
             .map(Bytes::from)
             .map_err(|_| InfraError::new("a checked file's base64 no longer decodes"))
     }

@@ -1,7 +1,8 @@
 //! Publish benchmark: one page of 1,000 generated files, 20 MiB of file data sent as base64,
 //! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
 //! to the same disk from this process. Prints both times, their ratio (median of rounds, with
-//! min and max) and the server's peak resident memory. Dirty pages are flushed before each
+//! min and max) and the server's peak resident memory, and how far it grew above the server's
+//! peak before the first publish, as a multiple of the request. Dirty pages are flushed before each
 //! measured phase; neither side calls fsync (the bundle store does not either).
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
@@ -106,6 +107,7 @@ async fn main() {
         "round", "publish ms", "disk ms", "ratio", "request MiB"
     );
     let mut ratios = Vec::new();
+    let mut request_mib = 0.0;
     let mut publishes = Vec::new();
     let mut references = Vec::new();
     for round in 0..rounds {
@@ -114,7 +116,7 @@ async fn main() {
             "files": files.iter().map(|(p, b)| json!({"path": p, "content": b64.encode(b), "encoding": "base64"})).collect::<Vec<_>>(),
         })
         .to_string();
-        let request_mib = body.len() as f64 / 1024.0 / 1024.0;
+        request_mib = body.len() as f64 / 1024.0 / 1024.0;
         flush_page_cache();
         let started = Instant::now();
         let resp = http
@@ -151,11 +153,14 @@ async fn main() {
         median(references),
         median(ratios)
     );
+    let growth_mib = hwm.saturating_sub(baseline_hwm) as f64 / 1024.0;
     println!(
-        "server memory: peak RSS {:.1} MiB (before the first publish {:.1} MiB, now {:.1} MiB)",
+        "server memory: peak RSS {:.1} MiB (before the first publish {:.1} MiB, now {:.1} MiB); \
+         peak growth {growth_mib:.1} MiB, {:.2}x the {request_mib:.1} MiB request",
         hwm as f64 / 1024.0,
         baseline_hwm as f64 / 1024.0,
-        rss as f64 / 1024.0
+        rss as f64 / 1024.0,
+        growth_mib / request_mib
     );
     drop(server);
 }

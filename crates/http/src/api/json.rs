@@ -135,9 +135,9 @@ impl<'de> serde::de::Visitor<'de> for SharedTextVisitor {
             (inside.start <= range.start && range.end <= inside.end)
                 .then(|| body.slice_ref(text.as_bytes()))
         });
-        Ok(SharedText(
-            shared.unwrap_or_else(|| Bytes::copy_from_slice(text.as_bytes())),
-        ))
+        Ok(SharedText(shared.unwrap_or_else(|| {
+            Bytes::copy_from_slice(text.as_bytes())
+        })))
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
@@ -217,20 +217,34 @@ mod tests {
         let body = Bytes::from_static(br#"{"texts":["plain text","line\nbreak"]}"#);
         let shared = parse_sharing::<Shared>(&body).unwrap();
         let (plain, escaped) = (&shared.texts[0].0, &shared.texts[1].0);
-        assert_eq!((plain.as_ref(), escaped.as_ref()), (&b"plain text"[..], &b"line\nbreak"[..]));
+        assert_eq!(
+            (plain.as_ref(), escaped.as_ref()),
+            (&b"plain text"[..], &b"line\nbreak"[..])
+        );
         let inside = body.as_ptr_range();
-        assert!(inside.contains(&plain.as_ptr()), "plain text is a slice of the body");
-        assert!(!inside.contains(&escaped.as_ptr()), "unescaped text is a copy");
+        assert!(
+            inside.contains(&plain.as_ptr()),
+            "plain text is a slice of the body"
+        );
+        assert!(
+            !inside.contains(&escaped.as_ptr()),
+            "unescaped text is a copy"
+        );
 
         // Without a loan (or after one ended), text is copied.
         let copied = parse::<Shared>(&body).unwrap();
         assert!(!inside.contains(&copied.texts[0].0.as_ptr()));
         assert!(LENT_BODY.with(|lent| lent.borrow().is_none()));
         assert_eq!(
-            parse_sharing::<Shared>(&Bytes::from_static(b"{")).unwrap_err().code(),
+            parse_sharing::<Shared>(&Bytes::from_static(b"{"))
+                .unwrap_err()
+                .code(),
             "invalid_json"
         );
-        assert!(LENT_BODY.with(|lent| lent.borrow().is_none()), "a failed parse ends the loan");
+        assert!(
+            LENT_BODY.with(|lent| lent.borrow().is_none()),
+            "a failed parse ends the loan"
+        );
     }
 
     #[test]
