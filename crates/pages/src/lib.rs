@@ -3,10 +3,10 @@
 //! multi-step write all-or-nothing.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
-//! `quire-links` (a page's short link carries its policy) and small pure crates (sha2,
-//! base64, rand, mime_guess). Its ports: [`ports::PageStore`], [`ports::BundleStore`],
-//! [`ports::AccountDirectory`], `quire-links`' `LinkStore` and the kernel's `Clock` and
-//! `Timer`.
+//! `quire-links` (a page's short link carries its policy) and small pure crates
+//! (base64-simd, bytes, rand, mime_guess; SHA-256 comes from the kernel). Its ports:
+//! [`ports::PageStore`], [`ports::BundleStore`], [`ports::AccountDirectory`], `quire-links`'
+//! `LinkStore` and the kernel's `Clock` and `Timer`.
 
 mod batch;
 pub mod model;
