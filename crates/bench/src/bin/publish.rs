@@ -1,9 +1,11 @@
 //! Publish benchmark: one page of 1,000 generated files, 20 MiB of file data sent as base64,
 //! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
-//! to the same disk from this process. Prints both times, their ratio (median of rounds, with
-//! min and max) and the server's peak resident memory, and how far it grew above the server's
-//! peak before the first publish, as a multiple of the request. Dirty pages are flushed before each
-//! measured phase; neither side calls fsync (the bundle store does not either).
+//! to the same disk from this process; then the same files but the first added to a page of
+//! one through `POST /api/page/v1/pages/{id}/files`, against writing those. Prints both times,
+//! their ratio (median of rounds, with min and max) and the server's peak resident memory, and
+//! how far it grew above the server's peak before the first publish, as a multiple of the
+//! request. Dirty pages are flushed before each measured phase; neither side calls fsync (the
+//! bundle store does not either).
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
 //! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary;
@@ -54,7 +56,9 @@ fn generate() -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Writes `files` under `dir` after flushing dirty pages, and times it.
 fn write_reference(dir: &Path, files: &[(String, Vec<u8>)]) -> Duration {
+    flush_page_cache();
     let started = Instant::now();
     for (path, bytes) in files {
         let target = dir.join(path);
@@ -67,6 +71,103 @@ fn write_reference(dir: &Path, files: &[(String, Vec<u8>)]) -> Duration {
 /// Flushes dirty pages so neither measurement pays for the other's writeback.
 fn flush_page_cache() {
     let _ = Command::new("sync").status();
+}
+
+fn files_json(files: &[(String, Vec<u8>)]) -> Vec<serde_json::Value> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    files
+        .iter()
+        .map(|(p, b)| json!({"path": p, "content": b64.encode(b), "encoding": "base64"}))
+        .collect()
+}
+
+/// The page API, as the bench's account.
+struct Client {
+    http: reqwest::Client,
+    api: String,
+    key: String,
+}
+
+impl Client {
+    /// Posts `body` to `/api/page/v1/{path}` after flushing dirty pages, and times it until
+    /// the whole answer is in, which must have status `expect`.
+    async fn timed_post(
+        &self,
+        path: &str,
+        body: String,
+        expect: u16,
+    ) -> (Duration, serde_json::Value) {
+        flush_page_cache();
+        let started = Instant::now();
+        let resp = self
+            .http
+            .post(format!("{}/api/page/v1/{path}", self.api))
+            .header("authorization", format!("Bearer {}", self.key))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let took = started.elapsed();
+        assert_eq!(status.as_u16(), expect, "{text}");
+        (took, serde_json::from_str(&text).unwrap())
+    }
+}
+
+/// The rounds of one kind of request against the bare writes of the same files.
+#[derive(Default)]
+struct Phase {
+    ratios: Vec<f64>,
+    served_ms: Vec<f64>,
+    reference_ms: Vec<f64>,
+}
+
+impl Phase {
+    fn record(&mut self, round: usize, served: Duration, reference: Duration, request_mib: f64) {
+        if round == 0 {
+            println!(
+                "{:>5} {:>12} {:>12} {:>8} {:>14}",
+                "round", "server ms", "disk ms", "ratio", "request MiB"
+            );
+        }
+        let ratio = served.as_secs_f64() / reference.as_secs_f64();
+        println!(
+            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {request_mib:>14.1}",
+            served.as_secs_f64() * 1e3,
+            reference.as_secs_f64() * 1e3
+        );
+        self.ratios.push(ratio);
+        self.served_ms.push(served.as_secs_f64() * 1e3);
+        self.reference_ms.push(reference.as_secs_f64() * 1e3);
+    }
+
+    fn summary(self, what: &str) {
+        let min = self.ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = self.ratios.iter().copied().fold(0.0, f64::max);
+        println!(
+            "median: {what} {:.1} ms, disk {:.1} ms, ratio {what}/disk {:.2} (min {min:.2}, max {max:.2})",
+            median(self.served_ms),
+            median(self.reference_ms),
+            median(self.ratios)
+        );
+    }
+}
+
+/// The server's peak resident memory so far, and its growth above `baseline_kib` as a
+/// multiple of a request of `request_mib`.
+fn print_memory(pid: u32, baseline_kib: u64, request_mib: f64, after: &str) {
+    let (rss, hwm) = peak_rss_kib(pid);
+    let growth_mib = hwm.saturating_sub(baseline_kib) as f64 / 1024.0;
+    println!(
+        "server memory after the {after}: peak RSS {:.1} MiB (before the first publish {:.1} MiB, \
+         now {:.1} MiB); peak growth {growth_mib:.1} MiB, {:.2}x the {request_mib:.1} MiB request",
+        hwm as f64 / 1024.0,
+        baseline_kib as f64 / 1024.0,
+        rss as f64 / 1024.0,
+        growth_mib / request_mib
+    );
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -88,7 +189,6 @@ async fn main() {
     let pid = server.child.id();
 
     let files = generate();
-    let b64 = base64::engine::general_purpose::STANDARD;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(300))
         .build()
@@ -102,65 +202,46 @@ async fn main() {
         "server: {} ({storage}; the reference writes to local disk)",
         bin.display()
     );
-    println!(
-        "{:>5} {:>12} {:>12} {:>8} {:>14}",
-        "round", "publish ms", "disk ms", "ratio", "request MiB"
-    );
-    let mut ratios = Vec::new();
+    let client = Client {
+        http,
+        api: addr,
+        key,
+    };
     let mut request_mib = 0.0;
-    let mut publishes = Vec::new();
-    let mut references = Vec::new();
+    let mut publish = Phase::default();
     for round in 0..rounds {
         let body = json!({
             "title": format!("Bench {round}"),
-            "files": files.iter().map(|(p, b)| json!({"path": p, "content": b64.encode(b), "encoding": "base64"})).collect::<Vec<_>>(),
+            "files": files_json(&files),
         })
         .to_string();
         request_mib = body.len() as f64 / 1024.0 / 1024.0;
-        flush_page_cache();
-        let started = Instant::now();
-        let resp = http
-            .post(format!("{addr}/api/page/v1/pages"))
-            .header("authorization", format!("Bearer {key}"))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        let publish = started.elapsed();
-        assert_eq!(status.as_u16(), 201, "{text}");
-        let reference_dir = work.path().join(format!("reference{round}"));
-        flush_page_cache();
-        let reference = write_reference(&reference_dir, &files);
-        let ratio = publish.as_secs_f64() / reference.as_secs_f64();
-        println!(
-            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {request_mib:>14.1}",
-            publish.as_secs_f64() * 1e3,
-            reference.as_secs_f64() * 1e3
-        );
-        ratios.push(ratio);
-        publishes.push(publish.as_secs_f64() * 1e3);
-        references.push(reference.as_secs_f64() * 1e3);
+        let (took, _) = client.timed_post("pages", body, 201).await;
+        let reference = write_reference(&work.path().join(format!("reference{round}")), &files);
+        publish.record(round, took, reference, request_mib);
     }
-    let (rss, hwm) = peak_rss_kib(pid);
-    let min = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = ratios.iter().copied().fold(0.0, f64::max);
+    publish.summary("publish");
+    print_memory(pid, baseline_hwm, request_mib, "publishes");
+
+    // Add-files: the same bundle but its first file, added to a page that holds only that one.
     println!(
-        "median: publish {:.1} ms, disk {:.1} ms, ratio publish/disk {:.2} (min {min:.2}, max {max:.2})",
-        median(publishes),
-        median(references),
-        median(ratios)
+        "add-files: {} files to a page of 1, {rounds} rounds",
+        FILES - 1
     );
-    let growth_mib = hwm.saturating_sub(baseline_hwm) as f64 / 1024.0;
-    println!(
-        "server memory: peak RSS {:.1} MiB (before the first publish {:.1} MiB, now {:.1} MiB); \
-         peak growth {growth_mib:.1} MiB, {:.2}x the {request_mib:.1} MiB request",
-        hwm as f64 / 1024.0,
-        baseline_hwm as f64 / 1024.0,
-        rss as f64 / 1024.0,
-        growth_mib / request_mib
-    );
+    let mut add = Phase::default();
+    for round in 0..rounds {
+        let first = json!({"title": format!("Grown {round}"), "files": files_json(&files[..1])});
+        let (_, created) = client.timed_post("pages", first.to_string(), 201).await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        let body = json!({"files": files_json(&files[1..])}).to_string();
+        let mib = body.len() as f64 / 1024.0 / 1024.0;
+        let (took, _) = client
+            .timed_post(&format!("pages/{id}/files"), body, 200)
+            .await;
+        let reference = write_reference(&work.path().join(format!("added{round}")), &files[1..]);
+        add.record(round, took, reference, mib);
+    }
+    add.summary("add-files");
+    print_memory(pid, baseline_hwm, request_mib, "publishes and add-files");
     drop(server);
 }
