@@ -1,5 +1,5 @@
-//! The serving use cases: a visit, the password form's post, the sign-in pass (issued on
-//! the dashboard, accepted on the pages origin), the short link, and the view flush.
+//! The serving use cases: a visit and the view flush here; the password form's post and the
+//! sign-in pass in `admission`, the short link in `short_link`.
 //!
 //! Order of decisions for a visit, each before any byte of the page is read:
 //! path → page (unknown or archived: 404) → trailing slash → expiry (410) → known spent
@@ -12,30 +12,25 @@ use std::time::{Duration, Instant};
 
 use moka::future::Cache;
 use quire_accounts::SessionStore;
-use quire_kernel::password::verify_password;
-use quire_kernel::secret::sha256_hex;
 use quire_kernel::{AccountId, Clock, Email, InfraError, PageId, RateLimiter};
 use quire_links::{Access, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
-use crate::answer::{
-    Admitted, Answer, FileAnswer, IssuedCookie, PassError, PasswordPrompt, Unlock, UnlockError,
-    Visit, Visitor,
-};
+use crate::answer::{Answer, FileAnswer, IssuedCookie, PasswordPrompt, Visit, Visitor};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
-use crate::path::{
-    encode_query, encode_relative, parse_owner_path, parse_page_path, parse_relative,
-};
+use crate::path::{encode_query, encode_relative, parse_owner_path, parse_page_path};
 use crate::policy::{
     Gate, Resolved, admits, cache_rule, etag_value, expired, fingerprint, guarded, is_document,
     matches_etag, resolve, unix_after, with_query,
 };
-use crate::sites::site_key;
 use crate::token::{Claims, Signer, TokenKind};
 use crate::views::ViewTally;
+
+mod admission;
+mod short_link;
 
 /// Cookie of a page whose password was given.
 pub const UNLOCK_COOKIE: &str = "quire_unlock";
@@ -343,237 +338,6 @@ impl ServingService {
             guarded: guarded(&site.link),
             cookie,
         })))
-    }
-
-    /// The short link `/s/{code}`: a 302 to the page, or 404 / 410 as the page would answer.
-    ///
-    /// # Errors
-    /// [`InfraError`] on store failure.
-    pub async fn short_link(&self, code: &str) -> Result<Answer, InfraError> {
-        let valid = (3..=64).contains(&code.len())
-            && code
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !valid {
-            return Ok(Answer::NotFound);
-        }
-        let inner = self.inner.clone();
-        let owned = code.to_owned();
-        let key = self
-            .inner
-            .codes
-            .try_get_with(code.to_owned(), async move {
-                let Some(site) = inner.load_by_code(&owned).await? else {
-                    return Ok::<_, InfraError>(None);
-                };
-                Ok(Some(site_key(site.handle.as_str(), &site.page.slug)))
-            })
-            .await
-            .map_err(|e| (*e).clone())?;
-        let Some(key) = key else {
-            return Ok(Answer::NotFound);
-        };
-        let Some((handle, slug)) = key.split_once('/') else {
-            return Ok(Answer::NotFound);
-        };
-        let Some(site) = self.site(handle, slug).await? else {
-            return Ok(Answer::NotFound);
-        };
-        if site.page.status == PageStatus::Archived {
-            return Ok(Answer::NotFound);
-        }
-        if expired(&site.link, self.inner.ports.clock.now()) || self.known_spent(&site) {
-            return Ok(Answer::Gone);
-        }
-        Ok(Answer::Redirect {
-            location: self
-                .inner
-                .config
-                .origins
-                .page_url(site.handle.as_str(), &site.page.slug),
-            permanent: false,
-        })
-    }
-
-    /// Checks a page password and, when right, makes the page's unlock cookie. Every
-    /// attempt counts against the client's limit for the page.
-    ///
-    /// # Errors
-    /// `NotFound`, `Gone`, `Wrong` (with the form to show again), `Throttled`, `Infra`.
-    pub async fn unlock(&self, attempt: Unlock<'_>) -> Result<Admitted, UnlockError> {
-        let next = parse_relative(attempt.next).unwrap_or_default();
-        let Some(site) = self.fresh_site(attempt.handle, attempt.slug).await? else {
-            return Err(UnlockError::NotFound);
-        };
-        if site.page.status == PageStatus::Archived {
-            return Err(UnlockError::NotFound);
-        }
-        let now = self.inner.ports.clock.now();
-        if expired(&site.link, now) || self.known_spent(&site) {
-            return Err(UnlockError::Gone);
-        }
-        let location = format!("{}{}", self.base_path(&site), encode_relative(&next));
-        let Some(fingerprint) =
-            fingerprint(&site.link).filter(|_| site.link.policy.access == Access::Password)
-        else {
-            // No longer a password page: nothing to unlock.
-            return Ok(Admitted {
-                cookie: None,
-                location,
-            });
-        };
-        let config = &self.inner.config;
-        let allowed = self
-            .inner
-            .ports
-            .limiter
-            .hit(
-                UNLOCK_BUCKET,
-                &format!("{}:{}", site.page.id, attempt.client),
-                config.unlock_window,
-                config.unlock_limit,
-                now,
-            )
-            .await?;
-        if !allowed {
-            let window = config.unlock_window.as_secs().max(1);
-            let elapsed = u64::try_from(now.unix_timestamp()).unwrap_or(0) % window;
-            return Err(UnlockError::Throttled {
-                retry_after_secs: window - elapsed,
-            });
-        }
-        let stored = site.link.password_hash.clone().unwrap_or_default();
-        if !verify_password(attempt.password, &stored) {
-            return Err(UnlockError::Wrong(PasswordPrompt {
-                title: site.page.title.clone(),
-                handle: site.handle.as_str().to_owned(),
-                slug: site.page.slug.clone(),
-                next: next.into_owned(),
-                wrong: true,
-            }));
-        }
-        let cookie = self.cookie(
-            UNLOCK_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Unlock,
-                page: site.page.id.0,
-                expires: unix_after(now, config.unlock_cookie_ttl),
-                account: None,
-                email: None,
-                fingerprint: Some(fingerprint),
-                session: None,
-                nonce: None,
-            },
-            config.unlock_cookie_ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location,
-        })
-    }
-
-    /// On the dashboard: a signed-in account asks to open the page whose short-link code is
-    /// `code`, from the session whose id hash is `session`. Returns the pages-origin URL that
-    /// carries the pass; the access it gives ends when that session does.
-    ///
-    /// # Errors
-    /// `NotFound` (unknown or archived page), `Forbidden` (the page does not admit the
-    /// account), `Infra`.
-    pub async fn issue_pass(
-        &self,
-        code: &str,
-        account: AccountId,
-        email: &Email,
-        session: &str,
-        next: &str,
-    ) -> Result<String, PassError> {
-        // Archived pages load as `None`.
-        let Some(site) = self.inner.load_by_code(code).await? else {
-            return Err(PassError::NotFound);
-        };
-        if !admits(&site.link, account, Some(email)) {
-            return Err(PassError::Forbidden);
-        }
-        let now = self.inner.ports.clock.now();
-        let pass = self.inner.signer.sign(&Claims {
-            kind: TokenKind::Pass,
-            page: site.page.id.0,
-            expires: unix_after(now, self.inner.config.pass_ttl),
-            account: Some(account.0),
-            email: Some(email.as_str().to_owned()),
-            fingerprint: None,
-            session: Some(session.to_owned()),
-            nonce: Some(quire_kernel::secret::random_url_token()[..16].to_owned()),
-        });
-        let next = parse_relative(next).unwrap_or_default();
-        Ok(format!(
-            "{}/-/pass?token={pass}&next={}",
-            self.inner.config.origins.owner_origin(site.handle.as_str()),
-            encode_query(&next)
-        ))
-    }
-
-    /// On the pages origin: turns a pass into the page's access cookie, once. `owner` is the
-    /// owner whose origin received it (per-owner origins): a pass lands only on the origin of
-    /// its page's owner.
-    ///
-    /// # Errors
-    /// `Forbidden` for an invalid, expired or already used pass, `NotFound` when the page is
-    /// gone or belongs to another origin, `Infra`.
-    pub async fn accept_pass(
-        &self,
-        owner: Option<&str>,
-        token: &str,
-        next: &str,
-    ) -> Result<Admitted, PassError> {
-        let now = self.inner.ports.clock.now();
-        let claims = self
-            .inner
-            .signer
-            .check_any_page(token, TokenKind::Pass, now)
-            .ok_or(PassError::Forbidden)?;
-        // Each pass works once. Its uses are counted in the window that holds its expiry, the
-        // same window for every use of one pass, so a replay is seen on any replica.
-        let expires = OffsetDateTime::from_unix_timestamp(claims.expires)
-            .map_err(|_| PassError::Forbidden)?;
-        let first_use = self
-            .inner
-            .ports
-            .limiter
-            .hit(
-                PASS_BUCKET,
-                &sha256_hex(token.as_bytes()),
-                self.inner.config.pass_ttl,
-                1,
-                expires,
-            )
-            .await?;
-        if !first_use {
-            return Err(PassError::Forbidden);
-        }
-        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
-            return Err(PassError::NotFound);
-        };
-        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
-            return Err(PassError::NotFound);
-        }
-        let next = parse_relative(next).unwrap_or_default();
-        let ttl = self.inner.config.access_cookie_ttl;
-        let cookie = self.cookie(
-            ACCESS_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Access,
-                expires: unix_after(now, ttl),
-                ..claims
-            },
-            ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location: format!("{}{}", self.base_path(&site), encode_relative(&next)),
-        })
     }
 
     fn known_spent(&self, site: &Site) -> bool {

@@ -1,0 +1,198 @@
+//! Admission to a guarded page: the password form's post, and the sign-in pass (issued on
+//! the dashboard, accepted once on the pages origin).
+
+use quire_kernel::password::verify_password;
+use quire_kernel::secret::sha256_hex;
+use quire_kernel::{AccountId, Email, PageId};
+use quire_links::Access;
+use quire_pages::PageStatus;
+use time::OffsetDateTime;
+
+use super::{ACCESS_COOKIE, PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE};
+use crate::answer::{Admitted, PassError, PasswordPrompt, Unlock, UnlockError};
+use crate::path::{encode_query, encode_relative, parse_relative};
+use crate::policy::{admits, expired, fingerprint, unix_after};
+use crate::token::{Claims, TokenKind};
+
+impl ServingService {
+    /// Checks a page password and, when right, makes the page's unlock cookie. Every
+    /// attempt counts against the client's limit for the page.
+    ///
+    /// # Errors
+    /// `NotFound`, `Gone`, `Wrong` (with the form to show again), `Throttled`, `Infra`.
+    pub async fn unlock(&self, attempt: Unlock<'_>) -> Result<Admitted, UnlockError> {
+        let next = parse_relative(attempt.next).unwrap_or_default();
+        let Some(site) = self.fresh_site(attempt.handle, attempt.slug).await? else {
+            return Err(UnlockError::NotFound);
+        };
+        if site.page.status == PageStatus::Archived {
+            return Err(UnlockError::NotFound);
+        }
+        let now = self.inner.ports.clock.now();
+        if expired(&site.link, now) || self.known_spent(&site) {
+            return Err(UnlockError::Gone);
+        }
+        let location = format!("{}{}", self.base_path(&site), encode_relative(&next));
+        let Some(fingerprint) =
+            fingerprint(&site.link).filter(|_| site.link.policy.access == Access::Password)
+        else {
+            // No longer a password page: nothing to unlock.
+            return Ok(Admitted {
+                cookie: None,
+                location,
+            });
+        };
+        let config = &self.inner.config;
+        let allowed = self
+            .inner
+            .ports
+            .limiter
+            .hit(
+                UNLOCK_BUCKET,
+                &format!("{}:{}", site.page.id, attempt.client),
+                config.unlock_window,
+                config.unlock_limit,
+                now,
+            )
+            .await?;
+        if !allowed {
+            let window = config.unlock_window.as_secs().max(1);
+            let elapsed = u64::try_from(now.unix_timestamp()).unwrap_or(0) % window;
+            return Err(UnlockError::Throttled {
+                retry_after_secs: window - elapsed,
+            });
+        }
+        let stored = site.link.password_hash.clone().unwrap_or_default();
+        if !verify_password(attempt.password, &stored) {
+            return Err(UnlockError::Wrong(PasswordPrompt {
+                title: site.page.title.clone(),
+                handle: site.handle.as_str().to_owned(),
+                slug: site.page.slug.clone(),
+                next: next.into_owned(),
+                wrong: true,
+            }));
+        }
+        let cookie = self.cookie(
+            UNLOCK_COOKIE,
+            &site,
+            &Claims {
+                kind: TokenKind::Unlock,
+                page: site.page.id.0,
+                expires: unix_after(now, config.unlock_cookie_ttl),
+                account: None,
+                email: None,
+                fingerprint: Some(fingerprint),
+                session: None,
+                nonce: None,
+            },
+            config.unlock_cookie_ttl,
+        );
+        Ok(Admitted {
+            cookie: Some(cookie),
+            location,
+        })
+    }
+
+    /// On the dashboard: a signed-in account asks to open the page whose short-link code is
+    /// `code`, from the session whose id hash is `session`. Returns the pages-origin URL that
+    /// carries the pass; the access it gives ends when that session does.
+    ///
+    /// # Errors
+    /// `NotFound` (unknown or archived page), `Forbidden` (the page does not admit the
+    /// account), `Infra`.
+    pub async fn issue_pass(
+        &self,
+        code: &str,
+        account: AccountId,
+        email: &Email,
+        session: &str,
+        next: &str,
+    ) -> Result<String, PassError> {
+        // Archived pages load as `None`.
+        let Some(site) = self.inner.load_by_code(code).await? else {
+            return Err(PassError::NotFound);
+        };
+        if !admits(&site.link, account, Some(email)) {
+            return Err(PassError::Forbidden);
+        }
+        let now = self.inner.ports.clock.now();
+        let pass = self.inner.signer.sign(&Claims {
+            kind: TokenKind::Pass,
+            page: site.page.id.0,
+            expires: unix_after(now, self.inner.config.pass_ttl),
+            account: Some(account.0),
+            email: Some(email.as_str().to_owned()),
+            fingerprint: None,
+            session: Some(session.to_owned()),
+            nonce: Some(quire_kernel::secret::random_url_token()[..16].to_owned()),
+        });
+        let next = parse_relative(next).unwrap_or_default();
+        Ok(format!(
+            "{}/-/pass?token={pass}&next={}",
+            self.inner.config.origins.owner_origin(site.handle.as_str()),
+            encode_query(&next)
+        ))
+    }
+
+    /// On the pages origin: turns a pass into the page's access cookie, once. `owner` is the
+    /// owner whose origin received it (per-owner origins): a pass lands only on the origin of
+    /// its page's owner.
+    ///
+    /// # Errors
+    /// `Forbidden` for an invalid, expired or already used pass, `NotFound` when the page is
+    /// gone or belongs to another origin, `Infra`.
+    pub async fn accept_pass(
+        &self,
+        owner: Option<&str>,
+        token: &str,
+        next: &str,
+    ) -> Result<Admitted, PassError> {
+        let now = self.inner.ports.clock.now();
+        let claims = self
+            .inner
+            .signer
+            .check_any_page(token, TokenKind::Pass, now)
+            .ok_or(PassError::Forbidden)?;
+        // Each pass works once. Its uses are counted in the window that holds its expiry, the
+        // same window for every use of one pass, so a replay is seen on any replica.
+        let expires = OffsetDateTime::from_unix_timestamp(claims.expires)
+            .map_err(|_| PassError::Forbidden)?;
+        let first_use = self
+            .inner
+            .ports
+            .limiter
+            .hit(
+                PASS_BUCKET,
+                &sha256_hex(token.as_bytes()),
+                self.inner.config.pass_ttl,
+                1,
+                expires,
+            )
+            .await?;
+        if !first_use {
+            return Err(PassError::Forbidden);
+        }
+        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
+            return Err(PassError::NotFound);
+        };
+        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
+            return Err(PassError::NotFound);
+        }
+        let next = parse_relative(next).unwrap_or_default();
+        let ttl = self.inner.config.access_cookie_ttl;
+        let cookie = self.cookie(
+            ACCESS_COOKIE,
+            &site,
+            &Claims {
+                kind: TokenKind::Access,
+                expires: unix_after(now, ttl),
+                ..claims
+            },
+            ttl,
+        );
+        Ok(Admitted {
+            cookie: Some(cookie),
+            location: format!("{}{}", self.base_path(&site), encode_relative(&next)),
+        })
+    }
+}
