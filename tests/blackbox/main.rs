@@ -33,4 +33,6 @@ mod projects;
 mod routes;
 mod security;
 mod serving;
+mod serving_access;
+mod serving_origins;
 mod signup;
