@@ -2,7 +2,9 @@
 //! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
 //! to the same disk from this process; then the same files but the first added to a page of
 //! one through `POST /api/page/v1/pages/{id}/files`, against writing those. Prints both times,
-//! their ratio (median of rounds, with min and max) and the server's peak resident memory, and
+//! their ratio (median of rounds, with min and max), the time a bare HTTP/1.1 endpoint on a
+//! thread of this process takes to receive the same request (the floor for any server that is
+//! sent it on the same machine), and the server's peak resident memory, and
 //! how far it grew above the server's peak before the first publish, as a multiple of the
 //! request. Dirty pages are flushed before each measured phase; neither side calls fsync (the
 //! bundle store does not either).
@@ -14,6 +16,8 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -81,14 +85,86 @@ fn files_json(files: &[(String, Vec<u8>)]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Starts a bare HTTP/1.1 endpoint on threads of its own that reads each request's body, into
+/// room of its declared length as a server would hold it, and answers 204; returns its URL.
+fn start_receiver() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || receive_requests(conn));
+        }
+    });
+    url
+}
+
+/// Serves requests on `conn` until the client closes it (or sends what this cannot read).
+fn receive_requests(mut conn: TcpStream) {
+    let mut head = Vec::with_capacity(4096);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let end = loop {
+            if let Some(at) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let length = String::from_utf8_lossy(&head[..end])
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        let early = (head.len() - end).min(length);
+        body[..early].copy_from_slice(&head[end..end + early]);
+        if conn.read_exact(&mut body[early..]).is_err() {
+            return;
+        }
+        head.drain(..end + early);
+        std::hint::black_box(&body);
+        if conn
+            .write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// The page API, as the bench's account.
 struct Client {
     http: reqwest::Client,
     api: String,
     key: String,
+    /// The bare receiving endpoint (see [`start_receiver`]).
+    receiver: String,
 }
 
 impl Client {
+    /// Sends `body` to the bare receiving endpoint as `timed_post` sends it to the server, and
+    /// times it until the answer is in.
+    async fn timed_receive(&self, body: String) -> Duration {
+        flush_page_cache();
+        let started = Instant::now();
+        let resp = self
+            .http
+            .post(format!("{}/api/page/v1/pages", self.receiver))
+            .header("authorization", format!("Bearer {}", self.key))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 204);
+        started.elapsed()
+    }
+
     /// Posts `body` to `/api/page/v1/{path}` after flushing dirty pages, and times it until
     /// the whole answer is in, which must have status `expect`.
     async fn timed_post(
@@ -122,35 +198,50 @@ struct Phase {
     ratios: Vec<f64>,
     served_ms: Vec<f64>,
     reference_ms: Vec<f64>,
+    received_ms: Vec<f64>,
+}
+
+/// One round's three times.
+struct Round {
+    served: Duration,
+    reference: Duration,
+    received: Duration,
 }
 
 impl Phase {
-    fn record(&mut self, round: usize, served: Duration, reference: Duration, request_mib: f64) {
+    fn record(&mut self, round: usize, times: &Round, request_mib: f64) {
         if round == 0 {
             println!(
-                "{:>5} {:>12} {:>12} {:>8} {:>14}",
-                "round", "server ms", "disk ms", "ratio", "request MiB"
+                "{:>5} {:>12} {:>12} {:>8} {:>12} {:>14}",
+                "round", "server ms", "disk ms", "ratio", "receive ms", "request MiB"
             );
         }
-        let ratio = served.as_secs_f64() / reference.as_secs_f64();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let ratio = times.served.as_secs_f64() / times.reference.as_secs_f64();
         println!(
-            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {request_mib:>14.1}",
-            served.as_secs_f64() * 1e3,
-            reference.as_secs_f64() * 1e3
+            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {:>12.1} {request_mib:>14.1}",
+            ms(times.served),
+            ms(times.reference),
+            ms(times.received)
         );
         self.ratios.push(ratio);
-        self.served_ms.push(served.as_secs_f64() * 1e3);
-        self.reference_ms.push(reference.as_secs_f64() * 1e3);
+        self.served_ms.push(ms(times.served));
+        self.reference_ms.push(ms(times.reference));
+        self.received_ms.push(ms(times.received));
     }
 
     fn summary(self, what: &str) {
         let min = self.ratios.iter().copied().fold(f64::INFINITY, f64::min);
         let max = self.ratios.iter().copied().fold(0.0, f64::max);
+        let (reference, received) = (median(self.reference_ms), median(self.received_ms));
         println!(
-            "median: {what} {:.1} ms, disk {:.1} ms, ratio {what}/disk {:.2} (min {min:.2}, max {max:.2})",
+            "median: {what} {:.1} ms, disk {reference:.1} ms, ratio {what}/disk {:.2} (min {min:.2}, max {max:.2})",
             median(self.served_ms),
-            median(self.reference_ms),
             median(self.ratios)
+        );
+        println!(
+            "median: receiving the same request on a bare endpoint {received:.1} ms, {:.2}x disk",
+            received / reference
         );
     }
 }
@@ -206,6 +297,7 @@ async fn main() {
         http,
         api: addr,
         key,
+        receiver: start_receiver(),
     };
     let mut request_mib = 0.0;
     let mut publish = Phase::default();
@@ -216,9 +308,15 @@ async fn main() {
         })
         .to_string();
         request_mib = body.len() as f64 / 1024.0 / 1024.0;
-        let (took, _) = client.timed_post("pages", body, 201).await;
+        let (served, _) = client.timed_post("pages", body.clone(), 201).await;
         let reference = write_reference(&work.path().join(format!("reference{round}")), &files);
-        publish.record(round, took, reference, request_mib);
+        let received = client.timed_receive(body).await;
+        let times = Round {
+            served,
+            reference,
+            received,
+        };
+        publish.record(round, &times, request_mib);
     }
     publish.summary("publish");
     print_memory(pid, baseline_hwm, request_mib, "publishes");
@@ -235,11 +333,17 @@ async fn main() {
         let id = created["id"].as_str().unwrap().to_owned();
         let body = json!({"files": files_json(&files[1..])}).to_string();
         let mib = body.len() as f64 / 1024.0 / 1024.0;
-        let (took, _) = client
-            .timed_post(&format!("pages/{id}/files"), body, 200)
+        let (served, _) = client
+            .timed_post(&format!("pages/{id}/files"), body.clone(), 200)
             .await;
         let reference = write_reference(&work.path().join(format!("added{round}")), &files[1..]);
-        add.record(round, took, reference, mib);
+        let received = client.timed_receive(body).await;
+        let times = Round {
+            served,
+            reference,
+            received,
+        };
+        add.record(round, &times, mib);
     }
     add.summary("add-files");
     print_memory(pid, baseline_hwm, request_mib, "publishes and add-files");
