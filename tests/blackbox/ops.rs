@@ -375,8 +375,28 @@ async fn admin_set_password_stores_an_argon2id_hash(b: Backend) {
     }
 }
 
+/// The pretty format written to a file (as under a service manager) is plain text: one line
+/// per API request, and no terminal colour escapes.
+async fn pretty_logs_to_a_file_are_plain_text(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let srv = db.start_with(&[("QUIRE_LOG_FORMAT", "pretty")]);
+    let home = format!("/api/platform/v1/projects/{}", ann.project_id);
+    srv.get(&home, &ann.key).await.assert_status(200);
+    let logs = srv.logs();
+    let answered: Vec<&str> = logs.lines().filter(|l| l.contains("answered")).collect();
+    assert_eq!(answered.len(), 1, "{logs}");
+    for field in [" INFO ", "route=/api/platform/v1/projects/{", "status=200"] {
+        assert!(answered[0].contains(field), "{field} in {logs}");
+    }
+    assert!(!logs.contains('\u{1b}'), "{logs:?}");
+}
+
 on_both_backends!(
     admin_set_password_stores_an_argon2id_hash,
+    pretty_logs_to_a_file_are_plain_text,
     an_exhausted_pool_is_a_prompt_500_and_nothing_half_written,
     health_and_readiness,
     a_key_revoked_on_one_server_is_refused_by_the_other,
