@@ -36,3 +36,4 @@ mod serving;
 mod serving_access;
 mod serving_origins;
 mod signup;
+mod slow_clients;
