@@ -147,48 +147,64 @@ struct Client {
 }
 
 impl Client {
-    /// Sends `body` to the bare receiving endpoint as `timed_post` sends it to the server, and
-    /// times it until the answer is in.
-    async fn timed_receive(&self, body: String) -> Duration {
+    /// Posts `body` to `url` as the bench's account after flushing dirty pages; returns the
+    /// time until the whole answer is in, its status and its text.
+    async fn timed_send(&self, url: String, body: String) -> (Duration, u16, String) {
         flush_page_cache();
         let started = Instant::now();
         let resp = self
             .http
-            .post(format!("{}/api/page/v1/pages", self.receiver))
+            .post(url)
             .header("authorization", format!("Bearer {}", self.key))
             .header("content-type", "application/json")
             .body(body)
             .send()
             .await
             .unwrap();
-        assert_eq!(resp.status().as_u16(), 204);
-        started.elapsed()
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (started.elapsed(), status, text)
     }
 
-    /// Posts `body` to `/api/page/v1/{path}` after flushing dirty pages, and times it until
-    /// the whole answer is in, which must have status `expect`.
+    /// Sends `body` to the bare receiving endpoint as `timed_post` sends it to the server.
+    async fn timed_receive(&self, body: String) -> Duration {
+        let url = format!("{}/api/page/v1/pages", self.receiver);
+        let (took, status, _) = self.timed_send(url, body).await;
+        assert_eq!(status, 204);
+        took
+    }
+
+    /// Posts `body` to `/api/page/v1/{path}`, whose answer must have status `expect`.
     async fn timed_post(
         &self,
         path: &str,
         body: String,
         expect: u16,
     ) -> (Duration, serde_json::Value) {
-        flush_page_cache();
-        let started = Instant::now();
-        let resp = self
-            .http
-            .post(format!("{}/api/page/v1/{path}", self.api))
-            .header("authorization", format!("Bearer {}", self.key))
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status();
-        let text = resp.text().await.unwrap();
-        let took = started.elapsed();
-        assert_eq!(status.as_u16(), expect, "{text}");
+        let url = format!("{}/api/page/v1/{path}", self.api);
+        let (took, status, text) = self.timed_send(url, body).await;
+        assert_eq!(status, expect, "{text}");
         (took, serde_json::from_str(&text).unwrap())
+    }
+
+    /// One round: `body` posted to `path` (answered `expect`), the bare writes of `files`
+    /// under `dir`, and the same body sent to the bare receiving endpoint.
+    async fn round(
+        &self,
+        path: &str,
+        body: String,
+        expect: u16,
+        dir: &Path,
+        files: &[(String, Vec<u8>)],
+    ) -> Round {
+        let (served, _) = self.timed_post(path, body.clone(), expect).await;
+        let reference = write_reference(dir, files);
+        let received = self.timed_receive(body).await;
+        Round {
+            served,
+            reference,
+            received,
+        }
     }
 }
 
@@ -308,14 +324,8 @@ async fn main() {
         })
         .to_string();
         request_mib = body.len() as f64 / 1024.0 / 1024.0;
-        let (served, _) = client.timed_post("pages", body.clone(), 201).await;
-        let reference = write_reference(&work.path().join(format!("reference{round}")), &files);
-        let received = client.timed_receive(body).await;
-        let times = Round {
-            served,
-            reference,
-            received,
-        };
+        let dir = work.path().join(format!("reference{round}"));
+        let times = client.round("pages", body, 201, &dir, &files).await;
         publish.record(round, &times, request_mib);
     }
     publish.summary("publish");
@@ -333,16 +343,9 @@ async fn main() {
         let id = created["id"].as_str().unwrap().to_owned();
         let body = json!({"files": files_json(&files[1..])}).to_string();
         let mib = body.len() as f64 / 1024.0 / 1024.0;
-        let (served, _) = client
-            .timed_post(&format!("pages/{id}/files"), body.clone(), 200)
-            .await;
-        let reference = write_reference(&work.path().join(format!("added{round}")), &files[1..]);
-        let received = client.timed_receive(body).await;
-        let times = Round {
-            served,
-            reference,
-            received,
-        };
+        let dir = work.path().join(format!("added{round}"));
+        let path = format!("pages/{id}/files");
+        let times = client.round(&path, body, 200, &dir, &files[1..]).await;
         add.record(round, &times, mib);
     }
     add.summary("add-files");
