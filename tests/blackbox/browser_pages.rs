@@ -235,7 +235,10 @@ async fn an_expired_page_in_chromium_is_gone() {
     let Some((_db, srv, ann)) = two_hosts().await else {
         return;
     };
-    let soon = (OffsetDateTime::now_utc() + time::Duration::seconds(2))
+    // Long enough for a loaded machine to load the page once before it expires; the wait
+    // is until the expiry itself has passed.
+    let expiry = OffsetDateTime::now_utc() + time::Duration::seconds(6);
+    let soon = expiry
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap();
     publish(
@@ -247,7 +250,8 @@ async fn an_expired_page_in_chromium_is_gone() {
     let url = srv.page("/ann/brief/");
     browser.go(&url).await;
     assert_eq!(browser.text("#home").await, "home");
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let left = expiry - OffsetDateTime::now_utc() + time::Duration::milliseconds(500);
+    tokio::time::sleep(Duration::try_from(left).unwrap_or_default()).await;
     browser.go(&url).await;
     assert_eq!(browser.status().await, 410);
     assert!(
