@@ -1,7 +1,7 @@
 //! The pages origin's HTTP/1.1 server over real sockets, with a handler that echoes what it
 //! was given: framing (keep-alive, pipelining, `HEAD`, bodies, `100 Continue`), what it
-//! refuses, every deadline a client could otherwise hold open, the connection shares, and
-//! the graceful stop.
+//! refuses, every deadline a client could otherwise hold open, the connection shares, how
+//! connections are shared out among the workers, and the graceful stop.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Answers `{method} {path}?{query} [{body}] headers={n}`; `/slow` after 400 ms; `/big`
-/// with 8 MiB.
+/// with 8 MiB; `/worker` with the name of the thread that serves it.
 #[derive(Debug, Clone)]
 struct Echo;
 
@@ -27,6 +27,10 @@ impl Handler for Echo {
         }
         if request.path == "/big" {
             return Response::new(200).body(vec![b'x'; 8 << 20]);
+        }
+        if request.path == "/worker" {
+            let name = std::thread::current().name().unwrap_or_default().to_owned();
+            return Response::new(200).body(name);
         }
         let text = format!(
             "{} {}?{} [{}] headers={}",
@@ -65,12 +69,19 @@ struct Served {
 }
 
 fn serve(limits: WireLimits) -> Served {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_on(1, limits)
+}
+
+fn serve_on(workers: usize, limits: WireLimits) -> Served {
+    serve_from(&TcpListener::bind("127.0.0.1:0").unwrap(), workers, limits)
+}
+
+fn serve_from(listener: &TcpListener, workers: usize, limits: WireLimits) -> Served {
     let addr = listener.local_addr().unwrap().to_string();
     let counts = Arc::new(ConnectionCounts::default());
     let running = wire::start(
-        &listener,
-        1,
+        listener,
+        workers,
         limits,
         &counts,
         &TrustedProxies::default(),
@@ -364,6 +375,75 @@ async fn shares_and_the_connection_budget() {
         .unwrap();
     assert_eq!(status(&head), 200);
     assert_eq!(body, "GET /w? [] headers=1");
+    served.running.stop(Duration::ZERO).await;
+}
+
+/// Sends `GET /worker` on each of `streams` in turn and gives the name of the worker thread
+/// that answered each.
+async fn workers_of(streams: &mut [TcpStream]) -> Vec<String> {
+    let mut workers = Vec::new();
+    for stream in streams {
+        stream
+            .write_all(b"GET /worker HTTP/1.1\r\nHost: h\r\n\r\n")
+            .await
+            .unwrap();
+        let (head, body) = answer(stream, &mut Vec::new()).await.unwrap();
+        assert_eq!(status(&head), 200);
+        workers.push(body);
+    }
+    workers
+}
+
+/// A burst of connections that arrived together is split evenly between the workers (the
+/// load generator of the benchmark opens its connections that way).
+#[tokio::test]
+async fn a_burst_of_connections_is_shared_out_evenly_among_the_workers() {
+    // All eight wait in the listener's backlog before any worker runs.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        stream.set_nonblocking(true).unwrap();
+        held.push(TcpStream::from_std(stream).unwrap());
+    }
+    let served = serve_from(&listener, 2, limits());
+    let mut workers = workers_of(&mut held).await;
+    workers.sort();
+    let mut expected = vec!["quire-pages-0".to_owned(); 4];
+    expected.extend(vec!["quire-pages-1".to_owned(); 4]);
+    assert_eq!(workers, expected);
+    served.running.stop(Duration::ZERO).await;
+}
+
+/// The connection budget is all workers' together: with both full, a connection waits until
+/// one closes, and is then served by the worker that has room.
+#[tokio::test]
+async fn with_every_worker_full_a_connection_waits_for_room() {
+    let mut limits = limits();
+    limits.max_connections = 2;
+    let served = serve_on(2, limits);
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(TcpStream::connect(&served.addr).await.unwrap());
+    }
+    let workers = workers_of(&mut held).await;
+    let mut waiting = TcpStream::connect(&served.addr).await.unwrap();
+    waiting
+        .write_all(b"GET /worker HTTP/1.1\r\nHost: h\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let early =
+        tokio::time::timeout(Duration::from_millis(200), answer(&mut waiting, &mut buf)).await;
+    assert!(early.is_err(), "answered past the connection budget");
+    let freed = workers.iter().position(|w| w == "quire-pages-1").unwrap();
+    drop(held.remove(freed));
+    let (head, body) = tokio::time::timeout(Duration::from_secs(2), answer(&mut waiting, &mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status(&head), 200);
+    assert_eq!(body, "quire-pages-1");
     served.running.stop(Duration::ZERO).await;
 }
 
