@@ -22,7 +22,7 @@ pub use model::{
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
     AccountDirectory, BundleStore, InsertPageError, PageStore, PublicIds, RandomPublicIds,
-    UpdatePageStoreError,
+    UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
     FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,

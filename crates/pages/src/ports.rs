@@ -7,7 +7,7 @@ use bytes::Bytes;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use time::OffsetDateTime;
 
-use crate::model::{FileEntry, Page, PageDetails, PageStatus};
+use crate::model::{FileData, FileEntry, Page, PageDetails, PageStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertPageError {
@@ -166,6 +166,22 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// its name: readers see the old object or the new one).
     async fn put(&self, page: PageId, sha256: &str, bytes: Bytes) -> Result<(), InfraError>;
 
+    /// Stores each of `files` (distinct hashes) under `(page, its SHA-256)`, decoding each
+    /// only as it is written, so that a few files at most are held decoded at once; returns
+    /// the hashes written. This default puts [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
+    /// at a time with [`BundleStore::put`].
+    ///
+    /// # Errors
+    /// The first failure, with every hash that was written all the same (for undo); each
+    /// object is whole or absent, as with [`BundleStore::put`].
+    async fn put_files(
+        &self,
+        page: PageId,
+        files: Vec<FileData>,
+    ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
+        put_concurrently(self, page, files).await
+    }
+
     /// # Errors
     /// [`InfraError`] on storage failure; a missing object is `Ok(None)`.
     async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError>;
@@ -201,6 +217,44 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
+}
+
+/// [`BundleStore::put_files`] by [`BundleStore::put`], [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
+/// files at a time, each decoded as it is put.
+///
+/// # Errors
+/// As [`BundleStore::put_files`].
+pub async fn put_concurrently<S: BundleStore + ?Sized>(
+    store: &S,
+    page: PageId,
+    files: Vec<FileData>,
+) -> Result<Vec<String>, (InfraError, Vec<String>)> {
+    use futures_util::StreamExt;
+    let results: Vec<(String, Result<(), InfraError>)> =
+        futures_util::stream::iter(files.into_iter().map(|f| async move {
+            let r = match f.bytes() {
+                Ok(bytes) => store.put(page, &f.entry.sha256, bytes).await,
+                Err(e) => Err(e),
+            };
+            (f.entry.sha256, r)
+        }))
+        .buffer_unordered(crate::UPLOAD_CONCURRENCY)
+        .collect()
+        .await;
+    let mut written = Vec::with_capacity(results.len());
+    let mut first_error = None;
+    for (hash, r) in results {
+        match r {
+            Ok(()) => written.push(hash),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        None => Ok(written),
+        Some(e) => Err((e, written)),
+    }
 }
 
 /// Looking up accounts by handle, and an account's handle and email.

@@ -13,10 +13,7 @@ use crate::model::{FileData, FileEntry, Page, PageStatus};
 use crate::ports::InsertPageError;
 use crate::validate;
 
-use super::{
-    PageError, PageService, PageView, PublishRequest, UPLOAD_CONCURRENCY, access_of,
-    hash_page_password,
-};
+use super::{PageError, PageService, PageView, PublishRequest, access_of, hash_page_password};
 
 impl PageService {
     /// Publishes a page: record, bundle, link, in that order, all or nothing.
@@ -246,45 +243,19 @@ impl PageService {
         }
     }
 
-    /// Uploads each distinct object of `files`, [`UPLOAD_CONCURRENCY`] at a time; returns the
+    /// Stores each distinct object of `files` (see [`crate::BundleStore::put_files`]); returns the
     /// hashes written, or the first error with every hash that was written (for undo).
     pub(super) async fn upload(
         &self,
         page: PageId,
         files: Vec<FileData>,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
-        use futures_util::StreamExt;
         let mut seen = HashSet::new();
         let distinct: Vec<FileData> = files
             .into_iter()
             .filter(|f| seen.insert(f.entry.sha256.clone()))
             .collect();
-        let results: Vec<(String, Result<(), InfraError>)> =
-            futures_util::stream::iter(distinct.into_iter().map(|f| async move {
-                // Decoded only now, so at most `UPLOAD_CONCURRENCY` files are held decoded.
-                let r = match f.bytes() {
-                    Ok(bytes) => self.bundles.put(page, &f.entry.sha256, bytes).await,
-                    Err(e) => Err(e),
-                };
-                (f.entry.sha256, r)
-            }))
-            .buffer_unordered(UPLOAD_CONCURRENCY)
-            .collect()
-            .await;
-        let mut written = Vec::with_capacity(results.len());
-        let mut first_error = None;
-        for (hash, r) in results {
-            match r {
-                Ok(()) => written.push(hash),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            None => Ok(written),
-            Some(e) => Err((e, written)),
-        }
+        self.bundles.put_files(page, distinct).await
     }
 
     /// Best effort: what cannot be removed now is left to [`PageService::sweep`] (the record

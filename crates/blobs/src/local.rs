@@ -1,0 +1,158 @@
+//! Local disk, beyond what `object_store` does for it: writing a batch of files on every
+//! core, and sweeping what interrupted writes left behind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+use quire_kernel::InfraError;
+use quire_pages::FileData;
+
+/// Writes `files` into `folder` on as many blocking threads as there are cores, dealt out in
+/// turn; once one write fails the others stop at their next file.
+pub(crate) async fn put_local(
+    folder: PathBuf,
+    files: Vec<FileData>,
+) -> Result<Vec<String>, (InfraError, Vec<String>)> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = cores.min(files.len()).max(1);
+    let mut shares: Vec<Vec<FileData>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, file) in files.into_iter().enumerate() {
+        shares[i % threads].push(file);
+    }
+    let failed = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = shares
+        .into_iter()
+        .map(|share| {
+            let (folder, failed) = (folder.clone(), failed.clone());
+            tokio::task::spawn_blocking(move || write_share(&folder, share, &failed))
+        })
+        .collect();
+    let mut written = Vec::new();
+    let mut first_error = None;
+    for task in tasks {
+        match task.await {
+            Ok((hashes, error)) => {
+                written.extend(hashes);
+                if let Some(e) = error {
+                    first_error.get_or_insert(e);
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(InfraError::new(format!("bundle storage: write: {e}")));
+            }
+        }
+    }
+    match first_error {
+        None => Ok(written),
+        Some(e) => Err((e, written)),
+    }
+}
+
+/// Decodes and writes each file of `share` in turn; returns the hashes written and the error
+/// that stopped it, if one did.
+fn write_share(
+    folder: &Path,
+    share: Vec<FileData>,
+    failed: &AtomicBool,
+) -> (Vec<String>, Option<InfraError>) {
+    let mut written = Vec::with_capacity(share.len());
+    for file in share {
+        if failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let stored = file.bytes().and_then(|bytes| {
+            write_object(&folder.join(&file.entry.sha256), &bytes)
+                .map_err(|e| InfraError::new(format!("bundle storage: write: {e}")))
+        });
+        match stored {
+            Ok(()) => written.push(file.entry.sha256),
+            Err(e) => {
+                failed.store(true, Ordering::Relaxed);
+                return (written, Some(e));
+            }
+        }
+    }
+    (written, None)
+}
+
+/// Writes `bytes` to a temporary file beside `target`, named `{target}#N` as `object_store`
+/// names its own (so listings hide it and the sweep knows it), and renames it into place.
+fn write_object(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let (mut file, staging) = staging_file(target)?;
+    let done = file
+        .write_all(bytes)
+        .and_then(|()| std::fs::rename(&staging, target));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&staging);
+    }
+    done
+}
+
+/// Creates a temporary file `{target}#N` of a number no other write holds, and the folder.
+fn staging_file(target: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
+    let mut number = 1_u32;
+    let mut made_folder = false;
+    loop {
+        let mut name = target.as_os_str().to_owned();
+        name.push(format!("#{number}"));
+        let path = PathBuf::from(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => number += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !made_folder => {
+                made_folder = true;
+                if let Some(folder) = target.parent() {
+                    std::fs::create_dir_all(folder)?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Removes temporary objects (`name#N`) not written to for `older_than`, then every page
+/// folder left empty. `remove_dir` refuses a folder that is not empty, so a write that
+/// starts meanwhile keeps its folder (and `object_store` recreates a missing one).
+pub(crate) fn sweep_local(pages: &Path, older_than: Duration) -> Result<usize, InfraError> {
+    let io = |e: std::io::Error| InfraError::new(format!("bundle storage: sweep: {e}"));
+    let folders = match std::fs::read_dir(pages) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io(e)),
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for folder in folders {
+        let folder = folder.map_err(io)?;
+        if !folder.file_type().map_err(io)?.is_dir() {
+            continue;
+        }
+        let mut empty = true;
+        for entry in std::fs::read_dir(folder.path()).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let temporary = entry.file_name().to_string_lossy().contains('#');
+            let idle = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age >= older_than);
+            if temporary && idle && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            } else {
+                empty = false;
+            }
+        }
+        if empty && std::fs::remove_dir(folder.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
