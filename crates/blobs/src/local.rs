@@ -91,10 +91,14 @@ fn write_object(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     done
 }
 
+/// Times the folder is made for one file: the sweep removes a page folder it finds empty, so
+/// one made for a write can go again before the write's file is in it.
+const FOLDER_ATTEMPTS: u32 = 3;
+
 /// Creates a temporary file `{target}#N` of a number no other write holds, and the folder.
 fn staging_file(target: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
     let mut number = 1_u32;
-    let mut made_folder = false;
+    let mut folder_made = 0;
     loop {
         let mut name = target.as_os_str().to_owned();
         name.push(format!("#{number}"));
@@ -106,8 +110,8 @@ fn staging_file(target: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
         {
             Ok(file) => return Ok((file, path)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => number += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !made_folder => {
-                made_folder = true;
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && folder_made < FOLDER_ATTEMPTS => {
+                folder_made += 1;
                 if let Some(folder) = target.parent() {
                     std::fs::create_dir_all(folder)?;
                 }
