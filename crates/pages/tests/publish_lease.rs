@@ -53,10 +53,15 @@ async fn stalled_publish(
     (task, id)
 }
 
-/// Every stored object belongs to `page`: a reclaimed or undone publish left none.
-fn assert_objects_only_of(w: &World, page: PageId) {
+/// The one page left is `survivor`, read back under `slug`, and every stored object is its
+/// own: the publish `gone` (reclaimed or undone) left no record and no object.
+async fn assert_sole_page(w: &World, survivor: PageId, gone: PageId, slug: &str) {
+    let state = w.store.snapshot();
+    assert_eq!(state.pages.len(), 1, "{gone} left its record");
+    assert!(state.pages.iter().all(|p| p.0.id != gone));
     let keys = w.bundles.keys();
-    assert!(keys.iter().all(|(owner, _)| *owner == page), "{keys:?}");
+    assert!(keys.iter().all(|(owner, _)| *owner == survivor), "{keys:?}");
+    assert_eq!(w.pages.get(&w.ann, survivor).await.unwrap().page.slug, slug);
 }
 
 fn with_slug(slug: &str) -> PublishRequest {
@@ -87,14 +92,7 @@ async fn a_dead_publish_frees_its_slug_once_its_lease_lapses() {
     let view = w.pages.publish(&w.ann, with_slug("site")).await.unwrap();
 
     assert_eq!(view.page.slug, "site");
-    let state = w.store.snapshot();
-    assert_eq!(state.pages.len(), 1, "the dead record was reclaimed");
-    assert!(state.pages.iter().all(|p| p.0.id != dead));
-    assert_objects_only_of(&w, view.page.id);
-    assert_eq!(
-        w.pages.get(&w.ann, view.page.id).await.unwrap().page.slug,
-        "site"
-    );
+    assert_sole_page(&w, view.page.id, dead, "site").await;
 }
 
 #[tokio::test]
@@ -166,16 +164,9 @@ async fn a_publish_that_lost_its_lease_fails_and_leaves_the_new_page_alone() {
     let err = task.await.unwrap().unwrap_err();
 
     assert!(matches!(err, PageError::Infra(_)), "{err:?}");
-    let state = w.store.snapshot();
-    assert_eq!(state.pages.len(), 1);
-    assert!(state.pages.iter().all(|p| p.0.id != stalled));
-    assert_eq!(state.links.len(), 1);
-    assert_objects_only_of(&w, winner.page.id);
+    assert_sole_page(&w, winner.page.id, stalled, "site").await;
+    assert_eq!(w.store.snapshot().links.len(), 1);
     assert!(!w.bundles.keys().is_empty());
-    assert_eq!(
-        w.pages.get(&w.ann, winner.page.id).await.unwrap().page.slug,
-        "site"
-    );
 }
 
 #[tokio::test]
