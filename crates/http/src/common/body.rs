@@ -105,12 +105,24 @@ enum Room {
     Mapped { map: MmapMut, filled: usize },
 }
 
+/// Asks for the mapping in huge pages: read into 4 KiB pages, a 27 MiB body takes 6,800
+/// faults, each zeroing its page, and they cost as much as the copying itself. Best effort:
+/// a kernel without transparent huge pages refuses, and the body is read the same way.
+fn in_huge_pages(map: &MmapMut) {
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    #[cfg(not(target_os = "linux"))]
+    let _ = map;
+}
+
 impl Room {
     fn for_declared(declared: Option<usize>) -> Result<Self, ApiError> {
         match declared {
-            Some(n) if n >= MAPPED_BODY => MmapMut::map_anon(n)
-                .map(|map| Room::Mapped { map, filled: 0 })
-                .map_err(|e| ApiError::internal(&e)),
+            Some(n) if n >= MAPPED_BODY => {
+                let map = MmapMut::map_anon(n).map_err(|e| ApiError::internal(&e))?;
+                in_huge_pages(&map);
+                Ok(Room::Mapped { map, filled: 0 })
+            }
             _ => Ok(Room::Heap(BytesMut::with_capacity(declared.unwrap_or(0)))),
         }
     }
