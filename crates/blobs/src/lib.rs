@@ -26,7 +26,7 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use quire_kernel::{InfraError, PageId};
-use quire_pages::{BundleStore, FileData, put_concurrently};
+use quire_pages::{BundleStore, FileData, Readers, put_concurrently};
 
 use crate::local::{put_local, sweep_local};
 
@@ -167,9 +167,10 @@ impl BundleStore for ObjectBundleStore {
         &self,
         page: PageId,
         files: Vec<FileData>,
+        readers: Readers,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
         match &self.local_dir {
-            Some(dir) => put_local(dir.join("pages").join(page.to_string()), files).await,
+            Some(dir) => put_local(dir.join("pages").join(page.to_string()), files, readers).await,
             None => put_concurrently(self, page, files).await,
         }
     }
@@ -376,9 +377,15 @@ mod tests {
         let files = validate::files(inputs, &[], &Limits::default()).unwrap();
         let mut hashes: Vec<String> = files.iter().map(|f| f.entry.sha256.clone()).collect();
         hashes.sort();
-        for store in [&local, &ObjectBundleStore::open("memory://").unwrap()] {
+        let memory = ObjectBundleStore::open("memory://").unwrap();
+        for (store, readers) in [
+            (&local, Readers::NoneYet),
+            (&local, Readers::Possible),
+            (&memory, Readers::NoneYet),
+            (&memory, Readers::Possible),
+        ] {
             let page = PageId::new();
-            let mut written = store.put_files(page, files.clone()).await.unwrap();
+            let mut written = store.put_files(page, files.clone(), readers).await.unwrap();
             written.sort();
             assert_eq!(written, hashes);
             for file in &files {
@@ -405,12 +412,59 @@ mod tests {
             b"not a folder",
         )
         .unwrap();
-        let (error, written) = local.put_files(blocked, files).await.unwrap_err();
-        assert!(written.is_empty(), "{written:?}");
-        assert!(
-            error.to_string().contains("bundle storage: write"),
-            "{error}"
+        for readers in [Readers::NoneYet, Readers::Possible] {
+            let (error, written) = local
+                .put_files(blocked, files.clone(), readers)
+                .await
+                .unwrap_err();
+            assert!(written.is_empty(), "{written:?}");
+            assert!(
+                error.to_string().contains("bundle storage: write"),
+                "{error}"
+            );
+        }
+    }
+
+    /// Written in place, an object already under its name (which a pending page's folder
+    /// never holds) is replaced whole rather than written over.
+    #[tokio::test]
+    async fn an_object_written_in_place_over_one_that_exists_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
+        let input = FileInput {
+            path: "index.html".into(),
+            content: Bytes::from_static(b"<p>whole</p>"),
+            encoding: None,
+        };
+        let files = validate::files(vec![input], &[], &Limits::default()).unwrap();
+        let (page, sha) = (PageId::new(), files[0].entry.sha256.clone());
+        let target = dir.path().join("pages").join(page.to_string()).join(&sha);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, b"a much longer object, cut short").unwrap();
+        let held = std::fs::File::open(&target).unwrap();
+
+        let written = local
+            .put_files(page, files, Readers::NoneYet)
+            .await
+            .unwrap();
+
+        assert_eq!(written, vec![sha.clone()]);
+        assert_eq!(
+            local.get(page, &sha).await.unwrap().unwrap(),
+            b"<p>whole</p>"
         );
+        let mut before = String::new();
+        std::io::Read::read_to_string(&mut &held, &mut before).unwrap();
+        assert_eq!(
+            before, "a much longer object, cut short",
+            "a reader's file is left as it was"
+        );
+
+        // What a write cut short leaves under its name goes with the page.
+        std::fs::write(&target, b"cut sh").unwrap();
+        local.delete_page(page).await.unwrap();
+        assert!(local.get(page, &sha).await.unwrap().is_none());
+        assert!(!local.pages().await.unwrap().contains(&page));
     }
 
     #[tokio::test]

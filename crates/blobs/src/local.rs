@@ -7,13 +7,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use quire_kernel::InfraError;
-use quire_pages::FileData;
+use quire_pages::{FileData, Readers};
 
 /// Writes `files` into `folder` on as many blocking threads as there are cores, dealt out in
-/// turn; once one write fails the others stop at their next file.
+/// turn; once one write fails the others stop at their next file. With no readers yet, each
+/// file is written under its own name, with no temporary file and rename.
 pub(crate) async fn put_local(
     folder: PathBuf,
     files: Vec<FileData>,
+    readers: Readers,
 ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = cores.min(files.len()).max(1);
@@ -26,7 +28,7 @@ pub(crate) async fn put_local(
         .into_iter()
         .map(|share| {
             let (folder, failed) = (folder.clone(), failed.clone());
-            tokio::task::spawn_blocking(move || write_share(&folder, share, &failed))
+            tokio::task::spawn_blocking(move || write_share(&folder, share, readers, &failed))
         })
         .collect();
     let mut written = Vec::new();
@@ -55,16 +57,23 @@ pub(crate) async fn put_local(
 fn write_share(
     folder: &Path,
     share: Vec<FileData>,
+    readers: Readers,
     failed: &AtomicBool,
 ) -> (Vec<String>, Option<InfraError>) {
+    let in_place = readers == Readers::NoneYet;
     let mut written = Vec::with_capacity(share.len());
     for file in share {
         if failed.load(Ordering::Relaxed) {
             break;
         }
         let stored = file.bytes().and_then(|bytes| {
-            write_object(&folder.join(&file.entry.sha256), &bytes)
-                .map_err(|e| InfraError::new(format!("bundle storage: write: {e}")))
+            let target = folder.join(&file.entry.sha256);
+            if in_place {
+                write_in_place(&target, &bytes)
+            } else {
+                write_object(&target, &bytes)
+            }
+            .map_err(|e| InfraError::new(format!("bundle storage: write: {e}")))
         });
         match stored {
             Ok(()) => written.push(file.entry.sha256),
@@ -91,6 +100,24 @@ fn write_object(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     done
 }
 
+/// Writes `bytes` straight to `target`, for a page nobody reads yet; should `target` exist
+/// (which a fresh page's folder never holds), as [`write_object`] does.
+fn write_in_place(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = match create_new(target) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return write_object(target, bytes);
+        }
+        Err(e) => return Err(e),
+    };
+    let done = file.write_all(bytes);
+    if done.is_err() {
+        let _ = std::fs::remove_file(target);
+    }
+    done
+}
+
 /// Times the folder is made for one file: the sweep removes a page folder it finds empty, so
 /// one made for a write can go again before the write's file is in it.
 const FOLDER_ATTEMPTS: u32 = 3;
@@ -98,25 +125,34 @@ const FOLDER_ATTEMPTS: u32 = 3;
 /// Creates a temporary file `{target}#N` of a number no other write holds, and the folder.
 fn staging_file(target: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
     let mut number = 1_u32;
-    let mut folder_made = 0;
     loop {
         let mut name = target.as_os_str().to_owned();
         name.push(format!("#{number}"));
         let path = PathBuf::from(name);
+        match create_new(&path) {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => number += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Creates the file `path`, which must not exist yet, and its folder when that is missing.
+fn create_new(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut folder_made = 0;
+    loop {
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&path)
+            .open(path)
         {
-            Ok(file) => return Ok((file, path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => number += 1,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && folder_made < FOLDER_ATTEMPTS => {
                 folder_made += 1;
-                if let Some(folder) = target.parent() {
+                if let Some(folder) = path.parent() {
                     std::fs::create_dir_all(folder)?;
                 }
             }
-            Err(e) => return Err(e),
+            opened => return opened,
         }
     }
 }

@@ -21,7 +21,7 @@ pub use model::{
 };
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
-    AccountDirectory, BundleStore, InsertPageError, PageStore, PublicIds, RandomPublicIds,
+    AccountDirectory, BundleStore, InsertPageError, PageStore, PublicIds, RandomPublicIds, Readers,
     UpdatePageStoreError, put_concurrently,
 };
 pub use service::{

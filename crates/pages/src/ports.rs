@@ -169,15 +169,18 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// Stores each of `files` (distinct hashes) under `(page, its SHA-256)`, decoding each
     /// only as it is written, so that a few files at most are held decoded at once; returns
     /// the hashes written. This default puts [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
-    /// at a time with [`BundleStore::put`].
+    /// at a time with [`BundleStore::put`], whoever may read them.
     ///
     /// # Errors
-    /// The first failure, with every hash that was written all the same (for undo); each
-    /// object is whole or absent, as with [`BundleStore::put`].
+    /// The first failure, with every hash that was written all the same (for undo). With
+    /// [`Readers::Possible`] each object is whole or absent, as with [`BundleStore::put`];
+    /// with [`Readers::NoneYet`] an object cut short may stay, partial, under its name until
+    /// the page's objects are removed.
     async fn put_files(
         &self,
         page: PageId,
         files: Vec<FileData>,
+        _readers: Readers,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
         put_concurrently(self, page, files).await
     }
@@ -217,6 +220,17 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
+}
+
+/// Whether anyone may read a page's objects while [`BundleStore::put_files`] writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readers {
+    /// The page is pending, so no visitor and no API call reads its objects: one may be
+    /// written in place, since a write cut short leads to the page's removal, objects and
+    /// all (the publish's undo, or the janitor once its lease lapses).
+    NoneYet,
+    /// The page is live: each object must appear whole or not at all.
+    Possible,
 }
 
 /// [`BundleStore::put_files`] by [`BundleStore::put`], [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)

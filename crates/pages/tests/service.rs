@@ -6,7 +6,7 @@
 #[allow(dead_code)] // the lease tests' clock and timer are not used here
 mod common;
 
-use quire_pages::{FileInput, PageError, PatchRequest, PublishRequest};
+use quire_pages::{FileInput, PageError, PatchRequest, PublishRequest, Readers};
 use quire_testkit::memory::Op;
 
 use common::{World, publish, world, world_of};
@@ -286,6 +286,31 @@ async fn delete_reports_cleanups_that_failed_but_always_removes_the_record() {
     let swept = w.pages.sweep().await.unwrap();
     assert_eq!(swept.orphaned_bundles, 1);
     assert!(w.bundles.keys().is_empty());
+}
+
+/// A publish's objects go into a page still pending, which nobody reads, so a store may
+/// write them in place; added files go into a live page, so each must appear whole.
+#[tokio::test]
+async fn only_a_pending_page_has_its_objects_written_with_no_readers() {
+    let w = world().await;
+    let view = w.pages.publish(&w.ann, publish("Site")).await.unwrap();
+    let added = vec![FileInput {
+        path: "more.html".into(),
+        content: "<p>more</p>".into(),
+        encoding: None,
+    }];
+    w.pages
+        .add_files(&w.ann, view.page.id, added)
+        .await
+        .unwrap();
+
+    assert_eq!(
+        w.bundles.batches(),
+        vec![
+            (view.page.id, Readers::NoneYet),
+            (view.page.id, Readers::Possible)
+        ]
+    );
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
 
 use crate::model::{FileData, FileEntry, Page, PageStatus};
-use crate::ports::InsertPageError;
+use crate::ports::{InsertPageError, Readers};
 use crate::validate;
 
 use super::{PageError, PageService, PageView, PublishRequest, access_of, hash_page_password};
@@ -126,7 +126,7 @@ impl PageService {
         files: Vec<FileData>,
         new_link: Link,
     ) -> Result<Link, PageError> {
-        if let Err((e, _)) = self.upload(id, files).await {
+        if let Err((e, _)) = self.upload(id, files, Readers::NoneYet).await {
             self.undo_publish(id, false).await;
             return Err(e.into());
         }
@@ -249,13 +249,14 @@ impl PageService {
         &self,
         page: PageId,
         files: Vec<FileData>,
+        readers: Readers,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
         let mut seen = HashSet::new();
         let distinct: Vec<FileData> = files
             .into_iter()
             .filter(|f| seen.insert(f.entry.sha256.clone()))
             .collect();
-        self.bundles.put_files(page, distinct).await
+        self.bundles.put_files(page, distinct, readers).await
     }
 
     /// Best effort: what cannot be removed now is left to [`PageService::sweep`] (the record

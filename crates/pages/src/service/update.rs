@@ -7,7 +7,7 @@ use quire_links::Access;
 use quire_projects::ProjectAccess;
 
 use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
-use crate::ports::UpdatePageStoreError;
+use crate::ports::{Readers, UpdatePageStoreError};
 use crate::validate;
 
 use super::{
@@ -134,7 +134,7 @@ impl PageService {
             .into_iter()
             .filter(|f| !stored.contains(&f.entry.sha256))
             .collect();
-        let uploaded = match self.upload(page.id, to_upload).await {
+        let uploaded = match self.upload(page.id, to_upload, Readers::Possible).await {
             Ok(written) => written,
             Err((e, written)) => {
                 self.remove_objects(page.id, &written).await;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use bytes::Bytes;
 use quire_kernel::{InfraError, PageId};
-use quire_pages::BundleStore;
+use quire_pages::{BundleStore, FileData, Readers, put_concurrently};
 
 use super::{Failing, Op};
 
@@ -20,6 +20,7 @@ pub struct MemoryBundles {
     failing: Mutex<Failing>,
     puts_left: Mutex<Option<usize>>,
     stalled: tokio::sync::watch::Sender<bool>,
+    batches: Mutex<Vec<(PageId, Readers)>>,
 }
 
 impl Default for MemoryBundles {
@@ -29,6 +30,7 @@ impl Default for MemoryBundles {
             failing: Mutex::default(),
             puts_left: Mutex::default(),
             stalled: tokio::sync::watch::channel(false).0,
+            batches: Mutex::default(),
         }
     }
 }
@@ -59,6 +61,12 @@ impl MemoryBundles {
     pub fn heal(&self) {
         *self.failing.lock().expect("lock") = Failing::default();
         *self.puts_left.lock().expect("lock") = None;
+    }
+
+    /// Each batch given to `put_files` so far, in order: its page and who could read it.
+    #[must_use]
+    pub fn batches(&self) -> Vec<(PageId, Readers)> {
+        self.batches.lock().expect("lock").clone()
     }
 
     /// Every stored object key, sorted.
@@ -103,6 +111,16 @@ impl BundleStore for MemoryBundles {
             .expect("lock")
             .insert((page, sha256.to_owned()), bytes.to_vec());
         Ok(())
+    }
+
+    async fn put_files(
+        &self,
+        page: PageId,
+        files: Vec<FileData>,
+        readers: Readers,
+    ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
+        self.batches.lock().expect("lock").push((page, readers));
+        put_concurrently(self, page, files).await
     }
 
     async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError> {
