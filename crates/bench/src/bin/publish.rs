@@ -4,7 +4,8 @@
 //! one through `POST /api/page/v1/pages/{id}/files`, against writing those. Prints both times,
 //! their ratio (median of rounds, with min and max), the time a bare HTTP/1.1 endpoint on a
 //! thread of this process takes to receive the same request (the floor for any server that is
-//! sent it on the same machine), and the server's peak resident memory, and
+//! sent it on the same machine), the server's CPU time per request (and half of it: the
+//! least time that work could take on two cores), and the server's peak resident memory, and
 //! how far it grew above the server's peak before the first publish, as a multiple of the
 //! request. Dirty pages are flushed before each measured phase; neither side calls fsync (the
 //! bundle store does not either).
@@ -58,6 +59,25 @@ fn generate() -> Vec<(String, Vec<u8>)> {
             (path, bytes)
         })
         .collect()
+}
+
+/// The CPU time process `pid` has used so far, in milliseconds: its threads' user and system
+/// time, those that have ended included, counted in clock ticks of 10 ms.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    (ticks(11) + ticks(12)) * 10.0
 }
 
 /// Writes `files` under `dir` after flushing dirty pages, and times it.
@@ -246,6 +266,19 @@ impl Phase {
         self.received_ms.push(ms(times.received));
     }
 
+    /// Prints the server's CPU time per request of the phase: `spent_ms` over `requests`.
+    /// Halved, it is the least time a request could take with all of it on both cores.
+    fn cpu(&self, what: &str, spent_ms: f64, requests: usize) {
+        let per = spent_ms / requests as f64;
+        let reference = median(self.reference_ms.clone());
+        println!(
+            "server CPU: {per:.1} ms per {what} request ({spent_ms:.0} ms over {requests}); on 2 \
+             cores at best {:.1} ms, {:.2}x disk",
+            per / 2.0,
+            per / 2.0 / reference
+        );
+    }
+
     fn summary(self, what: &str) {
         let min = self.ratios.iter().copied().fold(f64::INFINITY, f64::min);
         let max = self.ratios.iter().copied().fold(0.0, f64::max);
@@ -317,6 +350,7 @@ async fn main() {
     };
     let mut request_mib = 0.0;
     let mut publish = Phase::default();
+    let cpu_before = cpu_ms(pid);
     for round in 0..rounds {
         let body = json!({
             "title": format!("Bench {round}"),
@@ -328,6 +362,7 @@ async fn main() {
         let times = client.round("pages", body, 201, &dir, &files).await;
         publish.record(round, &times, request_mib);
     }
+    publish.cpu("publish", cpu_ms(pid) - cpu_before, rounds);
     publish.summary("publish");
     print_memory(pid, baseline_hwm, request_mib, "publishes");
 
@@ -337,6 +372,7 @@ async fn main() {
         FILES - 1
     );
     let mut add = Phase::default();
+    let cpu_before = cpu_ms(pid);
     for round in 0..rounds {
         let first = json!({"title": format!("Grown {round}"), "files": files_json(&files[..1])});
         let (_, created) = client.timed_post("pages", first.to_string(), 201).await;
@@ -348,6 +384,8 @@ async fn main() {
         let times = client.round(&path, body, 200, &dir, &files[1..]).await;
         add.record(round, &times, mib);
     }
+    // Each round also publishes the page of one file that the files are added to.
+    add.cpu("add-files", cpu_ms(pid) - cpu_before, rounds);
     add.summary("add-files");
     print_memory(pid, baseline_hwm, request_mib, "publishes and add-files");
     drop(server);
