@@ -196,3 +196,125 @@ pub(crate) fn sweep_local(pages: &Path, older_than: Duration) -> Result<usize, I
     }
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use quire_kernel::PageId;
+    use quire_pages::{BundleStore, FileInput, Limits, validate};
+
+    use super::*;
+    use crate::ObjectBundleStore;
+
+    /// A publish's batch: every object whole under its hash, base64 decoded, readable
+    /// through the store, on local disk (written by the store's own threads) and in memory
+    /// alike, with no temporary file left; a page folder that cannot be made fails the batch.
+    #[tokio::test]
+    async fn a_batch_of_files_is_stored_whole_on_disk_and_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
+        let mut inputs: Vec<FileInput> = (0..40)
+            .map(|i| FileInput {
+                path: format!("f{i}.txt"),
+                content: Bytes::from(format!("file number {i}\n").repeat(i + 1)),
+                encoding: None,
+            })
+            .collect();
+        inputs.push(FileInput {
+            path: "hello.bin".into(),
+            content: Bytes::from_static(b"aGVsbG8gd29ybGQ="),
+            encoding: Some("base64".into()),
+        });
+        let files = validate::files(inputs, &[], &Limits::default()).unwrap();
+        let mut hashes: Vec<String> = files.iter().map(|f| f.entry.sha256.clone()).collect();
+        hashes.sort();
+        let memory = ObjectBundleStore::open("memory://").unwrap();
+        for (store, readers) in [
+            (&local, Readers::NoneYet),
+            (&local, Readers::Possible),
+            (&memory, Readers::NoneYet),
+            (&memory, Readers::Possible),
+        ] {
+            let page = PageId::new();
+            let mut written = store.put_files(page, files.clone(), readers).await.unwrap();
+            written.sort();
+            assert_eq!(written, hashes);
+            for file in &files {
+                let stored = store.get(page, &file.entry.sha256).await.unwrap().unwrap();
+                assert_eq!(stored, file.bytes().unwrap());
+            }
+            let hello = files.iter().find(|f| f.entry.path == "hello.bin").unwrap();
+            let stored = store.get(page, &hello.entry.sha256).await.unwrap().unwrap();
+            assert_eq!(stored, b"hello world");
+        }
+        for folder in std::fs::read_dir(dir.path().join("pages")).unwrap() {
+            for entry in std::fs::read_dir(folder.unwrap().path()).unwrap() {
+                let name = entry.unwrap().file_name();
+                assert!(
+                    !name.to_string_lossy().contains('#'),
+                    "{name:?} left behind"
+                );
+            }
+        }
+
+        let blocked = PageId::new();
+        std::fs::write(
+            dir.path().join("pages").join(blocked.to_string()),
+            b"not a folder",
+        )
+        .unwrap();
+        for readers in [Readers::NoneYet, Readers::Possible] {
+            let (error, written) = local
+                .put_files(blocked, files.clone(), readers)
+                .await
+                .unwrap_err();
+            assert!(written.is_empty(), "{written:?}");
+            assert!(
+                error.to_string().contains("bundle storage: write"),
+                "{error}"
+            );
+        }
+    }
+
+    /// Written in place, an object already under its name (which a pending page's folder
+    /// never holds) is replaced whole rather than written over.
+    #[tokio::test]
+    async fn an_object_written_in_place_over_one_that_exists_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
+        let input = FileInput {
+            path: "index.html".into(),
+            content: Bytes::from_static(b"<p>whole</p>"),
+            encoding: None,
+        };
+        let files = validate::files(vec![input], &[], &Limits::default()).unwrap();
+        let (page, sha) = (PageId::new(), files[0].entry.sha256.clone());
+        let target = dir.path().join("pages").join(page.to_string()).join(&sha);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, b"a much longer object, cut short").unwrap();
+        let held = std::fs::File::open(&target).unwrap();
+
+        let written = local
+            .put_files(page, files, Readers::NoneYet)
+            .await
+            .unwrap();
+
+        assert_eq!(written, vec![sha.clone()]);
+        assert_eq!(
+            local.get(page, &sha).await.unwrap().unwrap(),
+            b"<p>whole</p>"
+        );
+        let mut before = String::new();
+        std::io::Read::read_to_string(&mut &held, &mut before).unwrap();
+        assert_eq!(
+            before, "a much longer object, cut short",
+            "a reader's file is left as it was"
+        );
+
+        // What a write cut short leaves under its name goes with the page.
+        std::fs::write(&target, b"cut sh").unwrap();
+        local.delete_page(page).await.unwrap();
+        assert!(local.get(page, &sha).await.unwrap().is_none());
+        assert!(!local.pages().await.unwrap().contains(&page));
+    }
+}
