@@ -24,6 +24,14 @@ pub fn server_binary() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/quire-server")
 }
 
+/// Starts the server in a session of its own, as a service manager does and as nginx puts
+/// itself when it becomes a daemon. With the kernel's autogroup scheduling on (Debian's
+/// default), each session is one scheduling group: a server left in the benchmark's session
+/// shares a group with `wrk` and competes with it thread by thread, while nginx, in a group of
+/// its own, gets half the machine against `wrk`'s half. `setsid` execs the server in place (a
+/// spawned child leads no process group), so the child's pid is the server's.
+const SETSID: &str = "/usr/bin/setsid";
+
 /// A running `quire-server` with its data under one folder (SQLite and local disk unless
 /// its environment names others); killed when dropped.
 #[derive(Debug)]
@@ -56,8 +64,8 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
         "build the server first: cargo build --release -p quire-server ({})",
         bin.display()
     );
-    let command = || {
-        let mut cmd = Command::new(bin);
+    let command = |program: &Path| {
+        let mut cmd = Command::new(program);
         cmd.current_dir(dir)
             .env(
                 "QUIRE_DATABASE_URL",
@@ -77,7 +85,7 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
         }
         cmd
     };
-    let out = command()
+    let out = command(bin)
         .args([
             "admin",
             "create-account",
@@ -100,7 +108,8 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
         .as_str()
         .unwrap()
         .to_owned();
-    let mut child = command()
+    let mut child = command(Path::new(SETSID))
+        .arg(bin)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
