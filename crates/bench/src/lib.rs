@@ -10,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+pub mod load;
+
 /// The server's public origin: form posts (sign-in, consent) name it in `Origin`.
 const BASE_URL: &str = "http://quire.bench";
 /// The dashboard password of the account `bench`.

@@ -1,5 +1,5 @@
-//! Serving benchmark: requests per second and p99 latency, measured with `wrk` on this
-//! machine, for
+//! Serving benchmark: requests per second and p99 latency, measured with `wrk` (or `oha`,
+//! see `quire_bench::load`) on this machine, for
 //!   (a) nginx serving the same `index.html` from disk (its best of `sendfile on` and
 //!       `sendfile off` in each round: the reference),
 //!   (b) Quire serving a public page,
@@ -19,7 +19,7 @@
 //! (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS` per measurement, default 5;
 //! `QUIRE_BENCH_WORKERS` for nginx and Quire alike, default 2; `QUIRE_BENCH_CONNECTIONS`,
 //! default 64; `QUIRE_BENCH_TARGETS`, the letters of Quire's targets to run, default `bcde`;
-//! `QUIRE_SERVER_BIN` the server binary.)
+//! `QUIRE_BENCH_LOAD`, `wrk` or `oha`, default `wrk`; `QUIRE_SERVER_BIN` the server binary.)
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use quire_bench::load::{Generator, Measure};
 use quire_bench::{bearer_token, server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
@@ -196,56 +197,8 @@ async fn publish(api: &str, key: &str, body: Value) -> Value {
     resp.json().await.unwrap()
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Measure {
-    rps: f64,
-    p99_ms: f64,
-}
-
-fn millis(field: &str) -> Option<f64> {
-    let (number, unit) = field.split_at(field.find(|c: char| c.is_ascii_alphabetic())?);
-    let n: f64 = number.parse().ok()?;
-    Some(match unit {
-        "us" => n / 1000.0,
-        "ms" => n,
-        "s" => n * 1000.0,
-        _ => return None,
-    })
-}
-
-/// One `wrk` run; panics unless every response was a 2xx.
 /// The `Host` of the benchmark account's pages on the default layout.
 const OWNER_HOST: &str = "Host: bench.localhost";
-
-fn wrk(url: &str, seconds: u64, connections: usize, header: Option<&str>) -> Measure {
-    let mut cmd = Command::new("wrk");
-    cmd.args([
-        "-t2",
-        &format!("-c{connections}"),
-        &format!("-d{seconds}s"),
-        "--latency",
-    ]);
-    if let Some(h) = header {
-        cmd.args(["-H", h]);
-    }
-    let out = cmd.arg(url).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !text.contains("Non-2xx"),
-        "{url} answered errors under load:\n{text}"
-    );
-    let rps = text
-        .lines()
-        .find_map(|l| l.strip_prefix("Requests/sec:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no Requests/sec from wrk:\n{text}"));
-    let p99_ms = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("99%"))
-        .and_then(|v| millis(v.trim()))
-        .unwrap_or(f64::NAN);
-    Measure { rps, p99_ms }
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -265,6 +218,7 @@ async fn main() {
     let seconds: u64 = env_or("QUIRE_BENCH_SECONDS", 5);
     let workers: usize = env_or("QUIRE_BENCH_WORKERS", 2);
     let connections: usize = env_or("QUIRE_BENCH_CONNECTIONS", 64);
+    let load = Generator::from_env();
     let bin = server_binary();
     install_tools();
 
@@ -324,7 +278,7 @@ async fn main() {
             format!("http://127.0.0.1:{}/index.html", nginx[1].port),
             None,
         ),
-        // The owner's own origin, `bench.localhost`, named in `Host` (wrk resolves with the
+        // The owner's own origin, `bench.localhost`, named in `Host` (the load resolves with the
         // system resolver, which may not know `*.localhost`).
         (
             "quire public page",
@@ -353,13 +307,14 @@ async fn main() {
         }
     }
     println!(
-        "serving benchmark: {} bytes of HTML, wrk -t2 -c{connections} -d{seconds}s, {workers} worker(s) for nginx and Quire, {rounds} round(s), on {} core(s)",
+        "serving benchmark: {} bytes of HTML, {}, {workers} worker(s) for nginx and Quire, {rounds} round(s), on {} core(s)",
         html.len(),
+        load.describe(connections, seconds),
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
     println!("server: {} ({storage})", bin.display());
     for (_, url, header) in &targets {
-        wrk(url, 2, connections, *header);
+        let _warm_up = load.run(url, 2, connections, *header);
     }
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); targets.len() - 2];
     // Each target's p99 over the lower of nginx's two p99s in the same round.
@@ -380,7 +335,7 @@ async fn main() {
         ];
         for i in order {
             let (_, url, header) = &targets[i];
-            got[i] = wrk(url, seconds, connections, *header);
+            got[i] = load.run(url, seconds, connections, *header);
         }
         let reference = got[0].rps.max(got[1].rps);
         let reference_p99 = got[0].p99_ms.min(got[1].p99_ms);
