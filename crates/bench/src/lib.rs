@@ -26,12 +26,13 @@ pub fn server_binary() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/quire-server")
 }
 
-/// Starts the server in a session of its own, as a service manager does and as nginx puts
-/// itself when it becomes a daemon. With the kernel's autogroup scheduling on (Debian's
-/// default), each session is one scheduling group: a server left in the benchmark's session
-/// shares a group with `wrk` and competes with it thread by thread, while nginx, in a group of
-/// its own, gets half the machine against `wrk`'s half. `setsid` execs the server in place (a
-/// spawned child leads no process group), so the child's pid is the server's.
+/// The program that starts the server in a session of its own, as a service manager does
+/// and as nginx puts itself when it becomes a daemon. With the kernel's autogroup scheduling
+/// on (Debian's default), each session is one scheduling group: a server left in the
+/// benchmark's session shares a group with `wrk` and competes with it thread by thread, while
+/// nginx, in a group of its own, gets half the machine against `wrk`'s half. `setsid` execs
+/// the server in place (a spawned child leads no process group), so the child's pid is the
+/// server's.
 const SETSID: &str = "/usr/bin/setsid";
 
 /// A running `quire-server` with its data under one folder (SQLite and local disk unless

@@ -278,8 +278,8 @@ async fn main() {
             format!("http://127.0.0.1:{}/index.html", nginx[1].port),
             None,
         ),
-        // The owner's own origin, `bench.localhost`, named in `Host` (the load resolves with the
-        // system resolver, which may not know `*.localhost`).
+        // The owner's own origin, `bench.localhost`, named in `Host` (the load generators
+        // resolve names with the system resolver, which may not know `*.localhost`).
         (
             "quire public page",
             format!("{}/public/", quire.pages),
