@@ -153,3 +153,19 @@ fn oha(url: &str, seconds: u64, connections: usize, header: Option<&str>) -> Mea
         p99_ms: number(&report["latencyPercentiles"]["p99"]) * 1000.0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::millis;
+
+    /// wrk prints each percentile with its own unit; a misread unit would scale a p99 by 1,000.
+    #[test]
+    fn wrk_latencies_are_read_in_milliseconds_whatever_their_unit() {
+        assert_eq!(millis("850.00us"), Some(0.85));
+        assert_eq!(millis("7.62ms"), Some(7.62));
+        assert_eq!(millis("1.50s"), Some(1500.0));
+        assert_eq!(millis("3.00m"), None);
+        assert_eq!(millis("fast"), None);
+        assert_eq!(millis("12"), None);
+    }
+}
