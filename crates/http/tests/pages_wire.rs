@@ -11,12 +11,15 @@ use std::time::{Duration, Instant};
 
 use quire_http::client_ip::TrustedProxies;
 use quire_http::limits::{ConnectionCounts, EdgeLimits};
-use quire_http::pages_origin::wire::{self, Handler, Request, Response, Running, WireLimits};
+use quire_http::pages_origin::wire::{
+    self, Handler, Request, Response, Running, WireLimits, Workers,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Answers `{method} {path}?{query} [{body}] headers={n}`; `/slow` after 400 ms; `/big`
-/// with 8 MiB; `/worker` with the name of the thread that serves it.
+/// with 8 MiB; `/worker` with the name of the thread that serves it; `/cpus` with that name
+/// and the CPUs the thread may run on, as the kernel lists them.
 #[derive(Debug, Clone)]
 struct Echo;
 
@@ -31,6 +34,10 @@ impl Handler for Echo {
         if request.path == "/worker" {
             let name = std::thread::current().name().unwrap_or_default().to_owned();
             return Response::new(200).body(name);
+        }
+        if request.path == "/cpus" {
+            let name = std::thread::current().name().unwrap_or_default().to_owned();
+            return Response::new(200).body(format!("{name} {}", cpus_allowed("thread-self")));
         }
         let text = format!(
             "{} {}?{} [{}] headers={}",
@@ -77,6 +84,17 @@ fn serve_on(workers: usize, limits: WireLimits) -> Served {
 }
 
 fn serve_from(listener: &TcpListener, workers: usize, limits: WireLimits) -> Served {
+    serve_with(
+        listener,
+        Workers {
+            count: workers,
+            pinned: false,
+        },
+        limits,
+    )
+}
+
+fn serve_with(listener: &TcpListener, workers: Workers, limits: WireLimits) -> Served {
     let addr = listener.local_addr().unwrap().to_string();
     let counts = Arc::new(ConnectionCounts::default());
     let running = wire::start(
@@ -413,6 +431,68 @@ async fn a_burst_of_connections_is_shared_out_evenly_among_the_workers() {
     expected.extend(vec!["quire-pages-1".to_owned(); 4]);
     assert_eq!(workers, expected);
     served.running.stop(Duration::ZERO).await;
+}
+
+/// The kernel's list of the CPUs `task` (`self`, `thread-self`) may run on, as `0-1,4`.
+fn cpus_allowed(task: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{task}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+/// Expands a kernel CPU list (`0-1,4`) into its CPUs.
+fn expand(list: &str) -> Vec<usize> {
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((from, to)) => cpus.extend(from.parse::<usize>().unwrap()..=to.parse().unwrap()),
+            None => cpus.push(part.parse().unwrap()),
+        }
+    }
+    cpus
+}
+
+/// Pinned, worker `i` may run only on the `i`-th CPU of the process's set (counting round
+/// when the workers outnumber the CPUs); unpinned, on all of them.
+#[tokio::test]
+async fn pinned_workers_run_each_on_a_cpu_of_its_own() {
+    let all = cpus_allowed("self");
+    let cpus = expand(&all);
+    for pinned in [true, false] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let served = serve_with(&listener, Workers { count: 3, pinned }, limits());
+        let mut answers = Vec::new();
+        // One at a time, so that the least loaded worker is the next in order.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            let mut stream = TcpStream::connect(&served.addr).await.unwrap();
+            stream
+                .write_all(b"GET /cpus HTTP/1.1\r\nHost: h\r\n\r\n")
+                .await
+                .unwrap();
+            let (head, body) = answer(&mut stream, &mut Vec::new()).await.unwrap();
+            assert_eq!(status(&head), 200);
+            answers.push(body);
+            held.push(stream);
+        }
+        answers.sort();
+        let expected: Vec<String> = (0..3)
+            .map(|i| {
+                let set = if pinned {
+                    cpus[i % cpus.len()].to_string()
+                } else {
+                    all.clone()
+                };
+                format!("quire-pages-{i} {set}")
+            })
+            .collect();
+        assert_eq!(answers, expected, "pinned: {pinned}");
+        served.running.stop(Duration::ZERO).await;
+    }
 }
 
 /// The connection budget is all workers' together: with both full, a connection waits until

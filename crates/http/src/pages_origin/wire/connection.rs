@@ -21,6 +21,7 @@ use super::framing::{
 };
 use super::message::{Request, Response};
 use super::server::WireLimits;
+use super::turns::Turn;
 use super::writing::{write_answer, write_both};
 /// Pipelined answers are gathered up to this size before they are written.
 const GATHER: usize = 64 * 1024;
@@ -48,6 +49,8 @@ pub(super) struct Connection<H> {
     pub limits: Arc<WireLimits>,
     /// The worker is stopping: answer what is in flight, then close.
     pub stopping: Rc<Cell<bool>>,
+    /// The worker's turn on its core, shared by its connections.
+    pub turn: Rc<Turn>,
     /// Set while waiting for a request with nothing of it received: the worker closes such
     /// connections at once when it stops (by aborting their task).
     pub idle: Rc<Cell<bool>>,
@@ -104,6 +107,7 @@ impl<H: Handler> Connection<H> {
                     return;
                 }
                 out.clear();
+                self.turn.after_answer();
             }
             if !keep_alive {
                 return self.linger().await;

@@ -14,18 +14,19 @@
 //!
 //! By concern: [`message`] (the request and response types), `framing` (reading a request's
 //! head), `writing` (an answer's bytes), `connection` (one client's requests in turn, with
-//! their deadlines), `server` (worker threads, accepting, shutdown), `date` (the cached
-//! `Date` header).
+//! their deadlines), `server` (worker threads, accepting, shutdown), `turns` (a busy
+//! worker sharing its core; binding workers to CPUs), `date` (the cached `Date` header).
 
 mod connection;
 mod date;
 mod framing;
 pub mod message;
 mod server;
+mod turns;
 mod writing;
 
 pub use message::{Request, Response};
-pub use server::{Running, WireLimits, start};
+pub use server::{Running, WireLimits, Workers, start};
 
 /// What answers the requests of the pages origin: called once per request, on the worker
 /// thread that read it.

@@ -1,6 +1,7 @@
 //! Worker threads, each with a single-threaded runtime of its own (as actix-web runs its
-//! workers), serving the connections one accepting thread hands them, the least loaded
-//! first (as actix-web's acceptor does); and their graceful stop.
+//! workers) and, when asked, a CPU of its own, serving the connections one accepting thread
+//! hands them, the least loaded first (as actix-web's acceptor does); and their graceful
+//! stop.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use tokio::time::Instant;
 
 use super::Handler;
 use super::connection::Connection;
+use super::turns::{Turn, allowed_cpus, bind_to};
 use crate::common::client_ip::TrustedProxies;
 use crate::common::limits::{ConnectionCounts, EdgeLimits};
 
@@ -38,6 +40,18 @@ pub struct WireLimits {
     pub shutdown_grace: Duration,
 }
 
+/// The worker threads of the pages listener.
+#[derive(Debug, Clone, Copy)]
+pub struct Workers {
+    /// How many (at least one is started).
+    pub count: usize,
+    /// Worker `i` runs only on the `i`-th CPU the process may use (counting round when
+    /// there are more workers than CPUs), as nginx's `worker_cpu_affinity auto`. Two
+    /// workers left to the scheduler were measured sharing one core for whole seconds,
+    /// with the clients' threads on the other (`docs/benchmarks.md`).
+    pub pinned: bool,
+}
+
 /// The running workers.
 #[derive(Debug)]
 pub struct Running {
@@ -47,16 +61,17 @@ pub struct Running {
     grace: Duration,
 }
 
-/// Starts `workers` threads serving the connections that one accepting thread takes from
+/// Starts the worker threads, serving the connections that one accepting thread takes from
 /// `listener` and hands each to the worker holding the fewest (each worker with a handle of
 /// its own on `handler`). Connections count against their client's share in `counts`, which
-/// the other listener shares.
+/// the other listener shares. A worker that cannot be bound to its CPU runs unbound, with
+/// a warning.
 ///
 /// # Errors
 /// The listener cannot be made non-blocking or shared, or a thread cannot be started.
 pub fn start<H: Handler>(
     listener: &TcpListener,
-    workers: usize,
+    workers: Workers,
     limits: WireLimits,
     counts: &Arc<ConnectionCounts>,
     trusted: &TrustedProxies,
@@ -66,7 +81,8 @@ pub fn start<H: Handler>(
     let (stop, stopped) = watch::channel(None);
     let grace = limits.shutdown_grace;
     let limits = Arc::new(limits);
-    let workers = workers.max(1);
+    let cpus = workers.pinned.then(cpus_to_pin).flatten();
+    let workers = workers.count.max(1);
     let loads: Arc<[AtomicUsize]> = (0..workers).map(|_| AtomicUsize::new(0)).collect();
     let mut inboxes = Vec::with_capacity(workers);
     let mut threads = Vec::with_capacity(workers + 1);
@@ -85,9 +101,17 @@ pub fn start<H: Handler>(
             handler: handler.clone(),
             stop: stopped.clone(),
         };
+        let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
         let thread = std::thread::Builder::new()
             .name(format!("quire-pages-{index}"))
-            .spawn(move || on_own_runtime(worker.run()))?;
+            .spawn(move || {
+                if let Some(cpu) = cpu
+                    && let Err(e) = bind_to(cpu)
+                {
+                    tracing::warn!(worker = index, cpu, error = %e, "a pages worker runs unbound");
+                }
+                on_own_runtime(worker.run());
+            })?;
         threads.push(thread);
     }
     let acceptor = Acceptor {
@@ -109,6 +133,24 @@ pub fn start<H: Handler>(
         stop,
         grace,
     })
+}
+
+/// The CPUs to bind the workers to, logged; `None` (with a warning) when they cannot be read.
+fn cpus_to_pin() -> Option<Vec<usize>> {
+    match allowed_cpus() {
+        Ok(cpus) if !cpus.is_empty() => {
+            tracing::info!(
+                ?cpus,
+                "pages workers bound each to one of these CPUs in turn"
+            );
+            Some(cpus)
+        }
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "the CPUs this process may use are unknown: pages workers run unbound");
+            None
+        }
+    }
 }
 
 /// Runs `work` to its end on a single-threaded runtime of this thread's own.
@@ -284,6 +326,7 @@ struct Worker<H> {
 impl<H: Handler> Worker<H> {
     async fn run(mut self) {
         let load = Rc::new(self.load);
+        let turn = Rc::new(Turn::new());
         let stopping = Rc::new(Cell::new(false));
         let connections: Rc<RefCell<OpenConnections>> = Rc::default();
         let all_closed = Rc::new(Notify::new());
@@ -316,6 +359,7 @@ impl<H: Handler> Worker<H> {
                 handler: self.handler.clone(),
                 limits: self.limits.clone(),
                 stopping: stopping.clone(),
+                turn: turn.clone(),
                 idle: idle.clone(),
                 accepted,
                 wait: Box::pin(tokio::time::sleep_until(
