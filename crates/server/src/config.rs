@@ -28,6 +28,8 @@ pub struct Config {
     pub log_format: String,
     /// HTTP worker threads; 0 means one per core.
     pub workers: usize,
+    /// Binds each pages worker to a CPU of its own.
+    pub pin_workers: bool,
     /// Most files one page may hold.
     pub max_files: usize,
     /// Largest file, in bytes (decoded).
@@ -105,6 +107,7 @@ impl Default for Config {
             storage_url: "file://./data/bundles".into(),
             log_format: "pretty".into(),
             workers: 0,
+            pin_workers: false,
             max_files: 1_000,
             max_file_bytes: 10 * 1024 * 1024,
             max_page_bytes: 50 * 1024 * 1024,
@@ -144,6 +147,7 @@ struct FileConfig {
     storage_url: Option<String>,
     log_format: Option<String>,
     workers: Option<usize>,
+    pin_workers: Option<bool>,
     max_files: Option<usize>,
     max_file_bytes: Option<u64>,
     max_page_bytes: Option<u64>,
@@ -209,6 +213,7 @@ impl Config {
                 storage_url,
                 log_format,
                 workers,
+                pin_workers,
                 max_files,
                 max_file_bytes,
                 max_page_bytes,
@@ -249,6 +254,19 @@ impl Config {
         text("QUIRE_SECRET_KEY_FILE", &mut c.secret_key_file);
         text("QUIRE_SIGNUP", &mut c.signup);
         text("QUIRE_ACTIVATION", &mut c.activation);
+        if let Some(v) = env("QUIRE_PIN_WORKERS") {
+            c.pin_workers = match v.as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        name: "QUIRE_PIN_WORKERS",
+                        expected: "true or false",
+                        value: v,
+                    });
+                }
+            };
+        }
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {
@@ -366,7 +384,8 @@ mod tests {
         let file = dir.path().join("quire.toml");
         std::fs::write(
             &file,
-            "listen = \"0.0.0.0:9000\"\ndatabase_url = \"postgres://db/quire\"\nworkers = 3\n",
+            "listen = \"0.0.0.0:9000\"\ndatabase_url = \"postgres://db/quire\"\nworkers = 3\n\
+             pin_workers = true\n",
         )
         .unwrap();
         let c = Config::load(
@@ -381,12 +400,21 @@ mod tests {
         assert_eq!(c.max_page_bytes, 1234);
         assert_eq!(c.database_url, "postgres://db/quire");
         assert_eq!(c.workers, 3);
+        assert!(c.pin_workers);
+        let c = Config::load(Some(&file), env_of(&[("QUIRE_PIN_WORKERS", "false")])).unwrap();
+        assert!(!c.pin_workers);
     }
 
     #[test]
     fn bad_values_are_named() {
         let err = Config::load(None, env_of(&[("QUIRE_WORKERS", "many")])).unwrap_err();
         assert!(err.to_string().contains("QUIRE_WORKERS"), "{err}");
+        let err = Config::load(None, env_of(&[("QUIRE_PIN_WORKERS", "yes")])).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("QUIRE_PIN_WORKERS must be true or false"),
+            "{err}"
+        );
         let err = Config::load(None, env_of(&[("QUIRE_LOG_FORMAT", "xml")])).unwrap_err();
         assert!(err.to_string().contains("pretty or json"), "{err}");
         let dir = tempfile::tempdir().unwrap();

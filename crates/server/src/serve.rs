@@ -220,7 +220,10 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     };
     let visitors = pages_origin::wire::start(
         &pages_listener,
-        workers,
+        pages_origin::wire::Workers {
+            count: workers,
+            pinned: config.pin_workers,
+        },
         pages_limits,
         &counts,
         &pages_state.trusted_proxies,
