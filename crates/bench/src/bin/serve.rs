@@ -19,7 +19,10 @@
 //! (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS` per measurement, default 5;
 //! `QUIRE_BENCH_WORKERS` for nginx and Quire alike, default 2; `QUIRE_BENCH_CONNECTIONS`,
 //! default 64; `QUIRE_BENCH_TARGETS`, the letters of Quire's targets to run, default `bcde`;
-//! `QUIRE_BENCH_LOAD`, `wrk` or `oha`, default `wrk`; `QUIRE_SERVER_BIN` the server binary.)
+//! `QUIRE_BENCH_LOAD`, `wrk` or `oha`, default `wrk`; `QUIRE_BENCH_PIN`, `false` to leave
+//! both servers' workers to the scheduler instead of binding each to a CPU of its own
+//! (nginx's `worker_cpu_affinity auto`, Quire's `QUIRE_PIN_WORKERS`); `QUIRE_SERVER_BIN`
+//! the server binary.)
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
@@ -107,7 +110,7 @@ struct Nginx {
 }
 
 impl Nginx {
-    fn start(dir: &Path, root: &Path, sendfile: bool, workers: usize) -> Self {
+    fn start(dir: &Path, root: &Path, sendfile: bool, workers: usize, pin: bool) -> Self {
         let port = free_port();
         let name = if sendfile {
             "sendfile-on"
@@ -118,10 +121,13 @@ impl Nginx {
         let prefix = dir.join(name);
         std::fs::create_dir_all(prefix.join("logs")).unwrap();
         let onoff = if sendfile { "on" } else { "off" };
+        // nginx has no `off`: without the directive its workers are left to the scheduler.
+        let affinity = if pin { "worker_cpu_affinity auto;" } else { "" };
         std::fs::write(
             &conf,
             format!(
                 "worker_processes {workers};
+{affinity}
 pid {prefix}/nginx.pid;
 error_log {prefix}/logs/error.log warn;
 events {{ worker_connections 4096; }}
@@ -218,6 +224,7 @@ async fn main() {
     let seconds: u64 = env_or("QUIRE_BENCH_SECONDS", 5);
     let workers: usize = env_or("QUIRE_BENCH_WORKERS", 2);
     let connections: usize = env_or("QUIRE_BENCH_CONNECTIONS", 64);
+    let pin: bool = env_or("QUIRE_BENCH_PIN", true);
     let load = Generator::from_env();
     let bin = server_binary();
     install_tools();
@@ -228,14 +235,15 @@ async fn main() {
     std::fs::create_dir_all(&docroot).unwrap();
     std::fs::write(docroot.join("index.html"), &html).unwrap();
     let nginx = [
-        Nginx::start(work.path(), &docroot, true, workers),
-        Nginx::start(work.path(), &docroot, false, workers),
+        Nginx::start(work.path(), &docroot, true, workers, pin),
+        Nginx::start(work.path(), &docroot, false, workers, pin),
     ];
 
     let quire_dir = work.path().join("quire");
     std::fs::create_dir_all(&quire_dir).unwrap();
     let (storage, mut env) = storage_from_env().await;
     env.push(("QUIRE_WORKERS", workers.to_string()));
+    env.push(("QUIRE_PIN_WORKERS", pin.to_string()));
     let quire = start_server(&bin, &quire_dir, &env);
     let key = quire.key.clone();
     let files = json!([{"path": "index.html", "content": html}]);
@@ -307,9 +315,10 @@ async fn main() {
         }
     }
     println!(
-        "serving benchmark: {} bytes of HTML, {}, {workers} worker(s) for nginx and Quire, {rounds} round(s), on {} core(s)",
+        "serving benchmark: {} bytes of HTML, {}, {workers} worker(s) for nginx and Quire{}, {rounds} round(s), on {} core(s)",
         html.len(),
         load.describe(connections, seconds),
+        if pin { ", each bound to a CPU" } else { "" },
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
     println!("server: {} ({storage})", bin.display());
