@@ -47,8 +47,8 @@ pub struct Workers {
     pub count: usize,
     /// Worker `i` runs only on the `i`-th CPU the process may use (counting round when
     /// there are more workers than CPUs), as nginx's `worker_cpu_affinity auto`. Two
-    /// workers left to the scheduler were measured sharing one core for whole seconds,
-    /// with the clients' threads on the other (`docs/benchmarks.md`).
+    /// workers left to the scheduler were found sharing one core while the clients' threads
+    /// shared the other, a placement the kernel does not undo (`docs/benchmarks.md`).
     pub pinned: bool,
 }
 

@@ -6,14 +6,15 @@
 //! kernel preempts the worker, a slice of several milliseconds later; meanwhile its
 //! connections on the other core come back at once. Measured under `wrk -t2 -c64` on two
 //! cores, one group of connections was served 540 times a second and the other 3,000, and
-//! the 99th percentile latency was 8 ms against a mean of 0.6 ms (`docs/benchmarks.md`).
+//! the 99th percentile latency was 8 ms against a median of 0.27 ms (`docs/benchmarks.md`).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// How long a worker serves without a pause before it lets the other threads of its core
-/// run. Measured on two cores: 150-300 µs kept the p99 near 1 ms for a throughput cost of
-/// 0-5%; 500 µs let it climb back to 5-22 ms.
+/// run. Measured on two cores: 300 µs brought the p99 from 8 ms to 1.1-1.3 ms in most runs
+/// for about 2% of the requests per second; 150 µs cost 6-9%; 500 µs let the p99 climb back
+/// to 5-22 ms.
 const TURN: Duration = Duration::from_micros(300);
 
 /// A worker's time on its core since it last gave the core up.
