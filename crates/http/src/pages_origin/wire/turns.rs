@@ -34,7 +34,11 @@ impl Turn {
     /// thread waiting for it (`sched_yield`; it returns at once when none is) and starts the
     /// next turn. Returns whether it yielded.
     pub(super) fn after_answer(&self) -> bool {
-        let now = Instant::now();
+        self.after_answer_at(Instant::now())
+    }
+
+    /// [`Self::after_answer`] at the time `now`; the next turn starts when the yield returns.
+    fn after_answer_at(&self, now: Instant) -> bool {
         if now.duration_since(self.since.get()) < TURN {
             return false;
         }
@@ -73,14 +77,21 @@ mod tests {
     #[test]
     fn a_turn_ends_only_after_its_length() {
         let turn = Turn::new();
-        assert!(!turn.after_answer(), "a fresh turn yielded at once");
-        turn.since.set(
-            Instant::now()
-                .checked_sub(TURN)
-                .unwrap_or_else(Instant::now),
+        let start = turn.since.get();
+        assert!(
+            !turn.after_answer_at(start + TURN / 2),
+            "a turn ended early"
         );
-        assert!(turn.after_answer(), "a turn past its length did not yield");
-        assert!(!turn.after_answer(), "the next turn did not start afresh");
+        assert!(
+            turn.after_answer_at(start + TURN),
+            "a turn past its length did not yield"
+        );
+        let next = turn.since.get();
+        assert!(next >= start);
+        assert!(
+            !turn.after_answer_at(next + TURN / 2),
+            "the next turn did not start afresh"
+        );
     }
 
     #[test]
