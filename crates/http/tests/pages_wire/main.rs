@@ -1,7 +1,8 @@
 //! The pages origin's HTTP/1.1 server over real sockets, with a handler that echoes what it
 //! was given: framing (keep-alive, pipelining, `HEAD`, bodies, `100 Continue`), what it
-//! refuses, every deadline a client could otherwise hold open, the connection shares, how
-//! connections are shared out among the workers, and the graceful stop.
+//! refuses, every deadline a client could otherwise hold open, the connection shares, and the
+//! graceful stop; `workers.rs`: how connections are shared out among the workers, and the
+//! workers bound to CPUs.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -16,6 +17,8 @@ use quire_http::pages_origin::wire::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+mod workers;
 
 /// Answers `{method} {path}?{query} [{body}] headers={n}`; `/slow` after 400 ms; `/big`
 /// with 8 MiB; `/worker` with the name of the thread that serves it; `/cpus` with that name
@@ -111,6 +114,17 @@ fn serve_with(listener: &TcpListener, workers: Workers, limits: WireLimits) -> S
         counts,
         running,
     }
+}
+
+/// The kernel's list of the CPUs `task` (`self`, `thread-self`) may run on, as `0-1,4`.
+fn cpus_allowed(task: &str) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{task}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_owned()
 }
 
 /// Reads one answer: its head (lower-cased) and a body of its `content-length`.
@@ -393,137 +407,6 @@ async fn shares_and_the_connection_budget() {
         .unwrap();
     assert_eq!(status(&head), 200);
     assert_eq!(body, "GET /w? [] headers=1");
-    served.running.stop(Duration::ZERO).await;
-}
-
-/// Sends `GET /worker` on each of `streams` in turn and gives the name of the worker thread
-/// that answered each.
-async fn workers_of(streams: &mut [TcpStream]) -> Vec<String> {
-    let mut workers = Vec::new();
-    for stream in streams {
-        stream
-            .write_all(b"GET /worker HTTP/1.1\r\nHost: h\r\n\r\n")
-            .await
-            .unwrap();
-        let (head, body) = answer(stream, &mut Vec::new()).await.unwrap();
-        assert_eq!(status(&head), 200);
-        workers.push(body);
-    }
-    workers
-}
-
-/// A burst of connections that arrived together is split evenly between the workers (the
-/// load generator of the benchmark opens its connections that way).
-#[tokio::test]
-async fn a_burst_of_connections_is_shared_out_evenly_among_the_workers() {
-    // All eight wait in the listener's backlog before any worker runs.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let mut held = Vec::new();
-    for _ in 0..8 {
-        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        stream.set_nonblocking(true).unwrap();
-        held.push(TcpStream::from_std(stream).unwrap());
-    }
-    let served = serve_from(&listener, 2, limits());
-    let mut workers = workers_of(&mut held).await;
-    workers.sort();
-    let mut expected = vec!["quire-pages-0".to_owned(); 4];
-    expected.extend(vec!["quire-pages-1".to_owned(); 4]);
-    assert_eq!(workers, expected);
-    served.running.stop(Duration::ZERO).await;
-}
-
-/// The kernel's list of the CPUs `task` (`self`, `thread-self`) may run on, as `0-1,4`.
-fn cpus_allowed(task: &str) -> String {
-    let status = std::fs::read_to_string(format!("/proc/{task}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
-/// Expands a kernel CPU list (`0-1,4`) into its CPUs.
-fn expand(list: &str) -> Vec<usize> {
-    let mut cpus = Vec::new();
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((from, to)) => cpus.extend(from.parse::<usize>().unwrap()..=to.parse().unwrap()),
-            None => cpus.push(part.parse().unwrap()),
-        }
-    }
-    cpus
-}
-
-/// Pinned, worker `i` may run only on the `i`-th CPU of the process's set (counting round
-/// when the workers outnumber the CPUs); unpinned, on all of them.
-#[tokio::test]
-async fn pinned_workers_run_each_on_a_cpu_of_its_own() {
-    let all = cpus_allowed("self");
-    let cpus = expand(&all);
-    for pinned in [true, false] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let served = serve_with(&listener, Workers { count: 3, pinned }, limits());
-        let mut answers = Vec::new();
-        // One at a time, so that the least loaded worker is the next in order.
-        let mut held = Vec::new();
-        for _ in 0..3 {
-            let mut stream = TcpStream::connect(&served.addr).await.unwrap();
-            stream
-                .write_all(b"GET /cpus HTTP/1.1\r\nHost: h\r\n\r\n")
-                .await
-                .unwrap();
-            let (head, body) = answer(&mut stream, &mut Vec::new()).await.unwrap();
-            assert_eq!(status(&head), 200);
-            answers.push(body);
-            held.push(stream);
-        }
-        answers.sort();
-        let expected: Vec<String> = (0..3)
-            .map(|i| {
-                let set = if pinned {
-                    cpus[i % cpus.len()].to_string()
-                } else {
-                    all.clone()
-                };
-                format!("quire-pages-{i} {set}")
-            })
-            .collect();
-        assert_eq!(answers, expected, "pinned: {pinned}");
-        served.running.stop(Duration::ZERO).await;
-    }
-}
-
-/// The connection budget is all workers' together: with both full, a connection waits until
-/// one closes, and is then served by the worker that has room.
-#[tokio::test]
-async fn with_every_worker_full_a_connection_waits_for_room() {
-    let mut limits = limits();
-    limits.max_connections = 2;
-    let served = serve_on(2, limits);
-    let mut held = Vec::new();
-    for _ in 0..4 {
-        held.push(TcpStream::connect(&served.addr).await.unwrap());
-    }
-    let workers = workers_of(&mut held).await;
-    let mut waiting = TcpStream::connect(&served.addr).await.unwrap();
-    waiting
-        .write_all(b"GET /worker HTTP/1.1\r\nHost: h\r\n\r\n")
-        .await
-        .unwrap();
-    let mut buf = Vec::new();
-    let early =
-        tokio::time::timeout(Duration::from_millis(200), answer(&mut waiting, &mut buf)).await;
-    assert!(early.is_err(), "answered past the connection budget");
-    let freed = workers.iter().position(|w| w == "quire-pages-1").unwrap();
-    drop(held.remove(freed));
-    let (head, body) = tokio::time::timeout(Duration::from_secs(2), answer(&mut waiting, &mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(status(&head), 200);
-    assert_eq!(body, "quire-pages-1");
     served.running.stop(Duration::ZERO).await;
 }
 
