@@ -1,8 +1,9 @@
 //! The load generators the serving benchmark drives: `wrk` (C, one epoll loop per thread;
 //! the default) and `oha` (Rust, tokio and hyper). Both keep a fixed number of connections
 //! busy for a fixed time, a new request as soon as the last answer is in (`wrk` on two
-//! threads, `oha` on one per core: two on the benchmark machines); they differ in what each costs per request on the
-//! cores they share with the servers, which moves the tail of the latencies they measure.
+//! threads, `oha` on one per core: two on the benchmark machines); they differ in what each
+//! costs per request on the cores they share with the servers, which moves the tail of the
+//! latencies they measure.
 
 use std::process::Command;
 

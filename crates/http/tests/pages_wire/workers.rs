@@ -10,18 +10,23 @@ use tokio::net::TcpStream;
 
 use super::{answer, cpus_allowed, limits, serve_from, serve_on, serve_with, status};
 
+/// Sends `GET {path}` on `stream` and gives the body of its 200 answer.
+async fn get(stream: &mut TcpStream, path: &str) -> String {
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let (head, body) = answer(stream, &mut Vec::new()).await.unwrap();
+    assert_eq!(status(&head), 200);
+    body
+}
+
 /// Sends `GET /worker` on each of `streams` in turn and gives the name of the worker thread
 /// that answered each.
 async fn workers_of(streams: &mut [TcpStream]) -> Vec<String> {
     let mut workers = Vec::new();
     for stream in streams {
-        stream
-            .write_all(b"GET /worker HTTP/1.1\r\nHost: h\r\n\r\n")
-            .await
-            .unwrap();
-        let (head, body) = answer(stream, &mut Vec::new()).await.unwrap();
-        assert_eq!(status(&head), 200);
-        workers.push(body);
+        workers.push(get(stream, "/worker").await);
     }
     workers
 }
@@ -73,13 +78,7 @@ async fn pinned_workers_run_each_on_a_cpu_of_its_own() {
         let mut held = Vec::new();
         for _ in 0..3 {
             let mut stream = TcpStream::connect(&served.addr).await.unwrap();
-            stream
-                .write_all(b"GET /cpus HTTP/1.1\r\nHost: h\r\n\r\n")
-                .await
-                .unwrap();
-            let (head, body) = answer(&mut stream, &mut Vec::new()).await.unwrap();
-            assert_eq!(status(&head), 200);
-            answers.push(body);
+            answers.push(get(&mut stream, "/cpus").await);
             held.push(stream);
         }
         answers.sort();

@@ -106,4 +106,21 @@ mod tests {
         .join()
         .unwrap();
     }
+
+    /// The refusal the server turns into "a pages worker runs unbound": the thread keeps the
+    /// CPUs it had.
+    #[test]
+    fn a_cpu_outside_the_process_set_is_refused_and_nothing_changes() {
+        let cpus = allowed_cpus().unwrap();
+        let outside = (0..rustix::thread::CpuSet::MAX_CPU)
+            .rev()
+            .find(|cpu| !cpus.contains(cpu))
+            .unwrap();
+        std::thread::spawn(move || {
+            assert!(bind_to(outside).is_err(), "CPU {outside} was accepted");
+            assert_eq!(allowed_cpus().unwrap(), cpus);
+        })
+        .join()
+        .unwrap();
+    }
 }
