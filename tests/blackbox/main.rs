@@ -16,6 +16,7 @@ mod browser_journey;
 mod browser_oauth;
 mod browser_pages;
 mod budgets;
+mod bundles;
 mod cli;
 mod dashboard;
 mod dashboard_manage;

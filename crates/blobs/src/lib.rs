@@ -161,7 +161,7 @@ impl BundleStore for ObjectBundleStore {
             .map_err(|e| infra("write", &e))
     }
 
-    /// On local disk, one blocking thread per core each decodes and writes its share of the
+    /// On local disk, one blocking thread per core each writes its share of the
     /// files, one at a time, with no hop between threads per file; elsewhere, as the port's
     /// default.
     async fn put_files(

@@ -52,7 +52,7 @@ pub(crate) async fn put_local(
     }
 }
 
-/// Decodes and writes each file of `share` in turn; returns the hashes written and the error
+/// Writes each file of `share` in turn; returns the hashes written and the error
 /// that stopped it, if one did.
 fn write_share(
     folder: &Path,
@@ -66,15 +66,13 @@ fn write_share(
         if failed.load(Ordering::Relaxed) {
             break;
         }
-        let stored = file.bytes().and_then(|bytes| {
-            let target = folder.join(&file.entry.sha256);
-            if in_place {
-                write_in_place(&target, &bytes)
-            } else {
-                write_object(&target, &bytes)
-            }
-            .map_err(|e| InfraError::new(format!("bundle storage: write: {e}")))
-        });
+        let target = folder.join(&file.entry.sha256);
+        let stored = if in_place {
+            write_in_place(&target, file.bytes())
+        } else {
+            write_object(&target, file.bytes())
+        }
+        .map_err(|e| InfraError::new(format!("bundle storage: write: {e}")));
         match stored {
             Ok(()) => written.push(file.entry.sha256),
             Err(e) => {
@@ -206,7 +204,7 @@ mod tests {
     use super::*;
     use crate::ObjectBundleStore;
 
-    /// A publish's batch: every object whole under its hash, base64 decoded, readable
+    /// A publish's batch: every object whole under its hash, readable
     /// through the store, on local disk (written by the store's own threads) and in memory
     /// alike, with no temporary file left; a page folder that cannot be made fails the batch.
     #[tokio::test]
@@ -216,14 +214,12 @@ mod tests {
         let mut inputs: Vec<FileInput> = (0..40)
             .map(|i| FileInput {
                 path: format!("f{i}.txt"),
-                content: Bytes::from(format!("file number {i}\n").repeat(i + 1)),
-                encoding: None,
+                content: Ok(Bytes::from(format!("file number {i}\n").repeat(i + 1))),
             })
             .collect();
         inputs.push(FileInput {
             path: "hello.bin".into(),
-            content: Bytes::from_static(b"aGVsbG8gd29ybGQ="),
-            encoding: Some("base64".into()),
+            content: Ok(Bytes::from_static(b"hello world")),
         });
         let files = validate::files(inputs, &[], &Limits::default()).unwrap();
         let mut hashes: Vec<String> = files.iter().map(|f| f.entry.sha256.clone()).collect();
@@ -241,7 +237,7 @@ mod tests {
             assert_eq!(written, hashes);
             for file in &files {
                 let stored = store.get(page, &file.entry.sha256).await.unwrap().unwrap();
-                assert_eq!(stored, file.bytes().unwrap());
+                assert_eq!(stored, file.bytes().as_ref());
             }
             let hello = files.iter().find(|f| f.entry.path == "hello.bin").unwrap();
             let stored = store.get(page, &hello.entry.sha256).await.unwrap().unwrap();
@@ -284,8 +280,7 @@ mod tests {
         let local = ObjectBundleStore::open(&format!("file://{}", dir.path().display())).unwrap();
         let input = FileInput {
             path: "index.html".into(),
-            content: Bytes::from_static(b"<p>whole</p>"),
-            encoding: None,
+            content: Ok(Bytes::from_static(b"<p>whole</p>")),
         };
         let files = validate::files(vec![input], &[], &Limits::default()).unwrap();
         let (page, sha) = (PageId::new(), files[0].entry.sha256.clone());

@@ -3,8 +3,9 @@
 //! multi-step write all-or-nothing.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
-//! `quire-links` (a page's short link carries its policy) and small pure crates
-//! (base64-simd, bytes, rand, mime_guess; SHA-256 comes from the kernel). Its ports:
+//! `quire-links` (a page's short link carries its policy) and small pure crates (bytes,
+//! rand, mime_guess; SHA-256 comes from the kernel). Files arrive decoded: reading a
+//! request's encoding is its adapter's work. Its ports:
 //! [`ports::PageStore`], [`ports::BundleStore`], [`ports::AccountDirectory`], `quire-links`'
 //! `LinkStore` and the kernel's `Clock` and `Timer`.
 
@@ -17,7 +18,7 @@ pub mod validate;
 
 pub use model::{
     FileData, FileEntry, FileInput, Limits, Page, PageDetails, PageStatus, PasswordChange,
-    SharedPage,
+    SharedPage, Unreadable,
 };
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{

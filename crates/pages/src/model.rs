@@ -1,7 +1,7 @@
 //! Pages, their files, and the policy kept on their short link.
 
 use bytes::Bytes;
-use quire_kernel::{AccountId, Handle, InfraError, PageId, ProjectId};
+use quire_kernel::{AccountId, Handle, PageId, ProjectId};
 use quire_links::Link;
 use quire_projects::Project;
 use time::OffsetDateTime;
@@ -69,48 +69,45 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-/// A validated file of a request: its entry (size and SHA-256 of the decoded bytes) and its
-/// content as sent. The bytes are decoded again when stored ([`FileData::bytes`]) rather than
-/// kept: holding every decoded file beside the request until the last upload doubled the
-/// memory a publish needs.
+/// A validated file of a request: its entry (size and SHA-256) and its bytes, which may be a
+/// slice of the request's own memory (see [`FileInput`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileData {
     pub entry: FileEntry,
     content: Bytes,
-    base64: bool,
 }
 
 impl FileData {
-    pub(crate) fn new(entry: FileEntry, content: Bytes, base64: bool) -> Self {
-        Self {
-            entry,
-            content,
-            base64,
-        }
+    pub(crate) fn new(entry: FileEntry, content: Bytes) -> Self {
+        Self { entry, content }
     }
 
-    /// The file's bytes: the content itself, or its base64 decoded.
-    ///
-    /// # Errors
-    /// Only if the content no longer decodes, which the batch check rules out.
-    pub fn bytes(&self) -> Result<Bytes, InfraError> {
-        if !self.base64 {
-            return Ok(self.content.clone());
-        }
-        base64_simd::STANDARD
-            .decode_to_vec(&self.content)
-            .map(Bytes::from)
-            .map_err(|_| InfraError::new("a checked file's base64 no longer decodes"))
+    /// The file's bytes.
+    #[must_use]
+    pub fn bytes(&self) -> &Bytes {
+        &self.content
     }
 }
 
-/// A file as it arrives in a request body. `content` may share the request body's memory.
+/// A file as it arrives in a request: its path, and its bytes as the adapter that read the
+/// request decoded them from the request's encoding, or why it could not. The bytes may be a
+/// slice of the request body: an HTTP publish decodes base64 in place, in the body's memory,
+/// so the request's files are held once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileInput {
     pub path: String,
-    pub content: Bytes,
-    /// `utf8` or `base64`; `None` means `utf8`.
-    pub encoding: Option<String>,
+    pub content: Result<Bytes, Unreadable>,
+}
+
+/// Why a file's bytes could not be read from a request. The batch check reports it in
+/// request order with the other problems of each file, so the first problem found does not
+/// depend on where the decoding ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    /// Sent in an encoding other than `utf8` and `base64`; holds the name as sent.
+    UnknownEncoding(String),
+    /// Sent as base64 that does not decode.
+    BadBase64,
 }
 
 /// Size and count limits (configuration).

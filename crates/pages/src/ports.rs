@@ -166,9 +166,8 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// its name: readers see the old object or the new one).
     async fn put(&self, page: PageId, sha256: &str, bytes: Bytes) -> Result<(), InfraError>;
 
-    /// Stores each of `files` (distinct hashes) under `(page, its SHA-256)`, decoding each
-    /// only as it is written, so that a few files at most are held decoded at once; returns
-    /// the hashes written. This default puts [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
+    /// Stores each of `files` (distinct hashes) under `(page, its SHA-256)`; returns the
+    /// hashes written. This default puts [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
     /// at a time with [`BundleStore::put`], whoever may read them.
     ///
     /// # Errors
@@ -234,7 +233,7 @@ pub enum Readers {
 }
 
 /// [`BundleStore::put_files`] by [`BundleStore::put`], [`UPLOAD_CONCURRENCY`](crate::UPLOAD_CONCURRENCY)
-/// files at a time, each decoded as it is put.
+/// files at a time.
 ///
 /// # Errors
 /// As [`BundleStore::put_files`].
@@ -246,10 +245,7 @@ pub async fn put_concurrently<S: BundleStore + ?Sized>(
     use futures_util::StreamExt;
     let results: Vec<(String, Result<(), InfraError>)> =
         futures_util::stream::iter(files.into_iter().map(|f| async move {
-            let r = match f.bytes() {
-                Ok(bytes) => store.put(page, &f.entry.sha256, bytes).await,
-                Err(e) => Err(e),
-            };
+            let r = store.put(page, &f.entry.sha256, f.bytes().clone()).await;
             (f.entry.sha256, r)
         }))
         .buffer_unordered(crate::UPLOAD_CONCURRENCY)

@@ -23,8 +23,7 @@ async fn fetching_a_page_reads_the_store_once() {
                 title: "Launch".into(),
                 files: vec![quire_pages::FileInput {
                     path: "index.html".into(),
-                    content: "<h1>hi</h1>".into(),
-                    encoding: None,
+                    content: Ok("<h1>hi</h1>".into()),
                 }],
                 access: Some("allow_list".into()),
                 allow: vec!["bob".into(), "carol@example.com".into()],

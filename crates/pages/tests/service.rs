@@ -296,8 +296,7 @@ async fn only_a_pending_page_has_its_objects_written_with_no_readers() {
     let view = w.pages.publish(&w.ann, publish("Site")).await.unwrap();
     let added = vec![FileInput {
         path: "more.html".into(),
-        content: "<p>more</p>".into(),
-        encoding: None,
+        content: Ok("<p>more</p>".into()),
     }];
     w.pages
         .add_files(&w.ann, view.page.id, added)
@@ -322,18 +321,15 @@ async fn a_failed_add_files_keeps_the_previous_files() {
         vec![
             FileInput {
                 path: "index.html".into(),
-                content: "<h1>v2</h1>".into(),
-                encoding: None,
+                content: Ok("<h1>v2</h1>".into()),
             },
             FileInput {
                 path: "new/a.css".into(),
-                content: "a{}".into(),
-                encoding: None,
+                content: Ok("a{}".into()),
             },
             FileInput {
                 path: "new/b.css".into(),
-                content: "b{}".into(),
-                encoding: None,
+                content: Ok("b{}".into()),
             },
         ]
     };
@@ -360,13 +356,11 @@ async fn a_failed_add_files_keeps_the_previous_files() {
     let bad = vec![
         FileInput {
             path: "ok.txt".into(),
-            content: "x".into(),
-            encoding: None,
+            content: Ok("x".into()),
         },
         FileInput {
             path: "../escape".into(),
-            content: "x".into(),
-            encoding: None,
+            content: Ok("x".into()),
         },
     ];
     assert!(matches!(

@@ -24,8 +24,7 @@ async fn world_with_page() -> (World, Principal, PageView) {
                 title: "First".into(),
                 files: vec![FileInput {
                     path: "index.html".into(),
-                    content: "<p>hi</p>".into(),
-                    encoding: None,
+                    content: Ok("<p>hi</p>".into()),
                 }],
                 ..PublishRequest::default()
             },

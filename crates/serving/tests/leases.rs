@@ -35,8 +35,7 @@ async fn budgeted(max_views: u64) -> Site {
                 max_views: Some(i128::from(max_views)),
                 files: vec![FileInput {
                     path: "index.html".into(),
-                    content: "<h1>once</h1>".into(),
-                    encoding: None,
+                    content: Ok("<h1>once</h1>".into()),
                 }],
                 ..PublishRequest::default()
             },

@@ -3,7 +3,8 @@
 //! unparseable JSON is always `invalid_json`; a missing or mistyped field gets the code of the
 //! route (`invalid_body`, `invalid_project`, …) with the field named.
 
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::ops::Range;
 
 use bytes::Bytes;
 use quire_kernel::ErrorCode;
@@ -81,35 +82,52 @@ pub fn parse<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-/// [`parse`], with `body` lent to every [`SharedText`] field so that text needing no unescaping
-/// is a slice of the body rather than a copy of it: a publish then holds its files' content
-/// once, in the request, instead of twice.
+/// [`parse`], with `body`'s place lent to every [`SharedText`] field so that text needing no
+/// unescaping is recorded as where it lies in the body rather than copied: a publish then
+/// holds its files' content once, in the request, instead of twice.
 ///
 /// # Errors
 /// As [`parse`].
-pub fn parse_sharing<T: RequestBody>(body: &Bytes) -> Result<T, ApiError> {
+pub fn parse_sharing<T: RequestBody>(body: &[u8]) -> Result<T, ApiError> {
     /// Ends the loan however parsing ends.
     struct Lent;
     impl Drop for Lent {
         fn drop(&mut self) {
-            LENT_BODY.with(|lent| lent.borrow_mut().take());
+            LENT_BODY.with(|lent| lent.set(None));
         }
     }
-    LENT_BODY.with(|lent| *lent.borrow_mut() = Some(body.clone()));
+    let place = body.as_ptr_range();
+    LENT_BODY.with(|lent| lent.set(Some(place.start as usize..place.end as usize)));
     let _lent = Lent;
     parse(body)
 }
 
 thread_local! {
-    /// The body [`parse_sharing`] is parsing on this thread, if any. Parsing is synchronous,
-    /// so the loan never spans an await.
-    static LENT_BODY: RefCell<Option<Bytes>> = const { RefCell::new(None) };
+    /// The addresses of the body [`parse_sharing`] is parsing on this thread, if any. Parsing
+    /// is synchronous, so the loan never spans an await.
+    static LENT_BODY: Cell<Option<Range<usize>>> = const { Cell::new(None) };
 }
 
-/// A JSON string held as bytes: a slice of the request body when the string was sent without
+/// A JSON string held as bytes: where it lies in the request body when it was sent without
 /// escapes and the body was lent by [`parse_sharing`], a copy otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedText(pub Bytes);
+pub enum SharedText {
+    /// The string's bytes are `body[range]`.
+    InBody(Range<usize>),
+    Copied(Bytes),
+}
+
+impl SharedText {
+    /// The text's bytes, out of `body` (the body it was parsed from, or that body changed
+    /// in place without moving this text) when it lies there.
+    #[must_use]
+    pub fn bytes_in(self, body: &Bytes) -> Bytes {
+        match self {
+            SharedText::InBody(range) => body.slice(range),
+            SharedText::Copied(bytes) => bytes,
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for SharedText {
     fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
@@ -127,25 +145,23 @@ impl<'de> serde::de::Visitor<'de> for SharedTextVisitor {
     }
 
     fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<SharedText, E> {
+        let place = text.as_bytes().as_ptr_range();
+        let (start, end) = (place.start as usize, place.end as usize);
         let shared = LENT_BODY.with(|lent| {
-            let lent = lent.borrow();
-            let body = lent.as_ref()?;
-            let inside = body.as_ptr_range();
-            let range = text.as_bytes().as_ptr_range();
-            (inside.start <= range.start && range.end <= inside.end)
-                .then(|| body.slice_ref(text.as_bytes()))
+            let body = lent.take()?;
+            lent.set(Some(body.clone()));
+            (body.start <= start && end <= body.end)
+                .then(|| SharedText::InBody(start - body.start..end - body.start))
         });
-        Ok(SharedText(shared.unwrap_or_else(|| {
-            Bytes::copy_from_slice(text.as_bytes())
-        })))
+        Ok(shared.unwrap_or_else(|| SharedText::Copied(Bytes::copy_from_slice(text.as_bytes()))))
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
-        Ok(SharedText(Bytes::copy_from_slice(text.as_bytes())))
+        Ok(SharedText::Copied(Bytes::copy_from_slice(text.as_bytes())))
     }
 
     fn visit_string<E: serde::de::Error>(self, text: String) -> Result<SharedText, E> {
-        Ok(SharedText(Bytes::from(text)))
+        Ok(SharedText::Copied(Bytes::from(text)))
     }
 }
 
@@ -214,18 +230,19 @@ mod tests {
 
     #[test]
     fn text_without_escapes_shares_the_lent_body() {
-        let body = Bytes::from_static(br#"{"texts":["plain text","line\nbreak"]}"#);
+        let body = Bytes::from_static(br#"{"texts":["plain text","line\nbreak","two"]}"#);
         let shared = parse_sharing::<Shared>(&body).unwrap();
-        let (plain, escaped) = (&shared.texts[0].0, &shared.texts[1].0);
-        assert_eq!(
-            (plain.as_ref(), escaped.as_ref()),
-            (&b"plain text"[..], &b"line\nbreak"[..])
-        );
+        assert_eq!(shared.texts[0], SharedText::InBody(11..21));
+        assert_eq!(shared.texts[2], SharedText::InBody(38..41));
+        let plain = shared.texts[0].clone().bytes_in(&body);
+        assert_eq!(plain, "plain text");
         let inside = body.as_ptr_range();
         assert!(
             inside.contains(&plain.as_ptr()),
             "plain text is a slice of the body"
         );
+        let escaped = shared.texts[1].clone().bytes_in(&body);
+        assert_eq!(escaped, "line\nbreak");
         assert!(
             !inside.contains(&escaped.as_ptr()),
             "unescaped text is a copy"
@@ -233,16 +250,17 @@ mod tests {
 
         // Without a loan (or after one ended), text is copied.
         let copied = parse::<Shared>(&body).unwrap();
-        assert!(!inside.contains(&copied.texts[0].0.as_ptr()));
-        assert!(LENT_BODY.with(|lent| lent.borrow().is_none()));
         assert_eq!(
-            parse_sharing::<Shared>(&Bytes::from_static(b"{"))
-                .unwrap_err()
-                .code(),
+            copied.texts[0],
+            SharedText::Copied(Bytes::from_static(b"plain text"))
+        );
+        assert!(LENT_BODY.with(|lent| lent.take().is_none()));
+        assert_eq!(
+            parse_sharing::<Shared>(b"{").unwrap_err().code(),
             "invalid_json"
         );
         assert!(
-            LENT_BODY.with(|lent| lent.borrow().is_none()),
+            LENT_BODY.with(|lent| lent.take().is_none()),
             "a failed parse ends the loan"
         );
     }

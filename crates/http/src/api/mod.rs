@@ -2,14 +2,15 @@
 //! written once, on its handler: the actix route macro gives its method and path, and
 //! `#[utoipa::path]` its documentation; [`configure`] registers it, which both routes it and
 //! adds it to the OpenAPI document (`openapi.rs`). Request bodies are typed beside their
-//! handlers and parsed by `json.rs`; `dto.rs` holds the response shapes, `schema.rs` the
-//! rules the document states.
+//! handlers and parsed by `json.rs` (a page request's files then read by `files.rs`); `dto.rs`
+//! holds the response shapes, `schema.rs` the rules the document states.
 
 pub(crate) mod account;
 pub(crate) mod agent_login;
 pub(crate) mod auth;
 pub(crate) mod dto;
 pub(crate) mod email;
+pub(crate) mod files;
 pub(crate) mod health;
 pub(crate) mod json;
 pub(crate) mod keys;

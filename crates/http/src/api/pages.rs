@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, web};
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{App, ErrorCode, PageId};
-use quire_pages::{FileInput, PatchRequest, PublishRequest};
+use quire_pages::{PatchRequest, PublishRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -12,39 +12,12 @@ use crate::api::auth::Authenticated;
 use crate::api::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
-use crate::api::json::{RequestBody, SharedText, nullable, parse, parse_sharing};
+use crate::api::files::{FileBody, read_files};
+use crate::api::json::{RequestBody, nullable, parse, parse_sharing};
 use crate::api::projects::path_id;
 use crate::api::schema;
-use crate::common::body::Body;
+use crate::common::body::{Body, WritableBody};
 use crate::error::ApiError;
-
-/// One file of a bundle, as sent.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct FileBody {
-    /// A safe relative path.
-    #[schema(schema_with = schema::path)]
-    pub path: String,
-    #[schema(value_type = String)]
-    pub content: SharedText,
-    /// Default `utf8`.
-    #[serde(default)]
-    #[schema(schema_with = schema::encoding)]
-    pub encoding: Option<String>,
-}
-
-impl From<FileBody> for FileInput {
-    fn from(f: FileBody) -> Self {
-        FileInput {
-            path: f.path,
-            content: f.content.0,
-            encoding: f.encoding,
-        }
-    }
-}
-
-fn inputs(sent: Vec<FileBody>) -> Vec<FileInput> {
-    sent.into_iter().map(FileInput::from).collect()
-}
 
 /// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
 /// `5.0`; the domain judges its range.
@@ -225,15 +198,16 @@ pub async fn list(
 pub async fn publish(
     state: web::Data<AppState>,
     auth: Authenticated,
-    body: Body,
+    body: WritableBody,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
-    // Parsed straight into typed files whose content is a slice of the body: the body
-    // stays alive until the last file is stored, and nothing else holds the text.
-    let sent: PublishBody = parse_sharing(&body.0)?;
+    // Parsed straight into typed files whose content is where it lies in the body, then
+    // decoded there: the body stays alive until the last file is stored, and nothing else
+    // holds the files.
+    let sent: PublishBody = parse_sharing(body.bytes())?;
     let req = PublishRequest {
         title: sent.title,
-        files: inputs(sent.files),
+        files: read_files(sent.files, body)?,
         slug: sent.slug,
         entrypoint: sent.entrypoint,
         access: sent.access,
@@ -384,15 +358,13 @@ pub async fn add_files(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-    body: Body,
+    body: WritableBody,
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let sent: AddFilesBody = parse_sharing(&body.0)?;
-    let added = state
-        .pages
-        .add_files(&auth.0, id, inputs(sent.files))
-        .await?;
+    let sent: AddFilesBody = parse_sharing(body.bytes())?;
+    let sent_files = read_files(sent.files, body)?;
+    let added = state.pages.add_files(&auth.0, id, sent_files).await?;
     Ok(HttpResponse::Ok().json(FilesAddedDto {
         id: added.id.0,
         file_count: added.file_count,

@@ -35,14 +35,12 @@ pub async fn world() -> World {
 pub fn files(n: usize) -> Vec<FileInput> {
     let mut v = vec![FileInput {
         path: "index.html".into(),
-        content: "<h1>hi</h1>".into(),
-        encoding: None,
+        content: Ok("<h1>hi</h1>".into()),
     }];
     for i in 1..n {
         v.push(FileInput {
             path: format!("assets/f{i}.txt"),
-            content: format!("file {i}").into(),
-            encoding: None,
+            content: Ok(format!("file {i}").into()),
         });
     }
     v

@@ -53,8 +53,7 @@ pub async fn world_on(origins: PageOrigins) -> World {
 pub fn file(path: &str, content: &str) -> FileInput {
     FileInput {
         path: path.into(),
-        content: bytes::Bytes::copy_from_slice(content.as_bytes()),
-        encoding: None,
+        content: Ok(bytes::Bytes::copy_from_slice(content.as_bytes())),
     }
 }
 

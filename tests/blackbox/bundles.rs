@@ -1,0 +1,203 @@
+//! Bundles long enough to take the path of long bodies: the body read into a mapping of its
+//! own and every base64 file decoded there, in place, on every core. Every file must come
+//! back byte for byte, however it was sent, and a file that does not decode must be refused
+//! by name with nothing kept.
+
+use base64::Engine;
+use serde_json::Value;
+
+use crate::harness::{Backend, Server, on_both_backends, setup};
+use crate::serving::visitor;
+
+const PAGES: &str = "/api/page/v1/pages";
+
+on_both_backends!(
+    a_long_bundle_comes_back_byte_for_byte,
+    a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_kept,
+);
+
+/// `count` binary files of 48 KiB, each different: 40 of them are 2.6 MiB of base64, past the
+/// 1 MiB from which a body gets its own mapping and decoding is split across the cores.
+fn generate(count: u32, seed: u32) -> Vec<(String, Vec<u8>)> {
+    (0..count)
+        .map(|n| {
+            let mut state = seed
+                .wrapping_mul(977)
+                .wrapping_add(n)
+                .wrapping_mul(2_654_435_761);
+            let bytes = (0..48 * 1024)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    state.to_le_bytes()[0]
+                })
+                .collect();
+            (format!("bin/s{seed}-f{n}.bin"), bytes)
+        })
+        .collect()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A file of a request body, written out by hand so that its content can carry escapes.
+fn file_json(path: &str, content: &str, encoding: &str) -> String {
+    format!(r#"{{"path":"{path}","content":"{content}","encoding":"{encoding}"}}"#)
+}
+
+/// A publish body holding `files`, each already written as JSON.
+fn publish_body(slug: &str, files: &[String]) -> String {
+    format!(
+        r#"{{"title":"Long","slug":"{slug}","access":"public","files":[{}]}}"#,
+        files.join(",")
+    )
+}
+
+/// The bytes the page origin serves at `/ann/{slug}/{path}`.
+async fn served(srv: &Server, slug: &str, path: &str) -> Vec<u8> {
+    let resp = visitor()
+        .get(srv.page(&format!("/ann/{slug}/{path}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
+    resp.bytes().await.unwrap().to_vec()
+}
+
+async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let binaries = generate(40, 1);
+    let mut files: Vec<String> = binaries
+        .iter()
+        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
+        .collect();
+    // A JSON encoder may write `/` as `\/`: such base64 is a copy, not a slice of the body.
+    let (escaped_path, escaped_bytes) = &binaries[7];
+    let escaped = base64(escaped_bytes);
+    assert!(escaped.contains('/'), "the test needs a `/` to escape");
+    files[7] = file_json(escaped_path, &escaped.replace('/', "\\/"), "base64");
+    files.push(file_json(
+        "index.html",
+        "<h1>Gr\u{f6}\u{df}e \u{2713}</h1>",
+        "utf8",
+    ));
+    files.push(r#"{"path":"notes.txt","content":"line\nbreak \"quoted\""}"#.to_owned());
+    let r = srv
+        .call(
+            "POST",
+            PAGES,
+            Some(&ann.key),
+            Some(&publish_body("long", &files)),
+        )
+        .await;
+    let p = r.assert_status(201).clone();
+    let text_bytes = "<h1>Größe ✓</h1>".len() + "line\nbreak \"quoted\"".len();
+    assert_eq!(p["fileCount"], 42);
+    assert_eq!(p["sizeBytes"], 40 * 48 * 1024 + text_bytes);
+
+    for (path, bytes) in &binaries {
+        assert!(served(&srv, "long", path).await == *bytes, "{path} differs");
+    }
+    assert_eq!(
+        served(&srv, "long", "index.html").await,
+        "<h1>Größe ✓</h1>".as_bytes()
+    );
+    assert_eq!(
+        served(&srv, "long", "notes.txt").await,
+        b"line\nbreak \"quoted\""
+    );
+
+    // Add-files reads its batch the same way: 40 more, and the first 3 replaced.
+    let id = p["id"].as_str().unwrap();
+    let mut added = generate(40, 2);
+    for (n, (_, bytes)) in added.iter_mut().take(3).enumerate() {
+        bytes.reverse();
+        bytes[0] = u8::try_from(n).unwrap();
+    }
+    for (n, file) in added.iter_mut().take(3).enumerate() {
+        file.0.clone_from(&binaries[n].0);
+    }
+    let batch: Vec<String> = added
+        .iter()
+        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
+        .collect();
+    let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));
+    let r = srv
+        .call(
+            "POST",
+            &format!("{PAGES}/{id}/files"),
+            Some(&ann.key),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(r.assert_status(200)["fileCount"], 42 + 37);
+    for (path, bytes) in added.iter().chain(&binaries[3..]) {
+        assert!(served(&srv, "long", path).await == *bytes, "{path} differs");
+    }
+}
+
+async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_kept(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let binaries = generate(40, 3);
+    let mut files: Vec<String> = binaries
+        .iter()
+        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
+        .collect();
+    files.push(file_json("index.html", "<p>long</p>", "utf8"));
+    let good = files.clone();
+    files[25] = file_json(&binaries[25].0, "AAAA*AAA", "base64");
+    let r = srv
+        .call(
+            "POST",
+            PAGES,
+            Some(&ann.key),
+            Some(&publish_body("long", &files)),
+        )
+        .await;
+    r.assert_error(400, "invalid_request");
+    let message = r.body["message"].as_str().unwrap();
+    assert!(message.contains(&binaries[25].0), "{message}");
+    let listed = srv.get(PAGES, &ann.key).await;
+    assert_eq!(listed.assert_status(200)["pages"], Value::Array(vec![]));
+
+    // The slug was never taken, and the page's files are whole after a refused add-files.
+    let r = srv
+        .call(
+            "POST",
+            PAGES,
+            Some(&ann.key),
+            Some(&publish_body("long", &good)),
+        )
+        .await;
+    let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
+    let mut batch: Vec<String> = generate(40, 4)
+        .iter()
+        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
+        .collect();
+    batch[0] = file_json(&binaries[0].0, &base64(b"replacement"), "base64");
+    batch[39] = file_json("bin/last.bin", "AAAA", "hex");
+    let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));
+    let r = srv
+        .call(
+            "POST",
+            &format!("{PAGES}/{id}/files"),
+            Some(&ann.key),
+            Some(&body),
+        )
+        .await;
+    r.assert_error(400, "invalid_request");
+    let message = r.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("bin/last.bin") && message.contains("hex"),
+        "{message}"
+    );
+    let got = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
+    assert_eq!(got.assert_status(200)["fileCount"], 41);
+    assert!(served(&srv, "long", &binaries[0].0).await == binaries[0].1);
+}
