@@ -174,7 +174,7 @@ mod tests {
 
     /// `files` sent in one body, read as a route reads them; also returns where the body's
     /// bytes lie, to tell slices of it from copies.
-    fn sent(files: &[String]) -> (Vec<FileInput>, std::ops::Range<usize>) {
+    fn sent(files: &[String]) -> (Vec<FileInput>, Range<usize>) {
         let text = format!(r#"{{"files":[{}]}}"#, files.join(","));
         let body = WritableBody::from(BytesMut::from(text.as_bytes()));
         let batch: Batch = parse_sharing(body.bytes()).unwrap();
@@ -187,7 +187,7 @@ mod tests {
         format!(r#"{{"path":"{path}","content":"{content}","encoding":"{encoding}"}}"#)
     }
 
-    fn in_body(input: &FileInput, body: &std::ops::Range<usize>) -> bool {
+    fn in_body(input: &FileInput, body: &Range<usize>) -> bool {
         let at = input.content.as_ref().unwrap().as_ptr() as usize;
         body.contains(&at)
     }

@@ -1,4 +1,5 @@
-//! The size-limited request [`Body`] every surface reads its posts through.
+//! The size-limited request [`Body`] every surface reads its posts through, and [`WritableBody`],
+//! the same still open to change, for a route that decodes what it was sent in place.
 
 use std::future::Future;
 use std::pin::Pin;
