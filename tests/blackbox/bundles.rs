@@ -42,6 +42,14 @@ fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// `files` as a request sends them, in base64.
+fn sent_as_base64(files: &[(String, Vec<u8>)]) -> Vec<String> {
+    files
+        .iter()
+        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
+        .collect()
+}
+
 /// A file of a request body, written out by hand so that its content can carry escapes.
 fn file_json(path: &str, content: &str, encoding: &str) -> String {
     format!(r#"{{"path":"{path}","content":"{content}","encoding":"{encoding}"}}"#)
@@ -71,10 +79,7 @@ async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
         return;
     };
     let binaries = generate(40, 1);
-    let mut files: Vec<String> = binaries
-        .iter()
-        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
-        .collect();
+    let mut files = sent_as_base64(&binaries);
     // A JSON encoder may write `/` as `\/`: such base64 is a copy, not a slice of the body.
     let (escaped_path, escaped_bytes) = &binaries[7];
     let escaped = base64(escaped_bytes);
@@ -121,10 +126,7 @@ async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
     for (n, file) in added.iter_mut().take(3).enumerate() {
         file.0.clone_from(&binaries[n].0);
     }
-    let batch: Vec<String> = added
-        .iter()
-        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
-        .collect();
+    let batch = sent_as_base64(&added);
     let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));
     let r = srv
         .call(
@@ -145,10 +147,7 @@ async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_ke
         return;
     };
     let binaries = generate(40, 3);
-    let mut files: Vec<String> = binaries
-        .iter()
-        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
-        .collect();
+    let mut files = sent_as_base64(&binaries);
     files.push(file_json("index.html", "<p>long</p>", "utf8"));
     let good = files.clone();
     files[25] = file_json(&binaries[25].0, "AAAA*AAA", "base64");
@@ -176,10 +175,7 @@ async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_ke
         )
         .await;
     let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
-    let mut batch: Vec<String> = generate(40, 4)
-        .iter()
-        .map(|(path, bytes)| file_json(path, &base64(bytes), "base64"))
-        .collect();
+    let mut batch = sent_as_base64(&generate(40, 4));
     batch[0] = file_json(&binaries[0].0, &base64(b"replacement"), "base64");
     batch[39] = file_json("bin/last.bin", "AAAA", "hex");
     let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));

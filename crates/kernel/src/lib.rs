@@ -2,14 +2,15 @@
 //!
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
 //! authenticated [`Principal`], the [`Clock`], [`Timer`] and [`PageChanges`] ports, the one
-//! table of error codes with their HTTP statuses, and the `RateLimiter` port. It depends only
-//! on small pure crates (serde, thiserror, uuid, time, async-trait, argon2, sha2, rand,
-//! base64); nothing here performs I/O.
+//! table of error codes with their HTTP statuses, the `RateLimiter` port, and work split across
+//! the cores in order (`parallel`). It depends only on small pure crates (serde, thiserror,
+//! uuid, time, async-trait, argon2, sha2, rand, base64); nothing here performs I/O.
 
 pub mod changes;
 pub mod clock;
 pub mod error;
 pub mod ids;
+pub mod parallel;
 pub mod password;
 pub mod principal;
 pub mod rate_limit;

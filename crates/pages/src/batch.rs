@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use bytes::Bytes;
+use quire_kernel::parallel::map_in_order;
 
 use crate::model::{FileData, FileEntry, FileInput, Limits, Unreadable};
 use crate::validate::{FilesError, Invalid, LimitKind, content_type, path, quoted, sha256_hex};
@@ -108,32 +109,7 @@ fn check_all(inputs: Vec<FileInput>) -> Vec<Result<Checked, FilesError>> {
         .iter()
         .map(|f| f.content.as_ref().map_or(0, Bytes::len))
         .sum();
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if threads < 2 || content < PARALLEL_CHECK_BYTES {
-        return inputs.into_iter().map(check).collect();
-    }
-    let per_thread = inputs.len().div_ceil(threads);
-    let mut chunks = Vec::with_capacity(threads);
-    let mut rest = inputs;
-    while rest.len() > per_thread {
-        let tail = rest.split_off(per_thread);
-        chunks.push(rest);
-        rest = tail;
-    }
-    chunks.push(rest);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(check).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    map_in_order(inputs, content >= PARALLEL_CHECK_BYTES, check)
 }
 
 fn check(f: FileInput) -> Result<Checked, FilesError> {

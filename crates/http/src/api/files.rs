@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use bytes::Bytes;
+use quire_kernel::parallel::map_in_order;
 use quire_pages::{FileInput, Unreadable};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -120,31 +121,11 @@ fn decode_in_place(
         at = span.end;
     }
     let base64: usize = spans.iter().map(ExactSizeIterator::len).sum();
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if threads < 2 || base64 < PARALLEL_DECODE_BYTES {
-        return Ok(pieces.into_iter().map(decode).collect());
-    }
-    let per_thread = pieces.len().div_ceil(threads);
-    Ok(std::thread::scope(|scope| {
-        let workers: Vec<_> = pieces
-            .chunks_mut(per_thread)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter_mut()
-                        .map(|piece| decode(piece))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    }))
+    Ok(map_in_order(
+        pieces,
+        base64 >= PARALLEL_DECODE_BYTES,
+        decode,
+    ))
 }
 
 fn decode(piece: &mut [u8]) -> Option<usize> {
