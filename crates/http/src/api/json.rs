@@ -3,7 +3,7 @@
 //! unparseable JSON is always `invalid_json`; a missing or mistyped field gets the code of the
 //! route (`invalid_body`, `invalid_project`, …) with the field named.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::ops::Range;
 
 use bytes::Bytes;
@@ -11,6 +11,7 @@ use quire_kernel::ErrorCode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::api::skeleton::{Holes, Place, Skeleton};
 use crate::error::ApiError;
 
 /// A request body type: parsed from JSON by serde and documented by utoipa, written once.
@@ -84,28 +85,108 @@ pub fn parse<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
 
 /// [`parse`], with `body`'s place lent to every [`SharedText`] field so that text needing no
 /// unescaping is recorded as where it lies in the body rather than copied: a publish then
-/// holds its files' content once, in the request, instead of twice.
+/// holds its files' content once, in the request, instead of twice. A body with long strings
+/// is parsed as its [`Skeleton`], those strings cut out; when one of them would land anywhere
+/// but a [`SharedText`] (or the skeleton is refused), the whole body is parsed instead, so
+/// every value and every error is what parsing the body gives.
 ///
 /// # Errors
 /// As [`parse`].
 pub fn parse_sharing<T: RequestBody>(body: &[u8]) -> Result<T, ApiError> {
+    if let Some(value) = parse_skeleton(body) {
+        return Ok(value);
+    }
+    lent(body, body, Holes::default(), || parse(body)).0
+}
+
+/// `body` parsed as its [`Skeleton`], when it has one, it parses, and each of its holes
+/// landed in a [`SharedText`], once.
+fn parse_skeleton<T: RequestBody>(body: &[u8]) -> Option<T> {
+    let (text, holes) = Skeleton::of(body)?.into_parts();
+    let expected = holes.len();
+    match lent(body, &text, holes, || parse::<T>(&text)) {
+        (Ok(value), Some(filled)) if filled == expected => Some(value),
+        _ => None,
+    }
+}
+
+/// Runs `parse` with `text` (`body` itself, or its skeleton with `holes`) lent to the
+/// [`SharedText`] fields it meets; returns its result and how many holes they took, or
+/// `None` if one was taken twice.
+fn lent<R>(
+    body: &[u8],
+    text: &[u8],
+    holes: Holes,
+    parse: impl FnOnce() -> R,
+) -> (R, Option<usize>) {
     /// Ends the loan however parsing ends.
-    struct Lent;
-    impl Drop for Lent {
+    struct Loan;
+    impl Drop for Loan {
         fn drop(&mut self) {
-            LENT_BODY.with(|lent| lent.set(None));
+            LENT.with(|lent| lent.borrow_mut().take());
         }
     }
-    let place = body.as_ptr_range();
-    LENT_BODY.with(|lent| lent.set(Some(place.start as usize..place.end as usize)));
-    let _lent = Lent;
-    parse(body)
+    let place = text.as_ptr_range();
+    LENT.with(|lent| {
+        *lent.borrow_mut() = Some(Lent {
+            text: place.start as usize..place.end as usize,
+            body_len: body.len(),
+            taken: vec![false; holes.len()],
+            holes,
+            spoiled: false,
+        });
+    });
+    let loan = Loan;
+    let result = parse();
+    let filled = LENT.with(|lent| {
+        let lent = lent.borrow();
+        let lent = lent.as_ref().filter(|l| !l.spoiled)?;
+        Some(lent.taken.iter().filter(|t| **t).count())
+    });
+    drop(loan);
+    (result, filled)
+}
+
+/// What [`parse_sharing`] lends the [`SharedText`] fields on this thread: where the parsed
+/// text lies in memory, and the holes of a skeleton, with which of them were taken.
+struct Lent {
+    text: Range<usize>,
+    body_len: usize,
+    holes: Holes,
+    taken: Vec<bool>,
+    /// A hole was taken twice (by a type that replays what it parsed): the skeleton's
+    /// result cannot be trusted.
+    spoiled: bool,
 }
 
 thread_local! {
-    /// The addresses of the body [`parse_sharing`] is parsing on this thread, if any. Parsing
-    /// is synchronous, so the loan never spans an await.
-    static LENT_BODY: Cell<Option<Range<usize>>> = const { Cell::new(None) };
+    /// The loan of [`parse_sharing`] on this thread, if any. Parsing is synchronous, so the
+    /// loan never spans an await.
+    static LENT: RefCell<Option<Lent>> = const { RefCell::new(None) };
+}
+
+impl Lent {
+    /// Where `text`, borrowed from the lent text, lies in the body; `None` if it was not
+    /// borrowed from there, or is a hole already taken.
+    fn place_of(&mut self, text: &str) -> Option<Range<usize>> {
+        let place = text.as_bytes().as_ptr_range();
+        let (start, end) = (place.start as usize, place.end as usize);
+        if start < self.text.start || end > self.text.end {
+            return None;
+        }
+        let in_text = start - self.text.start..end - self.text.start;
+        let in_body = match self.holes.place(in_text) {
+            Place::Body(range) => range,
+            Place::Hole(n, range) => {
+                if std::mem::replace(&mut self.taken[n], true) {
+                    self.spoiled = true;
+                    return None;
+                }
+                range
+            }
+        };
+        (in_body.end <= self.body_len).then_some(in_body)
+    }
 }
 
 /// A JSON string held as bytes: where it lies in the request body when it was sent without
@@ -145,15 +226,11 @@ impl<'de> serde::de::Visitor<'de> for SharedTextVisitor {
     }
 
     fn visit_borrowed_str<E: serde::de::Error>(self, text: &'de str) -> Result<SharedText, E> {
-        let place = text.as_bytes().as_ptr_range();
-        let (start, end) = (place.start as usize, place.end as usize);
-        let shared = LENT_BODY.with(|lent| {
-            let body = lent.take()?;
-            lent.set(Some(body.clone()));
-            (body.start <= start && end <= body.end)
-                .then(|| SharedText::InBody(start - body.start..end - body.start))
-        });
-        Ok(shared.unwrap_or_else(|| SharedText::Copied(Bytes::copy_from_slice(text.as_bytes()))))
+        let shared = LENT.with(|lent| lent.borrow_mut().as_mut()?.place_of(text));
+        Ok(shared.map_or_else(
+            || SharedText::Copied(Bytes::copy_from_slice(text.as_bytes())),
+            SharedText::InBody,
+        ))
     }
 
     fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
@@ -254,15 +331,99 @@ mod tests {
             copied.texts[0],
             SharedText::Copied(Bytes::from_static(b"plain text"))
         );
-        assert!(LENT_BODY.with(|lent| lent.take().is_none()));
+        assert!(LENT.with(|lent| lent.borrow().is_none()));
         assert_eq!(
             parse_sharing::<Shared>(b"{").unwrap_err().code(),
             "invalid_json"
         );
         assert!(
-            LENT_BODY.with(|lent| lent.take().is_none()),
+            LENT.with(|lent| lent.borrow().is_none()),
             "a failed parse ends the loan"
         );
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Bundle {
+        title: String,
+        files: Vec<Sent>,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Sent {
+        path: String,
+        content: SharedText,
+    }
+    impl RequestBody for Bundle {
+        const CODE: ErrorCode = ErrorCode::InvalidRequest;
+    }
+
+    /// What parsing the whole body, with no skeleton, gives.
+    fn whole(body: &str) -> Result<Bundle, (String, String)> {
+        let bytes = body.as_bytes();
+        lent(bytes, bytes, Holes::default(), || parse::<Bundle>(bytes))
+            .0
+            .map_err(|e| (e.code().to_owned(), e.message().to_owned()))
+    }
+
+    fn sharing(body: &str) -> Result<Bundle, (String, String)> {
+        parse_sharing::<Bundle>(body.as_bytes())
+            .map_err(|e| (e.code().to_owned(), e.message().to_owned()))
+    }
+
+    fn base64_like(n: usize) -> String {
+        "QUJD".repeat(n / 4 + 1)
+    }
+
+    #[test]
+    fn long_contents_are_parsed_as_holes_and_read_back_from_the_body() {
+        let (one, two) = (base64_like(5_000), base64_like(70_000));
+        let body = format!(
+            r#"{{"title":"T","files":[{{"path":"a","content":"{one}"}},{{"path":"b\u0041","content":"x\/y"}},{{"content":"{two}","path":"c"}}]}}"#
+        );
+        let bundle = parse_skeleton::<Bundle>(body.as_bytes()).expect("parsed as its skeleton");
+        assert_eq!(Ok(&bundle), whole(&body).as_ref());
+        assert_eq!(bundle.files[1].path, "bA");
+        let bytes = Bytes::from(body);
+        let texts: Vec<Bytes> = bundle
+            .files
+            .into_iter()
+            .map(|f| f.content.bytes_in(&bytes))
+            .collect();
+        assert_eq!(texts, [one.as_str(), "x/y", two.as_str()]);
+        assert!(LENT.with(|lent| lent.borrow().is_none()));
+    }
+
+    #[test]
+    fn a_long_string_that_is_not_a_content_is_parsed_from_the_whole_body() {
+        let long = base64_like(5_000);
+        let title = format!(r#"{{"title":"{long}","files":[{{"path":"a","content":"{long}"}}]}}"#);
+        assert!(parse_skeleton::<Bundle>(title.as_bytes()).is_none());
+        assert_eq!(sharing(&title).unwrap().title, long);
+        let unknown =
+            format!(r#"{{"title":"T","extra":"{long}","files":[{{"path":"a","content":"x"}}]}}"#);
+        assert!(parse_skeleton::<Bundle>(unknown.as_bytes()).is_none());
+        assert_eq!(sharing(&unknown), whole(&unknown));
+        assert!(sharing(&unknown).is_ok());
+    }
+
+    #[test]
+    fn a_body_with_long_strings_is_refused_as_the_whole_body_would_be() {
+        let long = base64_like(5_000);
+        let file = format!(r#"{{"path":"a","content":"{long}"}}"#);
+        let refused = [
+            format!(r#"{{"title":"T","files":[{file}]}} trailing"#),
+            format!(r#"{{"files":[{file}]}}"#),
+            format!(r#"{{"title":"T","files":[{file},{{"path":1,"content":"{long}"}}]}}"#),
+            format!(
+                r#"{{"title":"T","files":[{{"path":"a","content":"{long}{}"}}]}}"#,
+                '\u{1}'
+            ),
+            format!(r#"{{"title":"T","files":[{file}],"title":"again"}}"#),
+            format!(r#"{{"title":"T","files":[{{"path":"a","content":"{long}"#),
+        ];
+        for body in refused {
+            let expected = whole(&body).unwrap_err();
+            assert_eq!(sharing(&body).unwrap_err(), expected, "{}", expected.1);
+        }
     }
 
     #[test]

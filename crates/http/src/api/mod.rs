@@ -20,6 +20,7 @@ pub(crate) mod openapi;
 pub(crate) mod pages;
 pub(crate) mod projects;
 pub(crate) mod schema;
+pub(crate) mod skeleton;
 
 use actix_web::dev::{HttpServiceFactory, ResourceDef};
 use actix_web::{HttpRequest, web};
