@@ -221,14 +221,19 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
 }
 
-/// Whether anyone may read a page's objects while [`BundleStore::put_files`] writes them.
+/// Whether anyone may read the objects [`BundleStore::put_files`] writes while it writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readers {
-    /// The page is pending, so no visitor and no API call reads its objects: one may be
-    /// written in place, since a write cut short leads to the page's removal, objects and
-    /// all (the publish's undo, or the janitor once its lease lapses).
+    /// No visitor and no API call asks for these objects until they are all written: the
+    /// page is pending (a publish), or its manifest does not name them yet (add-files, which
+    /// names them only afterwards). Each may be written in place. A name that already exists
+    /// is replaced whole, so a reader of an object by that name, or a partial object a crash
+    /// left there, never meets a half-written one. A write cut short by a crash leaves a
+    /// partial object no manifest names: removed with the page (a publish's undo, the
+    /// janitor once its lease lapses, or the page's deletion).
     NoneYet,
-    /// The page is live: each object must appear whole or not at all.
+    /// Readers may ask for the objects while they are written: each must appear whole or not
+    /// at all.
     Possible,
 }
 

@@ -134,7 +134,9 @@ impl PageService {
             .into_iter()
             .filter(|f| !stored.contains(&f.entry.sha256))
             .collect();
-        let uploaded = match self.upload(page.id, to_upload, Readers::Possible).await {
+        // The manifest names none of these objects, and will only once every one is whole,
+        // so nobody asks for them while they are written.
+        let uploaded = match self.upload(page.id, to_upload, Readers::NoneYet).await {
             Ok(written) => written,
             Err((e, written)) => {
                 self.remove_objects(page.id, &written).await;

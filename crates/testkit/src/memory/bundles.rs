@@ -20,7 +20,15 @@ pub struct MemoryBundles {
     failing: Mutex<Failing>,
     puts_left: Mutex<Option<usize>>,
     stalled: tokio::sync::watch::Sender<bool>,
-    batches: Mutex<Vec<(PageId, Readers)>>,
+    batches: Mutex<Vec<Batch>>,
+}
+
+/// One call of `put_files`: its page, who could read the objects, and the files' paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub page: PageId,
+    pub readers: Readers,
+    pub paths: Vec<String>,
 }
 
 impl Default for MemoryBundles {
@@ -63,9 +71,9 @@ impl MemoryBundles {
         *self.puts_left.lock().expect("lock") = None;
     }
 
-    /// Each batch given to `put_files` so far, in order: its page and who could read it.
+    /// Each batch given to `put_files` so far, in order.
     #[must_use]
-    pub fn batches(&self) -> Vec<(PageId, Readers)> {
+    pub fn batches(&self) -> Vec<Batch> {
         self.batches.lock().expect("lock").clone()
     }
 
@@ -119,7 +127,11 @@ impl BundleStore for MemoryBundles {
         files: Vec<FileData>,
         readers: Readers,
     ) -> Result<Vec<String>, (InfraError, Vec<String>)> {
-        self.batches.lock().expect("lock").push((page, readers));
+        self.batches.lock().expect("lock").push(Batch {
+            page,
+            readers,
+            paths: files.iter().map(|f| f.entry.path.clone()).collect(),
+        });
         put_concurrently(self, page, files).await
     }
 

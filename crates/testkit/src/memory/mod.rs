@@ -19,7 +19,7 @@ mod sessions;
 mod signup;
 
 pub use activation::InvitedNumber;
-pub use bundles::MemoryBundles;
+pub use bundles::{Batch, MemoryBundles};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
