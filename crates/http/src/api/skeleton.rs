@@ -20,6 +20,10 @@ use quire_kernel::parallel::map_in_order;
 /// Strings at least this long are cut out; shorter ones cost serde little.
 const LONG_STRING: usize = 4096;
 
+/// A skeleton is made only when it keeps at most this fraction of the body (1 in 8): a body
+/// whose long strings mostly stay would be held twice, for no gain.
+const KEPT_AT_MOST: usize = 8;
+
 /// Below this much text in long strings, one thread checks it all.
 const PARALLEL_CHECK_BYTES: usize = 1 << 20;
 
@@ -52,8 +56,9 @@ pub(crate) enum Place {
 }
 
 impl Skeleton {
-    /// `body`'s skeleton, or `None` when it has no long string to cut out (or a string that
-    /// never closes, which serde reports).
+    /// `body`'s skeleton, or `None` when it has no long string to cut out, when it would
+    /// keep more than an eighth of the body, or when a string never closes (which serde
+    /// reports).
     pub(crate) fn of(body: &[u8]) -> Option<Skeleton> {
         let long = long_strings(body)?;
         let bytes: usize = long.iter().map(ExactSizeIterator::len).sum();
@@ -74,10 +79,10 @@ impl Skeleton {
             });
             copied = string.end;
         }
-        if holes.is_empty() {
+        text.extend_from_slice(&body[copied..]);
+        if holes.is_empty() || text.len() > body.len() / KEPT_AT_MOST {
             return None;
         }
-        text.extend_from_slice(&body[copied..]);
         Some(Skeleton {
             text,
             holes: Holes(holes),
@@ -206,7 +211,7 @@ mod tests {
 
     #[test]
     fn strings_serde_must_judge_stay_in_the_skeleton() {
-        let plain = long('p');
+        let plain = long('p').repeat(32);
         // Escapes, a control character, non-ASCII text and a short string all stay.
         let escaped = format!("{}\\\"{}", long('e'), long('e'));
         let control = format!("{}\u{1}", long('c'));
@@ -217,7 +222,7 @@ mod tests {
         let (text, holes) = Skeleton::of(body.as_bytes()).unwrap().into_parts();
         assert_eq!(holes.len(), 1);
         let kept = String::from_utf8(text).unwrap();
-        assert_eq!(kept.len(), body.len() - LONG_STRING);
+        assert_eq!(kept.len(), body.len() - plain.len());
         for stays in [&escaped, &control, &accented] {
             assert!(kept.contains(stays.as_str()));
         }
@@ -227,6 +232,10 @@ mod tests {
     #[test]
     fn no_skeleton_without_long_strings_or_when_a_string_never_closes() {
         assert!(Skeleton::of(br#"{"a":"short","b":["x","y"]}"#).is_none());
+        // One long string cut out of a body that is mostly other text: it would be held
+        // nearly twice.
+        let mostly_kept = format!(r#"{{"a":"{}","b":"{}é"}}"#, long('p'), long('q'));
+        assert!(Skeleton::of(mostly_kept.as_bytes()).is_none());
         let open = format!(r#"{{"a":"{}"#, long('o'));
         assert!(Skeleton::of(open.as_bytes()).is_none());
         let dangling = format!(r#"{{"a":"{}","b":"x\"#, long('o'));
