@@ -9,8 +9,8 @@
 //! sees half an object; a write cut off by a crash leaves that file, which `object_store`
 //! listings hide, so the sweep walks the directory itself. A publish's batch of files goes to
 //! local disk on one blocking thread per core (`local.rs`) rather than one `object_store`
-//! write, and one thread hop, per file; into a page still pending, which nobody reads, each
-//! object is written straight under its name.
+//! write, and one thread hop, per file. Objects nobody reads yet (a pending page's, or those
+//! a live page's manifest does not name yet) are written straight under their names.
 
 mod local;
 
