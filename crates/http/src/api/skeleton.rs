@@ -65,24 +65,28 @@ impl Skeleton {
         let printable = map_in_order(long.clone(), bytes >= PARALLEL_CHECK_BYTES, |text| {
             printable_ascii(&body[text])
         });
-        let mut text = Vec::with_capacity(body.len() - bytes + long.len());
-        let mut holes = Vec::new();
-        let mut copied = 0;
-        for (string, fit) in long.into_iter().zip(printable) {
-            if !fit {
-                continue;
-            }
-            text.extend_from_slice(&body[copied..string.start]);
-            holes.push(Hole {
-                at: text.len(),
-                text: string.clone(),
-            });
-            copied = string.end;
-        }
-        text.extend_from_slice(&body[copied..]);
-        if holes.is_empty() || text.len() > body.len() / KEPT_AT_MOST {
+        let cut: Vec<Range<usize>> = long
+            .into_iter()
+            .zip(printable)
+            .filter_map(|(string, fit)| fit.then_some(string))
+            .collect();
+        // Judged before anything is copied, so such a body is never held twice.
+        let kept = body.len() - cut.iter().map(ExactSizeIterator::len).sum::<usize>();
+        if cut.is_empty() || kept > body.len() / KEPT_AT_MOST {
             return None;
         }
+        let mut text = Vec::with_capacity(kept);
+        let mut holes = Vec::with_capacity(cut.len());
+        let mut copied = 0;
+        for string in cut {
+            text.extend_from_slice(&body[copied..string.start]);
+            copied = string.end;
+            holes.push(Hole {
+                at: text.len(),
+                text: string,
+            });
+        }
+        text.extend_from_slice(&body[copied..]);
         Some(Skeleton {
             text,
             holes: Holes(holes),
