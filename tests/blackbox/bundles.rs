@@ -6,7 +6,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use crate::harness::{Backend, Server, on_both_backends, setup};
+use crate::harness::{Backend, Reply, Server, on_both_backends, setup};
 use crate::serving::visitor;
 
 const PAGES: &str = "/api/page/v1/pages";
@@ -63,6 +63,24 @@ fn publish_body(slug: &str, files: &[String]) -> String {
     )
 }
 
+/// Publishes `files` (each already written as JSON) as the public page `long`.
+async fn publish(srv: &Server, key: &str, files: &[String]) -> Reply {
+    srv.call("POST", PAGES, Some(key), Some(&publish_body("long", files)))
+        .await
+}
+
+/// Adds `files` (each already written as JSON) to the page `id`.
+async fn add_files(srv: &Server, key: &str, id: &str, files: &[String]) -> Reply {
+    let body = format!(r#"{{"files":[{}]}}"#, files.join(","));
+    srv.call(
+        "POST",
+        &format!("{PAGES}/{id}/files"),
+        Some(key),
+        Some(&body),
+    )
+    .await
+}
+
 /// The bytes the page origin serves at `/ann/{slug}/{path}`.
 async fn served(srv: &Server, slug: &str, path: &str) -> Vec<u8> {
     let resp = visitor()
@@ -91,14 +109,7 @@ async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
         "utf8",
     ));
     files.push(r#"{"path":"notes.txt","content":"line\nbreak \"quoted\""}"#.to_owned());
-    let r = srv
-        .call(
-            "POST",
-            PAGES,
-            Some(&ann.key),
-            Some(&publish_body("long", &files)),
-        )
-        .await;
+    let r = publish(&srv, &ann.key, &files).await;
     let p = r.assert_status(201).clone();
     let text_bytes = "<h1>Größe ✓</h1>".len() + "line\nbreak \"quoted\"".len();
     assert_eq!(p["fileCount"], 42);
@@ -127,15 +138,7 @@ async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
         file.0.clone_from(&binaries[n].0);
     }
     let batch = sent_as_base64(&added);
-    let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));
-    let r = srv
-        .call(
-            "POST",
-            &format!("{PAGES}/{id}/files"),
-            Some(&ann.key),
-            Some(&body),
-        )
-        .await;
+    let r = add_files(&srv, &ann.key, id, &batch).await;
     assert_eq!(r.assert_status(200)["fileCount"], 42 + 37);
     for (path, bytes) in added.iter().chain(&binaries[3..]) {
         assert!(served(&srv, "long", path).await == *bytes, "{path} differs");
@@ -151,14 +154,7 @@ async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_ke
     files.push(file_json("index.html", "<p>long</p>", "utf8"));
     let good = files.clone();
     files[25] = file_json(&binaries[25].0, "AAAA*AAA", "base64");
-    let r = srv
-        .call(
-            "POST",
-            PAGES,
-            Some(&ann.key),
-            Some(&publish_body("long", &files)),
-        )
-        .await;
+    let r = publish(&srv, &ann.key, &files).await;
     r.assert_error(400, "invalid_request");
     let message = r.body["message"].as_str().unwrap();
     assert!(message.contains(&binaries[25].0), "{message}");
@@ -166,27 +162,12 @@ async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_ke
     assert_eq!(listed.assert_status(200)["pages"], Value::Array(vec![]));
 
     // The slug was never taken, and the page's files are whole after a refused add-files.
-    let r = srv
-        .call(
-            "POST",
-            PAGES,
-            Some(&ann.key),
-            Some(&publish_body("long", &good)),
-        )
-        .await;
+    let r = publish(&srv, &ann.key, &good).await;
     let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
     let mut batch = sent_as_base64(&generate(40, 4));
     batch[0] = file_json(&binaries[0].0, &base64(b"replacement"), "base64");
     batch[39] = file_json("bin/last.bin", "AAAA", "hex");
-    let body = format!(r#"{{"files":[{}]}}"#, batch.join(","));
-    let r = srv
-        .call(
-            "POST",
-            &format!("{PAGES}/{id}/files"),
-            Some(&ann.key),
-            Some(&body),
-        )
-        .await;
+    let r = add_files(&srv, &ann.key, &id, &batch).await;
     r.assert_error(400, "invalid_request");
     let message = r.body["message"].as_str().unwrap();
     assert!(

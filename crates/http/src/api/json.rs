@@ -405,6 +405,34 @@ mod tests {
         assert!(sharing(&unknown).is_ok());
     }
 
+    /// An untagged enum replays what it parsed for each variant it tries, so a hole can be
+    /// met twice: the skeleton's result is then dropped and the whole body parsed.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(untagged)]
+    enum Tried {
+        Sized { content: SharedText, size: u64 },
+        Plain { content: SharedText },
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Replayed {
+        item: Tried,
+    }
+    impl RequestBody for Replayed {}
+
+    #[test]
+    fn a_hole_met_twice_sends_the_whole_body_to_serde() {
+        let long = base64_like(5_000);
+        let body = format!(r#"{{"item":{{"content":"{long}"}}}}"#);
+        assert!(Skeleton::of(body.as_bytes()).is_some());
+        assert!(parse_skeleton::<Replayed>(body.as_bytes()).is_none());
+        let Tried::Plain { content } = parse_sharing::<Replayed>(body.as_bytes()).unwrap().item
+        else {
+            panic!("the second variant fits");
+        };
+        let at = body.find('Q').unwrap();
+        assert_eq!(content, SharedText::InBody(at..at + long.len()));
+    }
+
     #[test]
     fn a_body_with_long_strings_is_refused_as_the_whole_body_would_be() {
         let long = base64_like(5_000);
