@@ -1,7 +1,7 @@
 //! Starts the real `quire-server` binary on a free port, against SQLite (a temporary file)
 //! or PostgreSQL (a fresh database), and talks to it over HTTP only.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -413,4 +413,17 @@ pub async fn setup(backend: Backend) -> Option<(TestDb, Server, Account)> {
     let account = db.create_account("ann", &[]);
     let server = db.start();
     Some((db, server, account))
+}
+
+/// Lowercase hex SHA-256 of `bytes` from the system's `sha256sum`: a digest made apart from
+/// the code under test, to check the digests Quire stores and reports.
+pub fn sha256sum(bytes: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
 }

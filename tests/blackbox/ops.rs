@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{Backend, TestDb, on_both_backends, setup};
+use crate::harness::{Backend, TestDb, on_both_backends, setup, sha256sum};
 
 async fn health_and_readiness(b: Backend) {
     let Some((_db, srv, _ann)) = setup(b).await else {
@@ -120,22 +120,9 @@ async fn minted_keys_appear_in_no_log_and_only_hashed_in_the_database(b: Backend
     };
     for secret in [&key, &ann.key] {
         assert!(!dump.contains(&secret[11..]), "plaintext key stored");
-        let hash = sha256_hex(secret);
+        let hash = sha256sum(secret.as_bytes());
         assert!(dump.contains(&hash), "hash of the key not stored");
     }
-}
-
-fn sha256_hex(s: &str) -> String {
-    // A tiny independent SHA-256 via the system's sha256sum keeps this test honest about
-    // the stored format without reusing the code under test.
-    let mut child = std::process::Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("sha256sum");
-    child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
 }
 
 async fn sigterm_lets_an_in_flight_request_finish(b: Backend) {
