@@ -5,7 +5,8 @@
 //! their ratio (median of rounds, with min and max), the time a bare HTTP/1.1 endpoint on a
 //! thread of this process takes to receive the same request (the floor for any server that is
 //! sent it on the same machine), the server's CPU time per request (and half of it: the
-//! least time that work could take on two cores), and the server's peak resident memory, and
+//! least time that work could take on two cores; and the same with the CPU time this process
+//! spent sending it added), and the server's peak resident memory, and
 //! how far it grew above the server's peak before the first publish, as a multiple of the
 //! request. Dirty pages are flushed before each measured phase; neither side calls fsync (the
 //! bundle store does not either).
@@ -217,13 +218,17 @@ impl Client {
         dir: &Path,
         files: &[(String, Vec<u8>)],
     ) -> Round {
-        let (served, _) = self.timed_post(path, body.clone(), expect).await;
+        let sent = body.clone();
+        let cpu_before = cpu_ms(std::process::id());
+        let (served, _) = self.timed_post(path, sent, expect).await;
+        let client_cpu_ms = cpu_ms(std::process::id()) - cpu_before;
         let reference = write_reference(dir, files);
         let received = self.timed_receive(body).await;
         Round {
             served,
             reference,
             received,
+            client_cpu_ms,
         }
     }
 }
@@ -235,13 +240,15 @@ struct Phase {
     served_ms: Vec<f64>,
     reference_ms: Vec<f64>,
     received_ms: Vec<f64>,
+    client_cpu_ms: f64,
 }
 
-/// One round's three times.
+/// One round's three times, and the CPU time this process spent sending the request.
 struct Round {
     served: Duration,
     reference: Duration,
     received: Duration,
+    client_cpu_ms: f64,
 }
 
 impl Phase {
@@ -264,10 +271,13 @@ impl Phase {
         self.served_ms.push(ms(times.served));
         self.reference_ms.push(ms(times.reference));
         self.received_ms.push(ms(times.received));
+        self.client_cpu_ms += times.client_cpu_ms;
     }
 
     /// Prints the server's CPU time per request of the phase: `spent_ms` over `requests`.
-    /// Halved, it is the least time a request could take with all of it on both cores.
+    /// Halved, it is the least time a request could take with all of it on both cores. Then
+    /// the same with the CPU time the client spent sending each request added, since it
+    /// runs on the same cores.
     fn cpu(&self, what: &str, spent_ms: f64, requests: usize) {
         let per = spent_ms / requests as f64;
         let reference = median(self.reference_ms.clone());
@@ -276,6 +286,13 @@ impl Phase {
              cores at best {:.1} ms, {:.2}x disk",
             per / 2.0,
             per / 2.0 / reference
+        );
+        let client = self.client_cpu_ms / self.ratios.len() as f64;
+        println!(
+            "client CPU: {client:.1} ms per {what} request; server and client on 2 cores at \
+             best {:.1} ms, {:.2}x disk",
+            (per + client) / 2.0,
+            (per + client) / 2.0 / reference
         );
     }
 
