@@ -92,8 +92,8 @@ async fn served(srv: &Server, slug: &str, path: &str) -> Vec<u8> {
     resp.bytes().await.unwrap().to_vec()
 }
 
-/// Every file of `files` is listed on page `id` with the SHA-256 of its bytes. Most of a
-/// long body's digests are computed while it arrives, by other code than the batch check's.
+/// Every file of `files` is listed on page `id` with the SHA-256 of its bytes, as `sha256sum`
+/// computes it apart from the server's code: the digest also names the file's object.
 async fn assert_digests(srv: &Server, key: &str, id: &str, files: &[(String, Vec<u8>)]) {
     let listed = srv.get(&format!("{PAGES}/{id}/files"), key).await;
     let listed = listed.assert_status(200)["files"]

@@ -243,7 +243,8 @@ struct Phase {
     client_cpu_ms: f64,
 }
 
-/// One round's three times, and the CPU time this process spent sending the request.
+/// One round's three times, and the CPU time this process spent sending the request (with
+/// starting `sync` before it, a fraction of a millisecond).
 struct Round {
     served: Duration,
     reference: Duration,
