@@ -88,7 +88,9 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     lower_hex(&Sha256::digest(bytes))
 }
 
-fn lower_hex(bytes: &[u8]) -> String {
+/// `bytes` as lowercase hex, two digits each.
+#[must_use]
+pub fn lower_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -126,6 +128,12 @@ mod tests {
         assert_eq!(back, token);
         assert_eq!(back.hash(), sha256_hex(token.expose().as_bytes()));
         assert_ne!(OpaqueToken::<Sample>::generate(), token);
+    }
+
+    #[test]
+    fn hex_is_two_lowercase_digits_per_byte() {
+        assert_eq!(lower_hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(lower_hex(&[]), "");
     }
 
     #[test]

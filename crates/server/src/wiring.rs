@@ -137,7 +137,7 @@ pub(crate) fn sealing_key(path: &Path) -> Result<SealingKey, ServerError> {
     }
     let mut fresh = [0u8; KEY_BYTES];
     rand::rng().fill(&mut fresh[..]);
-    let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = quire_kernel::secret::lower_hex(&fresh);
     let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
