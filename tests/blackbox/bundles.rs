@@ -6,7 +6,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use crate::harness::{Backend, Reply, Server, on_both_backends, setup, sha256sum};
+use crate::harness::{Backend, Reply, Server, TestDb, on_both_backends, setup, sha256sum};
 use crate::serving::visitor;
 
 const PAGES: &str = "/api/page/v1/pages";
@@ -143,7 +143,8 @@ async fn a_long_bundle_comes_back_byte_for_byte(b: Backend) {
         b"line\nbreak \"quoted\""
     );
 
-    // Add-files reads its batch the same way: 40 more, and the first 3 replaced.
+    // Add-files reads its batch the same way: 40 more, and the first 3 replaced. Its body,
+    // a little shorter, goes into the mapping the publish's body was read into.
     let mut added = generate(40, 2);
     for (n, (_, bytes)) in added.iter_mut().take(3).enumerate() {
         bytes.reverse();
@@ -193,4 +194,51 @@ async fn a_file_that_does_not_decode_in_a_long_bundle_is_named_and_nothing_is_ke
     let got = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
     assert_eq!(got.assert_status(200)["fileCount"], 41);
     assert!(served(&srv, "long", &binaries[0].0).await == binaries[0].1);
+}
+
+/// The resident memory of the server's process, in KiB.
+fn resident_kib(srv: &Server) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", srv.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// The mapping a long body was read into is kept for the next one while the server is busy,
+/// and goes back to the system once it has waited a whole janitor interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mapping_kept_for_long_bodies_goes_back_when_idle() {
+    let Some(db) = TestDb::create(Backend::Sqlite).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let srv = db.start_with(&[("QUIRE_JANITOR_INTERVAL_SECS", "1")]);
+    let mut files = sent_as_base64(&generate(40, 5));
+    files.push(file_json("index.html", "<p>long</p>", "utf8"));
+    let r = publish(&srv, &ann.key, &files).await;
+    let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
+    let before = resident_kib(&srv);
+    let mut unmapped = false;
+    for _ in 0..50 {
+        if srv.logs().contains("janitor unmapped an idle body mapping") {
+            unmapped = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(unmapped, "the janitor kept the mapping\n{}", srv.logs());
+    let after = resident_kib(&srv);
+    assert!(
+        after + 2 * 1024 <= before,
+        "the 2.6 MiB body's pages are still resident: {before} KiB, then {after} KiB"
+    );
+
+    // The next long body gets a mapping of its own.
+    let added = generate(40, 6);
+    let r = add_files(&srv, &ann.key, &id, &sent_as_base64(&added)).await;
+    assert_eq!(r.assert_status(200)["fileCount"], 81);
+    assert!(served(&srv, "long", &added[39].0).await == added[39].1);
 }

@@ -6,9 +6,10 @@
 //!   device login's consent screen, the pass to private pages;
 //! - [`pages_origin`]: the second listener, serving published pages and short links, on an
 //!   HTTP/1.1 server of its own (`pages_origin::wire`, on tokio and httparse);
-//! - `common/`: what they share (the size-limited body, same-origin checks, the client's
-//!   address, connection limits, routes with their 405s, the request log); `error.rs` is the one mapping from
-//!   domain errors to `(status, code)`.
+//! - `common/`: what they share (the size-limited body and the mappings long ones are read
+//!   into, same-origin checks, the client's address, connection limits, routes with their
+//!   405s, the request log); `error.rs` is the one mapping from domain errors to
+//!   `(status, code)`.
 //!
 //! One thin function per endpoint: parse the request, call a use case, map the result. It
 //! depends on the application and domain crates, actix-web, tokio, httparse and utoipa; it
@@ -36,7 +37,7 @@ use quire_serving::ServingService;
 use quire_signup::{FirstRun, PasswordChange, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
-pub use common::{client_ip, limits, request_log};
+pub use common::{client_ip, limits, mapping, request_log};
 pub use error::ApiError;
 
 /// Can the service take requests? Implemented by the server over the database and the

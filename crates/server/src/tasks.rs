@@ -3,12 +3,14 @@
 use std::time::Duration;
 
 use quire_app::Services;
+use quire_http::mapping;
 use quire_pages::Swept;
 use quire_serving::ServingService;
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
 /// rate-limit events, email sends out of every window, spent captcha solutions and expired
-/// one-time links now, then every `interval`.
+/// one-time links now, then every `interval`; and unmaps the mapping kept for long request
+/// bodies once it has waited a whole `interval`.
 pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
     let Services {
         pages,
@@ -65,6 +67,10 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+            }
+            let unmapped = mapping::release_idle(interval);
+            if unmapped > 0 {
+                tracing::info!(bytes = unmapped, "janitor unmapped an idle body mapping");
             }
             tokio::time::sleep(interval).await;
         }

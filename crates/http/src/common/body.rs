@@ -8,11 +8,11 @@ use actix_web::dev::Payload;
 use actix_web::web::{Bytes, BytesMut};
 use actix_web::{FromRequest, HttpRequest, http::header};
 use futures_util::StreamExt;
-use memmap2::MmapMut;
 use quire_kernel::ErrorCode;
 use serde_json::Value;
 
 use crate::MAX_PLATFORM_BODY;
+use crate::common::mapping::BodyMapping;
 use crate::error::ApiError;
 
 /// A request body of at most the scope's [`BodyLimit`] (default [`MAX_PLATFORM_BODY`]);
@@ -59,7 +59,7 @@ impl WritableBody {
     pub fn bytes(&self) -> &[u8] {
         match &self.0 {
             Room::Heap(buf) => buf,
-            Room::Mapped { map, filled } => &map[..*filled],
+            Room::Mapped { map, filled, .. } => &map.room()[..*filled],
         }
     }
 
@@ -67,7 +67,7 @@ impl WritableBody {
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         match &mut self.0 {
             Room::Heap(buf) => buf,
-            Room::Mapped { map, filled } => &mut map[..*filled],
+            Room::Mapped { map, filled, .. } => &mut map.room_mut()[..*filled],
         }
     }
 
@@ -146,36 +146,30 @@ fn read(
 /// Bodies declared at least this long are read into an anonymous mapping of their own.
 const MAPPED_BODY: usize = 1 << 20;
 
-/// Where a body is read to. A long one gets its own mapping, sized by its declared length
-/// (which costs address space, not memory, until the bytes arrive, so a lying client gains
-/// nothing) and unmapped when the last slice of it is dropped. On the heap, freeing a body of
-/// 27 MiB makes glibc raise its mmap threshold to that size, and later bodies then stay on
-/// the heap after they are freed: five publishes in a row peaked at 63 MiB above the
+/// Where a body is read to. A long one gets a mapping of its own (see
+/// [`crate::common::mapping`]), of at least its declared length (which costs address space,
+/// not memory, until the bytes arrive, so a lying client gains nothing). On the heap, freeing
+/// a body of 27 MiB makes glibc raise its mmap threshold to that size, and later bodies then
+/// stay on the heap after they are freed: five publishes in a row peaked at 63 MiB above the
 /// server's start against 31 MiB for one.
 #[derive(Debug)]
 enum Room {
     Heap(BytesMut),
-    Mapped { map: MmapMut, filled: usize },
-}
-
-/// Asks for the mapping in huge pages: read into 4 KiB pages, a 27 MiB body takes 6,800
-/// faults, each zeroing its page, and they cost as much as the copying itself. Best effort:
-/// a kernel without transparent huge pages refuses, and the body is read the same way.
-fn in_huge_pages(map: &MmapMut) {
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
-    #[cfg(not(target_os = "linux"))]
-    let _ = map;
+    Mapped {
+        map: BodyMapping,
+        filled: usize,
+        declared: usize,
+    },
 }
 
 impl Room {
     fn for_declared(declared: Option<usize>) -> Result<Self, ApiError> {
         match declared {
-            Some(n) if n >= MAPPED_BODY => {
-                let map = MmapMut::map_anon(n).map_err(|e| ApiError::internal(&e))?;
-                in_huge_pages(&map);
-                Ok(Room::Mapped { map, filled: 0 })
-            }
+            Some(n) if n >= MAPPED_BODY => Ok(Room::Mapped {
+                map: BodyMapping::for_length(n).map_err(|e| ApiError::internal(&e))?,
+                filled: 0,
+                declared: n,
+            }),
             _ => Ok(Room::Heap(BytesMut::with_capacity(declared.unwrap_or(0)))),
         }
     }
@@ -190,10 +184,18 @@ impl Room {
     fn append(&mut self, chunk: &[u8]) -> Result<(), ApiError> {
         match self {
             Room::Heap(buf) => buf.extend_from_slice(chunk),
-            Room::Mapped { map, filled } => {
+            Room::Mapped {
+                map,
+                filled,
+                declared,
+            } => {
                 let end = *filled + chunk.len();
                 // The server frames a body by its Content-Length, so this cannot happen.
-                let Some(to) = map.get_mut(*filled..end) else {
+                let Some(to) = map
+                    .room_mut()
+                    .get_mut(*filled..end)
+                    .filter(|_| end <= *declared)
+                else {
                     return Err(ApiError::new(
                         ErrorCode::InvalidJson,
                         "request body is longer than its Content-Length",
@@ -209,9 +211,8 @@ impl Room {
     fn into_bytes(self) -> Result<Bytes, ApiError> {
         match self {
             Room::Heap(buf) => Ok(buf.freeze()),
-            Room::Mapped { map, filled } => {
-                let map = map.make_read_only().map_err(|e| ApiError::internal(&e))?;
-                Ok(Bytes::from_owner(map).slice(..filled))
+            Room::Mapped { map, filled, .. } => {
+                map.freeze(filled).map_err(|e| ApiError::internal(&e))
             }
         }
     }

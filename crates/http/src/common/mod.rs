@@ -1,9 +1,11 @@
-//! What the three surfaces share: the size-limited request body, same-origin checks, the
-//! client's address, connection limits, routes with their 405s, and the request log.
+//! What the three surfaces share: the size-limited request body and the mappings long ones are
+//! read into, same-origin checks, the client's address, connection limits, routes with their
+//! 405s, and the request log.
 
 pub mod body;
 pub mod client_ip;
 pub mod limits;
+pub mod mapping;
 pub mod origin;
 pub mod request_log;
 pub mod routing;
