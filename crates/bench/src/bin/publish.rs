@@ -106,8 +106,8 @@ fn files_json(files: &[(String, Vec<u8>)]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Starts a bare HTTP/1.1 endpoint on threads of its own that reads each request's body, into
-/// room of its declared length as a server would hold it, and answers 204; returns its URL.
+/// Starts a bare HTTP/1.1 endpoint on threads of its own that reads each request's body whole,
+/// as a server would hold it, and answers 204; returns its URL.
 fn start_receiver() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -123,6 +123,7 @@ fn start_receiver() -> String {
 fn receive_requests(mut conn: TcpStream) {
     let mut head = Vec::with_capacity(4096);
     let mut chunk = vec![0u8; 64 * 1024];
+    let mut body = Vec::new();
     loop {
         let end = loop {
             if let Some(at) = head.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -141,10 +142,18 @@ fn receive_requests(mut conn: TcpStream) {
                     .then(|| value.trim().parse::<usize>().ok())?
             })
             .unwrap_or(0);
-        let mut body = vec![0u8; length];
+        // Into the room the last body left, as the server reads into the mapping its last
+        // long body left: no fresh pages to fault in and zero.
         let early = (head.len() - end).min(length);
-        body[..early].copy_from_slice(&head[end..end + early]);
-        if conn.read_exact(&mut body[early..]).is_err() {
+        body.clear();
+        body.extend_from_slice(&head[end..end + early]);
+        let rest = (length - early) as u64;
+        if Read::by_ref(&mut conn)
+            .take(rest)
+            .read_to_end(&mut body)
+            .is_err()
+            || body.len() != length
+        {
             return;
         }
         head.drain(..end + early);
