@@ -2,10 +2,10 @@
 //!
 //! The kernel hands out a fresh mapping's pages zeroed, on first touch: for a 27 MiB publish
 //! that zeroing was 8.8% of the server's CPU (`docs/benchmarks.md`). A mapping whose body has
-//! been dropped is therefore parked, one at most, and the next long body is read into it
-//! with no faults. Only the part a body filled is ever shown (its slice), and the next body
-//! overwrites from the start, so what a parked mapping still holds is never read. The janitor
-//! gives a mapping parked for a while back to the kernel ([`release_idle`]).
+//! been dropped is therefore parked, one at most, and the next long body that fits is read
+//! into it with no faults. Only the part a body filled is ever shown (its slice), and the next
+//! body overwrites from the start, so what a parked mapping still holds is never read. The
+//! janitor gives a mapping parked for a while back to the kernel ([`release_idle`]).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -21,10 +21,10 @@ static PARKED: Parking = Parking::new();
 
 /// Where one mapping waits for the next long body, with the time it was parked.
 #[derive(Debug)]
-pub(crate) struct Parking(Mutex<Option<(MmapMut, Instant)>>);
+struct Parking(Mutex<Option<(MmapMut, Instant)>>);
 
 impl Parking {
-    pub(crate) const fn new() -> Self {
+    const fn new() -> Self {
         Self(Mutex::new(None))
     }
 
