@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+pub mod bare;
 pub mod load;
 
 /// The server's public origin: form posts (sign-in, consent) name it in `Origin`.

@@ -1,15 +1,21 @@
 //! Publish benchmark: one page of 1,000 generated files, 20 MiB of file data sent as base64,
 //! through `POST /api/page/v1/pages`, against the reference of writing the same decoded files
 //! to the same disk from this process; then the same files but the first added to a page of
-//! one through `POST /api/page/v1/pages/{id}/files`, against writing those. Prints both times,
-//! their ratio (median of rounds, with min and max), the time a bare HTTP/1.1 endpoint on a
-//! thread of this process takes to receive the same request (the floor for any server that is
-//! sent it on the same machine), the server's CPU time per request (and half of it: the
-//! least time that work could take on two cores; and the same with the CPU time this process
-//! spent sending it added), and the server's peak resident memory, and
-//! how far it grew above the server's peak before the first publish, as a multiple of the
-//! request. Dirty pages are flushed before each measured phase; neither side calls fsync (the
-//! bundle store does not either).
+//! one through `POST /api/page/v1/pages/{id}/files`, against writing those. Prints:
+//! - both times and their ratio (median of rounds, with min and max);
+//! - the time a bare HTTP/1.1 endpoint on a thread of this process takes to receive the same
+//!   request: the floor for any server that is sent it on the same machine;
+//! - the time another takes to do with it only the work the API requires (receive, find the
+//!   files, decode, hash, write; see [`quire_bench::bare`]): the floor for any server that
+//!   keeps the API; and the server's time over it;
+//! - the time that work takes when done while the body arrives;
+//! - the server's CPU time per request, and half of it: the least time that work could take
+//!   on two cores; and the same with the CPU time this process spent sending it added;
+//! - the server's peak resident memory, and how far it grew above the server's peak before
+//!   the first publish, as a multiple of the request.
+//!
+//! Dirty pages are flushed before each measured phase; neither side calls fsync (the bundle
+//! store does not either).
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin publish`
 //! (`QUIRE_BENCH_ROUNDS` sets the rounds, default 5; `QUIRE_SERVER_BIN` the server binary;
@@ -18,14 +24,12 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use quire_bench::{server_binary, start_server, storage_from_env};
+use quire_bench::{bare, server_binary, start_server, storage_from_env};
 use rand::RngExt;
 use serde_json::json;
 
@@ -106,74 +110,13 @@ fn files_json(files: &[(String, Vec<u8>)]) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Starts a bare HTTP/1.1 endpoint on threads of its own that reads each request's body whole,
-/// as a server would hold it, and answers 204; returns its URL.
-fn start_receiver() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for conn in listener.incoming().flatten() {
-            std::thread::spawn(move || receive_requests(conn));
-        }
-    });
-    url
-}
-
-/// Serves requests on `conn` until the client closes it (or sends what this cannot read).
-fn receive_requests(mut conn: TcpStream) {
-    let mut head = Vec::with_capacity(4096);
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut body = Vec::new();
-    loop {
-        let end = loop {
-            if let Some(at) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-                break at + 4;
-            }
-            match conn.read(&mut chunk) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => head.extend_from_slice(&chunk[..n]),
-            }
-        };
-        let length = String::from_utf8_lossy(&head[..end])
-            .lines()
-            .find_map(|l| {
-                let (name, value) = l.split_once(':')?;
-                name.eq_ignore_ascii_case("content-length")
-                    .then(|| value.trim().parse::<usize>().ok())?
-            })
-            .unwrap_or(0);
-        // Into the room the last body left, as the server reads into the mapping its last
-        // long body left: no fresh pages to fault in and zero.
-        let early = (head.len() - end).min(length);
-        body.clear();
-        body.extend_from_slice(&head[end..end + early]);
-        let rest = (length - early) as u64;
-        if Read::by_ref(&mut conn)
-            .take(rest)
-            .read_to_end(&mut body)
-            .is_err()
-            || body.len() != length
-        {
-            return;
-        }
-        head.drain(..end + early);
-        std::hint::black_box(&body);
-        if conn
-            .write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
-            .is_err()
-        {
-            return;
-        }
-    }
-}
-
 /// The page API, as the bench's account.
 struct Client {
     http: reqwest::Client,
     api: String,
     key: String,
-    /// The bare receiving endpoint (see [`start_receiver`]).
-    receiver: String,
+    /// The bare endpoints (see [`bare`]).
+    bare: String,
 }
 
 impl Client {
@@ -196,9 +139,10 @@ impl Client {
         (started.elapsed(), status, text)
     }
 
-    /// Sends `body` to the bare receiving endpoint as `timed_post` sends it to the server.
-    async fn timed_receive(&self, body: String) -> Duration {
-        let url = format!("{}/api/page/v1/pages", self.receiver);
+    /// Sends `body` to the bare endpoint `floor` (`receive` or `publish`) as `timed_post`
+    /// sends it to the server.
+    async fn timed_bare(&self, floor: &str, body: String) -> Duration {
+        let url = format!("{}/{floor}", self.bare);
         let (took, status, _) = self.timed_send(url, body).await;
         assert_eq!(status, 204);
         took
@@ -218,7 +162,7 @@ impl Client {
     }
 
     /// One round: `body` posted to `path` (answered `expect`), the bare writes of `files`
-    /// under `dir`, and the same body sent to the bare receiving endpoint.
+    /// under `dir`, and the same body sent to the bare endpoints, to receive and to publish.
     async fn round(
         &self,
         path: &str,
@@ -227,16 +171,19 @@ impl Client {
         dir: &Path,
         files: &[(String, Vec<u8>)],
     ) -> Round {
-        let sent = body.clone();
         let cpu_before = cpu_ms(std::process::id());
-        let (served, _) = self.timed_post(path, sent, expect).await;
+        let (served, _) = self.timed_post(path, body.clone(), expect).await;
         let client_cpu_ms = cpu_ms(std::process::id()) - cpu_before;
         let reference = write_reference(dir, files);
-        let received = self.timed_receive(body).await;
+        let received = self.timed_bare("receive", body.clone()).await;
+        let bare_published = self.timed_bare("publish", body.clone()).await;
+        let bare_streamed = self.timed_bare("publish-streamed", body).await;
         Round {
             served,
             reference,
             received,
+            bare_published,
+            bare_streamed,
             client_cpu_ms,
         }
     }
@@ -249,15 +196,21 @@ struct Phase {
     served_ms: Vec<f64>,
     reference_ms: Vec<f64>,
     received_ms: Vec<f64>,
+    bare_published_ms: Vec<f64>,
+    bare_streamed_ms: Vec<f64>,
+    /// Each round's server time over its bare publish's.
+    over_bare: Vec<f64>,
     client_cpu_ms: f64,
 }
 
-/// One round's three times, and the CPU time this process spent sending the request (with
+/// One round's five times, and the CPU time this process spent sending the request (with
 /// starting `sync` before it, a fraction of a millisecond).
 struct Round {
     served: Duration,
     reference: Duration,
     received: Duration,
+    bare_published: Duration,
+    bare_streamed: Duration,
     client_cpu_ms: f64,
 }
 
@@ -265,22 +218,35 @@ impl Phase {
     fn record(&mut self, round: usize, times: &Round, request_mib: f64) {
         if round == 0 {
             println!(
-                "{:>5} {:>12} {:>12} {:>8} {:>12} {:>14}",
-                "round", "server ms", "disk ms", "ratio", "receive ms", "request MiB"
+                "{:>5} {:>10} {:>8} {:>6} {:>11} {:>12} {:>15} {:>12}",
+                "round",
+                "server ms",
+                "disk ms",
+                "ratio",
+                "receive ms",
+                "bare pub ms",
+                "streamed pub ms",
+                "request MiB"
             );
         }
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let ratio = times.served.as_secs_f64() / times.reference.as_secs_f64();
         println!(
-            "{round:>5} {:>12.1} {:>12.1} {ratio:>8.2} {:>12.1} {request_mib:>14.1}",
+            "{round:>5} {:>10.1} {:>8.1} {ratio:>6.2} {:>11.1} {:>12.1} {:>15.1} {request_mib:>12.1}",
             ms(times.served),
             ms(times.reference),
-            ms(times.received)
+            ms(times.received),
+            ms(times.bare_published),
+            ms(times.bare_streamed)
         );
         self.ratios.push(ratio);
         self.served_ms.push(ms(times.served));
         self.reference_ms.push(ms(times.reference));
         self.received_ms.push(ms(times.received));
+        self.bare_published_ms.push(ms(times.bare_published));
+        self.bare_streamed_ms.push(ms(times.bare_streamed));
+        self.over_bare
+            .push(times.served.as_secs_f64() / times.bare_published.as_secs_f64());
         self.client_cpu_ms += times.client_cpu_ms;
     }
 
@@ -318,6 +284,20 @@ impl Phase {
         println!(
             "median: receiving the same request on a bare endpoint {received:.1} ms, {:.2}x disk",
             received / reference
+        );
+        let bare = median(self.bare_published_ms);
+        println!(
+            "median: the bare publish of it (receive, find, decode, SHA-256, write on all \
+             cores) {bare:.1} ms, {:.2}x disk; {what}/bare publish {:.2} (min {:.2}, max {:.2})",
+            bare / reference,
+            median(self.over_bare.clone()),
+            self.over_bare.iter().copied().fold(f64::INFINITY, f64::min),
+            self.over_bare.iter().copied().fold(0.0, f64::max)
+        );
+        let streamed = median(self.bare_streamed_ms);
+        println!(
+            "median: the same work done while the body arrives {streamed:.1} ms, {:.2}x disk",
+            streamed / reference
         );
     }
 }
@@ -373,7 +353,7 @@ async fn main() {
         http,
         api: addr,
         key,
-        receiver: start_receiver(),
+        bare: bare::start(&work.path().join("bare")),
     };
     let mut request_mib = 0.0;
     let mut publish = Phase::default();
