@@ -139,8 +139,8 @@ impl Client {
         (started.elapsed(), status, text)
     }
 
-    /// Sends `body` to the bare endpoint `floor` (`receive` or `publish`) as `timed_post`
-    /// sends it to the server.
+    /// Sends `body` to the bare endpoint `floor` (`receive`, `publish` or
+    /// `publish-streamed`) as `timed_post` sends it to the server.
     async fn timed_bare(&self, floor: &str, body: String) -> Duration {
         let url = format!("{}/{floor}", self.bare);
         let (took, status, _) = self.timed_send(url, body).await;
@@ -162,7 +162,7 @@ impl Client {
     }
 
     /// One round: `body` posted to `path` (answered `expect`), the bare writes of `files`
-    /// under `dir`, and the same body sent to the bare endpoints, to receive and to publish.
+    /// under `dir`, and the same body sent to each bare endpoint.
     async fn round(
         &self,
         path: &str,
