@@ -64,14 +64,10 @@ fn serve(mut conn: TcpStream, folder: &Path, published: &AtomicUsize) {
         body.clear();
         body.extend_from_slice(&head[end..end + early]);
         head.drain(..end + early);
+        let next_folder =
+            || folder.join(format!("bare{}", published.fetch_add(1, Ordering::Relaxed)));
         let read = if text.starts_with("POST /publish-streamed ") {
-            let n = published.fetch_add(1, Ordering::Relaxed);
-            store_streamed(
-                &mut conn,
-                &mut body,
-                length,
-                &folder.join(format!("bare{n}")),
-            )
+            store_streamed(&mut conn, &mut body, length, &next_folder())
         } else {
             let rest = (length - body.len()) as u64;
             let whole = Read::by_ref(&mut conn)
@@ -80,8 +76,7 @@ fn serve(mut conn: TcpStream, folder: &Path, published: &AtomicUsize) {
                 .is_ok()
                 && body.len() == length;
             if whole && text.starts_with("POST /publish ") {
-                let n = published.fetch_add(1, Ordering::Relaxed);
-                store(&body, &folder.join(format!("bare{n}")));
+                store(&body, &next_folder());
             }
             whole
         };
@@ -195,4 +190,22 @@ fn write_new(path: &Path, bytes: &[u8]) {
         .open(path)
         .unwrap();
     file.write_all(bytes).unwrap();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_base64_is_found_only_once_its_closing_quote_is_in() {
+        let body = br#"{"files":[{"path":"a","content":"QUJD","encoding":"base64"},{"content":"RE"#;
+        let (start, end) = next_content(body, 0).unwrap();
+        assert_eq!(&body[start..end], b"QUJD");
+        // The second file's base64 has not closed yet, so the streamed floor waits for more.
+        assert_eq!(next_content(body, end), None);
+        let whole = [&body[..], br#"VG"}]}"#].concat();
+        let (start, end) = next_content(&whole, end).unwrap();
+        assert_eq!(&whole[start..end], b"REVG");
+        assert_eq!(next_content(&whole, end), None);
+    }
 }
