@@ -222,11 +222,11 @@ async fn other_methods_on_a_known_path_are_405_with_allow(b: Backend) {
         return;
     };
     for (method, path, allow) in [
-        ("TRACE", PROJECTS, "GET, POST"),
-        ("PUT", PAGES, "GET, POST"),
-        ("POST", "/healthz", "GET"),
+        ("TRACE", PROJECTS, "GET, HEAD, POST"),
+        ("PUT", PAGES, "GET, HEAD, POST"),
+        ("POST", "/healthz", "GET, HEAD"),
         ("GET", "/api/agent-login/token", "POST"),
-        ("TRACE", "/login", "GET, POST"),
+        ("TRACE", "/login", "GET, HEAD, POST"),
     ] {
         let r = srv.call(method, path, Some(&ann.key), None).await;
         r.assert_error(405, "method_not_allowed");

@@ -23,6 +23,7 @@ mod dashboard_manage;
 mod email;
 mod grants;
 mod hardening;
+mod http_semantics;
 mod interop;
 mod keys;
 mod oauth_clients;

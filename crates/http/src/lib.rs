@@ -8,7 +8,7 @@
 //!   HTTP/1.1 server of its own (`pages_origin::wire`, on tokio and httparse);
 //! - `common/`: what they share (the size-limited body and the mappings long ones are read
 //!   into, same-origin checks, the client's address, connection limits, routes with their
-//!   405s, the request log); `error.rs` is the one mapping from domain errors to
+//!   405s and `HEAD`, the headers every API answer carries, the request log); `error.rs` is the one mapping from domain errors to
 //!   `(status, code)`.
 //!
 //! One thin function per endpoint: parse the request, call a use case, map the result. It
@@ -37,7 +37,7 @@ use quire_serving::ServingService;
 use quire_signup::{FirstRun, PasswordChange, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
-pub use common::{client_ip, limits, mapping, request_log};
+pub use common::{answer_headers, client_ip, limits, mapping, request_log, routing};
 pub use error::ApiError;
 
 /// Can the service take requests? Implemented by the server over the database and the

@@ -11,7 +11,7 @@ use quire_blobs::ObjectBundleStore;
 use quire_http::AppState;
 use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
 use quire_http::pages_origin::{self, PagesState, WireLimits};
-use quire_http::request_log;
+use quire_http::{answer_headers, request_log, routing};
 use quire_kernel::SystemClock;
 use quire_pages::{PageOrigins, RandomPublicIds};
 use quire_smtp::BackgroundDispatch;
@@ -188,7 +188,12 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let mut api = HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(edge))
+            // HEAD's method is rewritten in place, which needs the only handle on the
+            // request (the middlewares around it keep none); the log, outermost, records the
+            // method the client sent.
+            .wrap(from_fn(routing::head_as_get))
             .wrap(from_fn(limits::guard))
+            .wrap(from_fn(answer_headers::answer_headers))
             .wrap(from_fn(request_log::log_request))
             .configure(quire_http::configure(state.clone()))
     })

@@ -35,7 +35,8 @@ pub trait RequestBody: DeserializeOwned {
 ///
 /// # Errors
 /// Bytes that are not JSON are `invalid_json`; JSON that is not an object is `invalid_body`; a
-/// missing or mistyped field is `T`'s error, naming the field (`files[2].content`).
+/// missing, mistyped or repeated field is `T`'s error, naming the field (`files[2].content`,
+/// ``duplicate field `access` ``).
 pub fn parse<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
     let not_json = |e: &serde_json::Error| {
         ApiError::new(
@@ -67,9 +68,12 @@ pub fn parse<T: RequestBody>(bytes: &[u8]) -> Result<T, ApiError> {
             .strip_prefix("missing field `")
             .and_then(|rest| rest.split('`').next());
         match (path.as_str(), missing) {
-            (".", None) => {
+            (".", None) if message.starts_with("invalid type") => {
                 ApiError::new(ErrorCode::InvalidBody, "request body must be a JSON object")
             }
+            // Any other error of the object as a whole is about its keys (``duplicate field
+            // `access` ``): serde's words say which.
+            (".", None) => T::refuse(".", message),
             (".", Some(field)) => T::refuse(field, format!("{field} is required")),
             (_, Some(field)) => {
                 let field = format!("{path}.{field}");
@@ -477,6 +481,19 @@ mod tests {
         assert!(message.starts_with("items[1].path: "), "{message}");
         let (_, message) = refused(r#"{"s":"x","items":[{}]}"#);
         assert_eq!(message, "items[0].path is required");
+
+        // A key sent twice is named, with the route's code, at the top as inside.
+        assert_eq!(
+            refused(r#"{"s":"a","z":"b","s":"c"}"#),
+            ("invalid_project".into(), "duplicate field `s`".into())
+        );
+        assert_eq!(
+            refused(r#"{"s":"a","items":[{"path":"a","path":"b"}]}"#),
+            (
+                "invalid_project".into(),
+                "items[0]: duplicate field `path`".into()
+            )
+        );
 
         let ok = parse::<Sample>(br#"{"s":"x","z":null,"n":null}"#).unwrap();
         assert_eq!((ok.z, ok.n), (None, Some(None)));

@@ -13,7 +13,7 @@ use crate::api::auth::Authenticated;
 use crate::api::dto::{KeyDto, KeyList, MintedKeyDto};
 use crate::api::json::{RequestBody, parse, present};
 use crate::api::projects::path_id;
-use crate::api::schema;
+use crate::api::{PLATFORM, schema};
 use crate::common::body::Body;
 use crate::error::ApiError;
 
@@ -71,7 +71,8 @@ impl RequestBody for MintKeyRequest {
     security(("bearer" = [])),
     request_body = MintKeyRequest,
     responses(
-        (status = 201, body = MintedKeyDto),
+        (status = 201, body = MintedKeyDto,
+            headers(("Location" = String, description = "The key's URL, where it is revoked: `/api/platform/v1/keys/{keyId}`"))),
         (status = 400, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
         (status = 403, description = "insufficient_scope, not_activated")))]
 #[post("/keys")]
@@ -101,6 +102,10 @@ pub async fn mint(
     // The plaintext key is in this answer only: no cache may keep it.
     Ok(HttpResponse::Created()
         .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((
+            header::LOCATION,
+            format!("{PLATFORM}/keys/{}", minted.record.id.0),
+        ))
         .json(MintedKeyDto::from(minted)))
 }
 

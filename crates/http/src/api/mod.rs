@@ -29,7 +29,7 @@ use utoipa_actix_web::{OpenApiFactory, scope};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::common::body::BodyLimit;
-use crate::common::routing::method_not_allowed;
+use crate::common::routing::{allow_header, asked_method, method_not_allowed};
 use crate::error::ApiError;
 
 pub const PLATFORM: &str = "/api/platform/v1";
@@ -37,6 +37,9 @@ pub const PAGE: &str = "/api/page/v1";
 pub const AGENT_LOGIN: &str = "/api/agent-login";
 pub const OAUTH: &str = "/api/oauth";
 pub const ACCOUNT: &str = "/api/account";
+
+const OPENAPI_DOCUMENT: &str = "/api/openapi.json";
+const SWAGGER_UI: &str = "/api/docs/{_:.*}";
 
 /// Registers the JSON API and its document (`/api/openapi.json`, Swagger UI at `/api/docs/`).
 /// Returns the documented paths with their methods, for the origin's 405 answers.
@@ -107,8 +110,8 @@ pub(crate) fn configure(cfg: &mut web::ServiceConfig, page_body_limit: usize) ->
         .service(oauth::jwks)
         .service(oauth::metadata);
     let (cfg, document) = api.finish();
-    let allowed = AllowedMethods::of(&document);
-    cfg.service(SwaggerUi::new("/api/docs/{_:.*}").url("/api/openapi.json", document));
+    let allowed = AllowedMethods::of(&document, &[OPENAPI_DOCUMENT, SWAGGER_UI]);
+    cfg.service(SwaggerUi::new(SWAGGER_UI).url(OPENAPI_DOCUMENT, document));
     allowed
 }
 
@@ -152,25 +155,31 @@ impl<'a> Documented<'a> {
 pub(crate) struct AllowedMethods(std::sync::Arc<Vec<(ResourceDef, String)>>);
 
 impl AllowedMethods {
-    fn of(document: &utoipa::openapi::OpenApi) -> Self {
+    /// The document's paths, and `readable`: paths served outside it, `GET` only.
+    fn of(document: &utoipa::openapi::OpenApi, readable: &[&str]) -> Self {
+        let readable = readable
+            .iter()
+            .map(|path| (ResourceDef::new(*path), allow_header(["GET"])));
         let table = document
             .paths
             .paths
             .iter()
             .map(|(path, item)| {
-                let allow: Vec<&str> = [
-                    ("GET", &item.get),
-                    ("POST", &item.post),
-                    ("PUT", &item.put),
-                    ("PATCH", &item.patch),
-                    ("DELETE", &item.delete),
-                ]
-                .into_iter()
-                .filter(|(_, operation)| operation.is_some())
-                .map(|(method, _)| method)
-                .collect();
-                (ResourceDef::new(path.as_str()), allow.join(", "))
+                let allow = allow_header(
+                    [
+                        ("GET", &item.get),
+                        ("POST", &item.post),
+                        ("PUT", &item.put),
+                        ("PATCH", &item.patch),
+                        ("DELETE", &item.delete),
+                    ]
+                    .into_iter()
+                    .filter(|(_, operation)| operation.is_some())
+                    .map(|(method, _)| method),
+                );
+                (ResourceDef::new(path.as_str()), allow)
             })
+            .chain(readable)
             .collect();
         Self(std::sync::Arc::new(table))
     }
@@ -180,7 +189,7 @@ impl AllowedMethods {
         let Some((_, allow)) = self.0.iter().find(|(def, _)| def.is_match(req.path())) else {
             return actix_web::ResponseError::error_response(&ApiError::new(
                 ErrorCode::NotFound,
-                format!("no route for {} {}", req.method(), req.path()),
+                format!("no route for {} {}", asked_method(req), req.path()),
             ));
         };
         method_not_allowed(req, allow)

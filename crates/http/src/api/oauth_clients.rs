@@ -12,7 +12,7 @@ use crate::AppState;
 use crate::api::auth::Authenticated;
 use crate::api::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
 use crate::api::json::{RequestBody, parse};
-use crate::api::schema;
+use crate::api::{PLATFORM, schema};
 use crate::common::body::Body;
 use crate::error::ApiError;
 
@@ -56,7 +56,8 @@ impl RequestBody for RegisterClientRequest {}
     security(("bearer" = [])),
     request_body = RegisterClientRequest,
     responses(
-        (status = 201, body = OAuthClientEnvelope),
+        (status = 201, body = OAuthClientEnvelope,
+            headers(("Location" = String, description = "The client's URL: `/api/platform/v1/oauth-clients/{client_id}`"))),
         (status = 400, description = "invalid_json; invalid_body naming the field (name, client_type, redirect_uris[i])"),
         (status = 403, description = "insufficient_scope, forbidden, not_activated")))]
 #[post("/oauth-clients")]
@@ -71,8 +72,10 @@ pub async fn register(
         .oauth_clients
         .register(&auth.0, &body.name, &body.client_type, &body.redirect_uris)
         .await?;
+    let location = format!("{PLATFORM}/oauth-clients/{}", registered.client.id.as_str());
     Ok(HttpResponse::Created()
         .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::LOCATION, location))
         .json(OAuthClientEnvelope {
             client: OAuthClientDto::new(registered.client, registered.secret.as_ref()),
         }))

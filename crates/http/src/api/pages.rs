@@ -1,5 +1,6 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{App, ErrorCode, PageId};
@@ -15,7 +16,7 @@ use crate::api::dto::{
 use crate::api::files::{FileBody, read_files};
 use crate::api::json::{RequestBody, nullable, parse, parse_sharing};
 use crate::api::projects::path_id;
-use crate::api::schema;
+use crate::api::{PAGE, schema};
 use crate::common::body::{Body, WritableBody};
 use crate::error::ApiError;
 
@@ -188,7 +189,8 @@ pub async fn list(
     security(("bearer" = [])),
     request_body = PublishBody,
     responses(
-        (status = 201, body = PublishedDto),
+        (status = 201, body = PublishedDto,
+            headers(("Location" = String, description = "The page's URL in this API: `/api/page/v1/pages/{id}`"))),
         (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 409, description = "slug_conflict, alias_conflict"),
@@ -224,17 +226,19 @@ pub async fn publish(
         .as_ref()
         .map_or("private", |l| l.policy.access.as_str())
         .to_owned();
-    Ok(HttpResponse::Created().json(PublishedDto {
-        id: view.page.id.0,
-        public_id: view.page.public_id,
-        url: view.url,
-        short_url: view.short_url,
-        slug: view.page.slug,
-        access,
-        file_count: view.page.file_count,
-        size_bytes: view.page.size_bytes,
-        project: view.project_slug.as_str().to_owned(),
-    }))
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("{PAGE}/pages/{}", view.page.id.0)))
+        .json(PublishedDto {
+            id: view.page.id.0,
+            public_id: view.page.public_id,
+            url: view.url,
+            short_url: view.short_url,
+            slug: view.page.slug,
+            access,
+            file_count: view.page.file_count,
+            size_bytes: view.page.size_bytes,
+            project: view.project_slug.as_str().to_owned(),
+        }))
 }
 
 /// Fetch a page.

@@ -1,5 +1,6 @@
 //! `/api/platform/v1/projects…`
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, KeyId, ProjectId};
@@ -15,7 +16,7 @@ use crate::api::dto::{
     ResourcesEnvelope,
 };
 use crate::api::json::{RequestBody, nullable, parse};
-use crate::api::schema;
+use crate::api::{PLATFORM, schema};
 use crate::common::body::Body;
 use crate::error::ApiError;
 
@@ -67,7 +68,8 @@ impl RequestBody for CreateProjectRequest {
     security(("bearer" = [])),
     request_body = CreateProjectRequest,
     responses(
-        (status = 201, body = ProjectEnvelope),
+        (status = 201, body = ProjectEnvelope,
+            headers(("Location" = String, description = "The project's URL: `/api/platform/v1/projects/{id}`"))),
         (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 409, description = "slug_taken, client_already_attached")))]
@@ -86,9 +88,14 @@ pub async fn create(
         oauth_client_id: body.oauth_client_id,
     };
     let project = state.projects.create(&auth.0, input).await?;
-    Ok(HttpResponse::Created().json(ProjectEnvelope {
-        project: project.into(),
-    }))
+    Ok(HttpResponse::Created()
+        .insert_header((
+            header::LOCATION,
+            format!("{PLATFORM}/projects/{}", project.id.0),
+        ))
+        .json(ProjectEnvelope {
+            project: project.into(),
+        }))
 }
 
 /// Fetch one project.
@@ -334,7 +341,8 @@ impl RequestBody for RevokeGrantRequest {}
     params(("id" = Uuid, Path)),
     request_body = GrantRequest,
     responses(
-        (status = 201, body = GrantEnvelope),
+        (status = 201, body = GrantEnvelope,
+            headers(("Location" = String, description = "Where the grant is revoked (`DELETE` with its `key_id`): `/api/platform/v1/projects/{id}/grants`"))),
         (status = 400, description = "invalid_json, invalid_body"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 404, description = "key or project not owned")))]
@@ -354,9 +362,15 @@ pub async fn put_grant(
         .projects
         .put_grant(&auth.0, project, key, level)
         .await?;
-    Ok(HttpResponse::Created().json(GrantEnvelope {
-        grant: GrantDto::from(grant),
-    }))
+    // A grant has no URL of its own: it is revoked where it was made, naming its key.
+    Ok(HttpResponse::Created()
+        .insert_header((
+            header::LOCATION,
+            format!("{PLATFORM}/projects/{}/grants", project.0),
+        ))
+        .json(GrantEnvelope {
+            grant: GrantDto::from(grant),
+        }))
 }
 
 /// Remove a key's grant on this project (`level`, if sent, is ignored).

@@ -1,0 +1,39 @@
+//! What every answer of the API origin says about itself, written once rather than on each
+//! handler: `X-Content-Type-Options: nosniff` on all of them, and `Cache-Control: no-store` on
+//! the answers to a request that carried a credential, unless the handler chose a policy.
+
+use actix_web::Error;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::Next;
+
+/// Middleware: adds the headers above to each answer.
+///
+/// A request carries a credential when it has an `Authorization` header (a key or a bearer)
+/// or any cookie (the dashboard's session, or a cookie that stands for one): its answer
+/// depends on who asked, and neither a browser nor a shared cache may keep it. A handler
+/// that sets `Cache-Control` itself (the published signing keys, the captcha script) answers
+/// the same to everyone and keeps its own.
+///
+/// # Errors
+/// Those of the wrapped service, unchanged.
+pub async fn answer_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody + 'static>, Error> {
+    let credentialed = req.headers().contains_key(header::AUTHORIZATION)
+        || req.headers().contains_key(header::COOKIE);
+    let mut response = next.call(req).await?;
+    let headers = response.headers_mut();
+    if !headers.contains_key(header::X_CONTENT_TYPE_OPTIONS) {
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+    }
+    if credentialed && !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    Ok(response)
+}
