@@ -37,3 +37,65 @@ pub async fn answer_headers(
     }
     Ok(response)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use actix_web::middleware::from_fn;
+    use actix_web::{App, HttpResponse, test, web};
+
+    use super::*;
+
+    fn value<B>(r: &ServiceResponse<B>, name: header::HeaderName) -> &str {
+        r.headers().get(name).unwrap().to_str().unwrap()
+    }
+
+    #[actix_web::test]
+    async fn credentialed_answers_are_no_store_and_every_answer_nosniff() {
+        let app = test::init_service(
+            App::new()
+                .wrap(from_fn(answer_headers))
+                .route(
+                    "/mine",
+                    web::get().to(|| async { HttpResponse::Ok().body("x") }),
+                )
+                .route(
+                    "/everyones",
+                    web::get().to(|| async {
+                        HttpResponse::Ok()
+                            .insert_header((header::CACHE_CONTROL, "public, max-age=60"))
+                            .body("x")
+                    }),
+                ),
+        )
+        .await;
+        let ask = |path: &str, credential: Option<(header::HeaderName, &str)>| {
+            let mut req = test::TestRequest::get().uri(path);
+            if let Some(credential) = credential {
+                req = req.insert_header(credential);
+            }
+            req.to_request()
+        };
+        for credential in [
+            (header::AUTHORIZATION, "Bearer qk_x"),
+            (header::COOKIE, "quire_session=s"),
+        ] {
+            let r = test::call_service(&app, ask("/mine", Some(credential))).await;
+            assert_eq!(value(&r, header::CACHE_CONTROL), "no-store");
+            assert_eq!(value(&r, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+        }
+        let r = test::call_service(&app, ask("/mine", None)).await;
+        assert!(!r.headers().contains_key(header::CACHE_CONTROL));
+        assert_eq!(value(&r, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+        let r = test::call_service(
+            &app,
+            ask("/everyones", Some((header::AUTHORIZATION, "Bearer qk_x"))),
+        )
+        .await;
+        assert_eq!(value(&r, header::CACHE_CONTROL), "public, max-age=60");
+        let r = test::call_service(&app, ask("/nowhere", None)).await;
+        assert_eq!(r.status(), 404);
+        assert_eq!(value(&r, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+    }
+}

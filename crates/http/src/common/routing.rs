@@ -129,3 +129,95 @@ pub(crate) fn method_not_allowed(req: &HttpRequest, allow: &str) -> actix_web::H
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use actix_web::middleware::from_fn;
+    use actix_web::{App, HttpResponse, test};
+
+    use super::*;
+
+    fn value<B>(r: &ServiceResponse<B>, name: header::HeaderName) -> &str {
+        r.headers().get(name).unwrap().to_str().unwrap()
+    }
+
+    const CONTENT: &str = r#"{"status":"ok"}"#;
+
+    #[actix_web::test]
+    async fn head_is_the_get_without_its_content_and_allow_names_it() {
+        let app = test::init_service(
+            App::new()
+                .wrap(from_fn(head_as_get))
+                .service(resource(
+                    "/thing",
+                    [
+                        (
+                            Method::GET,
+                            to(|| async {
+                                HttpResponse::Ok()
+                                    .content_type("application/json")
+                                    .body(CONTENT)
+                            }),
+                        ),
+                        (
+                            Method::POST,
+                            to(|| async { HttpResponse::Created().finish() }),
+                        ),
+                    ],
+                ))
+                .service(resource(
+                    "/only-post",
+                    [(Method::POST, to(|| async { HttpResponse::Ok().finish() }))],
+                )),
+        )
+        .await;
+
+        let head = test::call_service(
+            &app,
+            test::TestRequest::default()
+                .method(Method::HEAD)
+                .uri("/thing")
+                .to_request(),
+        )
+        .await;
+        assert_eq!(head.status(), 200);
+        assert_eq!(
+            value(&head, header::CONTENT_LENGTH),
+            CONTENT.len().to_string().as_str()
+        );
+        assert_eq!(value(&head, header::CONTENT_TYPE), "application/json");
+        assert!(test::read_body(head).await.is_empty());
+
+        let refused = test::call_service(
+            &app,
+            test::TestRequest::default()
+                .method(Method::PUT)
+                .uri("/thing")
+                .to_request(),
+        )
+        .await;
+        assert_eq!(refused.status(), 405);
+        assert_eq!(value(&refused, header::ALLOW), "GET, HEAD, POST");
+
+        // Where there is no GET, HEAD is refused under its own name.
+        let refused = test::call_service(
+            &app,
+            test::TestRequest::default()
+                .method(Method::HEAD)
+                .uri("/only-post")
+                .to_request(),
+        )
+        .await;
+        assert_eq!(refused.status(), 405);
+        assert_eq!(value(&refused, header::ALLOW), "POST");
+        assert!(test::read_body(refused).await.is_empty());
+        let refused: serde_json::Value = test::call_and_read_body_json(
+            &app,
+            test::TestRequest::get().uri("/only-post").to_request(),
+        )
+        .await;
+        assert_eq!(refused["message"], "GET is not allowed here; use POST");
+    }
+}
