@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use quire_kernel::conditional::http_date;
 use quire_kernel::{Handle, InfraError, LinkId, PageChanges, PageId, ProjectId};
 use quire_pages::{Page, PageStatus};
 
@@ -240,7 +241,9 @@ impl Inner {
                 (slot.entry.path.clone(), slot)
             })
             .collect();
+        let modified = page.updated_at.unix_timestamp();
         Ok(Some(Arc::new(Site {
+            last_modified: (modified, http_date(modified).into()),
             page,
             handle,
             link,
