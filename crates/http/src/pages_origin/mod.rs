@@ -101,6 +101,13 @@ impl wire::Handler for PagesState {
     fn handle<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + 'a {
         handle(self, request)
     }
+
+    /// The visitor cookies this origin sets (`quire_unlock_*`, `quire_access_*`,
+    /// `quire_view_*`, with or without `__Host-`); any other a browser sends here was set by
+    /// another host of the domain and is of no use to the origin.
+    fn owns_cookie(&self, name: &[u8]) -> bool {
+        std::str::from_utf8(name).is_ok_and(|name| quire_serving::cookie_kind(name).is_some())
+    }
 }
 
 /// The largest request body the pages origin takes (the password form).
