@@ -296,8 +296,14 @@ mod tests {
     #[test]
     fn dates_read_and_write_as_http_dates() {
         assert_eq!(http_date(MODIFIED), "Mon, 01 Jan 2024 00:00:00 GMT");
-        assert_eq!(parse_http_date("Mon, 01 Jan 2024 00:00:00 GMT"), Some(MODIFIED));
-        assert_eq!(parse_http_date("Monday, 01-Jan-24 00:00:00 GMT"), Some(MODIFIED));
+        assert_eq!(
+            parse_http_date("Mon, 01 Jan 2024 00:00:00 GMT"),
+            Some(MODIFIED)
+        );
+        assert_eq!(
+            parse_http_date("Monday, 01-Jan-24 00:00:00 GMT"),
+            Some(MODIFIED)
+        );
         assert_eq!(
             parse_http_date("Mon, 01 Jan 2024 00:00:00 GMT, Tue, 02 Jan 2024 00:00:00 GMT"),
             None
@@ -308,12 +314,45 @@ mod tests {
     #[test]
     fn single_byte_ranges_are_served_and_others_give_the_whole() {
         assert_eq!(range("bytes=0-99"), Outcome::Partial { start: 0, end: 99 });
-        assert_eq!(range("BYTES=10-"), Outcome::Partial { start: 10, end: 999 });
-        assert_eq!(range("bytes=10-"), Outcome::Partial { start: 10, end: 999 });
-        assert_eq!(range("bytes=990-5000"), Outcome::Partial { start: 990, end: 999 });
-        assert_eq!(range("bytes=-100"), Outcome::Partial { start: 900, end: 999 });
-        assert_eq!(range("bytes=-5000"), Outcome::Partial { start: 0, end: 999 });
-        assert_eq!(range("bytes=999-999"), Outcome::Partial { start: 999, end: 999 });
+        assert_eq!(
+            range("BYTES=10-"),
+            Outcome::Partial {
+                start: 10,
+                end: 999
+            }
+        );
+        assert_eq!(
+            range("bytes=10-"),
+            Outcome::Partial {
+                start: 10,
+                end: 999
+            }
+        );
+        assert_eq!(
+            range("bytes=990-5000"),
+            Outcome::Partial {
+                start: 990,
+                end: 999
+            }
+        );
+        assert_eq!(
+            range("bytes=-100"),
+            Outcome::Partial {
+                start: 900,
+                end: 999
+            }
+        );
+        assert_eq!(
+            range("bytes=-5000"),
+            Outcome::Partial { start: 0, end: 999 }
+        );
+        assert_eq!(
+            range("bytes=999-999"),
+            Outcome::Partial {
+                start: 999,
+                end: 999
+            }
+        );
         assert_eq!(range("bytes=1000-"), Outcome::Unsatisfiable);
         assert_eq!(range("bytes=5000-6000"), Outcome::Unsatisfiable);
         assert_eq!(range("bytes=-0"), Outcome::Unsatisfiable);

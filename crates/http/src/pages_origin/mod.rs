@@ -7,7 +7,8 @@
 //!
 //! Visitor content lives only here, never on the dashboard's origin. Every decision is made
 //! by `quire-serving`; this module reads the request (host, path, cookies, `Authorization`,
-//! `If-None-Match`, `Accept-Encoding`) and writes the answer's status and headers. It runs on
+//! the conditional and range headers, `Accept-Encoding`) and writes the answer's status and
+//! headers. It runs on
 //! a server of its own ([`wire`]), not actix-web: see that module for why.
 //!
 //! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `answers`

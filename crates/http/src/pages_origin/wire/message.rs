@@ -12,7 +12,7 @@ pub use httparse::Header;
 
 /// A request of the pages origin. The target is split into its raw (still
 /// percent-encoded) path and query; an absolute-form target (`http://host/path`) gives its
-/// path, and the host is still the `Host` header's.
+/// path, and is refused unless its host is the `Host` header's.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     pub method: &'a str,
@@ -115,7 +115,7 @@ impl Response {
     pub fn new(status: u16) -> Self {
         Self {
             status,
-            headers: Vec::with_capacity(8),
+            headers: Vec::with_capacity(12),
             body: Bytes::new(),
             close: false,
         }
