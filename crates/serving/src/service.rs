@@ -361,9 +361,22 @@ impl ServingService {
                 }
             }
         }
-        let file = match file.take() {
-            Some(file) => file,
-            None => self.file(site.page.id, slot).await?,
+        // A range of a large file reads only its bytes (a player seeking through a video
+        // asks for many); a small file is whole in memory already.
+        let (file, sliced) = match (file.take(), range) {
+            (Some(file), _) => (file, false),
+            (None, Some(r)) => {
+                let part = self
+                    .inner
+                    .load_range(site.page.id, &entry.sha256, r.start..r.end + 1)
+                    .await?;
+                let part = Arc::new(CachedFile {
+                    identity: part,
+                    gzip: None,
+                });
+                (part, true)
+            }
+            (None, None) => (self.file(site.page.id, slot).await?, false),
         };
         let mut cookie = None;
         if document && found && !visit.head {
@@ -405,7 +418,7 @@ impl ServingService {
         }
         let body = match (&file.gzip, range) {
             (Some(gz), _) if gzip => gz.clone(),
-            (_, Some(r)) => body_range(&file.identity, r),
+            (_, Some(r)) if !sliced => body_range(&file.identity, r),
             _ => file.identity.clone(),
         };
         Ok(Answer::File(Box::new(FileAnswer {

@@ -253,6 +253,20 @@ impl Inner {
         })))
     }
 
+    pub(crate) async fn load_range(
+        &self,
+        page: PageId,
+        sha: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Bytes, InfraError> {
+        self.ports
+            .bundles
+            .get_range(page, sha, range)
+            .await?
+            .map(Bytes::from)
+            .ok_or_else(|| InfraError::new(format!("page {page}: stored file {sha} is missing")))
+    }
+
     pub(crate) async fn load_bytes(&self, page: PageId, sha: &str) -> Result<Bytes, InfraError> {
         self.ports
             .bundles

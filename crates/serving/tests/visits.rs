@@ -452,6 +452,24 @@ async fn single_ranges_of_the_identity_bytes_and_preconditions() {
         .await,
         Answer::NotModified { .. }
     ));
+    // A file larger than the memory cache: the range is read from the bundle store alone.
+    let big: String = (0..1_500_000_u32)
+        .map(|i| char::from(b'a' + u8::try_from(i % 26).unwrap()))
+        .collect();
+    let big_file = common::file("big.txt", &big);
+    w.publish("large", |r| r.files.push(big_file)).await;
+    match conditional(&w, "/ann/large/big.txt", range("bytes=1000000-1000009")).await {
+        Answer::File(f) => {
+            assert_eq!(f.body, big.as_bytes()[1_000_000..=1_000_009]);
+            assert_eq!(f.range.map(|r| r.length), Some(1_500_000));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        conditional(&w, "/ann/large/big.txt", range("bytes=1500000-")).await,
+        Answer::RangeNotSatisfiable { length: 1_500_000 }
+    ));
+
     // The page's own 404.html: no precondition or range applies.
     assert!(matches!(
         conditional(&w, "/ann/site/none", pre(Some("\"nope\""), None)).await,
