@@ -36,6 +36,7 @@ mod routes;
 mod security;
 mod serving;
 mod serving_access;
+mod serving_http;
 mod serving_origins;
 mod signup;
 mod slow_clients;

@@ -186,6 +186,23 @@ impl BundleStore for ObjectBundleStore {
         }
     }
 
+    async fn get_range(
+        &self,
+        page: PageId,
+        sha256: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, InfraError> {
+        match self
+            .store
+            .get_range(&self.object(page, sha256), range)
+            .await
+        {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(infra("read", &e)),
+        }
+    }
+
     async fn exists(&self, page: PageId, sha256: &str) -> Result<bool, InfraError> {
         match self.store.head(&self.object(page, sha256)).await {
             Ok(_) => Ok(true),
@@ -278,6 +295,11 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(store.get(page, "aa11").await.unwrap().unwrap(), b"hello");
+        assert_eq!(
+            store.get_range(page, "aa11", 1..4).await.unwrap().unwrap(),
+            b"ell"
+        );
+        assert_eq!(store.get_range(page, "zz", 0..1).await.unwrap(), None);
         assert!(store.exists(page, "bb22").await.unwrap());
         assert_eq!(store.get(page, "zz").await.unwrap(), None);
         let mut pages = store.pages().await.unwrap();

@@ -2,12 +2,14 @@
 //!
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
 //! authenticated [`Principal`], the [`Clock`], [`Timer`] and [`PageChanges`] ports, the one
-//! table of error codes with their HTTP statuses, the `RateLimiter` port, and work split across
-//! the cores in order (`parallel`). It depends only on small pure crates (serde, thiserror,
-//! uuid, time, async-trait, argon2, sha2, rand, base64); nothing here performs I/O.
+//! table of error codes with their HTTP statuses, the `RateLimiter` port, work split across
+//! the cores in order (`parallel`), and the evaluation of conditional and range requests
+//! (`conditional`). It depends only on small pure crates (serde, thiserror,
+//! uuid, time, async-trait, argon2, sha2, rand, base64, httpdate); nothing here performs I/O.
 
 pub mod changes;
 pub mod clock;
+pub mod conditional;
 pub mod error;
 pub mod ids;
 pub mod parallel;

@@ -188,6 +188,33 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; a missing object is `Ok(None)`.
     async fn get(&self, page: PageId, sha256: &str) -> Result<Option<Vec<u8>>, InfraError>;
 
+    /// Bytes `range` of one object, which the caller knows to lie within it (a byte-range
+    /// answer reads only what it sends). This default reads the whole object.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, or when the object is shorter than `range`; a
+    /// missing object is `Ok(None)`.
+    async fn get_range(
+        &self,
+        page: PageId,
+        sha256: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Option<Vec<u8>>, InfraError> {
+        let Some(bytes) = self.get(page, sha256).await? else {
+            return Ok(None);
+        };
+        let within = usize::try_from(range.start)
+            .ok()
+            .zip(usize::try_from(range.end).ok())
+            .filter(|(start, end)| start <= end && *end <= bytes.len());
+        match within {
+            Some((start, end)) => Ok(Some(bytes[start..end].to_vec())),
+            None => Err(InfraError::new(format!(
+                "page {page}: stored file {sha256} is shorter than the range asked for"
+            ))),
+        }
+    }
+
     /// Whether the object exists.
     ///
     /// # Errors

@@ -1,9 +1,11 @@
 //! What the serving use cases take and give: a visit and its visitor, the password form's
 //! post, and the answers and refusals the pages-origin edge turns into responses.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use quire_kernel::conditional::Conditions;
 use quire_kernel::{InfraError, Principal};
 
 /// The credentials a request carries; cookies are the values of every cookie of that name.
@@ -28,7 +30,8 @@ pub struct Visit<'a> {
     pub query: &'a str,
     pub head: bool,
     pub visitor: Visitor<'a>,
-    pub if_none_match: Option<&'a str>,
+    /// The conditional and range headers; evaluated only once the visitor has access.
+    pub conditions: Conditions<'a>,
     pub accepts_gzip: bool,
 }
 
@@ -65,11 +68,23 @@ pub struct FileAnswer {
     pub varies: bool,
     pub content_type: String,
     pub etag: String,
+    /// The page's last change as an HTTP-date, shared by its files (`Last-Modified`).
+    pub last_modified: Arc<str>,
+    /// `Some` for a 206: the part of the identity body that `body` is.
+    pub range: Option<ByteRange>,
     pub cache: CacheRule,
     /// The page has a password, an allow list, is private or has a view budget: no other
     /// origin may frame it or embed its files.
     pub guarded: bool,
     pub cookie: Option<IssuedCookie>,
+}
+
+/// Bytes `start..=end` of a representation of `length` bytes (`Content-Range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRange {
+    pub start: u64,
+    pub end: u64,
+    pub length: u64,
 }
 
 /// The password form of a page.
@@ -87,9 +102,19 @@ pub struct PasswordPrompt {
 #[derive(Debug, Clone)]
 pub enum Answer {
     File(Box<FileAnswer>),
+    /// 304, with the validators and caching headers the 200 would carry.
     NotModified {
         etag: String,
         cache: CacheRule,
+        /// The file has a gzip variant (`Vary: Accept-Encoding`).
+        varies: bool,
+        last_modified: Arc<str>,
+    },
+    /// 412: `If-Match` or `If-Unmodified-Since` is false.
+    PreconditionFailed,
+    /// 416: the range starts past the end of the file's `length` bytes.
+    RangeNotSatisfiable {
+        length: u64,
     },
     /// 308 when `permanent` (the trailing slash), 302 otherwise.
     Redirect {

@@ -21,6 +21,9 @@ pub(crate) struct Site {
     pub handle: Handle,
     pub link: Link,
     pub files: HashMap<String, FileSlot>,
+    /// When the page last changed (its files or settings), in seconds since the epoch and
+    /// as an HTTP-date: its files' `Last-Modified`, formatted once per load.
+    pub last_modified: (i64, Arc<str>),
     /// Set when a view claim found the budget spent, before the entry is next reloaded.
     pub spent: AtomicBool,
     /// When the policy was read from the store: the entry is good for the policy TTL from

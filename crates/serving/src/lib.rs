@@ -29,13 +29,14 @@ pub mod token;
 mod views;
 
 pub use answer::{
-    Admitted, Answer, CacheRule, FileAnswer, IssuedCookie, PassError, PasswordPrompt, Unlock,
-    UnlockError, Visit, Visitor,
+    Admitted, Answer, ByteRange, CacheRule, FileAnswer, IssuedCookie, PassError, PasswordPrompt,
+    Unlock, UnlockError, Visit, Visitor,
 };
 pub use cache::CachedFile;
 pub use leases::{IDLE_RETURN, MAX_BLOCK, ViewLeases};
 pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
 pub use policy::cookie_kind;
+pub use quire_kernel::conditional::Conditions;
 pub use service::{
     ACCESS_COOKIE, PASS_BUCKET, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET,
     UNLOCK_COOKIE, VIEW_COOKIE,

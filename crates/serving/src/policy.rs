@@ -84,15 +84,6 @@ pub(crate) fn admits(link: &Link, account: AccountId, email: Option<&Email>) -> 
         })
 }
 
-/// Whether `If-None-Match` names the file (either encoding's tag, weak or strong, or `*`).
-pub(crate) fn matches_etag(header: &str, sha: &str) -> bool {
-    header.split(',').any(|tag| {
-        let tag = tag.trim();
-        let tag = tag.strip_prefix("W/").unwrap_or(tag).trim_matches('"');
-        tag == "*" || tag == etag_value(sha) || tag.strip_suffix("-gz") == Some(etag_value(sha))
-    })
-}
-
 pub(crate) fn etag_value(sha: &str) -> &str {
     &sha[..sha.len().min(32)]
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use quire_kernel::conditional::http_date;
 use quire_kernel::{Handle, InfraError, LinkId, PageChanges, PageId, ProjectId};
 use quire_pages::{Page, PageStatus};
 
@@ -240,7 +241,9 @@ impl Inner {
                 (slot.entry.path.clone(), slot)
             })
             .collect();
+        let modified = page.updated_at.unix_timestamp();
         Ok(Some(Arc::new(Site {
+            last_modified: (modified, http_date(modified).into()),
             page,
             handle,
             link,
@@ -248,6 +251,20 @@ impl Inner {
             spent: std::sync::atomic::AtomicBool::new(false),
             loaded_at: Instant::now(),
         })))
+    }
+
+    pub(crate) async fn load_range(
+        &self,
+        page: PageId,
+        sha: &str,
+        range: std::ops::Range<u64>,
+    ) -> Result<Bytes, InfraError> {
+        self.ports
+            .bundles
+            .get_range(page, sha, range)
+            .await?
+            .map(Bytes::from)
+            .ok_or_else(|| InfraError::new(format!("page {page}: stored file {sha} is missing")))
     }
 
     pub(crate) async fn load_bytes(&self, page: PageId, sha: &str) -> Result<Bytes, InfraError> {

@@ -7,7 +7,7 @@
 
 use quire_kernel::{PageId, Principal};
 use quire_pages::{FileInput, PageOrigins, PageService, PatchRequest, PublishRequest};
-use quire_serving::{Answer, ServingService, Visit, Visitor};
+use quire_serving::{Answer, Conditions, ServingService, Visit, Visitor};
 use quire_testkit::World;
 
 struct Site {
@@ -58,7 +58,7 @@ async fn view(serving: &ServingService) -> bool {
             query: "",
             head: false,
             visitor: Visitor::default(),
-            if_none_match: None,
+            conditions: Conditions::default(),
             accepts_gzip: false,
         })
         .await
@@ -245,7 +245,7 @@ async fn a_lease_the_store_refuses_serves_nothing_and_counts_nothing() {
             query: "",
             head: false,
             visitor: Visitor::default(),
-            if_none_match: None,
+            conditions: Conditions::default(),
             accepts_gzip: false,
         })
         .await;

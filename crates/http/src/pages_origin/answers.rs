@@ -79,8 +79,11 @@ pub(super) fn method_not_allowed(allow: &'static str) -> Response {
     Response::new(405).header("allow", allow)
 }
 
+/// The password form, a 401 with a challenge of its own scheme (RFC 9110 §11.6.1 and
+/// §15.5.2: a 401 carries one). Browsers know no `QuirePassword` scheme, so they show the
+/// form rather than a prompt of their own; the realm names the page.
 pub(super) fn password_form(status: u16, prompt: &PasswordPrompt, error: Option<&str>) -> Response {
-    own_page(
+    let response = own_page(
         status,
         UnlockPage {
             title: &prompt.title,
@@ -90,7 +93,16 @@ pub(super) fn password_form(status: u16, prompt: &PasswordPrompt, error: Option<
             error,
         }
         .render(),
-    )
+    );
+    if status == 401 {
+        // Handles and slugs are of letters, digits and `-`: nothing to quote.
+        response.header(
+            "www-authenticate",
+            format!("QuirePassword realm=\"{}/{}\"", prompt.handle, prompt.slug),
+        )
+    } else {
+        response
+    }
 }
 
 pub(super) fn redirect(status: u16, location: &str) -> Response {
@@ -145,12 +157,26 @@ pub(super) fn with_cookie(
 pub(super) fn respond(answer: Answer, https: bool) -> Response {
     match answer {
         Answer::File(file) => {
-            let mut response = Response::new(if file.found { 200 } else { 404 })
+            let status = match (file.found, file.range) {
+                (false, _) => 404,
+                (true, Some(_)) => 206,
+                (true, None) => 200,
+            };
+            let mut response = Response::new(status)
                 .header("content-type", Cow::Owned(file.content_type))
                 .header("cache-control", cache_control(file.cache))
                 .header("x-content-type-options", "nosniff");
             if file.found {
-                response = response.header("etag", file.etag);
+                response = response
+                    .header("etag", file.etag)
+                    .header("last-modified", file.last_modified)
+                    .header("accept-ranges", "bytes");
+            }
+            if let Some(range) = file.range {
+                response = response.header(
+                    "content-range",
+                    format!("bytes {}-{}/{}", range.start, range.end, range.length),
+                );
             }
             if file.varies {
                 response = response.header("vary", "Accept-Encoding");
@@ -167,9 +193,28 @@ pub(super) fn respond(answer: Answer, https: bool) -> Response {
             }
             with_cookie(response.body(file.body), https, file.cookie.as_ref())
         }
-        Answer::NotModified { etag, cache } => Response::new(304)
-            .header("etag", etag)
-            .header("cache-control", cache_control(cache)),
+        // RFC 9110 §15.4.5: the ETag, Vary and Cache-Control the 200 would carry.
+        Answer::NotModified {
+            etag,
+            cache,
+            varies,
+            last_modified,
+        } => {
+            let response = Response::new(304)
+                .header("etag", etag)
+                .header("cache-control", cache_control(cache))
+                .header("last-modified", last_modified);
+            if varies {
+                response.header("vary", "Accept-Encoding")
+            } else {
+                response
+            }
+        }
+        Answer::PreconditionFailed => plain(412, "A precondition of the request is false."),
+        Answer::RangeNotSatisfiable { length } => {
+            plain(416, "The range asked for starts past the end of the file.")
+                .header("content-range", format!("bytes */{length}"))
+        }
         Answer::Redirect {
             location,
             permanent,

@@ -7,7 +7,8 @@
 //!
 //! Visitor content lives only here, never on the dashboard's origin. Every decision is made
 //! by `quire-serving`; this module reads the request (host, path, cookies, `Authorization`,
-//! `If-None-Match`, `Accept-Encoding`) and writes the answer's status and headers. It runs on
+//! the conditional and range headers, `Accept-Encoding`) and writes the answer's status and
+//! headers. It runs on
 //! a server of its own ([`wire`]), not actix-web: see that module for why.
 //!
 //! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `answers`
@@ -100,6 +101,13 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
 impl wire::Handler for PagesState {
     fn handle<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + 'a {
         handle(self, request)
+    }
+
+    /// The visitor cookies this origin sets (`quire_unlock_*`, `quire_access_*`,
+    /// `quire_view_*`, with or without `__Host-`); any other a browser sends here was set by
+    /// another host of the domain and is of no use to the origin.
+    fn owns_cookie(&self, name: &[u8]) -> bool {
+        std::str::from_utf8(name).is_ok_and(|name| quire_serving::cookie_kind(name).is_some())
     }
 }
 

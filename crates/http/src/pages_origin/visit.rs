@@ -1,7 +1,7 @@
 //! `GET`/`HEAD` of a page's file or a short link: the request's credentials read, the
 //! serving use case asked, its answer written.
 
-use quire_serving::{TokenKind, Visit, Visitor, cookie_kind};
+use quire_serving::{Conditions, TokenKind, Visit, Visitor, cookie_kind};
 
 use super::answers::{infra_failure, method_not_allowed, not_found, respond};
 use super::wire::{Request, Response};
@@ -34,6 +34,38 @@ fn accepts_gzip(request: &Request<'_>) -> bool {
             });
             (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !refused
         })
+}
+
+/// The conditional and range headers, read in one pass over the headers (the first of each
+/// name counts): most requests carry none, and every header is looked at once.
+fn conditions<'a>(request: &Request<'a>) -> Conditions<'a> {
+    let mut c = Conditions::default();
+    for header in request.headers {
+        let name = header.name.as_bytes();
+        let slot = match name.first() {
+            Some(b'i' | b'I') => {
+                if name.eq_ignore_ascii_case(b"if-none-match") {
+                    &mut c.if_none_match
+                } else if name.eq_ignore_ascii_case(b"if-match") {
+                    &mut c.if_match
+                } else if name.eq_ignore_ascii_case(b"if-modified-since") {
+                    &mut c.if_modified_since
+                } else if name.eq_ignore_ascii_case(b"if-unmodified-since") {
+                    &mut c.if_unmodified_since
+                } else if name.eq_ignore_ascii_case(b"if-range") {
+                    &mut c.if_range
+                } else {
+                    continue;
+                }
+            }
+            Some(b'r' | b'R') if name.eq_ignore_ascii_case(b"range") => &mut c.range,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = std::str::from_utf8(header.value).ok();
+        }
+    }
+    c
 }
 
 /// An API error (a refused `Authorization`) as the API would answer it.
@@ -111,7 +143,7 @@ pub(super) async fn visit(state: &PagesState, request: &Request<'_>) -> Response
                 access: cookies(TokenKind::Access),
                 view: cookies(TokenKind::View),
             },
-            if_none_match: request.header("if-none-match"),
+            conditions: conditions(request),
             accepts_gzip: accepts_gzip(request),
         })
         .await;
@@ -156,6 +188,36 @@ mod tests {
         assert!(!accepts("gzip;q=0"));
         assert!(!accepts("br, deflate"));
         assert!(!with(&[], accepts_gzip));
+    }
+
+    #[test]
+    fn conditional_headers_are_read_in_any_case_the_first_of_each() {
+        with(
+            &[
+                ("IF-NONE-MATCH", "\"a\""),
+                ("If-Match", "\"b\""),
+                ("if-modified-since", "d1"),
+                ("If-Unmodified-Since", "d2"),
+                ("Range", "bytes=0-1"),
+                ("range", "bytes=5-6"),
+                ("If-Range", "\"c\""),
+                ("Ignored", "x"),
+            ],
+            |r| {
+                assert_eq!(
+                    conditions(r),
+                    Conditions {
+                        if_match: Some("\"b\""),
+                        if_none_match: Some("\"a\""),
+                        if_modified_since: Some("d1"),
+                        if_unmodified_since: Some("d2"),
+                        range: Some("bytes=0-1"),
+                        if_range: Some("\"c\""),
+                    }
+                );
+            },
+        );
+        assert!(with(&[("Accept", "*/*")], |r| conditions(r).is_empty()));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use quire_accounts::{Session, SessionStore};
 use quire_kernel::{AccountId, Clock, Email, PageId, Principal};
 use quire_pages::{FileInput, PageOrigins, PageService, PageView, PatchRequest, PublishRequest};
 use quire_projects::ProjectService;
-use quire_serving::{Answer, ServingService, Visit, Visitor};
+use quire_serving::{Answer, Conditions, ServingService, Visit, Visitor};
 use quire_testkit::{FixedClock, MemoryBundles, MemoryStore};
 
 pub struct World {
@@ -120,7 +120,7 @@ impl World {
                 query: "",
                 head: false,
                 visitor,
-                if_none_match: None,
+                conditions: Conditions::default(),
                 accepts_gzip: false,
             })
             .await

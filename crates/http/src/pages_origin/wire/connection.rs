@@ -17,7 +17,8 @@ use tokio::time::{Instant, Sleep, timeout_at};
 
 use super::Handler;
 use super::framing::{
-    Framing, MAX_HEAD, MAX_HEADERS, bad_request, frame, head_too_large, pipelined, split_target,
+    Framing, MAX_HEAD, MAX_HEADERS, bad_request, frame, head_too_large, pipelined, shed_cookies,
+    split_target,
 };
 use super::message::{Request, Response};
 use super::server::WireLimits;
@@ -123,14 +124,22 @@ impl<H: Handler> Connection<H> {
         let mut deadline = first.then(|| self.accepted + header_timeout);
         loop {
             if !buf.is_empty() {
-                match frame(buf) {
+                let refusal = match frame(buf) {
                     Ok(Some(framing)) if framing.head_len <= MAX_HEAD => {
                         return Next::Request(framing);
                     }
-                    Ok(Some(_)) => return Next::Refuse(head_too_large()),
-                    Ok(None) if buf.len() > MAX_HEAD => return Next::Refuse(head_too_large()),
-                    Ok(None) => {}
+                    Ok(Some(_)) => Some(head_too_large()),
+                    Ok(None) if buf.len() > MAX_HEAD => Some(head_too_large()),
+                    Ok(None) => None,
+                    // Too many header lines: some may be cookies to shed.
+                    Err(response) if response.status() == 431 => Some(response),
                     Err(response) => return Next::Refuse(response),
+                };
+                if let Some(refusal) = refusal {
+                    if shed_cookies(buf, |name| self.handler.owns_cookie(name)) {
+                        continue;
+                    }
+                    return Next::Refuse(refusal);
                 }
                 deadline.get_or_insert_with(|| Instant::now() + header_timeout);
             } else if self.stopping.get() {
@@ -215,9 +224,24 @@ impl<H: Handler> Connection<H> {
             return (bad_request("the request could not be read"), false);
         }
         let method = request.method.unwrap_or("");
-        let Some((path, query)) = split_target(request.path.unwrap_or("")) else {
+        let Some((authority, path, query)) = split_target(request.path.unwrap_or("")) else {
             return (bad_request("the request's target is not a path"), false);
         };
+        // RFC 9112 §3.2.2 makes an absolute-form target's authority the host; a Host that
+        // names another would route a proxy that reads it to someone else: refused.
+        if let Some(authority) = authority {
+            let host = request
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("host"))
+                .map_or(&b""[..], |h| h.value);
+            if !host.trim_ascii().eq_ignore_ascii_case(authority.as_bytes()) {
+                return (
+                    bad_request("the request's target and its Host name different hosts"),
+                    false,
+                );
+            }
+        }
         let request = Request {
             method,
             path,

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -11,7 +12,7 @@ pub use httparse::Header;
 
 /// A request of the pages origin. The target is split into its raw (still
 /// percent-encoded) path and query; an absolute-form target (`http://host/path`) gives its
-/// path, and the host is still the `Host` header's.
+/// path, and is refused unless its host is the `Host` header's.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     pub method: &'a str,
@@ -47,12 +48,64 @@ impl<'a> Request<'a> {
     }
 }
 
+/// A header value of an answer: a constant, a text made for this answer, or a text shared
+/// with others (a page's `Last-Modified`), which costs no copy per answer.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Static(&'static str),
+    Owned(String),
+    Shared(Arc<str>),
+}
+
+impl Value {
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Static(s) => s,
+            Self::Owned(s) => s,
+            Self::Shared(s) => s,
+        }
+    }
+
+    /// Whether the text was made at run time: it may carry what a client or an owner wrote.
+    pub(super) fn made_at_run_time(&self) -> bool {
+        !matches!(self, Self::Static(_))
+    }
+}
+
+impl From<&'static str> for Value {
+    fn from(s: &'static str) -> Self {
+        Self::Static(s)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Self::Owned(s)
+    }
+}
+
+impl From<Cow<'static, str>> for Value {
+    fn from(s: Cow<'static, str>) -> Self {
+        match s {
+            Cow::Borrowed(s) => Self::Static(s),
+            Cow::Owned(s) => Self::Owned(s),
+        }
+    }
+}
+
+impl From<Arc<str>> for Value {
+    fn from(s: Arc<str>) -> Self {
+        Self::Shared(s)
+    }
+}
+
 /// An answer: status, headers and body. The connection adds `Content-Length`, `Date` and,
 /// when it closes, `Connection: close`; for `HEAD` it sends the head only.
 #[derive(Debug, Clone)]
 pub struct Response {
     status: u16,
-    headers: Vec<(&'static str, Cow<'static, str>)>,
+    headers: Vec<(&'static str, Value)>,
     body: Bytes,
     close: bool,
 }
@@ -62,7 +115,7 @@ impl Response {
     pub fn new(status: u16) -> Self {
         Self {
             status,
-            headers: Vec::with_capacity(8),
+            headers: Vec::with_capacity(12),
             body: Bytes::new(),
             close: false,
         }
@@ -71,14 +124,14 @@ impl Response {
     /// Adds a header (names are written as given; values must not hold line breaks, or
     /// the connection answers 500 instead).
     #[must_use]
-    pub fn header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
+    pub fn header(mut self, name: &'static str, value: impl Into<Value>) -> Self {
         self.headers.push((name, value.into()));
         self
     }
 
     /// Sets a header, replacing any of that name.
     #[must_use]
-    pub fn set_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
+    pub fn set_header(mut self, name: &'static str, value: impl Into<Value>) -> Self {
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         self.header(name, value)
     }
@@ -107,11 +160,11 @@ impl Response {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref())
+            .map(|(_, v)| v.as_str())
     }
 
     #[must_use]
-    pub fn headers(&self) -> &[(&'static str, Cow<'static, str>)] {
+    pub fn headers(&self) -> &[(&'static str, Value)] {
         &self.headers
     }
 
@@ -146,6 +199,7 @@ pub(super) fn reason(status: u16) -> &'static str {
         301 => "Moved Permanently",
         302 => "Found",
         303 => "See Other",
+        206 => "Partial Content",
         304 => "Not Modified",
         307 => "Temporary Redirect",
         308 => "Permanent Redirect",
@@ -157,7 +211,9 @@ pub(super) fn reason(status: u16) -> &'static str {
         408 => "Request Timeout",
         410 => "Gone",
         411 => "Length Required",
+        412 => "Precondition Failed",
         413 => "Content Too Large",
+        416 => "Range Not Satisfiable",
         429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",

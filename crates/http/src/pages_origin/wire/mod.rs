@@ -4,7 +4,9 @@
 //! itself. This server reads a request head in place (`httparse`, no copy, no map), hands
 //! the handler borrowed views of it, and writes the answer's head and body in one `write`.
 //!
-//! It takes what the pages origin needs and refuses the rest clearly: bodies by
+//! It takes what the pages origin needs and refuses the rest clearly: one valid `Host` (400
+//! otherwise, and when an absolute-form target names another), heads up to 64 KiB and 100
+//! header lines once other hosts' cookies are shed (431 past them), bodies by
 //! `Content-Length` only (a `Transfer-Encoding` is 411, both at once 400), at most
 //! [`WireLimits::max_body`] bytes (413, before any of it is waited for). Every wait has a
 //! deadline: the head ([`WireLimits::header_timeout`], 408), an idle keep-alive connection
@@ -32,4 +34,12 @@ pub use server::{Running, WireLimits, Workers, start};
 /// thread that read it.
 pub trait Handler: Clone + Send + 'static {
     fn handle<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + 'a;
+
+    /// Whether a cookie of this name is the handler's own. When a request's head is over
+    /// the limits, the others are shed and the head judged again; by default every cookie
+    /// is kept.
+    fn owns_cookie(&self, name: &[u8]) -> bool {
+        let _ = name;
+        true
+    }
 }

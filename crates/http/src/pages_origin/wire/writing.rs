@@ -2,7 +2,6 @@
 //! body copied after it when small or sent beside it when large, and `writev` until all is
 //! sent.
 
-use std::borrow::Cow;
 use std::io::IoSlice;
 
 use tokio::io::AsyncWriteExt;
@@ -85,14 +84,13 @@ fn write_head(out: &mut Vec<u8>, response: &Response, keep_alive: bool, http10: 
     for (name, value) in response.headers() {
         // Constants are this crate's own; a value made at run time may carry what a client
         // or an owner wrote.
-        if let Cow::Owned(text) = value
-            && text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
-        {
+        let text = value.as_str();
+        if value.made_at_run_time() && text.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return false;
         }
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(text.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     if has_body(status) {
