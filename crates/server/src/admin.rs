@@ -1,5 +1,6 @@
 //! The operator's commands: create an account, set a dashboard password, activate or
-//! deactivate an account, keep the invitation list, send a test message.
+//! deactivate an account, keep the invitation list, send a test message, rotate the key
+//! that seals stored secrets.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use quire_store::Database;
 use crate::cli::InviteCommand;
 use crate::config::Config;
 use crate::error::ServerError;
-use crate::wiring::{mailer, migrate};
+use crate::wiring::{mailer, migrate, sealing_key};
 
 pub(crate) async fn create_account(
     db: Database,
@@ -60,6 +61,38 @@ pub(crate) async fn set_activated(
         Some(at) => format!("{} is activated (since {at})", account.handle),
         None => format!("{} is not activated", account.handle),
     })
+}
+
+/// Re-seals every stored secret from the key file of the configuration to `new_file`
+/// (made when missing); returns what was re-sealed, as JSON.
+pub(crate) async fn rotate_secret_key(
+    db: Database,
+    config: &Config,
+    new_file: &std::path::Path,
+) -> Result<serde_json::Value, ServerError> {
+    let current = std::path::Path::new(&config.secret_key_file);
+    // Making a fresh "current" key here would only make every sealed value unreadable.
+    if !current.exists() {
+        return Err(ServerError::NoSecretKeyFile(current.to_owned()));
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    if same(current, new_file) {
+        return Err(ServerError::SameSecretKeyFile(new_file.to_owned()));
+    }
+    let old = sealing_key(current)?;
+    let new = sealing_key(new_file)?;
+    migrate(&db).await?;
+    let done = db
+        .reseal_all(&old, &new)
+        .await
+        .map_err(ServerError::Reseal)?;
+    Ok(serde_json::json!({
+        "totpSecrets": done.totp_secrets,
+        "pendingTotpSecrets": done.pending_totp_secrets,
+        "serverSecrets": done.server_secrets,
+        "oauthKeys": done.oauth_keys,
+        "newKeyFile": new_file.display().to_string(),
+    }))
 }
 
 pub(crate) fn read_password_line() -> Result<String, ServerError> {
