@@ -188,3 +188,38 @@ pub(crate) async fn invite(db: Database, command: InviteCommand) -> Result<Strin
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn rotation_refuses_a_missing_current_file_and_the_current_file_as_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/quire.db", dir.path().display());
+        let db = Database::connect(&quire_store::DatabaseConfig::new(url)).unwrap();
+        let current = dir.path().join("secret.key");
+        let config = Config {
+            secret_key_file: current.display().to_string(),
+            ..Config::default()
+        };
+        let err = rotate_secret_key(db.clone(), &config, &dir.path().join("new.key"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServerError::NoSecretKeyFile(_)), "{err}");
+        assert!(!current.exists(), "no current key is made up");
+        assert!(!dir.path().join("new.key").exists());
+
+        sealing_key(&current).unwrap();
+        let err = rotate_secret_key(db.clone(), &config, &current)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServerError::SameSecretKeyFile(_)), "{err}");
+
+        let done = rotate_secret_key(db, &config, &dir.path().join("new.key"))
+            .await
+            .unwrap();
+        assert_eq!(done["serverSecrets"], 0);
+        assert!(dir.path().join("new.key").exists());
+    }
+}
