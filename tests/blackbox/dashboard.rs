@@ -213,6 +213,10 @@ async fn sign_in_enroll_and_approve(b: Backend) {
         assert!(cookie.contains(attribute), "{cookie}");
     }
     assert!(!cookie.contains("Secure"), "plain http: {cookie}");
+    assert!(
+        cookie.starts_with("quire_session="),
+        "no prefix on http: {cookie}"
+    );
 
     // Enroll the second factor.
     let r = browser.get("/account/security").await;
@@ -437,6 +441,26 @@ async fn forms_are_same_origin_and_cookies_secure_on_https(b: Backend) {
     let r = browser.sign_in("ann").await;
     let cookie = r.headers["set-cookie"].to_str().unwrap();
     assert!(cookie.contains("Secure"), "{cookie}");
+    // `__Host-`: only this host, over https, on `/`, can set it; a sibling subdomain's
+    // `Domain=` cookie of the plain name is not read.
+    assert!(cookie.starts_with("__Host-quire_session="), "{cookie}");
+    assert!(
+        cookie.contains("Path=/") && !cookie.contains("Domain"),
+        "{cookie}"
+    );
+    assert_eq!(browser.get("/account/security").await.status, 200);
+    let token = browser.cookies.remove("__Host-quire_session").unwrap();
+    browser
+        .cookies
+        .insert("quire_session".into(), token.clone());
+    assert!(location(&browser.get("/account/security").await).starts_with("/login"));
+    browser.cookies.remove("quire_session");
+    browser.cookies.insert("__Host-quire_session".into(), token);
+    // Signing out removes the cookie of that name.
+    let r = browser.post("/logout", &[]).await;
+    let removed = r.headers["set-cookie"].to_str().unwrap();
+    assert!(removed.starts_with("__Host-quire_session=;"), "{removed}");
+    assert!(browser.cookies.is_empty());
     // An open redirect through `next` is refused.
     let r = browser
         .post(

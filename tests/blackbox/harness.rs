@@ -45,8 +45,27 @@ impl TestDb {
         }
     }
 
-    fn command(&self) -> Command {
+    /// The server's command on this database (its directory, a clean environment).
+    pub fn command(&self) -> Command {
         self.command_via(&[])
+    }
+
+    /// The key the server seals stored secrets under (`data/secret.key`, the default
+    /// `QUIRE_SECRET_KEY_FILE`, made at first start), or another file of the directory.
+    pub fn sealing_key(&self, file: &str) -> quire_accounts::SealingKey {
+        let hex = std::fs::read_to_string(self.dir.path().join(file)).expect("key file");
+        let hex = hex.trim();
+        let bytes: Vec<u8> = (0..32)
+            .map(|i| u8::from_str_radix(&hex[i * 2..i * 2 + 2], 16).expect("hex"))
+            .collect();
+        quire_accounts::SealingKey::from_bytes(&bytes).expect("32 bytes")
+    }
+
+    /// The store on this database, holding the server's key file (as the server does).
+    pub fn store(&self) -> quire_store::Database {
+        quire_store::Database::connect(&quire_store::DatabaseConfig::new(&self.url))
+            .expect("connect")
+            .with_sealing_key(self.sealing_key("data/secret.key"))
     }
 
     /// The server's command, run through `wrapper` (e.g. `prlimit --nofile=256:256 --`).

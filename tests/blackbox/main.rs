@@ -33,6 +33,7 @@ mod ops;
 mod pages;
 mod projects;
 mod routes;
+mod secrets_at_rest;
 mod security;
 mod serving;
 mod serving_access;

@@ -1,6 +1,7 @@
 //! Every verification failure of a bearer token over HTTP against the real server, each
 //! with its exact `error_description` in the body and in `WWW-Authenticate`; tokens of
-//! other kinds are signed with the server's own key, read from its database. A client
+//! other kinds are signed with the server's own key, read from its database and opened with
+//! its key file. A client
 //! deleted on one server is refused by a second within 5 s, and an unreadable registry
 //! fails closed.
 
@@ -21,8 +22,8 @@ use crate::oauth_flow::{CLIENTS, REDIRECT, Registered, consent, query, register,
 
 /// Signs `claims` with the server's current key, read from its database.
 async fn forge(db: &TestDb, header: &Header, claims: &AccessClaims) -> String {
-    let store = quire_store::Database::connect(&quire_store::DatabaseConfig::new(&db.url)).unwrap();
-    let keys = store.signing_keys().await.unwrap();
+    // The private key is sealed at rest: forging takes the server's key file too.
+    let keys = db.store().signing_keys().await.unwrap();
     let key = keys.last().unwrap();
     let mut header = header.clone();
     header.kid = Some(key.kid.clone());

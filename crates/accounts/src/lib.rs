@@ -37,7 +37,7 @@ pub use ports::{
     AccountStore, Binding, CaptchaLedger, CreateAccountStoreError, Invitation, InvitationStore,
 };
 pub use recovery::{RECOVERY_CODES, RecoveryCodes, recovery_code_hash};
-pub use sealing::{SealedSecret, SealingKey, UnsealError};
+pub use sealing::{SealedSecret, SealingKey, UnsealError, UnsealValueError};
 pub use service::{
     AccountService, AdminAccountsError, CreateAccount, CreateAccountError, CreatedAccount,
     SetActivatedError, SetPasswordError, new_account,

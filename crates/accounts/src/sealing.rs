@@ -1,10 +1,11 @@
-//! Secrets the server must read back (the second factor's TOTP secret) are kept sealed:
-//! AES-256-GCM under a key that lives outside the database, so a copy of the database
-//! alone does not hand over anyone's second factor.
+//! Secrets the server must read back (the second factor's TOTP secret, and the keys that
+//! sign: the pages origin's, the captcha's, OAuth's) are kept sealed: AES-256-GCM under a
+//! key that lives outside the database, so a copy of the database alone hands over no one's
+//! second factor and signs nothing.
 //!
 //! The sealed form is `v1.` + base64url(nonce ‖ ciphertext ‖ tag). The additional data
-//! binds a sealed value to its account and purpose: a value copied to another account's
-//! row does not open.
+//! binds a sealed value to its purpose and row (an account, a key's name): a value copied to
+//! another row does not open.
 
 use std::fmt;
 use std::sync::Arc;
@@ -69,6 +70,15 @@ impl SealedSecret {
 )]
 pub struct UnsealError(pub AccountId);
 
+/// A sealed value of the server's own (a signing key) did not open: the key file is not the
+/// one it was sealed under, or the value was altered or moved to another row. Names the
+/// value, never shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the sealed {0} does not open under this server's key (QUIRE_SECRET_KEY_FILE must be the file it was sealed under, the same on every replica)"
+)]
+pub struct UnsealValueError(pub String);
+
 impl SealingKey {
     /// The key from its 32 bytes; `None` for any other length.
     #[must_use]
@@ -97,17 +107,7 @@ impl SealingKey {
     /// Seals `account`'s TOTP secret.
     #[must_use]
     pub fn seal_totp(&self, account: AccountId, secret: &TotpSecret) -> SealedSecret {
-        let mut in_out = secret.expose().as_bytes().to_vec();
-        let Ok(nonce) = self
-            .0
-            .seal_in_place_append_tag(Aad::from(aad(account)), &mut in_out)
-        else {
-            // Sealing fails only for inputs of gigabytes; a secret is 32 characters.
-            unreachable!("AES-GCM refused to seal 32 bytes");
-        };
-        let mut out = nonce.as_ref().to_vec();
-        out.extend_from_slice(&in_out);
-        SealedSecret(format!("{VERSION}{}", URL_SAFE_NO_PAD.encode(out)))
+        self.seal_with(&totp_aad(account), secret.expose().as_bytes())
     }
 
     /// Opens `account`'s sealed TOTP secret (a legacy bare secret is read as is).
@@ -120,29 +120,73 @@ impl SealingKey {
         sealed: &SealedSecret,
     ) -> Result<TotpSecret, UnsealError> {
         let refused = || UnsealError(account);
-        let Some(encoded) = sealed.0.strip_prefix(VERSION) else {
+        if sealed.is_legacy() {
             return TotpSecret::parse(&sealed.0).ok_or_else(refused);
-        };
-        let bytes = URL_SAFE_NO_PAD.decode(encoded).map_err(|_| refused())?;
-        if bytes.len() < NONCE_LEN {
-            return Err(refused());
         }
-        let (nonce, body) = bytes.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| refused())?;
-        let mut body = body.to_vec();
         let plain = self
-            .0
-            .open_in_place(nonce, Aad::from(aad(account)), &mut body)
-            .map_err(|_| refused())?;
-        std::str::from_utf8(plain)
+            .open_with(&totp_aad(account), sealed)
+            .ok_or_else(refused)?;
+        std::str::from_utf8(&plain)
             .ok()
             .and_then(TotpSecret::parse)
             .ok_or_else(refused)
     }
+
+    /// Seals `plain`, a value of the server's own, for `purpose` (what it is and which row
+    /// holds it, e.g. `server secret captcha`): it opens only for that same purpose.
+    #[must_use]
+    pub fn seal(&self, purpose: &str, plain: &[u8]) -> SealedSecret {
+        self.seal_with(&value_aad(purpose), plain)
+    }
+
+    /// Opens a value sealed by [`SealingKey::seal`] for `purpose`. A bare (legacy) value is
+    /// refused: the caller decides whether it may read one.
+    ///
+    /// # Errors
+    /// [`UnsealValueError`] naming `purpose` when the value does not open.
+    pub fn open(&self, purpose: &str, sealed: &SealedSecret) -> Result<Vec<u8>, UnsealValueError> {
+        if sealed.is_legacy() {
+            return Err(UnsealValueError(purpose.to_owned()));
+        }
+        self.open_with(&value_aad(purpose), sealed)
+            .ok_or_else(|| UnsealValueError(purpose.to_owned()))
+    }
+
+    fn seal_with(&self, aad: &[u8], plain: &[u8]) -> SealedSecret {
+        let mut in_out = plain.to_vec();
+        let Ok(nonce) = self.0.seal_in_place_append_tag(Aad::from(aad), &mut in_out) else {
+            // Sealing fails only for inputs of gigabytes; these are a few dozen bytes.
+            unreachable!("AES-GCM refused to seal a short value");
+        };
+        let mut out = nonce.as_ref().to_vec();
+        out.extend_from_slice(&in_out);
+        SealedSecret(format!("{VERSION}{}", URL_SAFE_NO_PAD.encode(out)))
+    }
+
+    fn open_with(&self, aad: &[u8], sealed: &SealedSecret) -> Option<Vec<u8>> {
+        let encoded = sealed.0.strip_prefix(VERSION)?;
+        let bytes = URL_SAFE_NO_PAD.decode(encoded).ok()?;
+        if bytes.len() < NONCE_LEN {
+            return None;
+        }
+        let (nonce, body) = bytes.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+        let mut body = body.to_vec();
+        let plain = self
+            .0
+            .open_in_place(nonce, Aad::from(aad), &mut body)
+            .ok()?;
+        Some(plain.to_vec())
+    }
 }
 
-fn aad(account: AccountId) -> Vec<u8> {
+fn totp_aad(account: AccountId) -> Vec<u8> {
     format!("quire totp {}", account.0).into_bytes()
+}
+
+// Distinct from every TOTP's: "quire totp <uuid>" is never "quire value …".
+fn value_aad(purpose: &str) -> Vec<u8> {
+    format!("quire value {purpose}").into_bytes()
 }
 
 #[cfg(test)]
@@ -192,5 +236,26 @@ mod tests {
         assert!(!format!("{legacy:?}").contains(secret.expose()));
         assert_eq!(k.open_totp(AccountId::new(), &legacy), Ok(secret));
         assert!(SealingKey::from_bytes(&[0; 16]).is_none());
+    }
+
+    #[test]
+    fn a_sealed_value_opens_only_with_its_key_and_for_its_purpose() {
+        let (k, other_key) = (key(5), key(6));
+        let sealed = k.seal("server secret captcha", b"the key");
+        assert!(!sealed.is_legacy());
+        assert!(!sealed.as_stored().contains("the key"));
+        assert_eq!(
+            k.open("server secret captcha", &sealed).unwrap(),
+            b"the key"
+        );
+        let refused = UnsealValueError("server secret other".into());
+        assert_eq!(k.open("server secret other", &sealed), Err(refused));
+        assert!(other_key.open("server secret captcha", &sealed).is_err());
+        let bare = SealedSecret::stored("the key".into());
+        assert!(k.open("server secret captcha", &bare).is_err());
+        let err = other_key
+            .open("server secret captcha", &sealed)
+            .unwrap_err();
+        assert!(!err.to_string().contains("the key"));
     }
 }

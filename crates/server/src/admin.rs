@@ -1,5 +1,6 @@
 //! The operator's commands: create an account, set a dashboard password, activate or
-//! deactivate an account, keep the invitation list, send a test message.
+//! deactivate an account, keep the invitation list, send a test message, rotate the key
+//! that seals stored secrets.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use quire_store::Database;
 use crate::cli::InviteCommand;
 use crate::config::Config;
 use crate::error::ServerError;
-use crate::wiring::{mailer, migrate};
+use crate::wiring::{mailer, migrate, sealing_key};
 
 pub(crate) async fn create_account(
     db: Database,
@@ -60,6 +61,38 @@ pub(crate) async fn set_activated(
         Some(at) => format!("{} is activated (since {at})", account.handle),
         None => format!("{} is not activated", account.handle),
     })
+}
+
+/// Re-seals every stored secret from the key file of the configuration to `new_file`
+/// (made when missing); returns what was re-sealed, as JSON.
+pub(crate) async fn rotate_secret_key(
+    db: Database,
+    config: &Config,
+    new_file: &std::path::Path,
+) -> Result<serde_json::Value, ServerError> {
+    let current = std::path::Path::new(&config.secret_key_file);
+    // Making a fresh "current" key here would only make every sealed value unreadable.
+    if !current.exists() {
+        return Err(ServerError::NoSecretKeyFile(current.to_owned()));
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    if same(current, new_file) {
+        return Err(ServerError::SameSecretKeyFile(new_file.to_owned()));
+    }
+    let old = sealing_key(current)?;
+    let new = sealing_key(new_file)?;
+    migrate(&db).await?;
+    let done = db
+        .reseal_all(&old, &new)
+        .await
+        .map_err(ServerError::Reseal)?;
+    Ok(serde_json::json!({
+        "totpSecrets": done.totp_secrets,
+        "pendingTotpSecrets": done.pending_totp_secrets,
+        "serverSecrets": done.server_secrets,
+        "oauthKeys": done.oauth_keys,
+        "newKeyFile": new_file.display().to_string(),
+    }))
 }
 
 pub(crate) fn read_password_line() -> Result<String, ServerError> {
@@ -154,4 +187,39 @@ pub(crate) async fn invite(db: Database, command: InviteCommand) -> Result<Strin
             )
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn rotation_refuses_a_missing_current_file_and_the_current_file_as_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/quire.db", dir.path().display());
+        let db = Database::connect(&quire_store::DatabaseConfig::new(url)).unwrap();
+        let current = dir.path().join("secret.key");
+        let config = Config {
+            secret_key_file: current.display().to_string(),
+            ..Config::default()
+        };
+        let err = rotate_secret_key(db.clone(), &config, &dir.path().join("new.key"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServerError::NoSecretKeyFile(_)), "{err}");
+        assert!(!current.exists(), "no current key is made up");
+        assert!(!dir.path().join("new.key").exists());
+
+        sealing_key(&current).unwrap();
+        let err = rotate_secret_key(db.clone(), &config, &current)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServerError::SameSecretKeyFile(_)), "{err}");
+
+        let done = rotate_secret_key(db, &config, &dir.path().join("new.key"))
+            .await
+            .unwrap();
+        assert_eq!(done["serverSecrets"], 0);
+        assert!(dir.path().join("new.key").exists());
+    }
 }

@@ -81,6 +81,15 @@ pub(crate) enum AdminCommand {
         #[command(subcommand)]
         command: InviteCommand,
     },
+    /// Re-seal every sealed secret (second-factor secrets, signing keys) from the key in
+    /// QUIRE_SECRET_KEY_FILE to the key in --new-key-file (made, mode 0600, when missing),
+    /// in one transaction; prints what it re-sealed. Stop every replica first, and start
+    /// them again with QUIRE_SECRET_KEY_FILE naming the new file.
+    RotateSecretKey {
+        /// The new key file: 64 hexadecimal digits, or a path where none exists yet.
+        #[arg(long)]
+        new_key_file: PathBuf,
+    },
     /// Send a test message through the configured relay (or the outbox) and print what it
     /// answered.
     MailTest {

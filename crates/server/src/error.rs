@@ -36,6 +36,16 @@ pub(crate) enum ServerError {
     SecretKeyMalformed(std::path::PathBuf),
     #[error("cannot seal the second-factor secrets stored before sealing")]
     SealSecrets(#[source] InfraError),
+    #[error("cannot seal the signing keys stored before sealing (nothing was changed)")]
+    SealStoredSecrets(#[source] StoreError),
+    #[error(
+        "the secret key file {0} does not exist: it is the key the stored secrets are sealed under"
+    )]
+    NoSecretKeyFile(std::path::PathBuf),
+    #[error("the new key file {0} is the current one: give the path of a new file")]
+    SameSecretKeyFile(std::path::PathBuf),
+    #[error("cannot re-seal the stored secrets under the new key (nothing was changed)")]
+    Reseal(#[source] StoreError),
     #[error("cannot issue the first-run setup link")]
     FirstRun(#[source] InfraError),
     #[error("cannot listen on {addr} ({listener})")]

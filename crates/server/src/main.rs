@@ -3,7 +3,7 @@
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
 //! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin` (accounts,
-//! passwords, the invitation list, the mail test), `error` (what stops it, with its cause).
+//! passwords, the invitation list, the mail test, the sealing key's rotation), `error` (what stops it, with its cause).
 
 mod admin;
 mod cli;
@@ -20,7 +20,8 @@ use clap::Parser;
 use quire_accounts::CreateAccount;
 
 use crate::admin::{
-    create_account, invite, mail_test, read_password_line, set_activated, set_password,
+    create_account, invite, mail_test, read_password_line, rotate_secret_key, set_activated,
+    set_password,
 };
 use crate::cli::{AdminCommand, Cli, Command};
 use crate::config::Config;
@@ -112,6 +113,21 @@ async fn run(cli: Cli) -> Result<(), ServerError> {
             {
                 println!("{}", report.trim_end());
             }
+            Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::RotateSecretKey { new_key_file },
+        } => {
+            let done = rotate_secret_key(db, &config, &new_key_file).await?;
+            #[allow(clippy::print_stdout)]
+            {
+                println!("{done}");
+            }
+            eprintln!(
+                "quire-server: re-sealed under {}; start every replica with \
+                 QUIRE_SECRET_KEY_FILE naming it, and keep the old file until they run",
+                new_key_file.display()
+            );
             Ok(())
         }
         Command::Admin {

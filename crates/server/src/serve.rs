@@ -126,6 +126,21 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         );
     }
     let bundles = ObjectBundleStore::open(&config.storage_url)?;
+    let sealing_key = sealing_key(std::path::Path::new(&config.secret_key_file))?;
+    // Every key that signs is kept sealed under the key file: a copy of the database alone
+    // signs nothing. Values stored bare by an older version are sealed before first use.
+    let db = db.with_sealing_key(sealing_key.clone());
+    let sealed = db
+        .seal_stored_secrets()
+        .await
+        .map_err(ServerError::SealStoredSecrets)?;
+    if sealed.server_secrets + sealed.oauth_keys > 0 {
+        tracing::info!(
+            server_secrets = sealed.server_secrets,
+            oauth_keys = sealed.oauth_keys,
+            "sealed signing keys stored bare"
+        );
+    }
     let signing_key = db
         .server_secret(PAGES_SIGNING_SECRET)
         .await
@@ -134,7 +149,6 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .server_secret(CAPTCHA_SECRET)
         .await
         .map_err(ServerError::SigningKey)?;
-    let sealing_key = sealing_key(std::path::Path::new(&config.secret_key_file))?;
     let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
     let mailer = mailer(&config)?;

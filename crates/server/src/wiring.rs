@@ -123,7 +123,8 @@ pub(crate) fn settings(
     }
 }
 
-/// The key that seals second-factor secrets, from `QUIRE_SECRET_KEY_FILE`: 32 bytes in hex.
+/// The key that seals second-factor secrets and the keys that sign, from
+/// `QUIRE_SECRET_KEY_FILE` (or a new file for its rotation): 32 bytes in hex.
 /// The file is made (mode 0600) when missing, so a first run needs no setup; it lives
 /// outside the database on purpose, and every replica must read the same file.
 pub(crate) fn sealing_key(path: &Path) -> Result<SealingKey, ServerError> {
@@ -147,7 +148,7 @@ pub(crate) fn sealing_key(path: &Path) -> Result<SealingKey, ServerError> {
         Ok(mut file) => {
             file.write_all(format!("{hex}\n").as_bytes()).map_err(io)?;
             file.sync_all().map_err(io)?;
-            tracing::info!(path = %path.display(), "made a new key for second-factor secrets");
+            tracing::info!(path = %path.display(), "made a new key for sealed secrets");
         }
         // Another replica (or an earlier run) made it: use that one.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

@@ -143,8 +143,9 @@ pub(crate) struct Inner {
     /// Short-link code → `handle/slug`.
     pub(crate) codes: Cache<String, Option<String>>,
     pub(crate) files: Cache<(PageId, String), Arc<CachedFile>>,
-    /// Session id hash → whether it is still signed in (fully), kept for the policy TTL.
-    pub(crate) sessions: Cache<String, Option<AccountId>>,
+    /// Session id hash → its account and email while it is still signed in (fully), kept
+    /// for the policy TTL.
+    pub(crate) sessions: Cache<String, Option<(AccountId, Option<Email>)>>,
     pub(crate) views: ViewTally,
     pub(crate) leases: ViewLeases,
     /// Tells this service's entries apart in the per-thread front caches.
@@ -405,7 +406,6 @@ impl ServingService {
                         page,
                         expires: unix_after(now, self.inner.config.view_cookie_ttl),
                         account: None,
-                        email: None,
                         fingerprint: None,
                         session: None,
                         nonce: None,
@@ -514,19 +514,19 @@ impl ServingService {
                         continue;
                     };
                     let signed_in = match &claims.session {
-                        Some(session) => {
-                            self.session_account(session).await? == Some(AccountId(account))
-                        }
-                        None => false,
+                        Some(session) => self
+                            .session_account(session)
+                            .await?
+                            .filter(|(a, _)| *a == AccountId(account)),
+                        None => None,
                     };
-                    if !signed_in {
+                    let Some((account, email)) = signed_in else {
                         continue;
-                    }
-                    let email = claims.email.as_deref().and_then(|e| Email::parse(e).ok());
-                    if admits(&site.link, AccountId(account), email.as_ref()) {
+                    };
+                    if admits(&site.link, account, email.as_ref()) {
                         return Ok(Gate::Open);
                     }
-                    refused = Some(claims.email);
+                    refused = Some(email.map(|e| e.as_str().to_owned()));
                 }
                 Ok(match refused {
                     Some(email) => Gate::Forbidden(email),
@@ -537,23 +537,35 @@ impl ServingService {
     }
 
     /// The account of a dashboard session that is still fully signed in (second factor
-    /// given, not expired, not signed out), remembered for the policy TTL.
-    async fn session_account(&self, id_hash: &str) -> Result<Option<AccountId>, InfraError> {
+    /// given, not expired, not signed out) with its current email (allow lists may name
+    /// one), remembered for the policy TTL.
+    async fn session_account(
+        &self,
+        id_hash: &str,
+    ) -> Result<Option<(AccountId, Option<Email>)>, InfraError> {
         let inner = self.inner.clone();
         let key = id_hash.to_owned();
         self.inner
             .sessions
             .try_get_with(id_hash.to_owned(), async move {
                 let now = inner.ports.clock.now();
-                Ok::<_, InfraError>(
-                    inner
-                        .ports
-                        .sessions
-                        .session_by_hash(&key)
-                        .await?
-                        .filter(|s| s.mfa_satisfied && now < s.expires_at)
-                        .map(|s| s.account_id),
-                )
+                let Some(account) = inner
+                    .ports
+                    .sessions
+                    .session_by_hash(&key)
+                    .await?
+                    .filter(|s| s.mfa_satisfied && now < s.expires_at)
+                    .map(|s| s.account_id)
+                else {
+                    return Ok::<_, InfraError>(None);
+                };
+                let email = inner
+                    .ports
+                    .accounts
+                    .handle_and_email(account)
+                    .await?
+                    .map(|(_, email)| email);
+                Ok(Some((account, email)))
             })
             .await
             .map_err(|e| (*e).clone())

@@ -41,12 +41,11 @@ pub struct Claims {
     /// Expiry, unix seconds.
     #[serde(rename = "x")]
     pub expires: i64,
-    /// The signed-in account (access, pass).
+    /// The signed-in account (access, pass). Only its id: a token is signed, not
+    /// encrypted, so it carries nothing personal (allow lists that name an email are checked
+    /// against the account's current one).
     #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
     pub account: Option<Uuid>,
-    /// Its email when the token was made (allow lists may name emails).
-    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
     /// A fingerprint of the page's password hash: a new password voids old cookies.
     #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
@@ -138,7 +137,6 @@ mod tests {
             page,
             expires,
             account: None,
-            email: None,
             fingerprint: Some("abc".into()),
             session: None,
             nonce: None,

@@ -6,6 +6,8 @@
 
 mod common;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use quire_accounts::SessionStore;
 use quire_kernel::{App, Clock, Email, KeyId};
 use quire_pages::PatchRequest;
@@ -280,6 +282,15 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         .unwrap()
         .cookie
         .unwrap();
+    // Signed, not encrypted: neither the pass (in a URL) nor the cookie names the email,
+    // only the account; the allow list's email is matched against the account's own.
+    for signed in [token, bob_cookie.value.as_str()] {
+        let payload = signed.split('.').next().unwrap();
+        let claims: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        assert!(!claims.to_string().contains('@'), "{claims}");
+        assert_eq!(claims["a"], w.bob.account_id.0.to_string());
+    }
     let bob = Visitor {
         access: vec![bob_cookie.value.as_str()],
         ..Visitor::default()

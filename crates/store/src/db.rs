@@ -88,6 +88,9 @@ pub struct Database {
     pub(crate) pool: std::sync::Arc<DbPool>,
     pub(crate) runtime: tokio::runtime::Handle,
     url: String,
+    /// Seals the keys that sign (server secrets, OAuth keys) at rest; see
+    /// [`Database::with_sealing_key`].
+    sealing: Option<quire_accounts::SealingKey>,
     #[cfg(feature = "fault-injection")]
     fault: std::sync::Arc<std::sync::Mutex<Option<&'static str>>>,
 }
@@ -153,8 +156,24 @@ impl Database {
             pool: std::sync::Arc::new(pool),
             runtime,
             url,
+            sealing: None,
             #[cfg(feature = "fault-injection")]
             fault: std::sync::Arc::default(),
+        })
+    }
+
+    /// The key under which the keys that sign (server secrets, OAuth signing keys) are
+    /// sealed at rest, so a copy of the database alone signs nothing. Without it, reading
+    /// or writing those is an error.
+    #[must_use]
+    pub fn with_sealing_key(mut self, key: quire_accounts::SealingKey) -> Self {
+        self.sealing = Some(key);
+        self
+    }
+
+    pub(crate) fn sealing_key(&self) -> Result<quire_accounts::SealingKey, StoreError> {
+        self.sealing.clone().ok_or_else(|| {
+            StoreError::Sealing("the store was given no sealing key (QUIRE_SECRET_KEY_FILE)".into())
         })
     }
 

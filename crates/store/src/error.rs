@@ -14,6 +14,10 @@ pub enum StoreError {
     Migration(String),
     #[error("stored data is invalid: {0}")]
     Corrupt(String),
+    /// No sealing key, or a sealed value that does not open under it (names the value,
+    /// never shows it).
+    #[error("{0}")]
+    Sealing(String),
     #[error("injected fault at step {0}")]
     Fault(&'static str),
     /// A domain outcome decided inside a transaction (the transaction is rolled back).

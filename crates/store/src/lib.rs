@@ -33,3 +33,4 @@ mod types;
 
 pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 pub use error::StoreError;
+pub use secrets::{Resealed, SealedAtStart};

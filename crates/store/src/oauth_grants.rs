@@ -16,6 +16,7 @@ use time::OffsetDateTime;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::StoreError;
 use crate::schema::{oauth_grants, oauth_refresh_tokens, oauth_signing_keys};
+use crate::secrets::{oauth_key_purpose, open_oauth_key};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -383,6 +384,7 @@ fn b64() -> base64::engine::GeneralPurpose {
 #[async_trait]
 impl SigningKeyStore for Database {
     async fn signing_keys(&self) -> Result<Vec<SigningKey>, InfraError> {
+        let sealing = self.sealing_key().map_err(infra)?;
         let rows: Vec<KeyRow> = with_conn!(self, |conn| {
             Ok(oauth_signing_keys::table
                 .order(oauth_signing_keys::activates_at.asc())
@@ -395,7 +397,8 @@ impl SigningKeyStore for Database {
             .map(|r| {
                 let corrupt = || InfraError::new(format!("signing key {}: encoding", r.kid));
                 Ok(SigningKey {
-                    private_pkcs8: b64().decode(&r.private_key).map_err(|_| corrupt())?,
+                    private_pkcs8: open_oauth_key(&sealing, &r.kid, r.private_key)
+                        .map_err(infra)?,
                     public: b64().decode(&r.public_key).map_err(|_| corrupt())?,
                     kid: r.kid,
                     created_at: r.created_at.0,
@@ -406,9 +409,13 @@ impl SigningKeyStore for Database {
     }
 
     async fn insert_signing_key(&self, key: &SigningKey) -> Result<(), InfraError> {
+        let sealing = self.sealing_key().map_err(infra)?;
         let row = KeyRow {
             kid: key.kid.clone(),
-            private_key: b64().encode(&key.private_pkcs8),
+            private_key: sealing
+                .seal(&oauth_key_purpose(&key.kid), &key.private_pkcs8)
+                .as_stored()
+                .to_owned(),
             public_key: b64().encode(&key.public),
             created_at: DbTs(key.created_at),
             activates_at: DbTs(key.activates_at),

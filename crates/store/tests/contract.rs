@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use quire_accounts::SealingKey;
 use quire_store::{Database, DatabaseConfig};
 use quire_testkit::pg::TestDatabase;
 
@@ -14,7 +15,9 @@ mod sqlite {
     pub async fn make() -> Option<(Arc<Database>, tempfile::TempDir)> {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}/quire.db", dir.path().display());
-        let db = Database::connect(&DatabaseConfig::new(url)).expect("connect");
+        let db = Database::connect(&DatabaseConfig::new(url))
+            .expect("connect")
+            .with_sealing_key(SealingKey::ephemeral());
         db.migrate().await.expect("migrate");
         Some((Arc::new(db), dir))
     }
@@ -27,7 +30,9 @@ mod postgres {
 
     pub async fn make() -> Option<(Arc<Database>, TestDatabase)> {
         let test_db = TestDatabase::create().await?;
-        let db = Database::connect(&DatabaseConfig::new(test_db.url.clone())).expect("connect");
+        let db = Database::connect(&DatabaseConfig::new(test_db.url.clone()))
+            .expect("connect")
+            .with_sealing_key(SealingKey::ephemeral());
         db.migrate().await.expect("migrate");
         Some((Arc::new(db), test_db))
     }

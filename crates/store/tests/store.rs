@@ -12,7 +12,7 @@ use quire_store::{Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_
 use quire_testkit::pg::TestDatabase;
 
 mod common;
-use common::{postgres, sqlite};
+use common::{key, postgres, sqlite};
 
 #[test]
 fn both_backends_have_the_same_migrations() {
@@ -109,10 +109,14 @@ async fn server_secrets_are_made_once_and_shared(first: &Database, second: &Data
 async fn server_secrets_are_made_once_and_shared_by_replicas() {
     let (db, dir) = sqlite().await;
     let url = format!("sqlite://{}/nested/dir/quire.db", dir.path().display());
-    let twin = Database::connect(&DatabaseConfig::new(url)).expect("connect");
+    let twin = Database::connect(&DatabaseConfig::new(url))
+        .expect("connect")
+        .with_sealing_key(key());
     server_secrets_are_made_once_and_shared(&db, &twin).await;
     if let Some((db, t)) = postgres().await {
-        let twin = Database::connect(&DatabaseConfig::new(t.url.clone())).expect("connect");
+        let twin = Database::connect(&DatabaseConfig::new(t.url.clone()))
+            .expect("connect")
+            .with_sealing_key(key());
         server_secrets_are_made_once_and_shared(&db, &twin).await;
     }
 }

@@ -17,6 +17,20 @@ use super::render::see_other;
 
 pub const SESSION_COOKIE: &str = "quire_session";
 
+/// The session cookie's name on https: the `__Host-` prefix makes the browser refuse it
+/// unless it is `Secure`, `Path=/` and set by this very host without `Domain`, so a sibling
+/// subdomain cannot plant or overwrite it (session fixation, forced sign-out).
+pub const HOST_SESSION_COOKIE: &str = "__Host-quire_session";
+
+/// The session cookie's name in this server's mode.
+pub(super) fn session_cookie_name(state: &AppState) -> &'static str {
+    if cookie_secure(state) {
+        HOST_SESSION_COOKIE
+    } else {
+        SESSION_COOKIE
+    }
+}
+
 /// A post-sign-in destination: only a path on this origin (no `//host`, no scheme), so the
 /// `next` parameter cannot be used to redirect elsewhere.
 pub(super) fn local_next(next: Option<&str>) -> String {
@@ -56,8 +70,8 @@ pub(crate) fn check_origin(req: &HttpRequest, state: &AppState) -> Result<(), Ap
     }
 }
 
-pub(super) fn session_token(req: &HttpRequest) -> Option<SessionToken> {
-    req.cookie(SESSION_COOKIE)
+pub(super) fn session_token(state: &AppState, req: &HttpRequest) -> Option<SessionToken> {
+    req.cookie(session_cookie_name(state))
         .map(|c| SessionToken::received(c.value()))
         .filter(|t| !t.expose().is_empty())
 }
@@ -66,7 +80,7 @@ pub(super) async fn current(
     state: &AppState,
     req: &HttpRequest,
 ) -> Result<Option<(Session, Account)>, ApiError> {
-    match session_token(req) {
+    match session_token(state, req) {
         Some(token) => Ok(state.sessions.current(&token).await?),
         None => Ok(None),
     }
@@ -101,7 +115,7 @@ pub(super) fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'
     let lifetime = quire_accounts::session::SESSION_LIFETIME.whole_seconds();
     dashboard_cookie(
         state,
-        SESSION_COOKIE,
+        session_cookie_name(state),
         token.expose().to_owned(),
         "/",
         Some(lifetime),

@@ -11,8 +11,8 @@ use crate::error::ApiError;
 
 use super::render::{page, see_other};
 use super::session::{
-    SESSION_COOKIE, check_origin, current, encode, expired_cookie, form, local_next, query,
-    session_cookie, session_token, who,
+    check_origin, current, encode, expired_cookie, form, local_next, query, session_cookie,
+    session_cookie_name, session_token, who,
 };
 use super::{ACTIVATE, HOME};
 
@@ -145,7 +145,7 @@ pub async fn login(
         }
     };
     // A fresh session id at every sign-in; the one the browser held (if any) ends.
-    if let Some(old) = session_token(&req) {
+    if let Some(old) = session_token(&state, &req) {
         state.sessions.sign_out(&old).await?;
     }
     let location = if signed.session.mfa_satisfied {
@@ -220,14 +220,14 @@ pub async fn logout(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     check_origin(&req, &state)?;
-    if let Some(token) = session_token(&req) {
+    if let Some(token) = session_token(&state, &req) {
         state.sessions.sign_out(&token).await?;
         // Pages opened through this session close with it.
         state.serving.forget_session(&token.hash()).await;
     }
     let mut response = see_other("/login");
     response
-        .add_cookie(&expired_cookie(&state, SESSION_COOKIE, "/"))
+        .add_cookie(&expired_cookie(&state, session_cookie_name(&state), "/"))
         .map_err(|e| ApiError::internal(&e))?;
     Ok(response)
 }
