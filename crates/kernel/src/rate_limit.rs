@@ -93,6 +93,23 @@ impl Budget {
     }
 }
 
+/// The key a client address is budgeted under: an IPv4 address as it is, an IPv6 address by
+/// its /64, which one subscriber is usually given whole (or the text as it is, when it is not
+/// an address).
+#[must_use]
+pub fn address_key(client: &str) -> String {
+    match client.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+        _ => client.to_owned(),
+    }
+}
+
 /// A slot taken from a budget, in the store's own terms: it counts until given back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot(pub i64);
@@ -162,6 +179,15 @@ mod tests {
 
     fn at(t0: OffsetDateTime, secs: i64) -> OffsetDateTime {
         t0 + time::Duration::seconds(secs)
+    }
+
+    #[test]
+    fn ipv6_clients_are_budgeted_by_their_64() {
+        assert_eq!(address_key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(address_key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+        assert_eq!(address_key("2001:db8:1:2::9"), "2001:db8:1:2::/64");
+        assert_eq!(address_key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(address_key("unknown"), "unknown");
     }
 
     #[test]

@@ -118,7 +118,13 @@ pub async fn login(
         );
     }
     let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
-    let signed = match state.sessions.sign_in(login, password, &ip).await {
+    // A browser that holds a session of the account gets past a budget others spent.
+    let held = session_token(&req);
+    let signed = match state
+        .sessions
+        .sign_in_holding(login, password, &ip, held.as_ref())
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             let status = match &e {
