@@ -35,6 +35,15 @@ impl<'a> Browser<'a> {
         )
     }
 
+    /// The same browser (its cookies), its requests now leaving from `address`.
+    pub(crate) fn at_address(self, address: &str) -> Self {
+        Self {
+            cookies: self.cookies,
+            origin: self.origin,
+            ..Self::from_address(self.srv, address)
+        }
+    }
+
     fn with_client(srv: &'a Server, client: reqwest::ClientBuilder) -> Self {
         Self {
             srv,
