@@ -45,6 +45,8 @@ async fn sign_in_guesses_lock_no_owner_out(b: Backend) {
         let r = guesser.post("/login", &sign_in_form(login, PASSWORD)).await;
         assert_eq!(r.status, 429, "{login}: {}", r.text);
         assert!(r.text.contains("too many sign-in attempts"), "{}", r.text);
+        let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=900).contains(&retry), "{retry}");
     }
     // Bob, elsewhere, signs in.
     let mut bob = Browser::from_address(&srv, "127.0.0.2");

@@ -48,6 +48,15 @@ static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 const DECOY_PASSWORD: &str = "quire-sign-in-decoy";
 
+/// `Throttled` until `retry_at`, in whole seconds (at least one).
+fn throttled(retry_at: OffsetDateTime, now: OffsetDateTime) -> SignInError {
+    let wait = retry_at - now;
+    let secs = wait.whole_seconds() + i64::from(wait.subsec_nanoseconds() > 0);
+    SignInError::Throttled {
+        retry_after_secs: u64::try_from(secs).unwrap_or(1).max(1),
+    }
+}
+
 /// The session cookie's secret.
 #[derive(Debug)]
 pub enum SessionCookie {}
@@ -130,7 +139,7 @@ pub enum SignInError {
     #[error("wrong email, handle or password")]
     WrongCredentials,
     #[error("too many sign-in attempts; wait a few minutes")]
-    Throttled,
+    Throttled { retry_after_secs: u64 },
     /// The password was right, but the account has not confirmed its email address yet.
     #[error("confirm your email address first: follow the link in the message we sent")]
     EmailNotVerified(Box<Account>),
@@ -260,7 +269,7 @@ impl SessionService {
             .await?
         {
             Take::Taken(slot) => slots.push((SIGN_IN_ADDRESS_BUCKET, address.clone(), slot)),
-            Take::Refused { .. } => return Err(SignInError::Throttled),
+            Take::Refused { retry_at } => return Err(throttled(retry_at, now)),
         }
         let account = self.accounts.account_by_login(&login).await?;
         // The account's budget whichever login named it; an unknown login has one of its
@@ -285,7 +294,9 @@ impl SessionService {
                     slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot));
                 }
             }
-            Take::Refused { .. } => {
+            Take::Refused {
+                retry_at: account_opens,
+            } => {
                 let holder = match (&account, held) {
                     (Some(a), Some(token)) => self
                         .current(token)
@@ -302,7 +313,11 @@ impl SessionService {
                 {
                     Take::Taken(slot) => slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot)),
                     Take::Refused { .. } if holder => {}
-                    Take::Refused { .. } => return Err(SignInError::Throttled),
+                    // Back when the account's budget has room, or this address's failure
+                    // is a window old, whichever comes first.
+                    Take::Refused { retry_at } => {
+                        return Err(throttled(retry_at.min(account_opens), now));
+                    }
                 }
             }
         }
