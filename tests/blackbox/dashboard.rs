@@ -24,9 +24,30 @@ pub(crate) struct Browser<'a> {
 
 impl<'a> Browser<'a> {
     pub(crate) fn new(srv: &'a Server) -> Self {
+        Self::with_client(srv, crate::harness::client())
+    }
+
+    /// A browser whose requests leave from `address` (any 127.0.0.x here).
+    pub(crate) fn from_address(srv: &'a Server, address: &str) -> Self {
+        Self::with_client(
+            srv,
+            crate::harness::client().local_address(address.parse::<std::net::IpAddr>().ok()),
+        )
+    }
+
+    /// The same browser (its cookies), its requests now leaving from `address`.
+    pub(crate) fn at_address(self, address: &str) -> Self {
+        Self {
+            cookies: self.cookies,
+            origin: self.origin,
+            ..Self::from_address(self.srv, address)
+        }
+    }
+
+    fn with_client(srv: &'a Server, client: reqwest::ClientBuilder) -> Self {
         Self {
             srv,
-            http: crate::harness::client()
+            http: client
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

@@ -22,6 +22,7 @@ mod dashboard;
 mod dashboard_manage;
 mod email;
 mod grants;
+mod guessing;
 mod hardening;
 mod http_semantics;
 mod interop;

@@ -11,7 +11,7 @@ use jsonwebtoken::{EncodingKey, Header};
 use oauth2::basic::BasicClient;
 use oauth2::{
     AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, HttpRequest, PkceCodeChallenge,
-    RedirectUrl, TokenResponse, TokenUrl,
+    RedirectUrl, Scope, TokenResponse, TokenUrl,
 };
 use quire_oauth::SigningKeyStore;
 use quire_oauth::access_token::AccessClaims;
@@ -36,6 +36,11 @@ async fn forge(db: &TestDb, header: &Header, claims: &AccessClaims) -> String {
 }
 
 async fn a_token(srv: &Server, registered: &Registered) -> String {
+    a_token_for(srv, registered, &[]).await
+}
+
+/// A token of the code flow with `scopes` asked (none: the default).
+async fn a_token_for(srv: &Server, registered: &Registered, scopes: &[&str]) -> String {
     let client = BasicClient::new(ClientId::new(registered.id.clone()))
         .set_client_secret(ClientSecret::new(registered.secret.clone()))
         .set_auth_uri(AuthUrl::new(format!("{}/oauth/authorize", srv.base)).unwrap())
@@ -44,6 +49,7 @@ async fn a_token(srv: &Server, registered: &Registered) -> String {
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, _) = client
         .authorize_url(CsrfToken::new_random)
+        .add_scopes(scopes.iter().map(|s| Scope::new((*s).to_owned())))
         .set_pkce_challenge(challenge)
         .url();
     let back = consent(srv, url.as_str(), "approve").await;
@@ -200,4 +206,44 @@ async fn every_verification_failure_answers_its_exact_description(b: Backend) {
     }
 }
 
-on_both_backends!(every_verification_failure_answers_its_exact_description);
+on_both_backends!(
+    every_verification_failure_answers_its_exact_description,
+    tokens_open_guarded_pages_only_with_the_serve_or_page_scope,
+);
+
+/// On the pages origin a bearer token opens a private or password page of its project only
+/// with a scope that serves or publishes pages.
+async fn tokens_open_guarded_pages_only_with_the_serve_or_page_scope(b: Backend) {
+    use crate::serving::{publish, site, visit_with, with};
+    use serde_json::json;
+
+    let Some((_db, srv, ann)) = world(b).await else {
+        return;
+    };
+    let registered = register(&srv, &ann.key).await;
+    publish(
+        &srv,
+        &ann.key,
+        with(site("mine"), "access", json!("private")),
+    )
+    .await;
+    let body = with(
+        with(site("secret"), "access", json!("password")),
+        "password",
+        json!("open sesame"),
+    );
+    publish(&srv, &ann.key, body).await;
+    for (scopes, private, password) in [
+        (&["link"][..], 302, 401),
+        (&["link", "base"][..], 302, 401),
+        (&["serve"][..], 200, 200),
+        (&["page"][..], 200, 200),
+    ] {
+        let token = a_token_for(&srv, &registered, scopes).await;
+        let auth = format!("Bearer {token}");
+        let r = visit_with(&srv, "/ann/mine/", &[("authorization", &auth)]).await;
+        assert_eq!(r.status, private, "{scopes:?}: {}", r.text);
+        let r = visit_with(&srv, "/ann/secret/", &[("authorization", &auth)]).await;
+        assert_eq!(r.status, password, "{scopes:?}: {}", r.text);
+    }
+}

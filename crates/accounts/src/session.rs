@@ -1,17 +1,19 @@
 //! Dashboard sessions and password sign-in.
 //!
 //! A session id is 32 random bytes (base64url) handed to the browser once, in a cookie; the
-//! database keeps only its SHA-256. Sign-in attempts are counted per account and per client
-//! address in the shared `RateLimiter`, successful or not, so guessing is throttled on every
-//! replica alike. Unknown logins and wrong passwords get the same answer after the same
-//! argon2id work.
+//! database keeps only its SHA-256. Failed sign-ins are counted per account (whichever login
+//! names it) and per client address in the shared `RateLimiter`, so guessing is throttled on
+//! every replica alike; a right password costs nothing. An account whose budget is spent is
+//! refused only to addresses that failed against it, so nobody can lock its owner out by
+//! guessing from elsewhere. Unknown logins and wrong passwords get the same answer after the
+//! same argon2id work, and unknown logins have budgets of their own, as accounts do.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_kernel::password::verify_password;
-use quire_kernel::{AccountId, Clock, InfraError, RateLimiter};
+use quire_kernel::{AccountId, Budget, Clock, InfraError, RateLimiter, Slot, Take, address_key};
 use time::OffsetDateTime;
 
 use crate::model::Account;
@@ -20,10 +22,24 @@ use crate::sealing::{SealedSecret, SealingKey};
 
 /// How long a session lasts.
 pub const SESSION_LIFETIME: time::Duration = time::Duration::hours(12);
-/// Sign-in attempts allowed per account, and per client address, in [`ATTEMPT_WINDOW`].
+/// Failed sign-ins allowed per account, and per client address, in [`ATTEMPT_WINDOW`].
 pub const ATTEMPTS_PER_ACCOUNT: u32 = 10;
 pub const ATTEMPTS_PER_ADDRESS: u32 = 30;
 pub const ATTEMPT_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// Rate-limit buckets of failed sign-ins: per client address, per account (or unknown
+/// login), and per account and address (who failed against whom).
+pub const SIGN_IN_ADDRESS_BUCKET: &str = "sign_in_address";
+pub const SIGN_IN_ACCOUNT_BUCKET: &str = "sign_in_account";
+pub const SIGN_IN_PAIR_BUCKET: &str = "sign_in_pair";
+
+const ADDRESS_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ADDRESS, ATTEMPT_WINDOW);
+const ACCOUNT_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ACCOUNT, ATTEMPT_WINDOW);
+/// The failures of one address against one account; never the binding limit (the address's
+/// own is lower), only the record that lets an address with none past a spent account budget.
+const PAIR_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ADDRESS, ATTEMPT_WINDOW);
+/// Past a spent account budget: one try for an address with no failure against the account.
+const PAIR_FIRST_TRY: Budget = Budget::fixed(1, ATTEMPT_WINDOW);
 
 /// A real argon2id hash of a fixed string, verified against when the login is unknown (or
 /// has no password), so that costs the same work as a wrong password.
@@ -31,6 +47,15 @@ static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     quire_kernel::password::hash_password_unchecked(DECOY_PASSWORD).unwrap_or_default()
 });
 const DECOY_PASSWORD: &str = "quire-sign-in-decoy";
+
+/// `Throttled` until `retry_at`, in whole seconds (at least one).
+fn throttled(retry_at: OffsetDateTime, now: OffsetDateTime) -> SignInError {
+    let wait = retry_at - now;
+    let secs = wait.whole_seconds() + i64::from(wait.subsec_nanoseconds() > 0);
+    SignInError::Throttled {
+        retry_after_secs: u64::try_from(secs).unwrap_or(1).max(1),
+    }
+}
 
 /// The session cookie's secret.
 #[derive(Debug)]
@@ -114,7 +139,7 @@ pub enum SignInError {
     #[error("wrong email, handle or password")]
     WrongCredentials,
     #[error("too many sign-in attempts; wait a few minutes")]
-    Throttled,
+    Throttled { retry_after_secs: u64 },
     /// The password was right, but the account has not confirmed its email address yet.
     #[error("confirm your email address first: follow the link in the message we sent")]
     EmailNotVerified(Box<Account>),
@@ -177,48 +202,125 @@ impl SessionService {
         }
     }
 
-    /// Signs in with an email or handle and a password.
+    /// Signs in with an email or handle and a password, from a browser holding no session.
     ///
     /// # Errors
-    /// `Throttled` past [`ATTEMPTS_PER_ACCOUNT`] attempts for the login or
-    /// [`ATTEMPTS_PER_ADDRESS`] from the address in [`ATTEMPT_WINDOW`]; `WrongCredentials`
-    /// for an unknown login, an account without a password or a wrong password (alike);
-    /// `EmailNotVerified` (only after the right password) for an account that has not
-    /// confirmed its address.
-    /// An account not yet activated signs in: its session reaches the activation and
-    /// security pages, and its credentials answer `not_activated` on versioned routes.
+    /// As [`SessionService::sign_in_holding`].
     pub async fn sign_in(
         &self,
         login: &str,
         password: &str,
         client_ip: &str,
     ) -> Result<SignedIn, SignInError> {
+        self.sign_in_holding(login, password, client_ip, None).await
+    }
+
+    /// Signs in with an email or handle and a password; `held` is the session the browser
+    /// already holds, if any.
+    ///
+    /// Only failures count. Past [`ATTEMPTS_PER_ADDRESS`] failures from the address in
+    /// [`ATTEMPT_WINDOW`] every attempt from it is refused. Past [`ATTEMPTS_PER_ACCOUNT`]
+    /// failures against the account (by its email or its handle alike), attempts are refused
+    /// only from addresses that have failed against it, unless `held` is a live session of
+    /// that account.
+    ///
+    /// # Errors
+    /// `Throttled` as above (nothing is checked or counted then); `WrongCredentials` for an
+    /// unknown login, an account without a password or a wrong password (alike);
+    /// `EmailNotVerified` (only after the right password) for an account that has not
+    /// confirmed its address.
+    /// An account not yet activated signs in: its session reaches the activation and
+    /// security pages, and its credentials answer `not_activated` on versioned routes.
+    pub async fn sign_in_holding(
+        &self,
+        login: &str,
+        password: &str,
+        client_ip: &str,
+        held: Option<&SessionToken>,
+    ) -> Result<SignedIn, SignInError> {
+        let mut slots = Vec::new();
+        let result = self
+            .attempt(login, password, client_ip, held, &mut slots)
+            .await;
+        // A failure keeps its slots; anything else (the right password, a refusal, a
+        // storage failure) was no guess and gives them back.
+        if !matches!(result, Err(SignInError::WrongCredentials)) {
+            for (bucket, key, slot) in slots {
+                self.limiter.give_back(bucket, &key, slot).await?;
+            }
+        }
+        result
+    }
+
+    async fn attempt(
+        &self,
+        login: &str,
+        password: &str,
+        client_ip: &str,
+        held: Option<&SessionToken>,
+        slots: &mut Vec<(&'static str, String, Slot)>,
+    ) -> Result<SignedIn, SignInError> {
         let now = self.clock.now();
         let login = login.trim().to_lowercase();
-        let by_address = self
+        let address = address_key(client_ip);
+        match self
             .limiter
-            .hit(
-                "sign_in_address",
-                client_ip,
-                ATTEMPT_WINDOW,
-                ATTEMPTS_PER_ADDRESS,
-                now,
-            )
-            .await?;
-        let by_account = self
-            .limiter
-            .hit(
-                "sign_in_account",
-                &login,
-                ATTEMPT_WINDOW,
-                ATTEMPTS_PER_ACCOUNT,
-                now,
-            )
-            .await?;
-        if !(by_address && by_account) {
-            return Err(SignInError::Throttled);
+            .take(SIGN_IN_ADDRESS_BUCKET, &address, &ADDRESS_BUDGET, now)
+            .await?
+        {
+            Take::Taken(slot) => slots.push((SIGN_IN_ADDRESS_BUCKET, address.clone(), slot)),
+            Take::Refused { retry_at } => return Err(throttled(retry_at, now)),
         }
         let account = self.accounts.account_by_login(&login).await?;
+        // The account's budget whichever login named it; an unknown login has one of its
+        // own, so budgets say nothing about which logins exist.
+        let budget_key = match &account {
+            Some(a) => format!("account:{}", a.id.0),
+            None => format!("login:{login}"),
+        };
+        let pair_key = format!("{budget_key}|{address}");
+        match self
+            .limiter
+            .take(SIGN_IN_ACCOUNT_BUCKET, &budget_key, &ACCOUNT_BUDGET, now)
+            .await?
+        {
+            Take::Taken(slot) => {
+                slots.push((SIGN_IN_ACCOUNT_BUCKET, budget_key, slot));
+                if let Take::Taken(slot) = self
+                    .limiter
+                    .take(SIGN_IN_PAIR_BUCKET, &pair_key, &PAIR_BUDGET, now)
+                    .await?
+                {
+                    slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot));
+                }
+            }
+            Take::Refused {
+                retry_at: account_opens,
+            } => {
+                let holder = match (&account, held) {
+                    (Some(a), Some(token)) => self
+                        .current(token)
+                        .await?
+                        .is_some_and(|(s, _)| s.account_id == a.id),
+                    _ => false,
+                };
+                // Someone spent the account's budget: an address that has not failed
+                // against it still gets its try, so guessing elsewhere locks no one out.
+                match self
+                    .limiter
+                    .take(SIGN_IN_PAIR_BUCKET, &pair_key, &PAIR_FIRST_TRY, now)
+                    .await?
+                {
+                    Take::Taken(slot) => slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot)),
+                    Take::Refused { .. } if holder => {}
+                    // Back when the account's budget has room, or this address's failure
+                    // is a window old, whichever comes first.
+                    Take::Refused { retry_at } => {
+                        return Err(throttled(retry_at.min(account_opens), now));
+                    }
+                }
+            }
+        }
         let stored = account
             .as_ref()
             .and_then(|a| a.password_hash.clone())

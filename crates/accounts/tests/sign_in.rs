@@ -95,41 +95,199 @@ async fn an_account_not_yet_activated_signs_in_to_activate_itself() {
 }
 
 #[tokio::test]
-async fn attempts_are_throttled_per_account_and_per_address() {
+async fn guessing_from_elsewhere_does_not_lock_the_owner_out() {
     let (_, clock, sessions, _) = setup().await;
     for i in 0..10 {
-        let _ = sessions
-            .sign_in("ann", "guess", &format!("198.51.100.{i}"))
-            .await;
+        assert_eq!(
+            sessions
+                .sign_in("ann", "guess", &format!("198.51.100.{i}"))
+                .await
+                .unwrap_err(),
+            SignInError::WrongCredentials
+        );
     }
-    // The account is throttled, even with the right password from a fresh address.
+    // The account's budget is spent: the addresses that failed are refused, even the right
+    // password, and nothing is checked.
+    for password in ["guess", PASSWORD] {
+        assert!(matches!(
+            sessions
+                .sign_in("ann", password, "198.51.100.3")
+                .await
+                .unwrap_err(),
+            SignInError::Throttled { .. }
+        ));
+    }
     assert_eq!(
         sessions
-            .sign_in("ann", PASSWORD, "203.0.113.9")
+            .sign_in("ann", PASSWORD, "198.51.100.3")
             .await
             .unwrap_err(),
-        SignInError::Throttled
+        SignInError::Throttled {
+            retry_after_secs: 900
+        },
+        "back when the failures are 15 minutes old"
     );
-    // One address guessing many accounts is throttled too.
-    for i in 0..30 {
-        let _ = sessions
-            .sign_in(&format!("user{i}"), "guess", "203.0.113.50")
-            .await;
-    }
-    assert_eq!(
-        sessions
-            .sign_in("nopass", "x", "203.0.113.50")
-            .await
-            .unwrap_err(),
-        SignInError::Throttled
-    );
-    clock.advance(Duration::minutes(15));
+    // The owner, from an address that has not failed, signs in.
     assert!(
         sessions
             .sign_in("ann", PASSWORD, "203.0.113.9")
             .await
+            .is_ok()
+    );
+    // A new address gets one try, and is refused once it has failed.
+    assert_eq!(
+        sessions
+            .sign_in("ann", "guess", "203.0.113.10")
+            .await
+            .unwrap_err(),
+        SignInError::WrongCredentials
+    );
+    assert!(matches!(
+        sessions
+            .sign_in("ann", PASSWORD, "203.0.113.10")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+    clock.advance(Duration::minutes(15));
+    assert!(
+        sessions
+            .sign_in("ann", PASSWORD, "198.51.100.3")
+            .await
             .is_ok(),
-        "a new window"
+        "the failures age out"
+    );
+}
+
+#[tokio::test]
+async fn the_email_and_the_handle_share_the_accounts_budget() {
+    let (_, _, sessions, _) = setup().await;
+    for _ in 0..10 {
+        let _ = sessions.sign_in("ann", "guess", IP).await;
+    }
+    for login in ["ann@example.com", " ANN@Example.com", "ann"] {
+        assert!(
+            matches!(
+                sessions.sign_in(login, "guess", IP).await.unwrap_err(),
+                SignInError::Throttled { .. }
+            ),
+            "{login}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn only_failures_count() {
+    let (_, _, sessions, _) = setup().await;
+    // More right passwords than either budget holds, then wrong ones still checked.
+    for _ in 0..40 {
+        sessions.sign_in("ann", PASSWORD, IP).await.unwrap();
+    }
+    for _ in 0..10 {
+        assert_eq!(
+            sessions.sign_in("ann", "guess", IP).await.unwrap_err(),
+            SignInError::WrongCredentials
+        );
+    }
+    // A right password does not give back the failures before it.
+    let _ = sessions.sign_in("dormant", PASSWORD, IP).await.unwrap();
+    assert!(matches!(
+        sessions.sign_in("ann", PASSWORD, IP).await.unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+}
+
+#[tokio::test]
+async fn an_address_that_guesses_many_logins_is_refused_everything() {
+    let (_, _, sessions, _) = setup().await;
+    for i in 0..30 {
+        assert_eq!(
+            sessions
+                .sign_in(&format!("user{i}"), "guess", "203.0.113.50")
+                .await
+                .unwrap_err(),
+            SignInError::WrongCredentials
+        );
+    }
+    assert!(matches!(
+        sessions
+            .sign_in("ann", PASSWORD, "203.0.113.50")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+    // An IPv6 client is budgeted by its /64.
+    for i in 0..30 {
+        let _ = sessions
+            .sign_in(&format!("user{i}"), "guess", &format!("2001:db8::{i:x}"))
+            .await;
+    }
+    assert!(matches!(
+        sessions
+            .sign_in("ann", PASSWORD, "2001:db8::ffff")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+    assert!(
+        sessions
+            .sign_in("ann", PASSWORD, "2001:db8:0:1::1")
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn unknown_logins_are_budgeted_like_accounts() {
+    let (_, _, sessions, _) = setup().await;
+    for i in 0..10 {
+        let _ = sessions
+            .sign_in("nobody", "guess", &format!("198.51.100.{i}"))
+            .await;
+    }
+    assert!(matches!(
+        sessions
+            .sign_in("nobody", "guess", "198.51.100.1")
+            .await
+            .unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+    assert_eq!(
+        sessions
+            .sign_in("nobody", "guess", "203.0.113.9")
+            .await
+            .unwrap_err(),
+        SignInError::WrongCredentials
+    );
+}
+
+#[tokio::test]
+async fn a_browser_holding_a_session_of_the_account_gets_past_a_spent_budget() {
+    let (_, _, sessions, _) = setup().await;
+    let held = sessions.sign_in("ann", PASSWORD, IP).await.unwrap();
+    let other = sessions.sign_in("dormant", PASSWORD, IP).await.unwrap();
+    for _ in 0..10 {
+        let _ = sessions.sign_in("ann", "guess", IP).await;
+    }
+    assert!(matches!(
+        sessions.sign_in("ann", PASSWORD, IP).await.unwrap_err(),
+        SignInError::Throttled { .. }
+    ));
+    assert!(
+        matches!(
+            sessions
+                .sign_in_holding("ann", PASSWORD, IP, Some(&other.token))
+                .await
+                .unwrap_err(),
+            SignInError::Throttled { .. }
+        ),
+        "another account's session is no way past"
+    );
+    assert!(
+        sessions
+            .sign_in_holding("ann", PASSWORD, IP, Some(&held.token))
+            .await
+            .is_ok()
     );
 }
 

@@ -25,7 +25,7 @@ pub use codes::{DeviceCode, PollSecret, UserCode};
 pub use model::{DeviceGrant, GrantState};
 pub use ports::{DeviceGrantStore, RateLimiter};
 pub use service::{
-    CODE_LOOKUPS_PER_SESSION, Claimed, DEVICE_CODE_GRANT, DecideError, DeviceAuthService,
-    EXPIRES_IN_SECS, INTERVAL_SECS, MAX_CLIENT_NAME_CHARS, POLL_LIMIT, PollError, RATE_WINDOW,
-    SLOW_DOWN_STEP_SECS, START_LIMIT, StartError, Started,
+    CODE_LOOKUPS_PER_ACCOUNT, CODE_LOOKUPS_PER_SESSION, Claimed, DEVICE_CODE_GRANT, DecideError,
+    DeviceAuthService, EXPIRES_IN_SECS, INTERVAL_SECS, MAX_CLIENT_NAME_CHARS, POLL_LIMIT,
+    PollError, RATE_WINDOW, SLOW_DOWN_STEP_SECS, START_LIMIT, StartError, Started,
 };

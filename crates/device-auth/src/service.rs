@@ -25,6 +25,9 @@ pub const POLL_LIMIT: u32 = 600;
 pub const RATE_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// Codes one dashboard session may enter on the consent screen per [`RATE_WINDOW`].
 pub const CODE_LOOKUPS_PER_SESSION: u32 = 30;
+/// Codes all sessions of one account may enter per [`RATE_WINDOW`]: right passwords do not
+/// count against sign-in, so sessions alone would not bound guessing.
+pub const CODE_LOOKUPS_PER_ACCOUNT: u32 = 300;
 /// Longest client name.
 pub const MAX_CLIENT_NAME_CHARS: usize = 60;
 
@@ -281,11 +284,18 @@ impl DeviceAuthService {
     }
 
     /// Counts one code entered on the consent screen by the dashboard session `session_key`
-    /// (every lookup counts, right or wrong, so guessing codes is bounded per session).
+    /// of `account` (every lookup counts, right or wrong, so guessing codes is bounded per
+    /// session and per account).
     ///
     /// # Errors
-    /// `Throttled` past [`CODE_LOOKUPS_PER_SESSION`] in [`RATE_WINDOW`].
-    pub async fn count_code_lookup(&self, session_key: &str) -> Result<(), DecideError> {
+    /// `Throttled` past [`CODE_LOOKUPS_PER_SESSION`] for the session or
+    /// [`CODE_LOOKUPS_PER_ACCOUNT`] for the account in [`RATE_WINDOW`].
+    pub async fn count_code_lookup(
+        &self,
+        session_key: &str,
+        account: AccountId,
+    ) -> Result<(), DecideError> {
+        let now = self.clock.now();
         let allowed = self
             .limiter
             .hit(
@@ -293,9 +303,19 @@ impl DeviceAuthService {
                 session_key,
                 RATE_WINDOW,
                 CODE_LOOKUPS_PER_SESSION,
-                self.clock.now(),
+                now,
             )
-            .await?;
+            .await?
+            && self
+                .limiter
+                .hit(
+                    "consent_code_account",
+                    &account.0.to_string(),
+                    RATE_WINDOW,
+                    CODE_LOOKUPS_PER_ACCOUNT,
+                    now,
+                )
+                .await?;
         if allowed {
             Ok(())
         } else {

@@ -8,7 +8,7 @@ use quire_device_auth::{
     DEVICE_CODE_GRANT, DecideError, DeviceAuthService, EXPIRES_IN_SECS, GrantState, INTERVAL_SECS,
     POLL_LIMIT, PollError, START_LIMIT, StartError,
 };
-use quire_kernel::Tier;
+use quire_kernel::{AccountId, Tier};
 use quire_keys::KeyService;
 use quire_testkit::{FixedClock, MemoryStore};
 use time::Duration;
@@ -283,18 +283,39 @@ async fn rate_limits_per_address_and_window() {
 }
 
 #[tokio::test]
-async fn code_lookups_are_counted_per_session() {
+async fn code_lookups_are_counted_per_session_and_per_account() {
     let w = world().await;
+    let (ann, bob) = (AccountId::new(), AccountId::new());
     for _ in 0..quire_device_auth::CODE_LOOKUPS_PER_SESSION {
-        w.auth.count_code_lookup("session-a").await.unwrap();
+        w.auth.count_code_lookup("session-a", ann).await.unwrap();
     }
     assert_eq!(
-        w.auth.count_code_lookup("session-a").await.unwrap_err(),
+        w.auth
+            .count_code_lookup("session-a", ann)
+            .await
+            .unwrap_err(),
         DecideError::Throttled
     );
-    w.auth.count_code_lookup("session-b").await.unwrap();
+    w.auth.count_code_lookup("session-b", ann).await.unwrap();
     wait(&w, 15 * 60);
-    w.auth.count_code_lookup("session-a").await.unwrap();
+    w.auth.count_code_lookup("session-a", ann).await.unwrap();
+    // However many sessions an account signs in (right passwords cost nothing at sign-in),
+    // its sessions together enter at most so many codes.
+    let sessions =
+        quire_device_auth::CODE_LOOKUPS_PER_ACCOUNT / quire_device_auth::CODE_LOOKUPS_PER_SESSION;
+    for s in 0..sessions {
+        for _ in 0..quire_device_auth::CODE_LOOKUPS_PER_SESSION {
+            w.auth
+                .count_code_lookup(&format!("bob-{s}"), bob)
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(
+        w.auth.count_code_lookup("bob-new", bob).await.unwrap_err(),
+        DecideError::Throttled
+    );
+    w.auth.count_code_lookup("ann-new", ann).await.unwrap();
 }
 
 #[tokio::test]

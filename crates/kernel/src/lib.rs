@@ -25,5 +25,5 @@ pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};
 pub use principal::{App, Apps, Principal, PrincipalKind, Tier};
-pub use rate_limit::RateLimiter;
+pub use rate_limit::{Budget, RateLimiter, Slot, Take, address_key};
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};

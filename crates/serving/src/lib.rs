@@ -39,7 +39,7 @@ pub use policy::cookie_kind;
 pub use quire_kernel::conditional::Conditions;
 pub use service::{
     ACCESS_COOKIE, PASS_BUCKET, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET,
-    UNLOCK_COOKIE, VIEW_COOKIE,
+    UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET, VIEW_COOKIE,
 };
 pub use token::{Claims, Signer, TokenKind};
 pub use views::ViewTally;

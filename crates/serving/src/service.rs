@@ -15,7 +15,7 @@ use bytes::Bytes;
 use moka::future::Cache;
 use quire_accounts::SessionStore;
 use quire_kernel::conditional::{Method, Outcome, Validators, evaluate};
-use quire_kernel::{AccountId, Clock, Email, InfraError, PageId, RateLimiter};
+use quire_kernel::{AccountId, App, Budget, Clock, Email, InfraError, PageId, RateLimiter};
 use quire_links::{Access, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
@@ -63,8 +63,10 @@ pub const UNLOCK_COOKIE: &str = "quire_unlock";
 pub const ACCESS_COOKIE: &str = "quire_access";
 /// Cookie of a counted view of a page with a budget.
 pub const VIEW_COOKIE: &str = "quire_view";
-/// Rate-limit bucket of password attempts, per page and client.
+/// Rate-limit bucket of wrong passwords, per page and client address.
 pub const UNLOCK_BUCKET: &str = "page_unlock";
+/// Rate-limit bucket of wrong passwords, per page.
+pub const UNLOCK_PAGE_BUCKET: &str = "page_unlock_all";
 /// Rate-limit bucket that remembers used passes (limit 1), shared by replicas.
 pub const PASS_BUCKET: &str = "page_pass";
 
@@ -84,9 +86,11 @@ pub struct ServingConfig {
     pub file_cache_bytes: u64,
     /// Largest file kept in memory (and gzipped); larger ones are read per request.
     pub max_cached_file: u64,
-    /// Password attempts per page and client in [`ServingConfig::unlock_window`].
-    pub unlock_limit: u32,
-    pub unlock_window: Duration,
+    /// Wrong passwords per page from one client address (its /64 for IPv6).
+    pub unlock_per_address: Budget,
+    /// Wrong passwords per page from every address together; past it, only an address that
+    /// has not failed on the page is let try.
+    pub unlock_per_page: Budget,
     pub unlock_cookie_ttl: Duration,
     pub access_cookie_ttl: Duration,
     /// Life of the sign-in pass the dashboard hands over in a URL.
@@ -104,8 +108,20 @@ impl Default for ServingConfig {
             max_cached_pages: 10_000,
             file_cache_bytes: 64 * 1024 * 1024,
             max_cached_file: 1024 * 1024,
-            unlock_limit: 10,
-            unlock_window: Duration::from_secs(15 * 60),
+            // 10 in 15 minutes, the last five 1, 2, 4, 8 and 16 s apart.
+            unlock_per_address: Budget::with_backoff(
+                10,
+                Duration::from_secs(15 * 60),
+                5,
+                Duration::from_secs(1),
+            ),
+            // 20 in 15 minutes, then waits from 1 s that double up to 15 minutes.
+            unlock_per_page: Budget::with_backoff(
+                100,
+                Duration::from_secs(15 * 60),
+                20,
+                Duration::from_secs(1),
+            ),
             unlock_cookie_ttl: Duration::from_secs(24 * 3600),
             access_cookie_ttl: Duration::from_secs(12 * 3600),
             pass_ttl: Duration::from_secs(60),
@@ -477,7 +493,12 @@ impl ServingService {
         if site.link.policy.access == Access::Public {
             return Ok(Gate::Open);
         }
-        if let Some(principal) = visitor.principal {
+        // A key or token reads a guarded page of a project it reaches only when it may serve
+        // or publish pages: a link-only key opens nothing here.
+        if let Some(principal) = visitor
+            .principal
+            .filter(|p| p.has_app(App::Serve) || p.has_app(App::Page))
+        {
             match authorize_project(
                 self.inner.ports.projects.as_ref(),
                 principal,

@@ -9,7 +9,7 @@ mod common;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use quire_accounts::SessionStore;
-use quire_kernel::{App, Clock, Email, KeyId};
+use quire_kernel::{App, Apps, Clock, Email, KeyId, Principal, PrincipalKind};
 use quire_pages::PatchRequest;
 use quire_projects::ResourceType;
 use quire_serving::{
@@ -87,7 +87,7 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
 }
 
 #[tokio::test]
-async fn password_attempts_are_throttled_per_page_and_client() {
+async fn wrong_passwords_are_budgeted_per_address_with_growing_waits() {
     let w = world().await;
     w.publish("secret", |r| {
         r.access = Some("password".into());
@@ -101,29 +101,129 @@ async fn password_attempts_are_throttled_per_page_and_client() {
         next: "",
         client,
     };
-    for _ in 0..10 {
+    let retry = |r: Result<_, UnlockError>| match r {
+        Err(UnlockError::Throttled { retry_after_secs }) => retry_after_secs,
+        other => panic!("throttled: {other:?}"),
+    };
+    // Right passwords cost nothing, however many.
+    for _ in 0..30 {
+        assert!(
+            w.serving
+                .unlock(attempt("open sesame", "203.0.113.1"))
+                .await
+                .is_ok()
+        );
+    }
+    for _ in 0..5 {
         assert!(matches!(
             w.serving.unlock(attempt("guess", "203.0.113.1")).await,
             Err(UnlockError::Wrong(_))
         ));
     }
-    let UnlockError::Throttled { retry_after_secs } = w
-        .serving
-        .unlock(attempt("open sesame", "203.0.113.1"))
-        .await
-        .unwrap_err()
-    else {
-        panic!("throttled")
-    };
-    assert!((1..=900).contains(&retry_after_secs));
-    // Another client is not held back.
+    // Then 1, 2, 4, 8 and 16 s after each failure.
+    for wait in [1, 2, 4, 8, 16] {
+        assert_eq!(
+            retry(
+                w.serving
+                    .unlock(attempt("open sesame", "203.0.113.1"))
+                    .await
+            ),
+            wait
+        );
+        w.clock.advance(time::Duration::seconds(wait as i64));
+        assert!(matches!(
+            w.serving.unlock(attempt("guess", "203.0.113.1")).await,
+            Err(UnlockError::Wrong(_))
+        ));
+    }
+    // Ten failures: back when the first is 15 minutes old.
+    assert_eq!(
+        retry(
+            w.serving
+                .unlock(attempt("open sesame", "203.0.113.1"))
+                .await
+        ),
+        900 - 31
+    );
+    // Another address is not held back.
     assert!(
         w.serving
             .unlock(attempt("open sesame", "203.0.113.2"))
             .await
             .is_ok()
     );
+    w.clock.advance(time::Duration::seconds(900 - 31));
+    assert!(
+        w.serving
+            .unlock(attempt("open sesame", "203.0.113.1"))
+            .await
+            .is_ok()
+    );
+}
 
+#[tokio::test]
+async fn a_pages_budget_holds_back_every_address_that_failed_but_none_that_did_not() {
+    let w = world().await;
+    w.publish("secret", |r| {
+        r.access = Some("password".into());
+        r.password = Some("open sesame".into());
+    })
+    .await;
+    let w = &w;
+    let attempt = |password: &'static str, client: String| async move {
+        w.serving
+            .unlock(Unlock {
+                handle: "ann",
+                slug: "secret",
+                password,
+                next: "",
+                client: &client,
+            })
+            .await
+    };
+    for i in 1..=20 {
+        assert!(matches!(
+            attempt("guess", format!("198.51.100.{i}")).await,
+            Err(UnlockError::Wrong(_))
+        ));
+    }
+    // Twenty failures on the page: an address that failed waits, though its own budget
+    // has room, and each failure doubles the wait.
+    assert_eq!(
+        attempt("guess", "198.51.100.1".into()).await.unwrap_err(),
+        UnlockError::Throttled {
+            retry_after_secs: 1
+        }
+    );
+    w.clock.advance(time::Duration::seconds(1));
+    assert!(matches!(
+        attempt("guess", "198.51.100.1".into()).await,
+        Err(UnlockError::Wrong(_))
+    ));
+    assert_eq!(
+        attempt("open sesame", "198.51.100.2".into())
+            .await
+            .unwrap_err(),
+        UnlockError::Throttled {
+            retry_after_secs: 2
+        }
+    );
+    // An address with no failure on the page is let try: the right password opens it, and
+    // a wrong one spends its try.
+    assert!(attempt("open sesame", "203.0.113.7".into()).await.is_ok());
+    assert!(matches!(
+        attempt("guess", "203.0.113.8".into()).await,
+        Err(UnlockError::Wrong(_))
+    ));
+    assert!(matches!(
+        attempt("open sesame", "203.0.113.8".into()).await,
+        Err(UnlockError::Throttled { .. })
+    ));
+}
+
+#[tokio::test]
+async fn unlocking_an_expired_or_unknown_page_takes_no_password() {
+    let w = world().await;
     // An expired page and an unknown one take no password.
     let soon = (w.clock.now() + time::Duration::seconds(60))
         .format(&time::format_description::well_known::Rfc3339)
@@ -347,6 +447,51 @@ async fn a_key_that_can_read_the_project_is_let_in_and_others_are_not() {
         w.get_as("/ann/mine/", bob).await,
         Answer::SignIn { .. }
     ));
+}
+
+#[tokio::test]
+async fn only_keys_and_tokens_that_serve_or_publish_pages_open_guarded_pages() {
+    let w = world().await;
+    w.publish("mine", |r| r.access = Some("private".into()))
+        .await;
+    w.publish("secret", |r| {
+        r.access = Some("password".into());
+        r.password = Some("open sesame".into());
+    })
+    .await;
+    let key = |apps: &[App]| app_key(w.ann.account_id, KeyId::new(), w.ann.home_project_id, apps);
+    let bearer = |apps: &[App]| Principal {
+        kind: PrincipalKind::OAuthClient {
+            client_id: "client".into(),
+            scopes: Apps::new(apps.iter().copied()).unwrap(),
+        },
+        ..w.ann.clone()
+    };
+    for (principal, opens) in [
+        (key(&[App::Link]), false),
+        (key(&[App::Base, App::Link]), false),
+        (key(&[App::Serve]), true),
+        (key(&[App::Page]), true),
+        (bearer(&[App::Link]), false),
+        (bearer(&[App::Serve]), true),
+        (bearer(&[App::Page, App::Base]), true),
+    ] {
+        let visitor = || Visitor {
+            principal: Some(&principal),
+            ..Visitor::default()
+        };
+        let (private, password) = (
+            w.get_as("/ann/mine/", visitor()).await,
+            w.get_as("/ann/secret/", visitor()).await,
+        );
+        if opens {
+            assert!(matches!(private, Answer::File(_)), "{principal:?}");
+            assert!(matches!(password, Answer::File(_)), "{principal:?}");
+        } else {
+            assert!(matches!(private, Answer::SignIn { .. }), "{principal:?}");
+            assert!(matches!(password, Answer::Password(_)), "{principal:?}");
+        }
+    }
 }
 
 #[tokio::test]

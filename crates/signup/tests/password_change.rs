@@ -79,14 +79,17 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions() {
         SignInError::WrongCredentials
     );
 
-    // Tries are counted, right or wrong: four above, six here, and the eleventh in 15
-    // minutes waits.
+    // Only wrong passwords count: one above, nine here; then this session waits, even with
+    // the right password, while a session that has not failed may still try.
     let (session, hal) = sessions.current(&here.token).await.unwrap().unwrap();
-    for _ in 0..6 {
-        change
-            .change(&hal, &session.id_hash, "wrong", new)
-            .await
-            .unwrap_err();
+    for _ in 0..9 {
+        assert_eq!(
+            change
+                .change(&hal, &session.id_hash, "wrong", PASSWORD)
+                .await
+                .unwrap_err(),
+            PasswordChangeError::WrongPassword
+        );
     }
     assert_eq!(
         change
@@ -97,9 +100,16 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions() {
             retry_after_secs: 900
         }
     );
-    w.clock.advance(Duration::minutes(15));
+    let owner = sessions.sign_in("hal", new, "192.0.2.77").await.unwrap();
+    let (owner_session, hal) = sessions.current(&owner.token).await.unwrap().unwrap();
     change
-        .change(&hal, &session.id_hash, new, PASSWORD)
+        .change(&hal, &owner_session.id_hash, new, "a third long sentence")
+        .await
+        .unwrap();
+    w.clock.advance(Duration::minutes(15));
+    let (session, hal) = sessions.current(&owner.token).await.unwrap().unwrap();
+    change
+        .change(&hal, &session.id_hash, "a third long sentence", PASSWORD)
         .await
         .unwrap();
 }

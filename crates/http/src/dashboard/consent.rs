@@ -104,7 +104,11 @@ pub async fn consent(
     let (status, request, error) = if typed.is_empty() {
         (StatusCode::OK, None, None)
     } else {
-        let looked_up = match state.device_auth.count_code_lookup(&session.id_hash).await {
+        let looked_up = match state
+            .device_auth
+            .count_code_lookup(&session.id_hash, account.id)
+            .await
+        {
             Ok(()) => state.device_auth.pending(&typed).await,
             Err(e) => Err(e),
         };
@@ -172,7 +176,11 @@ pub async fn decision(
             "code must be a code of the form XXXX-XXXX",
         ));
     }
-    let decided = match state.device_auth.count_code_lookup(&session.id_hash).await {
+    let decided = match state
+        .device_auth
+        .count_code_lookup(&session.id_hash, account.id)
+        .await
+    {
         Ok(()) => state.device_auth.decide(code, account.id, approve).await,
         Err(e) => Err(e),
     };

@@ -118,12 +118,18 @@ pub async fn login(
         );
     }
     let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
-    let signed = match state.sessions.sign_in(login, password, &ip).await {
+    // A browser that holds a session of the account gets past a budget others spent.
+    let held = session_token(&req);
+    let signed = match state
+        .sessions
+        .sign_in_holding(login, password, &ip, held.as_ref())
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             let status = match &e {
                 SignInError::WrongCredentials => StatusCode::UNAUTHORIZED,
-                SignInError::Throttled => StatusCode::TOO_MANY_REQUESTS,
+                SignInError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
                 SignInError::EmailNotVerified(account) => {
                     // The password was right: a fresh link (older ones stop working).
                     state.sign_up.resend_verification(account).await?;
@@ -131,7 +137,7 @@ pub async fn login(
                 }
                 SignInError::Infra(cause) => return Err(cause.clone().into()),
             };
-            return page(
+            let mut answer = page(
                 &state,
                 status,
                 &LoginPage {
@@ -141,7 +147,14 @@ pub async fn login(
                     login,
                     next: &next,
                 },
-            );
+            )?;
+            if let SignInError::Throttled { retry_after_secs } = e {
+                answer.headers_mut().insert(
+                    actix_web::http::header::RETRY_AFTER,
+                    actix_web::http::header::HeaderValue::from(retry_after_secs),
+                );
+            }
+            return Ok(answer);
         }
     };
     // A fresh session id at every sign-in; the one the browser held (if any) ends.

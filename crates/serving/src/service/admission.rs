@@ -3,20 +3,24 @@
 
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
-use quire_kernel::{AccountId, Email, PageId};
+use quire_kernel::{AccountId, Budget, Email, PageId, Slot, Take, address_key};
 use quire_links::Access;
 use quire_pages::PageStatus;
 use time::OffsetDateTime;
 
-use super::{ACCESS_COOKIE, PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE};
+use super::{
+    ACCESS_COOKIE, PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET,
+};
 use crate::answer::{Admitted, PassError, PasswordPrompt, Unlock, UnlockError};
 use crate::path::{encode_query, encode_relative, parse_relative};
 use crate::policy::{admits, expired, fingerprint, unix_after};
 use crate::token::{Claims, TokenKind};
 
 impl ServingService {
-    /// Checks a page password and, when right, makes the page's unlock cookie. Every
-    /// attempt counts against the client's limit for the page.
+    /// Checks a page password and, when right, makes the page's unlock cookie. Only wrong
+    /// passwords count: against the client address's budget on the page, and against the
+    /// page's own budget (every address together). A spent page budget refuses only the
+    /// addresses that have failed on the page, so nobody can lock a page's visitors out.
     ///
     /// # Errors
     /// `NotFound`, `Gone`, `Wrong` (with the form to show again), `Throttled`, `Infra`.
@@ -43,25 +47,44 @@ impl ServingService {
             });
         };
         let config = &self.inner.config;
-        let allowed = self
-            .inner
-            .ports
-            .limiter
-            .hit(
-                UNLOCK_BUCKET,
-                &format!("{}:{}", site.page.id, attempt.client),
-                config.unlock_window,
-                config.unlock_limit,
-                now,
-            )
-            .await?;
-        if !allowed {
-            let window = config.unlock_window.as_secs().max(1);
-            let elapsed = u64::try_from(now.unix_timestamp()).unwrap_or(0) % window;
-            return Err(UnlockError::Throttled {
-                retry_after_secs: window - elapsed,
-            });
-        }
+        let limiter = &self.inner.ports.limiter;
+        let page_key = site.page.id.0.to_string();
+        let address = format!("{page_key}:{}", address_key(attempt.client));
+        let throttled = |retry_at: OffsetDateTime| {
+            let wait = retry_at - now;
+            let secs = wait.whole_seconds() + i64::from(wait.subsec_nanoseconds() > 0);
+            UnlockError::Throttled {
+                retry_after_secs: u64::try_from(secs).unwrap_or(1).max(1),
+            }
+        };
+        // An address with no failure on the page is the one let past a spent page budget.
+        let first_try = Budget::fixed(1, config.unlock_per_address.window);
+        let (address_slot, fresh) = match limiter
+            .take(UNLOCK_BUCKET, &address, &first_try, now)
+            .await?
+        {
+            Take::Taken(slot) => (slot, true),
+            Take::Refused { .. } => match limiter
+                .take(UNLOCK_BUCKET, &address, &config.unlock_per_address, now)
+                .await?
+            {
+                Take::Taken(slot) => (slot, false),
+                Take::Refused { retry_at } => return Err(throttled(retry_at)),
+            },
+        };
+        let page_slot: Option<Slot> = match limiter
+            .take(UNLOCK_PAGE_BUCKET, &page_key, &config.unlock_per_page, now)
+            .await?
+        {
+            Take::Taken(slot) => Some(slot),
+            Take::Refused { .. } if fresh => None,
+            Take::Refused { retry_at } => {
+                limiter
+                    .give_back(UNLOCK_BUCKET, &address, address_slot)
+                    .await?;
+                return Err(throttled(retry_at));
+            }
+        };
         let stored = site.link.password_hash.clone().unwrap_or_default();
         if !verify_password(attempt.password, &stored) {
             return Err(UnlockError::Wrong(PasswordPrompt {
@@ -71,6 +94,15 @@ impl ServingService {
                 next: next.into_owned(),
                 wrong: true,
             }));
+        }
+        // The right password was no guess.
+        limiter
+            .give_back(UNLOCK_BUCKET, &address, address_slot)
+            .await?;
+        if let Some(slot) = page_slot {
+            limiter
+                .give_back(UNLOCK_PAGE_BUCKET, &page_key, slot)
+                .await?;
         }
         let cookie = self.cookie(
             UNLOCK_COOKIE,
@@ -151,6 +183,14 @@ impl ServingService {
             .signer
             .check_any_page(token, TokenKind::Pass, now)
             .ok_or(PassError::Forbidden)?;
+        // The page and its owner first: a pass shown to another owner's origin is refused
+        // without being spent.
+        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
+            return Err(PassError::NotFound);
+        };
+        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
+            return Err(PassError::NotFound);
+        }
         // Each pass works once. Its uses are counted in the window that holds its expiry, the
         // same window for every use of one pass, so a replay is seen on any replica.
         let expires = OffsetDateTime::from_unix_timestamp(claims.expires)
@@ -169,12 +209,6 @@ impl ServingService {
             .await?;
         if !first_use {
             return Err(PassError::Forbidden);
-        }
-        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
-            return Err(PassError::NotFound);
-        };
-        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
-            return Err(PassError::NotFound);
         }
         let next = parse_relative(next).unwrap_or_default();
         let ttl = self.inner.config.access_cookie_ttl;

@@ -6,7 +6,7 @@ use quire_accounts::AccountStore;
 use quire_device_auth::DeviceGrantStore;
 use quire_device_auth::GrantState;
 use quire_device_auth::ports::InsertGrantError;
-use quire_kernel::RateLimiter;
+use quire_kernel::{Budget, RateLimiter, Slot, Take};
 use quire_kernel::{Clock, Tier};
 use quire_keys::KeyStore;
 use quire_keys::new_key;
@@ -215,4 +215,108 @@ pub(super) async fn rate_limits_roll_instead_of_resetting<
         assert!(s.hit("activate", "acct-1", window, 5, past).await.unwrap());
     }
     assert!(!s.hit("activate", "acct-1", window, 5, past).await.unwrap());
+}
+
+/// Budgets of failures: a slot taken counts until given back, a refusal counts nothing and
+/// says when to come back, waits grow past the free failures, and concurrent takes of one
+/// key never pass the budget together.
+pub(super) async fn budgets_take_slots_give_them_back_and_back_off<
+    S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = FixedClock::new();
+    let window = std::time::Duration::from_secs(900);
+    let t0 = clock.now();
+    let fixed = Budget::fixed(3, window);
+    let mut slots = Vec::new();
+    for i in 0..3 {
+        match s
+            .take("unlock", "p:a", &fixed, t0 + Duration::seconds(i))
+            .await
+            .unwrap()
+        {
+            Take::Taken(slot) => slots.push(slot),
+            refused => panic!("slot {i}: {refused:?}"),
+        }
+    }
+    let late = t0 + Duration::seconds(10);
+    assert_eq!(
+        s.take("unlock", "p:a", &fixed, late).await.unwrap(),
+        Take::Refused {
+            retry_at: t0 + Duration::seconds(900)
+        },
+        "full: back when the oldest slot is a window old"
+    );
+    assert!(
+        matches!(
+            s.take("unlock", "p:b", &fixed, late).await.unwrap(),
+            Take::Taken(_)
+        ),
+        "another key has its own budget"
+    );
+    // Another bucket's or key's give-back does not touch this one; an unknown slot is fine.
+    s.give_back("other", "p:a", slots[0]).await.unwrap();
+    s.give_back("unlock", "p:b", slots[0]).await.unwrap();
+    s.give_back("unlock", "p:a", Slot(i64::MAX)).await.unwrap();
+    assert!(matches!(
+        s.take("unlock", "p:a", &fixed, late).await.unwrap(),
+        Take::Refused { .. }
+    ));
+    s.give_back("unlock", "p:a", slots[1]).await.unwrap();
+    s.give_back("unlock", "p:a", slots[1]).await.unwrap();
+    assert!(
+        matches!(
+            s.take("unlock", "p:a", &fixed, late).await.unwrap(),
+            Take::Taken(_)
+        ),
+        "a slot given back is free again"
+    );
+
+    // One failure free, then 1 s, 2 s, 4 s after the latest.
+    let backoff = Budget::with_backoff(50, window, 1, std::time::Duration::from_secs(1));
+    let take = |at: i64| {
+        let s = s.clone();
+        async move {
+            s.take("backoff", "p", &backoff, t0 + Duration::seconds(at))
+                .await
+                .unwrap()
+        }
+    };
+    assert!(matches!(take(0).await, Take::Taken(_)));
+    assert_eq!(
+        take(0).await,
+        Take::Refused {
+            retry_at: t0 + Duration::seconds(1)
+        }
+    );
+    assert!(matches!(take(1).await, Take::Taken(_)));
+    assert_eq!(
+        take(2).await,
+        Take::Refused {
+            retry_at: t0 + Duration::seconds(3)
+        }
+    );
+    assert!(matches!(take(3).await, Take::Taken(_)));
+    assert!(matches!(take(6).await, Take::Refused { .. }));
+    assert!(matches!(take(7).await, Take::Taken(_)));
+
+    // Concurrent takes are decided one after another.
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                s.take("race", "p", &Budget::fixed(5, window), t0)
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut taken = 0;
+    for t in tasks {
+        if matches!(t.await.unwrap(), Take::Taken(_)) {
+            taken += 1;
+        }
+    }
+    assert_eq!(taken, 5);
 }

@@ -53,6 +53,7 @@ macro_rules! __contract_list {
             device::old_grants_and_rate_windows_are_swept,
             device::rate_limits_count_exactly_per_window,
             device::rate_limits_roll_instead_of_resetting,
+            device::budgets_take_slots_give_them_back_and_back_off,
             mail::sends_are_counted_exactly_in_a_rolling_window,
             sessions::accounts_are_found_by_login_and_sessions_by_hash,
             sessions::totp_enrollment_is_once_and_steps_are_used_once,

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use quire_device_auth::ports::InsertGrantError;
 use quire_device_auth::{DeviceGrant, DeviceGrantStore, GrantState, RateLimiter};
-use quire_kernel::InfraError;
+use quire_kernel::{Budget, InfraError, Slot, Take};
 use quire_keys::KeyRecord;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -131,13 +131,50 @@ impl RateLimiter for MemoryStore {
                 .rate_events
                 .entry((bucket.to_owned(), client.to_owned()))
                 .or_default();
-            let allowed = log.iter().filter(|at| **at > since).count();
+            let allowed = log.iter().filter(|(_, at)| *at > since).count();
             if allowed >= limit as usize {
                 return false;
             }
-            log.push(now);
+            log.push((0, now));
             true
         }))
+    }
+
+    async fn take(
+        &self,
+        bucket: &str,
+        client: &str,
+        budget: &Budget,
+        now: OffsetDateTime,
+    ) -> Result<Take, InfraError> {
+        self.check(Op::Take)?;
+        Ok(self.with(|s| {
+            s.rate_slots += 1;
+            let id = s.rate_slots;
+            let log = s
+                .rate_events
+                .entry((bucket.to_owned(), client.to_owned()))
+                .or_default();
+            let taken: Vec<OffsetDateTime> = log.iter().map(|(_, at)| *at).collect();
+            if let Some(retry_at) = budget.opens_at(&taken, now) {
+                return Take::Refused { retry_at };
+            }
+            log.push((id, now));
+            Take::Taken(Slot(id))
+        }))
+    }
+
+    async fn give_back(&self, bucket: &str, client: &str, slot: Slot) -> Result<(), InfraError> {
+        self.check(Op::GiveBack)?;
+        self.with(|s| {
+            if let Some(log) = s
+                .rate_events
+                .get_mut(&(bucket.to_owned(), client.to_owned()))
+            {
+                log.retain(|(id, _)| *id != slot.0);
+            }
+        });
+        Ok(())
     }
 
     async fn forget_windows_before(&self, cutoff: OffsetDateTime) -> Result<u64, InfraError> {
@@ -146,7 +183,7 @@ impl RateLimiter for MemoryStore {
             let mut forgotten = 0;
             for log in s.rate_events.values_mut() {
                 let before = log.len();
-                log.retain(|at| *at >= cutoff);
+                log.retain(|(_, at)| *at >= cutoff);
                 forgotten += before - log.len();
             }
             s.rate_events.retain(|_, log| !log.is_empty());

@@ -81,6 +81,7 @@ pub enum Op {
     GrantLevel,
     HandleAndEmail,
     HasAccounts,
+    GiveBack,
     Hit,
     InsertClient,
     InsertGrant,
@@ -148,6 +149,7 @@ pub enum Op {
     SpendCaptcha,
     StalePending,
     SweepLeftovers,
+    Take,
     TouchKey,
     UpdateLink,
     UpdatePage,
@@ -200,8 +202,11 @@ pub struct State {
     pub daily_views: HashMap<(LinkId, time::Date), u64>,
     /// Recovery codes: (account, hash, used).
     pub recovery_codes: Vec<(AccountId, String, bool)>,
-    /// (bucket, client) → when each allowed request was made (the sliding log).
-    pub rate_events: HashMap<(String, String), Vec<OffsetDateTime>>,
+    /// (bucket, client) → when each allowed request was made (the sliding log), with the
+    /// id of the slot when a budget's `take` made it.
+    pub rate_events: HashMap<(String, String), Vec<(i64, OffsetDateTime)>>,
+    /// The last slot id given out.
+    pub rate_slots: i64,
     /// The email route's sends: (mail id, account, when).
     pub email_sends: Vec<(uuid::Uuid, AccountId, OffsetDateTime)>,
     pub invitations: Vec<InvitedNumber>,
