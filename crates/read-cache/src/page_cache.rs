@@ -18,7 +18,8 @@ use moka::future::Cache;
 use quire_kernel::{AccountId, Email, InfraError, LinkId, PageChanges, PageId, ProjectId};
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
-    FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
+    FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
+    PutFilesError, UpdatePageStoreError,
 };
 use time::{Date, OffsetDateTime};
 
@@ -158,16 +159,11 @@ impl PageStore for CachedPageStore {
         &self,
         id: PageId,
         files: &[FileEntry],
-        size_bytes: u64,
-        file_count: u64,
+        limits: &Limits,
         updated_at: OffsetDateTime,
-    ) -> Result<(), InfraError> {
-        self.around(
-            id,
-            self.store
-                .put_files(id, files, size_bytes, file_count, updated_at),
-        )
-        .await
+    ) -> Result<PageTotals, PutFilesError> {
+        self.around(id, self.store.put_files(id, files, limits, updated_at))
+            .await
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {

@@ -129,14 +129,14 @@ async fn password_attempts_are_throttled_per_page_and_client() {
     let brief = w
         .publish("brief", |r| {
             r.access = Some("password".into());
-            r.password = Some("pw".into());
+            r.password = Some("pw-brief-9".into());
             r.expires_at = Some(soon);
         })
         .await;
     let unlock_brief = |client: &'static str| Unlock {
         handle: "ann",
         slug: "brief",
-        password: "pw",
+        password: "pw-brief-9",
         next: "",
         client,
     };

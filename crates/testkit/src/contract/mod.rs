@@ -46,6 +46,8 @@ macro_rules! __contract_list {
             accounts::times_keep_microseconds,
             pages::pages_are_invisible_until_ready_and_slugs_unique_per_owner,
             pages::put_files_replaces_by_path_and_sets_totals,
+            pages::concurrent_put_files_keep_the_limits_and_counters,
+            pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,
             links::link_codes_share_one_namespace,
             links::links_keep_policy_and_allow_lists,
             projects::projects_hold_and_move_pages_and_links,
