@@ -293,7 +293,7 @@ impl ServingService {
                         site.link.id,
                         budget,
                         left,
-                        now.date(),
+                        now,
                     )
                     .await?
                 {

@@ -40,6 +40,10 @@ pub enum Outcome {
     /// bytes it would hold.
     TooManyFiles(i64, i64),
     PageTooLarge(i64, i64),
+    /// A view lease lapsed and was settled by a sweep.
+    LeaseLapsed,
+    /// Another lease took the views a grant was computed from.
+    LeaseRaced,
 }
 
 impl StoreError {

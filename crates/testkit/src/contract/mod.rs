@@ -64,6 +64,7 @@ macro_rules! __contract_list {
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
             pages::page_details_read_page_project_owner_and_link_at_once,
             links::views_are_leased_within_the_budget_and_added_in_bulk,
+            links::lapsed_view_leases_are_settled_as_served,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
             oauth::grants_are_decided_redeemed_and_rotated_once,
             oauth::signing_keys_keep_their_material,
