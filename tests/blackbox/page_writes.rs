@@ -64,8 +64,9 @@ async fn add_files_at_once(srv: &Arc<Server>, key: &str, id: &str, bodies: Vec<V
                     r.text
                 );
                 if r.status == 413 {
+                    assert_eq!(r.body["error"], "payload_too_large", "{}", r.text);
                     assert!(
-                        r.body["error"] == "files_per_page" || r.body["error"] == "page_size",
+                        r.body["limit"] == "files_per_page" || r.body["limit"] == "page_size",
                         "{}",
                         r.text
                     );
@@ -92,7 +93,10 @@ async fn counters_and_files(
     let page = srv.get(&format!("{PAGES}/{id}"), key).await;
     let page = page.assert_status(200);
     let files = srv.get(&format!("{PAGES}/{id}/files"), key).await;
-    let files = files.assert_status(200)["files"].as_array().unwrap().clone();
+    let files = files.assert_status(200)["files"]
+        .as_array()
+        .unwrap()
+        .clone();
     let named: HashSet<String> = files
         .iter()
         .map(|f| f["sha256"].as_str().unwrap().to_owned())
@@ -270,7 +274,8 @@ async fn new_page_passwords_have_at_least_8_characters(b: Backend) {
     assert_eq!(page_count(&srv, &ann.key).await, 0, "nothing stored");
     let r = srv.post(PAGES, &ann.key, page("éééééééé")).await;
     let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
-    let updated_at = r.body["updatedAt"].clone();
+    let before = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
+    let updated_at = before.assert_status(200)["updatedAt"].clone();
     let r = srv
         .patch(
             &format!("{PAGES}/{id}"),

@@ -15,9 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use quire_kernel::{
-    AccountId, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId,
-};
+use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId};
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,

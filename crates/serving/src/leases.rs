@@ -270,8 +270,7 @@ impl ViewLeases {
         for (link, lease) in &leases {
             let used = lease.used.swap(0, Ordering::AcqRel);
             lease.rate.store(used, Ordering::Release);
-            let idle =
-                now_ms.saturating_sub(lease.last_use_ms.load(Ordering::Acquire)) >= idle_ms;
+            let idle = now_ms.saturating_sub(lease.last_use_ms.load(Ordering::Acquire)) >= idle_ms;
             if closing || idle {
                 lease.give_back();
                 lease.last_block.store(0, Ordering::Release);

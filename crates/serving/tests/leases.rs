@@ -195,7 +195,11 @@ async fn a_dead_replicas_lease_is_counted_as_served_once_it_lapses() {
     let survivor = site.world.services.serving.clone();
     assert!(!view(&survivor).await, "the budget is spent");
     assert_eq!(site.count().await, 0, "nothing settled yet");
-    assert_eq!(survivor.settle_lapsed_leases().await.unwrap(), 0, "not lapsed");
+    assert_eq!(
+        survivor.settle_lapsed_leases().await.unwrap(),
+        0,
+        "not lapsed"
+    );
 
     past_the_lease(&site);
     assert_eq!(survivor.settle_lapsed_leases().await.unwrap(), 300);

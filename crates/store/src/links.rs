@@ -379,13 +379,14 @@ impl LinkStore for Database {
                         .execute(conn)
                         .await?;
                 } else {
-                    let held = diesel::update(view_leases::table.find((DbId(link.0), DbId(lease.0))))
-                        .set((
-                            view_leases::views.eq(view_leases::views + grant),
-                            view_leases::expires_at.eq(DbTs(until)),
-                        ))
-                        .execute(conn)
-                        .await?;
+                    let held =
+                        diesel::update(view_leases::table.find((DbId(link.0), DbId(lease.0))))
+                            .set((
+                                view_leases::views.eq(view_leases::views + grant),
+                                view_leases::expires_at.eq(DbTs(until)),
+                            ))
+                            .execute(conn)
+                            .await?;
                     if held == 0 {
                         return Err(StoreError::Outcome(Outcome::LeaseLapsed));
                     }

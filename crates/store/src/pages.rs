@@ -6,8 +6,8 @@ use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use quire_pages::validate::LimitKind;
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus,
-    PageStore, PageTotals, PutFilesError, UpdatePageStoreError,
+    AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore,
+    PageTotals, PutFilesError, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -314,20 +314,20 @@ impl PageStore for Database {
     ) -> Result<PageTotals, PutFilesError> {
         let rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(id, f)).collect();
         let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-        let (max_files, max_bytes) = (to_i64(limits.max_files as u64), to_i64(limits.max_page_bytes));
+        let (max_files, max_bytes) = (
+            to_i64(limits.max_files as u64),
+            to_i64(limits.max_page_bytes),
+        );
         let result = with_tx!(self, |db, conn| {
             // First write the page row: it holds every other write to the page's files back
             // until this one commits (a row lock on PostgreSQL; SQLite's transaction is
             // immediate), so the manifest counted below is the one that commits. No row:
             // the page was deleted.
-            let found = diesel::update(
-                pages::table
-                    .find(DbId(id.0))
-                    .filter(pages::state.eq(READY)),
-            )
-            .set(pages::updated_at.eq(DbTs(updated_at)))
-            .execute(conn)
-            .await?;
+            let found =
+                diesel::update(pages::table.find(DbId(id.0)).filter(pages::state.eq(READY)))
+                    .set(pages::updated_at.eq(DbTs(updated_at)))
+                    .execute(conn)
+                    .await?;
             if found == 0 {
                 return Err(StoreError::Outcome(Outcome::PageGone));
             }

@@ -6,8 +6,8 @@ use quire_kernel::{InfraError, PageId, Principal};
 use quire_links::Access;
 use quire_projects::ProjectAccess;
 
-use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
 use crate::batch;
+use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
 use crate::ports::{PutFilesError, Readers, UpdatePageStoreError};
 use crate::validate::{self, LimitKind};
 

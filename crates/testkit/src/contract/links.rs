@@ -319,12 +319,20 @@ pub(super) async fn lapsed_view_leases_are_settled_as_served<
     let dead = LeaseId::new();
     let live = LeaseId::new();
     assert_eq!(
-        s.lease_views(link.id, dead, true, 200, until).await.unwrap(),
+        s.lease_views(link.id, dead, true, 200, until)
+            .await
+            .unwrap(),
         Some(200)
     );
-    assert!(s.settle_lease(link.id, dead, 100, 0, today, until).await.unwrap());
+    assert!(
+        s.settle_lease(link.id, dead, 100, 0, today, until)
+            .await
+            .unwrap()
+    );
     assert_eq!(
-        s.lease_views(link.id, live, true, 100, until).await.unwrap(),
+        s.lease_views(link.id, live, true, 100, until)
+            .await
+            .unwrap(),
         Some(100)
     );
     assert_eq!(
@@ -334,7 +342,11 @@ pub(super) async fn lapsed_view_leases_are_settled_as_served<
         Some(0),
         "the whole budget is leased"
     );
-    assert_eq!(s.settle_lapsed_leases(until).await.unwrap(), 0, "not lapsed yet");
+    assert_eq!(
+        s.settle_lapsed_leases(until).await.unwrap(),
+        0,
+        "not lapsed yet"
+    );
     assert!(
         s.settle_lease(link.id, live, 10, 0, today, after + Duration::minutes(2))
             .await
@@ -365,7 +377,11 @@ pub(super) async fn lapsed_view_leases_are_settled_as_served<
         s.lease_views(link.id, dead, false, 1, until).await.unwrap(),
         Some(0)
     );
-    assert!(!s.settle_lease(link.id, dead, 100, 0, today, until).await.unwrap());
+    assert!(
+        !s.settle_lease(link.id, dead, 100, 0, today, until)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         s.link_of_page(page.id).await.unwrap().unwrap().view_count,
         210

@@ -194,13 +194,8 @@ pub(super) async fn put_files_replaces_by_path_and_sets_totals<
     };
     let even_later = later + Duration::minutes(1);
     assert_eq!(
-        s.put_files(
-            page.id,
-            &[file("a", 1), file("b", 1)],
-            &tight,
-            even_later
-        )
-        .await,
+        s.put_files(page.id, &[file("a", 1), file("b", 1)], &tight, even_later)
+            .await,
         Err(PutFilesError::TooLarge {
             limit: LimitKind::Files,
             files: 4,
@@ -233,7 +228,13 @@ pub(super) async fn put_files_replaces_by_path_and_sets_totals<
     );
 
     // A page that is gone, or not ready yet, takes no files.
-    let pending = page_of(&ann.account, ann.project.id, "pending", "CCCCCCCCC3", &clock);
+    let pending = page_of(
+        &ann.account,
+        ann.project.id,
+        "pending",
+        "CCCCCCCCC3",
+        &clock,
+    );
     s.insert_pending(&pending, &[file("index.html", 3)], lease(&clock))
         .await
         .unwrap();
@@ -243,7 +244,10 @@ pub(super) async fn put_files_replaces_by_path_and_sets_totals<
             Err(PutFilesError::NotFound)
         );
     }
-    assert_eq!(s.files(pending.id).await.unwrap(), vec![file("index.html", 3)]);
+    assert_eq!(
+        s.files(pending.id).await.unwrap(),
+        vec![file("index.html", 3)]
+    );
 
     // Manifests larger than one insert statement: 2,345 rows at publish, 1,234 more added,
     // every one stored once, in path order.
@@ -371,7 +375,11 @@ pub(super) async fn concurrent_put_files_keep_the_limits_and_counters<
         })
         .collect::<Vec<_>>();
     let results = all_at_once(tasks).await;
-    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 5, "{results:?}");
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        5,
+        "{results:?}"
+    );
     let (counters, files) = counters_and_files(&*s, page.id).await;
     assert_eq!(files, (6, 3 + 5 * (9 << 20)));
     assert_eq!(counters, files);

@@ -182,8 +182,7 @@ impl PageStore for MemoryStore {
     ) -> Result<PageTotals, PutFilesError> {
         self.check(Op::PutFiles)?;
         self.with(|s| {
-            let Some((page, _)) = s.pages.iter_mut().find(|(p, ready)| p.id == id && *ready)
-            else {
+            let Some((page, _)) = s.pages.iter_mut().find(|(p, ready)| p.id == id && *ready) else {
                 return Err(PutFilesError::NotFound);
             };
             let mut manifest = s.files.get(&id).cloned().unwrap_or_default();
