@@ -34,9 +34,9 @@ use time::OffsetDateTime;
 pub const MAX_BLOCK: u64 = 100_000;
 /// How long a lease may sit unused before its views go back.
 pub const IDLE_RETURN: Duration = Duration::from_secs(2);
-/// How long a lease lives in the store after its last grant or settle: far longer than the
-/// flush interval at which a lease holding views is settled (and so renewed), and than the
-/// clocks of replicas may differ.
+/// How long a lease lives in the store after its last grant or settle, by default: far
+/// longer than the flush interval at which a lease holding views is settled (and so
+/// renewed), and than the clocks of replicas may differ.
 pub const LEASE_TTL: Duration = Duration::from_secs(120);
 
 /// One link's lease on this replica.
@@ -106,18 +106,26 @@ struct Due {
 pub struct ViewLeases {
     leases: Mutex<HashMap<LinkId, Arc<Lease>>>,
     epoch: Instant,
+    ttl: Duration,
 }
 
 impl Default for ViewLeases {
     fn default() -> Self {
-        Self {
-            leases: Mutex::new(HashMap::new()),
-            epoch: Instant::now(),
-        }
+        Self::with_ttl(LEASE_TTL)
     }
 }
 
 impl ViewLeases {
+    /// Leases that live `ttl` in the store after their last grant or settle.
+    #[must_use]
+    pub fn with_ttl(ttl: Duration) -> Self {
+        Self {
+            leases: Mutex::new(HashMap::new()),
+            epoch: Instant::now(),
+            ttl,
+        }
+    }
+
     fn lease(&self, link: LinkId) -> Arc<Lease> {
         let mut all = self
             .leases
@@ -191,7 +199,7 @@ impl ViewLeases {
             return Ok(Some(true));
         }
         let _refilling = lease.refill.lock().await;
-        let until = now + LEASE_TTL;
+        let until = now + self.ttl;
         let returning = lease.returning.swap(0, Ordering::AcqRel);
         if returning > 0 {
             match store
@@ -287,7 +295,7 @@ impl ViewLeases {
                 ));
             }
         }
-        let (day, until) = (now.date(), now + LEASE_TTL);
+        let (day, until) = (now.date(), now + self.ttl);
         let mut settled = 0;
         let mut failure = None;
         for (lease, due) in dues {
