@@ -260,6 +260,24 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         )
         .await;
     assert_eq!(no_password.status, 400, "{}", no_password.text);
+    let short_password = browser
+        .post(
+            &detail_path,
+            &[
+                ("action", "settings"),
+                ("access", "password"),
+                ("password", "1234567"),
+            ],
+        )
+        .await;
+    assert_eq!(short_password.status, 400, "{}", short_password.text);
+    assert!(
+        element(&short_password.text, "error")
+            .unwrap()
+            .contains("at least 8 characters"),
+        "{}",
+        short_password.text
+    );
 
     let saved = browser
         .post(

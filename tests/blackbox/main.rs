@@ -31,6 +31,7 @@ mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;
 mod ops;
+mod page_writes;
 mod pages;
 mod projects;
 mod routes;

@@ -53,7 +53,7 @@ async fn path_traversal_never_leaves_the_page(b: Backend) {
         "title": "Other",
         "slug": "other",
         "access": "password",
-        "password": "pw",
+        "password": "pw-other-9",
         "files": [{"path": "index.html", "content": "TOP-SECRET-PAGE"}],
     });
     publish(&srv, &ann.key, other).await;

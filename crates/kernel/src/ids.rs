@@ -63,3 +63,7 @@ id_type!(
     /// Identifies a short link.
     LinkId
 );
+id_type!(
+    /// Identifies one lease on a link's views: a replica's block holder for that link.
+    LeaseId
+);

@@ -23,7 +23,7 @@ pub mod values;
 pub use changes::{Listeners, NoListener, PageChanges};
 pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
-pub use ids::{AccountId, KeyId, LinkId, PageId, ProjectId};
+pub use ids::{AccountId, KeyId, LeaseId, LinkId, PageId, ProjectId};
 pub use principal::{App, Apps, Principal, PrincipalKind, Tier};
 pub use rate_limit::{Budget, RateLimiter, Slot, Take, address_key};
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};

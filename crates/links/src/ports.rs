@@ -1,7 +1,7 @@
 //! The link store port.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
+use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId};
 use time::{Date, OffsetDateTime};
 
 use crate::model::Link;
@@ -49,29 +49,52 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; no such code is `Ok(None)`.
     async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError>;
 
-    /// Leases up to `want` views of a budgeted link to this replica, atomically: the grant is
-    /// at most what the budget has left once every view counted and every view leased to
-    /// any replica is taken off, so the leases of all replicas together never pass
-    /// `max_views`. Returns the number granted; 0 when nothing is left to lease (or the link
-    /// is gone or has no budget).
+    /// Leases up to `want` more views of a budgeted link to the lease `lease` (`first`: the
+    /// lease holds nothing in the store yet), atomically: the grant is at most what the
+    /// budget has left once every view counted and every view leased to any holder is taken
+    /// off, so all leases together never pass `max_views`. The lease then lapses at `until`
+    /// unless renewed (by this or by [`LinkStore::settle_lease`]). Returns the number
+    /// granted (0 when nothing is left to lease, or the link is gone or has no budget), or
+    /// `None` when the lease had lapsed and was settled (see
+    /// [`LinkStore::settle_lapsed_leases`]): its holder must not use it again.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure, when nothing is leased.
-    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError>;
+    async fn lease_views(
+        &self,
+        link: LinkId,
+        lease: LeaseId,
+        first: bool,
+        want: u64,
+        until: OffsetDateTime,
+    ) -> Result<Option<u64>, InfraError>;
 
-    /// Settles a lease, in one transaction: `used` of its views were served (they join the
-    /// link's count and `day`'s), and `returned` go back to the budget unused. A link that
-    /// is gone is skipped.
+    /// Settles part of a lease, in one transaction: `used` of its views were served (they
+    /// join the link's count and `day`'s), and `returned` go back to the budget unused; the
+    /// lease, renewed until `until`, keeps the rest. `Ok(false)` when the lease had lapsed
+    /// and was settled whole (its views counted as served), or its link is gone: nothing
+    /// changes, and its holder must not use it again.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure, when nothing changes.
     async fn settle_lease(
         &self,
         link: LinkId,
+        lease: LeaseId,
         used: u64,
         returned: u64,
         day: Date,
-    ) -> Result<(), InfraError>;
+        until: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Settles every lease that lapsed before `now` (its holder died, or could not reach
+    /// the store to renew it): all the views it still holds join the link's count and the
+    /// count of `now`'s day, as served, since the holder may have served any of them.
+    /// Returns how many views were settled.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; leases settled before the failure stay settled.
+    async fn settle_lapsed_leases(&self, now: OffsetDateTime) -> Result<u64, InfraError>;
 
     /// Adds aggregated view counts (links without a budget) to the links' totals and to
     /// their counts of `day`, in one transaction; links that are gone are skipped.

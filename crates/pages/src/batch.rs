@@ -42,13 +42,7 @@ pub fn files(
         .collect();
     let count = kept.len() + inputs.len();
     if count > limits.max_files {
-        return Err(FilesError::TooLarge {
-            limit: LimitKind::Files,
-            message: format!(
-                "a page may hold at most {} files; this would make {count}",
-                limits.max_files
-            ),
-        });
+        return Err(too_many_files(limits, count as u64));
     }
     let mut total: u64 = kept.iter().map(|e| e.size_bytes).sum();
     let mut out = Vec::with_capacity(inputs.len());
@@ -73,13 +67,7 @@ pub fn files(
         }
         total += size;
         if total > limits.max_page_bytes {
-            return Err(FilesError::TooLarge {
-                limit: LimitKind::PageSize,
-                message: format!(
-                    "the page's files would exceed {} bytes",
-                    limits.max_page_bytes
-                ),
-            });
+            return Err(page_too_large(limits));
         }
         let entry = FileEntry {
             content_type: content_type(&path),
@@ -90,6 +78,28 @@ pub fn files(
         out.push(FileData::new(entry, content));
     }
     Ok(out)
+}
+
+/// The refusal of a page that would hold `count` files.
+pub(crate) fn too_many_files(limits: &Limits, count: u64) -> FilesError {
+    FilesError::TooLarge {
+        limit: LimitKind::Files,
+        message: format!(
+            "a page may hold at most {} files; this would make {count}",
+            limits.max_files
+        ),
+    }
+}
+
+/// The refusal of a page whose files would pass its size limit.
+pub(crate) fn page_too_large(limits: &Limits) -> FilesError {
+    FilesError::TooLarge {
+        limit: LimitKind::PageSize,
+        message: format!(
+            "the page's files would exceed {} bytes",
+            limits.max_page_bytes
+        ),
+    }
 }
 
 /// A file whose bytes were read from the request, with their SHA-256.

@@ -7,7 +7,8 @@ use bytes::Bytes;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use time::OffsetDateTime;
 
-use crate::model::{FileData, FileEntry, Page, PageDetails, PageStatus};
+use crate::model::{FileData, FileEntry, Limits, Page, PageDetails, PageStatus};
+use crate::validate::LimitKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertPageError {
@@ -25,6 +26,31 @@ pub enum UpdatePageStoreError {
     SlugTaken,
     #[error(transparent)]
     Infra(#[from] InfraError),
+}
+
+/// Why [`PageStore::put_files`] stored nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PutFilesError {
+    /// No ready page has the id: it was deleted (or never was).
+    #[error("page not found")]
+    NotFound,
+    /// With the files in, the page would hold more than a limit allows: `files` files of
+    /// `bytes` bytes in all, counted as the write would commit them.
+    #[error("the page would pass its {} limit", limit.as_str())]
+    TooLarge {
+        limit: LimitKind,
+        files: u64,
+        bytes: u64,
+    },
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// A page's file count and size, as its manifest holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageTotals {
+    pub file_count: u64,
+    pub size_bytes: u64,
 }
 
 /// Persistence of page records and their file manifests.
@@ -117,19 +143,25 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError>;
 
-    /// In one transaction: upserts `files` by path into the manifest and sets the page's
-    /// size, file count and `updated_at`.
+    /// In one transaction, serialized with every other write to the page's files: upserts
+    /// `files` by path into the manifest of the ready page, sets its `updated_at`, and sets
+    /// its size and file count to what the manifest then holds, which it returns. The
+    /// limits are checked against that manifest, so concurrent calls can never together
+    /// pass `limits.max_files` or `limits.max_page_bytes`, and the counters always equal
+    /// the files.
     ///
     /// # Errors
-    /// [`InfraError`] on storage failure; nothing changes on error.
+    /// MUST return [`PutFilesError::NotFound`] when no ready page has the id (deleted
+    /// meanwhile), [`PutFilesError::TooLarge`] when the manifest would pass a limit (files
+    /// first, then bytes); [`PutFilesError::Infra`] on storage failure. Nothing changes on
+    /// error.
     async fn put_files(
         &self,
         id: PageId,
         files: &[FileEntry],
-        size_bytes: u64,
-        file_count: u64,
+        limits: &Limits,
         updated_at: OffsetDateTime,
-    ) -> Result<(), InfraError>;
+    ) -> Result<PageTotals, PutFilesError>;
 
     /// Pending pages whose lease ended before `now` (dead publishes).
     ///

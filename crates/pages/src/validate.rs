@@ -10,6 +10,9 @@ pub const MAX_PATH_CHARS: usize = 1024;
 /// Longest page password, in characters: within the hasher's 1,024 bytes whatever the
 /// characters, and a length the OpenAPI document can state.
 pub const MAX_PAGE_PASSWORD_CHARS: usize = 256;
+/// Shortest new page password, in characters: the unlock form allows ten guesses per page
+/// and address per window, which a password of a few characters does not survive.
+pub const MIN_PAGE_PASSWORD_CHARS: usize = 8;
 /// Longest page slug.
 pub const MAX_SLUG_LEN: usize = 64;
 
@@ -59,7 +62,9 @@ pub fn title(raw: &str) -> Result<String, Invalid> {
     Ok(raw.to_owned())
 }
 
-/// Whether `raw` is a valid page slug (1-64 of `a-z 0-9 -`).
+/// Whether `raw` may be the slug of a stored page (1-64 of `a-z 0-9 -`): what the pages
+/// origin accepts in a path. Pages published before slugs had to start and end with a
+/// letter or digit keep being served.
 #[must_use]
 pub fn is_slug(raw: &str) -> bool {
     !raw.is_empty()
@@ -70,10 +75,15 @@ pub fn is_slug(raw: &str) -> bool {
 }
 
 /// # Errors
-/// When the slug is not 1-64 of `a-z 0-9 -`.
+/// When the slug is not 1-64 of `a-z 0-9 -` starting and ending with a letter or digit: a
+/// new slug never collides with the origin's own `/-/` paths.
 pub fn slug(raw: &str) -> Result<String, Invalid> {
-    if !is_slug(raw) {
-        return Err(Invalid("slug must be 1-64 of a-z, 0-9 and -".into()));
+    let alnum = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if !is_slug(raw) || !alnum(raw.as_bytes().first()) || !alnum(raw.as_bytes().last()) {
+        return Err(Invalid(
+            "slug must be 1-64 of a-z, 0-9 and -, starting and ending with a letter or digit"
+                .into(),
+        ));
     }
     Ok(raw.to_owned())
 }
@@ -114,9 +124,16 @@ pub const MAX_ALLOW_ENTRIES: usize = 1_000;
 pub use quire_kernel::text::quoted;
 
 /// # Errors
-/// A page password over [`MAX_PAGE_PASSWORD_CHARS`] characters.
+/// A new page password under [`MIN_PAGE_PASSWORD_CHARS`] or over [`MAX_PAGE_PASSWORD_CHARS`]
+/// characters. (Passwords stored before the minimum keep working: only new ones are checked.)
 pub fn page_password(password: &str) -> Result<(), Invalid> {
-    if password.chars().count() > MAX_PAGE_PASSWORD_CHARS {
+    let chars = password.chars().count();
+    if chars < MIN_PAGE_PASSWORD_CHARS {
+        return Err(Invalid(format!(
+            "password must be at least {MIN_PAGE_PASSWORD_CHARS} characters"
+        )));
+    }
+    if chars > MAX_PAGE_PASSWORD_CHARS {
         return Err(Invalid(format!(
             "password must be at most {MAX_PAGE_PASSWORD_CHARS} characters"
         )));
@@ -267,14 +284,42 @@ mod tests {
         assert_eq!(slug_candidate("site", 1), "site");
         assert_eq!(slug_candidate("site", 3), "site-3");
         assert_eq!(slug_candidate(&"x".repeat(64), 12).len(), 64);
-        assert!(slug("ok-slug-9").is_ok());
-        for bad in ["", "Caps", "under_score", "sp ace", &"x".repeat(65)] {
+        assert!(slug("ok-slug-9").is_ok() && slug("7").is_ok() && slug("a--b").is_ok());
+        for bad in [
+            "",
+            "Caps",
+            "under_score",
+            "sp ace",
+            &"x".repeat(65),
+            "-",
+            "--",
+            "-a",
+            "a-",
+            "-a-",
+        ] {
             assert!(slug(bad).is_err(), "{bad:?}");
+        }
+        // Slugs of pages published before the rule still address them.
+        assert!(is_slug("-a") && is_slug("a-"));
+        // Derived slugs always pass the rule.
+        for title in ["--x--", "!a!", "Hello, World! 2026", &"ab ".repeat(40)] {
+            let derived = slug_from_title(title);
+            assert!(slug(&derived).is_ok(), "{derived:?}");
+            assert!(slug(&slug_candidate(&derived, 12)).is_ok());
         }
         assert!(alias("My_Alias-1").is_ok());
         for bad in ["ab", "has space", "slash/x", &"x".repeat(65)] {
             assert!(alias(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn new_page_passwords_have_8_to_256_characters() {
+        assert!(page_password("1234567").is_err());
+        assert!(page_password("ééééééé").is_err(), "characters, not bytes");
+        assert!(page_password("12345678").is_ok() && page_password("éééééééé").is_ok());
+        assert!(page_password(&"x".repeat(256)).is_ok());
+        assert!(page_password(&"x".repeat(257)).is_err());
     }
 
     #[test]

@@ -15,10 +15,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use quire_kernel::{AccountId, Email, InfraError, LinkId, PageChanges, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId};
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
-    FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
+    FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
+    PutFilesError, UpdatePageStoreError,
 };
 use time::{Date, OffsetDateTime};
 
@@ -158,16 +159,11 @@ impl PageStore for CachedPageStore {
         &self,
         id: PageId,
         files: &[FileEntry],
-        size_bytes: u64,
-        file_count: u64,
+        limits: &Limits,
         updated_at: OffsetDateTime,
-    ) -> Result<(), InfraError> {
-        self.around(
-            id,
-            self.store
-                .put_files(id, files, size_bytes, file_count, updated_at),
-        )
-        .await
+    ) -> Result<PageTotals, PutFilesError> {
+        self.around(id, self.store.put_files(id, files, limits, updated_at))
+            .await
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
@@ -212,19 +208,42 @@ impl LinkStore for CachedPageStore {
         self.links.link_by_code(code).await
     }
 
-    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError> {
-        self.links.lease_views(link, want).await
+    async fn lease_views(
+        &self,
+        link: LinkId,
+        lease: LeaseId,
+        first: bool,
+        want: u64,
+        until: OffsetDateTime,
+    ) -> Result<Option<u64>, InfraError> {
+        self.links
+            .lease_views(link, lease, first, want, until)
+            .await
     }
 
     async fn settle_lease(
         &self,
         link: LinkId,
+        lease: LeaseId,
         used: u64,
         returned: u64,
         day: Date,
-    ) -> Result<(), InfraError> {
-        let settled = self.links.settle_lease(link, used, returned, day).await;
+        until: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        let settled = self
+            .links
+            .settle_lease(link, lease, used, returned, day, until)
+            .await;
         self.forget_link(link).await;
+        settled
+    }
+
+    /// Any page's count may have changed: everything is dropped (a sweep is rare).
+    async fn settle_lapsed_leases(&self, now: OffsetDateTime) -> Result<u64, InfraError> {
+        let settled = self.links.settle_lapsed_leases(now).await;
+        if settled.as_ref().is_ok_and(|n| *n > 0) {
+            self.details.invalidate_all();
+        }
         settled
     }
 

@@ -41,6 +41,9 @@ pub struct Config {
     /// Seconds a publish holds its pending page without renewing it: a publish that dies
     /// frees its slug at most this long after.
     pub publish_lease_secs: u64,
+    /// Seconds a view lease lives after its holder last renewed it: a replica that dies
+    /// holding views has them counted as served by the first janitor pass after.
+    pub view_lease_secs: u64,
     /// Comma-separated proxy addresses whose `X-Forwarded-For` names the client.
     pub trusted_proxies: String,
     /// How long the pages origin serves a page's policy from memory (milliseconds): the
@@ -113,6 +116,7 @@ impl Default for Config {
             max_page_bytes: 50 * 1024 * 1024,
             janitor_interval_secs: 300,
             publish_lease_secs: 60,
+            view_lease_secs: 120,
             trusted_proxies: String::new(),
             policy_cache_ms: 800,
             file_cache_bytes: 64 * 1024 * 1024,
@@ -153,6 +157,7 @@ struct FileConfig {
     max_page_bytes: Option<u64>,
     janitor_interval_secs: Option<u64>,
     publish_lease_secs: Option<u64>,
+    view_lease_secs: Option<u64>,
     trusted_proxies: Option<String>,
     policy_cache_ms: Option<u64>,
     file_cache_bytes: Option<u64>,
@@ -219,6 +224,7 @@ impl Config {
                 max_page_bytes,
                 janitor_interval_secs,
                 publish_lease_secs,
+                view_lease_secs,
                 trusted_proxies,
                 policy_cache_ms,
                 file_cache_bytes,
@@ -303,6 +309,7 @@ impl Config {
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         wide("QUIRE_PUBLISH_LEASE_SECS", &mut c.publish_lease_secs)?;
+        wide("QUIRE_VIEW_LEASE_SECS", &mut c.view_lease_secs)?;
         wide("QUIRE_POLICY_CACHE_MS", &mut c.policy_cache_ms)?;
         wide("QUIRE_FILE_CACHE_BYTES", &mut c.file_cache_bytes)?;
         wide("QUIRE_BODY_TIMEOUT_SECS", &mut c.body_timeout_secs)?;

@@ -8,8 +8,8 @@ use quire_pages::Swept;
 use quire_serving::ServingService;
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
-/// rate-limit events, email sends out of every window, spent captcha solutions and expired
-/// one-time links now, then every `interval`; and unmaps the mapping kept for long request
+/// rate-limit events, email sends out of every window, spent captcha solutions, expired
+/// one-time links and lapsed view leases now, then every `interval`; and unmaps the mapping kept for long request
 /// bodies once it has waited a whole `interval`.
 pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
     let Services {
@@ -19,6 +19,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
         mail,
         activation,
         sign_up,
+        serving,
         ..
     } = services.clone();
     tokio::spawn(async move {
@@ -67,6 +68,14 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+            }
+            match serving.settle_lapsed_leases().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    views = n,
+                    "janitor counted the views of lapsed view leases as served"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor view-lease pass failed"),
             }
             let unmapped = mapping::release_idle(interval);
             if unmapped > 0 {

@@ -98,6 +98,7 @@ pub(crate) fn settings(
             base_url: config.base_url.clone(),
             policy_ttl: Duration::from_millis(config.policy_cache_ms),
             file_cache_bytes: config.file_cache_bytes,
+            view_lease_ttl: Duration::from_secs(config.view_lease_secs.max(1)),
             ..ServingConfig::default()
         },
         base_url: config.base_url.clone(),

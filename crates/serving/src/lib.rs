@@ -33,7 +33,7 @@ pub use answer::{
     Unlock, UnlockError, Visit, Visitor,
 };
 pub use cache::CachedFile;
-pub use leases::{IDLE_RETURN, MAX_BLOCK, ViewLeases};
+pub use leases::{IDLE_RETURN, LEASE_TTL, MAX_BLOCK, ViewLeases};
 pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
 pub use policy::cookie_kind;
 pub use quire_kernel::conditional::Conditions;

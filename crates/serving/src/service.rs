@@ -97,6 +97,9 @@ pub struct ServingConfig {
     pub pass_ttl: Duration,
     /// How long the assets of a counted view of a page with a budget keep loading.
     pub view_cookie_ttl: Duration,
+    /// How long a view lease lives in the store after its last grant or settle
+    /// ([`crate::LEASE_TTL`] by default).
+    pub view_lease_ttl: Duration,
 }
 
 impl Default for ServingConfig {
@@ -126,6 +129,7 @@ impl Default for ServingConfig {
             access_cookie_ttl: Duration::from_secs(12 * 3600),
             pass_ttl: Duration::from_secs(60),
             view_cookie_ttl: Duration::from_secs(10 * 60),
+            view_lease_ttl: crate::LEASE_TTL,
         }
     }
 }
@@ -200,6 +204,7 @@ impl ServingService {
             .max_capacity(config.max_cached_pages)
             .time_to_live(config.policy_ttl)
             .build();
+        let leases = ViewLeases::with_ttl(config.view_lease_ttl);
         let files = Cache::builder()
             .max_capacity(config.file_cache_bytes)
             .weigher(|_: &(PageId, String), f: &Arc<CachedFile>| f.weight())
@@ -214,7 +219,7 @@ impl ServingService {
                 files,
                 sessions,
                 views: ViewTally::default(),
-                leases: ViewLeases::default(),
+                leases,
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
                 epoch: Instant::now(),
@@ -407,7 +412,7 @@ impl ServingService {
                         site.link.id,
                         budget,
                         left,
-                        now.date(),
+                        now,
                     )
                     .await?
                 {

@@ -71,10 +71,21 @@ impl ServingService {
         self.write_views(true).await
     }
 
+    /// Settles the view leases that lapsed in the store (their holder died, or could not
+    /// renew them): their views join the counts as served. Returns how many views.
+    ///
+    /// # Errors
+    /// [`InfraError`] when the store fails (the rest are settled by the next call).
+    pub async fn settle_lapsed_leases(&self) -> Result<u64, InfraError> {
+        let now = self.inner.ports.clock.now();
+        self.inner.ports.links.settle_lapsed_leases(now).await
+    }
+
     async fn write_views(&self, closing: bool) -> Result<u64, InfraError> {
-        let day = self.inner.ports.clock.now().date();
+        let now = self.inner.ports.clock.now();
+        let day = now.date();
         let links = self.inner.ports.links.as_ref();
-        let leased = self.inner.leases.settle(links, day, closing).await;
+        let leased = self.inner.leases.settle(links, now, closing).await;
         let taken = self.inner.views.take();
         let tallied = if taken.is_empty() {
             Ok(0)

@@ -1,7 +1,8 @@
 //! Budgeted views served from leased blocks, against the in-memory fakes, with replicas as
 //! separate serving services over one store: exact under racing demand on one or two
 //! replicas, unused blocks coming back, a replica lost while holding a block never
-//! overspending, and a changed budget giving its block back.
+//! overspending and its lease counted as served once it lapses, and a changed budget giving
+//! its block back.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -174,6 +175,75 @@ async fn unused_views_come_back_at_shutdown_and_a_lost_replica_never_overspends(
     }
     assert!(served <= 100, "{served}");
     assert!(served >= 90, "at most one block is forfeited: {served}");
+}
+
+/// Moves the world's clock past the lease lifetime.
+fn past_the_lease(site: &Site) {
+    let ttl = time::Duration::try_from(quire_serving::LEASE_TTL).unwrap();
+    site.world.clock.advance(ttl + time::Duration::seconds(1));
+}
+
+#[tokio::test]
+async fn a_dead_replicas_lease_is_counted_as_served_once_it_lapses() {
+    // The whole budget served by a replica that then dies before any flush.
+    let site = budgeted(300).await;
+    let dead = site.world.replica().serving;
+    for _ in 0..300 {
+        assert!(view(&dead).await);
+    }
+    drop(dead);
+    let survivor = site.world.services.serving.clone();
+    assert!(!view(&survivor).await, "the budget is spent");
+    assert_eq!(site.count().await, 0, "nothing settled yet");
+    assert_eq!(
+        survivor.settle_lapsed_leases().await.unwrap(),
+        0,
+        "not lapsed"
+    );
+
+    past_the_lease(&site);
+    assert_eq!(survivor.settle_lapsed_leases().await.unwrap(), 300);
+    assert_eq!(site.count().await, 300, "what was served is counted");
+    assert!(!view(&survivor).await, "and never served again");
+    assert_eq!(survivor.settle_lapsed_leases().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_live_replica_whose_lease_lapsed_drops_it_and_never_overspends() {
+    let site = budgeted(100).await;
+    let cut_off = site.world.replica().serving;
+    // Blocks of 1, 2, 4 and 6 (a sixteenth of the budget): ten served, three more held.
+    for _ in 0..10 {
+        assert!(view(&cut_off).await);
+    }
+    // It could not renew (no flush) for the lease's lifetime; another replica's janitor
+    // settles the lease whole, its unserved views as served too.
+    past_the_lease(&site);
+    let janitor = site.world.services.serving.clone();
+    assert_eq!(janitor.settle_lapsed_leases().await.unwrap(), 13);
+    assert_eq!(site.count().await, 13);
+    // Its settle finds the lease gone and counts nothing twice.
+    cut_off.flush_views().await.unwrap();
+    assert_eq!(site.count().await, 13);
+    // Both go on serving, and together never pass the budget.
+    let mut served = 10;
+    loop {
+        let a = view(&cut_off).await;
+        let b = view(&janitor).await;
+        served += usize::from(a) + usize::from(b);
+        if !a && !b {
+            break;
+        }
+    }
+    assert!(served <= 100, "{served}");
+    cut_off.close_views().await.unwrap();
+    janitor.close_views().await.unwrap();
+    assert!(site.count().await <= 100);
+    assert_eq!(
+        site.count().await,
+        u64::try_from(served).unwrap() + 3,
+        "every view served is counted, and the three the lapsed lease never served"
+    );
 }
 
 #[tokio::test]

@@ -38,6 +38,16 @@ pub enum Outcome {
     NotEligible,
     /// An account exists already, so the first-run setup is over.
     AlreadySetUp,
+    /// The page a write was for is gone.
+    PageGone,
+    /// A page's manifest would pass its file-count limit, or its size limit: the files and
+    /// bytes it would hold.
+    TooManyFiles(i64, i64),
+    PageTooLarge(i64, i64),
+    /// A view lease lapsed and was settled by a sweep.
+    LeaseLapsed,
+    /// Another lease took the views a grant was computed from.
+    LeaseRaced,
 }
 
 impl StoreError {

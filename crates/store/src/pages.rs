@@ -4,9 +4,10 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
+use quire_pages::validate::LimitKind;
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore,
-    UpdatePageStoreError,
+    AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore,
+    PageTotals, PutFilesError, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -308,13 +309,28 @@ impl PageStore for Database {
         &self,
         id: PageId,
         files: &[FileEntry],
-        size_bytes: u64,
-        file_count: u64,
+        limits: &Limits,
         updated_at: OffsetDateTime,
-    ) -> Result<(), InfraError> {
+    ) -> Result<PageTotals, PutFilesError> {
         let rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(id, f)).collect();
         let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-        with_tx!(self, |db, conn| {
+        let (max_files, max_bytes) = (
+            to_i64(limits.max_files as u64),
+            to_i64(limits.max_page_bytes),
+        );
+        let result = with_tx!(self, |db, conn| {
+            // First write the page row: it holds every other write to the page's files back
+            // until this one commits (a row lock on PostgreSQL; SQLite's transaction is
+            // immediate), so the manifest counted below is the one that commits. No row:
+            // the page was deleted.
+            let found =
+                diesel::update(pages::table.find(DbId(id.0)).filter(pages::state.eq(READY)))
+                    .set(pages::updated_at.eq(DbTs(updated_at)))
+                    .execute(conn)
+                    .await?;
+            if found == 0 {
+                return Err(StoreError::Outcome(Outcome::PageGone));
+            }
             for chunk in paths.chunks(FILE_ROWS_PER_INSERT) {
                 diesel::delete(
                     page_files::table
@@ -326,17 +342,45 @@ impl PageStore for Database {
             }
             db.checkpoint("put_files:replaced")?;
             conn.insert_file_rows(&rows).await?;
-            diesel::update(pages::table.find(DbId(id.0)))
-                .set((
-                    pages::size_bytes.eq(to_i64(size_bytes)),
-                    pages::file_count.eq(to_i64(file_count)),
-                    pages::updated_at.eq(DbTs(updated_at)),
+            let (count, bytes): (i64, i64) = page_files::table
+                .filter(page_files::page_id.eq(DbId(id.0)))
+                .select((
+                    diesel::dsl::count_star(),
+                    diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                        "CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT)",
+                    ),
                 ))
+                .first(conn)
+                .await?;
+            if count > max_files {
+                return Err(StoreError::Outcome(Outcome::TooManyFiles(count, bytes)));
+            }
+            if bytes > max_bytes {
+                return Err(StoreError::Outcome(Outcome::PageTooLarge(count, bytes)));
+            }
+            diesel::update(pages::table.find(DbId(id.0)))
+                .set((pages::size_bytes.eq(bytes), pages::file_count.eq(count)))
                 .execute(conn)
                 .await?;
-            Ok(())
+            Ok(PageTotals {
+                file_count: to_u64(count),
+                size_bytes: to_u64(bytes),
+            })
+        });
+        result.map_err(|e| match e {
+            StoreError::Outcome(Outcome::PageGone) => PutFilesError::NotFound,
+            StoreError::Outcome(Outcome::TooManyFiles(files, bytes)) => PutFilesError::TooLarge {
+                limit: LimitKind::Files,
+                files: to_u64(files),
+                bytes: to_u64(bytes),
+            },
+            StoreError::Outcome(Outcome::PageTooLarge(files, bytes)) => PutFilesError::TooLarge {
+                limit: LimitKind::PageSize,
+                files: to_u64(files),
+                bytes: to_u64(bytes),
+            },
+            e => PutFilesError::Infra(e.into()),
         })
-        .map_err(infra)
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {

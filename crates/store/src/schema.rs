@@ -352,6 +352,18 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    view_leases (link_id, holder) {
+        link_id -> DbUuid,
+        holder -> DbUuid,
+        views -> BigInt,
+        expires_at -> DbTime,
+    }
+}
+
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
 diesel::joinable!(invitations -> accounts (bound_account_id));
 
@@ -368,6 +380,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     page_files,
     links,
     link_views_daily,
+    view_leases,
     link_codes,
     link_allow,
     device_grants,

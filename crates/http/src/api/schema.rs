@@ -131,7 +131,13 @@ pub fn page_title_patch() -> Object {
 }
 pub fn page_slug() -> Object {
     let max = quire_pages::validate::MAX_SLUG_LEN;
-    text(1, max, format!("^[a-z0-9-]{{1,{max}}}$"), true)
+    let inner = max - 2;
+    text(
+        1,
+        max,
+        format!("^[a-z0-9](?:[a-z0-9-]{{0,{inner}}}[a-z0-9])?$"),
+        true,
+    )
 }
 pub fn alias() -> Object {
     text(3, 64, "^[A-Za-z0-9_-]{3,64}$".into(), true)

@@ -57,7 +57,8 @@ impl PageService {
         if access == Access::Password && req.password.as_deref().is_none_or(str::is_empty) {
             return Err(PageError::PasswordRequired);
         }
-        if let Some(p) = &req.password {
+        // An empty password is none (as when stored below).
+        if let Some(p) = req.password.as_deref().filter(|p| !p.is_empty()) {
             validate::page_password(p)?;
         }
         let allow = self.resolve_allow(&req.allow).await?;

@@ -6,9 +6,10 @@ use quire_kernel::{InfraError, PageId, Principal};
 use quire_links::Access;
 use quire_projects::ProjectAccess;
 
+use crate::batch;
 use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
-use crate::ports::{Readers, UpdatePageStoreError};
-use crate::validate;
+use crate::ports::{PutFilesError, Readers, UpdatePageStoreError};
+use crate::validate::{self, LimitKind};
 
 use super::{
     FilesAdded, PageError, PageService, PageView, PatchRequest, access_of, hash_page_password,
@@ -117,8 +118,9 @@ impl PageService {
     /// Adds (or replaces, by path) files of a page.
     ///
     /// # Errors
-    /// `NotFound`, `InsufficientScope`, `Invalid`, `TooLarge`, `Infra`; on any error the
-    /// page's files are listed and stored exactly as before.
+    /// `NotFound` (also when the page is deleted meanwhile), `InsufficientScope`, `Invalid`,
+    /// `TooLarge` (also when concurrent additions filled the page meanwhile), `Infra`; on any
+    /// error the page's files are listed and stored exactly as before.
     pub async fn add_files(
         &self,
         principal: &Principal,
@@ -143,22 +145,36 @@ impl PageService {
                 return Err(e.into());
             }
         };
+        // The store checks the limits again against the manifest as it commits: requests
+        // that validated against the same files must not pass them together.
+        let totals = match self
+            .pages
+            .put_files(page.id, &new_entries, &self.config.limits, self.clock.now())
+            .await
+        {
+            Ok(totals) => totals,
+            Err(e) => {
+                self.remove_objects(page.id, &uploaded).await;
+                return Err(match e {
+                    PutFilesError::NotFound => PageError::NotFound,
+                    PutFilesError::TooLarge {
+                        limit: LimitKind::Files,
+                        files,
+                        ..
+                    } => batch::too_many_files(&self.config.limits, files).into(),
+                    PutFilesError::TooLarge { .. } => {
+                        batch::page_too_large(&self.config.limits).into()
+                    }
+                    PutFilesError::Infra(e) => PageError::Infra(e),
+                });
+            }
+        };
+        // Objects no path refers to any more (replaced content) can go now.
         let mut manifest: HashMap<String, FileEntry> =
             existing.into_iter().map(|e| (e.path.clone(), e)).collect();
         for e in &new_entries {
             manifest.insert(e.path.clone(), e.clone());
         }
-        let size: u64 = manifest.values().map(|e| e.size_bytes).sum();
-        let count = manifest.len() as u64;
-        if let Err(e) = self
-            .pages
-            .put_files(page.id, &new_entries, size, count, self.clock.now())
-            .await
-        {
-            self.remove_objects(page.id, &uploaded).await;
-            return Err(e.into());
-        }
-        // Objects no path refers to any more (replaced content) can go now.
         let referenced: HashSet<&str> = manifest.values().map(|e| e.sha256.as_str()).collect();
         let unreferenced: Vec<String> = stored
             .iter()
@@ -169,8 +185,8 @@ impl PageService {
         self.changes.page_changed(page.id);
         Ok(FilesAdded {
             id: page.id,
-            file_count: count,
-            size_bytes: size,
+            file_count: totals.file_count,
+            size_bytes: totals.size_bytes,
         })
     }
 

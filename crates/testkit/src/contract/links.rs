@@ -5,7 +5,7 @@ use std::sync::Arc;
 use quire_accounts::AccountStore;
 use quire_kernel::AccountId;
 use quire_kernel::Clock;
-use quire_kernel::{Email, Handle, LinkId};
+use quire_kernel::{Email, Handle, LeaseId, LinkId};
 use quire_links::LinkStore;
 use quire_links::{Access, AllowEntry, LinkWriteError};
 use quire_pages::AccountDirectory;
@@ -183,42 +183,84 @@ pub(super) async fn views_are_leased_within_the_budget_and_added_in_bulk<
 
     let today = clock.now().date();
     let yesterday = today.previous_day().unwrap();
+    let until = clock.now() + Duration::minutes(2);
     // Racing leases never pass the budget together, and settle into the count.
     let leases = (0..10).map(|_| {
         let s = s.clone();
         let id = limited.id;
-        tokio::spawn(async move { s.lease_views(id, 1).await.unwrap() })
+        tokio::spawn(async move {
+            let lease = LeaseId::new();
+            (
+                lease,
+                s.lease_views(id, lease, true, 1, until)
+                    .await
+                    .unwrap()
+                    .unwrap(),
+            )
+        })
     });
     let mut granted = 0;
+    let mut holder = None;
     for l in leases {
-        granted += l.await.unwrap();
+        let (lease, n) = l.await.unwrap();
+        granted += n;
+        if n > 0 {
+            holder = Some(lease);
+        }
     }
     assert_eq!(granted, 3);
+    let holder = holder.unwrap();
     assert_eq!(
-        s.lease_views(limited.id, 5).await.unwrap(),
-        0,
+        s.lease_views(limited.id, holder, false, 5, until)
+            .await
+            .unwrap(),
+        Some(0),
         "nothing left"
     );
-    s.settle_lease(limited.id, 2, 1, today).await.unwrap();
+    assert!(
+        s.settle_lease(limited.id, holder, 1, 0, today, until)
+            .await
+            .unwrap()
+    );
+    assert!(
+        s.settle_lease(limited.id, holder, 0, 1, today, until)
+            .await
+            .unwrap()
+    );
     let stored = s.link_of_page(budgeted.id).await.unwrap().unwrap();
-    assert_eq!(stored.view_count, 2);
+    assert_eq!(stored.view_count, 1);
     assert_eq!(
         s.daily_views(limited.id, yesterday).await.unwrap(),
-        vec![(today, 2)],
+        vec![(today, 1)],
         "returned views count on no day"
     );
     assert_eq!(
-        s.lease_views(limited.id, 5).await.unwrap(),
-        1,
+        s.lease_views(limited.id, holder, false, 5, until)
+            .await
+            .unwrap(),
+        Some(1),
         "the returned view can be leased again, and no more"
     );
     assert_eq!(
-        s.lease_views(unlimited.id, 5).await.unwrap(),
-        0,
+        s.lease_views(unlimited.id, LeaseId::new(), true, 5, until)
+            .await
+            .unwrap(),
+        Some(0),
         "no budget"
     );
-    assert_eq!(s.lease_views(LinkId::new(), 5).await.unwrap(), 0, "gone");
-    s.settle_lease(LinkId::new(), 1, 0, today).await.unwrap();
+    assert_eq!(
+        s.lease_views(LinkId::new(), LeaseId::new(), true, 5, until)
+            .await
+            .unwrap(),
+        Some(0),
+        "gone"
+    );
+    assert!(
+        !s.settle_lease(LinkId::new(), LeaseId::new(), 1, 0, today, until)
+            .await
+            .unwrap(),
+        "a link that is gone has no lease"
+    );
 
     s.add_views(&[(unlimited.id, 41), (LinkId::new(), 5)], yesterday)
         .await
@@ -253,5 +295,127 @@ pub(super) async fn views_are_leased_within_the_budget_and_added_in_bulk<
         s.daily_views(unlimited.id, yesterday).await.unwrap(),
         vec![],
         "a deleted link's days go with it"
+    );
+}
+
+pub(super) async fn lapsed_view_leases_are_settled_as_served<
+    S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let page = page_of(&ann.account, ann.project.id, "lapse", "HHHHHHHHH1", &clock);
+    let mut link = link_for(&page, None, &clock);
+    link.policy.max_views = Some(300);
+    s.insert_link(&link).await.unwrap();
+    let now = clock.now();
+    let today = now.date();
+    let until = now + Duration::minutes(2);
+    let after = until + Duration::seconds(1);
+
+    // A holder that died having served 100 of 200 views settled, and a live one that keeps
+    // renewing its lease.
+    let dead = LeaseId::new();
+    let live = LeaseId::new();
+    assert_eq!(
+        s.lease_views(link.id, dead, true, 200, until)
+            .await
+            .unwrap(),
+        Some(200)
+    );
+    assert!(
+        s.settle_lease(link.id, dead, 100, 0, today, until)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        s.lease_views(link.id, live, true, 100, until)
+            .await
+            .unwrap(),
+        Some(100)
+    );
+    assert_eq!(
+        s.lease_views(link.id, LeaseId::new(), true, 1, until)
+            .await
+            .unwrap(),
+        Some(0),
+        "the whole budget is leased"
+    );
+    assert_eq!(
+        s.settle_lapsed_leases(until).await.unwrap(),
+        0,
+        "not lapsed yet"
+    );
+    assert!(
+        s.settle_lease(link.id, live, 10, 0, today, after + Duration::minutes(2))
+            .await
+            .unwrap(),
+        "renewed past the sweep"
+    );
+
+    // The dead holder's 100 unsettled views count as served (it may have served them all),
+    // on the sweep's day; the live lease is untouched.
+    assert_eq!(s.settle_lapsed_leases(after).await.unwrap(), 100);
+    let stored = s.link_of_page(page.id).await.unwrap().unwrap();
+    assert_eq!(stored.view_count, 210);
+    assert_eq!(
+        s.daily_views(link.id, today).await.unwrap(),
+        vec![(today, 210)]
+    );
+    assert_eq!(s.settle_lapsed_leases(after).await.unwrap(), 0, "once");
+    assert_eq!(
+        s.lease_views(link.id, LeaseId::new(), true, 1, until)
+            .await
+            .unwrap(),
+        Some(0),
+        "the budget is never overspent: the live lease holds the rest"
+    );
+
+    // The dead holder, if it was only cut off, learns its lease is gone and changes nothing.
+    assert_eq!(
+        s.lease_views(link.id, dead, false, 1, until).await.unwrap(),
+        Some(0)
+    );
+    assert!(
+        !s.settle_lease(link.id, dead, 100, 0, today, until)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        s.link_of_page(page.id).await.unwrap().unwrap().view_count,
+        210
+    );
+
+    // The live lease lapses in turn (its process died): its 90 views are counted, and the
+    // count reaches the budget, which nothing can lease any more.
+    let later = after + Duration::minutes(3);
+    assert_eq!(s.settle_lapsed_leases(later).await.unwrap(), 90);
+    assert_eq!(
+        s.link_of_page(page.id).await.unwrap().unwrap().view_count,
+        300
+    );
+    assert_eq!(
+        s.lease_views(link.id, live, false, 1, later).await.unwrap(),
+        Some(0)
+    );
+    let fresh = LeaseId::new();
+    assert_eq!(
+        s.lease_views(link.id, fresh, true, 1, later).await.unwrap(),
+        Some(0)
+    );
+
+    // A lapsed lease of a link with budget left is refused to its holder.
+    let mut roomy = s.link_of_page(page.id).await.unwrap().unwrap();
+    roomy.policy.max_views = Some(400);
+    s.update_link(&roomy).await.unwrap();
+    assert_eq!(
+        s.lease_views(link.id, live, false, 1, later).await.unwrap(),
+        None,
+        "swept: its holder must take a new lease"
+    );
+    assert_eq!(
+        s.lease_views(link.id, fresh, true, 5, later).await.unwrap(),
+        Some(5)
     );
 }

@@ -1,7 +1,7 @@
 //! Page links: short codes, aliases and their policy.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Email, InfraError, LinkId, PageId};
+use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId};
 use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
 use time::{Date, OffsetDateTime};
 
@@ -87,32 +87,53 @@ impl LinkStore for MemoryStore {
         }))
     }
 
-    async fn lease_views(&self, link: LinkId, want: u64) -> Result<u64, InfraError> {
+    async fn lease_views(
+        &self,
+        link: LinkId,
+        lease: LeaseId,
+        first: bool,
+        want: u64,
+        until: OffsetDateTime,
+    ) -> Result<Option<u64>, InfraError> {
         self.check(Op::LeaseViews)?;
         Ok(self.with(|s| {
             let Some(l) = s.links.iter().find(|l| l.id == link) else {
-                return 0;
+                return Some(0);
             };
             let Some(max) = l.policy.max_views else {
-                return 0;
+                return Some(0);
             };
             let leased = s.views_leased.entry(link).or_default();
             let left = max.saturating_sub(l.view_count + *leased);
+            if left == 0 {
+                return Some(0);
+            }
+            if !first && !s.view_leases.contains_key(&(link, lease)) {
+                return None;
+            }
             let grant = left.min(want.max(1));
             *leased += grant;
-            grant
+            let held = s.view_leases.entry((link, lease)).or_insert((0, until));
+            *held = (held.0 + grant, until);
+            Some(grant)
         }))
     }
 
     async fn settle_lease(
         &self,
         link: LinkId,
+        lease: LeaseId,
         used: u64,
         returned: u64,
         day: Date,
-    ) -> Result<(), InfraError> {
+        until: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
         self.check(Op::SettleLease)?;
-        self.with(|s| {
+        Ok(self.with(|s| {
+            let Some(held) = s.view_leases.get_mut(&(link, lease)) else {
+                return false;
+            };
+            *held = (held.0.saturating_sub(used + returned), until);
             if let Some(l) = s.links.iter_mut().find(|l| l.id == link) {
                 l.view_count += used;
                 let leased = s.views_leased.entry(link).or_default();
@@ -121,8 +142,34 @@ impl LinkStore for MemoryStore {
                     *s.daily_views.entry((link, day)).or_default() += used;
                 }
             }
-        });
-        Ok(())
+            true
+        }))
+    }
+
+    async fn settle_lapsed_leases(&self, now: OffsetDateTime) -> Result<u64, InfraError> {
+        self.check(Op::SettleLapsedLeases)?;
+        Ok(self.with(|s| {
+            let lapsed: Vec<((LinkId, LeaseId), u64)> = s
+                .view_leases
+                .iter()
+                .filter(|(_, (_, until))| *until < now)
+                .map(|(key, (views, _))| (*key, *views))
+                .collect();
+            let mut settled = 0;
+            for ((link, lease), views) in lapsed {
+                s.view_leases.remove(&(link, lease));
+                if let Some(l) = s.links.iter_mut().find(|l| l.id == link) {
+                    l.view_count += views;
+                    let leased = s.views_leased.entry(link).or_default();
+                    *leased = leased.saturating_sub(views);
+                    if views > 0 {
+                        *s.daily_views.entry((link, now.date())).or_default() += views;
+                    }
+                    settled += views;
+                }
+            }
+            settled
+        }))
     }
 
     async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {
@@ -164,6 +211,10 @@ impl LinkStore for MemoryStore {
             s.links.retain(|l| l.page_id != page);
             s.shared_since.retain(|(id, _), _| !gone.contains(id));
             s.daily_views.retain(|(id, _), _| !gone.contains(id));
+            s.view_leases.retain(|(id, _), _| !gone.contains(id));
+            for id in &gone {
+                s.views_leased.remove(id);
+            }
         });
         Ok(())
     }

@@ -141,6 +141,7 @@ pub enum Op {
     SetClientSecret,
     SetPasswordHash,
     SetPendingTotp,
+    SettleLapsedLeases,
     SettleLease,
     SettlePending,
     SharedWith,
@@ -198,6 +199,8 @@ pub struct State {
     pub totp_steps: HashMap<AccountId, u64>,
     /// Views of each budgeted link leased to replicas and not settled.
     pub views_leased: HashMap<LinkId, u64>,
+    /// Each lease on a link's views: the views it holds, and when it lapses.
+    pub view_leases: HashMap<(LinkId, quire_kernel::LeaseId), (u64, OffsetDateTime)>,
     /// Views per link and day.
     pub daily_views: HashMap<(LinkId, time::Date), u64>,
     /// Recovery codes: (account, hash, used).

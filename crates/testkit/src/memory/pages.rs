@@ -2,8 +2,10 @@
 
 use async_trait::async_trait;
 use quire_kernel::{AccountId, InfraError, PageId, ProjectId};
+use quire_pages::validate::LimitKind;
 use quire_pages::{
-    FileEntry, InsertPageError, Page, PageDetails, PageStatus, PageStore, UpdatePageStoreError,
+    FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
+    PutFilesError, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -175,26 +177,44 @@ impl PageStore for MemoryStore {
         &self,
         id: PageId,
         files: &[FileEntry],
-        size_bytes: u64,
-        file_count: u64,
+        limits: &Limits,
         updated_at: OffsetDateTime,
-    ) -> Result<(), InfraError> {
+    ) -> Result<PageTotals, PutFilesError> {
         self.check(Op::PutFiles)?;
         self.with(|s| {
-            let manifest = s.files.entry(id).or_default();
+            let Some((page, _)) = s.pages.iter_mut().find(|(p, ready)| p.id == id && *ready) else {
+                return Err(PutFilesError::NotFound);
+            };
+            let mut manifest = s.files.get(&id).cloned().unwrap_or_default();
             for f in files {
                 manifest.retain(|e| e.path != f.path);
                 manifest.push(f.clone());
             }
-            for (p, _) in &mut s.pages {
-                if p.id == id {
-                    p.size_bytes = size_bytes;
-                    p.file_count = file_count;
-                    p.updated_at = updated_at;
-                }
+            let file_count = manifest.len() as u64;
+            let size_bytes: u64 = manifest.iter().map(|e| e.size_bytes).sum();
+            let over = if file_count > limits.max_files as u64 {
+                Some(LimitKind::Files)
+            } else if size_bytes > limits.max_page_bytes {
+                Some(LimitKind::PageSize)
+            } else {
+                None
+            };
+            if let Some(limit) = over {
+                return Err(PutFilesError::TooLarge {
+                    limit,
+                    files: file_count,
+                    bytes: size_bytes,
+                });
             }
-        });
-        Ok(())
+            page.size_bytes = size_bytes;
+            page.file_count = file_count;
+            page.updated_at = updated_at;
+            s.files.insert(id, manifest);
+            Ok(PageTotals {
+                file_count,
+                size_bytes,
+            })
+        })
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {

@@ -1,0 +1,1 @@
+DROP TABLE view_leases;
