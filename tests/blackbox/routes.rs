@@ -123,7 +123,10 @@ async fn openapi_documents_every_route_with_errors(b: Backend) {
     assert_eq!(publish["title"]["minLength"], 1);
     assert!(publish["title"]["pattern"].is_string());
     assert_eq!(publish["maxViews"]["minimum"], 1);
-    assert_eq!(publish["slug"]["pattern"], "^[a-z0-9-]{1,64}$");
+    assert_eq!(
+        publish["slug"]["pattern"],
+        "^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
+    );
     assert_eq!(publish["password"]["maxLength"], 256);
     assert_eq!(publish["expiresAt"]["format"], "date-time");
     assert_eq!(

@@ -119,7 +119,7 @@ pub async fn login(
     }
     let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
     // A browser that holds a session of the account gets past a budget others spent.
-    let held = session_token(&req);
+    let held = session_token(&state, &req);
     let signed = match state
         .sessions
         .sign_in_holding(login, password, &ip, held.as_ref())
