@@ -1,6 +1,6 @@
 //! `serve`: the two listeners (API and dashboard; pages), their limits, and a clean shutdown.
 
-use std::net::TcpListener;
+use std::net::{TcpListener, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +26,11 @@ use crate::wiring::{
     settings,
 };
 
+/// Connections the kernel keeps waiting to be accepted (it caps this at
+/// `net.core.somaxconn`). The standard library's 128 overflows in a burst of connections, and
+/// a client whose connection attempt is dropped retries it only after a second.
+const BACKLOG: i32 = 4096;
+
 fn bind(
     listener: &'static str,
     addr: &str,
@@ -35,9 +40,29 @@ fn bind(
         addr: addr.to_owned(),
         source,
     };
-    let socket = TcpListener::bind(addr).map_err(failed)?;
-    let bound = socket.local_addr().map_err(failed)?;
-    Ok((socket, bound))
+    let mut last = std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address to bind");
+    for candidate in addr.to_socket_addrs().map_err(failed)? {
+        match listen_on(candidate) {
+            Ok(socket) => {
+                let bound = socket.local_addr().map_err(failed)?;
+                return Ok((socket, bound));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(failed(last))
+}
+
+/// A listening socket as `TcpListener::bind` makes one (`SO_REUSEADDR` on Unix), with
+/// room for [`BACKLOG`] connections in its queue.
+fn listen_on(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
 }
 
 /// Time for a client to send a request's headers.
