@@ -112,7 +112,6 @@ async fn slow_body_until_closed(addr: String, path: &str) -> (u16, Duration) {
     (status, opened.elapsed())
 }
 
-
 /// Sends `request` on a new connection from `from` and reads the answer to its end.
 async fn raw(from: &str, addr: &str, request: &str) -> String {
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -145,7 +144,12 @@ async fn health_checks_are_answered_past_the_connection_cap(b: Backend) {
         let answer = raw("127.0.0.3", &srv.addr, &format!("GET {path} {close}")).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
     }
-    let answer = raw("127.0.0.3", &srv.addr, &format!("GET /api/openapi.json {close}")).await;
+    let answer = raw(
+        "127.0.0.3",
+        &srv.addr,
+        &format!("GET /api/openapi.json {close}"),
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains("too_many_connections"), "{answer}");
     drop(held);
@@ -176,7 +180,10 @@ async fn a_keys_long_bodies_in_flight_are_bounded(b: Backend) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let answer = raw("127.0.0.1", &srv.addr, &publish(&ann.key, 1_500_000)).await;
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
-    assert!(answer.to_ascii_lowercase().contains("retry-after: 5"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 5"),
+        "{answer}"
+    );
     assert!(answer.contains("\"rate_limited\""), "{answer}");
     assert!(answer.contains("bodies_in_flight"), "{answer}");
 

@@ -50,7 +50,12 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 fn rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
 }
 
 fn mib(bytes: u64) -> String {
@@ -146,8 +151,7 @@ async fn probe_health(to: SocketAddr, mut stop: watch::Receiver<bool>) -> Vec<f6
         let started = Instant::now();
         let answered = tokio::time::timeout(Duration::from_secs(20), async {
             let mut stream = TcpStream::connect(to).await.ok()?;
-            let request =
-                format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n");
+            let request = format!("GET {path} HTTP/1.1\r\nHost: {to}\r\nConnection: close\r\n\r\n");
             stream.write_all(request.as_bytes()).await.ok()?;
             status_within(&mut stream, Duration::from_secs(20)).await
         })
@@ -155,7 +159,11 @@ async fn probe_health(to: SocketAddr, mut stop: watch::Receiver<bool>) -> Vec<f6
         .ok()
         .flatten();
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        times.push(if answered == Some(200) { ms } else { f64::INFINITY });
+        times.push(if answered == Some(200) {
+            ms
+        } else {
+            f64::INFINITY
+        });
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
             _ = stop.changed() => break,
@@ -241,7 +249,10 @@ async fn main() {
             "bound lifted",
             vec![
                 ("QUIRE_BODY_BYTES_IN_FLIGHT", (1u64 << 50).to_string()),
-                ("QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY", (1u64 << 50).to_string()),
+                (
+                    "QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY",
+                    (1u64 << 50).to_string(),
+                ),
             ],
         ),
     ] {
@@ -262,7 +273,10 @@ async fn main() {
     let to = api_addr(&server);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let idle = rss(pid);
-    println!("flood: {rounds} rounds of {count} slow bodies; idle RSS {}", mib(idle));
+    println!(
+        "flood: {rounds} rounds of {count} slow bodies; idle RSS {}",
+        mib(idle)
+    );
     let (stop, stopped) = watch::channel(false);
     let prober = tokio::spawn(probe_health(to, stopped));
     for round in 1..=rounds {

@@ -388,9 +388,7 @@ mod tests {
             .await;
             let bound: Arc<BodiesInFlight> = bound.into_inner();
             // A body of `one` still being received.
-            let held = bound
-                .admit(Some(b"Bearer one"), 2 * MIB as u64)
-                .unwrap();
+            let held = bound.admit(Some(b"Bearer one"), 2 * MIB as u64).unwrap();
 
             let (status, retry, body) = post!(&app, "one", MIB);
             assert_eq!(status, 429);

@@ -241,7 +241,12 @@ mod tests {
             {
                 inside = from >= start && to <= start + len;
             } else if inside && let Some(rss) = line.strip_prefix("Rss:") {
-                kib += rss.trim().trim_end_matches("kB").trim().parse::<usize>().unwrap();
+                kib += rss
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .unwrap();
             }
         }
         kib * 1024
