@@ -58,7 +58,7 @@ pub struct Config {
     /// Bytes of long request bodies (1 MiB or more) received at once; 0: four times the
     /// largest page body.
     pub body_bytes_in_flight: u64,
-    /// The same for one credential; 0: the largest page body.
+    /// The same for one credential; 0: twice the largest page body.
     pub body_bytes_in_flight_per_key: u64,
     /// Open connections one client address may hold.
     pub max_connections_per_client: u32,

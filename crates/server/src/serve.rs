@@ -113,13 +113,17 @@ fn connection_budget(config: &Config) -> ConnectionBudget {
 }
 
 /// The bound on long bodies in flight: `QUIRE_BODY_BYTES_IN_FLIGHT` (four of the largest
-/// page body by default) and `QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY` (one).
+/// page body by default) and `QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY` (two: a key may send two
+/// full-size publishes at once, or many smaller ones, and two keys cannot take it all).
 fn bodies_in_flight(config: &Config, page_body_limit: usize) -> BodiesInFlight {
     let page_body = u64::try_from(page_body_limit).unwrap_or(u64::MAX);
     let or = |set: u64, default: u64| if set == 0 { default } else { set };
     BodiesInFlight::new(
         or(config.body_bytes_in_flight, page_body.saturating_mul(4)),
-        or(config.body_bytes_in_flight_per_key, page_body),
+        or(
+            config.body_bytes_in_flight_per_key,
+            page_body.saturating_mul(2),
+        ),
     )
 }
 
