@@ -112,4 +112,90 @@ async fn slow_body_until_closed(addr: String, path: &str) -> (u16, Duration) {
     (status, opened.elapsed())
 }
 
-on_both_backends!(slow_bodies_cannot_stop_the_service);
+/// Sends `request` on a new connection from `from` and reads the answer to its end.
+async fn raw(from: &str, addr: &str, request: &str) -> String {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let mut stream = socket.connect(addr.parse().unwrap()).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "no answer to {request}");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Health checks keep their answer when the API listener holds all the connections it takes
+/// for ordinary requests: past its share it still accepts, answers `/healthz` and `/readyz`,
+/// and refuses anything else with 503 (and closes), rather than leaving new connections in
+/// its queue.
+async fn health_checks_are_answered_past_the_connection_cap(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    // One worker: the API listener's share is its floor of 8 connections.
+    let srv = db.start_with(&[("QUIRE_MAX_CONNECTIONS", "2"), ("QUIRE_WORKERS", "1")]);
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        held.push(slow_body(&srv.addr, "/login").await);
+    }
+    // Connections are accepted in the order they arrived, so these come after the eight.
+    let close = "HTTP/1.1\r\nHost: quire\r\nConnection: close\r\n\r\n";
+    for path in ["/healthz", "/readyz"] {
+        let answer = raw("127.0.0.3", &srv.addr, &format!("GET {path} {close}")).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+    }
+    let answer = raw(
+        "127.0.0.3",
+        &srv.addr,
+        &format!("GET /api/openapi.json {close}"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too_many_connections"), "{answer}");
+    drop(held);
+}
+
+/// Long bodies in flight are bounded per credential: while one key sends a long publish
+/// slowly, its next long one is refused at once with 429 and `Retry-After`, and another
+/// key's goes through.
+async fn a_keys_long_bodies_in_flight_are_bounded(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let bob = db.create_account("bob", &[]);
+    let srv = db.start_with(&[("QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY", "3000000")]);
+    let publish = |key: &str, length: usize| {
+        format!(
+            "POST /api/page/v1/pages HTTP/1.1\r\nHost: quire\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let mut slow = tokio::net::TcpStream::connect(&srv.addr).await.unwrap();
+    slow.write_all(publish(&ann.key, 2_000_000).as_bytes())
+        .await
+        .unwrap();
+    slow.write_all(b"{\"title\": \"slow\"").await.unwrap();
+    // Its headers reach the server's other worker, if it has two, within this.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let answer = raw("127.0.0.1", &srv.addr, &publish(&ann.key, 1_500_000)).await;
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 5"),
+        "{answer}"
+    );
+    assert!(answer.contains("\"rate_limited\""), "{answer}");
+    assert!(answer.contains("bodies_in_flight"), "{answer}");
+
+    let content = "x".repeat(1_200_000);
+    let body = json!({"title": "Other key", "files": [{"path": "index.html", "content": content}]});
+    let r = srv.post("/api/page/v1/pages", &bob.key, body).await;
+    r.assert_status(201);
+    drop(slow);
+}
+
+on_both_backends!(
+    slow_bodies_cannot_stop_the_service,
+    health_checks_are_answered_past_the_connection_cap,
+    a_keys_long_bodies_in_flight_are_bounded
+);

@@ -37,7 +37,7 @@ use quire_serving::ServingService;
 use quire_signup::{FirstRun, PasswordChange, PasswordReset, SignUp};
 
 pub use api::openapi::ApiDoc;
-pub use common::{answer_headers, client_ip, limits, mapping, request_log, routing};
+pub use common::{answer_headers, client_ip, in_flight, limits, mapping, request_log, routing};
 pub use error::ApiError;
 
 /// Can the service take requests? Implemented by the server over the database and the

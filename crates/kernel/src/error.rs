@@ -84,6 +84,9 @@ error_codes! {
     PayloadTooLarge = ("payload_too_large", 413),
     // Quire's own: a method the path does not take (with `Allow`).
     MethodNotAllowed = ("method_not_allowed", 405),
+    // Quire's own: the server holds as many long bodies as it takes at once (with
+    // `Retry-After`).
+    ServerBusy = ("server_busy", 503),
 }
 
 impl fmt::Display for ErrorCode {
@@ -200,7 +203,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 48);
+        assert_eq!(ErrorCode::ALL.len(), 49);
     }
 
     #[derive(Debug, thiserror::Error)]

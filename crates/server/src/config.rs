@@ -56,7 +56,13 @@ pub struct Config {
     /// Bytes per second a request body must at least arrive at.
     pub body_min_rate: u64,
     /// Open connections, both listeners together; 0: as many as the open-file limit allows.
+    /// Health and readiness checks are answered past it.
     pub max_connections: usize,
+    /// Bytes of long request bodies (1 MiB or more) received at once; 0: four times the
+    /// largest page body.
+    pub body_bytes_in_flight: u64,
+    /// The same for one credential; 0: twice the largest page body.
+    pub body_bytes_in_flight_per_key: u64,
     /// Open connections one client address may hold.
     pub max_connections_per_client: u32,
     /// The relay of outbound mail (`smtps://…`, `smtp://…?tls=required`, or plain
@@ -122,8 +128,10 @@ impl Default for Config {
             file_cache_bytes: 64 * 1024 * 1024,
             body_timeout_secs: 10,
             body_min_rate: 64 * 1024,
-            max_connections: 0,
+            max_connections: 4096,
             max_connections_per_client: 256,
+            body_bytes_in_flight: 0,
+            body_bytes_in_flight_per_key: 0,
             smtp_url: String::new(),
             smtp_password: Redacted::default(),
             mail_from: "quire@localhost".into(),
@@ -165,6 +173,8 @@ struct FileConfig {
     body_min_rate: Option<u64>,
     max_connections: Option<usize>,
     max_connections_per_client: Option<u32>,
+    body_bytes_in_flight: Option<u64>,
+    body_bytes_in_flight_per_key: Option<u64>,
     smtp_url: Option<String>,
     mail_from: Option<String>,
     outbox_dir: Option<String>,
@@ -232,6 +242,8 @@ impl Config {
                 body_min_rate,
                 max_connections,
                 max_connections_per_client,
+                body_bytes_in_flight,
+                body_bytes_in_flight_per_key,
                 smtp_url,
                 mail_from,
                 outbox_dir,
@@ -314,6 +326,11 @@ impl Config {
         wide("QUIRE_FILE_CACHE_BYTES", &mut c.file_cache_bytes)?;
         wide("QUIRE_BODY_TIMEOUT_SECS", &mut c.body_timeout_secs)?;
         wide("QUIRE_BODY_MIN_RATE", &mut c.body_min_rate)?;
+        wide("QUIRE_BODY_BYTES_IN_FLIGHT", &mut c.body_bytes_in_flight)?;
+        wide(
+            "QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY",
+            &mut c.body_bytes_in_flight_per_key,
+        )?;
         if c.body_min_rate == 0 || c.max_connections_per_client == 0 {
             return Err(ConfigError::Invalid {
                 name: "QUIRE_BODY_MIN_RATE and QUIRE_MAX_CONNECTIONS_PER_CLIENT",

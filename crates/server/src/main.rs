@@ -30,6 +30,12 @@ use crate::serve::serve;
 use crate::telemetry::init_logging;
 use crate::wiring::{connect, migrate};
 
+/// jemalloc, whose background thread gives memory freed after a burst of connections back
+/// to the system within seconds, where glibc's arenas kept most of it for good
+/// (`docs/decisions/memory-under-floods.md`).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     match run(Cli::parse()).await {

@@ -1,6 +1,6 @@
 //! `serve`: the two listeners (API and dashboard; pages), their limits, and a clean shutdown.
 
-use std::net::TcpListener;
+use std::net::{TcpListener, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,7 +9,8 @@ use actix_web::{App, HttpServer, web};
 use quire_app::Ports;
 use quire_blobs::ObjectBundleStore;
 use quire_http::AppState;
-use quire_http::limits::{self, ConnectionCounts, EdgeLimits};
+use quire_http::in_flight::BodiesInFlight;
+use quire_http::limits::{self, ConnectionCounts, EdgeLimits, ListenerShare};
 use quire_http::pages_origin::{self, PagesState, WireLimits};
 use quire_http::{answer_headers, request_log, routing};
 use quire_kernel::SystemClock;
@@ -25,6 +26,11 @@ use crate::wiring::{
     settings,
 };
 
+/// Connections the kernel keeps waiting to be accepted (it caps this at
+/// `net.core.somaxconn`). The standard library's 128 overflows in a burst of connections, and
+/// a client whose connection attempt is dropped retries it only after a second.
+const BACKLOG: i32 = 4096;
+
 fn bind(
     listener: &'static str,
     addr: &str,
@@ -34,9 +40,29 @@ fn bind(
         addr: addr.to_owned(),
         source,
     };
-    let socket = TcpListener::bind(addr).map_err(failed)?;
-    let bound = socket.local_addr().map_err(failed)?;
-    Ok((socket, bound))
+    let mut last = std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address to bind");
+    for candidate in addr.to_socket_addrs().map_err(failed)? {
+        match listen_on(candidate) {
+            Ok(socket) => {
+                let bound = socket.local_addr().map_err(failed)?;
+                return Ok((socket, bound));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(failed(last))
+}
+
+/// A listening socket as `TcpListener::bind` makes one (`SO_REUSEADDR` on Unix), with
+/// room for [`BACKLOG`] connections in its queue.
+fn listen_on(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(BACKLOG)?;
+    Ok(socket.into())
 }
 
 /// Time for a client to send a request's headers.
@@ -52,9 +78,19 @@ const SHUTDOWN_GRACE_SECS: u64 = 30;
 /// files, logs.
 const RESERVED_FILES: u64 = 128;
 
+/// How many connections the two listeners may hold together.
+#[derive(Debug, Clone, Copy)]
+struct ConnectionBudget {
+    /// What the open-file limit leaves.
+    fit: usize,
+    /// `QUIRE_MAX_CONNECTIONS` within that: past it, the API listener answers only health
+    /// checks, and the pages listener leaves new connections in its queue.
+    ordinary: usize,
+}
+
 /// Raises the open-file soft limit to the hard limit, and returns how many connections the
 /// two listeners may hold together: `QUIRE_MAX_CONNECTIONS`, within what the limit leaves.
-fn connection_budget(config: &Config) -> usize {
+fn connection_budget(config: &Config) -> ConnectionBudget {
     let files = match rlimit::increase_nofile_limit(u64::MAX) {
         Ok(n) => n,
         Err(e) => {
@@ -64,16 +100,31 @@ fn connection_budget(config: &Config) -> usize {
     };
     let reserved = RESERVED_FILES + config.database_max_connections as u64;
     let fit = usize::try_from(files.saturating_sub(reserved).max(16)).unwrap_or(usize::MAX);
-    let budget = match config.max_connections {
+    let ordinary = match config.max_connections {
         0 => fit,
         n => n.min(fit),
     };
     tracing::info!(
         open_files = files,
-        connections = budget,
+        connections = ordinary,
         "connection budget"
     );
-    budget
+    ConnectionBudget { fit, ordinary }
+}
+
+/// The bound on long bodies in flight: `QUIRE_BODY_BYTES_IN_FLIGHT` (four of the largest
+/// page body by default) and `QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY` (two: a key may send two
+/// full-size publishes at once, or many smaller ones, and two keys cannot take it all).
+fn bodies_in_flight(config: &Config, page_body_limit: usize) -> BodiesInFlight {
+    let page_body = u64::try_from(page_body_limit).unwrap_or(u64::MAX);
+    let or = |set: u64, default: u64| if set == 0 { default } else { set };
+    BodiesInFlight::new(
+        or(config.body_bytes_in_flight, page_body.saturating_mul(4)),
+        or(
+            config.body_bytes_in_flight_per_key,
+            page_body.saturating_mul(2),
+        ),
+    )
 }
 
 fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
@@ -190,18 +241,29 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         trusted_proxies.clone(),
         Arc::new(StackReadiness { db, bundles }),
     );
-    let edge = edge_limits(&config, quire_http::page_body_limit(&state.pages.limits()));
+    let page_body_limit = quire_http::page_body_limit(&state.pages.limits());
+    let edge = edge_limits(&config, page_body_limit);
+    let bodies = web::Data::new(bodies_in_flight(&config, page_body_limit));
     let workers = match config.workers {
         0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         n => n,
     };
-    // Half the budget to each listener, shared out among its workers.
-    let per_worker = (connection_budget(&config) / 2 / workers).max(8);
+    // Half the budget to each listener, shared out among its workers. The API listener
+    // takes all that the open-file limit leaves it, past its share for health checks.
+    let budget = connection_budget(&config);
+    let per_worker = (budget.ordinary / 2 / workers).max(8);
+    let api_per_worker = (budget.fit / 2 / workers).max(per_worker);
     let counts = Arc::new(ConnectionCounts::default());
-    let api_connect = limits::on_connect(counts.clone(), edge, trusted_proxies.clone());
+    let api_connect = limits::on_connect(
+        counts.clone(),
+        ListenerShare::new(per_worker * workers),
+        edge,
+        trusted_proxies.clone(),
+    );
     let mut api = HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(edge))
+            .app_data(bodies.clone())
             // HEAD's method is rewritten in place, which needs the only handle on the
             // request (the middlewares around it keep none); the log, outermost, records the
             // method the client sent.
@@ -212,7 +274,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             .configure(quire_http::configure(state.clone()))
     })
     .on_connect(api_connect)
-    .max_connections(per_worker)
+    .max_connections(api_per_worker)
     .client_request_timeout(HEADER_TIMEOUT)
     .client_disconnect_timeout(Duration::from_secs(1))
     .keep_alive(KEEP_ALIVE)

@@ -195,7 +195,9 @@ pub async fn list(
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 409, description = "slug_conflict, alias_conflict"),
         (status = 413, description = "payload_too_large; `limit` names the limit"),
-        (status = 500, description = "public_id_exhausted, internal_error")))]
+        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
+        (status = 500, description = "public_id_exhausted, internal_error"),
+        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
 #[post("/pages")]
 pub async fn publish(
     state: web::Data<AppState>,
@@ -356,7 +358,9 @@ pub async fn files(
         (status = 400, description = "invalid_json, invalid_request"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 404),
-        (status = 413, description = "payload_too_large; `limit` names the limit")))]
+        (status = 413, description = "payload_too_large; `limit` names the limit"),
+        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
+        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
 #[post("/pages/{id}/files")]
 pub async fn add_files(
     state: web::Data<AppState>,

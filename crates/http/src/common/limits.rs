@@ -1,6 +1,7 @@
 //! What a client may hold open: a share of the connections per client address, counted
-//! over both listeners, and a deadline on receiving a request's body (the API's middleware
-//! here; the pages origin's server applies the same [`EdgeLimits`] itself).
+//! over both listeners, a share of a listener's connections for ordinary requests (the rest
+//! kept for health checks), and a deadline on receiving a request's body (the API's
+//! middleware here; the pages origin's server applies the same [`EdgeLimits`] itself).
 //!
 //! Headers have their own deadline (the server's client request timeout); without one on
 //! the body, a client that declares a body and sends it a byte at a time holds a connection,
@@ -9,7 +10,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -63,6 +64,38 @@ pub struct ConnectionCounts {
     open: Mutex<HashMap<IpAddr, u32>>,
 }
 
+/// The connections open on one listener, and how many of them may carry ordinary requests.
+/// The listener takes more (up to what the open-file limit allows), so that it keeps
+/// accepting during a flood: a connection past the ordinary share is answered only for a
+/// health or readiness check, and any other request on it gets 503 and is closed. A listener
+/// that stopped accepting instead would leave the checks in its queue, where the kernel
+/// drops connection attempts once the queue is full and clients retry them after seconds.
+#[derive(Debug)]
+pub struct ListenerShare {
+    open: AtomicUsize,
+    ordinary: usize,
+}
+
+impl ListenerShare {
+    /// A listener on which `ordinary` connections carry any request.
+    #[must_use]
+    pub fn new(ordinary: usize) -> Arc<Self> {
+        Arc::new(Self {
+            open: AtomicUsize::new(0),
+            ordinary,
+        })
+    }
+
+    /// Connections open on the listener now.
+    #[must_use]
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Relaxed)
+    }
+}
+
+/// The paths a connection past its listener's ordinary share may still ask for.
+const HEALTH_PATHS: [&str; 2] = ["/healthz", "/readyz"];
+
 /// Put in each connection's data when it opens; gives its place back when it closes.
 #[derive(Debug)]
 pub struct ClientSlot {
@@ -70,10 +103,27 @@ pub struct ClientSlot {
     ip: IpAddr,
     /// The client already held its share when this connection opened.
     pub over_share: bool,
+    listener: Option<Arc<ListenerShare>>,
+    /// The listener already held its ordinary share when this connection opened.
+    pub over_listener: bool,
+}
+
+impl ClientSlot {
+    /// Counts the connection on `listener` too.
+    #[must_use]
+    pub fn on_listener(mut self, listener: &Arc<ListenerShare>) -> Self {
+        let open = listener.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.over_listener = open > listener.ordinary;
+        self.listener = Some(listener.clone());
+        self
+    }
 }
 
 impl Drop for ClientSlot {
     fn drop(&mut self) {
+        if let Some(listener) = &self.listener {
+            listener.open.fetch_sub(1, Ordering::Relaxed);
+        }
         let mut open = self
             .counts
             .open
@@ -107,6 +157,8 @@ impl ConnectionCounts {
             counts: self.clone(),
             ip,
             over_share: *n > limits.per_client && !trusted.0.contains(&ip),
+            listener: None,
+            over_listener: false,
         }
     }
 
@@ -122,9 +174,11 @@ impl ConnectionCounts {
     }
 }
 
-/// The `on_connect` hook of a listener: counts the connection against its client's share.
+/// The `on_connect` hook of a listener: counts the connection against its client's share
+/// and the listener's.
 pub fn on_connect(
     counts: Arc<ConnectionCounts>,
+    listener: Arc<ListenerShare>,
     limits: EdgeLimits,
     trusted: TrustedProxies,
 ) -> impl Fn(&dyn std::any::Any, &mut Extensions) + Send + Sync + 'static {
@@ -133,7 +187,11 @@ pub fn on_connect(
             .downcast_ref::<actix_web::rt::net::TcpStream>()
             .and_then(|s| s.peer_addr().ok());
         if let Some(peer) = peer {
-            data.insert(counts.open(peer.ip(), &limits, &trusted));
+            data.insert(
+                counts
+                    .open(peer.ip(), &limits, &trusted)
+                    .on_listener(&listener),
+            );
         }
     }
 }
@@ -198,9 +256,10 @@ fn has_body(req: &ServiceRequest) -> bool {
         || req.headers().contains_key(header::TRANSFER_ENCODING)
 }
 
-/// Middleware: refuses requests on a connection over its client's share (503, closed), and
-/// gives a request body until [`EdgeLimits::body_deadline`]; a body still arriving then
-/// gets 408 and the connection is closed.
+/// Middleware: refuses requests on a connection over its client's share, or other than a
+/// health check over its listener's ordinary share (503, closed), and gives a request body
+/// until [`EdgeLimits::body_deadline`]; a body still arriving then gets 408 and the
+/// connection is closed.
 ///
 /// # Errors
 /// Those of the wrapped service.
@@ -208,14 +267,21 @@ pub async fn guard(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    let over_share = req
+    let (over_share, over_listener) = req
         .conn_data::<ClientSlot>()
-        .is_some_and(|slot| slot.over_share);
+        .map_or((false, false), |slot| (slot.over_share, slot.over_listener));
     if over_share {
         return Ok(refuse(
             req,
             actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
             "too many connections from your address; close some and try again",
+        ));
+    }
+    if over_listener && !HEALTH_PATHS.contains(&req.path()) {
+        return Ok(refuse(
+            req,
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "the server holds as many connections as it takes; try again shortly",
         ));
     }
     if !has_body(&req) {
@@ -304,5 +370,26 @@ mod tests {
         );
         drop((b, proxied));
         assert_eq!(counts.of(ip), 0);
+    }
+
+    #[test]
+    fn connections_past_a_listeners_ordinary_share_are_marked_and_their_places_come_back() {
+        let limits = EdgeLimits::default();
+        let trusted = TrustedProxies(Vec::new());
+        let counts = Arc::new(ConnectionCounts::default());
+        let listener = ListenerShare::new(2);
+        let open = |last: u8| {
+            counts
+                .open(IpAddr::from([127, 0, 0, last]), &limits, &trusted)
+                .on_listener(&listener)
+        };
+        let (a, b, c) = (open(1), open(2), open(3));
+        assert!(!a.over_listener && !b.over_listener && c.over_listener);
+        assert_eq!(listener.open(), 3);
+        drop((a, c));
+        assert_eq!(listener.open(), 1);
+        assert!(!open(4).over_listener);
+        drop(b);
+        assert_eq!(listener.open(), 0);
     }
 }

@@ -150,15 +150,19 @@ pub fn release_idle(idle_for: Duration) -> usize {
 }
 
 /// Asks for the mapping in huge pages: read into 4 KiB pages, a 27 MiB body takes 6,800
-/// faults. All but the last: a body ends somewhere in it, and a huge page there would be
-/// resident whole. Best effort: a kernel without transparent huge pages refuses, and the body
-/// is read the same way.
+/// faults. All but the first and the last 2 MiB, so that what is resident follows the bytes
+/// that arrived: the first byte written to a huge page makes it resident whole, and a client
+/// that declares a long body and sends a kilobyte must hold a few small pages, not 2 MiB.
+/// A huge page is entered only once the 2 MiB before it have arrived, so a body holds at most
+/// twice what it was sent. The last: a body ends somewhere in it. Best effort: a kernel
+/// without transparent huge pages refuses, and the body is read the same way; with them on
+/// for every mapping (`always`), the small-page parts are asked for explicitly.
 fn in_huge_pages(map: &MmapMut) {
     #[cfg(target_os = "linux")]
     {
-        let _ = map.advise(memmap2::Advice::HugePage);
-        if let Some(last) = map.len().checked_sub(HUGE_PAGE) {
-            let _ = map.advise_range(memmap2::Advice::NoHugePage, last, HUGE_PAGE);
+        let _ = map.advise(memmap2::Advice::NoHugePage);
+        if let Some(middle) = map.len().checked_sub(2 * HUGE_PAGE).filter(|&n| n > 0) {
+            let _ = map.advise_range(memmap2::Advice::HugePage, HUGE_PAGE, middle);
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -218,6 +222,58 @@ mod tests {
         // Dropped unfrozen, as when a body is refused before it is parsed.
         drop(longer);
         assert_eq!(parked_len(parking), Some(8 << 20));
+    }
+
+    /// Resident bytes of the mappings within `[start, start + len)`, from `/proc/self/smaps`
+    /// (the advice splits one mapping into several entries).
+    #[cfg(target_os = "linux")]
+    fn resident(start: usize, len: usize) -> usize {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        let mut kib = 0;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((from, to)) = range.split_once('-')
+                && let (Ok(from), Ok(to)) = (
+                    usize::from_str_radix(from, 16),
+                    usize::from_str_radix(to, 16),
+                )
+            {
+                inside = from >= start && to <= start + len;
+            } else if inside && let Some(rss) = line.strip_prefix("Rss:") {
+                kib += rss
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .unwrap();
+            }
+        }
+        kib * 1024
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_long_body_holds_about_the_bytes_that_arrived_not_its_declared_length() {
+        let parking = parking();
+        let declared = 69_000_000;
+        let mut map = BodyMapping::parked_at(parking, declared).unwrap();
+        let (start, len) = (map.room().as_ptr() as usize, map.room().len());
+        map.room_mut()[..1024].fill(b'x');
+        let held = resident(start, len);
+        assert!(
+            held <= 64 * 1024,
+            "1 KiB sent of {declared} declared holds {held} bytes"
+        );
+
+        // Further on, huge pages: at most what arrived and the huge page being filled.
+        let sent = 5 * HUGE_PAGE + 1000;
+        map.room_mut()[..sent].fill(b'y');
+        let held = resident(start, len);
+        assert!(
+            held <= sent + HUGE_PAGE,
+            "{sent} bytes sent hold {held} bytes"
+        );
     }
 
     #[test]

@@ -110,6 +110,13 @@ impl ApiError {
         Self::new(ErrorCode::NotFound, format!("{what} not found"))
     }
 
+    /// Adds a `Retry-After` of `secs` seconds.
+    #[must_use]
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
+    }
+
     pub fn with_field(mut self, name: &str, value: Value) -> Self {
         self.extra.insert(name.to_owned(), value);
         self

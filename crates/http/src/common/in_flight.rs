@@ -1,0 +1,148 @@
+//! A bound on the bytes of long request bodies being received at once, over the server and
+//! per credential. A body is held in memory until its request is answered, so without one a
+//! key could declare the largest body on many connections and have the server hold them all.
+//! A body is counted by its declared length from its headers on, before a byte is read, and
+//! until it is dropped.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Seconds a refused client is asked to wait: bodies in flight end within their deadline,
+/// most within seconds.
+pub const RETRY_AFTER_SECS: u64 = 5;
+
+/// The bytes of long bodies in flight, and their bounds.
+#[derive(Debug)]
+pub struct BodiesInFlight {
+    total: u64,
+    per_key: u64,
+    /// Credentials are told apart by a keyed hash of the `Authorization` header: the table
+    /// holds no credential, and a client cannot aim at another's entry.
+    hasher: RandomState,
+    held: Mutex<Held>,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    total: u64,
+    per_key: HashMap<u64, u64>,
+}
+
+/// Why a body was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busy {
+    /// The credential holds its share already.
+    Key,
+    /// The server holds all it takes.
+    Server,
+}
+
+/// A body's place in the bound; given back when dropped.
+#[derive(Debug)]
+pub struct BodyBytes {
+    owner: Arc<BodiesInFlight>,
+    key: u64,
+    bytes: u64,
+}
+
+impl BodiesInFlight {
+    /// At most `total` bytes in flight, and `per_key` for one credential.
+    #[must_use]
+    pub fn new(total: u64, per_key: u64) -> Self {
+        Self {
+            total,
+            per_key: per_key.min(total),
+            hasher: RandomState::new(),
+            held: Mutex::new(Held::default()),
+        }
+    }
+
+    /// Counts `bytes` for the credential `authorization` (the header as sent; none for a
+    /// request without one). A body larger than a share on its own is admitted when its
+    /// credential, or the server, holds nothing else: the size limits of the route decide
+    /// what is too large.
+    ///
+    /// # Errors
+    /// [`Busy`] when the credential's share or the server's bound would be passed.
+    pub fn admit(
+        self: &Arc<Self>,
+        authorization: Option<&[u8]>,
+        bytes: u64,
+    ) -> Result<BodyBytes, Busy> {
+        let key = self.hasher.hash_one(authorization.unwrap_or_default());
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let of_key = held.per_key.get(&key).copied().unwrap_or(0);
+        if of_key > 0 && of_key.saturating_add(bytes) > self.per_key {
+            return Err(Busy::Key);
+        }
+        if held.total > 0 && held.total.saturating_add(bytes) > self.total {
+            return Err(Busy::Server);
+        }
+        held.total = held.total.saturating_add(bytes);
+        *held.per_key.entry(key).or_insert(0) += bytes;
+        Ok(BodyBytes {
+            owner: self.clone(),
+            key,
+            bytes,
+        })
+    }
+
+    /// Bytes in flight now.
+    #[must_use]
+    pub fn held(&self) -> u64 {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .total
+    }
+}
+
+impl Drop for BodyBytes {
+    fn drop(&mut self) {
+        let mut held = self
+            .owner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        held.total = held.total.saturating_sub(self.bytes);
+        if let Some(n) = held.per_key.get_mut(&self.key) {
+            *n = n.saturating_sub(self.bytes);
+            if *n == 0 {
+                held.per_key.remove(&self.key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_credential_has_its_share_within_the_servers_bound_and_gets_it_back() {
+        let bound = Arc::new(BodiesInFlight::new(100, 40));
+        let a = Some(&b"Bearer a"[..]);
+        let b = Some(&b"Bearer b"[..]);
+        let a1 = bound.admit(a, 30).unwrap();
+        assert_eq!(bound.admit(a, 20).unwrap_err(), Busy::Key);
+        let a2 = bound.admit(a, 10).unwrap();
+        let b1 = bound.admit(b, 40).unwrap();
+        let c1 = bound.admit(None, 15).unwrap();
+        assert_eq!(bound.held(), 95);
+        assert_eq!(
+            bound.admit(Some(b"Bearer d"), 10).unwrap_err(),
+            Busy::Server
+        );
+        drop((a1, a2));
+        assert_eq!(bound.held(), 55);
+        let a3 = bound.admit(a, 40).unwrap();
+        drop((a3, b1, c1));
+        assert_eq!(bound.held(), 0);
+        // One body over a share is the route's limit to judge, when nothing else is held.
+        let large = bound.admit(a, 500).unwrap();
+        assert_eq!(bound.admit(b, 1).unwrap_err(), Busy::Server);
+        drop(large);
+        assert_eq!(bound.held(), 0);
+    }
+}
