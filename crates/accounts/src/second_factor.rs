@@ -2,10 +2,12 @@
 //! that began it), the code at sign-in (or a recovery code instead), new recovery codes,
 //! and turning it off, which takes a code too.
 //!
-//! Every code tried, right or wrong, counts against [`CODES_PER_ACCOUNT`] per account in
-//! the shared limiter, whatever page it came from.
+//! Only wrong codes count, whatever page they came from, under the rule of password
+//! sign-in: [`CODES_PER_ACCOUNT`](crate::session::CODES_PER_ACCOUNT) per account, past
+//! which only addresses that have not failed against the account may try, so someone who
+//! knows the password cannot keep the owner's right code out.
 
-use quire_kernel::InfraError;
+use quire_kernel::{InfraError, address_key};
 use time::OffsetDateTime;
 
 use crate::mfa::TotpSecret;
@@ -13,7 +15,7 @@ use crate::model::Account;
 use crate::recovery::{RecoveryCodes, recovery_code_hash};
 use crate::sealing::UnsealError;
 use crate::session::{
-    ATTEMPT_WINDOW, CODES_PER_ACCOUNT, SecondFactorError, Session, SessionService,
+    SECOND_FACTOR, SecondFactorError, Session, SessionService, Slots,
 };
 
 impl From<UnsealError> for SecondFactorError {
@@ -60,12 +62,29 @@ impl SessionService {
         session: &Session,
         account: &Account,
         code: &str,
+        client_ip: &str,
     ) -> Result<RecoveryCodes, SecondFactorError> {
         if account.totp_secret.is_some() {
             return Err(SecondFactorError::AlreadyEnrolled);
         }
+        let mut slots = Vec::new();
+        let result = self
+            .enroll(session, account, code, client_ip, &mut slots)
+            .await;
+        self.settle_code(slots, &result).await?;
+        result
+    }
+
+    async fn enroll(
+        &self,
+        session: &Session,
+        account: &Account,
+        code: &str,
+        client_ip: &str,
+        slots: &mut Slots,
+    ) -> Result<RecoveryCodes, SecondFactorError> {
         let now = self.clock.now();
-        self.count_code_attempt(account, now).await?;
+        self.take_code_try(account, client_ip, slots, now).await?;
         let sealed = session
             .pending_totp
             .as_ref()
@@ -104,8 +123,9 @@ impl SessionService {
         session: &Session,
         account: &Account,
         code: &str,
+        client_ip: &str,
     ) -> Result<(), SecondFactorError> {
-        self.check_code(account, code).await?;
+        self.check_code(account, code, client_ip).await?;
         self.sessions.mark_mfa_satisfied(&session.id_hash).await?;
         Ok(())
     }
@@ -119,8 +139,9 @@ impl SessionService {
         &self,
         account: &Account,
         code: &str,
+        client_ip: &str,
     ) -> Result<(), SecondFactorError> {
-        self.check_code(account, code).await?;
+        self.check_code(account, code, client_ip).await?;
         if self.accounts.remove_totp(account.id).await? {
             Ok(())
         } else {
@@ -137,8 +158,9 @@ impl SessionService {
         &self,
         account: &Account,
         code: &str,
+        client_ip: &str,
     ) -> Result<RecoveryCodes, SecondFactorError> {
-        self.check_code(account, code).await?;
+        self.check_code(account, code, client_ip).await?;
         let codes = RecoveryCodes::generate();
         if self
             .accounts
@@ -180,13 +202,31 @@ impl SessionService {
     }
 
     /// A current TOTP code (each step used once) or an unused recovery code (spent).
-    async fn check_code(&self, account: &Account, code: &str) -> Result<(), SecondFactorError> {
+    async fn check_code(
+        &self,
+        account: &Account,
+        code: &str,
+        client_ip: &str,
+    ) -> Result<(), SecondFactorError> {
+        let mut slots = Vec::new();
+        let result = self.try_code(account, code, client_ip, &mut slots).await;
+        self.settle_code(slots, &result).await?;
+        result
+    }
+
+    async fn try_code(
+        &self,
+        account: &Account,
+        code: &str,
+        client_ip: &str,
+        slots: &mut Slots,
+    ) -> Result<(), SecondFactorError> {
         let sealed = account
             .totp_secret
             .as_ref()
             .ok_or(SecondFactorError::NotEnrolled)?;
         let now = self.clock.now();
-        self.count_code_attempt(account, now).await?;
+        self.take_code_try(account, client_ip, slots, now).await?;
         let accepted = if let Some(hash) = recovery_code_hash(code) {
             self.accounts
                 .use_recovery_code(account.id, &hash, now)
@@ -205,25 +245,35 @@ impl SessionService {
         }
     }
 
-    async fn count_code_attempt(
+    /// Takes the slots of one code, as a password try takes them at sign-in.
+    async fn take_code_try(
         &self,
         account: &Account,
+        client_ip: &str,
+        slots: &mut Slots,
         now: OffsetDateTime,
     ) -> Result<(), SecondFactorError> {
-        let allowed = self
-            .limiter
-            .hit(
-                "second_factor_account",
-                &account.id.0.to_string(),
-                ATTEMPT_WINDOW,
-                CODES_PER_ACCOUNT,
-                now,
-            )
-            .await?;
-        if allowed {
-            Ok(())
-        } else {
-            Err(SecondFactorError::Throttled)
-        }
+        let budget_key = format!("account:{}", account.id.0);
+        self.take_try(
+            &SECOND_FACTOR,
+            budget_key,
+            address_key(client_ip),
+            None,
+            slots,
+            now,
+        )
+        .await?
+        .map_err(|_| SecondFactorError::Throttled)
+    }
+
+    /// A wrong code keeps its slots; anything else (a right code, a refusal, a storage
+    /// failure) was no guess and gives them back.
+    async fn settle_code<T>(
+        &self,
+        slots: Slots,
+        result: &Result<T, SecondFactorError>,
+    ) -> Result<(), InfraError> {
+        self.settle(slots, matches!(result, Err(SecondFactorError::WrongCode)))
+            .await
     }
 }

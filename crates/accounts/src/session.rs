@@ -33,6 +33,39 @@ pub const SIGN_IN_ADDRESS_BUCKET: &str = "sign_in_address";
 pub const SIGN_IN_ACCOUNT_BUCKET: &str = "sign_in_account";
 pub const SIGN_IN_PAIR_BUCKET: &str = "sign_in_pair";
 
+/// Rate-limit buckets of wrong second-factor codes (TOTP or recovery), kept apart from the
+/// password's so a guesser of one does not spend the budgets of the other.
+pub const SECOND_FACTOR_ADDRESS_BUCKET: &str = "second_factor_address";
+pub const SECOND_FACTOR_ACCOUNT_BUCKET: &str = "second_factor_account";
+pub const SECOND_FACTOR_PAIR_BUCKET: &str = "second_factor_pair";
+
+/// The slots one try takes: a slot's bucket, key and number.
+pub(crate) type Slots = Vec<(&'static str, String, Slot)>;
+
+/// A guessing surface budgeted by the one rule of sign-in: failures per address, per
+/// account, and per account and address.
+#[derive(Debug)]
+pub(crate) struct Surface {
+    address: &'static str,
+    account: &'static str,
+    pair: &'static str,
+    account_budget: Budget,
+}
+
+const SIGN_IN: Surface = Surface {
+    address: SIGN_IN_ADDRESS_BUCKET,
+    account: SIGN_IN_ACCOUNT_BUCKET,
+    pair: SIGN_IN_PAIR_BUCKET,
+    account_budget: ACCOUNT_BUDGET,
+};
+
+pub(crate) const SECOND_FACTOR: Surface = Surface {
+    address: SECOND_FACTOR_ADDRESS_BUCKET,
+    account: SECOND_FACTOR_ACCOUNT_BUCKET,
+    pair: SECOND_FACTOR_PAIR_BUCKET,
+    account_budget: Budget::fixed(CODES_PER_ACCOUNT, ATTEMPT_WINDOW),
+};
+
 const ADDRESS_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ADDRESS, ATTEMPT_WINDOW);
 const ACCOUNT_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ACCOUNT, ATTEMPT_WINDOW);
 /// The failures of one address against one account; never the binding limit (the address's
@@ -163,9 +196,10 @@ pub enum SecondFactorError {
     Infra(#[from] InfraError),
 }
 
-/// Second-factor codes allowed per account in [`ATTEMPT_WINDOW`] (a 6-digit code falls
-/// to guessing at about one in 10⁵ per try with the skew window, so this keeps it out of
-/// reach).
+/// Wrong second-factor codes allowed per account in [`ATTEMPT_WINDOW`] (a 6-digit code
+/// falls to guessing at about one in 10⁵ per try with the skew window, so this keeps it out
+/// of reach); past it, as at sign-in, only addresses that have not failed against the
+/// account may try.
 pub const CODES_PER_ACCOUNT: u32 = 10;
 
 /// A successful sign-in: the cookie value, shown once.
@@ -244,11 +278,8 @@ impl SessionService {
             .await;
         // A failure keeps its slots; anything else (the right password, a refusal, a
         // storage failure) was no guess and gives them back.
-        if !matches!(result, Err(SignInError::WrongCredentials)) {
-            for (bucket, key, slot) in slots {
-                self.limiter.give_back(bucket, &key, slot).await?;
-            }
-        }
+        self.settle(slots, matches!(result, Err(SignInError::WrongCredentials)))
+            .await?;
         result
     }
 
@@ -258,19 +289,11 @@ impl SessionService {
         password: &str,
         client_ip: &str,
         held: Option<&SessionToken>,
-        slots: &mut Vec<(&'static str, String, Slot)>,
+        slots: &mut Slots,
     ) -> Result<SignedIn, SignInError> {
         let now = self.clock.now();
         let login = login.trim().to_lowercase();
         let address = address_key(client_ip);
-        match self
-            .limiter
-            .take(SIGN_IN_ADDRESS_BUCKET, &address, &ADDRESS_BUDGET, now)
-            .await?
-        {
-            Take::Taken(slot) => slots.push((SIGN_IN_ADDRESS_BUCKET, address.clone(), slot)),
-            Take::Refused { retry_at } => return Err(throttled(retry_at, now)),
-        }
         let account = self.accounts.account_by_login(&login).await?;
         // The account's budget whichever login named it; an unknown login has one of its
         // own, so budgets say nothing about which logins exist.
@@ -278,48 +301,12 @@ impl SessionService {
             Some(a) => format!("account:{}", a.id.0),
             None => format!("login:{login}"),
         };
-        let pair_key = format!("{budget_key}|{address}");
-        match self
-            .limiter
-            .take(SIGN_IN_ACCOUNT_BUCKET, &budget_key, &ACCOUNT_BUDGET, now)
+        let holder = account.as_ref().zip(held).map(|(a, token)| (a.id, token));
+        if let Err(retry_at) = self
+            .take_try(&SIGN_IN, budget_key, address, holder, slots, now)
             .await?
         {
-            Take::Taken(slot) => {
-                slots.push((SIGN_IN_ACCOUNT_BUCKET, budget_key, slot));
-                if let Take::Taken(slot) = self
-                    .limiter
-                    .take(SIGN_IN_PAIR_BUCKET, &pair_key, &PAIR_BUDGET, now)
-                    .await?
-                {
-                    slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot));
-                }
-            }
-            Take::Refused {
-                retry_at: account_opens,
-            } => {
-                let holder = match (&account, held) {
-                    (Some(a), Some(token)) => self
-                        .current(token)
-                        .await?
-                        .is_some_and(|(s, _)| s.account_id == a.id),
-                    _ => false,
-                };
-                // Someone spent the account's budget: an address that has not failed
-                // against it still gets its try, so guessing elsewhere locks no one out.
-                match self
-                    .limiter
-                    .take(SIGN_IN_PAIR_BUCKET, &pair_key, &PAIR_FIRST_TRY, now)
-                    .await?
-                {
-                    Take::Taken(slot) => slots.push((SIGN_IN_PAIR_BUCKET, pair_key, slot)),
-                    Take::Refused { .. } if holder => {}
-                    // Back when the account's budget has room, or this address's failure
-                    // is a window old, whichever comes first.
-                    Take::Refused { retry_at } => {
-                        return Err(throttled(retry_at.min(account_opens), now));
-                    }
-                }
-            }
+            return Err(throttled(retry_at, now));
         }
         let stored = account
             .as_ref()
@@ -344,6 +331,81 @@ impl SessionService {
         };
         self.sessions.insert_session(&session).await?;
         Ok(SignedIn { token, session })
+    }
+
+    /// Takes the slots of one try on `surface` from `address` against `budget_key` (an
+    /// account, or an unknown login) into `slots`; `Ok(Err(retry_at))` when the try is
+    /// refused. Past the account's budget only an address with no failure against it may
+    /// try, or a browser holding a live session of the account (`holder`).
+    pub(crate) async fn take_try(
+        &self,
+        surface: &Surface,
+        budget_key: String,
+        address: String,
+        holder: Option<(AccountId, &SessionToken)>,
+        slots: &mut Slots,
+        now: OffsetDateTime,
+    ) -> Result<Result<(), OffsetDateTime>, InfraError> {
+        match self
+            .limiter
+            .take(surface.address, &address, &ADDRESS_BUDGET, now)
+            .await?
+        {
+            Take::Taken(slot) => slots.push((surface.address, address.clone(), slot)),
+            Take::Refused { retry_at } => return Ok(Err(retry_at)),
+        }
+        let pair_key = format!("{budget_key}|{address}");
+        match self
+            .limiter
+            .take(surface.account, &budget_key, &surface.account_budget, now)
+            .await?
+        {
+            Take::Taken(slot) => {
+                slots.push((surface.account, budget_key, slot));
+                if let Take::Taken(slot) = self
+                    .limiter
+                    .take(surface.pair, &pair_key, &PAIR_BUDGET, now)
+                    .await?
+                {
+                    slots.push((surface.pair, pair_key, slot));
+                }
+            }
+            Take::Refused {
+                retry_at: account_opens,
+            } => {
+                let holder = match holder {
+                    Some((id, token)) => self
+                        .current(token)
+                        .await?
+                        .is_some_and(|(s, _)| s.account_id == id),
+                    None => false,
+                };
+                // Someone spent the account's budget: an address that has not failed
+                // against it still gets its try, so guessing elsewhere locks no one out.
+                match self
+                    .limiter
+                    .take(surface.pair, &pair_key, &PAIR_FIRST_TRY, now)
+                    .await?
+                {
+                    Take::Taken(slot) => slots.push((surface.pair, pair_key, slot)),
+                    Take::Refused { .. } if holder => {}
+                    // Back when the account's budget has room, or this address's failure
+                    // is a window old, whichever comes first.
+                    Take::Refused { retry_at } => return Ok(Err(retry_at.min(account_opens))),
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Keeps the slots of a try that `failed`; gives back those of any other.
+    pub(crate) async fn settle(&self, slots: Slots, failed: bool) -> Result<(), InfraError> {
+        if !failed {
+            for (bucket, key, slot) in slots {
+                self.limiter.give_back(bucket, &key, slot).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The live session a cookie names, with its account.

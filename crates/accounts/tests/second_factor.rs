@@ -71,7 +71,7 @@ impl World {
         let code = secret.code_at(self.clock.now());
         let codes = self
             .sessions
-            .confirm_enrollment(&session, &account, &code)
+            .confirm_enrollment(&session, &account, &code, IP)
             .await
             .unwrap();
         self.clock.advance(Duration::seconds(30));
@@ -107,7 +107,7 @@ async fn enrollment_needs_a_right_code_and_then_sign_in_needs_one_too() {
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, "000000")
+            .give_second_factor(&session, &account, "000000", IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
@@ -115,7 +115,7 @@ async fn enrollment_needs_a_right_code_and_then_sign_in_needs_one_too() {
     assert!(!w.satisfied(&signed).await);
     let code = secret.code_at(w.clock.now());
     w.sessions
-        .give_second_factor(&session, &account, &code)
+        .give_second_factor(&session, &account, &code, IP)
         .await
         .unwrap();
     assert!(w.satisfied(&signed).await);
@@ -129,7 +129,7 @@ async fn a_code_is_accepted_once() {
     let first = w.sign_in().await;
     let (session, account) = w.sessions.current(&first.token).await.unwrap().unwrap();
     w.sessions
-        .give_second_factor(&session, &account, &code)
+        .give_second_factor(&session, &account, &code, IP)
         .await
         .unwrap();
 
@@ -137,7 +137,7 @@ async fn a_code_is_accepted_once() {
     let (session, account) = w.sessions.current(&second.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, &code)
+            .give_second_factor(&session, &account, &code, IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode,
@@ -147,22 +147,21 @@ async fn a_code_is_accepted_once() {
     w.clock.advance(Duration::seconds(30));
     let next = secret.code_at(w.clock.now());
     w.sessions
-        .give_second_factor(&session, &account, &next)
+        .give_second_factor(&session, &account, &next, IP)
         .await
         .unwrap();
 }
 
 #[tokio::test]
-async fn codes_are_throttled_per_account() {
+async fn wrong_codes_are_throttled_per_account_and_address() {
     let w = World::new().await;
     let secret = w.enroll().await;
     let signed = w.sign_in().await;
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
-    // Enrolling spent one of the ten codes of this window.
-    for _ in 0..9 {
+    for _ in 0..10 {
         assert_eq!(
             w.sessions
-                .give_second_factor(&session, &account, "999999")
+                .give_second_factor(&session, &account, "999999", IP)
                 .await
                 .unwrap_err(),
             SecondFactorError::WrongCode
@@ -171,13 +170,135 @@ async fn codes_are_throttled_per_account() {
     let right = secret.code_at(w.clock.now());
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, &right)
+            .give_second_factor(&session, &account, &right, IP)
             .await
             .unwrap_err(),
         SecondFactorError::Throttled,
-        "past 10 tries even the right code waits"
+        "past 10 wrong codes the address that gave them waits, even with the right one"
     );
     assert!(!w.satisfied(&signed).await);
+    // The window passes and the address may try again.
+    w.clock.advance(Duration::minutes(15));
+    let right = secret.code_at(w.clock.now());
+    w.sessions
+        .give_second_factor(&session, &account, &right, IP)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn wrong_codes_from_one_sign_in_do_not_keep_the_owner_out() {
+    const GUESSER: &str = "198.51.100.7";
+    const OWNER: &str = "203.0.113.9";
+    let w = World::new().await;
+    let (secret, recovery) = w.enroll_with_codes().await;
+    // Someone who knows the password spends the account's budget from a sign-in of theirs.
+    let theirs = w.sessions.sign_in("ann", PASSWORD, GUESSER).await.unwrap();
+    let (their_session, account) = w.sessions.current(&theirs.token).await.unwrap().unwrap();
+    for _ in 0..10 {
+        assert_eq!(
+            w.sessions
+                .give_second_factor(&their_session, &account, "999999", GUESSER)
+                .await
+                .unwrap_err(),
+            SecondFactorError::WrongCode
+        );
+    }
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&their_session, &account, "999999", GUESSER)
+            .await
+            .unwrap_err(),
+        SecondFactorError::Throttled
+    );
+
+    // The owner, signing in from elsewhere, still gets in with the right code...
+    let owners = w.sessions.sign_in("ann", PASSWORD, OWNER).await.unwrap();
+    let (session, account) = w.sessions.current(&owners.token).await.unwrap().unwrap();
+    w.sessions
+        .give_second_factor(&session, &account, &secret.code_at(w.clock.now()), OWNER)
+        .await
+        .unwrap();
+    assert!(w.satisfied(&owners).await);
+    // ...and with a recovery code too, again and again: right codes give their slots back.
+    for code in &recovery[..3] {
+        let again = w.sessions.sign_in("ann", PASSWORD, OWNER).await.unwrap();
+        let (session, account) = w.sessions.current(&again.token).await.unwrap().unwrap();
+        w.sessions
+            .give_second_factor(&session, &account, code, OWNER)
+            .await
+            .unwrap();
+        assert!(w.satisfied(&again).await);
+    }
+    // The guesser is still refused; an address failing past the spent budget gets one try.
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&their_session, &account, "999999", GUESSER)
+            .await
+            .unwrap_err(),
+        SecondFactorError::Throttled
+    );
+    let other = "192.0.2.200";
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&their_session, &account, "999999", other)
+            .await
+            .unwrap_err(),
+        SecondFactorError::WrongCode
+    );
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&their_session, &account, "999999", other)
+            .await
+            .unwrap_err(),
+        SecondFactorError::Throttled
+    );
+    assert!(!w.satisfied(&theirs).await);
+}
+
+#[tokio::test]
+async fn right_codes_never_count() {
+    let w = World::new().await;
+    let (secret, recovery) = w.enroll_with_codes().await;
+    // More right codes than the budget holds, all in one window, from one address.
+    for i in 0..12 {
+        let signed = w.sign_in().await;
+        let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+        let code = if i % 4 == 3 {
+            recovery[i / 4].clone()
+        } else {
+            secret.code_at(w.clock.now())
+        };
+        w.sessions
+            .give_second_factor(&session, &account, &code, IP)
+            .await
+            .unwrap();
+        w.clock.advance(Duration::seconds(30));
+    }
+    let account = w.ann().await;
+    w.sessions
+        .new_recovery_codes(&account, &secret.code_at(w.clock.now()), IP)
+        .await
+        .unwrap();
+    // The whole budget of wrong codes is still there.
+    let signed = w.sign_in().await;
+    let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
+    for _ in 0..10 {
+        assert_eq!(
+            w.sessions
+                .give_second_factor(&session, &account, "999999", IP)
+                .await
+                .unwrap_err(),
+            SecondFactorError::WrongCode
+        );
+    }
+    assert_eq!(
+        w.sessions
+            .give_second_factor(&session, &account, "999999", IP)
+            .await
+            .unwrap_err(),
+        SecondFactorError::Throttled
+    );
 }
 
 #[tokio::test]
@@ -187,7 +308,7 @@ async fn enrollment_errors_change_nothing() {
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .confirm_enrollment(&session, &account, "123456")
+            .confirm_enrollment(&session, &account, "123456", IP)
             .await
             .unwrap_err(),
         SecondFactorError::NotStarted,
@@ -202,7 +323,7 @@ async fn enrollment_errors_change_nothing() {
     let code = secret.code_at(w.clock.now());
     assert_eq!(
         w.sessions
-            .confirm_enrollment(&session, &account, "123")
+            .confirm_enrollment(&session, &account, "123", IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
@@ -210,7 +331,7 @@ async fn enrollment_errors_change_nothing() {
     w.store.fail(Op::EnrollTotp);
     assert!(matches!(
         w.sessions
-            .confirm_enrollment(&session, &account, &code)
+            .confirm_enrollment(&session, &account, &code, IP)
             .await
             .unwrap_err(),
         SecondFactorError::Infra(_)
@@ -225,13 +346,13 @@ async fn enrollment_errors_change_nothing() {
     );
 
     w.sessions
-        .confirm_enrollment(&session, &account, &code)
+        .confirm_enrollment(&session, &account, &code, IP)
         .await
         .unwrap();
     let account = w.ann().await;
     assert_eq!(
         w.sessions
-            .confirm_enrollment(&session, &account, &code)
+            .confirm_enrollment(&session, &account, &code, IP)
             .await
             .unwrap_err(),
         SecondFactorError::AlreadyEnrolled
@@ -239,7 +360,7 @@ async fn enrollment_errors_change_nothing() {
     let (_, fresh) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &fresh, &code)
+            .give_second_factor(&session, &fresh, &code, IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode,
@@ -280,7 +401,7 @@ async fn the_pending_secret_stays_with_its_session_and_both_are_stored_sealed() 
     );
 
     w.sessions
-        .confirm_enrollment(&session, &account, &first.code_at(w.clock.now()))
+        .confirm_enrollment(&session, &account, &first.code_at(w.clock.now()), IP)
         .await
         .unwrap();
     let stored = w.ann().await.totp_secret.unwrap();
@@ -303,13 +424,13 @@ async fn a_recovery_code_stands_in_for_the_app_once() {
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, "aaaa-bbbb-cccc-dddd")
+            .give_second_factor(&session, &account, "aaaa-bbbb-cccc-dddd", IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
     );
     w.sessions
-        .give_second_factor(&session, &account, &codes[4].to_uppercase())
+        .give_second_factor(&session, &account, &codes[4].to_uppercase(), IP)
         .await
         .unwrap();
     assert!(w.satisfied(&signed).await);
@@ -319,7 +440,7 @@ async fn a_recovery_code_stands_in_for_the_app_once() {
     let (session, account) = w.sessions.current(&again.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, &codes[4])
+            .give_second_factor(&session, &account, &codes[4], IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode,
@@ -335,14 +456,14 @@ async fn new_recovery_codes_need_a_code_and_retire_the_old_ones() {
     let account = w.ann().await;
     assert_eq!(
         w.sessions
-            .new_recovery_codes(&account, "000000")
+            .new_recovery_codes(&account, "000000", IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
     );
     let fresh = w
         .sessions
-        .new_recovery_codes(&account, &secret.code_at(w.clock.now()))
+        .new_recovery_codes(&account, &secret.code_at(w.clock.now()), IP)
         .await
         .unwrap();
     assert!(fresh.expose().iter().all(|c| !old.contains(c)));
@@ -350,13 +471,13 @@ async fn new_recovery_codes_need_a_code_and_retire_the_old_ones() {
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, &old[0])
+            .give_second_factor(&session, &account, &old[0], IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
     );
     w.sessions
-        .give_second_factor(&session, &account, &fresh.expose()[0])
+        .give_second_factor(&session, &account, &fresh.expose()[0], IP)
         .await
         .unwrap();
 }
@@ -370,7 +491,7 @@ async fn turning_the_factor_off_takes_a_code_and_then_the_password_is_enough() {
     let account = w.ann().await;
     assert_eq!(
         w.sessions
-            .turn_off_second_factor(&account, "000000")
+            .turn_off_second_factor(&account, "000000", IP)
             .await
             .unwrap_err(),
         SecondFactorError::WrongCode
@@ -378,7 +499,7 @@ async fn turning_the_factor_off_takes_a_code_and_then_the_password_is_enough() {
     w.store.fail(Op::RemoveTotp);
     assert!(matches!(
         w.sessions
-            .turn_off_second_factor(&account, &codes[0])
+            .turn_off_second_factor(&account, &codes[0], IP)
             .await
             .unwrap_err(),
         SecondFactorError::Infra(_)
@@ -387,7 +508,7 @@ async fn turning_the_factor_off_takes_a_code_and_then_the_password_is_enough() {
     assert!(w.ann().await.totp_secret.is_some());
 
     w.sessions
-        .turn_off_second_factor(&account, &secret.code_at(w.clock.now()))
+        .turn_off_second_factor(&account, &secret.code_at(w.clock.now()), IP)
         .await
         .unwrap();
     let account = w.ann().await;
@@ -400,7 +521,7 @@ async fn turning_the_factor_off_takes_a_code_and_then_the_password_is_enough() {
     assert!(w.sign_in().await.session.mfa_satisfied);
     assert_eq!(
         w.sessions
-            .turn_off_second_factor(&account, &codes[1])
+            .turn_off_second_factor(&account, &codes[1], IP)
             .await
             .unwrap_err(),
         SecondFactorError::NotEnrolled
@@ -433,7 +554,7 @@ async fn secrets_stored_bare_are_sealed_at_start_up() {
     let signed = w.sign_in().await;
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     w.sessions
-        .give_second_factor(&session, &account, &bare.code_at(w.clock.now()))
+        .give_second_factor(&session, &account, &bare.code_at(w.clock.now()), IP)
         .await
         .unwrap();
 
@@ -451,7 +572,7 @@ async fn accounts_without_a_factor_cannot_give_one_and_expired_sessions_are_swep
     let (session, account) = w.sessions.current(&signed.token).await.unwrap().unwrap();
     assert_eq!(
         w.sessions
-            .give_second_factor(&session, &account, "123456")
+            .give_second_factor(&session, &account, "123456", IP)
             .await
             .unwrap_err(),
         SecondFactorError::NotEnrolled

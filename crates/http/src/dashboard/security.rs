@@ -184,6 +184,11 @@ async fn posted<F: serde::de::DeserializeOwned>(
     Ok(signed_in(state, req).await?.map(|(s, a)| (s, a, f)))
 }
 
+/// The client address codes are budgeted under.
+fn client_ip(state: &AppState, req: &HttpRequest) -> String {
+    crate::common::client_ip::of(req, &state.trusted_proxies)
+}
+
 /// "N other sessions were signed out."
 fn others_signed_out(ended: u64) -> String {
     format!(
@@ -216,7 +221,7 @@ pub async fn enroll(
     };
     let result = state
         .sessions
-        .confirm_enrollment(&session, &account, &f.code)
+        .confirm_enrollment(&session, &account, &f.code, &client_ip(&state, &req))
         .await
         .map(Some);
     let outcome = Outcome::from_factor(
@@ -239,7 +244,7 @@ pub async fn turn_off(
     };
     let result = state
         .sessions
-        .turn_off_second_factor(&account, &f.code)
+        .turn_off_second_factor(&account, &f.code, &client_ip(&state, &req))
         .await
         .map(|()| None);
     let outcome = Outcome::from_factor(
@@ -261,7 +266,7 @@ pub async fn new_recovery_codes(
     };
     let result = state
         .sessions
-        .new_recovery_codes(&account, &f.code)
+        .new_recovery_codes(&account, &f.code, &client_ip(&state, &req))
         .await
         .map(Some);
     let outcome = Outcome::from_factor(

@@ -205,9 +205,10 @@ pub async fn totp(
         return Ok(see_other(&format!("/login?next={}", encode(&next))));
     };
     let code = f.code.as_str();
+    let ip = crate::common::client_ip::of(&req, &state.trusted_proxies);
     match state
         .sessions
-        .give_second_factor(&session, &account, code)
+        .give_second_factor(&session, &account, code, &ip)
         .await
     {
         Ok(()) | Err(SecondFactorError::NotEnrolled) => Ok(see_other(&next)),
