@@ -1,17 +1,21 @@
-//! Guessing passwords locks no one out: the dashboard's sign-in and a page's password count
-//! failures only, per account or page and per client address, and refuse a spent budget only
-//! to the addresses that failed. Keys open guarded pages only with an app that serves them; a
+//! Guessing passwords locks no one out: the dashboard's sign-in (its password and its
+//! second-factor code) and a page's password count failures only, per account or page and
+//! per client address, and refuse a spent budget only to the addresses that failed. Keys open guarded pages only with an app that serves them; a
 //! sign-in pass shown to the wrong owner's host is not spent. Client addresses are loopback
 //! addresses of their own (127.0.0.x).
 
+use quire_accounts::TotpSecret;
 use serde_json::json;
+use time::OffsetDateTime;
 
-use crate::dashboard::{Browser, PASSWORD, location};
+use crate::dashboard::{Browser, PASSWORD, element, location};
 use crate::harness::{Backend, Reply, Server, TestDb, on_both_backends, setup};
+use crate::security::recovery_codes;
 use crate::serving::{header, publish, reply, set_cookie, site, visit, visit_with, visitor, with};
 
 on_both_backends!(
     sign_in_guesses_lock_no_owner_out,
+    second_factor_guesses_lock_no_owner_out,
     page_password_guesses_are_budgeted_per_page_across_addresses,
     link_only_keys_open_no_guarded_page,
     a_pass_shown_to_the_wrong_host_is_not_spent,
@@ -60,6 +64,54 @@ async fn sign_in_guesses_lock_no_owner_out(b: Backend) {
         let mut fresh = Browser::from_address(&srv, "127.0.0.3");
         location(&fresh.post("/login", &sign_in_form("cat", PASSWORD)).await);
     }
+}
+
+async fn second_factor_guesses_lock_no_owner_out(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    db.create_account("bob", &["--password", PASSWORD]);
+    let srv = db.start();
+    let mut bob = Browser::from_address(&srv, "127.0.0.2");
+    location(&bob.post("/login", &sign_in_form("bob", PASSWORD)).await);
+    let page = bob.get("/account/security").await;
+    let secret = TotpSecret::parse(&element(&page.text, "totp-secret").unwrap()).unwrap();
+    let done = bob
+        .post(
+            "/account/security",
+            &[("code", &secret.code_at(OffsetDateTime::now_utc()))],
+        )
+        .await;
+    assert_eq!(done.status, 200, "{}", done.text);
+    let codes = recovery_codes(&done.text);
+    assert_eq!(codes.len(), 10, "{}", done.text);
+
+    // Someone who knows the password spends bob's budget of codes from a sign-in of theirs.
+    let mut guesser = Browser::from_address(&srv, "127.0.0.1");
+    let r = guesser.post("/login", &sign_in_form("bob", PASSWORD)).await;
+    assert!(location(&r).starts_with("/login/totp"));
+    let totp_form = [("code", "999999"), ("next", "/")];
+    for _ in 0..10 {
+        let r = guesser.post("/login/totp", &totp_form).await;
+        assert_eq!(r.status, 401, "{}", r.text);
+    }
+    let r = guesser.post("/login/totp", &totp_form).await;
+    assert_eq!(r.status, 429, "{}", r.text);
+    assert!(r.text.contains("too many codes tried"), "{}", r.text);
+
+    // Bob, elsewhere, gets in with the right code, again and again: right codes never count.
+    for code in &codes[..3] {
+        let mut fresh = Browser::from_address(&srv, "127.0.0.2");
+        let r = fresh.post("/login", &sign_in_form("bob", PASSWORD)).await;
+        assert!(location(&r).starts_with("/login/totp"));
+        let r = fresh
+            .post("/login/totp", &[("code", code), ("next", "/account/keys")])
+            .await;
+        assert_eq!(location(&r), "/account/keys", "{}", r.text);
+    }
+    // The guesser is still refused.
+    let r = guesser.post("/login/totp", &totp_form).await;
+    assert_eq!(r.status, 429, "{}", r.text);
 }
 
 /// Posts the password form of ann's page `secret` from `address`.

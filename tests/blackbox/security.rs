@@ -12,7 +12,7 @@ use crate::signup::mail_to;
 
 const NEW_PASSWORD: &str = "a different long passphrase";
 
-fn recovery_codes(html: &str) -> Vec<String> {
+pub(crate) fn recovery_codes(html: &str) -> Vec<String> {
     let Some(start) = html.find("id=\"recovery-codes\"") else {
         return Vec::new();
     };

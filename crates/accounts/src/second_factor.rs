@@ -14,9 +14,7 @@ use crate::mfa::TotpSecret;
 use crate::model::Account;
 use crate::recovery::{RecoveryCodes, recovery_code_hash};
 use crate::sealing::UnsealError;
-use crate::session::{
-    SECOND_FACTOR, SecondFactorError, Session, SessionService, Slots,
-};
+use crate::session::{SECOND_FACTOR, SecondFactorError, Session, SessionService, Slots};
 
 impl From<UnsealError> for SecondFactorError {
     fn from(e: UnsealError) -> Self {
