@@ -1,5 +1,6 @@
-//! The serving use cases: a visit and the view flush here; the password form's post and the
-//! sign-in pass in `admission`, the short link in `short_link`.
+//! The serving use cases: a visit here, the answer with its file in `files`; the password
+//! form's post and the sign-in pass in `admission`, the short link in `short_link` (the view
+//! flush is in `crate::sites`).
 //!
 //! Order of decisions for a visit, each before any byte of the page is read:
 //! path → page (unknown or archived: 404) → trailing slash → expiry (410) → known spent
@@ -11,51 +12,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use moka::future::Cache;
 use quire_accounts::SessionStore;
-use quire_kernel::conditional::{Method, Outcome, Validators, evaluate};
 use quire_kernel::{AccountId, App, Budget, Clock, Email, InfraError, PageId, RateLimiter};
 use quire_links::{Access, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
 use time::OffsetDateTime;
 
-use crate::answer::{Answer, ByteRange, FileAnswer, IssuedCookie, PasswordPrompt, Visit, Visitor};
+use crate::answer::{Answer, IssuedCookie, PasswordPrompt, Visit, Visitor};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
 use crate::path::{encode_query, encode_relative, parse_owner_path, parse_page_path};
 use crate::policy::{
-    Gate, Resolved, admits, cache_rule, etag_value, expired, fingerprint, guarded, is_document,
-    resolve, unix_after, with_query,
+    Gate, Resolved, admits, expired, fingerprint, is_document, resolve, with_query,
 };
 use crate::token::{Claims, Signer, TokenKind};
 use crate::views::ViewTally;
 
 mod admission;
+mod files;
 mod short_link;
-
-/// The tag of the file's other coding, which `If-Match` and `If-None-Match` also take: made
-/// only for a conditional request.
-fn other_coding(base: &str, gzip: bool, varies: bool) -> Option<String> {
-    if gzip {
-        Some(base.to_owned())
-    } else {
-        varies.then(|| format!("{base}-gz"))
-    }
-}
-
-/// The bytes of `range` of a body that holds all of it (the manifest's length is the
-/// body's; a shorter body gives what it has).
-fn body_range(identity: &Bytes, range: ByteRange) -> Bytes {
-    let len = identity.len();
-    let start = usize::try_from(range.start).unwrap_or(len).min(len);
-    let end = usize::try_from(range.end)
-        .unwrap_or(len)
-        .saturating_add(1)
-        .min(len);
-    identity.slice(start..end.max(start))
-}
 
 /// Cookie of a page whose password was given.
 pub const UNLOCK_COOKIE: &str = "quire_unlock";
@@ -314,147 +291,8 @@ impl ServingService {
                 None => return Ok(Answer::NotFound),
             },
         };
-        let entry = &slot.entry;
-        let cache = cache_rule(&site.link);
-        let etag_base = etag_value(&entry.sha256);
-        let last_modified = site.last_modified.1.clone();
-        // Small files are in memory with their gzip variant, which a 304 must know of too
-        // (its ETag and Vary are the 200's); large ones have none and are read only to be sent.
-        let small = entry.size_bytes <= self.inner.config.max_cached_file;
-        let mut file = if small {
-            Some(self.file(site.page.id, slot).await?)
-        } else {
-            None
-        };
-        let varies = file.as_ref().is_some_and(|f| f.gzip.is_some());
-        // Ranges are of the identity bytes: a GET with `Range` is answered in identity,
-        // whatever it accepts (`docs/decisions/http-semantics-pages-origin.md`).
-        let ranged = found && !visit.head && visit.conditions.range.is_some();
-        let gzip = varies && visit.accepts_gzip && !ranged;
-        let etag = if gzip {
-            format!("\"{etag_base}-gz\"")
-        } else {
-            format!("\"{etag_base}\"")
-        };
-        let mut range = None;
-        if found && !visit.conditions.is_empty() {
-            let (selected, other) = (
-                &etag[1..etag.len() - 1],
-                other_coding(etag_base, gzip, varies),
-            );
-            let other = other.as_deref();
-            let same_content = other.as_slice();
-            let outcome = evaluate(
-                &visit.conditions,
-                &Validators {
-                    etag: selected,
-                    same_content,
-                    last_modified: Some(site.last_modified.0),
-                },
-                if visit.head {
-                    Method::Head
-                } else {
-                    Method::Get
-                },
-                (!gzip).then_some(entry.size_bytes),
-            );
-            match outcome {
-                Outcome::Full => {}
-                Outcome::NotModified => {
-                    return Ok(Answer::NotModified {
-                        etag,
-                        cache,
-                        varies,
-                        last_modified,
-                    });
-                }
-                Outcome::PreconditionFailed => return Ok(Answer::PreconditionFailed),
-                Outcome::Unsatisfiable => {
-                    return Ok(Answer::RangeNotSatisfiable {
-                        length: entry.size_bytes,
-                    });
-                }
-                Outcome::Partial { start, end } => {
-                    range = Some(ByteRange {
-                        start,
-                        end,
-                        length: entry.size_bytes,
-                    });
-                }
-            }
-        }
-        // A range of a large file reads only its bytes (a player seeking through a video
-        // asks for many); a small file is whole in memory already.
-        let (file, sliced) = match (file.take(), range) {
-            (Some(file), _) => (file, false),
-            (None, Some(r)) => {
-                let part = self
-                    .inner
-                    .load_range(site.page.id, &entry.sha256, r.start..r.end + 1)
-                    .await?;
-                let part = Arc::new(CachedFile {
-                    identity: part,
-                    gzip: None,
-                });
-                (part, true)
-            }
-            (None, None) => (self.file(site.page.id, slot).await?, false),
-        };
-        let mut cookie = None;
-        if document && found && !visit.head {
-            if let Some(budget) = site.link.policy.max_views {
-                let left = budget.saturating_sub(site.link.view_count);
-                if !self
-                    .inner
-                    .leases
-                    .take(
-                        self.inner.ports.links.as_ref(),
-                        site.link.id,
-                        budget,
-                        left,
-                        now,
-                    )
-                    .await?
-                {
-                    site.spent.store(true, Ordering::Relaxed);
-                    return Ok(Answer::Gone);
-                }
-                cookie = Some(self.cookie(
-                    VIEW_COOKIE,
-                    &site,
-                    &Claims {
-                        kind: TokenKind::View,
-                        page,
-                        expires: unix_after(now, self.inner.config.view_cookie_ttl),
-                        account: None,
-                        fingerprint: None,
-                        session: None,
-                        nonce: None,
-                    },
-                    self.inner.config.view_cookie_ttl,
-                ));
-            } else {
-                self.inner.views.add(site.link.id);
-            }
-        }
-        let body = match (&file.gzip, range) {
-            (Some(gz), _) if gzip => gz.clone(),
-            (_, Some(r)) if !sliced => body_range(&file.identity, r),
-            _ => file.identity.clone(),
-        };
-        Ok(Answer::File(Box::new(FileAnswer {
-            found,
-            body,
-            gzip,
-            varies,
-            content_type: entry.content_type.clone(),
-            etag,
-            last_modified,
-            range,
-            cache,
-            guarded: guarded(&site.link),
-            cookie,
-        })))
+        self.file_answer(&site, slot, found, document, &visit, now)
+            .await
     }
 
     fn known_spent(&self, site: &Site) -> bool {

@@ -30,6 +30,7 @@ mod secrets;
 mod sessions;
 mod signup;
 mod types;
+mod view_leases;
 
 pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 pub use error::StoreError;
