@@ -11,7 +11,10 @@ use time::OffsetDateTime;
 use crate::dashboard::{Browser, PASSWORD, element, location};
 use crate::harness::{Backend, Reply, Server, TestDb, on_both_backends, setup};
 use crate::security::recovery_codes;
-use crate::serving::{header, publish, reply, set_cookie, site, visit, visit_with, visitor, with};
+use crate::serving::{
+    header, publish, publish_guarded_pair, reply, set_cookie, site, visit, visit_with, visitor,
+    with,
+};
 
 on_both_backends!(
     sign_in_guesses_lock_no_owner_out,
@@ -186,18 +189,7 @@ async fn link_only_keys_open_no_guarded_page(b: Backend) {
     let Some((_db, srv, ann)) = setup(b).await else {
         return;
     };
-    publish(
-        &srv,
-        &ann.key,
-        with(site("mine"), "access", json!("private")),
-    )
-    .await;
-    let body = with(
-        with(site("secret"), "access", json!("password")),
-        "password",
-        json!("open sesame"),
-    );
-    publish(&srv, &ann.key, body).await;
+    publish_guarded_pair(&srv, &ann.key).await;
     let get = |path: &'static str, key: String| {
         let srv = &srv;
         async move { visit_with(srv, path, &[("authorization", &format!("Bearer {key}"))]).await }

@@ -214,25 +214,13 @@ on_both_backends!(
 /// On the pages origin a bearer token opens a private or password page of its project only
 /// with a scope that serves or publishes pages.
 async fn tokens_open_guarded_pages_only_with_the_serve_or_page_scope(b: Backend) {
-    use crate::serving::{publish, site, visit_with, with};
-    use serde_json::json;
+    use crate::serving::{publish_guarded_pair, visit_with};
 
     let Some((_db, srv, ann)) = world(b).await else {
         return;
     };
     let registered = register(&srv, &ann.key).await;
-    publish(
-        &srv,
-        &ann.key,
-        with(site("mine"), "access", json!("private")),
-    )
-    .await;
-    let body = with(
-        with(site("secret"), "access", json!("password")),
-        "password",
-        json!("open sesame"),
-    );
-    publish(&srv, &ann.key, body).await;
+    publish_guarded_pair(&srv, &ann.key).await;
     for (scopes, private, password) in [
         (&["link"][..], 302, 401),
         (&["link", "base"][..], 302, 401),

@@ -52,6 +52,18 @@ pub(crate) async fn publish(srv: &Server, key: &str, body: Value) -> Value {
     srv.post(PAGES, key, body).await.assert_status(201).clone()
 }
 
+/// Publishes the two guarded pages the key and token tests knock on: `mine`, private, and
+/// `secret`, behind the password `open sesame`.
+pub(crate) async fn publish_guarded_pair(srv: &Server, key: &str) {
+    publish(srv, key, with(site("mine"), "access", json!("private"))).await;
+    let body = with(
+        with(site("secret"), "access", json!("password")),
+        "password",
+        json!("open sesame"),
+    );
+    publish(srv, key, body).await;
+}
+
 /// Where a path written `/{handle}/{slug}/...` lives now: on the owner's origin; short links
 /// and anything under `/s/`, `/api` or `/` alone go to the bare pages domain.
 fn url_of(srv: &Server, path: &str) -> String {
