@@ -1,7 +1,9 @@
 //! The hexagon's rules, checked on the real dependency graph: no domain or application crate
 //! depends, even transitively, on a web framework, a database driver, an object store, an
-//! HTTP client or an SMTP library (adapters and edges may); and no domain crate holds a cache
-//! or reaches up to the application layer (`quire-serving`, `quire-app`).
+//! HTTP client or an SMTP library (adapters and edges may); no domain crate holds a cache
+//! or reaches up to the application layer (`quire-serving`, `quire-app`); each HTTP surface
+//! is a room of its own (no surface depends on another, only the compositions mount several);
+//! and the pages origin's path (`quire-wire`, `quire-pages-origin`) never reaches actix-web.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -127,4 +129,45 @@ fn the_domain_holds_no_caches_and_never_reaches_up_to_the_application_layer() {
     }
     // The check can fail: the pages origin's layer does cache.
     assert!(normal_closure(&meta, "quire-serving").contains("moka"));
+}
+
+/// The HTTP surfaces: each is mounted by a composition, never by another surface.
+const SURFACE_CRATES: &[&str] = &["quire-api", "quire-dashboard", "quire-pages-origin"];
+/// What mounts the surfaces: the API origin's composition, and the server that runs both
+/// listeners.
+const COMPOSITIONS: &[&str] = &["quire-http", "quire-server"];
+
+#[test]
+fn no_surface_reaches_another_and_the_shared_kit_reaches_none() {
+    let meta = metadata();
+    for krate in SURFACE_CRATES.iter().chain(&["quire-edge", "quire-wire"]) {
+        let closure = normal_closure(&meta, krate);
+        let bad: Vec<&&str> = SURFACE_CRATES
+            .iter()
+            .chain(COMPOSITIONS)
+            .filter(|other| *other != krate && closure.contains(**other))
+            .collect();
+        assert!(bad.is_empty(), "{krate} depends on {bad:?}");
+    }
+    // The check can fail: the composition does mount the API and the dashboard.
+    let http = normal_closure(&meta, "quire-http");
+    assert!(http.contains("quire-api") && http.contains("quire-dashboard"));
+}
+
+#[test]
+fn the_pages_origin_path_never_reaches_actix_and_the_wire_knows_no_quire_crate() {
+    let meta = metadata();
+    for krate in ["quire-wire", "quire-pages-origin"] {
+        let closure = normal_closure(&meta, krate);
+        let actix: Vec<&String> = closure.iter().filter(|d| d.starts_with("actix")).collect();
+        assert!(actix.is_empty(), "{krate} depends on {actix:?}");
+    }
+    let wire = normal_closure(&meta, "quire-wire");
+    let quire: Vec<&String> = wire
+        .iter()
+        .filter(|d| d.starts_with("quire-") && *d != "quire-wire")
+        .collect();
+    assert!(quire.is_empty(), "quire-wire depends on {quire:?}");
+    // The check can fail: the API's kit does reach actix.
+    assert!(normal_closure(&meta, "quire-edge").contains("actix-web"));
 }

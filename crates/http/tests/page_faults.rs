@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use actix_web::{App, test};
 use async_trait::async_trait;
-use quire_http::pages_origin::{self, Request, wire::message::Header};
 use quire_kernel::{AccountId, Email, Handle, InfraError};
 use quire_pages::AccountDirectory;
+use quire_pages_origin::{self as pages_origin, Request};
 use quire_testkit::World;
 use quire_testkit::memory::Op;
+use quire_wire::message::Header;
 use serde_json::{Value, json};
 
 /// A directory that knows no account: the owner of a page has no handle.
@@ -161,7 +162,7 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
     let pages_state = pages_origin::PagesState {
         serving: serving.clone(),
         keys: state.keys.clone(),
-        trusted_proxies: quire_http::client_ip::TrustedProxies::default(),
+        trusted_proxies: quire_edge::client_ip::TrustedProxies::default(),
     };
     let api = test::init_service(App::new().configure(quire_http::configure(state))).await;
     let auth = ("authorization", format!("Bearer {}", w.key("ann")));

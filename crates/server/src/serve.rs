@@ -8,13 +8,13 @@ use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use quire_app::Ports;
 use quire_blobs::ObjectBundleStore;
-use quire_http::AppState;
-use quire_http::in_flight::BodiesInFlight;
-use quire_http::limits::{self, ConnectionCounts, EdgeLimits, ListenerShare};
-use quire_http::pages_origin::{self, PagesState, WireLimits};
-use quire_http::{answer_headers, request_log, routing};
+use quire_edge::AppState;
+use quire_edge::in_flight::BodiesInFlight;
+use quire_edge::limits::{self, ConnectionCounts, EdgeLimits, ListenerShare};
+use quire_edge::{answer_headers, request_log, routing};
 use quire_kernel::SystemClock;
 use quire_pages::{PageOrigins, RandomPublicIds};
+use quire_pages_origin::{self as pages_origin, PagesState, WireLimits};
 use quire_smtp::BackgroundDispatch;
 use quire_store::Database;
 
@@ -200,7 +200,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .server_secret(CAPTCHA_SECRET)
         .await
         .map_err(ServerError::SigningKey)?;
-    let trusted_proxies = quire_http::client_ip::TrustedProxies::parse(&config.trusted_proxies)
+    let trusted_proxies = quire_edge::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
     let mailer = mailer(&config)?;
     let services = quire_app::build(
@@ -241,7 +241,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         trusted_proxies.clone(),
         Arc::new(StackReadiness { db, bundles }),
     );
-    let page_body_limit = quire_http::page_body_limit(&state.pages.limits());
+    let page_body_limit = quire_edge::page_body_limit(&state.pages.limits());
     let edge = edge_limits(&config, page_body_limit);
     let bodies = web::Data::new(bodies_in_flight(&config, page_body_limit));
     let workers = match config.workers {
@@ -299,9 +299,9 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         edge,
         shutdown_grace: Duration::from_secs(SHUTDOWN_GRACE_SECS),
     };
-    let visitors = pages_origin::wire::start(
+    let visitors = quire_wire::start(
         &pages_listener,
-        pages_origin::wire::Workers {
+        quire_wire::Workers {
             count: workers,
             pinned: config.pin_workers,
         },

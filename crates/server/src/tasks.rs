@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use quire_app::Services;
-use quire_http::mapping;
+use quire_edge::mapping;
 use quire_pages::Swept;
 use quire_serving::ServingService;
 

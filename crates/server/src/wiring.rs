@@ -11,7 +11,7 @@ use quire_accounts::sealing::KEY_BYTES;
 use quire_accounts::{CaptchaCost, SealingKey};
 use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
-use quire_http::{Dependency, NotReady, Readiness};
+use quire_edge::{Dependency, NotReady, Readiness};
 use quire_kernel::Timer;
 use quire_mail::Mailer;
 use quire_pages::{Limits, PageConfig, PageOrigins};

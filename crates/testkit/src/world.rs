@@ -94,19 +94,19 @@ impl World {
     /// `App::new().configure(quire_http::configure(w.app_state()))`.
     #[cfg(feature = "http")]
     #[must_use]
-    pub fn app_state(&self) -> quire_http::AppState {
+    pub fn app_state(&self) -> quire_edge::AppState {
         #[derive(Debug)]
         struct Ready;
         #[async_trait::async_trait]
-        impl quire_http::Readiness for Ready {
-            async fn check(&self) -> Result<(), quire_http::NotReady> {
+        impl quire_edge::Readiness for Ready {
+            async fn check(&self) -> Result<(), quire_edge::NotReady> {
                 Ok(())
             }
         }
-        quire_http::AppState::new(
+        quire_edge::AppState::new(
             self.services.clone(),
             self.wiring.settings.base_url.clone(),
-            quire_http::client_ip::TrustedProxies::default(),
+            quire_edge::client_ip::TrustedProxies::default(),
             Arc::new(Ready),
         )
     }

@@ -1,0 +1,111 @@
+//! `quire-api`: the JSON API, by resource: projects, keys, OAuth clients, email, pages, the
+//! device login, OAuth tokens, health. Each route is written once, on its handler: the actix
+//! route macro gives its method and path, and `#[utoipa::path]` its documentation;
+//! [`register`] registers it through `quire-edge`'s `Documented`, which both routes it and
+//! adds it to the OpenAPI document ([`openapi`]). Request bodies are typed beside their
+//! handlers and parsed by `quire-edge`'s `json` (a page request's files then read by
+//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document states.
+//!
+//! It depends on `quire-edge`, the application and domain crates, actix-web and utoipa; never
+//! on another surface crate (the architecture test says so).
+
+pub(crate) mod agent_login;
+pub(crate) mod dto;
+pub(crate) mod email;
+pub(crate) mod files;
+pub(crate) mod health;
+pub(crate) mod keys;
+pub(crate) mod oauth;
+pub(crate) mod oauth_clients;
+pub mod openapi;
+pub(crate) mod pages;
+pub(crate) mod projects;
+pub(crate) mod schema;
+
+use actix_web::web;
+use quire_edge::ApiError;
+use quire_edge::body::BodyLimit;
+use quire_edge::documented::AllowedMethods;
+use quire_edge::documented::Documented;
+use quire_kernel::ErrorCode;
+use utoipa_actix_web::scope;
+use utoipa_swagger_ui::SwaggerUi;
+
+pub const PLATFORM: &str = "/api/platform/v1";
+pub const PAGE: &str = "/api/page/v1";
+pub const AGENT_LOGIN: &str = "/api/agent-login";
+pub const OAUTH: &str = "/api/oauth";
+
+const OPENAPI_DOCUMENT: &str = "/api/openapi.json";
+const SWAGGER_UI: &str = "/api/docs/{_:.*}";
+
+/// Registers the JSON API on `api`, each route with its documentation. The dashboard's form
+/// posts under these prefixes (`/api/agent-login/decision`, `/api/oauth/decision`) must be
+/// registered before it: an actix scope answers every path under its prefix.
+pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
+    api.config()
+        .app_data(web::QueryConfig::default().error_handler(|e, _| {
+            ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("the query string is not valid: {e}"),
+            )
+            .into()
+        }));
+    api.service(health::healthz)
+        .service(health::readyz)
+        .service(
+            scope(PLATFORM)
+                .service(projects::list)
+                .service(projects::create)
+                .service(projects::get)
+                .service(projects::patch)
+                .service(projects::delete)
+                .service(projects::resources)
+                .service(projects::assign)
+                .service(projects::unassign)
+                .service(projects::put_grant)
+                .service(projects::delete_grant)
+                .service(keys::list)
+                .service(keys::mint)
+                .service(keys::revoke)
+                .service(oauth_clients::list)
+                .service(oauth_clients::register)
+                .service(oauth_clients::get)
+                .service(oauth_clients::delete)
+                .service(oauth_clients::rotate_secret)
+                .service(email::send),
+        )
+        .service(
+            scope(PAGE)
+                .app_data(BodyLimit(page_body_limit))
+                .service(pages::list)
+                .service(pages::publish)
+                .service(pages::get)
+                .service(pages::patch)
+                .service(pages::delete)
+                .service(pages::files)
+                .service(pages::add_files)
+                .service(pages::shared),
+        )
+        .service(
+            scope(AGENT_LOGIN)
+                .service(agent_login::device_authorization)
+                .service(agent_login::token),
+        )
+        .service(scope(OAUTH).service(oauth::token).service(oauth::revoke))
+        .service(oauth::jwks)
+        .service(oauth::metadata);
+}
+
+/// Serves the finished document (`/api/openapi.json`, Swagger UI at `/api/docs/`) once every
+/// surface has registered its routes on it. Returns the documented paths with their
+/// methods, for the origin's 405 answers.
+pub fn publish(
+    cfg: &mut web::ServiceConfig,
+    mut document: utoipa::openapi::OpenApi,
+) -> AllowedMethods {
+    openapi::finish(&mut document);
+    let allowed = AllowedMethods::of(&document, &[OPENAPI_DOCUMENT, SWAGGER_UI]);
+    cfg.service(SwaggerUi::new(SWAGGER_UI).url(OPENAPI_DOCUMENT, document));
+    allowed
+}

@@ -1,0 +1,222 @@
+//! The OAuth authorization server's machine endpoints: the token endpoint (RFC 6749 §3.2,
+//! with PKCE), revocation (RFC 7009), the signing keys (JWKS) and the server's metadata
+//! (RFC 8414). Bodies are form-encoded; answers carry `Cache-Control: no-store`.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use base64::Engine;
+use quire_oauth::{ClientCredentials, TokenRequest};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::body::Body;
+
+/// The token endpoint's form (RFC 6749 §4.1.3 and §6); client credentials may come here
+/// (`client_secret_post`) or in a Basic header.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct TokenForm {
+    /// `authorization_code` or `refresh_token`.
+    #[serde(default)]
+    pub grant_type: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub redirect_uri: Option<String>,
+    /// The PKCE verifier (RFC 7636 §4.5).
+    #[serde(default)]
+    pub code_verifier: Option<String>,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// A refresh may narrow the approved scopes, never widen them.
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
+/// The revocation endpoint's form (RFC 7009 §2.1). A `token_type_hint` is accepted and
+/// ignored, like any unknown field: refresh tokens are the only revocable kind.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct RevokeForm {
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
+/// A successful token answer (RFC 6749 §5.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenAnswer {
+    /// A JWT (RFC 9068), valid 900 s.
+    pub access_token: String,
+    /// `Bearer`.
+    pub token_type: String,
+    pub expires_in: i64,
+    /// Opaque; single use: each refresh returns the next one.
+    pub refresh_token: String,
+    pub scope: String,
+}
+
+fn form<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_urlencoded::from_bytes(body).map_err(|_| {
+        ApiError::from(quire_oauth::TokenError::InvalidRequest(
+            "the body must be application/x-www-form-urlencoded".into(),
+        ))
+    })
+}
+
+fn form_decode(s: &str) -> Option<String> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&format!("v={s}")).ok()?;
+    pairs.into_iter().next().map(|(_, v)| v)
+}
+
+/// Client credentials from `Authorization: Basic` (RFC 6749 §2.3.1: each part
+/// form-urlencoded) or else from the form.
+fn credentials(
+    req: &HttpRequest,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+) -> Result<ClientCredentials, ApiError> {
+    let basic = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        });
+    let Some(encoded) = basic else {
+        return Ok(ClientCredentials {
+            client_id,
+            secret: client_secret,
+            basic: false,
+        });
+    };
+    let refused = || ApiError::from(quire_oauth::TokenError::InvalidClient { basic: true });
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(refused)?;
+    let (id, secret) = decoded.split_once(':').ok_or_else(refused)?;
+    Ok(ClientCredentials {
+        client_id: Some(form_decode(id).ok_or_else(refused)?),
+        secret: Some(form_decode(secret).ok_or_else(refused)?).filter(|s| !s.is_empty()),
+        basic: true,
+    })
+}
+
+fn no_store(mut response: HttpResponse) -> HttpResponse {
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
+/// Exchange an authorization code (with its PKCE verifier) or a refresh token for tokens.
+#[utoipa::path(tag = "oauth",
+    request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, body = TokenAnswer),
+        (status = 400, description = "invalid_request, invalid_grant (unknown, expired or reused code or refresh token; a reuse revokes the whole authorization), unsupported_grant_type, invalid_scope"),
+        (status = 401, description = "invalid_client: unknown or deleted client, wrong or missing secret"),
+        (status = 429, description = "rate_limited: more than 600 per 15 minutes from this address")))]
+#[post("/token")]
+pub async fn token(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let f: TokenForm = form(&body.0)?;
+    let credentials = credentials(&req, f.client_id, f.client_secret)?;
+    let request = TokenRequest {
+        grant_type: f.grant_type,
+        code: f.code,
+        redirect_uri: f.redirect_uri,
+        code_verifier: f.code_verifier,
+        refresh_token: f.refresh_token,
+        scope: f.scope,
+    };
+    let address = quire_edge::client_ip::of(&req, &state.trusted_proxies);
+    let issued = state
+        .oauth_tokens
+        .token(&credentials, &request, &address)
+        .await?;
+    Ok(no_store(HttpResponse::Ok().json(TokenAnswer {
+        access_token: issued.access_token,
+        token_type: "Bearer".into(),
+        expires_in: issued.expires_in,
+        refresh_token: issued.refresh_token.expose().to_owned(),
+        scope: issued.scope,
+    })))
+}
+
+/// Revoke a refresh token and every token of its authorization (RFC 7009). Unknown tokens
+/// succeed too; access tokens are not revoked one by one (they live 900 s).
+#[utoipa::path(tag = "oauth",
+    request_body(content = RevokeForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "revoked, or nothing to revoke"),
+        (status = 400, description = "invalid_request (no token), unsupported_token_type (an access token)"),
+        (status = 401, description = "invalid_client"),
+        (status = 429, description = "rate_limited")))]
+#[post("/revoke")]
+pub async fn revoke(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let f: RevokeForm = form(&body.0)?;
+    let credentials = credentials(&req, f.client_id, f.client_secret)?;
+    let address = quire_edge::client_ip::of(&req, &state.trusted_proxies);
+    state
+        .oauth_tokens
+        .revoke(&credentials, f.token.as_deref(), &address)
+        .await?;
+    Ok(no_store(HttpResponse::Ok().finish()))
+}
+
+/// The keys that verify access tokens (RFC 7517), the next one included once published.
+#[utoipa::path(tag = "oauth", responses((status = 200, description = "`{keys: [JWK]}`: Ed25519 (`OKP`), `alg` EdDSA, `use` sig, with `kid`")))]
+#[get("/.well-known/jwks.json")]
+pub async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let keys = state.oauth_tokens.published_keys().await?;
+    let keys: Vec<serde_json::Value> = keys.iter().map(quire_oauth::SigningKey::jwk).collect();
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=60"))
+        .json(serde_json::json!({ "keys": keys })))
+}
+
+/// The authorization server's metadata (RFC 8414).
+#[utoipa::path(tag = "oauth", responses((status = 200, description = "issuer, endpoints, S256 only, grant types, client authentication methods")))]
+#[get("/.well-known/oauth-authorization-server")]
+pub async fn metadata(state: web::Data<AppState>) -> HttpResponse {
+    let issuer = &state.oauth_tokens.audience().issuer;
+    let scopes: Vec<&str> = quire_kernel::App::ALL.iter().map(|a| a.as_str()).collect();
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+        .json(serde_json::json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/oauth/authorize"),
+            "token_endpoint": format!("{issuer}/api/oauth/token"),
+            "revocation_endpoint": format!("{issuer}/api/oauth/revoke"),
+            "jwks_uri": format!("{issuer}/.well-known/jwks.json"),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "scopes_supported": scopes,
+        }))
+}

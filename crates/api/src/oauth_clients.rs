@@ -1,0 +1,144 @@
+//! `/api/platform/v1/oauth-clients…`: the OAuth client registry, for the platform admin
+//! account's master keys.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use actix_web::{delete, get, post};
+use quire_oauth::ClientService;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
+use crate::{PLATFORM, schema};
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::auth::Authenticated;
+use quire_edge::body::Body;
+use quire_edge::json::{RequestBody, parse};
+
+/// List the live clients.
+#[utoipa::path(tag = "oauth-clients",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = OAuthClientList),
+        (status = 403, description = "insufficient_scope (not a master key), forbidden (not the platform admin account), not_activated")))]
+#[get("/oauth-clients")]
+pub async fn list(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+) -> Result<HttpResponse, ApiError> {
+    let clients = state.oauth_clients.list(&auth.0).await?;
+    Ok(HttpResponse::Ok().json(OAuthClientList {
+        clients: clients
+            .into_iter()
+            .map(|c| OAuthClientDto::new(c, None))
+            .collect(),
+    }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RegisterClientRequest {
+    /// Trimmed when stored.
+    #[schema(schema_with = schema::oauth_client_name)]
+    pub name: String,
+    /// Absolute URIs: https; http on 127.0.0.1 or [::1] only (any port when matched); a
+    /// reverse-DNS private scheme for public clients. No fragment, user name or wildcard.
+    #[schema(schema_with = schema::redirect_uris)]
+    pub redirect_uris: Vec<String>,
+    #[schema(schema_with = schema::oauth_client_type)]
+    pub client_type: String,
+}
+
+impl RequestBody for RegisterClientRequest {}
+
+/// Register a client. A confidential client's `client_secret` is in this response only.
+#[utoipa::path(tag = "oauth-clients",
+    security(("bearer" = [])),
+    request_body = RegisterClientRequest,
+    responses(
+        (status = 201, body = OAuthClientEnvelope,
+            headers(("Location" = String, description = "The client's URL: `/api/platform/v1/oauth-clients/{client_id}`"))),
+        (status = 400, description = "invalid_json; invalid_body naming the field (name, client_type, redirect_uris[i])"),
+        (status = 403, description = "insufficient_scope, forbidden, not_activated")))]
+#[post("/oauth-clients")]
+pub async fn register(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    ClientService::authorize(&auth.0)?;
+    let body: RegisterClientRequest = parse(&body.0)?;
+    let registered = state
+        .oauth_clients
+        .register(&auth.0, &body.name, &body.client_type, &body.redirect_uris)
+        .await?;
+    let location = format!("{PLATFORM}/oauth-clients/{}", registered.client.id.as_str());
+    Ok(HttpResponse::Created()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::LOCATION, location))
+        .json(OAuthClientEnvelope {
+            client: OAuthClientDto::new(registered.client, registered.secret.as_ref()),
+        }))
+}
+
+/// One live client.
+#[utoipa::path(tag = "oauth-clients",
+    security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, body = OAuthClientEnvelope),
+        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        (status = 404, description = "not_found (unknown or deleted)")))]
+#[get("/oauth-clients/{id}")]
+pub async fn get(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let client = state.oauth_clients.get(&auth.0, &id).await?;
+    Ok(HttpResponse::Ok().json(OAuthClientEnvelope {
+        client: OAuthClientDto::new(client, None),
+    }))
+}
+
+/// Delete a client: its id is never reused, and projects naming it forget it.
+#[utoipa::path(tag = "oauth-clients",
+    security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        (status = 404, description = "not_found (unknown or already deleted)")))]
+#[delete("/oauth-clients/{id}")]
+pub async fn delete(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    state.oauth_clients.delete(&auth.0, &id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Give a confidential client a new secret (in this response only); the old one stops
+/// working at once.
+#[utoipa::path(tag = "oauth-clients",
+    security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, body = OAuthClientEnvelope),
+        (status = 400, description = "invalid_body (a public client has no secret)"),
+        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        (status = 404, description = "not_found")))]
+#[post("/oauth-clients/{id}/secret")]
+pub async fn rotate_secret(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let rotated = state.oauth_clients.rotate_secret(&auth.0, &id).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(OAuthClientEnvelope {
+            client: OAuthClientDto::new(rotated.client, rotated.secret.as_ref()),
+        }))
+}

@@ -1,0 +1,412 @@
+//! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use actix_web::{delete, get, patch, post};
+use quire_kernel::{App, ErrorCode, PageId};
+use quire_pages::{PatchRequest, PublishRequest};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::dto::{
+    FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
+};
+use crate::files::{FileBody, read_files};
+use crate::projects::path_id;
+use crate::{PAGE, schema};
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::auth::Authenticated;
+use quire_edge::body::{Body, WritableBody};
+use quire_edge::json::{RequestBody, nullable, parse, parse_sharing};
+
+/// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
+/// `5.0`; the domain judges its range.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxViews(i128);
+
+impl<'de> Deserialize<'de> for MaxViews {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(de)?;
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                // `as` saturates past i128's range; the domain refuses anything past 2^63.
+                n.as_f64()
+                    .filter(|x| x.fract() == 0.0 && x.is_finite())
+                    .map(|x| x as i128)
+            })
+            .map(MaxViews)
+            .ok_or_else(|| serde::de::Error::custom("must be a positive integer"))
+    }
+}
+
+/// A new page.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishBody {
+    #[schema(schema_with = schema::page_title)]
+    pub title: String,
+    /// The bundle; the entrypoint must be among them.
+    #[schema(min_items = 1)]
+    pub files: Vec<FileBody>,
+    /// Derived from the title when omitted.
+    #[serde(default)]
+    #[schema(schema_with = schema::page_slug)]
+    pub slug: Option<String>,
+    /// Default `index.html`.
+    #[serde(default)]
+    #[schema(schema_with = schema::entrypoint)]
+    pub entrypoint: Option<String>,
+    /// Default `private`.
+    #[serde(default)]
+    #[schema(schema_with = schema::access_optional)]
+    pub access: Option<String>,
+    /// Required when access is `password`.
+    #[serde(default)]
+    #[schema(schema_with = schema::page_password)]
+    pub password: Option<String>,
+    /// In the future.
+    #[serde(default)]
+    #[schema(schema_with = schema::expires_at)]
+    pub expires_at: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::max_views)]
+    pub max_views: Option<MaxViews>,
+    /// Unique service-wide.
+    #[serde(default)]
+    #[schema(schema_with = schema::alias)]
+    pub alias: Option<String>,
+    /// Emails or handles (of existing accounts), for `allow_list`.
+    #[serde(default)]
+    #[schema(schema_with = schema::allow)]
+    pub allow: Option<Vec<String>>,
+    /// Project slug (default: the key's home project).
+    #[serde(default)]
+    #[schema(schema_with = schema::project_slug_optional)]
+    pub project: Option<String>,
+}
+
+impl RequestBody for PublishBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+}
+
+/// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchPageBody {
+    #[serde(default)]
+    #[schema(schema_with = schema::page_title_patch)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::page_slug)]
+    pub slug: Option<String>,
+    #[serde(default)]
+    #[schema(schema_with = schema::access_optional)]
+    pub access: Option<String>,
+    /// `null` or empty removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::page_password)]
+    pub password: Option<Option<String>>,
+    /// In the future; `null` removes the expiry.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::expires_at)]
+    pub expires_at: Option<Option<String>>,
+    /// `null` removes the budget.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::max_views)]
+    pub max_views: Option<Option<MaxViews>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::alias)]
+    pub alias: Option<Option<String>>,
+    #[serde(default)]
+    #[schema(schema_with = schema::status_optional)]
+    pub status: Option<String>,
+    /// Emails or handles (Quire's addition: replaces the allow list).
+    #[serde(default)]
+    #[schema(schema_with = schema::allow)]
+    pub allow: Option<Vec<String>>,
+}
+
+impl RequestBody for PatchPageBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+}
+
+/// Files to add to a page.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AddFilesBody {
+    #[schema(min_items = 1)]
+    pub files: Vec<FileBody>,
+}
+
+impl RequestBody for AddFilesBody {
+    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+}
+
+fn page_id(raw: &str) -> Result<PageId, ApiError> {
+    Ok(PageId(path_id(raw, "page")?))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Default `active`.
+    #[param(schema_with = crate::schema::status)]
+    status: Option<String>,
+    /// Project slug (default: the key's home project).
+    #[param(schema_with = crate::schema::project_slug)]
+    project: Option<String>,
+}
+
+/// List pages of a project.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, body = PageList),
+        (status = 400, description = "invalid_request (status filter)"),
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[get("/pages")]
+pub async fn list(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let (project, pages) = state
+        .pages
+        .list(&auth.0, query.project.as_deref(), query.status.as_deref())
+        .await?;
+    Ok(HttpResponse::Ok().json(PageList {
+        pages: pages.into_iter().map(PageDto::from).collect(),
+        project: project.as_str().to_owned(),
+    }))
+}
+
+/// Publish a page: record, bundle and short link, all or nothing.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    request_body = PublishBody,
+    responses(
+        (status = 201, body = PublishedDto,
+            headers(("Location" = String, description = "The page's URL in this API: `/api/page/v1/pages/{id}`"))),
+        (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 409, description = "slug_conflict, alias_conflict"),
+        (status = 413, description = "payload_too_large; `limit` names the limit"),
+        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
+        (status = 500, description = "public_id_exhausted, internal_error"),
+        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+#[post("/pages")]
+pub async fn publish(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    body: WritableBody,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    // Parsed straight into typed files whose content is where it lies in the body, then
+    // decoded there: the body stays alive until the last file is stored, and nothing else
+    // holds the files.
+    let sent: PublishBody = parse_sharing(body.bytes())?;
+    let req = PublishRequest {
+        title: sent.title,
+        files: read_files(sent.files, body)?,
+        slug: sent.slug,
+        entrypoint: sent.entrypoint,
+        access: sent.access,
+        password: sent.password,
+        expires_at: sent.expires_at,
+        max_views: sent.max_views.map(|m| m.0),
+        alias: sent.alias,
+        allow: sent.allow.unwrap_or_default(),
+        project: sent.project,
+    };
+    let view = state.pages.publish(&auth.0, req).await?;
+    let access = view
+        .link
+        .as_ref()
+        .map_or("private", |l| l.policy.access.as_str())
+        .to_owned();
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("{PAGE}/pages/{}", view.page.id.0)))
+        .json(PublishedDto {
+            id: view.page.id.0,
+            public_id: view.page.public_id,
+            url: view.url,
+            short_url: view.short_url,
+            slug: view.page.slug,
+            access,
+            file_count: view.page.file_count,
+            size_bytes: view.page.size_bytes,
+            project: view.project_slug.as_str().to_owned(),
+        }))
+}
+
+/// Fetch a page.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = PageDto),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[get("/pages/{id}")]
+pub async fn get(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let view = state.pages.get(&auth.0, page_id(&id)?).await?;
+    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+}
+
+/// Update content and policy fields; archive or restore with `status`.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = PatchPageBody,
+    responses(
+        (status = 200, body = PageDto),
+        (status = 400, description = "invalid_json, invalid_request, password_required"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 409, description = "slug_taken, alias_conflict")))]
+#[patch("/pages/{id}")]
+pub async fn patch(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let id = page_id(&id)?;
+    let sent: PatchPageBody = parse(&body.0)?;
+    let req = PatchRequest {
+        title: sent.title,
+        slug: sent.slug,
+        access: sent.access,
+        password: sent.password,
+        expires_at: sent.expires_at,
+        max_views: sent.max_views.map(|m| m.map(|m| m.0)),
+        alias: sent.alias,
+        status: sent.status,
+        allow: sent.allow,
+    };
+    let view = state.pages.update(&auth.0, id, req).await?;
+    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+}
+
+/// Delete a page: its stored files, then its short link, then the record.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 500, description = "storage_cleanup_failed, link_cleanup_failed (the record is gone)")))]
+#[delete("/pages/{id}")]
+pub async fn delete(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let id = page_id(&id)?;
+    state.pages.delete(&auth.0, id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// List a page's files.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = FileList),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404)))]
+#[get("/pages/{id}/files")]
+pub async fn files(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let files = state.pages.files(&auth.0, page_id(&id)?).await?;
+    Ok(HttpResponse::Ok().json(FileList {
+        files: files
+            .into_iter()
+            .map(|f| FileDto {
+                path: f.path,
+                size_bytes: f.size_bytes,
+                content_type: f.content_type,
+                sha256: f.sha256,
+            })
+            .collect(),
+    }))
+}
+
+/// Add files to a page (a path already present is replaced).
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = AddFilesBody,
+    responses(
+        (status = 200, body = FilesAddedDto),
+        (status = 400, description = "invalid_json, invalid_request"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404),
+        (status = 413, description = "payload_too_large; `limit` names the limit"),
+        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
+        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+#[post("/pages/{id}/files")]
+pub async fn add_files(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+    id: web::Path<String>,
+    body: WritableBody,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let id = page_id(&id)?;
+    let sent: AddFilesBody = parse_sharing(body.bytes())?;
+    let sent_files = read_files(sent.files, body)?;
+    let added = state.pages.add_files(&auth.0, id, sent_files).await?;
+    Ok(HttpResponse::Ok().json(FilesAddedDto {
+        id: added.id.0,
+        file_count: added.file_count,
+        size_bytes: added.size_bytes,
+    }))
+}
+
+/// Pages others shared with the caller (allow lists naming its account or email).
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = SharedList),
+        (status = 403, description = "insufficient_scope, not_activated")))]
+#[get("/shared")]
+pub async fn shared(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+) -> Result<HttpResponse, ApiError> {
+    auth.require_app(App::Page)?;
+    let shared = state.pages.shared_with(&auth.0).await?;
+    Ok(HttpResponse::Ok().json(SharedList {
+        pages: shared
+            .into_iter()
+            .map(|s| SharedPageDto {
+                page_id: s.page.id.0,
+                url: state.pages.url_of(&s.owner_handle, &s.page.slug),
+                title: s.page.title,
+                slug: s.page.slug,
+                public_id: s.page.public_id,
+                owner_handle: s.owner_handle,
+                shared_at: s.shared_at,
+                expires_at: s.link.policy.expires_at,
+                max_views: s.link.policy.max_views,
+            })
+            .collect(),
+    }))
+}

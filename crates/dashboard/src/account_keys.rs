@@ -1,0 +1,72 @@
+//! `POST /api/account/keys`: the dashboard's create-key action, the one way besides the
+//! device login to obtain a master key. The key is shown once, on the answer page itself
+//! (`no-store`): never in a redirect, a cookie or a log.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use askama::Template;
+use quire_kernel::ErrorCode;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::body::Body;
+
+use super::render::page;
+use super::session::{decider, form, who};
+
+#[derive(Template)]
+#[template(path = "key_created.html")]
+struct KeyCreatedPage<'a> {
+    signed_in_as: Option<String>,
+    master: bool,
+    name: &'a str,
+    key: &'a str,
+}
+
+/// The create-key form.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct CreateKeyForm {
+    name: String,
+}
+
+/// Create a master key from the dashboard.
+#[utoipa::path(tag = "account",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`name` (1-60 characters; default `dashboard`); sent by the dashboard's form with its session cookie"),
+    responses(
+        (status = 200, description = "an HTML page showing the new master key once (`Cache-Control: no-store`)"),
+        (status = 400, description = "a name that is blank or over 60 characters"),
+        (status = 401, description = "`not signed in`"),
+        (status = 403, description = "`invalid origin` (cross-site post), mfa_required, not_activated")))]
+#[post("/keys")]
+pub async fn create_key(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let (_, account) = decider(&state, &req).await?;
+    if account.activated_at.is_none() {
+        return Err(ApiError::new(
+            ErrorCode::NotActivated,
+            "activate the account before creating keys",
+        ));
+    }
+    let f: CreateKeyForm = form(&body.0)?;
+    let name = if f.name.trim().is_empty() {
+        "dashboard"
+    } else {
+        f.name.as_str()
+    };
+    let (plaintext, record) = state.keys.mint_master(account.id, name).await?;
+    tracing::info!(key_id = %record.id.0, "master key created from the dashboard");
+    page(
+        &state,
+        StatusCode::OK,
+        &KeyCreatedPage {
+            signed_in_as: who(&account),
+            master: true,
+            name: &record.name,
+            key: plaintext.expose(),
+        },
+    )
+}

@@ -1,0 +1,142 @@
+//! `/admin/accounts`: every account, with its standing, and activation by hand.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_accounts::AdminAccountsError;
+use quire_kernel::{AccountId, ErrorCode, Principal};
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::body::Body;
+
+use super::super::keys_page::day;
+use super::super::render::{page, see_other};
+use super::super::session::{check_origin, form};
+use super::{Admin, require_admin};
+
+const ACCOUNTS: &str = "/admin/accounts";
+
+struct AccountRow {
+    id: String,
+    handle: String,
+    email: String,
+    verified: bool,
+    activated: Option<String>,
+    second_factor: bool,
+    admin: bool,
+    created: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin_accounts.html")]
+struct AccountsPage {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    accounts: Vec<AccountRow>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ActivationField {
+    activated: String,
+}
+
+async fn accounts_page(
+    state: &AppState,
+    principal: &Principal,
+    handle: &str,
+    status: StatusCode,
+    error: Option<String>,
+) -> Result<HttpResponse, ApiError> {
+    let accounts = match state.accounts.list(principal).await {
+        Ok(all) => all,
+        Err(AdminAccountsError::Infra(cause)) => return Err(cause.into()),
+        Err(e) => return Err(ApiError::new(ErrorCode::Forbidden, e.to_string())),
+    };
+    let rows = accounts
+        .into_iter()
+        .map(|a| AccountRow {
+            id: a.id.0.to_string(),
+            handle: a.handle.as_str().to_owned(),
+            email: a.email.as_str().to_owned(),
+            verified: a.email_verified_at.is_some(),
+            activated: a.activated_at.map(day),
+            second_factor: a.totp_secret.is_some(),
+            admin: a.is_platform_admin,
+            created: day(a.created_at),
+        })
+        .collect();
+    page(
+        state,
+        status,
+        &AccountsPage {
+            signed_in_as: Some(handle.to_owned()),
+            error,
+            accounts: rows,
+        },
+    )
+}
+
+/// `GET /admin/accounts`.
+pub async fn accounts(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    match require_admin(&state, &req).await? {
+        Admin::NotYet(answer) => Ok(answer),
+        Admin::Ready(account, principal) => {
+            accounts_page(
+                &state,
+                &principal,
+                account.handle.as_str(),
+                StatusCode::OK,
+                None,
+            )
+            .await
+        }
+    }
+}
+
+/// `POST /admin/accounts/{id}`: `activated` is `yes` or `no`.
+pub async fn change_account(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let (account, principal) = match require_admin(&state, &req).await? {
+        Admin::NotYet(answer) => return Ok(answer),
+        Admin::Ready(account, principal) => (account, principal),
+    };
+    let f: ActivationField = form(&body.0)?;
+    let activated = match f.activated.as_str() {
+        "yes" => true,
+        "no" => false,
+        _ => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidBody,
+                "activated must be yes or no",
+            ));
+        }
+    };
+    let result = match uuid::Uuid::parse_str(&id) {
+        Ok(id) => {
+            state
+                .accounts
+                .set_activated_by_admin(&principal, AccountId(id), activated)
+                .await
+        }
+        Err(_) => Err(AdminAccountsError::NotFound),
+    };
+    let status = match result {
+        Ok(_) => return Ok(see_other(ACCOUNTS)),
+        Err(AdminAccountsError::Infra(cause)) => return Err(cause.into()),
+        Err(AdminAccountsError::NotFound) => StatusCode::NOT_FOUND,
+        Err(AdminAccountsError::Forbidden) => StatusCode::FORBIDDEN,
+        Err(AdminAccountsError::OwnAccount) => StatusCode::CONFLICT,
+    };
+    let error = result.err().map(|e| e.to_string());
+    accounts_page(&state, &principal, account.handle.as_str(), status, error).await
+}

@@ -1,0 +1,192 @@
+//! `/admin/oauth-clients`: the OAuth client registry: register (a confidential client's
+//! secret shown once), list, delete.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_kernel::Principal;
+use quire_oauth::ClientError;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+use quire_edge::body::Body;
+
+use super::super::keys_page::day;
+use super::super::render::{page, see_other};
+use super::super::session::{check_origin, form};
+use super::{Admin, require_admin};
+
+const CLIENTS: &str = "/admin/oauth-clients";
+
+struct ClientRow {
+    id: String,
+    name: String,
+    client_type: &'static str,
+    redirect_uris: Vec<String>,
+    created: String,
+}
+
+/// A client just registered: its id, and its secret if confidential (shown this once).
+struct Registered {
+    id: String,
+    secret: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "admin_clients.html")]
+struct ClientsPage {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    clients: Vec<ClientRow>,
+    registered: Option<Registered>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ClientFields {
+    name: String,
+    client_type: String,
+    /// One per line.
+    redirect_uris: String,
+}
+
+async fn clients_page(
+    state: &AppState,
+    principal: &Principal,
+    handle: &str,
+    status: StatusCode,
+    error: Option<String>,
+    registered: Option<Registered>,
+) -> Result<HttpResponse, ApiError> {
+    let clients = state
+        .oauth_clients
+        .list(principal)
+        .await
+        .map_err(ApiError::from)?
+        .into_iter()
+        .map(|c| ClientRow {
+            id: c.id.as_str().to_owned(),
+            client_type: c.client_type.as_str(),
+            redirect_uris: c
+                .redirect_uris
+                .iter()
+                .map(|u| u.as_str().to_owned())
+                .collect(),
+            created: day(c.created_at),
+            name: c.name,
+        })
+        .collect();
+    page(
+        state,
+        status,
+        &ClientsPage {
+            signed_in_as: Some(handle.to_owned()),
+            error,
+            clients,
+            registered,
+        },
+    )
+}
+
+/// `GET /admin/oauth-clients`.
+pub async fn clients(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    match require_admin(&state, &req).await? {
+        Admin::NotYet(answer) => Ok(answer),
+        Admin::Ready(account, principal) => {
+            clients_page(
+                &state,
+                &principal,
+                account.handle.as_str(),
+                StatusCode::OK,
+                None,
+                None,
+            )
+            .await
+        }
+    }
+}
+
+fn refusal_status(e: &ClientError) -> StatusCode {
+    match e {
+        ClientError::NotFound => StatusCode::NOT_FOUND,
+        ClientError::Forbidden | ClientError::InsufficientScope => StatusCode::FORBIDDEN,
+        _ => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// `POST /admin/oauth-clients`: registers a client.
+pub async fn register_client(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let (account, principal) = match require_admin(&state, &req).await? {
+        Admin::NotYet(answer) => return Ok(answer),
+        Admin::Ready(account, principal) => (account, principal),
+    };
+    let f: ClientFields = form(&body.0)?;
+    let uris: Vec<String> = f
+        .redirect_uris
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let (status, error, registered) = match state
+        .oauth_clients
+        .register(&principal, &f.name, &f.client_type, &uris)
+        .await
+    {
+        Ok(r) => (
+            StatusCode::OK,
+            None,
+            Some(Registered {
+                id: r.client.id.as_str().to_owned(),
+                secret: r.secret.map(|s| s.expose().to_owned()),
+            }),
+        ),
+        Err(ClientError::Infra(cause)) => return Err(cause.into()),
+        Err(e) => (refusal_status(&e), Some(e.to_string()), None),
+    };
+    clients_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        status,
+        error,
+        registered,
+    )
+    .await
+}
+
+/// `POST /admin/oauth-clients/{id}/delete`: deletes a client (its tokens stop working).
+pub async fn delete_client(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let (account, principal) = match require_admin(&state, &req).await? {
+        Admin::NotYet(answer) => return Ok(answer),
+        Admin::Ready(account, principal) => (account, principal),
+    };
+    match state.oauth_clients.delete(&principal, &id).await {
+        Ok(()) => Ok(see_other(CLIENTS)),
+        Err(ClientError::Infra(cause)) => Err(cause.into()),
+        Err(e) => {
+            clients_page(
+                &state,
+                &principal,
+                account.handle.as_str(),
+                refusal_status(&e),
+                Some(e.to_string()),
+                None,
+            )
+            .await
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `quire-dashboard`: the dashboard. The first-run setup, sign-up with email verification,
+//! password reset, server-rendered sign-in (password, then the second factor), TOTP
+//! enrollment, the consent screen of the device login with its decision endpoint, the OAuth
+//! authorization endpoint with its consent page and decision endpoint, the activation page
+//! and the account's routes under `/api/account`, the create-key action; the Pages, Keys and
+//! Projects pages, acting with a master key's scope through the same use cases as the API.
+//!
+//! No JavaScript, but for the activation page's captcha widget (served from this origin).
+//! An account not yet activated reaches the activation and security pages, the device
+//! login's consent (so the CLI can sign in to activate) and sign-out. Every form post must
+//! come from the dashboard's own origin (`Origin`, or `Referer` when a browser sends no
+//! `Origin`), checked against `QUIRE_BASE_URL`; the session cookie is `HttpOnly;
+//! SameSite=Lax` (and `Secure` on https); pages forbid framing.
+//!
+//! It depends on `quire-edge`, the application and domain crates, actix-web, askama and
+//! utoipa; never on another surface crate (the architecture test says so).
+
+mod account;
+mod account_keys;
+mod activation;
+mod admin;
+mod chart;
+mod consent;
+mod first_run;
+mod keys_page;
+mod oauth;
+mod pages_page;
+mod password_reset;
+mod projects_page;
+mod render;
+mod security;
+mod session;
+mod sign_in;
+mod sign_up;
+mod visit;
+
+use actix_web::web;
+use quire_edge::documented::Documented;
+use quire_edge::routing::{resource, to};
+use utoipa_actix_web::scope;
+
+use activation::{activate_page, asset};
+pub(crate) use activation::{activation_answer, session_account};
+use admin::{
+    accounts, change_account, clients, delete_client, invitations, invite, register_client,
+    uninvite,
+};
+use consent::consent;
+use first_run::{setup, setup_form};
+use keys_page::{create_app_key, keys, revoke_key};
+use oauth::authorize;
+use pages_page::{page_action, page_detail, pages};
+use password_reset::{new_password, new_password_form, request, request_form};
+use projects_page::{change_project, create_project, projects};
+use security::{change_password, enroll, new_recovery_codes, security, sign_out_others, turn_off};
+use sign_in::{home, login, login_form, logout, totp, totp_form};
+use sign_up::{sign_up, sign_up_form, verify, verify_form};
+use visit::{visit, visit_confirmed};
+
+/// One-shot outcome of a decision, read (and cleared) by the consent screen.
+const OUTCOME_COOKIE: &str = "quire_consent";
+const HOME: &str = "/account/security";
+const ACTIVATE: &str = "/account/activate";
+const ACCOUNT: &str = "/api/account";
+const CONSENT: &str = "/authorize-agent";
+
+/// The account's routes under `/api/account` (status, captcha and activation, by master key
+/// or session; the create-key form), and the consent screens' decisions: documented with
+/// the API, and registered before it (an actix scope answers every path under its prefix).
+pub fn register(api: &mut Documented<'_>) {
+    api.service(consent::decision)
+        .service(oauth::decision)
+        .service(
+            scope(ACCOUNT)
+                .service(account::status)
+                .service(account::captcha)
+                .service(account::activate)
+                .service(account_keys::create_key),
+        );
+}
+
+/// The dashboard's pages and form posts.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use actix_web::http::Method as M;
+    cfg.service(resource(
+        "/login",
+        [(M::GET, to(login_form)), (M::POST, to(login))],
+    ))
+    .service(resource(
+        "/login/totp",
+        [(M::GET, to(totp_form)), (M::POST, to(totp))],
+    ))
+    .service(resource("/logout", [(M::POST, to(logout))]))
+    .service(resource(
+        "/setup",
+        [(M::GET, to(setup_form)), (M::POST, to(setup))],
+    ))
+    .service(resource(
+        "/signup",
+        [(M::GET, to(sign_up_form)), (M::POST, to(sign_up))],
+    ))
+    .service(resource(
+        "/account/verify",
+        [(M::GET, to(verify_form)), (M::POST, to(verify))],
+    ))
+    .service(resource(
+        "/account/reset",
+        [(M::GET, to(request_form)), (M::POST, to(request))],
+    ))
+    .service(resource(
+        "/account/reset/new",
+        [(M::GET, to(new_password_form)), (M::POST, to(new_password))],
+    ))
+    .service(resource(
+        "/account/security",
+        [(M::GET, to(security)), (M::POST, to(enroll))],
+    ))
+    .service(resource("/account/security/off", [(M::POST, to(turn_off))]))
+    .service(resource(
+        "/account/security/recovery-codes",
+        [(M::POST, to(new_recovery_codes))],
+    ))
+    .service(resource(
+        "/account/security/password",
+        [(M::POST, to(change_password))],
+    ))
+    .service(resource(
+        "/account/security/sessions",
+        [(M::POST, to(sign_out_others))],
+    ))
+    .service(resource("/account/activate", [(M::GET, to(activate_page))]))
+    .service(resource("/admin/accounts", [(M::GET, to(accounts))]))
+    .service(resource(
+        "/admin/accounts/{id}",
+        [(M::POST, to(change_account))],
+    ))
+    .service(resource(
+        "/admin/invitations",
+        [(M::GET, to(invitations)), (M::POST, to(invite))],
+    ))
+    .service(resource(
+        "/admin/invitations/remove",
+        [(M::POST, to(uninvite))],
+    ))
+    .service(resource(
+        "/admin/oauth-clients",
+        [(M::GET, to(clients)), (M::POST, to(register_client))],
+    ))
+    .service(resource(
+        "/admin/oauth-clients/{id}/delete",
+        [(M::POST, to(delete_client))],
+    ))
+    .service(resource("/account/pages", [(M::GET, to(pages))]))
+    .service(resource(
+        "/account/pages/{id}",
+        [(M::GET, to(page_detail)), (M::POST, to(page_action))],
+    ))
+    .service(resource(
+        "/account/keys",
+        [(M::GET, to(keys)), (M::POST, to(create_app_key))],
+    ))
+    .service(resource(
+        "/account/keys/{id}/revoke",
+        [(M::POST, to(revoke_key))],
+    ))
+    .service(resource(
+        "/account/projects",
+        [(M::GET, to(projects)), (M::POST, to(create_project))],
+    ))
+    .service(resource(
+        "/account/projects/{id}/{change:rename|status}",
+        [(M::POST, to(change_project))],
+    ))
+    .service(resource("/assets/{asset:.*}", [(M::GET, to(asset))]))
+    .service(resource("/authorize-agent", [(M::GET, to(consent))]))
+    .service(resource("/oauth/authorize", [(M::GET, to(authorize))]))
+    .service(resource(
+        "/visit",
+        [(M::GET, to(visit)), (M::POST, to(visit_confirmed))],
+    ))
+    .service(resource("/", [(M::GET, to(home))]));
+}

@@ -1,0 +1,187 @@
+//! The OAuth authorization endpoint (`GET /oauth/authorize`), its consent page, and the
+//! decision endpoint the page posts to.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use askama::Template;
+use quire_kernel::App;
+use quire_oauth::{AuthorizeError, AuthorizeRequest, ConsentRequest};
+
+use quire_edge::AppState;
+use quire_edge::body::Body;
+use quire_edge::{ApiError, SessionRefusal};
+
+use super::ACTIVATE;
+use super::render::{page_posting_to, see_other};
+use super::session::{SignedIn, approves, decider, form, query, require_full_session, who};
+
+struct ConsentView {
+    request_id: String,
+    client_name: String,
+    client_id: String,
+    client_type: &'static str,
+    redirect_host: String,
+    redirect_is_local: bool,
+    account: String,
+    project: String,
+    scopes: Vec<&'static str>,
+}
+
+#[derive(Template)]
+#[template(path = "oauth_consent.html")]
+struct ConsentPage {
+    signed_in_as: Option<String>,
+    error: Option<String>,
+    request: Option<ConsentView>,
+}
+
+fn scope_words(app: App) -> &'static str {
+    match app {
+        App::Page => "publish, change and delete pages",
+        App::Link => "create and change short links",
+        App::Serve => "serve files",
+        App::Base => "use databases",
+    }
+}
+
+fn authorize_request(req: &HttpRequest) -> AuthorizeRequest {
+    let mut q = query(req);
+    AuthorizeRequest {
+        response_type: q.remove("response_type"),
+        client_id: q.remove("client_id"),
+        redirect_uri: q.remove("redirect_uri"),
+        scope: q.remove("scope"),
+        state: q.remove("state"),
+        code_challenge: q.remove("code_challenge"),
+        code_challenge_method: q.remove("code_challenge_method"),
+    }
+}
+
+/// The form-action source that lets the decision's redirect reach the client: its origin,
+/// or its scheme for a private-use scheme.
+fn redirect_source(uri: &str) -> String {
+    match url::Url::parse(uri) {
+        Ok(u) if u.has_host() => u.origin().ascii_serialization(),
+        Ok(u) => format!("{}:", u.scheme()),
+        Err(_) => String::new(),
+    }
+}
+
+fn error_page(
+    state: &AppState,
+    status: StatusCode,
+    message: &str,
+    signed_in_as: Option<String>,
+) -> Result<HttpResponse, ApiError> {
+    page_posting_to(
+        state,
+        status,
+        &ConsentPage {
+            signed_in_as,
+            error: Some(message.to_owned()),
+            request: None,
+        },
+        "",
+    )
+}
+
+/// `GET /oauth/authorize`: a request whose client or redirect URI cannot be trusted gets an
+/// error page; a visitor not signed in signs in first; other errors go back to the client;
+/// a valid request shows the consent page.
+pub async fn authorize(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let request = authorize_request(&req);
+    let (client, redirect_uri) = match state.oauth_consent.client_of(&request).await {
+        Ok(checked) => checked,
+        Err(AuthorizeError::NotRedirectable(message)) => {
+            return error_page(&state, StatusCode::BAD_REQUEST, message, None);
+        }
+        Err(AuthorizeError::Infra(e)) => return Err(e.into()),
+        Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
+    };
+    let (session, account) = match require_full_session(&state, &req).await? {
+        SignedIn::Fully(s, a) => (s, a),
+        SignedIn::NotYet(r) => return Ok(r),
+    };
+    // An OAuth client's token would answer not_activated anyway: activate first.
+    if account.activated_at.is_none() {
+        return Ok(see_other(ACTIVATE));
+    }
+    let consent = match state
+        .oauth_consent
+        .begin_for(client, redirect_uri, &request, account.id, &session.id_hash)
+        .await
+    {
+        Ok(c) => c,
+        Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
+        Err(AuthorizeError::NotRedirectable(message)) => {
+            return error_page(&state, StatusCode::BAD_REQUEST, message, who(&account));
+        }
+        Err(AuthorizeError::Infra(e)) => return Err(e.into()),
+    };
+    let source = redirect_source(&consent.redirect_uri);
+    page_posting_to(
+        &state,
+        StatusCode::OK,
+        &ConsentPage {
+            signed_in_as: who(&account),
+            error: None,
+            request: Some(view(&consent, account.handle.as_str())),
+        },
+        &source,
+    )
+}
+
+fn view(consent: &ConsentRequest, account: &str) -> ConsentView {
+    ConsentView {
+        request_id: consent.request_id.expose().to_owned(),
+        client_name: consent.client.name.clone(),
+        client_id: consent.client.id.as_str().to_owned(),
+        client_type: consent.client.client_type.as_str(),
+        redirect_host: consent.redirect_host(),
+        redirect_is_local: consent.redirect_is_local(),
+        account: account.to_owned(),
+        project: consent.project.slug.as_str().to_owned(),
+        scopes: consent.scopes.iter().map(scope_words).collect(),
+    }
+}
+
+/// The consent page's buttons.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct DecisionForm {
+    request: String,
+    decision: Option<String>,
+}
+
+/// `POST /api/oauth/decision`: Approve or Deny from the consent page.
+#[utoipa::path(tag = "oauth",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`request` (the consent page's request id) and `decision` (`approve` or `deny`); sent by the consent page's buttons with the dashboard session cookie"),
+    responses(
+        (status = 303, description = "to the client's redirect URI: with `code` and `state` on approval, `error=access_denied` and `state` on denial"),
+        (status = 400, description = "`invalid request`: a missing field, or a request that is unknown, expired, already decided or another session's"),
+        (status = 401, description = "`not signed in`"),
+        (status = 403, description = "`invalid origin` (cross-site post), or mfa_required")))]
+#[post("/api/oauth/decision")]
+pub async fn decision(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
+    let (session, _) = decider(&state, &req).await?;
+    let f: DecisionForm = form(&body.0)?;
+    let approve = approves(f.decision.as_deref())?;
+    if f.request.is_empty() {
+        return Err(ApiError::session(
+            SessionRefusal::InvalidRequest,
+            "request is required",
+        ));
+    }
+    let location = state
+        .oauth_consent
+        .decide(&f.request, &session.id_hash, approve)
+        .await?;
+    Ok(see_other(&location))
+}

@@ -1,0 +1,127 @@
+//! What every dashboard answer carries: the HTML page headers, and the redirect after a post.
+
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
+use askama::Template;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+
+/// An HTML response with the headers every dashboard page carries.
+pub(super) fn page(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    page_posting_to(state, status, template, "")
+}
+
+/// [`page`] for a form whose post redirects to `form_target` (a CSP source: an OAuth
+/// client's origin or private scheme) as well.
+pub(super) fn page_posting_to(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+    form_target: &str,
+) -> Result<HttpResponse, ApiError> {
+    render(state, status, template, form_target, "")
+}
+
+/// [`page`] for the one page with scripts (the activation captcha): scripts, their workers
+/// and their fetches from this origin only, and the widget's stylesheet.
+pub(super) fn page_with_scripts(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    render(
+        state,
+        status,
+        template,
+        "",
+        "script-src 'self'; worker-src 'self'; connect-src 'self'; style-src-elem 'self' 'unsafe-inline'; ",
+    )
+}
+
+fn render(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+    form_target: &str,
+    scripts: &str,
+) -> Result<HttpResponse, ApiError> {
+    let body = template.render().map_err(|e| ApiError::internal(&e))?;
+    // Browsers apply form-action to the redirects that follow a post too: signing in for a
+    // private page ends on the pages origin.
+    let pages_origin = state.serving.config().origins.csp_source();
+    Ok(HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        // Not `no-referrer`, even on the pages that carry a one-time link's token in their
+        // URL: under `no-referrer` a browser posts their forms with `Origin: null`, which the
+        // same-origin check must refuse. `same-origin` keeps the token from every other
+        // origin, which is what the policy is for.
+        .insert_header(("Referrer-Policy", "same-origin"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            format!(
+                "default-src 'none'; {scripts}style-src 'unsafe-inline'; img-src 'self' data:; \
+                 form-action 'self' {pages_origin} {form_target}; frame-ancestors 'none'; base-uri 'none'"
+            ),
+        ))
+        .body(body))
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+struct MessagePage<'a> {
+    signed_in_as: Option<String>,
+    title: &'a str,
+    text: &'a str,
+    tone: &'a str,
+    link: Option<(&'a str, &'a str)>,
+}
+
+/// A page that only says something: an outcome, with where to go next.
+pub(super) struct Message<'a> {
+    pub title: &'a str,
+    pub text: &'a str,
+    /// `notice` for news, `error` for a refusal.
+    pub tone: &'a str,
+    pub link: Option<(&'a str, &'a str)>,
+}
+
+pub(super) fn message(
+    state: &AppState,
+    status: StatusCode,
+    m: &Message<'_>,
+) -> Result<HttpResponse, ApiError> {
+    page(
+        state,
+        status,
+        &MessagePage {
+            signed_in_as: None,
+            title: m.title,
+            text: m.text,
+            tone: m.tone,
+            link: m.link,
+        },
+    )
+}
+
+/// Adds `Retry-After` to a refusal page when the refusal says when to come back.
+pub(super) fn retry_after(mut response: HttpResponse, secs: Option<u64>) -> HttpResponse {
+    if let Some(value) = secs.and_then(|s| header::HeaderValue::from_str(&s.to_string()).ok()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+pub(super) fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish()
+}

@@ -1,0 +1,196 @@
+//! The dashboard session (read by `quire-edge`): its cookies, the request helpers every flow shares (the `next`
+//! parameter, forms, the same-origin check), and where a signed-in person stands.
+
+use std::collections::HashMap;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::{HttpRequest, HttpResponse};
+use quire_accounts::{Account, Session, SessionToken};
+use quire_edge::{ApiError, AppState, SessionRefusal};
+use quire_kernel::ErrorCode;
+
+pub(crate) use quire_edge::session::{
+    check_origin, cookie_secure, current, session_cookie_name, session_token,
+};
+
+use super::HOME;
+use super::render::see_other;
+
+/// A post-sign-in destination: only a path on this origin (no `//host`, no scheme), so the
+/// `next` parameter cannot be used to redirect elsewhere.
+pub(super) fn local_next(next: Option<&str>) -> String {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.into(),
+        _ => HOME.into(),
+    }
+}
+
+pub(super) fn encode(s: &str) -> String {
+    serde_urlencoded::to_string([("", s)])
+        .map(|q| q.trim_start_matches('=').to_owned())
+        .unwrap_or_default()
+}
+
+pub(super) fn query(req: &HttpRequest) -> HashMap<String, String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(req.query_string())
+        .map(|pairs| pairs.into_iter().collect())
+        .unwrap_or_default()
+}
+
+/// A form-encoded body read into its type; a field the form lacks is empty.
+pub(super) fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_urlencoded::from_bytes::<T>(body)
+        .map_err(|_| ApiError::session(SessionRefusal::InvalidRequest, "the body is not form data"))
+}
+
+/// Every dashboard cookie: `HttpOnly; SameSite=Lax`, `Secure` on https; `max_age` `None`
+/// removes it.
+pub(super) fn dashboard_cookie(
+    state: &AppState,
+    name: &'static str,
+    value: String,
+    path: &'static str,
+    max_age_secs: Option<i64>,
+) -> Cookie<'static> {
+    let mut c = Cookie::new(name, value);
+    c.set_path(path);
+    c.set_http_only(true);
+    c.set_same_site(SameSite::Lax);
+    c.set_secure(cookie_secure(state));
+    match max_age_secs {
+        Some(secs) => c.set_max_age(actix_web::cookie::time::Duration::seconds(secs)),
+        None => c.make_removal(),
+    }
+    c
+}
+
+pub(super) fn session_cookie(state: &AppState, token: &SessionToken) -> Cookie<'static> {
+    let lifetime = quire_accounts::session::SESSION_LIFETIME.whole_seconds();
+    dashboard_cookie(
+        state,
+        session_cookie_name(state),
+        token.expose().to_owned(),
+        "/",
+        Some(lifetime),
+    )
+}
+
+pub(super) fn expired_cookie(
+    state: &AppState,
+    name: &'static str,
+    path: &'static str,
+) -> Cookie<'static> {
+    dashboard_cookie(state, name, String::new(), path, None)
+}
+
+/// Where a signed-in person stands: a full session, or one that still owes the second
+/// factor, or none (each of the last two is a redirect to the right step).
+pub(super) enum SignedIn {
+    Fully(Session, Account),
+    /// Not signed in, or the second factor is owed: the redirect to the right step.
+    NotYet(HttpResponse),
+}
+
+pub(super) async fn require_full_session(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<SignedIn, ApiError> {
+    let here = match req.query_string() {
+        "" => req.path().to_owned(),
+        q => format!("{}?{q}", req.path()),
+    };
+    Ok(match current(state, req).await? {
+        None => SignedIn::NotYet(see_other(&format!("/login?next={}", encode(&here)))),
+        Some((session, _)) if !session.mfa_satisfied => {
+            SignedIn::NotYet(see_other(&format!("/login/totp?next={}", encode(&here))))
+        }
+        Some((session, account)) => SignedIn::Fully(session, account),
+    })
+}
+
+/// A signed-in person's standing for the pages that manage what they own: a full session
+/// of an activated account, acting with a master key's scope; anyone else is sent to the
+/// step they miss (sign-in, the second factor, activation).
+pub(super) enum Owner {
+    Ready(Account, quire_kernel::Principal),
+    NotYet(HttpResponse),
+}
+
+pub(super) async fn require_owner(state: &AppState, req: &HttpRequest) -> Result<Owner, ApiError> {
+    Ok(match require_full_session(state, req).await? {
+        SignedIn::NotYet(redirect) => Owner::NotYet(redirect),
+        SignedIn::Fully(_, account) if account.activated_at.is_none() => {
+            Owner::NotYet(see_other(super::ACTIVATE))
+        }
+        SignedIn::Fully(_, account) => {
+            let principal = quire_kernel::Principal {
+                account_id: account.id,
+                kind: quire_kernel::PrincipalKind::Dashboard,
+                home_project_id: account.default_project_id,
+                is_platform_admin: account.is_platform_admin,
+            };
+            Owner::Ready(account, principal)
+        }
+    })
+}
+
+/// The guards every consent decision passes, in the order the spec gives: a post from the
+/// dashboard's own origin, a signed-in session, the second factor when enrolled. Returns
+/// the session and its account.
+pub(super) async fn decider(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<(Session, Account), ApiError> {
+    check_origin(req, state)?;
+    let Some((session, account)) = current(state, req).await? else {
+        return Err(ApiError::session(
+            SessionRefusal::NotSignedIn,
+            "sign in to the dashboard first",
+        ));
+    };
+    if !session.mfa_satisfied {
+        return Err(ApiError::new(
+            ErrorCode::MfaRequired,
+            "enter the code from your authenticator app first",
+        ));
+    }
+    Ok((session, account))
+}
+
+/// A decision form's `decision` field: approve (`true`) or deny.
+pub(super) fn approves(decision: Option<&str>) -> Result<bool, ApiError> {
+    match decision {
+        Some("approve") => Ok(true),
+        Some("deny") => Ok(false),
+        _ => Err(ApiError::session(
+            SessionRefusal::InvalidRequest,
+            "decision must be approve or deny",
+        )),
+    }
+}
+
+pub(super) fn who(account: &Account) -> Option<String> {
+    Some(account.handle.as_str().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_origin() {
+        assert_eq!(
+            local_next(Some("/authorize-agent?code=AB")),
+            "/authorize-agent?code=AB"
+        );
+        for hostile in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/\\evil",
+            "evil",
+        ] {
+            assert_eq!(local_next(Some(hostile)), HOME, "{hostile}");
+        }
+        assert_eq!(local_next(None), HOME);
+    }
+}

@@ -1,0 +1,115 @@
+//! Sign-in for private and allow-list pages: the pages origin sends a visitor here, and a
+//! pass for the page goes back only to a top-level navigation.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_serving::PassError;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+
+use super::render::{page, see_other};
+use super::session::{SignedIn, check_origin, form, query, require_full_session, who};
+
+#[derive(Template)]
+#[template(path = "visit_confirm.html")]
+struct VisitConfirmPage {
+    signed_in_as: Option<String>,
+    email: String,
+    page: String,
+    next: String,
+}
+
+#[derive(Template)]
+#[template(path = "visit_denied.html")]
+struct VisitDeniedPage {
+    signed_in_as: Option<String>,
+    found: bool,
+    email: String,
+}
+
+/// The confirmation button of a hand-off to a page.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct VisitForm {
+    page: String,
+    next: String,
+}
+
+/// Whether the browser says this request is a top-level navigation (Fetch Metadata). A frame,
+/// a fetch or an image says otherwise, and a client that sends no metadata proves nothing.
+fn top_level_navigation(req: &HttpRequest) -> bool {
+    let is = |name: &str, value: &str| {
+        req.headers()
+            .get(name)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(value.as_bytes()))
+    };
+    is("sec-fetch-dest", "document") && is("sec-fetch-mode", "navigate")
+}
+
+/// `GET /visit?page=CODE&next=PATH`: a private or allow-list page sends its visitor here to
+/// sign in; a pass for the page comes back in a redirect. Only to a top-level navigation:
+/// a page of another owner could otherwise load this in a hidden frame and receive the pass.
+/// Anything else gets a button that the person clicks.
+pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let q = query(&req);
+    let code = q.get("page").map_or("", String::as_str);
+    let next = q.get("next").map_or("", String::as_str);
+    hand_over(&state, &req, code, next, top_level_navigation(&req)).await
+}
+
+/// `POST /visit`: the button of the confirmation page, from the dashboard's own origin.
+pub async fn visit_confirmed(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    check_origin(&req, &state)?;
+    let form: VisitForm = form(&body)?;
+    let dest_ok = req
+        .headers()
+        .get("sec-fetch-dest")
+        .is_none_or(|v| v.as_bytes().eq_ignore_ascii_case(b"document"));
+    hand_over(&state, &req, &form.page, &form.next, dest_ok).await
+}
+
+async fn hand_over(
+    state: &AppState,
+    req: &HttpRequest,
+    code: &str,
+    next: &str,
+    navigation: bool,
+) -> Result<HttpResponse, ApiError> {
+    let (session, account) = match require_full_session(state, req).await? {
+        SignedIn::Fully(session, account) => (session, account),
+        SignedIn::NotYet(response) => return Ok(response),
+    };
+    if !navigation {
+        return page(
+            state,
+            StatusCode::OK,
+            &VisitConfirmPage {
+                signed_in_as: who(&account),
+                email: account.email.as_str().to_owned(),
+                page: code.to_owned(),
+                next: next.to_owned(),
+            },
+        );
+    }
+    let denied = |found: bool| VisitDeniedPage {
+        signed_in_as: who(&account),
+        found,
+        email: account.email.as_str().to_owned(),
+    };
+    match state
+        .serving
+        .issue_pass(code, account.id, &account.email, &session.id_hash, next)
+        .await
+    {
+        Ok(url) => Ok(see_other(&url)),
+        Err(PassError::Forbidden) => page(state, StatusCode::FORBIDDEN, &denied(true)),
+        Err(PassError::NotFound) => page(state, StatusCode::NOT_FOUND, &denied(false)),
+        Err(PassError::Infra(e)) => Err(e.into()),
+    }
+}

@@ -1,0 +1,266 @@
+//! The responses of the pages origin: a page's file and the origin's own pages (the
+//! password form, notices, redirects), with the headers each must carry.
+
+use std::borrow::Cow;
+
+use askama::Template;
+use quire_serving::{Answer, CacheRule, IssuedCookie, PasswordPrompt};
+
+use quire_wire::Response;
+
+#[derive(Template)]
+#[template(path = "unlock.html")]
+struct UnlockPage<'a> {
+    title: &'a str,
+    handle: &'a str,
+    slug: &'a str,
+    next: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "visitor_notice.html")]
+struct NoticePage<'a> {
+    heading: &'a str,
+    text: &'a str,
+}
+
+/// One of this origin's own HTML pages (never user content): not cached, not framed.
+fn own_page(status: u16, body: Result<String, askama::Error>) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(error = %e, "template failed");
+            return plain(500, "Internal error");
+        }
+    };
+    Response::new(status)
+        .header("content-type", "text/html; charset=utf-8")
+        .header("cache-control", "private, no-store")
+        .header("x-content-type-options", "nosniff")
+        .header("x-frame-options", "DENY")
+        .header("cross-origin-resource-policy", "same-origin")
+        // Not no-referrer: with it, browsers send `Origin: null` on the form's post.
+        .header("referrer-policy", "same-origin")
+        .header(
+            "content-security-policy",
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        )
+        .body(body)
+}
+
+pub(super) fn notice(status: u16, heading: &str, text: &str) -> Response {
+    own_page(status, NoticePage { heading, text }.render())
+}
+
+pub(super) fn plain(status: u16, text: &'static str) -> Response {
+    Response::new(status)
+        .header("content-type", "text/plain; charset=utf-8")
+        .header("cache-control", "private, no-store")
+        .header("x-content-type-options", "nosniff")
+        .body(text)
+}
+
+pub(super) fn not_found() -> Response {
+    notice(404, "Page not found", "There is no page at this address.")
+}
+
+pub(super) fn gone() -> Response {
+    notice(
+        410,
+        "This page is no longer available",
+        "It has expired or reached the number of views its owner allowed.",
+    )
+}
+
+/// 405 for a method the path does not take.
+pub(super) fn method_not_allowed(allow: &'static str) -> Response {
+    Response::new(405).header("allow", allow)
+}
+
+/// The password form, a 401 with a challenge of its own scheme (RFC 9110 §11.6.1 and
+/// §15.5.2: a 401 carries one). Browsers know no `QuirePassword` scheme, so they show the
+/// form rather than a prompt of their own; the realm names the page.
+pub(super) fn password_form(status: u16, prompt: &PasswordPrompt, error: Option<&str>) -> Response {
+    let response = own_page(
+        status,
+        UnlockPage {
+            title: &prompt.title,
+            handle: &prompt.handle,
+            slug: &prompt.slug,
+            next: &prompt.next,
+            error,
+        }
+        .render(),
+    );
+    if status == 401 {
+        // Handles and slugs are of letters, digits and `-`: nothing to quote.
+        response.header(
+            "www-authenticate",
+            format!("QuirePassword realm=\"{}/{}\"", prompt.handle, prompt.slug),
+        )
+    } else {
+        response
+    }
+}
+
+pub(super) fn redirect(status: u16, location: &str) -> Response {
+    Response::new(status)
+        .header("location", location.to_owned())
+        .header("cache-control", "private, no-store")
+        .header("cross-origin-resource-policy", "same-origin")
+}
+
+pub(super) fn infra_failure(e: &impl std::fmt::Display) -> Response {
+    tracing::warn!(error = %e, "pages origin could not answer");
+    plain(
+        500,
+        "Something went wrong on our side. Try again in a moment.",
+    )
+}
+
+fn cache_control(rule: CacheRule) -> &'static str {
+    match rule {
+        CacheRule::Revalidate => "max-age=0, must-revalidate",
+        CacheRule::NoStore => "private, no-store",
+    }
+}
+
+/// A cookie of the pages origin: `HttpOnly; SameSite=Lax`, for one page (see
+/// [`IssuedCookie`]), host-only, and `Secure` when the origin is https. Names and values
+/// are the serving crate's (a page's slug, a signed token in base64url), which need no
+/// quoting.
+pub(super) fn visitor_cookie(https: bool, issued: &IssuedCookie) -> String {
+    let secure = if https { "; Secure" } else { "" };
+    format!(
+        "{}={}; HttpOnly; SameSite=Lax{secure}; Path={}; Max-Age={}",
+        issued.name,
+        issued.value,
+        issued.path,
+        issued.max_age.as_secs()
+    )
+}
+
+pub(super) fn with_cookie(
+    response: Response,
+    https: bool,
+    cookie: Option<&IssuedCookie>,
+) -> Response {
+    match cookie {
+        Some(issued) => response.header("set-cookie", visitor_cookie(https, issued)),
+        None => response,
+    }
+}
+
+/// The response to what the serving use cases answered.
+pub(super) fn respond(answer: Answer, https: bool) -> Response {
+    match answer {
+        Answer::File(file) => {
+            let status = match (file.found, file.range) {
+                (false, _) => 404,
+                (true, Some(_)) => 206,
+                (true, None) => 200,
+            };
+            let mut response = Response::new(status)
+                .header("content-type", Cow::Owned(file.content_type))
+                .header("cache-control", cache_control(file.cache))
+                .header("x-content-type-options", "nosniff");
+            if file.found {
+                response = response
+                    .header("etag", file.etag)
+                    .header("last-modified", file.last_modified)
+                    .header("accept-ranges", "bytes");
+            }
+            if let Some(range) = file.range {
+                response = response.header(
+                    "content-range",
+                    format!("bytes {}-{}/{}", range.start, range.end, range.length),
+                );
+            }
+            if file.varies {
+                response = response.header("vary", "Accept-Encoding");
+            }
+            if file.gzip {
+                response = response.header("content-encoding", "gzip");
+            }
+            if file.guarded {
+                // Only the page itself may frame or embed what its policy guards.
+                response = response
+                    .header("content-security-policy", "frame-ancestors 'self'")
+                    .header("x-frame-options", "SAMEORIGIN")
+                    .header("cross-origin-resource-policy", "same-origin");
+            }
+            with_cookie(response.body(file.body), https, file.cookie.as_ref())
+        }
+        // RFC 9110 §15.4.5: the ETag, Vary and Cache-Control the 200 would carry.
+        Answer::NotModified {
+            etag,
+            cache,
+            varies,
+            last_modified,
+        } => {
+            let response = Response::new(304)
+                .header("etag", etag)
+                .header("cache-control", cache_control(cache))
+                .header("last-modified", last_modified);
+            if varies {
+                response.header("vary", "Accept-Encoding")
+            } else {
+                response
+            }
+        }
+        Answer::PreconditionFailed => plain(412, "A precondition of the request is false."),
+        Answer::RangeNotSatisfiable { length } => {
+            plain(416, "The range asked for starts past the end of the file.")
+                .header("content-range", format!("bytes */{length}"))
+        }
+        Answer::Redirect {
+            location,
+            permanent,
+        } => redirect(if permanent { 308 } else { 302 }, &location),
+        Answer::NotFound => not_found(),
+        Answer::Gone => gone(),
+        Answer::Password(prompt) => password_form(401, &prompt, None),
+        Answer::SignIn { location } => redirect(302, &location),
+        Answer::Forbidden { email } => {
+            let text = match email {
+                Some(e) => format!(
+                    "You are signed in as {e}, and this page is not shared with that account."
+                ),
+                None => "This page is not shared with the account you signed in with.".into(),
+            };
+            notice(403, "This page is not shared with you", &text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn visitor_cookies_are_page_scoped_http_only_and_secure_on_https() {
+        let issued = IssuedCookie {
+            name: "__Host-quire_unlock_site".into(),
+            value: "v".into(),
+            path: "/".into(),
+            max_age: Duration::from_secs(60),
+        };
+        let https = visitor_cookie(true, &issued);
+        assert!(!https.contains("Domain"), "host-only: {https}");
+        for part in [
+            "__Host-quire_unlock_site=v",
+            "HttpOnly",
+            "SameSite=Lax",
+            "Secure",
+            "Path=/",
+            "Max-Age=60",
+        ] {
+            assert!(https.contains(part), "{part} in {https}");
+        }
+        assert!(!visitor_cookie(false, &issued).contains("Secure"));
+    }
+}

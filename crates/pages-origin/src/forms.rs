@@ -1,0 +1,128 @@
+//! The origin's own endpoints under `/-/`: the password form's post, the landing of the
+//! dashboard's sign-in pass, and the health check.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use quire_serving::{PassError, Unlock, UnlockError};
+
+use super::PagesState;
+use super::answers::{
+    gone, infra_failure, not_found, notice, password_form, plain, redirect, with_cookie,
+};
+use quire_wire::origin::sent_from;
+use quire_wire::{Request, Response};
+
+/// The password form's post carries three short fields and a password.
+pub(super) const FORM_LIMIT: usize = 16 * 1024;
+
+/// The password form; a field it lacks is empty. `handle` counts only on the shared
+/// origin: on an owner's origin the host names the owner.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct UnlockForm {
+    handle: String,
+    slug: String,
+    password: String,
+    next: String,
+}
+
+/// `POST /-/unlock`: the password form.
+pub(super) async fn unlock(state: &PagesState, request: &Request<'_>) -> Response {
+    // On a per-owner origin the host names the page's owner, never the form: a page could
+    // otherwise post guesses for another owner's page from its own origin.
+    let Some(owner) = state.page_owner(request) else {
+        return not_found();
+    };
+    let origin = match &owner {
+        Some(handle) => state.origins().owner_origin(handle),
+        None => state.origins().links_origin(),
+    };
+    if !sent_from(request.header("origin"), request.header("referer"), &origin) {
+        return notice(
+            403,
+            "Refused",
+            "A page's password can only be sent from that page's own form.",
+        );
+    }
+    let Ok(f) = serde_urlencoded::from_bytes::<UnlockForm>(request.body) else {
+        return notice(400, "Bad request", "The form could not be read.");
+    };
+    if !quire_pages::validate::is_slug(&f.slug) {
+        return notice(400, "Bad request", "The form's slug is not a page's slug.");
+    }
+    let forwarded: Vec<&str> = request.all("x-forwarded-for").collect();
+    let client = state
+        .trusted_proxies
+        .client(request.peer, &forwarded)
+        .to_string();
+    let attempt = Unlock {
+        handle: owner.as_deref().unwrap_or(&f.handle),
+        slug: &f.slug,
+        password: &f.password,
+        next: &f.next,
+        client: &client,
+    };
+    let https = state.origins().https();
+    match state.serving.unlock(attempt).await {
+        Ok(admitted) => with_cookie(
+            redirect(303, &admitted.location),
+            https,
+            admitted.cookie.as_ref(),
+        ),
+        Err(UnlockError::Wrong(prompt)) => {
+            password_form(401, &prompt, Some("That password is not right."))
+        }
+        Err(UnlockError::Throttled { retry_after_secs }) => {
+            let minutes = Duration::from_secs(retry_after_secs).as_secs().div_ceil(60);
+            notice(
+                429,
+                "Too many attempts",
+                &format!(
+                    "Too many passwords were tried for this page from your network. \
+                     Try again in {minutes} minute(s)."
+                ),
+            )
+            .header("retry-after", retry_after_secs.to_string())
+        }
+        Err(UnlockError::NotFound) => not_found(),
+        Err(UnlockError::Gone) => gone(),
+        Err(UnlockError::Infra(e)) => infra_failure(&e),
+    }
+}
+
+/// `GET /-/pass?token=…&next=…`: the dashboard's hand-off for private and allow-list pages.
+pub(super) async fn pass(state: &PagesState, request: &Request<'_>) -> Response {
+    let q: HashMap<String, String> =
+        serde_urlencoded::from_str::<Vec<(String, String)>>(request.query)
+            .map(|pairs| pairs.into_iter().collect())
+            .unwrap_or_default();
+    let token = q.get("token").map_or("", String::as_str);
+    let next = q.get("next").map_or("", String::as_str);
+    let Some(owner) = state.page_owner(request) else {
+        return not_found();
+    };
+    match state
+        .serving
+        .accept_pass(owner.as_deref(), token, next)
+        .await
+    {
+        Ok(admitted) => with_cookie(
+            redirect(303, &admitted.location),
+            state.origins().https(),
+            admitted.cookie.as_ref(),
+        )
+        .set_header("referrer-policy", "no-referrer"),
+        Err(PassError::Forbidden) => notice(
+            403,
+            "This sign-in link has expired",
+            "Sign-in links work once, within a minute. Open the page's address again to get a new one.",
+        ),
+        Err(PassError::NotFound) => not_found(),
+        Err(PassError::Infra(e)) => infra_failure(&e),
+    }
+}
+
+pub(super) fn healthz() -> Response {
+    plain(200, "ok")
+}
