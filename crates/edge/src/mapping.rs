@@ -1,11 +1,12 @@
 //! Anonymous mappings that hold long request bodies, with the last one kept for the next.
 //!
 //! The kernel hands out a fresh mapping's pages zeroed, on first touch: for a 27 MiB publish
-//! that zeroing was 8.8% of the server's CPU (`docs/benchmarks.md`). A mapping whose body has
-//! been dropped is therefore parked, one at most, and the next long body that fits is read
-//! into it with no faults. Only the part a body filled is ever shown (its slice), and the next
-//! body overwrites from the start, so what a parked mapping still holds is never read. The
-//! janitor gives a mapping parked for a while back to the kernel ([`release_idle`]).
+//! that zeroing was 8.8% of the server's CPU (`docs/decisions/publish-body-memory.md`). A
+//! mapping whose body has been dropped is therefore parked, one at most, and the next long
+//! body that fits is read into it with no faults. Only the part a body filled is ever shown
+//! (its slice), and the next body overwrites from the start, so what a parked mapping still
+//! holds is never read. The janitor gives a mapping parked for a while back to the kernel
+//! ([`release_idle`]).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};

@@ -48,7 +48,8 @@ pub struct Workers {
     /// Worker `i` runs only on the `i`-th CPU the process may use (counting round when
     /// there are more workers than CPUs), as nginx's `worker_cpu_affinity auto`. Two
     /// workers left to the scheduler were found sharing one core while the clients' threads
-    /// shared the other, a placement the kernel does not undo (`docs/benchmarks.md`).
+    /// shared the other, a placement the kernel does not undo
+    /// (`docs/decisions/pages-origin-scheduling.md`).
     pub pinned: bool,
 }
 

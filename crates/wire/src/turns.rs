@@ -6,7 +6,8 @@
 //! kernel preempts the worker, a slice of several milliseconds later; meanwhile its
 //! connections on the other core come back at once. Measured under `wrk -t2 -c64` on two
 //! cores, one group of connections was served 540 times a second and the other 3,000, and
-//! the 99th percentile latency was 8 ms against a median of 0.27 ms (`docs/benchmarks.md`).
+//! the 99th percentile latency was 8 ms against a median of 0.27 ms
+//! (`docs/decisions/pages-origin-scheduling.md`).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
