@@ -1,98 +1,46 @@
 //! `quire-app`: the composition root. [`build`] makes every use-case service of Quire from
-//! the ports it is handed (the database, bundle storage and the runtime's clock and timer in
-//! `quire-server`; the in-memory fakes, a fixed clock and a hand-fired timer in tests) and
-//! their settings, so production and every test world wire the application one way: a
-//! service gains a port in one place.
+//! the [`Ports`] it is handed, grouped by bounded context (in `quire-server` the database,
+//! bundle storage, the mail relay and the runtime's clock and timer; in tests the in-memory
+//! fakes, a fixed clock and a hand-fired timer), and from their [`Settings`], so production
+//! and every test world wire the application one way: a service gains a port in one place,
+//! and a new service is a field of [`Services`] and its construction in [`build`].
+//!
+//! Each port is its own `Arc<dyn _>`, so a context may run on an adapter of its own;
+//! [`Ports::from_store`] takes every store port from one store that implements them all.
+//!
+//! It holds no domain rule, but two decisions are its own: which ports are read through a
+//! cache (API keys and the page fetch, `quire-read-cache`'s decorators), and who hears of
+//! every committed page and project change through the kernel's `PageChanges` (the pages
+//! origin, both read caches and the access-token verifier).
 //!
 //! It depends on the domain crates, the kernel and the application crates that hold caches
-//! (`quire-serving`, `quire-bearer`, `quire-read-cache`), and holds no logic of its own.
+//! (`quire-serving`, `quire-bearer`, `quire-read-cache`).
+
+mod ports;
 
 use std::sync::Arc;
 
+pub use ports::{
+    AccountPorts, AuthPorts, MailPorts, OtherAdapters, PageStores, Ports, RuntimePorts,
+};
 use quire_accounts::{
-    AccountService, AccountStore, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys,
-    CaptchaLedger, InvitationList, InvitationStore, SealingKey, SessionService, SessionStore,
+    AccountService, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys, InvitationList,
+    SealingKey, SessionService,
 };
 use quire_bearer::{BearerPorts, BearerVerifier};
-use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
-use quire_kernel::{Clock, Listeners, PageChanges, RateLimiter, Timer};
-use quire_keys::{KeyService, KeyStore};
-use quire_links::LinkStore;
-use quire_mail::{MailDispatch, MailQuota, MailService, Mailer};
-use quire_oauth::{
-    ClientService, ClientStore, ConsentService, GrantStore, SigningKeyStore, TokenAudience,
-    TokenPorts, TokenService,
-};
-use quire_pages::{
-    AccountDirectory, BundleStore, PageConfig, PagePorts, PageService, PageStore, PublicIds,
-};
-use quire_projects::{ProjectService, ProjectStore};
+use quire_device_auth::DeviceAuthService;
+use quire_kernel::{Listeners, PageChanges};
+use quire_keys::KeyService;
+use quire_mail::MailService;
+use quire_oauth::{ClientService, ConsentService, TokenAudience, TokenPorts, TokenService};
+use quire_pages::{PageConfig, PagePorts, PageService};
+use quire_projects::ProjectService;
 use quire_read_cache::{CachedKeyStore, CachedPageStore};
 use quire_serving::{ServingConfig, ServingPorts, ServingService};
 use quire_signup::{
     ActivationMode, FirstRun, Letterhead, PasswordChange, PasswordReset, SignUp, SignUpMode,
-    SignupPorts, SignupStore,
+    SignupPorts,
 };
-
-/// A store that implements every store port, as `quire-store`'s database and the testkit's
-/// fake both do.
-pub trait Stores:
-    ProjectStore
-    + KeyStore
-    + AccountStore
-    + SessionStore
-    + PageStore
-    + AccountDirectory
-    + LinkStore
-    + DeviceGrantStore
-    + RateLimiter
-    + ClientStore
-    + GrantStore
-    + SigningKeyStore
-    + MailQuota
-    + InvitationStore
-    + CaptchaLedger
-    + SignupStore
-    + 'static
-{
-}
-
-impl<T> Stores for T where
-    T: ProjectStore
-        + KeyStore
-        + AccountStore
-        + SessionStore
-        + PageStore
-        + AccountDirectory
-        + LinkStore
-        + DeviceGrantStore
-        + RateLimiter
-        + ClientStore
-        + GrantStore
-        + SigningKeyStore
-        + MailQuota
-        + InvitationStore
-        + CaptchaLedger
-        + SignupStore
-        + 'static
-{
-}
-
-/// What the services run on.
-#[derive(Debug)]
-pub struct Ports<S> {
-    pub store: Arc<S>,
-    pub bundles: Arc<dyn BundleStore>,
-    pub clock: Arc<dyn Clock>,
-    pub timer: Arc<dyn Timer>,
-    pub ids: Arc<dyn PublicIds>,
-    /// The relay (or the outbox) of the email route.
-    pub mailer: Arc<dyn Mailer>,
-    /// The same, off the request path: the account flows' messages.
-    pub dispatch: Arc<dyn MailDispatch>,
-    /// Another account directory for the page service than the store (a test's stand-in).
-    pub directory: Option<Arc<dyn AccountDirectory>>,
-}
 
 /// The services' settings; the default is each service's own.
 #[derive(Debug, Clone, Default)]
@@ -140,29 +88,56 @@ pub struct Services {
 
 /// Builds every service from `ports` and `settings`.
 #[must_use]
-pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
+pub fn build(ports: Ports, settings: Settings) -> Services {
     let Ports {
-        store,
-        bundles,
-        clock,
-        timer,
-        ids,
-        mailer,
-        dispatch,
-        directory,
+        accounts:
+            AccountPorts {
+                accounts,
+                sessions,
+                invitations,
+                captchas,
+                signup,
+            },
+        projects,
+        auth:
+            AuthPorts {
+                keys,
+                device_grants,
+                oauth_clients,
+                oauth_grants,
+                signing_keys,
+            },
+        pages:
+            PageStores {
+                pages,
+                links,
+                bundles,
+                directory,
+                ids,
+            },
+        mail: MailPorts {
+            mailer,
+            dispatch,
+            quota,
+        },
+        runtime: RuntimePorts {
+            clock,
+            timer,
+            limiter,
+        },
     } = ports;
     // The API's page fetch is held in front of the page and link stores; the views the
     // pages origin settles go through it, so this replica's own counts show at once.
-    let page_cache = Arc::new(CachedPageStore::new(store.clone(), store.clone()));
+    let page_cache = Arc::new(CachedPageStore::new(pages.clone(), links));
     let serving = ServingService::new(
         ServingPorts {
-            pages: store.clone(),
+            pages,
             links: page_cache.clone(),
             bundles: bundles.clone(),
-            accounts: store.clone(),
-            projects: store.clone(),
-            limiter: store.clone(),
-            sessions: store.clone(),
+            accounts: directory.clone(),
+            projects: projects.clone(),
+            limiter: limiter.clone(),
+            sessions: sessions.clone(),
             clock: clock.clone(),
         },
         settings.serving,
@@ -171,17 +146,17 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     let audience = TokenAudience::for_base_url(&settings.base_url);
     let bearers = BearerVerifier::new(
         BearerPorts {
-            keys: store.clone(),
-            clients: store.clone(),
-            accounts: store.clone(),
-            projects: store.clone(),
+            keys: signing_keys.clone(),
+            clients: oauth_clients.clone(),
+            accounts: accounts.clone(),
+            projects: projects.clone(),
             clock: clock.clone(),
         },
         audience.clone(),
     );
     // The pages origin's caches and the API's read caches hear of every committed page and
     // project change.
-    let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
+    let key_cache = Arc::new(CachedKeyStore::new(keys));
     let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
         Arc::new(serving.clone()),
         key_cache.clone(),
@@ -193,8 +168,8 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             pages: page_cache.clone(),
             bundles,
             links: page_cache,
-            accounts: directory.unwrap_or_else(|| store.clone()),
-            projects: store.clone(),
+            accounts: directory,
+            projects: projects.clone(),
             clock: clock.clone(),
             timer,
             ids,
@@ -204,18 +179,18 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     );
     let oauth_tokens = TokenService::new(
         TokenPorts {
-            clients: store.clone(),
-            grants: store.clone(),
-            keys: store.clone(),
-            limiter: store.clone(),
+            clients: oauth_clients.clone(),
+            grants: oauth_grants.clone(),
+            keys: signing_keys,
+            limiter: limiter.clone(),
             clock: clock.clone(),
         },
         audience,
     );
     let signup_ports = SignupPorts {
-        store: store.clone(),
-        accounts: store.clone(),
-        limiter: store.clone(),
+        store: signup,
+        accounts: accounts.clone(),
+        limiter: limiter.clone(),
         mail: dispatch,
         clock: clock.clone(),
     };
@@ -233,15 +208,20 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         ),
         password_reset: PasswordReset::new(signup_ports.clone(), letterhead.clone()),
         password_change: PasswordChange::new(signup_ports, letterhead),
-        accounts: AccountService::new(store.clone(), clock.clone()),
-        projects: ProjectService::new(store.clone(), clock.clone(), changes),
-        keys: KeyService::new(key_cache, store.clone(), Arc::new(bearers), clock.clone()),
+        accounts: AccountService::new(accounts.clone(), clock.clone()),
+        projects: ProjectService::new(projects.clone(), clock.clone(), changes),
+        keys: KeyService::new(
+            key_cache,
+            projects.clone(),
+            Arc::new(bearers),
+            clock.clone(),
+        ),
         pages,
         serving,
         sessions: SessionService::new(
-            store.clone(),
-            store.clone(),
-            store.clone(),
+            accounts.clone(),
+            sessions,
+            limiter.clone(),
             clock.clone(),
             settings
                 .sealing_key
@@ -250,29 +230,29 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         ),
         activation: ActivationService::new(
             ActivationPorts {
-                accounts: store.clone(),
-                invitations: store.clone(),
-                captchas: store.clone(),
-                limiter: store.clone(),
+                accounts: accounts.clone(),
+                invitations: invitations.clone(),
+                captchas,
+                limiter: limiter.clone(),
                 clock: clock.clone(),
             },
             CaptchaKeys::new(&settings.captcha_secret, settings.captcha_cost),
         ),
-        invitations: InvitationList::new(store.clone(), clock.clone()),
+        invitations: InvitationList::new(invitations, clock.clone()),
         device_auth: DeviceAuthService::new(
-            store.clone(),
-            store.clone(),
+            device_grants,
+            limiter,
             clock.clone(),
             settings.base_url,
         ),
         oauth_consent: ConsentService::new(
-            store.clone(),
-            store.clone(),
-            store.clone(),
+            oauth_clients.clone(),
+            oauth_grants,
+            projects,
             clock.clone(),
         ),
         oauth_tokens,
-        mail: MailService::new(mailer, store.clone(), store.clone(), clock.clone()),
-        oauth_clients: ClientService::new(store, clock),
+        mail: MailService::new(mailer, quota, accounts, clock.clone()),
+        oauth_clients: ClientService::new(oauth_clients, clock),
     }
 }

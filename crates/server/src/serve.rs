@@ -204,16 +204,17 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         .map_err(ServerError::TrustedProxies)?;
     let mailer = mailer(&config)?;
     let services = quire_app::build(
-        Ports {
-            store: Arc::new(db.clone()),
-            bundles: Arc::new(bundles.clone()),
-            clock: Arc::new(SystemClock),
-            timer: Arc::new(TokioTimer),
-            ids: Arc::new(RandomPublicIds),
-            dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
-            mailer,
-            directory: None,
-        },
+        Ports::from_store(
+            Arc::new(db.clone()),
+            quire_app::OtherAdapters {
+                bundles: Arc::new(bundles.clone()),
+                clock: Arc::new(SystemClock),
+                timer: Arc::new(TokioTimer),
+                ids: Arc::new(RandomPublicIds),
+                dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
+                mailer,
+            },
+        ),
         settings(&config, &origins, signing_key, captcha_secret, sealing_key),
     );
     let sealed = services

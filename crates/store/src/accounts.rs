@@ -10,7 +10,7 @@ use quire_projects::Project;
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::keys::{KeyRow, insert_key_row};
 use crate::projects::ProjectRow;
 use crate::schema::{accounts, recovery_codes, sessions};
@@ -127,10 +127,8 @@ impl AccountStore for Database {
                 .await
                 .optional()?)
         })
-        .map_err(InfraError::from)?;
-        row.map(Account::try_from)
-            .transpose()
-            .map_err(InfraError::from)
+        .map_err(infra)?;
+        row.map(Account::try_from).transpose().map_err(infra)
     }
 
     async fn accounts(&self) -> Result<Vec<Account>, InfraError> {
@@ -141,11 +139,11 @@ impl AccountStore for Database {
                 .load(conn)
                 .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         rows.into_iter()
             .map(Account::try_from)
             .collect::<Result<_, _>>()
-            .map_err(InfraError::from)
+            .map_err(infra)
     }
 
     async fn account_by_login(&self, login: &str) -> Result<Option<Account>, InfraError> {
@@ -158,10 +156,8 @@ impl AccountStore for Database {
                 .await
                 .optional()?)
         })
-        .map_err(InfraError::from)?;
-        row.map(Account::try_from)
-            .transpose()
-            .map_err(InfraError::from)
+        .map_err(infra)?;
+        row.map(Account::try_from).transpose().map_err(infra)
     }
 
     async fn set_password_hash(&self, id: AccountId, hash: &str) -> Result<bool, InfraError> {
@@ -172,7 +168,7 @@ impl AccountStore for Database {
                 .execute(conn)
                 .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n == 1)
     }
 
@@ -230,7 +226,7 @@ impl AccountStore for Database {
                 .await?;
             Ok(true)
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn remove_totp(&self, id: AccountId) -> Result<bool, InfraError> {
@@ -260,7 +256,7 @@ impl AccountStore for Database {
                 .await?;
             Ok(true)
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn replace_recovery_codes(
@@ -293,7 +289,7 @@ impl AccountStore for Database {
             }
             Ok(true)
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn use_recovery_code(
@@ -314,7 +310,7 @@ impl AccountStore for Database {
             .execute(conn)
             .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n == 1)
     }
 
@@ -327,7 +323,7 @@ impl AccountStore for Database {
                 .get_result(conn)
                 .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
@@ -340,7 +336,7 @@ impl AccountStore for Database {
                 .load(conn)
                 .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(rows
             .into_iter()
             .filter_map(|(id, s)| Some((AccountId(id.0), SealedSecret::stored(s?))))
@@ -364,7 +360,7 @@ impl AccountStore for Database {
             .execute(conn)
             .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n == 1)
     }
 
@@ -379,7 +375,7 @@ impl AccountStore for Database {
                 .execute(conn)
                 .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n == 1)
     }
 
@@ -400,7 +396,7 @@ impl AccountStore for Database {
             .execute(conn)
             .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n == 1)
     }
 }

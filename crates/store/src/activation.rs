@@ -8,13 +8,9 @@ use quire_kernel::{AccountId, Handle, InfraError};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::{Outcome, StoreError};
+use crate::error::{Outcome, StoreError, infra};
 use crate::schema::{accounts, captcha_uses, invitations};
 use crate::types::{DbId, DbTs};
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
-}
 
 type InvitationRow = (String, DbTs, Option<DbId>, Option<DbTs>, Option<String>);
 

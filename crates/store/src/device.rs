@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::keys::{KeyRow, insert_key_row};
 use crate::schema::device_grants;
 use crate::types::{DbId, DbTs};
@@ -68,10 +68,6 @@ impl TryFrom<GrantRow> for DeviceGrant {
             decided_at: r.decided_at.map(|t| t.0),
         })
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 impl Database {

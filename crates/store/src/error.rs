@@ -71,6 +71,12 @@ impl StoreError {
     }
 }
 
+/// The domain's error for a store error, typed so a query body's `map_err` needs no
+/// annotation.
+pub(crate) fn infra(e: StoreError) -> InfraError {
+    e.into()
+}
+
 impl From<StoreError> for InfraError {
     fn from(e: StoreError) -> Self {
         let kind = match &e {

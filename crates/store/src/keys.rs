@@ -8,7 +8,7 @@ use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::schema::{accounts, api_keys};
 use crate::types::{DbId, DbTs};
 
@@ -78,10 +78,6 @@ impl TryFrom<KeyRow> for KeyRecord {
             last_used_at: r.last_used_at.map(|t| t.0),
         })
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 pub(crate) fn insert_key_row(

@@ -10,7 +10,7 @@ use quire_kernel::{Budget, InfraError, RateLimiter, Slot, Take};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::infra;
 use crate::schema::{rate_events, rate_keys};
 use crate::types::DbTs;
 
@@ -36,10 +36,6 @@ macro_rules! lock_key {
     };
 }
 pub(crate) use lock_key;
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
-}
 
 #[async_trait]
 impl RateLimiter for Database {

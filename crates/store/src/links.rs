@@ -11,7 +11,7 @@ use time::{Date, Month, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::schema::{link_allow, link_codes, link_views_daily, links};
 use crate::types::{DbId, DbTs};
 
@@ -138,10 +138,6 @@ fn write_error(e: StoreError) -> LinkWriteError {
     } else {
         LinkWriteError::Infra(e.into())
     }
-}
-
-pub(crate) fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 impl Database {

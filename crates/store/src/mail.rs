@@ -9,14 +9,10 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::infra;
 use crate::limits::lock_key;
 use crate::schema::email_sends;
 use crate::types::{DbId, DbTs};
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
-}
 
 #[async_trait]
 impl MailQuota for Database {

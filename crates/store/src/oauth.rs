@@ -8,7 +8,7 @@ use quire_oauth::{ClientId, ClientStore, ClientType, InsertClientError, OAuthCli
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::schema::{oauth_clients, oauth_grants, projects};
 use crate::types::DbTs;
 
@@ -53,10 +53,6 @@ impl TryFrom<ClientRow> for OAuthClient {
             deleted_at: r.deleted_at.map(|t| t.0),
         })
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 #[async_trait]

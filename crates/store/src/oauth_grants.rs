@@ -14,7 +14,7 @@ use quire_oauth::{
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::schema::{oauth_grants, oauth_refresh_tokens, oauth_signing_keys};
 use crate::secrets::{oauth_key_purpose, open_oauth_key};
 use crate::types::{DbId, DbTs};
@@ -164,10 +164,6 @@ impl From<RefreshRow> for RefreshRecord {
             rotated_at: r.rotated_at.map(|t| t.0),
         }
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 #[async_trait]

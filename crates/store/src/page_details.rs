@@ -11,7 +11,7 @@ use quire_pages::{Page, PageDetails};
 use quire_projects::Project;
 
 use crate::db::{Database, with_conn};
-use crate::error::StoreError;
+use crate::error::{StoreError, infra};
 use crate::links::{AllowRow, LinkRow, assemble};
 use crate::pages::{PageRow, READY};
 use crate::projects::ProjectRow;
@@ -49,8 +49,8 @@ pub(crate) async fn page_details(
             .load(conn)
             .await?)
     })
-    .map_err(InfraError::from)?;
-    assemble_details(id, rows).map_err(InfraError::from)
+    .map_err(infra)?;
+    assemble_details(id, rows).map_err(infra)
 }
 
 fn assemble_details(id: PageId, rows: Vec<DetailRow>) -> Result<Option<PageDetails>, StoreError> {

@@ -12,7 +12,7 @@ use quire_pages::{
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::{Outcome, StoreError};
+use crate::error::{Outcome, StoreError, infra};
 use crate::page_files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
 use crate::schema::{accounts, link_codes, page_files, pages};
 use crate::types::{DbId, DbTs};
@@ -91,10 +91,6 @@ impl TryFrom<PageRow> for Page {
             archived_at: r.archived_at.map(|t| t.0),
         })
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {

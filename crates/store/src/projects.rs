@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::{Outcome, StoreError};
+use crate::error::{Outcome, StoreError, infra};
 use crate::schema::{accounts, api_keys, links, oauth_clients, pages, project_grants, projects};
 use crate::types::{DbId, DbTs};
 
@@ -94,10 +94,6 @@ fn write_error(e: StoreError) -> ProjectWriteError {
     } else {
         ProjectWriteError::Infra(e.into())
     }
-}
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
 }
 
 #[async_trait]

@@ -9,6 +9,7 @@ use quire_kernel::{AccountId, InfraError};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn};
+use crate::error::infra;
 use crate::schema::sessions;
 use crate::types::{DbId, DbTs};
 
@@ -44,7 +45,7 @@ impl SessionStore for Database {
                 .await?;
             Ok(())
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn session_by_hash(&self, id_hash: &str) -> Result<Option<Session>, InfraError> {
@@ -57,7 +58,7 @@ impl SessionStore for Database {
                 .await
                 .optional()?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(row.map(|r| Session {
             id_hash: r.id_hash,
             account_id: AccountId(r.account_id.0),
@@ -76,7 +77,7 @@ impl SessionStore for Database {
                 .await?;
             Ok(())
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn mark_mfa_satisfied(&self, id_hash: &str) -> Result<(), InfraError> {
@@ -88,7 +89,7 @@ impl SessionStore for Database {
                 .await?;
             Ok(())
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn set_pending_totp(
@@ -105,7 +106,7 @@ impl SessionStore for Database {
                 .await?;
             Ok(())
         })
-        .map_err(InfraError::from)
+        .map_err(infra)
     }
 
     async fn delete_other_sessions(
@@ -123,7 +124,7 @@ impl SessionStore for Database {
             .execute(conn)
             .await?)
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n as u64)
     }
 
@@ -135,7 +136,7 @@ impl SessionStore for Database {
                     .await?,
             )
         })
-        .map_err(InfraError::from)?;
+        .map_err(infra)?;
         Ok(n as u64)
     }
 }

@@ -13,15 +13,11 @@ use time::OffsetDateTime;
 
 use crate::accounts::{AccountRow, creation_error, insert_account};
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::{Outcome, StoreError};
+use crate::error::{Outcome, StoreError, infra};
 use crate::limits::lock_key;
 use crate::projects::ProjectRow;
 use crate::schema::{account_tokens, accounts, sessions};
 use crate::types::{DbId, DbTs};
-
-fn infra(e: StoreError) -> InfraError {
-    e.into()
-}
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = account_tokens)]

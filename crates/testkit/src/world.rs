@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use quire_accounts::CreatedAccount;
-use quire_app::{Ports, Services, Settings};
+use quire_app::{OtherAdapters, Ports, Services, Settings};
 use quire_kernel::Principal;
 use quire_pages::{AccountDirectory, PageOrigins, PublicIds, RandomPublicIds};
 
@@ -34,14 +34,8 @@ pub struct World {
     pub mailer: Arc<MemoryMailer>,
     pub services: Services,
     accounts: HashMap<String, CreatedAccount>,
-    wiring: Wiring,
-}
-
-/// What the world's services are built with besides the fakes.
-#[derive(Debug)]
-struct Wiring {
-    ids: Arc<dyn PublicIds>,
-    directory: Option<Arc<dyn AccountDirectory>>,
+    /// What the services were built from, for a replica.
+    ports: Ports,
     settings: Settings,
 }
 
@@ -80,14 +74,7 @@ impl World {
     /// this replica's caches only as a real other replica's would.
     #[must_use]
     pub fn replica(&self) -> Services {
-        services(
-            &self.store,
-            &self.bundles,
-            &self.clock,
-            &self.timer,
-            &self.mailer,
-            &self.wiring,
-        )
+        quire_app::build(self.ports.clone(), self.settings.clone())
     }
 
     /// The state of the HTTP edge over this world's services, for
@@ -105,34 +92,11 @@ impl World {
         }
         quire_edge::AppState::new(
             self.services.clone(),
-            self.wiring.settings.base_url.clone(),
+            self.settings.base_url.clone(),
             quire_edge::client_ip::TrustedProxies::default(),
             Arc::new(Ready),
         )
     }
-}
-
-fn services(
-    store: &Arc<MemoryStore>,
-    bundles: &Arc<MemoryBundles>,
-    clock: &Arc<FixedClock>,
-    timer: &Arc<HandTimer>,
-    mailer: &Arc<MemoryMailer>,
-    wiring: &Wiring,
-) -> Services {
-    quire_app::build(
-        Ports {
-            store: store.clone(),
-            bundles: bundles.clone(),
-            clock: clock.clone(),
-            timer: timer.clone(),
-            ids: wiring.ids.clone(),
-            mailer: mailer.clone(),
-            dispatch: mailer.clone(),
-            directory: wiring.directory.clone(),
-        },
-        wiring.settings.clone(),
-    )
 }
 
 /// What a test asks of its world; see [`World::builder`].
@@ -183,7 +147,8 @@ impl WorldBuilder {
         self
     }
 
-    /// The page service reads handles from `directory` instead of the store.
+    /// The page service and the pages origin read handles from `directory` instead of the
+    /// store.
     #[must_use]
     pub fn directory(mut self, directory: Arc<dyn AccountDirectory>) -> Self {
         self.directory = Some(directory);
@@ -238,20 +203,30 @@ impl WorldBuilder {
         let bundles = Arc::new(MemoryBundles::new());
         let timer = Arc::new(HandTimer::new());
         let mailer = Arc::new(MemoryMailer::new());
-        let wiring = Wiring {
-            ids: self.ids,
-            directory: self.directory,
-            settings: self.settings,
-        };
+        let mut ports = Ports::from_store(
+            store.clone(),
+            OtherAdapters {
+                bundles: bundles.clone(),
+                ids: self.ids,
+                mailer: mailer.clone(),
+                dispatch: mailer.clone(),
+                clock: clock.clone(),
+                timer: timer.clone(),
+            },
+        );
+        if let Some(directory) = self.directory {
+            ports.pages.directory = directory;
+        }
         World {
-            services: services(&store, &bundles, &clock, &timer, &mailer, &wiring),
+            services: quire_app::build(ports.clone(), self.settings.clone()),
             store,
             bundles,
             clock,
             timer,
             mailer,
             accounts,
-            wiring,
+            ports,
+            settings: self.settings,
         }
     }
 }

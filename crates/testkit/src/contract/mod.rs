@@ -7,7 +7,8 @@
 //! expands one `#[tokio::test]` per entry for a backend, and [`run`] dispatches to it. A check
 //! left off the list is dead code, which fails the build (`-D warnings`), so none can be
 //! written and silently never run. Each check is bounded by the ports it touches, so its
-//! signature says what it covers; [`run`] holds a backend to every port ([`Stores`]).
+//! signature says what it covers; [`run`] holds a backend to every store port, as
+//! [`quire_app::Ports::from_store`] does.
 
 mod accounts;
 mod activation;
@@ -24,9 +25,16 @@ mod support;
 
 use std::sync::Arc;
 
-/// Every store port at once: the composition root's bound, so the suite holds a store to
-/// exactly what the application needs of it.
-pub use quire_app::Stores;
+use quire_accounts::{AccountStore, CaptchaLedger, InvitationStore, SessionStore};
+use quire_device_auth::DeviceGrantStore;
+use quire_kernel::RateLimiter;
+use quire_keys::KeyStore;
+use quire_links::LinkStore;
+use quire_mail::MailQuota;
+use quire_oauth::{ClientStore, GrantStore, SigningKeyStore};
+use quire_pages::{AccountDirectory, PageStore};
+use quire_projects::ProjectStore;
+use quire_signup::SignupStore;
 
 /// Every contract check, once, by port. `$then` is called with `$args` and the list.
 #[doc(hidden)]
@@ -86,7 +94,26 @@ macro_rules! __contract_dispatch {
         ///
         /// # Panics
         /// When the check fails, or no check has that name.
-        pub async fn run<S: Stores>(check: &str, store: Arc<S>) {
+        pub async fn run<S>(check: &str, store: Arc<S>)
+        where
+            S: ProjectStore
+                + KeyStore
+                + AccountStore
+                + SessionStore
+                + PageStore
+                + AccountDirectory
+                + LinkStore
+                + DeviceGrantStore
+                + RateLimiter
+                + ClientStore
+                + GrantStore
+                + SigningKeyStore
+                + MailQuota
+                + InvitationStore
+                + CaptchaLedger
+                + SignupStore
+                + 'static,
+        {
             match check {
                 $(stringify!($check) => $port::$check(store).await,)+
                 other => panic!("no contract check named {other}"),
