@@ -22,7 +22,7 @@ mod sqlite {
         Some((Arc::new(db), dir))
     }
 
-    quire_testkit::store_contract!(make);
+    quire_store_contract::store_contract!(make);
 }
 
 mod postgres {
@@ -37,5 +37,5 @@ mod postgres {
         Some((Arc::new(db), test_db))
     }
 
-    quire_testkit::store_contract!(make);
+    quire_store_contract::store_contract!(make);
 }

@@ -3,8 +3,6 @@
 //! - [`memory::MemoryStore`]: an in-memory implementation of every store port, with a
 //!   failure switch for fault-injection tests of the domain.
 //! - [`captcha::solve`]: an ALTCHA solver, to answer the activation captcha.
-//! - [`contract`]: the one store contract suite, run against the fake here and against both
-//!   real backends from `quire-store`'s tests.
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
@@ -14,14 +12,13 @@
 //!
 //! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
 //! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`])
-//! and,
-//! with `http`, `quire-http`; it is a dev-dependency everywhere.
+//! and, with `http`, `quire-edge`; it is a dev-dependency everywhere. The store contract suite
+//! is a crate of its own, `quire-store-contract`.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
 
 pub mod captcha;
-pub mod contract;
 pub mod fixtures;
 pub mod mailer;
 pub mod memory;

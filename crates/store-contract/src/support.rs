@@ -14,7 +14,7 @@ use quire_pages::{FileEntry, Page, PageStatus};
 use quire_projects::{Project, ProjectStatus};
 use time::{Duration, OffsetDateTime};
 
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) struct Seeded {
     pub(super) account: Account,
@@ -28,7 +28,7 @@ pub(super) async fn seed<S: AccountStore + 'static>(
     handle: &str,
 ) -> Seeded {
     clock.advance(Duration::seconds(1));
-    let created = crate::fixtures::create_account(s.clone(), clock.clone(), handle).await;
+    let created = quire_testkit::fixtures::create_account(s.clone(), clock.clone(), handle).await;
     Seeded {
         account: created.account,
         project: created.project,

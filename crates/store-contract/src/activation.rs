@@ -11,7 +11,7 @@ use quire_accounts::{
 use quire_kernel::{AccountId, Clock};
 use time::Duration;
 
-use crate::fixtures::{FixedClock, new_account};
+use quire_testkit::fixtures::{FixedClock, new_account};
 
 async fn dormant<S: AccountStore + 'static>(
     s: &Arc<S>,

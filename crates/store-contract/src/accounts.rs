@@ -11,7 +11,7 @@ use quire_projects::ProjectStore;
 use time::OffsetDateTime;
 
 use super::support::{project_of, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn account_bootstrap_is_readable<
     S: AccountStore + ProjectStore + KeyStore + 'static,

@@ -9,7 +9,7 @@ use quire_kernel::{Clock, Email, Handle};
 use quire_signup::{AccountToken, FirstAccount, LinkPurpose, SignupStore};
 use time::Duration;
 
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 fn draft(
     handle: &str,

@@ -1,6 +1,6 @@
-//! The store contract suite: one set of checks every implementation of the store ports must
-//! pass (the in-memory fake here, SQLite and PostgreSQL in `quire-store`), one file per
-//! port. Each check states a line of a port's `# Errors` contract or a behaviour callers rely
+//! `quire-store-contract`: the store contract suite, one set of checks every implementation
+//! of the store ports must pass (the testkit's in-memory fake in this crate's tests, SQLite
+//! and PostgreSQL in `quire-store`'s), one file per port. Each check states a line of a port's `# Errors` contract or a behaviour callers rely
 //! on.
 //!
 //! The checks are listed once, in `__contract_list!`: [`store_contract!`](crate::store_contract)
@@ -9,6 +9,12 @@
 //! written and silently never run. Each check is bounded by the ports it touches, so its
 //! signature says what it covers; [`run`] holds a backend to every store port, as
 //! [`quire_app::Ports::from_store`] does.
+//!
+//! Test support only (a dev-dependency): it depends on the domain crates, `quire-app`, the
+//! testkit's fixtures and tokio.
+
+// Test support: a panic is how a failed check reports itself.
+#![allow(clippy::unwrap_used)]
 
 mod accounts;
 mod activation;
@@ -142,7 +148,7 @@ macro_rules! __contract_tests {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $check() {
                 if let Some((store, _guard)) = $make().await {
-                    $crate::contract::run(stringify!($check), store).await;
+                    $crate::run(stringify!($check), store).await;
                 }
             }
         )+

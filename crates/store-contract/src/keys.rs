@@ -9,7 +9,7 @@ use quire_projects::ProjectStore;
 use time::Duration;
 
 use super::support::{app_key_in, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn keys_are_listed_revoked_once_and_found_by_hash<
     S: AccountStore + KeyStore + ProjectStore + 'static,

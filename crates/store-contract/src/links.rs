@@ -14,7 +14,7 @@ use quire_pages::PageStore;
 use time::Duration;
 
 use super::support::{lease, link_for, page_of, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn link_codes_share_one_namespace<
     S: AccountStore + AccountDirectory + PageStore + LinkStore + 'static,

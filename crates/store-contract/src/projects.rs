@@ -15,7 +15,7 @@ use quire_projects::{
 use time::Duration;
 
 use super::support::{app_key_in, client_of, file, lease, link_for, page_of, project_of, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn project_slugs_and_clients_are_unique<
     S: AccountStore + ClientStore + ProjectStore + KeyStore + PageStore + LinkStore + 'static,

@@ -11,7 +11,7 @@ use quire_kernel::Clock;
 use time::Duration;
 
 use super::support::seed;
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn accounts_are_found_by_login_and_sessions_by_hash<
     S: AccountStore + SessionStore + 'static,

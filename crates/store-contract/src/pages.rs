@@ -16,7 +16,7 @@ use quire_pages::{
 use time::Duration;
 
 use super::support::{file, lease, link_for, page_of, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<
     S: AccountStore + PageStore + LinkStore + AccountDirectory + 'static,

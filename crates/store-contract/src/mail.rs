@@ -10,7 +10,7 @@ use time::Duration;
 use uuid::Uuid;
 
 use super::support::seed;
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn sends_are_counted_exactly_in_a_rolling_window<
     S: AccountStore + MailQuota + 'static,

@@ -11,4 +11,4 @@ async fn make() -> Option<(Arc<MemoryStore>, ())> {
     Some((Arc::new(MemoryStore::new()), ()))
 }
 
-quire_testkit::store_contract!(make);
+quire_store_contract::store_contract!(make);

@@ -13,7 +13,7 @@ use quire_keys::new_key;
 use time::Duration;
 
 use super::support::{grant, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn device_grants_change_state_by_compare_and_set<
     S: AccountStore + DeviceGrantStore + KeyStore + RateLimiter + 'static,

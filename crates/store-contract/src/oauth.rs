@@ -17,7 +17,7 @@ use quire_projects::ProjectStore;
 use time::Duration;
 
 use super::support::{client_of, project_of, seed};
-use crate::fixtures::FixedClock;
+use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn clients_are_listed_rotated_and_deleted_as_tombstones<
     S: AccountStore + ClientStore + ProjectStore + 'static,
