@@ -1,8 +1,8 @@
 //! `quire-app`: the composition root. [`build`] makes every use-case service of Quire from
-//! the ports it is handed (the database, bundle storage and the runtime's clock and timer in
-//! `quire-server`; the in-memory fakes, a fixed clock and a hand-fired timer in tests) and
-//! their settings, so production and every test world wire the application one way: a
-//! service gains a port in one place.
+//! the ports it is handed (the database, bundle storage and the runtime's clock, timer and
+//! blocking pool in `quire-server`; the in-memory fakes, a fixed clock, a hand-fired timer and
+//! a thread per offloaded job in tests) and their settings, so production and every test
+//! world wire the application one way: a service gains a port in one place.
 //!
 //! It depends on the domain crates, the kernel and the application crates that hold caches
 //! (`quire-serving`, `quire-bearer`, `quire-read-cache`), and holds no logic of its own.
@@ -15,7 +15,7 @@ use quire_accounts::{
 };
 use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::{DeviceAuthService, DeviceGrantStore};
-use quire_kernel::{Clock, Listeners, PageChanges, RateLimiter, Timer};
+use quire_kernel::{Clock, Listeners, Offload, PageChanges, RateLimiter, Timer};
 use quire_keys::{KeyService, KeyStore};
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, MailService, Mailer};
@@ -85,6 +85,8 @@ pub struct Ports<S> {
     pub bundles: Arc<dyn BundleStore>,
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
+    /// Runs CPU work that would hold an async worker (hashing a large publish).
+    pub offload: Arc<dyn Offload>,
     pub ids: Arc<dyn PublicIds>,
     /// The relay (or the outbox) of the email route.
     pub mailer: Arc<dyn Mailer>,
@@ -146,6 +148,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
         bundles,
         clock,
         timer,
+        offload,
         ids,
         mailer,
         dispatch,
@@ -197,6 +200,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
             projects: store.clone(),
             clock: clock.clone(),
             timer,
+            offload,
             ids,
             changes: changes.clone(),
         },

@@ -5,7 +5,8 @@
 //! - [`captcha::solve`]: an ALTCHA solver, to answer the activation captcha.
 //! - [`contract`]: the one store contract suite, run against the fake here and against both
 //!   real backends from `quire-store`'s tests.
-//! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
+//! - [`fixtures`]: a fixed clock, a timer the test fires by hand, an offload that runs each
+//!   job on a thread of its own, and principals.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //! - [`smtp_relay`]: a real SMTP server (Debian's aiosmtpd) per test.
@@ -13,8 +14,8 @@
 //!   the composition root; with the `http` feature, the HTTP edge's state too).
 //!
 //! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
-//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`])
-//! and,
+//! (the hand timer, the thread offload and stalled uploads wait on its channels),
+//! tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`]) and,
 //! with `http`, `quire-http`; it is a dev-dependency everywhere.
 
 // Test support: a panic is how a failed check reports itself.
@@ -29,7 +30,7 @@ pub mod pg;
 pub mod smtp_relay;
 pub mod world;
 
-pub use fixtures::{FixedClock, HandTimer};
+pub use fixtures::{FixedClock, HandTimer, ThreadOffload};
 pub use mailer::MemoryMailer;
 pub use memory::{MemoryBundles, MemoryStore};
 pub use world::World;
