@@ -156,7 +156,11 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     } = ports;
     // The API's page fetch is held in front of the page and link stores; the views the
     // pages origin settles go through it, so this replica's own counts show at once.
-    let page_cache = Arc::new(CachedPageStore::new(store.clone(), store.clone()));
+    let page_cache = Arc::new(CachedPageStore::new(
+        store.clone(),
+        store.clone(),
+        clock.clone(),
+    ));
     let serving = ServingService::new(
         ServingPorts {
             pages: store.clone(),
@@ -184,7 +188,7 @@ pub fn build<S: Stores>(ports: Ports<S>, settings: Settings) -> Services {
     );
     // The pages origin's caches and the API's read caches hear of every committed page and
     // project change.
-    let key_cache = Arc::new(CachedKeyStore::new(store.clone()));
+    let key_cache = Arc::new(CachedKeyStore::new(store.clone(), clock.clone()));
     let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
         Arc::new(serving.clone()),
         key_cache.clone(),
