@@ -168,10 +168,14 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
     let visitor = crate::harness::client().build().unwrap();
     assert_eq!(visitor.get(&url).send().await.unwrap().status(), 200);
     // Views are flushed to the database every second.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    browser.go(&format!("{base}/account/pages")).await;
+    let views = format!("#views-{slug}");
+    crate::harness::eventually("the view counted on the pages list", || async {
+        browser.go(&format!("{base}/account/pages")).await;
+        browser.text(&views).await == "1"
+    })
+    .await;
     browser.screenshot("journey-08-pages").await;
-    assert_eq!(browser.text(&format!("#views-{slug}")).await, "1");
+    assert_eq!(browser.text(&views).await, "1");
     browser.click(&format!("#open-{slug}")).await;
     assert_eq!(browser.text("#page-views").await, "1");
     let detail = browser.source().await;
@@ -185,6 +189,7 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
     // 6. Archived in the dashboard: the pages origin answers 404.
     browser.click("#archive").await;
     assert_eq!(browser.text("#page-status").await, "archived");
+    // The pages origin forgets a changed page within its policy cache's second.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(visitor.get(&url).send().await.unwrap().status(), 404);
     browser.go(&format!("{base}/account/projects")).await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{Backend, Server, TestDb, on_both_backends};
+use crate::harness::{Backend, Server, TestDb, eventually, on_both_backends};
 use crate::serving::{publish, settled_view_count, site, visit, with};
 
 on_both_backends!(
@@ -145,7 +145,11 @@ async fn a_killed_replica_never_overspends_and_idle_blocks_come_back(b: Backend)
     assert!(rest >= 25, "{rest}");
     // Idle for 2 s, returned by the next flush; the survivor's page cache forgets "spent"
     // within its policy cache time.
-    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    eventually("the idle block back for the survivor to serve", || async {
+        visit(&survivor, "/ann/idle/").await.status == 200
+    })
+    .await;
+    rest += 1;
     while visit(&survivor, "/ann/idle/").await.status == 200 {
         rest += 1;
     }

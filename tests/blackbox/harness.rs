@@ -434,6 +434,27 @@ pub async fn setup(backend: Backend) -> Option<(TestDb, Server, Account)> {
     Some((db, server, account))
 }
 
+/// Longest [`eventually`] waits: far past the server's background ticks (the view flush every
+/// second, the janitor at the interval a test sets), and short enough to fail a test soon.
+pub const EVENTUALLY_WITHIN: Duration = Duration::from_secs(10);
+
+/// Waits until `done` holds, asking every 100 ms; fails naming `what` if it does not within
+/// [`EVENTUALLY_WITHIN`]. For what the server does in the background, on its own schedule.
+pub async fn eventually<F, Done>(what: &str, mut done: F)
+where
+    F: FnMut() -> Done,
+    Done: Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + EVENTUALLY_WITHIN;
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {EVENTUALLY_WITHIN:?}: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes` from the system's `sha256sum`: a digest made apart from
 /// the code under test, to check the digests Quire stores and reports.
 pub fn sha256sum(bytes: &[u8]) -> String {

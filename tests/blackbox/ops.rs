@@ -144,6 +144,7 @@ async fn sigterm_lets_an_in_flight_request_finish(b: Backend) {
     )
     .unwrap();
     stream.flush().unwrap();
+    // Time for the server to read the head; nothing outside it tells when it has.
     std::thread::sleep(Duration::from_millis(300));
     let pid = srv.child.id().to_string();
     let killed = std::process::Command::new("kill")
@@ -151,6 +152,7 @@ async fn sigterm_lets_an_in_flight_request_finish(b: Backend) {
         .status()
         .unwrap();
     assert!(killed.success());
+    // Time for the server to begin its shutdown while the request is still in flight.
     std::thread::sleep(Duration::from_millis(500));
     stream.write_all(tail.as_bytes()).unwrap();
     let mut response = String::new();
@@ -281,7 +283,18 @@ async fn an_exhausted_pool_is_a_prompt_500_and_nothing_half_written(b: Backend) 
     let body = json!({"name": "n", "tag": "t", "color": "red", "slug": "waited"});
     let first = srv.post("/api/platform/v1/projects", &ann.key, body);
     let second = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        crate::harness::eventually("the first request waiting on the lock", || async {
+            let waiting = locker
+                .query_one(
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted \
+                     AND relation = 'projects'::regclass",
+                    &[],
+                )
+                .await
+                .unwrap();
+            waiting.get::<_, i64>(0) > 0
+        })
+        .await;
         let started = std::time::Instant::now();
         let r = srv.get("/api/platform/v1/keys", &ann.key).await;
         let waited = started.elapsed();

@@ -226,6 +226,7 @@ async fn clients_that_vanish_mid_request_do_not_hurt_the_server(b: Backend) {
         .unwrap();
         drop(s);
     }
+    // Time for the server to handle every cut connection: a panic would show in the log.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     srv.get("/api/platform/v1/projects", &ann.key)
         .await

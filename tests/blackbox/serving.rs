@@ -303,6 +303,7 @@ async fn expired_pages_and_spent_budgets_are_410(b: Backend) {
     assert_eq!(r.status, 200);
     assert_eq!(header(&r, "cache-control"), "private, no-store");
     assert_eq!(visit(&srv, "/s/brief").await.status, 302);
+    // Waits out the real expiry, 2 s away on the server's clock.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     let r = visit(&srv, "/ann/brief/").await;
     assert_eq!(r.status, 410);

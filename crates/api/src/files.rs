@@ -1,10 +1,12 @@
 //! A page request's files, read out of its body. Text stays where it lies in the body, and
 //! base64 is decoded in place, in the body's own memory (decoded bytes are never longer than
-//! their base64), on every core for a large batch. Every file is then a slice of the one
-//! body: a publish holds its files once, and decodes them once.
+//! their base64), on every core for a large batch, on the blocking pool for a long body.
+//! Every file is then a slice of the one body: a publish holds its files once, and decodes
+//! them once.
 
 use std::ops::Range;
 
+use actix_web::web;
 use bytes::Bytes;
 use quire_kernel::parallel::map_in_order;
 use quire_pages::{FileInput, Unreadable};
@@ -14,7 +16,7 @@ use utoipa::ToSchema;
 use crate::schema;
 use quire_edge::ApiError;
 use quire_edge::body::WritableBody;
-use quire_edge::json::SharedText;
+use quire_edge::json::{RequestBody, SharedText, parse_sharing};
 
 /// One file of a bundle, as sent.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -43,6 +45,35 @@ enum Reading {
 
 /// Below this much base64 in a batch, one thread decodes it all: starting others costs more.
 const PARALLEL_DECODE_BYTES: usize = 1 << 20;
+
+/// A body at least this long is parsed and its files read on the blocking pool: its long
+/// strings are checked and its base64 decoded on every core (the skeleton's and
+/// [`PARALLEL_DECODE_BYTES`]' threshold), which would hold the async worker, and every
+/// request it serves, for milliseconds. A shorter one is read where it is, where the
+/// hand-over would cost more than the work.
+const LONG_BODY_BYTES: usize = 1 << 20;
+
+/// `body` parsed as a `T` (by [`parse_sharing`]), and the files `files_of` takes out of it
+/// read ([`read_files`]); on the blocking pool for a long body.
+///
+/// # Errors
+/// As [`parse_sharing`] and [`read_files`]; `internal_error` if the blocking pool cannot
+/// run the work.
+pub async fn parse_with_files<T: RequestBody + Send + 'static>(
+    body: WritableBody,
+    files_of: fn(&mut T) -> Vec<FileBody>,
+) -> Result<(T, Vec<FileInput>), ApiError> {
+    let long = body.bytes().len() >= LONG_BODY_BYTES;
+    let read = move || {
+        let mut sent: T = parse_sharing(body.bytes())?;
+        let files = read_files(files_of(&mut sent), body)?;
+        Ok((sent, files))
+    };
+    if !long {
+        return read();
+    }
+    web::block(read).await.map_err(|e| ApiError::internal(&e))?
+}
 
 /// The files `files`, parsed from `body` by [`quire_edge::json::parse_sharing`], with their
 /// bytes read: base64 decoded in place, and every file's bytes a slice of the body where it

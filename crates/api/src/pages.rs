@@ -11,14 +11,14 @@ use utoipa::ToSchema;
 use crate::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
-use crate::files::{FileBody, read_files};
+use crate::files::{FileBody, parse_with_files};
 use crate::projects::path_id;
 use crate::{PAGE, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 use quire_edge::auth::Authenticated;
 use quire_edge::body::{Body, WritableBody};
-use quire_edge::json::{RequestBody, nullable, parse, parse_sharing};
+use quire_edge::json::{RequestBody, nullable, parse};
 
 /// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
 /// `5.0`; the domain judges its range.
@@ -208,10 +208,13 @@ pub async fn publish(
     // Parsed straight into typed files whose content is where it lies in the body, then
     // decoded there: the body stays alive until the last file is stored, and nothing else
     // holds the files.
-    let sent: PublishBody = parse_sharing(body.bytes())?;
+    let (sent, sent_files) = parse_with_files(body, |sent: &mut PublishBody| {
+        std::mem::take(&mut sent.files)
+    })
+    .await?;
     let req = PublishRequest {
         title: sent.title,
-        files: read_files(sent.files, body)?,
+        files: sent_files,
         slug: sent.slug,
         entrypoint: sent.entrypoint,
         access: sent.access,
@@ -370,8 +373,10 @@ pub async fn add_files(
 ) -> Result<HttpResponse, ApiError> {
     auth.require_app(App::Page)?;
     let id = page_id(&id)?;
-    let sent: AddFilesBody = parse_sharing(body.bytes())?;
-    let sent_files = read_files(sent.files, body)?;
+    let (_, sent_files) = parse_with_files(body, |sent: &mut AddFilesBody| {
+        std::mem::take(&mut sent.files)
+    })
+    .await?;
     let added = state.pages.add_files(&auth.0, id, sent_files).await?;
     Ok(HttpResponse::Ok().json(FilesAddedDto {
         id: added.id.0,

@@ -1,7 +1,7 @@
 //! `quire-app`: the composition root. [`build`] makes every use-case service of Quire from
 //! the [`Ports`] it is handed, grouped by bounded context (in `quire-server` the database,
-//! bundle storage, the mail relay and the runtime's clock and timer; in tests the in-memory
-//! fakes, a fixed clock and a hand-fired timer), and from their [`Settings`], so production
+//! bundle storage, the mail relay and the runtime's clock, timer and blocking pool; in tests
+//! the in-memory fakes, a fixed clock, a hand-fired timer and a thread per offloaded job), and from their [`Settings`], so production
 //! and every test world wire the application one way: a service gains a port in one place,
 //! and a new service is a field of [`Services`] and its construction in [`build`].
 //!
@@ -120,15 +120,17 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             dispatch,
             quota,
         },
-        runtime: RuntimePorts {
-            clock,
-            timer,
-            limiter,
-        },
+        runtime:
+            RuntimePorts {
+                clock,
+                timer,
+                offload,
+                limiter,
+            },
     } = ports;
     // The API's page fetch is held in front of the page and link stores; the views the
     // pages origin settles go through it, so this replica's own counts show at once.
-    let page_cache = Arc::new(CachedPageStore::new(pages.clone(), links));
+    let page_cache = Arc::new(CachedPageStore::new(pages.clone(), links, clock.clone()));
     let serving = ServingService::new(
         ServingPorts {
             pages,
@@ -156,7 +158,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
     );
     // The pages origin's caches and the API's read caches hear of every committed page and
     // project change.
-    let key_cache = Arc::new(CachedKeyStore::new(keys));
+    let key_cache = Arc::new(CachedKeyStore::new(keys, clock.clone()));
     let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
         Arc::new(serving.clone()),
         key_cache.clone(),
@@ -172,6 +174,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             projects: projects.clone(),
             clock: clock.clone(),
             timer,
+            offload,
             ids,
             changes: changes.clone(),
         },

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use quire_accounts::{AccountStore, CaptchaLedger, InvitationStore, SessionStore};
 use quire_device_auth::DeviceGrantStore;
-use quire_kernel::{Clock, RateLimiter, Timer};
+use quire_kernel::{Clock, Offload, RateLimiter, Timer};
 use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, Mailer};
@@ -76,6 +76,8 @@ pub struct MailPorts {
 pub struct RuntimePorts {
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
+    /// Runs CPU work that would hold an async worker (hashing a large publish).
+    pub offload: Arc<dyn Offload>,
     pub limiter: Arc<dyn RateLimiter>,
 }
 
@@ -88,6 +90,7 @@ pub struct OtherAdapters {
     pub dispatch: Arc<dyn MailDispatch>,
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
+    pub offload: Arc<dyn Offload>,
 }
 
 impl Ports {
@@ -121,6 +124,7 @@ impl Ports {
             dispatch,
             clock,
             timer,
+            offload,
         } = others;
         Self {
             accounts: AccountPorts {
@@ -153,6 +157,7 @@ impl Ports {
             runtime: RuntimePorts {
                 clock,
                 timer,
+                offload,
                 limiter: store,
             },
         }

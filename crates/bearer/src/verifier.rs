@@ -4,7 +4,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
 
 use async_trait::async_trait;
-use moka::future::Cache;
 use quire_accounts::AccountStore;
 use quire_kernel::secret::sha256_hex;
 use quire_kernel::{
@@ -17,6 +16,7 @@ use quire_oauth::{
     ClientId, ClientStore, KeySchedule, SigningKey, SigningKeyStore, TokenAudience, TokenRefusal,
 };
 use quire_projects::ProjectStore;
+use quire_read_cache::ClockCache;
 use time::{Duration, OffsetDateTime};
 
 /// How long the key set is held: far below the hour a new key is published ahead.
@@ -52,14 +52,14 @@ pub struct BearerPorts {
 pub struct BearerVerifier {
     ports: BearerPorts,
     audience: TokenAudience,
-    keys: Cache<(), Arc<Vec<SigningKey>>>,
+    keys: ClockCache<(), Arc<Vec<SigningKey>>>,
     /// SHA-256 of a token → what it said and the `kid` of the key that verified it.
-    verified: Cache<String, (VerifiedToken, String)>,
+    verified: ClockCache<String, (VerifiedToken, String)>,
     /// Client id → whether it is live.
-    clients: Cache<ClientId, bool>,
+    clients: ClockCache<ClientId, bool>,
     /// (account, client) → the principal's home project and role, for activated accounts,
     /// held for [`SUBJECT_TTL`].
-    subjects: Cache<(AccountId, ClientId), Subject>,
+    subjects: ClockCache<(AccountId, ClientId), Subject>,
     last_forced_reload: Arc<Mutex<Option<OffsetDateTime>>>,
 }
 
@@ -74,25 +74,15 @@ impl std::fmt::Debug for BearerVerifier {
 impl BearerVerifier {
     #[must_use]
     pub fn new(ports: BearerPorts, audience: TokenAudience) -> Self {
+        // The caches age by the ports' clock, as the tokens' expiry does.
+        let clock = ports.clock.clone();
         Self {
-            ports,
             audience,
-            keys: Cache::builder()
-                .max_capacity(1)
-                .time_to_live(KEY_CACHE_TTL)
-                .build(),
-            verified: Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(KEY_CACHE_TTL)
-                .build(),
-            clients: Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(CLIENT_CACHE_TTL)
-                .build(),
-            subjects: Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(SUBJECT_TTL)
-                .build(),
+            keys: ClockCache::new(1, KEY_CACHE_TTL, clock.clone()),
+            verified: ClockCache::new(10_000, KEY_CACHE_TTL, clock.clone()),
+            clients: ClockCache::new(10_000, CLIENT_CACHE_TTL, clock.clone()),
+            subjects: ClockCache::new(10_000, SUBJECT_TTL, clock),
+            ports,
             last_forced_reload: Arc::new(Mutex::new(None)),
         }
     }

@@ -187,7 +187,8 @@ async fn a_bearer_of_an_account_not_activated_is_refused() {
             .unwrap_err(),
         AuthError::NotActivated
     );
-    tokio::time::sleep(SUBJECT_TTL + std::time::Duration::from_millis(100)).await;
+    f.w.clock
+        .advance(Duration::try_from(SUBJECT_TTL).unwrap() + Duration::milliseconds(100));
     assert_eq!(
         f.authenticate(&token).await.unwrap_err(),
         AuthError::NotActivated

@@ -1,5 +1,6 @@
 //! A request's files as one batch: checked whole before anything is stored (hashed, on every
-//! core when there is enough to do), then stored one by one.
+//! core when there is enough to do, and then off the async workers: see
+//! `PageService::check_batch`), then stored one by one.
 
 use std::collections::HashSet;
 
@@ -112,14 +113,22 @@ struct Checked {
 /// Below this much content, one thread hashes everything: starting others costs more.
 const PARALLEL_CHECK_BYTES: usize = 1 << 20;
 
-/// Checks every file, in order, splitting the hashing across the cores when there is enough
-/// of it.
-fn check_all(inputs: Vec<FileInput>) -> Vec<Result<Checked, FilesError>> {
+/// Whether checking `inputs` is long work: as much content as is worth hashing on every core
+/// holds an async worker for milliseconds, so it is worth handing to another thread; less
+/// costs less than the hand-over.
+pub(crate) fn is_long_work(inputs: &[FileInput]) -> bool {
     let content: usize = inputs
         .iter()
         .map(|f| f.content.as_ref().map_or(0, Bytes::len))
         .sum();
-    map_in_order(inputs, content >= PARALLEL_CHECK_BYTES, check)
+    content >= PARALLEL_CHECK_BYTES
+}
+
+/// Checks every file, in order, splitting the hashing across the cores when there is enough
+/// of it.
+fn check_all(inputs: Vec<FileInput>) -> Vec<Result<Checked, FilesError>> {
+    let split = is_long_work(&inputs);
+    map_in_order(inputs, split, check)
 }
 
 fn check(f: FileInput) -> Result<Checked, FilesError> {

@@ -7,7 +7,8 @@
 //! rand, mime_guess; SHA-256 comes from the kernel). Files arrive decoded: reading a
 //! request's encoding is its adapter's work. Its ports:
 //! [`ports::PageStore`], [`ports::BundleStore`], [`ports::AccountDirectory`], `quire-links`'
-//! `LinkStore` and the kernel's `Clock` and `Timer`.
+//! `LinkStore` and the kernel's `Clock`, `Timer` and `Offload` (where a large batch is
+//! hashed, off the async workers).
 
 mod batch;
 pub mod model;

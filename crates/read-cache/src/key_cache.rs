@@ -15,10 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use moka::future::Cache;
-use quire_kernel::{AccountId, InfraError, KeyId, LinkId, PageChanges, PageId, ProjectId};
+use quire_kernel::{AccountId, Clock, InfraError, KeyId, LinkId, PageChanges, PageId, ProjectId};
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use time::OffsetDateTime;
+
+use crate::ClockCache;
 
 /// How long a key's lookup is trusted: the longest a revocation or a deactivation made on
 /// another replica takes to reach this one.
@@ -28,20 +29,18 @@ pub const KEY_LOOKUP_TTL: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub struct CachedKeyStore {
     store: Arc<dyn KeyStore>,
-    owners: Cache<String, CredentialOwner>,
+    owners: ClockCache<String, CredentialOwner>,
     /// When this replica last recorded each key's use.
     touched: Mutex<HashMap<KeyId, OffsetDateTime>>,
 }
 
 impl CachedKeyStore {
+    /// Lookups of `store`, each trusted for [`KEY_LOOKUP_TTL`] by `clock`.
     #[must_use]
-    pub fn new(store: Arc<dyn KeyStore>) -> Self {
+    pub fn new(store: Arc<dyn KeyStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
-            owners: Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(KEY_LOOKUP_TTL)
-                .build(),
+            owners: ClockCache::new(10_000, KEY_LOOKUP_TTL, clock),
             touched: Mutex::new(HashMap::new()),
         }
     }

@@ -14,14 +14,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use moka::future::Cache;
-use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId};
+use quire_kernel::{
+    AccountId, Clock, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId,
+};
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
     PutFilesError, UpdatePageStoreError,
 };
 use time::{Date, OffsetDateTime};
+
+use crate::ClockCache;
 
 /// How long a page's details are trusted: the longest a change made on another replica
 /// takes to show in the API's fetch of a page here.
@@ -35,22 +38,23 @@ const CAPACITY: u64 = 10_000;
 pub struct CachedPageStore {
     store: Arc<dyn PageStore>,
     links: Arc<dyn LinkStore>,
-    details: Cache<PageId, PageDetails>,
+    details: ClockCache<PageId, PageDetails>,
     /// The page of each held page's link, so a link's views drop the right page.
     page_of_link: Mutex<HashMap<LinkId, PageId>>,
 }
 
 impl CachedPageStore {
+    /// Page details from `store` and `links`, each trusted for [`PAGE_READ_TTL`] by `clock`.
     #[must_use]
-    pub fn new(store: Arc<dyn PageStore>, links: Arc<dyn LinkStore>) -> Self {
+    pub fn new(
+        store: Arc<dyn PageStore>,
+        links: Arc<dyn LinkStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         Self {
             store,
             links,
-            details: Cache::builder()
-                .max_capacity(CAPACITY)
-                .time_to_live(PAGE_READ_TTL)
-                .support_invalidation_closures()
-                .build(),
+            details: ClockCache::with_invalidation_closures(CAPACITY, PAGE_READ_TTL, clock),
             page_of_link: Mutex::new(HashMap::new()),
         }
     }

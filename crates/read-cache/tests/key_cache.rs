@@ -29,7 +29,7 @@ async fn keys_are_read_once_per_ttl_and_revocation_here_is_at_once() {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
     let ann = quire_testkit::fixtures::create_account(store.clone(), clock.clone(), "ann").await;
-    let cached = CachedKeyStore::new(store.clone());
+    let cached = CachedKeyStore::new(store.clone(), clock.clone());
     let hash = ann.master_key.hash();
 
     let owner = cached.find_by_hash(&hash).await.unwrap().unwrap();
@@ -64,8 +64,7 @@ async fn keys_are_read_once_per_ttl_and_revocation_here_is_at_once() {
         .revoke_key(key_of(&store, other.account.id), clock.now())
         .await
         .unwrap();
-    tokio::time::sleep(KEY_LOOKUP_TTL + std::time::Duration::from_millis(50)).await;
-    assert!(
+    let revoked_elsewhere = || async {
         cached
             .find_by_hash(&bob_hash)
             .await
@@ -74,7 +73,10 @@ async fn keys_are_read_once_per_ttl_and_revocation_here_is_at_once() {
             .key
             .revoked_at
             .is_some()
-    );
+    };
+    assert!(!revoked_elsewhere().await, "held for the lookup TTL");
+    clock.advance(Duration::try_from(KEY_LOOKUP_TTL).unwrap() + Duration::milliseconds(50));
+    assert!(revoked_elsewhere().await, "seen once the lookup is stale");
 
     // Unknown keys are asked of the store every time.
     let unknown = KeyHash("0".repeat(64));
@@ -89,7 +91,7 @@ async fn a_key_use_is_written_once_per_window_by_this_replica() {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
     let ann = quire_testkit::fixtures::create_account(store.clone(), clock.clone(), "ann").await;
-    let cached = CachedKeyStore::new(store.clone());
+    let cached = CachedKeyStore::new(store.clone(), clock.clone());
     let id = key_of(&store, ann.account.id);
     let t0 = clock.now();
     cached

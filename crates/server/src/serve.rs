@@ -22,8 +22,8 @@ use crate::config::Config;
 use crate::error::ServerError;
 use crate::tasks::{spawn_janitor, spawn_view_flusher};
 use crate::wiring::{
-    CAPTCHA_SECRET, PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer, migrate, sealing_key,
-    settings,
+    BlockingPool, CAPTCHA_SECRET, PAGES_SIGNING_SECRET, StackReadiness, TokioTimer, mailer,
+    migrate, sealing_key, settings,
 };
 
 /// Connections the kernel keeps waiting to be accepted (it caps this at
@@ -210,6 +210,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 bundles: Arc::new(bundles.clone()),
                 clock: Arc::new(SystemClock),
                 timer: Arc::new(TokioTimer),
+                offload: Arc::new(BlockingPool),
                 ids: Arc::new(RandomPublicIds),
                 dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
                 mailer,

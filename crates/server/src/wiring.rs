@@ -1,5 +1,5 @@
-//! Wiring: the adapters (database, bundle storage, the runtime's timer) and the settings the
-//! composition root builds the services from.
+//! Wiring: the adapters (database, bundle storage, the runtime's timer and blocking pool) and
+//! the settings the composition root builds the services from.
 
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt as _;
@@ -12,7 +12,8 @@ use quire_accounts::{CaptchaCost, SealingKey};
 use quire_app::Settings;
 use quire_blobs::ObjectBundleStore;
 use quire_edge::{Dependency, NotReady, Readiness};
-use quire_kernel::Timer;
+use quire_kernel::offload::{Job, Running};
+use quire_kernel::{InfraError, Offload, Timer};
 use quire_mail::Mailer;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
@@ -68,6 +69,26 @@ impl Timer for TokioTimer {
         duration: Duration,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
         Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+/// The runtime's blocking pool, for domain work that would hold an async worker.
+#[derive(Debug)]
+pub(crate) struct BlockingPool;
+
+impl Offload for BlockingPool {
+    fn run(&self, job: Job) -> Running {
+        Box::pin(async move {
+            match tokio::task::spawn_blocking(job).await {
+                Ok(done) => Ok(done),
+                Err(failed) => match failed.try_into_panic() {
+                    Ok(panic) => std::panic::resume_unwind(panic),
+                    Err(cancelled) => Err(InfraError::new(format!(
+                        "the blocking pool did not run the job: {cancelled}"
+                    ))),
+                },
+            }
+        })
     }
 }
 
@@ -200,7 +221,32 @@ pub(crate) const PAGES_SIGNING_SECRET: &str = "pages-signing-key";
 mod tests {
     use super::*;
     use quire_accounts::TotpSecret;
-    use quire_kernel::AccountId;
+    use quire_kernel::{AccountId, offloaded};
+
+    /// A test runtime has one worker: the job can only end once another task ran on it.
+    #[tokio::test]
+    async fn a_job_on_the_blocking_pool_leaves_the_worker_free_and_resumes_its_panic() {
+        let (beat, heard) = std::sync::mpsc::channel::<()>();
+        let job = offloaded(&BlockingPool, move || {
+            heard.recv_timeout(Duration::from_secs(10)).is_ok()
+        });
+        let heartbeat = async move {
+            tokio::task::yield_now().await;
+            beat.send(()).unwrap();
+        };
+        let (heard, ()) = tokio::join!(job, heartbeat);
+        assert_eq!(
+            heard.ok(),
+            Some(true),
+            "the worker ran nothing else while the job ran"
+        );
+
+        let panicked = tokio::spawn(offloaded(&BlockingPool, || -> u8 { panic!("in the job") }))
+            .await
+            .unwrap_err();
+        let message = panicked.into_panic();
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"in the job"));
+    }
 
     #[test]
     fn the_key_file_is_made_once_private_and_read_back_the_same() {

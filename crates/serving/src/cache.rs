@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use quire_kernel::Handle;
 use quire_links::Link;
 use quire_pages::{FileEntry, Page};
+use time::OffsetDateTime;
 
 /// A page as the pages origin needs it: record, owner handle, link (policy) and manifest.
 #[derive(Debug)]
@@ -26,9 +27,16 @@ pub(crate) struct Site {
     pub last_modified: (i64, Arc<str>),
     /// Set when a view claim found the budget spent, before the entry is next reloaded.
     pub spent: AtomicBool,
-    /// When the policy was read from the store: the entry is good for the policy TTL from
-    /// here, wherever it is kept.
-    pub loaded_at: Instant,
+    /// When the policy was read from the store, by the service's clock: the entry is good
+    /// for the policy TTL from here, wherever it is kept.
+    pub loaded_at: OffsetDateTime,
+}
+
+/// Whether something loaded at `loaded_at` is still good at `now` for `ttl`. Something loaded
+/// "after now" is not: the clock went back, and how old it is cannot be told.
+pub(crate) fn fresh(loaded_at: OffsetDateTime, now: OffsetDateTime, ttl: Duration) -> bool {
+    let age = now - loaded_at;
+    !age.is_negative() && age < ttl
 }
 
 /// One file of the manifest, and its bytes once a request has read them (kept with the
@@ -54,31 +62,44 @@ thread_local! {
     static FRONT: RefCell<Front> = RefCell::new(Map::default());
 }
 
-/// The site this thread holds for `handle`/`slug`, if loaded less than `ttl` ago and not
-/// older than the service's last local change (`generation`).
+/// How long a site is good for, and what it must be newer than.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Freshness {
+    pub now: OffsetDateTime,
+    pub ttl: Duration,
+    /// The service's last local change: a site loaded before it is not trusted.
+    pub changed_at: Option<OffsetDateTime>,
+}
+
+impl Freshness {
+    pub(crate) fn trusts(&self, site: &Site) -> bool {
+        fresh(site.loaded_at, self.now, self.ttl)
+            && self.changed_at.is_none_or(|c| site.loaded_at > c)
+    }
+}
+
+/// The site this thread holds for `handle`/`slug`, if `freshness` trusts it.
 pub(crate) fn front_get(
     service: u64,
     handle: &str,
     slug: &str,
-    ttl: Duration,
-    changed_at: Option<Instant>,
+    freshness: &Freshness,
 ) -> Option<Arc<Site>> {
     FRONT.with(|front| {
         let front = front.borrow();
         let site = front.get(&service)?.get(handle)?.get(slug)?;
-        let fresh = site.loaded_at.elapsed() < ttl && changed_at.is_none_or(|c| site.loaded_at > c);
-        fresh.then(|| site.clone())
+        freshness.trusts(site).then(|| site.clone())
     })
 }
 
-/// Keeps `site` in this thread's front cache. Entries older than `ttl` are dropped first
+/// Keeps `site` in this thread's front cache. Entries older than the TTL are dropped first
 /// (with the file bytes they hold), so the cache never keeps what it would not serve.
-pub(crate) fn front_put(service: u64, site: &Arc<Site>, ttl: Duration) {
+pub(crate) fn front_put(service: u64, site: &Arc<Site>, freshness: &Freshness) {
     FRONT.with(|front| {
         let mut front = front.borrow_mut();
         let pages = front.entry(service).or_default();
         for slugs in pages.values_mut() {
-            slugs.retain(|_, s| s.loaded_at.elapsed() < ttl);
+            slugs.retain(|_, s| fresh(s.loaded_at, freshness.now, freshness.ttl));
         }
         pages.retain(|_, slugs| !slugs.is_empty());
         if pages.values().map(Map::len).sum::<usize>() >= FRONT_CAPACITY {

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use quire_kernel::{InfraError, LeaseId, LinkId};
 use quire_links::LinkStore;
@@ -56,7 +56,8 @@ struct Lease {
     /// The last block granted, and the views served in the last flush interval.
     last_block: AtomicU64,
     rate: AtomicU64,
-    /// Milliseconds since `epoch` of the last view served.
+    /// When the last view was served, in milliseconds since the Unix epoch, by the clock
+    /// the callers read `now` from.
     last_use_ms: AtomicU64,
     /// The budget the block was leased under: a changed budget returns the block.
     budget: AtomicU64,
@@ -94,6 +95,11 @@ impl Lease {
     }
 }
 
+/// `at` in milliseconds since the Unix epoch (0 before it).
+fn unix_ms(at: OffsetDateTime) -> u64 {
+    u64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(0)
+}
+
 /// What a settle owes the store for one link.
 struct Due {
     link: LinkId,
@@ -105,7 +111,6 @@ struct Due {
 #[derive(Debug)]
 pub struct ViewLeases {
     leases: Mutex<HashMap<LinkId, Arc<Lease>>>,
-    epoch: Instant,
     ttl: Duration,
 }
 
@@ -121,7 +126,6 @@ impl ViewLeases {
     pub fn with_ttl(ttl: Duration) -> Self {
         Self {
             leases: Mutex::new(HashMap::new()),
-            epoch: Instant::now(),
             ttl,
         }
     }
@@ -134,10 +138,6 @@ impl ViewLeases {
         all.entry(link)
             .or_insert_with(|| Arc::new(Lease::new()))
             .clone()
-    }
-
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Drops `lease` of `link` (it lapsed in the store and was settled there), unless it was
@@ -195,7 +195,7 @@ impl ViewLeases {
             // next block is leased under the new one.
             lease.give_back();
         } else if lease.take_one() {
-            self.served(&lease);
+            Self::served(&lease, now);
             return Ok(Some(true));
         }
         let _refilling = lease.refill.lock().await;
@@ -219,7 +219,7 @@ impl ViewLeases {
         }
         // Another request may have refilled while this one waited.
         if lease.take_one() {
-            self.served(&lease);
+            Self::served(&lease, now);
             return Ok(Some(true));
         }
         let ramp = lease.last_block.load(Ordering::Acquire).saturating_mul(2);
@@ -243,13 +243,13 @@ impl ViewLeases {
         lease.last_block.store(granted, Ordering::Release);
         // One view of the block is this request's.
         lease.remaining.fetch_add(granted - 1, Ordering::AcqRel);
-        self.served(&lease);
+        Self::served(&lease, now);
         Ok(Some(true))
     }
 
-    fn served(&self, lease: &Lease) {
+    fn served(lease: &Lease, now: OffsetDateTime) {
         lease.used.fetch_add(1, Ordering::AcqRel);
-        lease.last_use_ms.store(self.now_ms(), Ordering::Release);
+        lease.last_use_ms.store(unix_ms(now), Ordering::Release);
     }
 
     /// Settles every lease with `store` at `now`: views served join the count (on `now`'s
@@ -265,7 +265,7 @@ impl ViewLeases {
         now: OffsetDateTime,
         closing: bool,
     ) -> Result<u64, InfraError> {
-        let now_ms = self.now_ms();
+        let now_ms = unix_ms(now);
         let idle_ms = u64::try_from(IDLE_RETURN.as_millis()).unwrap_or(u64::MAX);
         let leases: Vec<(LinkId, Arc<Lease>)> = self
             .leases

@@ -9,14 +9,16 @@
 //!   decisions (`service`);
 //! - the performance layer: pages and small files in bounded moka caches and per-thread
 //!   front caches (`sites`, `cache`), gzip, views tallied in memory between flushes
-//!   (`views`), and budgeted views served from blocks leased from the store (`leases`). The caches hear of page and project changes through the kernel's
-//!   `PageChanges` port, which [`ServingService`] implements.
+//!   (`views`), and budgeted views served from blocks leased from the store (`leases`). The
+//!   caches hear of page and project changes through the kernel's `PageChanges` port, which
+//!   [`ServingService`] implements; they, and the leases' idle time, age by its `Clock`.
 //!
 //! It is not a domain crate: it depends on the domain crates (`quire-kernel`, `quire-pages`,
-//! `quire-links`, `quire-projects`, `quire-accounts`) for their ports and rules, and on small
-//! crates for caching, signing and one async lock (moka, hmac/sha2, flate2, futures-util). No HTTP type and no adapter
-//! technology appears here (the architecture test holds it to that): the pages-origin edge
-//! in `quire-http` maps [`Answer`]s to responses.
+//! `quire-links`, `quire-projects`, `quire-accounts`) for their ports and rules, on
+//! `quire-read-cache` for caches that age by the clock, and on small crates for caching,
+//! signing and one async lock (moka, hmac/sha2, flate2, futures-util). No HTTP type and no
+//! adapter technology appears here (the architecture test holds it to that): the
+//! pages-origin edge in `quire-http` maps [`Answer`]s to responses.
 
 mod answer;
 mod cache;

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use moka::future::Cache;
 use quire_accounts::SessionStore;
@@ -18,6 +18,7 @@ use quire_kernel::{AccountId, App, Budget, Clock, Email, InfraError, PageId, Rat
 use quire_links::{Access, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
+use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
 
 use crate::answer::{Answer, IssuedCookie, PasswordPrompt, Visit, Visitor};
@@ -135,22 +136,23 @@ pub(crate) struct Inner {
     pub(crate) ports: ServingPorts,
     pub(crate) config: ServingConfig,
     pub(crate) signer: Signer,
-    /// `handle/slug` → the page as served; `None` is cached too (unknown pages).
-    pub(crate) sites: Cache<String, Option<Arc<Site>>>,
+    /// `handle/slug` → the page as served; `None` is cached too (unknown pages). This and
+    /// the other policy caches age by the clock of the ports.
+    pub(crate) sites: ClockCache<String, Option<Arc<Site>>>,
     /// Short-link code → `handle/slug`.
-    pub(crate) codes: Cache<String, Option<String>>,
+    pub(crate) codes: ClockCache<String, Option<String>>,
     pub(crate) files: Cache<(PageId, String), Arc<CachedFile>>,
     /// Session id hash → its account and email while it is still signed in (fully), kept
     /// for the policy TTL.
-    pub(crate) sessions: Cache<String, Option<(AccountId, Option<Email>)>>,
+    pub(crate) sessions: ClockCache<String, Option<(AccountId, Option<Email>)>>,
     pub(crate) views: ViewTally,
     pub(crate) leases: ViewLeases,
     /// Tells this service's entries apart in the per-thread front caches.
     pub(crate) id: u64,
-    /// When a page was last changed through this replica, as nanoseconds after `epoch`
-    /// (0: never); front-cache entries loaded before it are not trusted.
+    /// When a page was last changed through this replica, in microseconds since the Unix
+    /// epoch by the clock of the ports (0: never); front-cache entries loaded before it are
+    /// not trusted.
     pub(crate) changed: AtomicU64,
-    pub(crate) epoch: Instant,
 }
 
 static SERVICE_IDS: AtomicU64 = AtomicU64::new(1);
@@ -168,19 +170,10 @@ impl std::fmt::Debug for ServingService {
 impl ServingService {
     #[must_use]
     pub fn new(ports: ServingPorts, config: ServingConfig, signing_key: &[u8]) -> Self {
-        let sites = Cache::builder()
-            .max_capacity(config.max_cached_pages)
-            .time_to_live(config.policy_ttl)
-            .support_invalidation_closures()
-            .build();
-        let codes = Cache::builder()
-            .max_capacity(config.max_cached_pages)
-            .time_to_live(config.policy_ttl)
-            .build();
-        let sessions = Cache::builder()
-            .max_capacity(config.max_cached_pages)
-            .time_to_live(config.policy_ttl)
-            .build();
+        let (pages, ttl) = (config.max_cached_pages, config.policy_ttl);
+        let sites = ClockCache::with_invalidation_closures(pages, ttl, ports.clock.clone());
+        let codes = ClockCache::new(pages, ttl, ports.clock.clone());
+        let sessions = ClockCache::new(pages, ttl, ports.clock.clone());
         let leases = ViewLeases::with_ttl(config.view_lease_ttl);
         let files = Cache::builder()
             .max_capacity(config.file_cache_bytes)
@@ -199,7 +192,6 @@ impl ServingService {
                 leases,
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
-                epoch: Instant::now(),
             }),
         }
     }

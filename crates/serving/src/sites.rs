@@ -5,14 +5,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use quire_kernel::conditional::http_date;
 use quire_kernel::{Handle, InfraError, LinkId, PageChanges, PageId, ProjectId};
 use quire_pages::{Page, PageStatus};
+use time::OffsetDateTime;
 
-use crate::cache::{CachedFile, FileSlot, Site, front_get, front_put, gzip};
+use crate::cache::{CachedFile, FileSlot, Freshness, Site, front_get, front_put, gzip};
 use crate::service::{Inner, ServingService};
 
 pub(crate) fn site_key(handle: &str, slug: &str) -> String {
@@ -31,11 +31,10 @@ impl ServingService {
     /// moved page may have been), and every short-link code; the per-thread front caches
     /// notice through the change mark.
     pub(crate) fn forget_sites(&self, stale: impl Fn(&Site) -> bool + Send + Sync + 'static) {
-        let since = self.inner.epoch.elapsed().as_nanos();
-        self.inner.changed.store(
-            u64::try_from(since).unwrap_or(u64::MAX).max(1),
-            Ordering::Release,
-        );
+        let micros = self.inner.ports.clock.now().unix_timestamp_nanos() / 1_000;
+        self.inner
+            .changed
+            .store(u64::try_from(micros).unwrap_or(0).max(1), Ordering::Release);
         let dropped = self
             .inner
             .sites
@@ -106,20 +105,29 @@ impl ServingService {
         handle: &str,
         slug: &str,
     ) -> Result<Option<Arc<Site>>, InfraError> {
-        let ttl = self.inner.config.policy_ttl;
-        let changed = match self.inner.changed.load(Ordering::Acquire) {
-            0 => None,
-            nanos => Some(self.inner.epoch + Duration::from_nanos(nanos)),
+        let freshness = Freshness {
+            now: self.inner.ports.clock.now(),
+            ttl: self.inner.config.policy_ttl,
+            changed_at: match self.inner.changed.load(Ordering::Acquire) {
+                0 => None,
+                micros => {
+                    OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000).ok()
+                }
+            },
         };
-        if let Some(site) = front_get(self.inner.id, handle, slug, ttl, changed) {
+        if let Some(site) = front_get(self.inner.id, handle, slug, &freshness) {
             return Ok(Some(site));
         }
         let site = self.cached_site(handle, slug).await?;
+        // Judged at the time the load ended: a site loaded just now was loaded after `now`.
+        let freshness = Freshness {
+            now: self.inner.ports.clock.now(),
+            ..freshness
+        };
         if let Some(site) = &site
-            && site.loaded_at.elapsed() < ttl
-            && changed.is_none_or(|c| site.loaded_at > c)
+            && freshness.trusts(site)
         {
-            front_put(self.inner.id, site, ttl);
+            front_put(self.inner.id, site, &freshness);
         }
         Ok(site)
     }
@@ -260,7 +268,7 @@ impl Inner {
             link,
             files,
             spent: std::sync::atomic::AtomicBool::new(false),
-            loaded_at: Instant::now(),
+            loaded_at: self.ports.clock.now(),
         })))
     }
 

@@ -1,11 +1,14 @@
-//! Small fixtures: a clock tests can move, a timer they fire, and principals.
+//! Small fixtures: a clock tests can move, a timer they fire, an offload that runs each job
+//! on a thread of its own, and principals.
 
 use std::sync::{Arc, Mutex};
 
 use quire_accounts::{AccountService, AccountStore, CreateAccount, CreatedAccount};
 
+use quire_kernel::offload::{Job, Running};
 use quire_kernel::{
-    AccountId, App, Apps, Clock, KeyId, Principal, PrincipalKind, ProjectId, Tier, Timer,
+    AccountId, App, Apps, Clock, InfraError, KeyId, Offload, Principal, PrincipalKind, ProjectId,
+    Tier, Timer,
 };
 use time::{Duration, OffsetDateTime};
 
@@ -76,6 +79,29 @@ impl Timer for HandTimer {
             if fired.changed().await.is_err() {
                 // The timer is gone: nothing will ever fire it.
                 std::future::pending::<()>().await;
+            }
+        })
+    }
+}
+
+/// An offload that runs each job on a new thread: off the test's runtime, as the server's
+/// blocking pool is, with the job's panic resumed on whoever awaits it.
+#[derive(Debug, Default)]
+pub struct ThreadOffload;
+
+impl Offload for ThreadOffload {
+    fn run(&self, job: Job) -> Running {
+        Box::pin(async move {
+            let (done, result) = tokio::sync::oneshot::channel();
+            std::thread::spawn(move || {
+                let _ = done.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
+            });
+            match result.await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => Err(InfraError::new(
+                    "an offloaded job's thread ended without a result",
+                )),
             }
         })
     }

@@ -3,7 +3,8 @@
 //! - [`memory::MemoryStore`]: an in-memory implementation of every store port, with a
 //!   failure switch for fault-injection tests of the domain.
 //! - [`captcha::solve`]: an ALTCHA solver, to answer the activation captcha.
-//! - [`fixtures`]: a fixed clock, a timer the test fires by hand, and principals.
+//! - [`fixtures`]: a fixed clock, a timer the test fires by hand, an offload that runs each
+//!   job on a thread of its own, and principals.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //! - [`smtp_relay`]: a real SMTP server (Debian's aiosmtpd) per test.
@@ -11,9 +12,10 @@
 //!   the composition root; with the `http` feature, the HTTP edge's state too).
 //!
 //! It depends on the domain crates, the kernel and the composition root (`quire-app`), tokio
-//! (the hand timer and stalled uploads wait on its channels), tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`])
-//! and, with `http`, `quire-edge`; it is a dev-dependency everywhere. The store contract suite
-//! is a crate of its own, `quire-store-contract`.
+//! (the hand timer, the thread offload and stalled uploads wait on its channels),
+//! tokio-postgres (for [`pg`]), tempfile (for [`smtp_relay`]), altcha (for [`captcha`]) and,
+//! with `http`, `quire-edge`; it is a dev-dependency everywhere. The store contract suite is
+//! a crate of its own, `quire-store-contract`.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
@@ -26,7 +28,7 @@ pub mod pg;
 pub mod smtp_relay;
 pub mod world;
 
-pub use fixtures::{FixedClock, HandTimer};
+pub use fixtures::{FixedClock, HandTimer, ThreadOffload};
 pub use mailer::MemoryMailer;
 pub use memory::{MemoryBundles, MemoryStore};
 pub use world::World;

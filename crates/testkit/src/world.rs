@@ -1,6 +1,7 @@
 //! A test world in a line: the in-memory fakes, a clock that stands still, a timer fired by
-//! hand, the accounts a test names, and every service built by the composition root
-//! (`quire_app::build`), exactly as `quire-server` builds them over the real adapters.
+//! hand, an offload that runs each job on a thread, the accounts a test names, and every
+//! service built by the composition root (`quire_app::build`), exactly as `quire-server`
+//! builds them over the real adapters.
 //!
 //! ```ignore
 //! let w = World::builder().accounts(&["ann", "bob"]).public_ids("SAMESAME01").build().await;
@@ -12,12 +13,12 @@ use std::sync::Arc;
 
 use quire_accounts::CreatedAccount;
 use quire_app::{OtherAdapters, Ports, Services, Settings};
-use quire_kernel::Principal;
+use quire_kernel::{Offload, Principal};
 use quire_pages::{AccountDirectory, PageOrigins, PublicIds, RandomPublicIds};
 
 use crate::fixtures::{create_account, master};
 use crate::memory::Op;
-use crate::{FixedClock, HandTimer, MemoryBundles, MemoryMailer, MemoryStore};
+use crate::{FixedClock, HandTimer, MemoryBundles, MemoryMailer, MemoryStore, ThreadOffload};
 
 /// The origin of the API and dashboard in every world unless a test says otherwise.
 pub const BASE_URL: &str = "https://quire.test";
@@ -104,6 +105,7 @@ impl World {
 pub struct WorldBuilder {
     handles: Vec<String>,
     ids: Arc<dyn PublicIds>,
+    offload: Arc<dyn Offload>,
     directory: Option<Arc<dyn AccountDirectory>>,
     settings: Settings,
     failing: Vec<Op>,
@@ -114,6 +116,7 @@ impl Default for WorldBuilder {
         Self {
             handles: Vec::new(),
             ids: Arc::new(RandomPublicIds),
+            offload: Arc::new(ThreadOffload),
             directory: None,
             settings: Settings {
                 signing_key: b"test signing key".to_vec(),
@@ -144,6 +147,14 @@ impl WorldBuilder {
     #[must_use]
     pub fn ids(mut self, ids: Arc<dyn PublicIds>) -> Self {
         self.ids = ids;
+        self
+    }
+
+    /// Where the services run CPU work that would hold an async worker ([`ThreadOffload`]
+    /// unless a test says otherwise).
+    #[must_use]
+    pub fn offload(mut self, offload: Arc<dyn Offload>) -> Self {
+        self.offload = offload;
         self
     }
 
@@ -212,6 +223,7 @@ impl WorldBuilder {
                 dispatch: mailer.clone(),
                 clock: clock.clone(),
                 timer: timer.clone(),
+                offload: self.offload,
             },
         );
         if let Some(directory) = self.directory {

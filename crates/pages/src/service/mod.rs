@@ -20,7 +20,7 @@ use std::time::Duration;
 use quire_kernel::PageChanges;
 use quire_kernel::password::hash_password_unchecked;
 use quire_kernel::{
-    AccountId, Clock, Email, Handle, InfraError, PageId, Principal, ProjectSlug, Timer,
+    AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectSlug, Timer,
 };
 use quire_links::{Access, AllowEntry, Link, LinkStore};
 use quire_projects::{
@@ -147,6 +147,7 @@ pub struct PageService {
     projects: Arc<dyn ProjectStore>,
     clock: Arc<dyn Clock>,
     timer: Arc<dyn Timer>,
+    offload: Arc<dyn Offload>,
     ids: Arc<dyn PublicIds>,
     changes: Arc<dyn PageChanges>,
     config: PageConfig,
@@ -162,6 +163,8 @@ pub struct PagePorts {
     pub projects: Arc<dyn ProjectStore>,
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
+    /// Where a large batch is hashed, so that no async worker waits on it.
+    pub offload: Arc<dyn Offload>,
     pub ids: Arc<dyn PublicIds>,
     /// Told of every committed change to a page (the pages origin's caches listen).
     pub changes: Arc<dyn PageChanges>,
@@ -177,6 +180,7 @@ impl PageService {
             projects: ports.projects,
             clock: ports.clock,
             timer: ports.timer,
+            offload: ports.offload,
             ids: ports.ids,
             changes: ports.changes,
             config,

@@ -3,13 +3,13 @@
 
 use std::collections::HashSet;
 
-use quire_kernel::LinkId;
-use quire_kernel::{InfraError, PageId, Principal};
+use quire_kernel::{InfraError, LinkId, PageId, Principal, offloaded};
 use quire_links::{Access, Link, Policy};
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
 
-use crate::model::{FileData, FileEntry, Page, PageStatus};
+use crate::batch;
+use crate::model::{FileData, FileEntry, FileInput, Page, PageStatus};
 use crate::ports::{InsertPageError, Readers};
 use crate::validate;
 
@@ -62,7 +62,7 @@ impl PageService {
             validate::page_password(p)?;
         }
         let allow = self.resolve_allow(&req.allow).await?;
-        let files = validate::files(req.files, &[], &self.config.limits)?;
+        let files = self.check_batch(req.files, &[]).await?;
         if !files.iter().any(|f| f.entry.path == entrypoint) {
             return Err(PageError::Invalid(format!(
                 "entrypoint {} is not among the files",
@@ -242,6 +242,27 @@ impl PageService {
                 Err(InsertPageError::Infra(e)) => return Err(e.into()),
             }
         }
+    }
+
+    /// `inputs` checked as a batch by [`validate::files`], next to the page's `existing` files.
+    /// A large batch is checked on the offload: hashing megabytes would hold the async worker,
+    /// and every request it serves, for milliseconds. A small one is checked here, where the
+    /// hand-over would cost more than the work.
+    pub(super) async fn check_batch(
+        &self,
+        inputs: Vec<FileInput>,
+        existing: &[FileEntry],
+    ) -> Result<Vec<FileData>, PageError> {
+        let limits = self.config.limits;
+        if !batch::is_long_work(&inputs) {
+            return Ok(validate::files(inputs, existing, &limits)?);
+        }
+        let existing = existing.to_vec();
+        let checked = offloaded(self.offload.as_ref(), move || {
+            validate::files(inputs, &existing, &limits)
+        })
+        .await?;
+        Ok(checked?)
     }
 
     /// Stores each distinct object of `files` (see [`crate::BundleStore::put_files`]); returns the

@@ -129,7 +129,7 @@ impl PageService {
     ) -> Result<FilesAdded, PageError> {
         let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
         let existing = self.pages.files(page.id).await?;
-        let batch = validate::files(inputs, &existing, &self.config.limits)?;
+        let batch = self.check_batch(inputs, &existing).await?;
         let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
         let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
         let to_upload: Vec<FileData> = batch
