@@ -11,11 +11,9 @@ use quire_edge::AppState;
 use quire_edge::body::Body;
 use quire_edge::{ApiError, SessionRefusal};
 
+use super::guards::SignedIn;
 use super::render::{page, see_other};
-use super::session::{
-    SignedIn, approves, dashboard_cookie, decider, expired_cookie, form, query,
-    require_full_session, who,
-};
+use super::session::{approves, dashboard_cookie, decider, expired_cookie, form, query, who};
 use super::{CONSENT, OUTCOME_COOKIE};
 
 struct ConsentRequest {
@@ -89,11 +87,8 @@ fn consent_request(grant: &DeviceGrant) -> ConsentRequest {
 pub async fn consent(
     state: web::Data<AppState>,
     req: HttpRequest,
+    SignedIn { session, account }: SignedIn,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account) = match require_full_session(&state, &req).await? {
-        SignedIn::Fully(s, a) => (s, a),
-        SignedIn::NotYet(r) => return Ok(r),
-    };
     let outcome = req
         .cookie(OUTCOME_COOKIE)
         .and_then(|c| outcome_text(c.value()));

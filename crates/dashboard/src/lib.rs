@@ -22,6 +22,7 @@ mod admin;
 mod chart;
 mod consent;
 mod first_run;
+mod guards;
 mod keys_page;
 mod oauth;
 mod pages_page;
