@@ -8,13 +8,12 @@ use quire_kernel::App;
 use quire_oauth::{AuthorizeError, AuthorizeRequest, ConsentRequest};
 
 use quire_edge::AppState;
-use quire_edge::body::Body;
 use quire_edge::{ApiError, SessionRefusal};
 
 use super::ACTIVATE;
-use super::guards::{Guard, Refusal, SignedIn};
+use super::guards::{Decider, Guard, Posted, Refusal, SignedIn};
 use super::render::{page_posting_to, see_other};
-use super::session::{approves, decider, form, query, who};
+use super::session::{approves, query, who};
 
 struct ConsentView {
     request_id: String,
@@ -171,11 +170,8 @@ struct DecisionForm {
 #[post("/api/oauth/decision")]
 pub async fn decision(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Decider { session, .. }): Posted<DecisionForm, Decider>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, _) = decider(&state, &req).await?;
-    let f: DecisionForm = form(&body.0)?;
     let approve = approves(f.decision.as_deref())?;
     if f.request.is_empty() {
         return Err(ApiError::session(

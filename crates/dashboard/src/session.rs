@@ -6,9 +6,8 @@ use std::collections::HashMap;
 
 use actix_web::HttpRequest;
 use actix_web::cookie::{Cookie, SameSite};
-use quire_accounts::{Account, Session, SessionToken};
+use quire_accounts::{Account, SessionToken};
 use quire_edge::{ApiError, AppState, SessionRefusal};
-use quire_kernel::ErrorCode;
 
 pub(crate) use quire_edge::session::{
     check_origin, cookie_secure, current, session_cookie_name, session_token,
@@ -81,29 +80,6 @@ pub(super) fn expired_cookie(
     path: &'static str,
 ) -> Cookie<'static> {
     dashboard_cookie(state, name, String::new(), path, None)
-}
-
-/// The guards every consent decision passes, in the order the spec gives: a post from the
-/// dashboard's own origin, a signed-in session, the second factor when enrolled. Returns
-/// the session and its account.
-pub(super) async fn decider(
-    state: &AppState,
-    req: &HttpRequest,
-) -> Result<(Session, Account), ApiError> {
-    check_origin(req, state)?;
-    let Some((session, account)) = current(state, req).await? else {
-        return Err(ApiError::session(
-            SessionRefusal::NotSignedIn,
-            "sign in to the dashboard first",
-        ));
-    };
-    if !session.mfa_satisfied {
-        return Err(ApiError::new(
-            ErrorCode::MfaRequired,
-            "enter the code from your authenticator app first",
-        ));
-    }
-    Ok((session, account))
 }
 
 /// A decision form's `decision` field: approve (`true`) or deny.

@@ -17,8 +17,8 @@ use actix_web::http::header::HeaderMap;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use quire_accounts::{Account, Session};
-use quire_edge::{ApiError, AppState};
-use quire_kernel::{Principal, PrincipalKind};
+use quire_edge::{ApiError, AppState, SessionRefusal};
+use quire_kernel::{ErrorCode, Principal, PrincipalKind};
 
 pub(crate) use posted::{Posted, SameOrigin, SignedInPost, Unparsed};
 
@@ -193,4 +193,33 @@ impl Guard for Owner {
     }
 }
 
-extractor!(SignedIn, Owner);
+/// Who may decide a consent screen: a signed-in session that has given its second factor.
+/// The decisions are API routes, so their refusals are errors, not redirects: 401 `not
+/// signed in`, 403 `mfa_required`.
+#[derive(Debug)]
+pub(crate) struct Decider {
+    pub session: Session,
+    pub account: Account,
+}
+
+impl Guard for Decider {
+    async fn check(state: &AppState, req: &HttpRequest) -> Result<Self, Refusal> {
+        let Some((session, account)) = current(state, req).await? else {
+            return Err(ApiError::session(
+                SessionRefusal::NotSignedIn,
+                "sign in to the dashboard first",
+            )
+            .into());
+        };
+        if !session.mfa_satisfied {
+            return Err(ApiError::new(
+                ErrorCode::MfaRequired,
+                "enter the code from your authenticator app first",
+            )
+            .into());
+        }
+        Ok(Decider { session, account })
+    }
+}
+
+extractor!(SignedIn, Owner, Decider);
