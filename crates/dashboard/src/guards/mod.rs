@@ -223,3 +223,6 @@ impl Guard for Decider {
 }
 
 extractor!(SignedIn, Owner, Decider);
+
+#[cfg(test)]
+mod tests;
