@@ -105,6 +105,7 @@ fn state_of(req: &HttpRequest) -> Result<web::Data<AppState>, ApiError> {
         .ok_or_else(|| ApiError::internal(&"application state missing"))
 }
 
+/// A guard's check under way, as an extractor's future.
 pub(crate) type Checked<T> = Pin<Box<dyn Future<Output = Result<T, Refusal>>>>;
 
 /// A guard as an extractor: the handler runs only once it has passed.
@@ -125,6 +126,7 @@ macro_rules! extractor {
 }
 pub(crate) use extractor;
 
+/// `G` checked against the request, for [`extractor`].
 pub(crate) fn extract<G: Guard>(req: &HttpRequest) -> Checked<G> {
     let req = req.clone();
     Box::pin(async move {
