@@ -9,10 +9,12 @@ use quire_kernel::ErrorCode;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
 use super::render::page;
-use super::session::{decider, form, who};
+use quire_accounts::Account;
+
+use super::guards::{Decider, Guard, Posted, Refusal};
+use super::session::who;
 
 #[derive(Template)]
 #[template(path = "key_created.html")]
@@ -30,6 +32,24 @@ struct CreateKeyForm {
     name: String,
 }
 
+/// Who may create a master key: a [`Decider`] whose account is activated.
+#[derive(Debug)]
+struct KeyCreator(Account);
+
+impl Guard for KeyCreator {
+    async fn check(state: &AppState, req: &HttpRequest) -> Result<Self, Refusal> {
+        let Decider { account, .. } = Decider::check(state, req).await?;
+        if account.activated_at.is_none() {
+            return Err(ApiError::new(
+                ErrorCode::NotActivated,
+                "activate the account before creating keys",
+            )
+            .into());
+        }
+        Ok(KeyCreator(account))
+    }
+}
+
 /// Create a master key from the dashboard.
 #[utoipa::path(tag = "account",
     request_body(content_type = "application/x-www-form-urlencoded", description = "`name` (1-60 characters; default `dashboard`); sent by the dashboard's form with its session cookie"),
@@ -41,17 +61,8 @@ struct CreateKeyForm {
 #[post("/keys")]
 pub async fn create_key(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, KeyCreator(account)): Posted<CreateKeyForm, KeyCreator>,
 ) -> Result<HttpResponse, ApiError> {
-    let (_, account) = decider(&state, &req).await?;
-    if account.activated_at.is_none() {
-        return Err(ApiError::new(
-            ErrorCode::NotActivated,
-            "activate the account before creating keys",
-        ));
-    }
-    let f: CreateKeyForm = form(&body.0)?;
     let name = if f.name.trim().is_empty() {
         "dashboard"
     } else {

@@ -12,8 +12,9 @@ use quire_edge::ApiError;
 use quire_edge::AppState;
 
 use super::ACTIVATE;
+use super::guards::SignedIn;
 use super::render::{page_with_scripts, see_other};
-use super::session::{SignedIn, current, require_full_session, who};
+use super::session::{current, who};
 
 #[derive(Template)]
 #[template(path = "activate.html")]
@@ -37,12 +38,8 @@ pub(crate) async fn session_account(
 /// `GET /account/activate`.
 pub async fn activate_page(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    SignedIn { account, .. }: SignedIn,
 ) -> Result<HttpResponse, ApiError> {
-    let (_, account) = match require_full_session(&state, &req).await? {
-        SignedIn::Fully(session, account) => (session, account),
-        SignedIn::NotYet(redirect) => return Ok(redirect),
-    };
     render(&state, StatusCode::OK, &ActivationState { account }, None)
 }
 

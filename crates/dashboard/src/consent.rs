@@ -8,14 +8,11 @@ use askama::Template;
 use quire_device_auth::{DecideError, DeviceGrant, UserCode};
 
 use quire_edge::AppState;
-use quire_edge::body::Body;
 use quire_edge::{ApiError, SessionRefusal};
 
+use super::guards::{Decider, Posted, SignedIn};
 use super::render::{page, see_other};
-use super::session::{
-    SignedIn, approves, dashboard_cookie, decider, expired_cookie, form, query,
-    require_full_session, who,
-};
+use super::session::{approves, dashboard_cookie, expired_cookie, query, who};
 use super::{CONSENT, OUTCOME_COOKIE};
 
 struct ConsentRequest {
@@ -89,11 +86,8 @@ fn consent_request(grant: &DeviceGrant) -> ConsentRequest {
 pub async fn consent(
     state: web::Data<AppState>,
     req: HttpRequest,
+    SignedIn { session, account }: SignedIn,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account) = match require_full_session(&state, &req).await? {
-        SignedIn::Fully(s, a) => (s, a),
-        SignedIn::NotYet(r) => return Ok(r),
-    };
     let outcome = req
         .cookie(OUTCOME_COOKIE)
         .and_then(|c| outcome_text(c.value()));
@@ -163,11 +157,8 @@ pub async fn consent(
 #[post("/api/agent-login/decision")]
 pub async fn decision(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Decider { session, account }): Posted<DecisionForm, Decider>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account) = decider(&state, &req).await?;
-    let f: DecisionForm = form(&body.0)?;
     let approve = approves(f.decision.as_deref())?;
     let code = f.code.as_str();
     if UserCode::parse(code).is_none() {

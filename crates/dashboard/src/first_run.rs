@@ -8,10 +8,10 @@ use quire_signup::{NewAccount, SetupError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::Posted;
 use super::render::{Message, message, page, see_other};
-use super::session::{check_origin, form, query};
+use super::session::query;
 
 /// The form of both the setup and the sign-up pages.
 #[derive(Template)]
@@ -120,11 +120,8 @@ pub async fn setup_form(
 /// `POST /setup`: creates the first account; its holder signs in next.
 pub async fn setup(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(fields, _): Posted<AccountFields>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let fields: AccountFields = form(&body.0)?;
     match state
         .first_run
         .create_first_account(&fields.token, &fields.new_account())

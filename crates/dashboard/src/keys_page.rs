@@ -2,17 +2,17 @@
 //! an app key (shown once) and revoking a key, through the same use cases as the API.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_kernel::{App, KeyId, Principal, Tier};
 use quire_keys::{MintError, MintRequest, RevokeError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::{Owner, Posted, SameOrigin};
 use super::render::{page, see_other};
-use super::session::{Owner, check_origin, form, require_owner, who};
+use super::session::who;
 
 const KEYS: &str = "/account/keys";
 
@@ -52,7 +52,7 @@ struct AppKeyCreated<'a> {
 /// The create-app-key form: a checkbox per app (`app_page=on`), and a project slug.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct AppKeyFields {
+pub(crate) struct AppKeyFields {
     name: String,
     app_page: Option<String>,
     app_serve: Option<String>,
@@ -124,34 +124,25 @@ async fn keys_page(
 }
 
 /// `GET /account/keys`.
-pub async fn keys(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => Ok(redirect),
-        Owner::Ready(account, principal) => {
-            keys_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                StatusCode::OK,
-                None,
-            )
-            .await
-        }
-    }
+pub async fn keys(
+    state: web::Data<AppState>,
+    Owner { account, principal }: Owner,
+) -> Result<HttpResponse, ApiError> {
+    keys_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        StatusCode::OK,
+        None,
+    )
+    .await
 }
 
 /// `POST /account/keys`: an app key, shown once on the answer page (`no-store`).
 pub async fn create_app_key(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Owner { account, principal }): Posted<AppKeyFields, Owner>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
-    let f: AppKeyFields = form(&body.0)?;
     let apps = [
         (App::Page, &f.app_page),
         (App::Serve, &f.app_serve),
@@ -198,14 +189,9 @@ pub async fn create_app_key(
 /// `POST /account/keys/{id}/revoke`.
 pub async fn revoke_key(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    SameOrigin(Owner { account, principal }): SameOrigin<Owner>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
     let Ok(id) = uuid::Uuid::parse_str(&id) else {
         return keys_page(
             &state,

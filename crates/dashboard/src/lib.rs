@@ -10,7 +10,9 @@
 //! login's consent (so the CLI can sign in to activate) and sign-out. Every form post must
 //! come from the dashboard's own origin (`Origin`, or `Referer` when a browser sends no
 //! `Origin`), checked against `QUIRE_BASE_URL`; the session cookie is `HttpOnly;
-//! SameSite=Lax` (and `Secure` on https); pages forbid framing.
+//! SameSite=Lax` (and `Secure` on https); pages forbid framing. What a handler requires (a
+//! full session, an activated owner, the platform admin, a same-origin post) is an extractor
+//! in its signature, whose refusal is the answer (`guards`).
 //!
 //! It depends on `quire-edge`, the application and domain crates, actix-web, askama and
 //! utoipa; never on another surface crate (the architecture test says so).
@@ -22,6 +24,7 @@ mod admin;
 mod chart;
 mod consent;
 mod first_run;
+mod guards;
 mod keys_page;
 mod oauth;
 mod pages_page;

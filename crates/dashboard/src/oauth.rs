@@ -8,12 +8,12 @@ use quire_kernel::App;
 use quire_oauth::{AuthorizeError, AuthorizeRequest, ConsentRequest};
 
 use quire_edge::AppState;
-use quire_edge::body::Body;
 use quire_edge::{ApiError, SessionRefusal};
 
 use super::ACTIVATE;
+use super::guards::{Decider, Guard, Posted, Refusal, SignedIn};
 use super::render::{page_posting_to, see_other};
-use super::session::{SignedIn, approves, decider, form, query, require_full_session, who};
+use super::session::{approves, query, who};
 
 struct ConsentView {
     request_id: String,
@@ -87,24 +87,22 @@ fn error_page(
 
 /// `GET /oauth/authorize`: a request whose client or redirect URI cannot be trusted gets an
 /// error page; a visitor not signed in signs in first; other errors go back to the client;
-/// a valid request shows the consent page.
+/// a valid request shows the consent page. The client is checked before the session, so
+/// the guard is asked here rather than in the signature.
 pub async fn authorize(
     state: web::Data<AppState>,
     req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, Refusal> {
     let request = authorize_request(&req);
     let (client, redirect_uri) = match state.oauth_consent.client_of(&request).await {
         Ok(checked) => checked,
         Err(AuthorizeError::NotRedirectable(message)) => {
-            return error_page(&state, StatusCode::BAD_REQUEST, message, None);
+            return Ok(error_page(&state, StatusCode::BAD_REQUEST, message, None)?);
         }
-        Err(AuthorizeError::Infra(e)) => return Err(e.into()),
+        Err(AuthorizeError::Infra(e)) => return Err(ApiError::from(e).into()),
         Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
     };
-    let (session, account) = match require_full_session(&state, &req).await? {
-        SignedIn::Fully(s, a) => (s, a),
-        SignedIn::NotYet(r) => return Ok(r),
-    };
+    let SignedIn { session, account } = SignedIn::check(&state, &req).await?;
     // An OAuth client's token would answer not_activated anyway: activate first.
     if account.activated_at.is_none() {
         return Ok(see_other(ACTIVATE));
@@ -117,12 +115,17 @@ pub async fn authorize(
         Ok(c) => c,
         Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
         Err(AuthorizeError::NotRedirectable(message)) => {
-            return error_page(&state, StatusCode::BAD_REQUEST, message, who(&account));
+            return Ok(error_page(
+                &state,
+                StatusCode::BAD_REQUEST,
+                message,
+                who(&account),
+            )?);
         }
-        Err(AuthorizeError::Infra(e)) => return Err(e.into()),
+        Err(AuthorizeError::Infra(e)) => return Err(ApiError::from(e).into()),
     };
     let source = redirect_source(&consent.redirect_uri);
-    page_posting_to(
+    Ok(page_posting_to(
         &state,
         StatusCode::OK,
         &ConsentPage {
@@ -131,7 +134,7 @@ pub async fn authorize(
             request: Some(view(&consent, account.handle.as_str())),
         },
         &source,
-    )
+    )?)
 }
 
 fn view(consent: &ConsentRequest, account: &str) -> ConsentView {
@@ -167,11 +170,8 @@ struct DecisionForm {
 #[post("/api/oauth/decision")]
 pub async fn decision(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Decider { session, .. }): Posted<DecisionForm, Decider>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, _) = decider(&state, &req).await?;
-    let f: DecisionForm = form(&body.0)?;
     let approve = approves(f.decision.as_deref())?;
     if f.request.is_empty() {
         return Err(ApiError::session(

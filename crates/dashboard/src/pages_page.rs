@@ -12,12 +12,12 @@ use time::format_description::well_known::Rfc3339;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
 use super::chart::views_chart;
+use super::guards::{Owner, Posted, Unparsed};
 use super::keys_page::day;
 use super::render::{page, see_other};
-use super::session::{Owner, check_origin, form, query, require_owner};
+use super::session::query;
 
 /// A page as the list and the detail show it.
 struct PageRow {
@@ -107,7 +107,7 @@ const CHART_DAYS: u16 = 30;
 /// The action form of the detail page.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct ActionFields {
+pub(crate) struct ActionFields {
     action: String,
     access: String,
     password: String,
@@ -122,11 +122,11 @@ fn refusal_status(e: &PageError) -> StatusCode {
 }
 
 /// `GET /account/pages?project=&status=`.
-pub async fn pages(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
+pub async fn pages(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    Owner { account, principal }: Owner,
+) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
     let projects: Vec<String> = state
         .projects
@@ -228,40 +228,29 @@ fn page_id(raw: &str) -> Result<PageId, ApiError> {
 /// `GET /account/pages/{id}`.
 pub async fn page_detail(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    Owner { account, principal }: Owner,
 ) -> Result<HttpResponse, ApiError> {
-    match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => Ok(redirect),
-        Owner::Ready(account, principal) => {
-            let id = page_id(&id)?;
-            detail_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                id,
-                StatusCode::OK,
-                None,
-            )
-            .await
-        }
-    }
+    let id = page_id(&id)?;
+    detail_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        id,
+        StatusCode::OK,
+        None,
+    )
+    .await
 }
 
 /// `POST /account/pages/{id}`: `action` is `settings`, `archive`, `restore` or `delete`.
 pub async fn page_action(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    body: Body,
+    Posted(f, Owner { account, principal }): Posted<Unparsed<ActionFields>, Owner>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
     let id = page_id(&id)?;
-    let f: ActionFields = form(&body.0)?;
+    let f = f.parse()?;
     let here = format!("/account/pages/{}", id.0);
     let result = match f.action.as_str() {
         "delete" if f.confirm == "yes" => {

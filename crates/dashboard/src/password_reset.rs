@@ -8,10 +8,10 @@ use quire_signup::ResetError;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::Posted;
 use super::render::{Message, message, page, retry_after};
-use super::session::{check_origin, form, query};
+use super::session::query;
 
 #[derive(Template)]
 #[template(path = "reset_request.html")]
@@ -31,13 +31,13 @@ struct NewPasswordPage<'a> {
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct RequestFields {
+pub(crate) struct RequestFields {
     email: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct NewPasswordFields {
+pub(crate) struct NewPasswordFields {
     token: String,
     password: String,
 }
@@ -59,10 +59,8 @@ pub async fn request_form(state: web::Data<AppState>) -> Result<HttpResponse, Ap
 pub async fn request(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    Posted(f, _): Posted<RequestFields>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: RequestFields = form(&body.0)?;
     let client = quire_edge::client_ip::of(&req, &state.trusted_proxies);
     match state.password_reset.request(&f.email, &client).await {
         Ok(()) => message(
@@ -137,11 +135,8 @@ pub async fn new_password_form(
 /// nobody is signed in.
 pub async fn new_password(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, _): Posted<NewPasswordFields>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: NewPasswordFields = form(&body.0)?;
     match state.password_reset.reset(&f.token, &f.password).await {
         Ok(()) => message(
             &state,

@@ -2,18 +2,17 @@
 //! one, through the same use cases as the API.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_kernel::{Principal, ProjectId};
 use quire_projects::{NewProject, ProjectPatch, WriteProjectError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::{Owner, Posted};
 use super::keys_page::day;
 use super::render::{page, see_other};
-use super::session::{Owner, check_origin, form, require_owner};
 
 const PROJECTS: &str = "/account/projects";
 
@@ -36,7 +35,7 @@ struct ProjectsPage {
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct ProjectFields {
+pub(crate) struct ProjectFields {
     name: String,
     slug: String,
     status: String,
@@ -78,21 +77,16 @@ async fn projects_page(
 /// `GET /account/projects`.
 pub async fn projects(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    Owner { account, principal }: Owner,
 ) -> Result<HttpResponse, ApiError> {
-    match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => Ok(redirect),
-        Owner::Ready(account, principal) => {
-            projects_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                StatusCode::OK,
-                None,
-            )
-            .await
-        }
-    }
+    projects_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        StatusCode::OK,
+        None,
+    )
+    .await
 }
 
 fn refusal_status(e: &WriteProjectError) -> StatusCode {
@@ -130,15 +124,8 @@ async fn answer(
 /// `POST /account/projects`: a new project.
 pub async fn create_project(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Owner { account, principal }): Posted<ProjectFields, Owner>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
-    let f: ProjectFields = form(&body.0)?;
     let result = state
         .projects
         .create(
@@ -158,17 +145,10 @@ pub async fn create_project(
 /// `POST /account/projects/{id}/rename` and `…/status`: one field of the project.
 pub async fn change_project(
     state: web::Data<AppState>,
-    req: HttpRequest,
     path: web::Path<(String, String)>,
-    body: Body,
+    Posted(f, Owner { account, principal }): Posted<ProjectFields, Owner>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_owner(&state, &req).await? {
-        Owner::NotYet(redirect) => return Ok(redirect),
-        Owner::Ready(account, principal) => (account, principal),
-    };
     let (id, change) = path.into_inner();
-    let f: ProjectFields = form(&body.0)?;
     let patch = match change.as_str() {
         "rename" => ProjectPatch {
             name: Some(f.name),

@@ -11,10 +11,10 @@ use quire_signup::PasswordChangeError;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::{SameOrigin, SignedIn, SignedInPost};
 use super::render::{page, retry_after};
-use super::session::{SignedIn, check_origin, form, require_full_session, who};
+use super::session::who;
 
 struct Enrollment {
     secret: String,
@@ -40,13 +40,13 @@ struct SecurityPage {
 /// A form that carries a code from the authenticator app (or a recovery code).
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct CodeForm {
+pub(crate) struct CodeForm {
     code: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct PasswordForm {
+pub(crate) struct PasswordForm {
     current_password: String,
     new_password: String,
 }
@@ -162,28 +162,6 @@ async fn answer(
     Ok(retry_after(response, outcome.retry_after))
 }
 
-/// The full session and its account, or the redirect to the step the person misses.
-async fn signed_in(
-    state: &AppState,
-    req: &HttpRequest,
-) -> Result<Result<(Session, Account), HttpResponse>, ApiError> {
-    Ok(match require_full_session(state, req).await? {
-        SignedIn::Fully(s, a) => Ok((s, a)),
-        SignedIn::NotYet(r) => Err(r),
-    })
-}
-
-/// A same-origin form post from a full session: the session, its account and the form.
-async fn posted<F: serde::de::DeserializeOwned>(
-    state: &AppState,
-    req: &HttpRequest,
-    body: &Body,
-) -> Result<Result<(Session, Account, F), HttpResponse>, ApiError> {
-    check_origin(req, state)?;
-    let f: F = form(&body.0)?;
-    Ok(signed_in(state, req).await?.map(|(s, a)| (s, a, f)))
-}
-
 /// The client address codes are budgeted under.
 fn client_ip(state: &AppState, req: &HttpRequest) -> String {
     quire_edge::client_ip::of(req, &state.trusted_proxies)
@@ -200,12 +178,8 @@ fn others_signed_out(ended: u64) -> String {
 /// `GET /account/security`.
 pub async fn security(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    SignedIn { session, .. }: SignedIn,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, _) = match signed_in(&state, &req).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     answer(&state, &session, Outcome::default()).await
 }
 
@@ -213,12 +187,8 @@ pub async fn security(
 pub async fn enroll(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    SignedInPost(f, SignedIn { session, account }): SignedInPost<CodeForm>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     let result = state
         .sessions
         .confirm_enrollment(&session, &account, &f.code, &client_ip(&state, &req))
@@ -236,12 +206,8 @@ pub async fn enroll(
 pub async fn turn_off(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    SignedInPost(f, SignedIn { session, account }): SignedInPost<CodeForm>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     let result = state
         .sessions
         .turn_off_second_factor(&account, &f.code, &client_ip(&state, &req))
@@ -258,12 +224,8 @@ pub async fn turn_off(
 pub async fn new_recovery_codes(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    SignedInPost(f, SignedIn { session, account }): SignedInPost<CodeForm>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account, f) = match posted::<CodeForm>(&state, &req, &body).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     let result = state
         .sessions
         .new_recovery_codes(&account, &f.code, &client_ip(&state, &req))
@@ -280,13 +242,8 @@ pub async fn new_recovery_codes(
 /// sessions end.
 pub async fn change_password(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    SignedInPost(f, SignedIn { session, account }): SignedInPost<PasswordForm>,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account, f) = match posted::<PasswordForm>(&state, &req, &body).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     let outcome = match state
         .password_change
         .change(
@@ -314,13 +271,8 @@ pub async fn change_password(
 /// `POST /account/security/sessions`: signs out every other session of the account.
 pub async fn sign_out_others(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    SameOrigin(SignedIn { session, .. }): SameOrigin<SignedIn>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (session, _) = match signed_in(&state, &req).await? {
-        Ok(found) => found,
-        Err(redirect) => return Ok(redirect),
-    };
     let ended = state.sessions.sign_out_others(&session).await?;
     let outcome = Outcome::notice(&others_signed_out(ended));
     answer(&state, &session, outcome).await

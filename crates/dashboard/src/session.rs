@@ -1,20 +1,19 @@
-//! The dashboard session (read by `quire-edge`): its cookies, the request helpers every flow shares (the `next`
-//! parameter, forms, the same-origin check), and where a signed-in person stands.
+//! The dashboard session (read by `quire-edge`): its cookies, and the request helpers every
+//! flow shares (the `next` parameter, forms, the same-origin check). Where a signed-in
+//! person stands is a guard (`crate::guards`).
 
 use std::collections::HashMap;
 
+use actix_web::HttpRequest;
 use actix_web::cookie::{Cookie, SameSite};
-use actix_web::{HttpRequest, HttpResponse};
-use quire_accounts::{Account, Session, SessionToken};
+use quire_accounts::{Account, SessionToken};
 use quire_edge::{ApiError, AppState, SessionRefusal};
-use quire_kernel::ErrorCode;
 
 pub(crate) use quire_edge::session::{
     check_origin, cookie_secure, current, session_cookie_name, session_token,
 };
 
 use super::HOME;
-use super::render::see_other;
 
 /// A post-sign-in destination: only a path on this origin (no `//host`, no scheme), so the
 /// `next` parameter cannot be used to redirect elsewhere.
@@ -81,80 +80,6 @@ pub(super) fn expired_cookie(
     path: &'static str,
 ) -> Cookie<'static> {
     dashboard_cookie(state, name, String::new(), path, None)
-}
-
-/// Where a signed-in person stands: a full session, or one that still owes the second
-/// factor, or none (each of the last two is a redirect to the right step).
-pub(super) enum SignedIn {
-    Fully(Session, Account),
-    /// Not signed in, or the second factor is owed: the redirect to the right step.
-    NotYet(HttpResponse),
-}
-
-pub(super) async fn require_full_session(
-    state: &AppState,
-    req: &HttpRequest,
-) -> Result<SignedIn, ApiError> {
-    let here = match req.query_string() {
-        "" => req.path().to_owned(),
-        q => format!("{}?{q}", req.path()),
-    };
-    Ok(match current(state, req).await? {
-        None => SignedIn::NotYet(see_other(&format!("/login?next={}", encode(&here)))),
-        Some((session, _)) if !session.mfa_satisfied => {
-            SignedIn::NotYet(see_other(&format!("/login/totp?next={}", encode(&here))))
-        }
-        Some((session, account)) => SignedIn::Fully(session, account),
-    })
-}
-
-/// A signed-in person's standing for the pages that manage what they own: a full session
-/// of an activated account, acting with a master key's scope; anyone else is sent to the
-/// step they miss (sign-in, the second factor, activation).
-pub(super) enum Owner {
-    Ready(Account, quire_kernel::Principal),
-    NotYet(HttpResponse),
-}
-
-pub(super) async fn require_owner(state: &AppState, req: &HttpRequest) -> Result<Owner, ApiError> {
-    Ok(match require_full_session(state, req).await? {
-        SignedIn::NotYet(redirect) => Owner::NotYet(redirect),
-        SignedIn::Fully(_, account) if account.activated_at.is_none() => {
-            Owner::NotYet(see_other(super::ACTIVATE))
-        }
-        SignedIn::Fully(_, account) => {
-            let principal = quire_kernel::Principal {
-                account_id: account.id,
-                kind: quire_kernel::PrincipalKind::Dashboard,
-                home_project_id: account.default_project_id,
-                is_platform_admin: account.is_platform_admin,
-            };
-            Owner::Ready(account, principal)
-        }
-    })
-}
-
-/// The guards every consent decision passes, in the order the spec gives: a post from the
-/// dashboard's own origin, a signed-in session, the second factor when enrolled. Returns
-/// the session and its account.
-pub(super) async fn decider(
-    state: &AppState,
-    req: &HttpRequest,
-) -> Result<(Session, Account), ApiError> {
-    check_origin(req, state)?;
-    let Some((session, account)) = current(state, req).await? else {
-        return Err(ApiError::session(
-            SessionRefusal::NotSignedIn,
-            "sign in to the dashboard first",
-        ));
-    };
-    if !session.mfa_satisfied {
-        return Err(ApiError::new(
-            ErrorCode::MfaRequired,
-            "enter the code from your authenticator app first",
-        ));
-    }
-    Ok((session, account))
 }
 
 /// A decision form's `decision` field: approve (`true`) or deny.

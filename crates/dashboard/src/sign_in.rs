@@ -7,12 +7,12 @@ use quire_accounts::{SecondFactorError, SignInError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::guards::{Posted, SameOrigin};
 use super::render::{page, see_other};
 use super::session::{
-    check_origin, current, encode, expired_cookie, form, local_next, query, session_cookie,
-    session_cookie_name, session_token, who,
+    current, encode, expired_cookie, local_next, query, session_cookie, session_cookie_name,
+    session_token, who,
 };
 use super::{ACTIVATE, HOME};
 
@@ -38,7 +38,7 @@ struct TotpPage<'a> {
 /// The sign-in form.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct LoginForm {
+pub(crate) struct LoginForm {
     login: String,
     password: String,
     next: Option<String>,
@@ -47,7 +47,7 @@ struct LoginForm {
 /// The second-step form.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct TotpForm {
+pub(crate) struct TotpForm {
     code: String,
     next: Option<String>,
 }
@@ -95,10 +95,8 @@ const MAX_LOGIN_BYTES: usize = 320;
 pub async fn login(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    Posted(f, _): Posted<LoginForm>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: LoginForm = form(&body.0)?;
     let (login, password) = (f.login.as_str(), f.password.as_str());
     let next = local_next(f.next.as_deref());
     if quire_kernel::text::has_control(login) || login.len() > MAX_LOGIN_BYTES {
@@ -196,10 +194,8 @@ pub async fn totp_form(
 pub async fn totp(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    Posted(f, _): Posted<TotpForm>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: TotpForm = form(&body.0)?;
     let next = local_next(f.next.as_deref());
     let Some((session, account)) = current(&state, &req).await? else {
         return Ok(see_other(&format!("/login?next={}", encode(&next))));
@@ -232,8 +228,8 @@ pub async fn totp(
 pub async fn logout(
     state: web::Data<AppState>,
     req: HttpRequest,
+    _: SameOrigin,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
     if let Some(token) = session_token(&state, &req) {
         state.sessions.sign_out(&token).await?;
         // Pages opened through this session close with it.

@@ -9,11 +9,11 @@ use quire_signup::{SignUpError, VerifyError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
 use super::first_run::{AccountFields, AccountForm};
+use super::guards::Posted;
 use super::render::{Message, message, page, retry_after};
-use super::session::{check_origin, form, query};
+use super::session::query;
 
 #[derive(Template)]
 #[template(path = "verify_email.html")]
@@ -74,10 +74,8 @@ pub async fn sign_up_form(state: web::Data<AppState>) -> Result<HttpResponse, Ap
 pub async fn sign_up(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: Body,
+    Posted(fields, _): Posted<AccountFields>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let fields: AccountFields = form(&body.0)?;
     let client = quire_edge::client_ip::of(&req, &state.trusted_proxies);
     match state.sign_up.sign_up(&fields.new_account(), &client).await {
         Ok(()) => message(
@@ -141,18 +139,15 @@ pub async fn verify_form(
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct TokenField {
+pub(crate) struct TokenField {
     token: String,
 }
 
 /// `POST /account/verify`: spends the link and verifies the address; signs nobody in.
 pub async fn verify(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, _): Posted<TokenField>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let f: TokenField = form(&body.0)?;
     match state.sign_up.verify_email(&f.token).await {
         Ok(()) => message(
             &state,

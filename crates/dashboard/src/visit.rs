@@ -9,8 +9,9 @@ use quire_serving::PassError;
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::guards::{Guard, Refusal, SignedIn};
 use super::render::{page, see_other};
-use super::session::{SignedIn, check_origin, form, query, require_full_session, who};
+use super::session::{check_origin, form, query, who};
 
 #[derive(Template)]
 #[template(path = "visit_confirm.html")]
@@ -52,39 +53,42 @@ fn top_level_navigation(req: &HttpRequest) -> bool {
 /// sign in; a pass for the page comes back in a redirect. Only to a top-level navigation:
 /// a page of another owner could otherwise load this in a hidden frame and receive the pass.
 /// Anything else gets a button that the person clicks.
-pub async fn visit(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+pub async fn visit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    by: SignedIn,
+) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
     let code = q.get("page").map_or("", String::as_str);
     let next = q.get("next").map_or("", String::as_str);
-    hand_over(&state, &req, code, next, top_level_navigation(&req)).await
+    hand_over(&state, by, code, next, top_level_navigation(&req)).await
 }
 
-/// `POST /visit`: the button of the confirmation page, from the dashboard's own origin.
+/// `POST /visit`: the button of the confirmation page, from the dashboard's own origin. Its
+/// body is read as actix's `Bytes` (not the dashboard's `Posted`), so the session is asked
+/// for here, after the origin and the form.
 pub async fn visit_confirmed(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<HttpResponse, Refusal> {
     check_origin(&req, &state)?;
     let form: VisitForm = form(&body)?;
+    let by = SignedIn::check(&state, &req).await?;
     let dest_ok = req
         .headers()
         .get("sec-fetch-dest")
         .is_none_or(|v| v.as_bytes().eq_ignore_ascii_case(b"document"));
-    hand_over(&state, &req, &form.page, &form.next, dest_ok).await
+    Ok(hand_over(&state, by, &form.page, &form.next, dest_ok).await?)
 }
 
 async fn hand_over(
     state: &AppState,
-    req: &HttpRequest,
+    SignedIn { session, account }: SignedIn,
     code: &str,
     next: &str,
     navigation: bool,
 ) -> Result<HttpResponse, ApiError> {
-    let (session, account) = match require_full_session(state, req).await? {
-        SignedIn::Fully(session, account) => (session, account),
-        SignedIn::NotYet(response) => return Ok(response),
-    };
     if !navigation {
         return page(
             state,

@@ -1,19 +1,18 @@
 //! `/admin/accounts`: every account, with its standing, and activation by hand.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_accounts::AdminAccountsError;
 use quire_kernel::{AccountId, ErrorCode, Principal};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
-use super::super::session::{check_origin, form};
-use super::{Admin, require_admin};
+use super::Admin;
 
 const ACCOUNTS: &str = "/admin/accounts";
 
@@ -38,7 +37,7 @@ struct AccountsPage {
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct ActivationField {
+pub(crate) struct ActivationField {
     activated: String,
 }
 
@@ -81,36 +80,24 @@ async fn accounts_page(
 /// `GET /admin/accounts`.
 pub async fn accounts(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    Admin { account, principal }: Admin,
 ) -> Result<HttpResponse, ApiError> {
-    match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => Ok(answer),
-        Admin::Ready(account, principal) => {
-            accounts_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                StatusCode::OK,
-                None,
-            )
-            .await
-        }
-    }
+    accounts_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        StatusCode::OK,
+        None,
+    )
+    .await
 }
 
 /// `POST /admin/accounts/{id}`: `activated` is `yes` or `no`.
 pub async fn change_account(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    body: Body,
+    Posted(f, Admin { account, principal }): Posted<ActivationField, Admin>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => return Ok(answer),
-        Admin::Ready(account, principal) => (account, principal),
-    };
-    let f: ActivationField = form(&body.0)?;
     let activated = match f.activated.as_str() {
         "yes" => true,
         "no" => false,

@@ -2,19 +2,18 @@
 //! secret shown once), list, delete.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_kernel::Principal;
 use quire_oauth::ClientError;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::super::guards::{Posted, SameOrigin};
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
-use super::super::session::{check_origin, form};
-use super::{Admin, require_admin};
+use super::Admin;
 
 const CLIENTS: &str = "/admin/oauth-clients";
 
@@ -43,7 +42,7 @@ struct ClientsPage {
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct ClientFields {
+pub(crate) struct ClientFields {
     name: String,
     client_type: String,
     /// One per line.
@@ -91,22 +90,17 @@ async fn clients_page(
 /// `GET /admin/oauth-clients`.
 pub async fn clients(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    Admin { account, principal }: Admin,
 ) -> Result<HttpResponse, ApiError> {
-    match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => Ok(answer),
-        Admin::Ready(account, principal) => {
-            clients_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                StatusCode::OK,
-                None,
-                None,
-            )
-            .await
-        }
-    }
+    clients_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        StatusCode::OK,
+        None,
+        None,
+    )
+    .await
 }
 
 fn refusal_status(e: &ClientError) -> StatusCode {
@@ -120,15 +114,8 @@ fn refusal_status(e: &ClientError) -> StatusCode {
 /// `POST /admin/oauth-clients`: registers a client.
 pub async fn register_client(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Admin { account, principal }): Posted<ClientFields, Admin>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => return Ok(answer),
-        Admin::Ready(account, principal) => (account, principal),
-    };
-    let f: ClientFields = form(&body.0)?;
     let uris: Vec<String> = f
         .redirect_uris
         .lines()
@@ -166,14 +153,9 @@ pub async fn register_client(
 /// `POST /admin/oauth-clients/{id}/delete`: deletes a client (its tokens stop working).
 pub async fn delete_client(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    SameOrigin(Admin { account, principal }): SameOrigin<Admin>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let (account, principal) = match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => return Ok(answer),
-        Admin::Ready(account, principal) => (account, principal),
-    };
     match state.oauth_clients.delete(&principal, &id).await {
         Ok(()) => Ok(see_other(CLIENTS)),
         Err(ClientError::Infra(cause)) => Err(cause.into()),

@@ -2,18 +2,17 @@
 //! per line, all or none, as `admin invite import` does) and taking one off.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_accounts::{InviteError, Region};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::body::Body;
 
+use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::page;
-use super::super::session::{check_origin, form};
-use super::{Admin, require_admin};
+use super::Admin;
 
 struct InvitationRow {
     number: String,
@@ -35,7 +34,7 @@ struct InvitationsPage {
 
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
-struct InviteFields {
+pub(crate) struct InviteFields {
     numbers: String,
     number: String,
     region: String,
@@ -111,29 +110,17 @@ fn refused(e: &impl ToString, f: InviteFields) -> Outcome {
 /// `GET /admin/invitations`.
 pub async fn invitations(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    Admin { account, .. }: Admin,
 ) -> Result<HttpResponse, ApiError> {
-    match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => Ok(answer),
-        Admin::Ready(account, _) => {
-            invitations_page(&state, account.handle.as_str(), Outcome::ok()).await
-        }
-    }
+    invitations_page(&state, account.handle.as_str(), Outcome::ok()).await
 }
 
 /// `POST /admin/invitations`: `numbers`, one per line, read in `region` when written
 /// without a country code.
 pub async fn invite(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Admin { account, .. }): Posted<InviteFields, Admin>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let account = match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => return Ok(answer),
-        Admin::Ready(account, _) => account,
-    };
-    let f: InviteFields = form(&body.0)?;
     let outcome = match region(&f.region) {
         Err(e) => refused(&e, f),
         Ok(region) => match state.invitations.import(&f.numbers, region).await {
@@ -155,15 +142,8 @@ pub async fn invite(
 /// stays activated).
 pub async fn uninvite(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    body: Body,
+    Posted(f, Admin { account, .. }): Posted<InviteFields, Admin>,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req, &state)?;
-    let account = match require_admin(&state, &req).await? {
-        Admin::NotYet(answer) => return Ok(answer),
-        Admin::Ready(account, _) => account,
-    };
-    let f: InviteFields = form(&body.0)?;
     let outcome = match state.invitations.remove(&f.number, None).await {
         Ok((number, true)) => Outcome {
             notice: Some(format!("{number} is off the list.")),

@@ -6,34 +6,35 @@ mod accounts;
 mod clients;
 mod invitations;
 
+use actix_web::HttpRequest;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse};
 use quire_accounts::Account;
 use quire_kernel::Principal;
 
-use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::guards::{Guard, Owner, Refusal, extractor};
 use super::render::{Message, message};
-use super::session::{Owner, require_owner};
 
 pub(super) use accounts::{accounts, change_account};
 pub(super) use clients::{clients, delete_client, register_client};
 pub(super) use invitations::{invitations, invite, uninvite};
 
-/// The platform admin's standing, or the answer for anyone else.
-enum Admin {
-    Ready(Account, Principal),
-    NotYet(HttpResponse),
+/// The platform admin, acting with the dashboard principal. Anyone else gets the [`Owner`]
+/// redirects, and an owner who is not the admin a 403 page saying whose pages these are.
+#[derive(Debug)]
+pub(crate) struct Admin {
+    account: Account,
+    principal: Principal,
 }
 
-async fn require_admin(state: &AppState, req: &HttpRequest) -> Result<Admin, ApiError> {
-    Ok(match require_owner(state, req).await? {
-        Owner::NotYet(redirect) => Admin::NotYet(redirect),
-        Owner::Ready(account, principal) if account.is_platform_admin => {
-            Admin::Ready(account, principal)
+impl Guard for Admin {
+    async fn check(state: &AppState, req: &HttpRequest) -> Result<Self, Refusal> {
+        let Owner { account, principal } = Owner::check(state, req).await?;
+        if account.is_platform_admin {
+            return Ok(Admin { account, principal });
         }
-        Owner::Ready(..) => Admin::NotYet(message(
+        Err(message(
             state,
             StatusCode::FORBIDDEN,
             &Message {
@@ -43,6 +44,9 @@ async fn require_admin(state: &AppState, req: &HttpRequest) -> Result<Admin, Api
                 tone: "error",
                 link: Some(("/account/pages", "Back to your pages")),
             },
-        )?),
-    })
+        )?
+        .into())
+    }
 }
+
+extractor!(Admin);
