@@ -3,7 +3,7 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use actix_web::{delete, get, patch, post};
-use quire_kernel::{App, ErrorCode, PageId};
+use quire_kernel::{ErrorCode, PageId};
 use quire_pages::{PatchRequest, PublishRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -16,7 +16,7 @@ use crate::projects::path_id;
 use crate::{PAGE, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::auth::Authenticated;
+use quire_edge::auth::{PageApp, Scoped};
 use quire_edge::body::{Body, WritableBody};
 use quire_edge::json::{RequestBody, nullable, parse, parse_sharing};
 
@@ -170,10 +170,9 @@ pub struct ListQuery {
 #[get("/pages")]
 pub async fn list(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     query: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let (project, pages) = state
         .pages
         .list(&auth.0, query.project.as_deref(), query.status.as_deref())
@@ -201,10 +200,9 @@ pub async fn list(
 #[post("/pages")]
 pub async fn publish(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     body: WritableBody,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     // Parsed straight into typed files whose content is where it lies in the body, then
     // decoded there: the body stays alive until the last file is stored, and nothing else
     // holds the files.
@@ -254,10 +252,9 @@ pub async fn publish(
 #[get("/pages/{id}")]
 pub async fn get(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let view = state.pages.get(&auth.0, page_id(&id)?).await?;
     Ok(HttpResponse::Ok().json(PageDto::from(view)))
 }
@@ -276,11 +273,10 @@ pub async fn get(
 #[patch("/pages/{id}")]
 pub async fn patch(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let id = page_id(&id)?;
     let sent: PatchPageBody = parse(&body.0)?;
     let req = PatchRequest {
@@ -310,10 +306,9 @@ pub async fn patch(
 #[delete("/pages/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let id = page_id(&id)?;
     state.pages.delete(&auth.0, id).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -330,10 +325,9 @@ pub async fn delete(
 #[get("/pages/{id}/files")]
 pub async fn files(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let files = state.pages.files(&auth.0, page_id(&id)?).await?;
     Ok(HttpResponse::Ok().json(FileList {
         files: files
@@ -364,11 +358,10 @@ pub async fn files(
 #[post("/pages/{id}/files")]
 pub async fn add_files(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: WritableBody,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let id = page_id(&id)?;
     let sent: AddFilesBody = parse_sharing(body.bytes())?;
     let sent_files = read_files(sent.files, body)?;
@@ -389,9 +382,8 @@ pub async fn add_files(
 #[get("/shared")]
 pub async fn shared(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
 ) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
     let shared = state.pages.shared_with(&auth.0).await?;
     Ok(HttpResponse::Ok().json(SharedList {
         pages: shared
