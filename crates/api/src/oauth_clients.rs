@@ -1,8 +1,7 @@
 //! `/api/platform/v1/oauth-clients…`: the OAuth client registry, for the platform admin
 //! account's master keys.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, post};
 use quire_oauth::ClientService;
 use serde::Deserialize;
@@ -12,6 +11,7 @@ use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse};
@@ -26,9 +26,9 @@ use quire_edge::json::{RequestBody, parse};
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<OAuthClientList>, ApiError> {
     let clients = state.oauth_clients.list(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(OAuthClientList {
+    Ok(Answer::ok(OAuthClientList {
         clients: clients
             .into_iter()
             .map(|c| OAuthClientDto::new(c, None))
@@ -65,7 +65,7 @@ pub async fn register(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Created<OAuthClientEnvelope>>, ApiError> {
     ClientService::authorize(&auth.0)?;
     let body: RegisterClientRequest = parse(&body.0)?;
     let registered = state
@@ -73,12 +73,12 @@ pub async fn register(
         .register(&auth.0, &body.name, &body.client_type, &body.redirect_uris)
         .await?;
     let location = format!("{PLATFORM}/oauth-clients/{}", registered.client.id.as_str());
-    Ok(HttpResponse::Created()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::LOCATION, location))
-        .json(OAuthClientEnvelope {
+    Ok(NoStore(Created::at(
+        location,
+        OAuthClientEnvelope {
             client: OAuthClientDto::new(registered.client, registered.secret.as_ref()),
-        }))
+        },
+    )))
 }
 
 /// One live client.
@@ -94,9 +94,9 @@ pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<OAuthClientEnvelope>, ApiError> {
     let client = state.oauth_clients.get(&auth.0, &id).await?;
-    Ok(HttpResponse::Ok().json(OAuthClientEnvelope {
+    Ok(Answer::ok(OAuthClientEnvelope {
         client: OAuthClientDto::new(client, None),
     }))
 }
@@ -114,9 +114,9 @@ pub async fn delete(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     state.oauth_clients.delete(&auth.0, &id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// Give a confidential client a new secret (in this response only); the old one stops
@@ -134,11 +134,9 @@ pub async fn rotate_secret(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Answer<OAuthClientEnvelope>>, ApiError> {
     let rotated = state.oauth_clients.rotate_secret(&auth.0, &id).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(OAuthClientEnvelope {
-            client: OAuthClientDto::new(rotated.client, rotated.secret.as_ref()),
-        }))
+    Ok(NoStore(Answer::ok(OAuthClientEnvelope {
+        client: OAuthClientDto::new(rotated.client, rotated.secret.as_ref()),
+    })))
 }

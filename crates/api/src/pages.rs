@@ -1,7 +1,6 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, PageId};
 use quire_pages::{PatchRequest, PublishRequest};
@@ -16,6 +15,7 @@ use crate::projects::path_id;
 use crate::{PAGE, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::{PageApp, Scoped};
 use quire_edge::body::{Body, WritableBody};
 use quire_edge::json::{RequestBody, nullable, parse, parse_sharing};
@@ -172,12 +172,12 @@ pub async fn list(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<PageList>, ApiError> {
     let (project, pages) = state
         .pages
         .list(&auth.0, query.project.as_deref(), query.status.as_deref())
         .await?;
-    Ok(HttpResponse::Ok().json(PageList {
+    Ok(Answer::ok(PageList {
         pages: pages.into_iter().map(PageDto::from).collect(),
         project: project.as_str().to_owned(),
     }))
@@ -202,7 +202,7 @@ pub async fn publish(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     body: WritableBody,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<PublishedDto>, ApiError> {
     // Parsed straight into typed files whose content is where it lies in the body, then
     // decoded there: the body stays alive until the last file is stored, and nothing else
     // holds the files.
@@ -226,9 +226,9 @@ pub async fn publish(
         .as_ref()
         .map_or("private", |l| l.policy.access.as_str())
         .to_owned();
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("{PAGE}/pages/{}", view.page.id.0)))
-        .json(PublishedDto {
+    Ok(Created::at(
+        format!("{PAGE}/pages/{}", view.page.id.0),
+        PublishedDto {
             id: view.page.id.0,
             public_id: view.page.public_id,
             url: view.url,
@@ -238,7 +238,8 @@ pub async fn publish(
             file_count: view.page.file_count,
             size_bytes: view.page.size_bytes,
             project: view.project_slug.as_str().to_owned(),
-        }))
+        },
+    ))
 }
 
 /// Fetch a page.
@@ -254,9 +255,9 @@ pub async fn get(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<PageDto>, ApiError> {
     let view = state.pages.get(&auth.0, page_id(&id)?).await?;
-    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+    Ok(Answer::ok(PageDto::from(view)))
 }
 
 /// Update content and policy fields; archive or restore with `status`.
@@ -276,7 +277,7 @@ pub async fn patch(
     auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<PageDto>, ApiError> {
     let id = page_id(&id)?;
     let sent: PatchPageBody = parse(&body.0)?;
     let req = PatchRequest {
@@ -291,7 +292,7 @@ pub async fn patch(
         allow: sent.allow,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
-    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+    Ok(Answer::ok(PageDto::from(view)))
 }
 
 /// Delete a page: its stored files, then its short link, then the record.
@@ -308,10 +309,10 @@ pub async fn delete(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let id = page_id(&id)?;
     state.pages.delete(&auth.0, id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// List a page's files.
@@ -327,9 +328,9 @@ pub async fn files(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<FileList>, ApiError> {
     let files = state.pages.files(&auth.0, page_id(&id)?).await?;
-    Ok(HttpResponse::Ok().json(FileList {
+    Ok(Answer::ok(FileList {
         files: files
             .into_iter()
             .map(|f| FileDto {
@@ -361,12 +362,12 @@ pub async fn add_files(
     auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: WritableBody,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<FilesAddedDto>, ApiError> {
     let id = page_id(&id)?;
     let sent: AddFilesBody = parse_sharing(body.bytes())?;
     let sent_files = read_files(sent.files, body)?;
     let added = state.pages.add_files(&auth.0, id, sent_files).await?;
-    Ok(HttpResponse::Ok().json(FilesAddedDto {
+    Ok(Answer::ok(FilesAddedDto {
         id: added.id.0,
         file_count: added.file_count,
         size_bytes: added.size_bytes,
@@ -383,9 +384,9 @@ pub async fn add_files(
 pub async fn shared(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<SharedList>, ApiError> {
     let shared = state.pages.shared_with(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(SharedList {
+    Ok(Answer::ok(SharedList {
         pages: shared
             .into_iter()
             .map(|s| SharedPageDto {

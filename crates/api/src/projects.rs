@@ -1,7 +1,6 @@
 //! `/api/platform/v1/projects…`
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, KeyId, ProjectId};
 use quire_projects::{GrantLevel, NewProject, ProjectPatch, ResourceType};
@@ -16,6 +15,7 @@ use crate::dto::{
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, nullable, parse};
@@ -35,9 +35,9 @@ pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectList>, ApiError> {
     let projects = state.projects.list(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(ProjectList {
+    Ok(Answer::ok(ProjectList {
         projects: projects.into_iter().map(ProjectDto::from).collect(),
     }))
 }
@@ -78,7 +78,7 @@ pub async fn create(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<ProjectEnvelope>, ApiError> {
     let body: CreateProjectRequest = parse(&body.0)?;
     let input = NewProject {
         name: body.name,
@@ -88,14 +88,12 @@ pub async fn create(
         oauth_client_id: body.oauth_client_id,
     };
     let project = state.projects.create(&auth.0, input).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            header::LOCATION,
-            format!("{PLATFORM}/projects/{}", project.id.0),
-        ))
-        .json(ProjectEnvelope {
+    Ok(Created::at(
+        format!("{PLATFORM}/projects/{}", project.id.0),
+        ProjectEnvelope {
             project: project.into(),
-        }))
+        },
+    ))
 }
 
 /// Fetch one project.
@@ -111,10 +109,10 @@ pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let project = state.projects.get(&auth.0, id).await?;
-    Ok(HttpResponse::Ok().json(ProjectEnvelope {
+    Ok(Answer::ok(ProjectEnvelope {
         project: project.into(),
     }))
 }
@@ -163,7 +161,7 @@ pub async fn patch(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let body: PatchProjectRequest = parse(&body.0)?;
     let patch = ProjectPatch {
@@ -175,7 +173,7 @@ pub async fn patch(
         status: body.status,
     };
     let project = state.projects.update(&auth.0, id, patch).await?;
-    Ok(HttpResponse::Ok().json(ProjectEnvelope {
+    Ok(Answer::ok(ProjectEnvelope {
         project: project.into(),
     }))
 }
@@ -210,14 +208,14 @@ pub async fn delete(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let body: DeleteProjectRequest = parse(&body.0)?;
     state
         .projects
         .delete(&auth.0, id, &body.confirm, body.move_to.as_deref())
         .await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// What a project holds.
@@ -233,10 +231,10 @@ pub async fn resources(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ResourcesEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let resources = state.projects.resources(&auth.0, id).await?;
-    Ok(HttpResponse::Ok().json(ResourcesEnvelope {
+    Ok(Answer::ok(ResourcesEnvelope {
         resources: ResourcesDto::from(resources),
     }))
 }
@@ -280,11 +278,11 @@ pub async fn assign(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let dest = ProjectId(path_id(&id, "project")?);
     let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.assign(&auth.0, dest, kind, resource).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// Move a resource back to the account's default project (`{id}` is only checked to be a
@@ -304,11 +302,11 @@ pub async fn unassign(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     path_id(&id, "project")?;
     let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.unassign(&auth.0, kind, resource).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// A key id that is not a UUID names nothing (404).
@@ -352,7 +350,7 @@ pub async fn put_grant(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<GrantEnvelope>, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
     let body: GrantRequest = parse(&body.0)?;
     let level = GrantLevel::parse(&body.level)
@@ -363,14 +361,12 @@ pub async fn put_grant(
         .put_grant(&auth.0, project, key, level)
         .await?;
     // A grant has no URL of its own: it is revoked where it was made, naming its key.
-    Ok(HttpResponse::Created()
-        .insert_header((
-            header::LOCATION,
-            format!("{PLATFORM}/projects/{}/grants", project.0),
-        ))
-        .json(GrantEnvelope {
+    Ok(Created::at(
+        format!("{PLATFORM}/projects/{}/grants", project.0),
+        GrantEnvelope {
             grant: GrantDto::from(grant),
-        }))
+        },
+    ))
 }
 
 /// Remove a key's grant on this project (`level`, if sent, is ignored).
@@ -389,10 +385,10 @@ pub async fn delete_grant(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
     let body: RevokeGrantRequest = parse(&body.0)?;
     let key = grant_key(&body.key_id)?;
     state.projects.delete_grant(&auth.0, project, key).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
