@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
 use crate::projects::path_id;
+use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -22,7 +23,7 @@ use quire_edge::json::{RequestBody, parse, present};
     security(("bearer" = [])),
     responses(
         (status = 200, body = KeyList),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/keys")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -74,7 +75,7 @@ impl RequestBody for MintKeyRequest {
         (status = 201, body = MintedKeyDto,
             headers(("Location" = String, description = "The key's URL, where it is revoked: `/api/platform/v1/keys/{keyId}`"))),
         (status = 400, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[post("/keys")]
 pub async fn mint(
     state: web::Data<AppState>,
@@ -113,7 +114,7 @@ pub async fn mint(
     responses(
         (status = 204, description = "Revoked"),
         (status = 400, description = "cannot_revoke_current_key"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[delete("/keys/{id}")]
 pub async fn revoke(

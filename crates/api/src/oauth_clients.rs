@@ -8,6 +8,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
+use crate::refusals::AdminRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -59,7 +60,7 @@ impl RequestBody for RegisterClientRequest {}
         (status = 201, body = OAuthClientEnvelope,
             headers(("Location" = String, description = "The client's URL: `/api/platform/v1/oauth-clients/{client_id}`"))),
         (status = 400, description = "invalid_json; invalid_body naming the field (name, client_type, redirect_uris[i])"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated")))]
+        AdminRefusals))]
 #[post("/oauth-clients")]
 pub async fn register(
     state: web::Data<AppState>,
@@ -87,7 +88,7 @@ pub async fn register(
     params(("id" = String, Path)),
     responses(
         (status = 200, body = OAuthClientEnvelope),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found (unknown or deleted)")))]
 #[get("/oauth-clients/{id}")]
 pub async fn get(
@@ -107,7 +108,7 @@ pub async fn get(
     params(("id" = String, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found (unknown or already deleted)")))]
 #[delete("/oauth-clients/{id}")]
 pub async fn delete(
@@ -127,7 +128,7 @@ pub async fn delete(
     responses(
         (status = 200, body = OAuthClientEnvelope),
         (status = 400, description = "invalid_body (a public client has no secret)"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found")))]
 #[post("/oauth-clients/{id}/secret")]
 pub async fn rotate_secret(

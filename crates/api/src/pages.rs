@@ -12,6 +12,7 @@ use crate::dto::{
 };
 use crate::files::{FileBody, read_files};
 use crate::projects::path_id;
+use crate::refusals::{LongBodyRefusals, ScopeRefusals};
 use crate::{PAGE, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -166,7 +167,7 @@ pub struct ListQuery {
     responses(
         (status = 200, body = PageList),
         (status = 400, description = "invalid_request (status filter)"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/pages")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -191,12 +192,10 @@ pub async fn list(
         (status = 201, body = PublishedDto,
             headers(("Location" = String, description = "The page's URL in this API: `/api/page/v1/pages/{id}`"))),
         (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_conflict, alias_conflict"),
-        (status = 413, description = "payload_too_large; `limit` names the limit"),
-        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
-        (status = 500, description = "public_id_exhausted, internal_error"),
-        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+        LongBodyRefusals,
+        (status = 500, description = "public_id_exhausted, internal_error")))]
 #[post("/pages")]
 pub async fn publish(
     state: web::Data<AppState>,
@@ -248,7 +247,7 @@ pub async fn publish(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = PageDto),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[get("/pages/{id}")]
 pub async fn get(
@@ -268,7 +267,7 @@ pub async fn get(
     responses(
         (status = 200, body = PageDto),
         (status = 400, description = "invalid_json, invalid_request, password_required"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "slug_taken, alias_conflict")))]
 #[patch("/pages/{id}")]
@@ -301,7 +300,7 @@ pub async fn patch(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 500, description = "storage_cleanup_failed, link_cleanup_failed (the record is gone)")))]
 #[delete("/pages/{id}")]
@@ -321,7 +320,7 @@ pub async fn delete(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = FileList),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[get("/pages/{id}/files")]
 pub async fn files(
@@ -351,11 +350,9 @@ pub async fn files(
     responses(
         (status = 200, body = FilesAddedDto),
         (status = 400, description = "invalid_json, invalid_request"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
-        (status = 413, description = "payload_too_large; `limit` names the limit"),
-        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
-        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+        LongBodyRefusals))]
 #[post("/pages/{id}/files")]
 pub async fn add_files(
     state: web::Data<AppState>,
@@ -379,7 +376,7 @@ pub async fn add_files(
     security(("bearer" = [])),
     responses(
         (status = 200, body = SharedList),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/shared")]
 pub async fn shared(
     state: web::Data<AppState>,

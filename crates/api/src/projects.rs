@@ -12,6 +12,7 @@ use crate::dto::{
     GrantDto, GrantEnvelope, ProjectDto, ProjectEnvelope, ProjectList, ResourcesDto,
     ResourcesEnvelope,
 };
+use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -71,7 +72,7 @@ impl RequestBody for CreateProjectRequest {
         (status = 201, body = ProjectEnvelope,
             headers(("Location" = String, description = "The project's URL: `/api/platform/v1/projects/{id}`"))),
         (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_taken, client_already_attached")))]
 #[post("/projects")]
 pub async fn create(
@@ -152,7 +153,7 @@ impl RequestBody for PatchProjectRequest {
     responses(
         (status = 200, body = ProjectEnvelope),
         (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "slug_taken, client_already_attached")))]
 #[patch("/projects/{id}")]
@@ -199,7 +200,7 @@ impl RequestBody for DeleteProjectRequest {}
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "invalid_json, invalid_body (confirm mismatch or bad move_to)"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "project_not_empty, last_project")))]
 #[delete("/projects/{id}")]
@@ -270,7 +271,7 @@ impl AssignRequest {
     responses(
         (status = 204, description = "Moved"),
         (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[post("/projects/{id}/assign")]
 pub async fn assign(
@@ -294,7 +295,7 @@ pub async fn assign(
     responses(
         (status = 204, description = "Moved to the default project"),
         (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[post("/projects/{id}/unassign")]
 pub async fn unassign(
@@ -342,7 +343,7 @@ impl RequestBody for RevokeGrantRequest {}
         (status = 201, body = GrantEnvelope,
             headers(("Location" = String, description = "Where the grant is revoked (`DELETE` with its `key_id`): `/api/platform/v1/projects/{id}/grants`"))),
         (status = 400, description = "invalid_json, invalid_body"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "key or project not owned")))]
 #[post("/projects/{id}/grants")]
 pub async fn put_grant(
@@ -377,7 +378,7 @@ pub async fn put_grant(
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "invalid_json, invalid_body"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "key, project or grant not found")))]
 #[delete("/projects/{id}/grants")]
 pub async fn delete_grant(
