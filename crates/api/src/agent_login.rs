@@ -3,7 +3,7 @@
 
 use actix_web::http::header;
 use actix_web::post;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, web};
 use quire_kernel::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, NoStore};
 use quire_edge::body::Body;
 
 /// The constant `token_type` of the key scheme.
@@ -73,14 +74,6 @@ fn fields<T: DeserializeOwned + Default>(req: &HttpRequest, body: &[u8]) -> Resu
     }
 }
 
-fn no_store(mut response: HttpResponse) -> HttpResponse {
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-store"),
-    );
-    response
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeviceAuthorization {
     pub device_code: String,
@@ -119,7 +112,7 @@ pub async fn device_authorization(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Answer<DeviceAuthorization>>, ApiError> {
     let f: DeviceAuthorizationRequest = fields(&req, &body.0)?;
     let started = state
         .device_auth
@@ -128,7 +121,7 @@ pub async fn device_authorization(
             &quire_edge::client_ip::of(&req, &state.trusted_proxies),
         )
         .await?;
-    Ok(no_store(HttpResponse::Ok().json(DeviceAuthorization {
+    Ok(NoStore(Answer::ok(DeviceAuthorization {
         device_code: started.device_code.expose().to_owned(),
         user_code: started.user_code.display(),
         verification_uri: started.verification_uri,
@@ -152,7 +145,7 @@ pub async fn token(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Answer<DeviceToken>>, ApiError> {
     let f: TokenRequest = fields(&req, &body.0)?;
     let claimed = state
         .device_auth
@@ -162,7 +155,7 @@ pub async fn token(
             &quire_edge::client_ip::of(&req, &state.trusted_proxies),
         )
         .await?;
-    Ok(no_store(HttpResponse::Ok().json(DeviceToken {
+    Ok(NoStore(Answer::ok(DeviceToken {
         access_token: claimed.access_token.expose().to_owned(),
         token_type: TOKEN_TYPE.to_owned(),
         scope: "master".to_owned(),

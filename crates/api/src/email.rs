@@ -1,7 +1,7 @@
 //! `/api/platform/v1/email`: a message from the operator's address, with the caller as
 //! Reply-To, under the account's rolling quota. The text is never echoed, stored or logged.
 
-use actix_web::{HttpResponse, post, web};
+use actix_web::{post, web};
 use quire_mail::{MailRequest, MailService};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use crate::schema;
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::Answer;
 use quire_edge::auth::Authenticated;
 use quire_edge::body::BodyUpTo;
 use quire_edge::json::{RequestBody, parse};
@@ -63,7 +64,7 @@ pub async fn send(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: BodyUpTo<EMAIL_BODY_LIMIT>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<SentEmail>, ApiError> {
     MailService::authorize(&auth.0)?;
     let body: SendEmailRequest = parse(&body.0)?;
     let sent = state
@@ -77,7 +78,7 @@ pub async fn send(
             },
         )
         .await?;
-    Ok(HttpResponse::Ok().json(SentEmail {
+    Ok(Answer::ok(SentEmail {
         sent: true,
         mail_id: sent.mail_id.to_string(),
         remaining_today: sent.remaining_today,

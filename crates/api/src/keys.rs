@@ -1,7 +1,6 @@
 //! `/api/platform/v1/keys…`
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, post};
 use quire_kernel::{ErrorCode, KeyId};
 use quire_keys::MintRequest;
@@ -10,9 +9,11 @@ use utoipa::ToSchema;
 
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
 use crate::projects::path_id;
+use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse, present};
@@ -22,14 +23,14 @@ use quire_edge::json::{RequestBody, parse, present};
     security(("bearer" = [])),
     responses(
         (status = 200, body = KeyList),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/keys")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<KeyList>, ApiError> {
     let keys = state.keys.list(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(KeyList {
+    Ok(Answer::ok(KeyList {
         keys: keys.into_iter().map(KeyDto::from).collect(),
     }))
 }
@@ -74,13 +75,13 @@ impl RequestBody for MintKeyRequest {
         (status = 201, body = MintedKeyDto,
             headers(("Location" = String, description = "The key's URL, where it is revoked: `/api/platform/v1/keys/{keyId}`"))),
         (status = 400, description = "invalid_json; invalid_body (project or app_id); for name/apps, `error` is prose"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[post("/keys")]
 pub async fn mint(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Created<MintedKeyDto>>, ApiError> {
     let body: MintKeyRequest = parse(&body.0)?;
     if body.app_id {
         return Err(ApiError::new(
@@ -100,13 +101,10 @@ pub async fn mint(
         )
         .await?;
     // The plaintext key is in this answer only: no cache may keep it.
-    Ok(HttpResponse::Created()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((
-            header::LOCATION,
-            format!("{PLATFORM}/keys/{}", minted.record.id.0),
-        ))
-        .json(MintedKeyDto::from(minted)))
+    Ok(NoStore(Created::at(
+        format!("{PLATFORM}/keys/{}", minted.record.id.0),
+        MintedKeyDto::from(minted),
+    )))
 }
 
 /// Revoke a key of the account (not the one making this call).
@@ -116,15 +114,15 @@ pub async fn mint(
     responses(
         (status = 204, description = "Revoked"),
         (status = 400, description = "cannot_revoke_current_key"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[delete("/keys/{id}")]
 pub async fn revoke(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let id = KeyId(path_id(&id, "key")?);
     state.keys.revoke(&auth.0, id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }

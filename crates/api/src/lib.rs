@@ -4,7 +4,8 @@
 //! [`register`] registers it through `quire-edge`'s `Documented`, which both routes it and
 //! adds it to the OpenAPI document ([`openapi`]). Request bodies are typed beside their
 //! handlers and parsed by `quire-edge`'s `json` (a page request's files then read by
-//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document states.
+//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document states, and
+//! `refusals.rs` the refusals many routes document alike.
 //!
 //! It depends on `quire-edge`, the application and domain crates, actix-web and utoipa; never
 //! on another surface crate (the architecture test says so).
@@ -20,6 +21,7 @@ pub(crate) mod oauth_clients;
 pub mod openapi;
 pub(crate) mod pages;
 pub(crate) mod projects;
+pub(crate) mod refusals;
 pub(crate) mod schema;
 
 use actix_web::web;

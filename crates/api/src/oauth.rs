@@ -3,7 +3,7 @@
 //! (RFC 8414). Bodies are form-encoded; answers carry `Cache-Control: no-store`.
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use actix_web::{HttpRequest, get, post, web};
 use base64::Engine;
 use quire_oauth::{ClientCredentials, TokenRequest};
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Cached, Done, NoStore};
 use quire_edge::body::Body;
 
 /// The token endpoint's form (RFC 6749 §4.1.3 and §6); client credentials may come here
@@ -61,6 +62,30 @@ pub struct TokenAnswer {
     /// Opaque; single use: each refresh returns the next one.
     pub refresh_token: String,
     pub scope: String,
+}
+
+/// The signing keys (RFC 7517 §5).
+#[derive(Debug, Serialize)]
+pub struct Jwks {
+    pub keys: Vec<serde_json::Value>,
+}
+
+/// The authorization server's metadata (RFC 8414 §2). Its fields are in alphabetical order,
+/// as the server writes its other JSON maps.
+#[derive(Debug, Serialize)]
+pub struct ServerMetadata {
+    pub authorization_endpoint: String,
+    pub code_challenge_methods_supported: &'static [&'static str],
+    pub grant_types_supported: &'static [&'static str],
+    pub issuer: String,
+    pub jwks_uri: String,
+    pub response_modes_supported: &'static [&'static str],
+    pub response_types_supported: &'static [&'static str],
+    pub revocation_endpoint: String,
+    pub revocation_endpoint_auth_methods_supported: &'static [&'static str],
+    pub scopes_supported: Vec<&'static str>,
+    pub token_endpoint: String,
+    pub token_endpoint_auth_methods_supported: &'static [&'static str],
 }
 
 fn form<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, ApiError> {
@@ -115,14 +140,6 @@ fn credentials(
     })
 }
 
-fn no_store(mut response: HttpResponse) -> HttpResponse {
-    response.headers_mut().insert(
-        header::CACHE_CONTROL,
-        header::HeaderValue::from_static("no-store"),
-    );
-    response
-}
-
 /// Exchange an authorization code (with its PKCE verifier) or a refresh token for tokens.
 #[utoipa::path(tag = "oauth",
     request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded"),
@@ -136,7 +153,7 @@ pub async fn token(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Answer<TokenAnswer>>, ApiError> {
     let f: TokenForm = form(&body.0)?;
     let credentials = credentials(&req, f.client_id, f.client_secret)?;
     let request = TokenRequest {
@@ -152,7 +169,7 @@ pub async fn token(
         .oauth_tokens
         .token(&credentials, &request, &address)
         .await?;
-    Ok(no_store(HttpResponse::Ok().json(TokenAnswer {
+    Ok(NoStore(Answer::ok(TokenAnswer {
         access_token: issued.access_token,
         token_type: "Bearer".into(),
         expires_in: issued.expires_in,
@@ -175,7 +192,7 @@ pub async fn revoke(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Done>, ApiError> {
     let f: RevokeForm = form(&body.0)?;
     let credentials = credentials(&req, f.client_id, f.client_secret)?;
     let address = quire_edge::client_ip::of(&req, &state.trusted_proxies);
@@ -183,40 +200,39 @@ pub async fn revoke(
         .oauth_tokens
         .revoke(&credentials, f.token.as_deref(), &address)
         .await?;
-    Ok(no_store(HttpResponse::Ok().finish()))
+    Ok(NoStore(Done))
 }
 
 /// The keys that verify access tokens (RFC 7517), the next one included once published.
 #[utoipa::path(tag = "oauth", responses((status = 200, description = "`{keys: [JWK]}`: Ed25519 (`OKP`), `alg` EdDSA, `use` sig, with `kid`")))]
 #[get("/.well-known/jwks.json")]
-pub async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn jwks(state: web::Data<AppState>) -> Result<Cached<Answer<Jwks>>, ApiError> {
     let keys = state.oauth_tokens.published_keys().await?;
-    let keys: Vec<serde_json::Value> = keys.iter().map(quire_oauth::SigningKey::jwk).collect();
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "public, max-age=60"))
-        .json(serde_json::json!({ "keys": keys })))
+    let keys = keys.iter().map(quire_oauth::SigningKey::jwk).collect();
+    Ok(Cached::for_seconds(60, Answer::ok(Jwks { keys })))
 }
 
 /// The authorization server's metadata (RFC 8414).
 #[utoipa::path(tag = "oauth", responses((status = 200, description = "issuer, endpoints, S256 only, grant types, client authentication methods")))]
 #[get("/.well-known/oauth-authorization-server")]
-pub async fn metadata(state: web::Data<AppState>) -> HttpResponse {
+pub async fn metadata(state: web::Data<AppState>) -> Cached<Answer<ServerMetadata>> {
     let issuer = &state.oauth_tokens.audience().issuer;
-    let scopes: Vec<&str> = quire_kernel::App::ALL.iter().map(|a| a.as_str()).collect();
-    HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
-        .json(serde_json::json!({
-            "issuer": issuer,
-            "authorization_endpoint": format!("{issuer}/oauth/authorize"),
-            "token_endpoint": format!("{issuer}/api/oauth/token"),
-            "revocation_endpoint": format!("{issuer}/api/oauth/revoke"),
-            "jwks_uri": format!("{issuer}/.well-known/jwks.json"),
-            "response_types_supported": ["code"],
-            "response_modes_supported": ["query"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
-            "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-            "scopes_supported": scopes,
-        }))
+    let client_authentication = &["client_secret_basic", "client_secret_post", "none"];
+    Cached::for_seconds(
+        300,
+        Answer::ok(ServerMetadata {
+            authorization_endpoint: format!("{issuer}/oauth/authorize"),
+            code_challenge_methods_supported: &["S256"],
+            grant_types_supported: &["authorization_code", "refresh_token"],
+            issuer: issuer.clone(),
+            jwks_uri: format!("{issuer}/.well-known/jwks.json"),
+            response_modes_supported: &["query"],
+            response_types_supported: &["code"],
+            revocation_endpoint: format!("{issuer}/api/oauth/revoke"),
+            revocation_endpoint_auth_methods_supported: client_authentication,
+            scopes_supported: quire_kernel::App::ALL.iter().map(|a| a.as_str()).collect(),
+            token_endpoint: format!("{issuer}/api/oauth/token"),
+            token_endpoint_auth_methods_supported: client_authentication,
+        }),
+    )
 }

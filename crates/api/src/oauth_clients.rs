@@ -1,17 +1,18 @@
 //! `/api/platform/v1/oauth-clients…`: the OAuth client registry, for the platform admin
 //! account's master keys.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, post};
 use quire_oauth::ClientService;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
+use crate::refusals::AdminRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse};
@@ -26,9 +27,9 @@ use quire_edge::json::{RequestBody, parse};
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<OAuthClientList>, ApiError> {
     let clients = state.oauth_clients.list(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(OAuthClientList {
+    Ok(Answer::ok(OAuthClientList {
         clients: clients
             .into_iter()
             .map(|c| OAuthClientDto::new(c, None))
@@ -59,13 +60,13 @@ impl RequestBody for RegisterClientRequest {}
         (status = 201, body = OAuthClientEnvelope,
             headers(("Location" = String, description = "The client's URL: `/api/platform/v1/oauth-clients/{client_id}`"))),
         (status = 400, description = "invalid_json; invalid_body naming the field (name, client_type, redirect_uris[i])"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated")))]
+        AdminRefusals))]
 #[post("/oauth-clients")]
 pub async fn register(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Created<OAuthClientEnvelope>>, ApiError> {
     ClientService::authorize(&auth.0)?;
     let body: RegisterClientRequest = parse(&body.0)?;
     let registered = state
@@ -73,12 +74,12 @@ pub async fn register(
         .register(&auth.0, &body.name, &body.client_type, &body.redirect_uris)
         .await?;
     let location = format!("{PLATFORM}/oauth-clients/{}", registered.client.id.as_str());
-    Ok(HttpResponse::Created()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::LOCATION, location))
-        .json(OAuthClientEnvelope {
+    Ok(NoStore(Created::at(
+        location,
+        OAuthClientEnvelope {
             client: OAuthClientDto::new(registered.client, registered.secret.as_ref()),
-        }))
+        },
+    )))
 }
 
 /// One live client.
@@ -87,16 +88,16 @@ pub async fn register(
     params(("id" = String, Path)),
     responses(
         (status = 200, body = OAuthClientEnvelope),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found (unknown or deleted)")))]
 #[get("/oauth-clients/{id}")]
 pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<OAuthClientEnvelope>, ApiError> {
     let client = state.oauth_clients.get(&auth.0, &id).await?;
-    Ok(HttpResponse::Ok().json(OAuthClientEnvelope {
+    Ok(Answer::ok(OAuthClientEnvelope {
         client: OAuthClientDto::new(client, None),
     }))
 }
@@ -107,16 +108,16 @@ pub async fn get(
     params(("id" = String, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found (unknown or already deleted)")))]
 #[delete("/oauth-clients/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     state.oauth_clients.delete(&auth.0, &id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// Give a confidential client a new secret (in this response only); the old one stops
@@ -127,18 +128,16 @@ pub async fn delete(
     responses(
         (status = 200, body = OAuthClientEnvelope),
         (status = 400, description = "invalid_body (a public client has no secret)"),
-        (status = 403, description = "insufficient_scope, forbidden, not_activated"),
+        AdminRefusals,
         (status = 404, description = "not_found")))]
 #[post("/oauth-clients/{id}/secret")]
 pub async fn rotate_secret(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoStore<Answer<OAuthClientEnvelope>>, ApiError> {
     let rotated = state.oauth_clients.rotate_secret(&auth.0, &id).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .json(OAuthClientEnvelope {
-            client: OAuthClientDto::new(rotated.client, rotated.secret.as_ref()),
-        }))
+    Ok(NoStore(Answer::ok(OAuthClientEnvelope {
+        client: OAuthClientDto::new(rotated.client, rotated.secret.as_ref()),
+    })))
 }

@@ -1,9 +1,8 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, patch, post};
-use quire_kernel::{App, ErrorCode, PageId};
+use quire_kernel::{ErrorCode, PageId};
 use quire_pages::{PatchRequest, PublishRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -13,10 +12,12 @@ use crate::dto::{
 };
 use crate::files::{FileBody, parse_with_files};
 use crate::projects::path_id;
+use crate::refusals::{LongBodyRefusals, ScopeRefusals};
 use crate::{PAGE, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::auth::Authenticated;
+use quire_edge::answer::{Answer, Created, NoContent};
+use quire_edge::auth::{PageApp, Scoped};
 use quire_edge::body::{Body, WritableBody};
 use quire_edge::json::{RequestBody, nullable, parse};
 
@@ -166,19 +167,18 @@ pub struct ListQuery {
     responses(
         (status = 200, body = PageList),
         (status = 400, description = "invalid_request (status filter)"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/pages")]
 pub async fn list(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     query: web::Query<ListQuery>,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Answer<PageList>, ApiError> {
     let (project, pages) = state
         .pages
         .list(&auth.0, query.project.as_deref(), query.status.as_deref())
         .await?;
-    Ok(HttpResponse::Ok().json(PageList {
+    Ok(Answer::ok(PageList {
         pages: pages.into_iter().map(PageDto::from).collect(),
         project: project.as_str().to_owned(),
     }))
@@ -192,19 +192,16 @@ pub async fn list(
         (status = 201, body = PublishedDto,
             headers(("Location" = String, description = "The page's URL in this API: `/api/page/v1/pages/{id}`"))),
         (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_conflict, alias_conflict"),
-        (status = 413, description = "payload_too_large; `limit` names the limit"),
-        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
-        (status = 500, description = "public_id_exhausted, internal_error"),
-        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+        LongBodyRefusals,
+        (status = 500, description = "public_id_exhausted, internal_error")))]
 #[post("/pages")]
 pub async fn publish(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     body: WritableBody,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Created<PublishedDto>, ApiError> {
     // Parsed straight into typed files whose content is where it lies in the body, then
     // decoded there: the body stays alive until the last file is stored, and nothing else
     // holds the files.
@@ -231,9 +228,9 @@ pub async fn publish(
         .as_ref()
         .map_or("private", |l| l.policy.access.as_str())
         .to_owned();
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("{PAGE}/pages/{}", view.page.id.0)))
-        .json(PublishedDto {
+    Ok(Created::at(
+        format!("{PAGE}/pages/{}", view.page.id.0),
+        PublishedDto {
             id: view.page.id.0,
             public_id: view.page.public_id,
             url: view.url,
@@ -243,7 +240,8 @@ pub async fn publish(
             file_count: view.page.file_count,
             size_bytes: view.page.size_bytes,
             project: view.project_slug.as_str().to_owned(),
-        }))
+        },
+    ))
 }
 
 /// Fetch a page.
@@ -252,17 +250,16 @@ pub async fn publish(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = PageDto),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[get("/pages/{id}")]
 pub async fn get(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Answer<PageDto>, ApiError> {
     let view = state.pages.get(&auth.0, page_id(&id)?).await?;
-    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+    Ok(Answer::ok(PageDto::from(view)))
 }
 
 /// Update content and policy fields; archive or restore with `status`.
@@ -273,17 +270,16 @@ pub async fn get(
     responses(
         (status = 200, body = PageDto),
         (status = 400, description = "invalid_json, invalid_request, password_required"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "slug_taken, alias_conflict")))]
 #[patch("/pages/{id}")]
 pub async fn patch(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Answer<PageDto>, ApiError> {
     let id = page_id(&id)?;
     let sent: PatchPageBody = parse(&body.0)?;
     let req = PatchRequest {
@@ -298,7 +294,7 @@ pub async fn patch(
         allow: sent.allow,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
-    Ok(HttpResponse::Ok().json(PageDto::from(view)))
+    Ok(Answer::ok(PageDto::from(view)))
 }
 
 /// Delete a page: its stored files, then its short link, then the record.
@@ -307,19 +303,18 @@ pub async fn patch(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 500, description = "storage_cleanup_failed, link_cleanup_failed (the record is gone)")))]
 #[delete("/pages/{id}")]
 pub async fn delete(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<NoContent, ApiError> {
     let id = page_id(&id)?;
     state.pages.delete(&auth.0, id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// List a page's files.
@@ -328,17 +323,16 @@ pub async fn delete(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = FileList),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[get("/pages/{id}/files")]
 pub async fn files(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Answer<FileList>, ApiError> {
     let files = state.pages.files(&auth.0, page_id(&id)?).await?;
-    Ok(HttpResponse::Ok().json(FileList {
+    Ok(Answer::ok(FileList {
         files: files
             .into_iter()
             .map(|f| FileDto {
@@ -359,26 +353,23 @@ pub async fn files(
     responses(
         (status = 200, body = FilesAddedDto),
         (status = 400, description = "invalid_json, invalid_request"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
-        (status = 413, description = "payload_too_large; `limit` names the limit"),
-        (status = 429, description = "rate_limited: this credential's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)"),
-        (status = 503, description = "server_busy: the server's long bodies in flight are at their bound (`limit` = `bodies_in_flight`, with Retry-After)")))]
+        LongBodyRefusals))]
 #[post("/pages/{id}/files")]
 pub async fn add_files(
     state: web::Data<AppState>,
-    auth: Authenticated,
+    auth: Scoped<PageApp>,
     id: web::Path<String>,
     body: WritableBody,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+) -> Result<Answer<FilesAddedDto>, ApiError> {
     let id = page_id(&id)?;
     let (_, sent_files) = parse_with_files(body, |sent: &mut AddFilesBody| {
         std::mem::take(&mut sent.files)
     })
     .await?;
     let added = state.pages.add_files(&auth.0, id, sent_files).await?;
-    Ok(HttpResponse::Ok().json(FilesAddedDto {
+    Ok(Answer::ok(FilesAddedDto {
         id: added.id.0,
         file_count: added.file_count,
         size_bytes: added.size_bytes,
@@ -390,15 +381,14 @@ pub async fn add_files(
     security(("bearer" = [])),
     responses(
         (status = 200, body = SharedList),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/shared")]
 pub async fn shared(
     state: web::Data<AppState>,
-    auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
-    auth.require_app(App::Page)?;
+    auth: Scoped<PageApp>,
+) -> Result<Answer<SharedList>, ApiError> {
     let shared = state.pages.shared_with(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(SharedList {
+    Ok(Answer::ok(SharedList {
         pages: shared
             .into_iter()
             .map(|s| SharedPageDto {

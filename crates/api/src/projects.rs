@@ -1,7 +1,6 @@
 //! `/api/platform/v1/projects…`
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, KeyId, ProjectId};
 use quire_projects::{GrantLevel, NewProject, ProjectPatch, ResourceType};
@@ -13,9 +12,11 @@ use crate::dto::{
     GrantDto, GrantEnvelope, ProjectDto, ProjectEnvelope, ProjectList, ResourcesDto,
     ResourcesEnvelope,
 };
+use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
+use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, nullable, parse};
@@ -35,9 +36,9 @@ pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectList>, ApiError> {
     let projects = state.projects.list(&auth.0).await?;
-    Ok(HttpResponse::Ok().json(ProjectList {
+    Ok(Answer::ok(ProjectList {
         projects: projects.into_iter().map(ProjectDto::from).collect(),
     }))
 }
@@ -71,14 +72,14 @@ impl RequestBody for CreateProjectRequest {
         (status = 201, body = ProjectEnvelope,
             headers(("Location" = String, description = "The project's URL: `/api/platform/v1/projects/{id}`"))),
         (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_taken, client_already_attached")))]
 #[post("/projects")]
 pub async fn create(
     state: web::Data<AppState>,
     auth: Authenticated,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<ProjectEnvelope>, ApiError> {
     let body: CreateProjectRequest = parse(&body.0)?;
     let input = NewProject {
         name: body.name,
@@ -88,14 +89,12 @@ pub async fn create(
         oauth_client_id: body.oauth_client_id,
     };
     let project = state.projects.create(&auth.0, input).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            header::LOCATION,
-            format!("{PLATFORM}/projects/{}", project.id.0),
-        ))
-        .json(ProjectEnvelope {
+    Ok(Created::at(
+        format!("{PLATFORM}/projects/{}", project.id.0),
+        ProjectEnvelope {
             project: project.into(),
-        }))
+        },
+    ))
 }
 
 /// Fetch one project.
@@ -111,10 +110,10 @@ pub async fn get(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let project = state.projects.get(&auth.0, id).await?;
-    Ok(HttpResponse::Ok().json(ProjectEnvelope {
+    Ok(Answer::ok(ProjectEnvelope {
         project: project.into(),
     }))
 }
@@ -154,7 +153,7 @@ impl RequestBody for PatchProjectRequest {
     responses(
         (status = 200, body = ProjectEnvelope),
         (status = 400, description = "invalid_json, invalid_body, invalid_project, invalid_slug"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "slug_taken, client_already_attached")))]
 #[patch("/projects/{id}")]
@@ -163,7 +162,7 @@ pub async fn patch(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ProjectEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let body: PatchProjectRequest = parse(&body.0)?;
     let patch = ProjectPatch {
@@ -175,7 +174,7 @@ pub async fn patch(
         status: body.status,
     };
     let project = state.projects.update(&auth.0, id, patch).await?;
-    Ok(HttpResponse::Ok().json(ProjectEnvelope {
+    Ok(Answer::ok(ProjectEnvelope {
         project: project.into(),
     }))
 }
@@ -201,7 +200,7 @@ impl RequestBody for DeleteProjectRequest {}
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "invalid_json, invalid_body (confirm mismatch or bad move_to)"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404),
         (status = 409, description = "project_not_empty, last_project")))]
 #[delete("/projects/{id}")]
@@ -210,14 +209,14 @@ pub async fn delete(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let body: DeleteProjectRequest = parse(&body.0)?;
     state
         .projects
         .delete(&auth.0, id, &body.confirm, body.move_to.as_deref())
         .await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// What a project holds.
@@ -233,10 +232,10 @@ pub async fn resources(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Answer<ResourcesEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
     let resources = state.projects.resources(&auth.0, id).await?;
-    Ok(HttpResponse::Ok().json(ResourcesEnvelope {
+    Ok(Answer::ok(ResourcesEnvelope {
         resources: ResourcesDto::from(resources),
     }))
 }
@@ -272,7 +271,7 @@ impl AssignRequest {
     responses(
         (status = 204, description = "Moved"),
         (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[post("/projects/{id}/assign")]
 pub async fn assign(
@@ -280,11 +279,11 @@ pub async fn assign(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let dest = ProjectId(path_id(&id, "project")?);
     let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.assign(&auth.0, dest, kind, resource).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// Move a resource back to the account's default project (`{id}` is only checked to be a
@@ -296,7 +295,7 @@ pub async fn assign(
     responses(
         (status = 204, description = "Moved to the default project"),
         (status = 400, description = "invalid_json, invalid_body, invalid_resource_type"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404)))]
 #[post("/projects/{id}/unassign")]
 pub async fn unassign(
@@ -304,11 +303,11 @@ pub async fn unassign(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     path_id(&id, "project")?;
     let (kind, resource) = parse::<AssignRequest>(&body.0)?.resource()?;
     state.projects.unassign(&auth.0, kind, resource).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }
 
 /// A key id that is not a UUID names nothing (404).
@@ -344,7 +343,7 @@ impl RequestBody for RevokeGrantRequest {}
         (status = 201, body = GrantEnvelope,
             headers(("Location" = String, description = "Where the grant is revoked (`DELETE` with its `key_id`): `/api/platform/v1/projects/{id}/grants`"))),
         (status = 400, description = "invalid_json, invalid_body"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "key or project not owned")))]
 #[post("/projects/{id}/grants")]
 pub async fn put_grant(
@@ -352,7 +351,7 @@ pub async fn put_grant(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Created<GrantEnvelope>, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
     let body: GrantRequest = parse(&body.0)?;
     let level = GrantLevel::parse(&body.level)
@@ -363,14 +362,12 @@ pub async fn put_grant(
         .put_grant(&auth.0, project, key, level)
         .await?;
     // A grant has no URL of its own: it is revoked where it was made, naming its key.
-    Ok(HttpResponse::Created()
-        .insert_header((
-            header::LOCATION,
-            format!("{PLATFORM}/projects/{}/grants", project.0),
-        ))
-        .json(GrantEnvelope {
+    Ok(Created::at(
+        format!("{PLATFORM}/projects/{}/grants", project.0),
+        GrantEnvelope {
             grant: GrantDto::from(grant),
-        }))
+        },
+    ))
 }
 
 /// Remove a key's grant on this project (`level`, if sent, is ignored).
@@ -381,7 +378,7 @@ pub async fn put_grant(
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "invalid_json, invalid_body"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "key, project or grant not found")))]
 #[delete("/projects/{id}/grants")]
 pub async fn delete_grant(
@@ -389,10 +386,10 @@ pub async fn delete_grant(
     auth: Authenticated,
     id: web::Path<String>,
     body: Body,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<NoContent, ApiError> {
     let project = ProjectId(path_id(&id, "project")?);
     let body: RevokeGrantRequest = parse(&body.0)?;
     let key = grant_key(&body.key_id)?;
     state.projects.delete_grant(&auth.0, project, key).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(NoContent)
 }

@@ -1,6 +1,9 @@
-//! The `Authenticated` extractor: `Authorization: Bearer …` to a [`Principal`].
+//! The key extractors: [`Authenticated`] turns `Authorization: Bearer …` into a
+//! [`Principal`]; [`Scoped`] does the same and then refuses a credential without the app its
+//! type parameter names, so a handler's signature says the scope it needs.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
@@ -15,23 +18,6 @@ use crate::error::ApiError;
 /// reading the body.
 #[derive(Debug, Clone)]
 pub struct Authenticated(pub Principal);
-
-impl Authenticated {
-    /// Refuses callers whose credential lacks `app` in scope.
-    ///
-    /// # Errors
-    /// 403 `insufficient_scope`.
-    pub fn require_app(&self, app: App) -> Result<(), ApiError> {
-        if self.0.has_app(app) {
-            Ok(())
-        } else {
-            Err(ApiError::new(
-                ErrorCode::InsufficientScope,
-                format!("this key does not have the {} app in scope", app.as_str()),
-            ))
-        }
-    }
-}
 
 impl FromRequest for Authenticated {
     type Error = ApiError;
@@ -53,6 +39,72 @@ impl FromRequest for Authenticated {
             };
             let principal = state.keys.authenticate(header.as_deref()).await?;
             Ok(Authenticated(principal))
+        })
+    }
+}
+
+/// An app a credential may be scoped to, as a type: the parameter of [`Scoped`].
+pub trait AppScope: 'static {
+    const APP: App;
+}
+
+/// The `page` app (the page API).
+#[derive(Debug, Clone, Copy)]
+pub enum PageApp {}
+
+/// The `serve` app.
+#[derive(Debug, Clone, Copy)]
+pub enum ServeApp {}
+
+/// The `link` app.
+#[derive(Debug, Clone, Copy)]
+pub enum LinkApp {}
+
+/// The `base` app.
+#[derive(Debug, Clone, Copy)]
+pub enum BaseApp {}
+
+impl AppScope for PageApp {
+    const APP: App = App::Page;
+}
+
+impl AppScope for ServeApp {
+    const APP: App = App::Serve;
+}
+
+impl AppScope for LinkApp {
+    const APP: App = App::Link;
+}
+
+impl AppScope for BaseApp {
+    const APP: App = App::Base;
+}
+
+/// The caller, authenticated, with `A`'s app in its credential's scope. Like
+/// [`Authenticated`], it refuses before the handler reads the body: 401 for a missing or
+/// unknown credential, then 403 `insufficient_scope`.
+#[derive(Debug, Clone)]
+pub struct Scoped<A: AppScope>(pub Principal, PhantomData<A>);
+
+impl<A: AppScope> FromRequest for Scoped<A> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let authenticated = Authenticated::from_request(req, payload);
+        Box::pin(async move {
+            let Authenticated(principal) = authenticated.await?;
+            if principal.has_app(A::APP) {
+                Ok(Scoped(principal, PhantomData))
+            } else {
+                Err(ApiError::new(
+                    ErrorCode::InsufficientScope,
+                    format!(
+                        "this key does not have the {} app in scope",
+                        A::APP.as_str()
+                    ),
+                ))
+            }
         })
     }
 }

@@ -1,20 +1,22 @@
-//! `quire-edge`: what every actix surface of Quire shares, so that each surface (the JSON
-//! API, the dashboard, and the services to come) is a crate of its own that never depends on
+//! `quire-edge`: what every actix surface of Quire shares, so that each surface (the JSON API,
+//! the dashboard, and the services to come) is a crate of its own that never depends on
 //! another: the application state ([`AppState`], the services and the readiness port); the
-//! error every handler answers with and the one mapping from domain errors to `(status,
-//! code)` ([`ApiError`]); the key and bearer extractor ([`auth::Authenticated`]) and the
-//! dashboard session ([`session`]); the size-limited request body and the mappings long ones
-//! are read into ([`body`], [`mapping`], [`in_flight`]); typed JSON bodies ([`json`]); routes
-//! with their 405s and `HEAD` ([`routing`], [`documented`]); same-origin checks ([`origin`]);
-//! the client's address ([`client_ip`]); connection limits and body deadlines ([`limits`]);
-//! the headers every answer carries ([`answer_headers`]); and the request log
-//! ([`request_log`]).
+//! error every handler answers with and the one mapping from domain errors to `(status, code)`
+//! ([`ApiError`]); the typed success answers handlers return ([`answer`]); the key and bearer
+//! extractors ([`auth::Authenticated`], and [`auth::Scoped`], which also checks the
+//! credential's app scope) and the dashboard session ([`session`]); the size-limited request
+//! body and the mappings long ones are read into ([`body`], [`mapping`], [`in_flight`]); typed
+//! JSON bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]);
+//! same-origin checks ([`origin`]); the client's address ([`client_ip`]); connection limits and
+//! body deadlines ([`limits`]); the headers every answer carries ([`answer_headers`]); and the
+//! request log ([`request_log`]).
 //!
 //! It depends on the application (`quire-app`'s services) and domain crates, actix-web,
 //! utoipa and `quire-wire` (for what both listeners count the same way); it never touches a
 //! database or a file directly (readiness is asked through the [`Readiness`] port,
 //! implemented by the server).
 
+pub mod answer;
 pub mod answer_headers;
 pub mod auth;
 pub mod body;
