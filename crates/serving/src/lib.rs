@@ -18,7 +18,7 @@
 //! `quire-read-cache` for caches that age by the clock, and on small crates for caching,
 //! signing and one async lock (moka, hmac/sha2, flate2, futures-util). No HTTP type and no
 //! adapter technology appears here (the architecture test holds it to that): the
-//! pages-origin edge in `quire-http` maps [`Answer`]s to responses.
+//! pages-origin edge in `quire-pages-origin` maps [`Answer`]s to responses.
 
 mod answer;
 mod cache;
