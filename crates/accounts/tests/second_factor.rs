@@ -30,7 +30,7 @@ impl World {
     async fn new() -> Self {
         let store = Arc::new(MemoryStore::new());
         let clock = Arc::new(FixedClock::new());
-        AccountService::new(store.clone(), clock.clone())
+        AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload))
             .create(CreateAccount {
                 password: Some(PASSWORD.into()),
                 ..new_account("ann")

@@ -24,7 +24,7 @@ async fn setup() -> (
 ) {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let accounts = AccountService::new(store.clone(), clock.clone());
+    let accounts = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload));
     accounts
         .create(CreateAccount {
             password: Some(PASSWORD.into()),

@@ -213,7 +213,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         ),
         password_reset: PasswordReset::new(signup_ports.clone(), letterhead.clone()),
         password_change: PasswordChange::new(signup_ports, letterhead),
-        accounts: AccountService::new(accounts.clone(), clock.clone()),
+        accounts: AccountService::new(accounts.clone(), clock.clone(), offload.clone()),
         projects: ProjectService::new(projects.clone(), clock.clone(), changes),
         keys: KeyService::new(
             key_cache,

@@ -223,7 +223,7 @@ pub async fn create_account(
     clock: Arc<dyn Clock>,
     handle: &str,
 ) -> CreatedAccount {
-    AccountService::new(store, clock)
+    AccountService::new(store, clock, Arc::new(ThreadOffload))
         .create(new_account(handle))
         .await
         .expect("create account")
