@@ -8,13 +8,15 @@
 //! project and key it creates alongside an account), plus pure computation: `totp-rs` for
 //! the RFC 6238 arithmetic, `aws-lc-rs` for the AES-256-GCM that seals the TOTP secret,
 //! `altcha` for the captcha's proof of work and `phonenumber` for libphonenumber's
-//! metadata. Password hashing is `quire_kernel::password`.
+//! metadata. Password hashing is `quire_kernel::password`, run on the kernel's `Offload`
+//! port so that argon2id never holds an async worker.
 
 pub mod activation;
 pub mod captcha;
 pub mod invitations;
 pub mod mfa;
 pub mod model;
+mod password_check;
 pub mod phone;
 pub mod ports;
 pub mod recovery;

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use quire_kernel::{
-    AccountId, Clock, Color, Email, Handle, InfraError, Principal, ProjectId, ProjectSlug, Tier,
+    AccountId, Clock, Color, Email, Handle, InfraError, Offload, Principal, ProjectId, ProjectSlug,
+    Tier, offloaded,
 };
 use quire_keys::{PlaintextKey, new_key};
 use quire_projects::{Project, ProjectStatus};
@@ -116,16 +117,35 @@ pub fn new_account(
     (account, project)
 }
 
+/// [`hash_password`] on `offload`: argon2id's tens of milliseconds would hold an async
+/// worker.
+async fn hashed(
+    offload: &dyn Offload,
+    password: String,
+) -> Result<Result<String, PasswordError>, InfraError> {
+    offloaded(offload, move || hash_password(&password)).await
+}
+
 /// The account use cases.
 #[derive(Debug, Clone)]
 pub struct AccountService {
     store: Arc<dyn AccountStore>,
     clock: Arc<dyn Clock>,
+    /// Where passwords are hashed.
+    offload: Arc<dyn Offload>,
 }
 
 impl AccountService {
-    pub fn new(store: Arc<dyn AccountStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+    pub fn new(
+        store: Arc<dyn AccountStore>,
+        clock: Arc<dyn Clock>,
+        offload: Arc<dyn Offload>,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            offload,
+        }
     }
 
     /// Creates an account with its default project (slug = handle) and a master key.
@@ -137,7 +157,10 @@ impl AccountService {
             Email::parse(&input.email).map_err(|e| CreateAccountError::InvalidEmail(e.0))?;
         let handle =
             Handle::parse(&input.handle).map_err(|e| CreateAccountError::InvalidHandle(e.0))?;
-        let password_hash = input.password.as_deref().map(hash_password).transpose()?;
+        let password_hash = match input.password {
+            Some(password) => Some(hashed(self.offload.as_ref(), password).await??),
+            None => None,
+        };
         let now = self.clock.now();
         let (mut account, project) = new_account(email, handle, password_hash, now);
         // The operator vouches for the address they typed.
@@ -166,7 +189,7 @@ impl AccountService {
     /// # Errors
     /// See [`SetPasswordError`]; nothing changes on error.
     pub async fn set_password(&self, login: &str, password: &str) -> Result<(), SetPasswordError> {
-        let hash = hash_password(password)?;
+        let hash = hashed(self.offload.as_ref(), password.to_owned()).await??;
         let account = self
             .store
             .account_by_login(&login.trim().to_lowercase())

@@ -12,11 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use quire_kernel::password::verify_password;
-use quire_kernel::{AccountId, Budget, Clock, InfraError, RateLimiter, Slot, Take, address_key};
+use quire_kernel::{
+    AccountId, Budget, Clock, InfraError, Offload, RateLimiter, Slot, Take, address_key,
+};
 use time::OffsetDateTime;
 
 use crate::model::Account;
+use crate::password_check::password_matches;
 use crate::ports::AccountStore;
 use crate::sealing::{SealedSecret, SealingKey};
 
@@ -73,13 +75,6 @@ const ACCOUNT_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ACCOUNT, ATTEMPT_WINDO
 const PAIR_BUDGET: Budget = Budget::fixed(ATTEMPTS_PER_ADDRESS, ATTEMPT_WINDOW);
 /// Past a spent account budget: one try for an address with no failure against the account.
 const PAIR_FIRST_TRY: Budget = Budget::fixed(1, ATTEMPT_WINDOW);
-
-/// A real argon2id hash of a fixed string, verified against when the login is unknown (or
-/// has no password), so that costs the same work as a wrong password.
-static DECOY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    quire_kernel::password::hash_password_unchecked(DECOY_PASSWORD).unwrap_or_default()
-});
-const DECOY_PASSWORD: &str = "quire-sign-in-decoy";
 
 /// `Throttled` until `retry_at`, in whole seconds (at least one).
 fn throttled(retry_at: OffsetDateTime, now: OffsetDateTime) -> SignInError {
@@ -216,6 +211,8 @@ pub struct SessionService {
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) limiter: Arc<dyn RateLimiter>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// Where passwords are verified, so that no async worker waits on argon2id.
+    pub(crate) offload: Arc<dyn Offload>,
     pub(crate) sealing: SealingKey,
 }
 
@@ -225,6 +222,7 @@ impl SessionService {
         sessions: Arc<dyn SessionStore>,
         limiter: Arc<dyn RateLimiter>,
         clock: Arc<dyn Clock>,
+        offload: Arc<dyn Offload>,
         sealing: SealingKey,
     ) -> Self {
         Self {
@@ -232,6 +230,7 @@ impl SessionService {
             sessions,
             limiter,
             clock,
+            offload,
             sealing,
         }
     }
@@ -308,11 +307,8 @@ impl SessionService {
         {
             return Err(throttled(retry_at, now));
         }
-        let stored = account
-            .as_ref()
-            .and_then(|a| a.password_hash.clone())
-            .unwrap_or_else(|| DECOY_HASH.clone());
-        let matches = verify_password(password, &stored);
+        let stored = account.as_ref().and_then(|a| a.password_hash.clone());
+        let matches = password_matches(self.offload.as_ref(), password, stored).await?;
         let account: Account = match account {
             Some(a) if matches && a.password_hash.is_some() => a,
             _ => return Err(SignInError::WrongCredentials),
@@ -477,13 +473,6 @@ impl SessionService {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_decoy_is_a_real_hash_so_unknown_logins_cost_a_real_verification() {
-        assert!(DECOY_HASH.starts_with("$argon2id$"));
-        assert!(verify_password(DECOY_PASSWORD, &DECOY_HASH));
-        assert!(!verify_password("anything", &DECOY_HASH));
-    }
 
     #[test]
     fn tokens_are_random_and_hashed() {

@@ -15,7 +15,7 @@ use quire_kernel::{AccountId, Clock};
 use quire_testkit::captcha::solve;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, MemoryStore, ThreadOffload};
 use time::Duration;
 
 const INVITED: &str = "+447400123456";
@@ -38,7 +38,7 @@ struct World {
 async fn world() -> World {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let accounts = AccountService::new(store.clone(), clock.clone());
+    let accounts = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload));
     let mut ids = Vec::new();
     for handle in ["dormant", "other"] {
         let created = accounts

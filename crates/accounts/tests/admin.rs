@@ -9,14 +9,14 @@ use quire_accounts::{AccountService, AdminAccountsError, CreateAccount};
 use quire_kernel::{AccountId, Clock};
 use quire_testkit::fixtures::{app_key, master, new_account};
 use quire_testkit::memory::Op;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, MemoryStore, ThreadOffload};
 use time::Duration;
 
 #[tokio::test]
 async fn only_the_platform_admin_lists_and_activates_accounts() {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let accounts = AccountService::new(store.clone(), clock.clone());
+    let accounts = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload));
     let root = accounts
         .create(CreateAccount {
             platform_admin: true,

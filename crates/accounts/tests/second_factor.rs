@@ -13,7 +13,7 @@ use quire_accounts::{
 use quire_kernel::Clock;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, MemoryStore, ThreadOffload};
 use time::Duration;
 
 const IP: &str = "192.0.2.1";
@@ -30,7 +30,7 @@ impl World {
     async fn new() -> Self {
         let store = Arc::new(MemoryStore::new());
         let clock = Arc::new(FixedClock::new());
-        AccountService::new(store.clone(), clock.clone())
+        AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload))
             .create(CreateAccount {
                 password: Some(PASSWORD.into()),
                 ..new_account("ann")
@@ -43,6 +43,7 @@ impl World {
             store.clone(),
             store.clone(),
             clock.clone(),
+            Arc::new(ThreadOffload),
             key.clone(),
         );
         Self {

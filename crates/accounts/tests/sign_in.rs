@@ -10,7 +10,7 @@ use quire_accounts::{
 };
 use quire_kernel::Clock;
 use quire_testkit::fixtures::new_account;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, Heartbeats, MemoryStore, ThreadOffload};
 use time::Duration;
 
 const IP: &str = "192.0.2.1";
@@ -24,7 +24,7 @@ async fn setup() -> (
 ) {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let accounts = AccountService::new(store.clone(), clock.clone());
+    let accounts = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload));
     accounts
         .create(CreateAccount {
             password: Some(PASSWORD.into()),
@@ -46,6 +46,7 @@ async fn setup() -> (
         store.clone(),
         store.clone(),
         clock.clone(),
+        Arc::new(ThreadOffload),
         SealingKey::ephemeral(),
     );
     (store, clock, sessions, accounts)
@@ -344,4 +345,28 @@ async fn operators_set_passwords() {
         sessions.sign_in("ann", PASSWORD, IP).await.is_ok(),
         "refused change left the old password"
     );
+}
+
+// `tokio::test` runs on one worker thread: the heartbeat and the sign-in share it.
+#[tokio::test]
+async fn passwords_are_verified_off_the_async_worker_for_known_and_unknown_logins() {
+    let (store, clock, _, _) = setup().await;
+    let offload = Arc::new(Heartbeats::new());
+    let sessions = SessionService::new(
+        store.clone(),
+        store.clone(),
+        store,
+        clock,
+        offload.clone(),
+        SealingKey::ephemeral(),
+    );
+    let (signed, ()) = tokio::join!(sessions.sign_in("ann", PASSWORD, IP), offload.beat());
+    assert!(signed.is_ok());
+    assert_eq!(offload.jobs(), 1);
+    // An unknown login and an account with no password cost the same verification, there.
+    for login in ["nobody", "nopass"] {
+        let (refused, ()) = tokio::join!(sessions.sign_in(login, PASSWORD, IP), offload.beat());
+        assert_eq!(refused.unwrap_err(), SignInError::WrongCredentials);
+    }
+    assert_eq!(offload.jobs(), 3);
 }

@@ -141,6 +141,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             limiter: limiter.clone(),
             sessions: sessions.clone(),
             clock: clock.clone(),
+            offload: offload.clone(),
         },
         settings.serving,
         &settings.signing_key,
@@ -174,7 +175,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             projects: projects.clone(),
             clock: clock.clone(),
             timer,
-            offload,
+            offload: offload.clone(),
             ids,
             changes: changes.clone(),
         },
@@ -196,6 +197,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         limiter: limiter.clone(),
         mail: dispatch,
         clock: clock.clone(),
+        offload: offload.clone(),
     };
     let letterhead = Letterhead {
         base_url: settings.base_url.clone(),
@@ -211,7 +213,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         ),
         password_reset: PasswordReset::new(signup_ports.clone(), letterhead.clone()),
         password_change: PasswordChange::new(signup_ports, letterhead),
-        accounts: AccountService::new(accounts.clone(), clock.clone()),
+        accounts: AccountService::new(accounts.clone(), clock.clone(), offload.clone()),
         projects: ProjectService::new(projects.clone(), clock.clone(), changes),
         keys: KeyService::new(
             key_cache,
@@ -226,6 +228,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             sessions,
             limiter.clone(),
             clock.clone(),
+            offload,
             settings
                 .sealing_key
                 .clone()

@@ -76,7 +76,7 @@ pub struct MailPorts {
 pub struct RuntimePorts {
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
-    /// Runs CPU work that would hold an async worker (hashing a large publish).
+    /// Runs CPU work that would hold an async worker (hashing a large publish, argon2id).
     pub offload: Arc<dyn Offload>,
     pub limiter: Arc<dyn RateLimiter>,
 }

@@ -12,12 +12,12 @@ use quire_keys::{AuthError, KeyService, MintError, MintRequest, PlaintextKey, Re
 use quire_oauth::TokenAudience;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
-use quire_testkit::{FixedClock, MemoryStore};
+use quire_testkit::{FixedClock, MemoryStore, ThreadOffload};
 
 async fn setup(activated: bool) -> (Arc<MemoryStore>, KeyService, CreatedAccount) {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let created = AccountService::new(store.clone(), clock.clone())
+    let created = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload))
         .create(CreateAccount {
             platform_admin: true,
             activated,
@@ -270,7 +270,7 @@ async fn revocation_rules() {
 async fn a_key_use_is_recorded_about_once_a_minute_and_never_fails_the_request() {
     let store = Arc::new(MemoryStore::new());
     let clock = Arc::new(FixedClock::new());
-    let ann = AccountService::new(store.clone(), clock.clone())
+    let ann = AccountService::new(store.clone(), clock.clone(), Arc::new(ThreadOffload))
         .create(new_account("ann"))
         .await
         .unwrap();

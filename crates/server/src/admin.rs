@@ -11,14 +11,14 @@ use quire_store::Database;
 use crate::cli::InviteCommand;
 use crate::config::Config;
 use crate::error::ServerError;
-use crate::wiring::{mailer, migrate, sealing_key};
+use crate::wiring::{BlockingPool, mailer, migrate, sealing_key};
 
 pub(crate) async fn create_account(
     db: Database,
     input: CreateAccount,
 ) -> Result<serde_json::Value, ServerError> {
     migrate(&db).await?;
-    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock), Arc::new(BlockingPool));
     let created = accounts
         .create(input)
         .await
@@ -38,7 +38,7 @@ pub(crate) async fn set_password(
     password: &str,
 ) -> Result<(), ServerError> {
     migrate(&db).await?;
-    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock), Arc::new(BlockingPool));
     accounts
         .set_password(login, password)
         .await
@@ -52,7 +52,7 @@ pub(crate) async fn set_activated(
     activated: bool,
 ) -> Result<String, ServerError> {
     migrate(&db).await?;
-    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock));
+    let accounts = AccountService::new(Arc::new(db), Arc::new(SystemClock), Arc::new(BlockingPool));
     let account = accounts
         .set_activated(login, activated)
         .await

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use moka::future::Cache;
 use quire_accounts::SessionStore;
-use quire_kernel::{AccountId, App, Budget, Clock, Email, InfraError, PageId, RateLimiter};
+use quire_kernel::{
+    AccountId, App, Budget, Clock, Email, InfraError, Offload, PageId, RateLimiter,
+};
 use quire_links::{Access, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
@@ -124,6 +126,9 @@ pub struct ServingPorts {
     /// Dashboard sessions: an access cookie lasts only as long as the session it came from.
     pub sessions: Arc<dyn SessionStore>,
     pub clock: Arc<dyn Clock>,
+    /// Where page passwords are verified: argon2id on the worker would hold every
+    /// connection that worker serves.
+    pub offload: Arc<dyn Offload>,
 }
 
 /// The visitor side of published pages.

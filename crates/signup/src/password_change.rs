@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use quire_accounts::Account;
 use quire_kernel::password::verify_password;
-use quire_kernel::{Budget, InfraError, Slot, Take};
+use quire_kernel::{Budget, InfraError, Slot, Take, offloaded};
 
 use crate::messages::Letterhead;
 use crate::password_rules::{self, PasswordRule};
@@ -76,7 +76,7 @@ impl PasswordChange {
         }
         result?;
         password_rules::check(new, account.handle.as_str(), account.email.as_str())?;
-        let hash = password_rules::hash(new)?;
+        let hash = password_rules::hash(self.ports.offload.as_ref(), new).await?;
         let ended = self
             .ports
             .store
@@ -128,10 +128,16 @@ impl PasswordChange {
                 }
             },
         }
-        let right = account
-            .password_hash
-            .as_deref()
-            .is_some_and(|stored| verify_password(current, stored));
+        let right = match account.password_hash.clone() {
+            Some(stored) => {
+                let current = current.to_owned();
+                offloaded(self.ports.offload.as_ref(), move || {
+                    verify_password(&current, &stored)
+                })
+                .await?
+            }
+            None => false,
+        };
         if right {
             Ok(())
         } else {

@@ -1,6 +1,8 @@
 //! The rules an account password must meet, after NIST SP 800-63B rev. 4: length, no
 //! composition rules, and a blocklist of what is guessed first.
 
+use quire_kernel::{InfraError, Offload, offloaded};
+
 /// Shortest account password, in characters (the password may be the only factor).
 pub const MIN_CHARS: usize = 15;
 /// Longest account password, in characters; nothing is truncated.
@@ -69,10 +71,15 @@ pub fn check(password: &str, handle: &str, email: &str) -> Result<(), PasswordRu
 }
 
 /// The argon2id hash of a password that passed [`check`] (at most 512 bytes, within the
-/// hasher's bound).
-pub(crate) fn hash(password: &str) -> Result<String, quire_kernel::InfraError> {
-    quire_kernel::password::hash_password_unchecked(password)
-        .map_err(|e| quire_kernel::InfraError::new(e.to_string()))
+/// hasher's bound), made on `offload`: tens of milliseconds of CPU that no async worker
+/// should spend.
+pub(crate) async fn hash(offload: &dyn Offload, password: &str) -> Result<String, InfraError> {
+    let password = password.to_owned();
+    offloaded(offload, move || {
+        quire_kernel::password::hash_password_unchecked(&password)
+    })
+    .await?
+    .map_err(|e| InfraError::new(e.to_string()))
 }
 
 #[cfg(test)]

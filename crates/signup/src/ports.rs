@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use quire_accounts::{Account, AccountStore, CreateAccountStoreError};
-use quire_kernel::{AccountId, Clock, InfraError, RateLimiter};
+use quire_kernel::{AccountId, Clock, InfraError, Offload, RateLimiter};
 use quire_mail::MailDispatch;
 use quire_projects::Project;
 use time::OffsetDateTime;
@@ -133,4 +133,6 @@ pub struct SignupPorts {
     pub limiter: Arc<dyn RateLimiter>,
     pub mail: Arc<dyn MailDispatch>,
     pub clock: Arc<dyn Clock>,
+    /// Where passwords are hashed and verified, so that no async worker waits on argon2id.
+    pub offload: Arc<dyn Offload>,
 }

@@ -127,7 +127,7 @@ impl PasswordReset {
             .await?
             .ok_or(ResetError::LinkRefused)?;
         password_rules::check(password, account.handle.as_str(), account.email.as_str())?;
-        let password_hash = password_rules::hash(password)?;
+        let password_hash = password_rules::hash(self.ports.offload.as_ref(), password).await?;
         if self
             .ports
             .store

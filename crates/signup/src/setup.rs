@@ -98,7 +98,8 @@ impl FirstRun {
         let email = Email::parse(&input.email).map_err(|e| SetupError::InvalidEmail(e.0))?;
         let handle = Handle::parse(&input.handle).map_err(|e| SetupError::InvalidHandle(e.0))?;
         password_rules::check(&input.password, handle.as_str(), email.as_str())?;
-        let password_hash = password_rules::hash(&input.password)?;
+        let password_hash =
+            password_rules::hash(self.ports.offload.as_ref(), &input.password).await?;
         let now = self.ports.clock.now();
         let (mut account, project) = new_account(email, handle, Some(password_hash), now);
         account.email_verified_at = Some(now);

@@ -166,7 +166,8 @@ impl SignUp {
         {
             return Err(SignUpError::HandleTaken);
         }
-        let password_hash = password_rules::hash(&input.password)?;
+        let password_hash =
+            password_rules::hash(self.ports.offload.as_ref(), &input.password).await?;
         let (mut account, project) = new_account(email, handle, Some(password_hash), now);
         if self.activation == ActivationMode::None {
             account.activated_at = Some(now);

@@ -1,12 +1,15 @@
 //! The dashboard's password change against the in-memory fakes and a fixed clock: the
 //! current password, the rules, a failing store, the other sessions ended, the notice, and
-//! the try limit.
+//! the try limit; and that none of it hashes or verifies on the async worker.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+use std::sync::Arc;
+
 use quire_accounts::SignInError;
-use quire_signup::{PasswordChangeError, PasswordRule};
+use quire_signup::{PasswordChangeError, PasswordRule, SignUpMode};
 use quire_testkit::memory::Op;
+use quire_testkit::{Heartbeats, World};
 use time::Duration;
 
 mod common;
@@ -112,4 +115,51 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions() {
         .change(&hal, &session.id_hash, "a third long sentence", PASSWORD)
         .await
         .unwrap();
+}
+
+// `tokio::test` runs on one worker thread: the heartbeats and the flows share it.
+#[tokio::test]
+async fn passwords_are_hashed_and_verified_off_the_async_worker() {
+    let offload = Arc::new(Heartbeats::new());
+    let w = World::builder()
+        .offload(offload.clone())
+        .settings(|s| {
+            s.sign_up = SignUpMode::Open;
+            s.mail_from = "quire@quire.test".into();
+        })
+        .build()
+        .await;
+    let form = form("hal@example.com", "hal");
+    let (signed_up, ()) = tokio::join!(w.services.sign_up.sign_up(&form, CLIENT), offload.beat());
+    signed_up.unwrap();
+    assert_eq!(offload.jobs(), 1, "the new password, hashed");
+    let token = token_in(&w.mailer.sent()[0], quire_signup::VERIFY_PATH);
+    w.services.sign_up.verify_email(&token).await.unwrap();
+    let sessions = &w.services.sessions;
+    let (here, ()) = tokio::join!(sessions.sign_in("hal", PASSWORD, CLIENT), offload.beat());
+    let (session, hal) = sessions
+        .current(&here.unwrap().token)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(offload.jobs(), 2);
+
+    let change = &w.services.password_change;
+    let new = "another long sentence";
+    let (wrong, ()) = tokio::join!(
+        change.change(&hal, &session.id_hash, "not the password", new),
+        offload.beat()
+    );
+    assert_eq!(wrong.unwrap_err(), PasswordChangeError::WrongPassword);
+    assert_eq!(offload.jobs(), 3, "the current password, verified");
+    // The current password verified, then the new one hashed: a beat for each.
+    let (changed, ()) = tokio::join!(
+        change.change(&hal, &session.id_hash, PASSWORD, new),
+        async {
+            offload.beat().await;
+            offload.beat().await;
+        }
+    );
+    assert_eq!(changed.unwrap(), 0);
+    assert_eq!(offload.jobs(), 5);
 }

@@ -11,7 +11,7 @@ use quire_projects::ProjectStore;
 use time::OffsetDateTime;
 
 use super::support::{project_of, seed};
-use quire_testkit::fixtures::FixedClock;
+use quire_testkit::fixtures::{FixedClock, ThreadOffload};
 
 pub(super) async fn account_bootstrap_is_readable<
     S: AccountStore + ProjectStore + KeyStore + 'static,
@@ -65,7 +65,7 @@ pub(super) async fn account_conflicts_store_nothing<
 ) {
     let clock = Arc::new(FixedClock::new());
     let ann = seed(&s, &clock, "ann").await;
-    let svc = AccountService::new(s.clone(), clock.clone());
+    let svc = AccountService::new(s.clone(), clock.clone(), Arc::new(ThreadOffload));
     let attempt = |email: &str, handle: &str| CreateAccount {
         email: email.into(),
         handle: handle.into(),

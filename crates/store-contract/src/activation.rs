@@ -11,14 +11,14 @@ use quire_accounts::{
 use quire_kernel::{AccountId, Clock};
 use time::Duration;
 
-use quire_testkit::fixtures::{FixedClock, new_account};
+use quire_testkit::fixtures::{FixedClock, ThreadOffload, new_account};
 
 async fn dormant<S: AccountStore + 'static>(
     s: &Arc<S>,
     clock: &Arc<FixedClock>,
     handle: &str,
 ) -> AccountId {
-    AccountService::new(s.clone(), clock.clone())
+    AccountService::new(s.clone(), clock.clone(), Arc::new(ThreadOffload))
         .create(CreateAccount {
             activated: false,
             ..new_account(handle)

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use quire_accounts::{AccountService, AccountStore};
 use quire_kernel::{Clock, SystemClock};
 use quire_store::Database;
+use quire_testkit::ThreadOffload;
 
 mod common;
 use common::{postgres, sqlite};
@@ -140,7 +141,7 @@ async fn second_factor_writes_roll_back(db: Database) {
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
     let now = SystemClock.now();
-    let ann = AccountService::new(db.clone(), Arc::new(SystemClock))
+    let ann = AccountService::new(db.clone(), Arc::new(SystemClock), Arc::new(ThreadOffload))
         .create(quire_testkit::fixtures::new_account("ann"))
         .await
         .unwrap()

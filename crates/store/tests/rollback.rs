@@ -18,6 +18,7 @@ use quire_oauth::{
 };
 use quire_projects::{DeleteProjectStoreError, ProjectStore};
 use quire_store::Database;
+use quire_testkit::ThreadOffload;
 
 mod common;
 use common::{postgres, sqlite};
@@ -33,7 +34,7 @@ fn bootstrap(handle: &str) -> CreateAccount {
 async fn create_account_rolls_back(db: Database) {
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
-    let svc = AccountService::new(db.clone(), Arc::new(SystemClock));
+    let svc = AccountService::new(db.clone(), Arc::new(SystemClock), Arc::new(ThreadOffload));
     for step in ["create_account:account", "create_account:project"] {
         db.fail_at(step);
         let err = svc.create(bootstrap("ann")).await.unwrap_err();
@@ -72,7 +73,7 @@ async fn delete_with_move_rolls_back(db: Database) {
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
     let clock = SystemClock;
-    let svc = AccountService::new(db.clone(), Arc::new(clock));
+    let svc = AccountService::new(db.clone(), Arc::new(clock), Arc::new(ThreadOffload));
     let ann = svc.create(bootstrap("ann")).await.expect("create");
     let account: AccountId = ann.account.id;
     let mut second = ann.project.clone();
@@ -152,7 +153,7 @@ async fn with_a_client(
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
     let clock = SystemClock;
-    let ann = AccountService::new(db.clone(), Arc::new(clock))
+    let ann = AccountService::new(db.clone(), Arc::new(clock), Arc::new(ThreadOffload))
         .create(bootstrap("ann"))
         .await
         .expect("create");
@@ -268,7 +269,7 @@ async fn redeeming_and_rotating_roll_back_on_sqlite_and_postgres() {
 async fn activation_rolls_back(db: Database) {
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
-    let svc = AccountService::new(db.clone(), Arc::new(SystemClock));
+    let svc = AccountService::new(db.clone(), Arc::new(SystemClock), Arc::new(ThreadOffload));
     let account = svc
         .create(CreateAccount {
             activated: false,

@@ -1,6 +1,9 @@
 //! Small fixtures: a clock tests can move, a timer they fire, an offload that runs each job
-//! on a thread of its own, and principals.
+//! on a thread of its own (and one that proves the async worker stayed free meanwhile), and
+//! principals.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use quire_accounts::{AccountService, AccountStore, CreateAccount, CreatedAccount};
@@ -107,6 +110,70 @@ impl Offload for ThreadOffload {
     }
 }
 
+/// An offload that runs each job on a thread as [`ThreadOffload`] does, counting them; a
+/// job, once done, waits for a [`Heartbeats::beat`], which only a task on the test's async
+/// worker sends. On a one-worker runtime a job thus ends only if that worker was free to run
+/// another task while the job ran; a use case that does the work inline runs no job.
+#[derive(Debug)]
+pub struct Heartbeats {
+    jobs: AtomicUsize,
+    beats: Sender<()>,
+    heard: Arc<Mutex<Receiver<()>>>,
+}
+
+impl Heartbeats {
+    #[must_use]
+    pub fn new() -> Self {
+        let (beats, heard) = channel();
+        Self {
+            jobs: AtomicUsize::new(0),
+            beats,
+            heard: Arc::new(Mutex::new(heard)),
+        }
+    }
+
+    /// How many jobs were handed over so far.
+    #[must_use]
+    pub fn jobs(&self) -> usize {
+        self.jobs.load(Ordering::SeqCst)
+    }
+
+    /// A task for the worker to run beside a use case that waits on a job: it yields once,
+    /// then beats.
+    ///
+    /// # Panics
+    /// Never: the receiving end lives as long as `self`.
+    pub async fn beat(&self) {
+        tokio::task::yield_now().await;
+        self.beats.send(()).expect("the heartbeats are heard");
+    }
+}
+
+impl Default for Heartbeats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Offload for Heartbeats {
+    fn run(&self, job: Job) -> Running {
+        self.jobs.fetch_add(1, Ordering::SeqCst);
+        let heard = self.heard.clone();
+        ThreadOffload.run(Box::new(move || {
+            let done = job();
+            let beat = heard
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv_timeout(std::time::Duration::from_secs(10));
+            assert!(
+                beat.is_ok(),
+                "no other task ran on the async worker while the job ran"
+            );
+            done
+        }))
+    }
+}
+
 /// A master-key principal of `account`, whose home is `default_project`.
 #[must_use]
 pub fn master(account: AccountId, default_project: ProjectId) -> Principal {
@@ -156,7 +223,7 @@ pub async fn create_account(
     clock: Arc<dyn Clock>,
     handle: &str,
 ) -> CreatedAccount {
-    AccountService::new(store, clock)
+    AccountService::new(store, clock, Arc::new(ThreadOffload))
         .create(new_account(handle))
         .await
         .expect("create account")

@@ -4,7 +4,8 @@
 //!   failure switch for fault-injection tests of the domain.
 //! - [`captcha::solve`]: an ALTCHA solver, to answer the activation captcha.
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, an offload that runs each
-//!   job on a thread of its own, and principals.
+//!   job on a thread of its own (or, [`Heartbeats`], only while the async worker is free),
+//!   and principals.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //! - [`smtp_relay`]: a real SMTP server (Debian's aiosmtpd) per test.
@@ -28,7 +29,7 @@ pub mod pg;
 pub mod smtp_relay;
 pub mod world;
 
-pub use fixtures::{FixedClock, HandTimer, ThreadOffload};
+pub use fixtures::{FixedClock, HandTimer, Heartbeats, ThreadOffload};
 pub use mailer::MemoryMailer;
 pub use memory::{MemoryBundles, MemoryStore};
 pub use world::World;

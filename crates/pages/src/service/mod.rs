@@ -21,6 +21,7 @@ use quire_kernel::PageChanges;
 use quire_kernel::password::hash_password_unchecked;
 use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectSlug, Timer,
+    offloaded,
 };
 use quire_links::{Access, AllowEntry, Link, LinkStore};
 use quire_projects::{
@@ -126,9 +127,12 @@ pub struct Swept {
     pub leftovers: usize,
 }
 
-/// Page passwords have no minimum length: the owner chooses what visitors type.
-fn hash_page_password(password: &str) -> Result<String, PageError> {
-    hash_password_unchecked(password).map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
+/// Page passwords have no minimum length: the owner chooses what visitors type. They are
+/// hashed on the offload: argon2id would hold the async worker for tens of milliseconds.
+async fn hash_page_password(offload: &dyn Offload, password: String) -> Result<String, PageError> {
+    offloaded(offload, move || hash_password_unchecked(&password))
+        .await?
+        .map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
 }
 
 fn access_of(raw: &str) -> Result<Access, PageError> {
@@ -163,7 +167,8 @@ pub struct PagePorts {
     pub projects: Arc<dyn ProjectStore>,
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
-    /// Where a large batch is hashed, so that no async worker waits on it.
+    /// Where a large batch and page passwords are hashed, so that no async worker waits on
+    /// them.
     pub offload: Arc<dyn Offload>,
     pub ids: Arc<dyn PublicIds>,
     /// Told of every committed change to a page (the pages origin's caches listen).

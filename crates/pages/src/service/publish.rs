@@ -89,11 +89,10 @@ impl PageService {
         };
         self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
             .await?;
-        let password_hash = req
-            .password
-            .filter(|p| !p.is_empty())
-            .map(|p| hash_page_password(&p))
-            .transpose()?;
+        let password_hash = match req.password.filter(|p| !p.is_empty()) {
+            Some(p) => Some(hash_page_password(self.offload.as_ref(), p).await?),
+            None => None,
+        };
         let new_link = Link {
             id: LinkId::new(),
             page_id: page.id,

@@ -88,7 +88,9 @@ impl PageService {
         match password {
             PasswordChange::Keep => {}
             PasswordChange::Clear => link.password_hash = None,
-            PasswordChange::Set(p) => link.password_hash = Some(hash_page_password(&p)?),
+            PasswordChange::Set(p) => {
+                link.password_hash = Some(hash_page_password(self.offload.as_ref(), p).await?);
+            }
         }
         link.updated_at = now;
         page.updated_at = now;

@@ -3,7 +3,7 @@
 
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
-use quire_kernel::{AccountId, Budget, Email, PageId, Slot, Take, address_key};
+use quire_kernel::{AccountId, Budget, Email, PageId, Slot, Take, address_key, offloaded};
 use quire_links::Access;
 use quire_pages::PageStatus;
 use time::OffsetDateTime;
@@ -21,6 +21,7 @@ impl ServingService {
     /// passwords count: against the client address's budget on the page, and against the
     /// page's own budget (every address together). A spent page budget refuses only the
     /// addresses that have failed on the page, so nobody can lock a page's visitors out.
+    /// The password is verified on the offload port, never on the worker serving the request.
     ///
     /// # Errors
     /// `NotFound`, `Gone`, `Wrong` (with the form to show again), `Throttled`, `Infra`.
@@ -86,7 +87,23 @@ impl ServingService {
             }
         };
         let stored = site.link.password_hash.clone().unwrap_or_default();
-        if !verify_password(attempt.password, &stored) {
+        let password = attempt.password.to_owned();
+        let right = offloaded(self.inner.ports.offload.as_ref(), move || {
+            verify_password(&password, &stored)
+        })
+        .await;
+        // The right password was no guess, nor was a check the offload could not run.
+        if !matches!(right, Ok(false)) {
+            limiter
+                .give_back(UNLOCK_BUCKET, &address, address_slot)
+                .await?;
+            if let Some(slot) = page_slot {
+                limiter
+                    .give_back(UNLOCK_PAGE_BUCKET, &page_key, slot)
+                    .await?;
+            }
+        }
+        if !right? {
             return Err(UnlockError::Wrong(PasswordPrompt {
                 title: site.page.title.clone(),
                 handle: site.handle.as_str().to_owned(),
@@ -94,15 +111,6 @@ impl ServingService {
                 next: next.into_owned(),
                 wrong: true,
             }));
-        }
-        // The right password was no guess.
-        limiter
-            .give_back(UNLOCK_BUCKET, &address, address_slot)
-            .await?;
-        if let Some(slot) = page_slot {
-            limiter
-                .give_back(UNLOCK_PAGE_BUCKET, &page_key, slot)
-                .await?;
         }
         let cookie = self.cookie(
             UNLOCK_COOKIE,
