@@ -69,6 +69,7 @@ async fn head_answers_as_get_does_without_content(b: Backend) {
         ("/readyz", None, 200),
         ("/api/openapi.json", None, 200),
         ("/api/docs/", None, 200),
+        ("/api/docs", None, 301),
         ("/login", None, 200),
         ("/", None, 303),
         ("/.well-known/jwks.json", None, 200),
@@ -159,6 +160,7 @@ async fn allow_names_head_beside_get(b: Backend) {
         ("DELETE", "/.well-known/jwks.json", "GET, HEAD"),
         ("PUT", "/api/openapi.json", "GET, HEAD"),
         ("POST", "/api/docs/", "GET, HEAD"),
+        ("POST", "/api/docs", "GET, HEAD"),
         ("PATCH", "/account/security", "GET, HEAD, POST"),
         (
             "PUT",

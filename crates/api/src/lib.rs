@@ -40,6 +40,8 @@ pub const OAUTH: &str = "/api/oauth";
 
 const OPENAPI_DOCUMENT: &str = "/api/openapi.json";
 const SWAGGER_UI: &str = "/api/docs/{_:.*}";
+/// The documentation's address as people type it; Swagger UI lives under the slash.
+const DOCS: &str = "/api/docs";
 
 /// Registers the JSON API on `api`, each route with its documentation. The dashboard's form
 /// posts under these prefixes (`/api/agent-login/decision`, `/api/oauth/decision`) must be
@@ -107,7 +109,15 @@ pub fn publish(
     mut document: utoipa::openapi::OpenApi,
 ) -> AllowedMethods {
     openapi::finish(&mut document);
-    let allowed = AllowedMethods::of(&document, &[OPENAPI_DOCUMENT, SWAGGER_UI]);
-    cfg.service(SwaggerUi::new(SWAGGER_UI).url(OPENAPI_DOCUMENT, document));
+    let allowed = AllowedMethods::of(&document, &[OPENAPI_DOCUMENT, SWAGGER_UI, DOCS]);
+    cfg.service(SwaggerUi::new(SWAGGER_UI).url(OPENAPI_DOCUMENT, document))
+        .route(
+            DOCS,
+            web::get().to(|| async {
+                actix_web::HttpResponse::MovedPermanently()
+                    .insert_header((actix_web::http::header::LOCATION, "/api/docs/"))
+                    .finish()
+            }),
+        );
     allowed
 }

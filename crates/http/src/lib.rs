@@ -51,4 +51,28 @@ mod tests {
         .await;
         insta::assert_json_snapshot!(document);
     }
+
+    /// The documentation's address as people type it leads to Swagger UI, which answers.
+    #[actix_web::test]
+    async fn the_docs_without_their_slash_redirect_to_them() {
+        let world = quire_testkit::World::builder().build().await;
+        let app =
+            test::init_service(App::new().configure(super::configure(world.app_state()))).await;
+        let moved =
+            test::call_service(&app, test::TestRequest::get().uri("/api/docs").to_request()).await;
+        assert_eq!(moved.status(), 301);
+        assert_eq!(
+            moved
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok()),
+            Some("/api/docs/")
+        );
+        let docs = test::call_service(
+            &app,
+            test::TestRequest::get().uri("/api/docs/").to_request(),
+        )
+        .await;
+        assert_eq!(docs.status(), 200);
+    }
 }
