@@ -66,7 +66,7 @@ pub(super) fn day(t: time::OffsetDateTime) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM UTC`.
-fn minute(t: time::OffsetDateTime) -> String {
+pub(super) fn minute(t: time::OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute())
 }
@@ -218,5 +218,17 @@ pub async fn revoke_key(
             )
             .await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_people_write_them_in_utc() {
+        let t = time::macros::datetime!(2026-12-01 0:00:00.000_001 +01:30);
+        assert_eq!(minute(t), "2026-11-30 22:30 UTC");
+        assert_eq!(day(t), "2026-12-01");
     }
 }

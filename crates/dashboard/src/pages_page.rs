@@ -15,7 +15,7 @@ use quire_edge::AppState;
 
 use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
-use super::keys_page::day;
+use super::keys_page::{day, minute};
 use super::render::{page, see_other};
 use super::session::query;
 
@@ -52,7 +52,7 @@ impl From<PageView> for PageRow {
             short_url: v.short_url,
             status: v.page.status.as_str(),
             access: policy.map_or("private", |p| p.access.as_str()),
-            expires: expires_at.map_or_else(|| "never".into(), |t| t.to_string()),
+            expires: expires_at.map_or_else(|| "never".into(), minute),
             expires_input: expires_at
                 .and_then(|t| t.format(&Rfc3339).ok())
                 .unwrap_or_default(),
