@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::account::ACCOUNT;
 use crate::api::{self, Api, Failure};
 use crate::config;
 use crate::{Output, PLATFORM, api as api_of, out, rows};
@@ -142,15 +143,37 @@ pub(crate) fn logout() -> Result<Output, Failure> {
 
 pub(crate) async fn whoami(api: &Api) -> Result<Output, Failure> {
     let projects = api.get(&format!("{PLATFORM}/projects")).await?;
+    // Only a master key may read the account; an app key still shows its projects.
+    let account = match api.get(ACCOUNT).await {
+        Ok(a) => Some(a),
+        Err(Failure::Api { status: 403, .. }) => None,
+        Err(e) => return Err(e),
+    };
     let key = api.key.as_deref().unwrap_or_default();
     let prefix: String = key.chars().take(8).collect();
     let names = rows(&projects, "projects", |p| {
         p["slug"].as_str().unwrap_or("-").to_owned()
     });
+    let who = account.as_ref().map_or_else(
+        || "(an app key: its account is not shown)".to_owned(),
+        |a| {
+            format!(
+                "{} <{}>",
+                a["handle"].as_str().unwrap_or("-"),
+                a["email"].as_str().unwrap_or("-")
+            )
+        },
+    );
     Ok(out(
-        json!({ "server": api.server, "keyPrefix": prefix, "projects": projects["projects"] }),
+        json!({
+            "server": api.server,
+            "handle": account.as_ref().map(|a| a["handle"].clone()),
+            "email": account.as_ref().map(|a| a["email"].clone()),
+            "keyPrefix": prefix,
+            "projects": projects["projects"],
+        }),
         format!(
-            "Server:   {}\nKey:      {prefix}…\nProjects: {}",
+            "Server:   {}\nAccount:  {who}\nKey:      {prefix}…\nProjects: {}",
             api.server,
             names.join(", ")
         ),
