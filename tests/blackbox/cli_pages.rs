@@ -88,6 +88,27 @@ async fn publish_names_and_describes_pages(b: Backend) {
         assert_eq!(user.ok_json(&["pages", "get", name])["id"], id.as_str());
     }
     assert!(user.ok(&["pages", "files", &code]).contains("css/site.css"));
+    // Slugs are found in every project of the account, not just the home one.
+    user.ok(&[
+        "projects",
+        "create",
+        "--name",
+        "Docs",
+        "--slug",
+        "docs_site",
+    ]);
+    let handbook = user.ok_json(&[
+        "publish",
+        titled.to_str().unwrap(),
+        "--project",
+        "docs_site",
+        "--slug",
+        "handbook",
+    ]);
+    assert_eq!(
+        user.ok_json(&["pages", "get", "handbook"])["id"],
+        handbook["id"]
+    );
     let (_, err) = user.fails(&["pages", "get", "no-such-page"]);
     assert!(err.contains("no page named no-such-page"), "{err}");
     // A slug that is also another page's short code is ambiguous: the id is asked for.
@@ -206,4 +227,50 @@ async fn publish_names_and_describes_pages(b: Backend) {
     assert!(err.contains("no page named my-notes"), "{err}");
 }
 
-on_both_backends!(publish_names_and_describes_pages);
+/// Runs `quire ARGS` on a pseudo-terminal (util-linux `script`) fed `input`; `None` when
+/// `script` is not installed.
+fn on_a_terminal(user: &User, args: &str, input: &[u8]) -> Option<std::process::Output> {
+    let quire = crate::cli::quire_bin().to_str().unwrap().to_owned();
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &format!("{quire} {args}"), "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", user.home.path())
+        .env("QUIRE_CONFIG_DIR", user.config_dir())
+        .env("QUIRE_URL", &user.server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    Some(child.wait_with_output().unwrap())
+}
+
+async fn delete_asks_on_a_terminal(b: Backend) {
+    let Some((_db, srv)) = with_password(b).await else {
+        return;
+    };
+    let user = signed_in(&srv).await;
+    let dir = user.home.path().join("doomed");
+    site(&dir);
+    user.ok(&["publish", dir.to_str().unwrap()]);
+
+    let Some(kept) = on_a_terminal(&user, "pages delete doomed", b"n\n") else {
+        eprintln!("skipped: no `script` to make a terminal");
+        return;
+    };
+    let shown = String::from_utf8_lossy(&kept.stdout);
+    assert!(shown.contains("Delete page doomed? [y/N]"), "{shown}");
+    assert_eq!(kept.status.code(), Some(2), "{shown}");
+    user.ok(&["pages", "get", "doomed"]);
+
+    let gone = on_a_terminal(&user, "pages delete doomed", b"y\n").unwrap();
+    let shown = String::from_utf8_lossy(&gone.stdout);
+    assert!(gone.status.success(), "{shown}");
+    assert!(shown.contains("Deleted doomed."), "{shown}");
+    let (_, err) = user.fails(&["pages", "get", "doomed"]);
+    assert!(err.contains("no page named doomed"), "{err}");
+}
+
+on_both_backends!(publish_names_and_describes_pages, delete_asks_on_a_terminal);

@@ -1,11 +1,12 @@
 //! Naming a page on the command line: its id, its slug, its public id or its short-link code
-//! (or the short link itself). Anything but an id is looked up in the caller's page list.
+//! (or the short link itself). Anything but an id is looked up in the caller's page lists:
+//! every project of a master key, the home project of an app key.
 
 use reqwest::Method;
 use serde_json::Value;
 
-use crate::PAGES;
 use crate::api::{self, Api, Failure};
+use crate::{PAGES, PLATFORM};
 
 /// The id of the page `name` designates, asking the server only when `name` is not an id.
 pub(crate) async fn resolve(api: &Api, name: &str) -> Result<String, Failure> {
@@ -14,16 +15,22 @@ pub(crate) async fn resolve(api: &Api, name: &str) -> Result<String, Failure> {
     }
     let wanted = last_segment(name);
     let mut found: Vec<Value> = Vec::new();
-    // Archived pages are listed apart, and `restore` names one of them.
-    for status in ["active", "archived"] {
-        let resp = api
-            .request(Method::GET, PAGES)?
-            .query(&[("status", status)])
-            .send()
-            .await?;
-        let list = api::read(resp).await?;
-        let pages = list["pages"].as_array().cloned().unwrap_or_default();
-        found.extend(pages.into_iter().filter(|p| names(p, wanted)));
+    for project in projects(api).await? {
+        // Archived pages are listed apart, and `restore` names one of them.
+        for status in ["active", "archived"] {
+            let mut query = vec![("status", status)];
+            if let Some(p) = &project {
+                query.push(("project", p.as_str()));
+            }
+            let resp = api
+                .request(Method::GET, PAGES)?
+                .query(&query)
+                .send()
+                .await?;
+            let list = api::read(resp).await?;
+            let pages = list["pages"].as_array().cloned().unwrap_or_default();
+            found.extend(pages.into_iter().filter(|p| names(p, wanted)));
+        }
     }
     match found.as_slice() {
         [] => Err(Failure::local(format!(
@@ -38,6 +45,23 @@ pub(crate) async fn resolve(api: &Api, name: &str) -> Result<String, Failure> {
                 ids.join(", ")
             )))
         }
+    }
+}
+
+/// The project slugs to search; `None` is the key's home project (an app key may not list
+/// projects).
+async fn projects(api: &Api) -> Result<Vec<Option<String>>, Failure> {
+    match api.get(&format!("{PLATFORM}/projects")).await {
+        Ok(list) => Ok(list["projects"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .filter_map(|p| p["slug"].as_str().map(|s| Some(s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()),
+        Err(Failure::Api { status: 403, .. }) => Ok(vec![None]),
+        Err(e) => Err(e),
     }
 }
 
