@@ -143,37 +143,25 @@ pub(crate) fn logout() -> Result<Output, Failure> {
 
 pub(crate) async fn whoami(api: &Api) -> Result<Output, Failure> {
     let projects = api.get(&format!("{PLATFORM}/projects")).await?;
-    // Only a master key may read the account; an app key still shows its projects.
-    let account = match api.get(ACCOUNT).await {
-        Ok(a) => Some(a),
-        Err(Failure::Api { status: 403, .. }) => None,
-        Err(e) => return Err(e),
-    };
+    // Like the project list above, this needs a master key.
+    let account = api.get(ACCOUNT).await?;
     let key = api.key.as_deref().unwrap_or_default();
     let prefix: String = key.chars().take(8).collect();
     let names = rows(&projects, "projects", |p| {
         p["slug"].as_str().unwrap_or("-").to_owned()
     });
-    let who = account.as_ref().map_or_else(
-        || "(an app key: its account is not shown)".to_owned(),
-        |a| {
-            format!(
-                "{} <{}>",
-                a["handle"].as_str().unwrap_or("-"),
-                a["email"].as_str().unwrap_or("-")
-            )
-        },
-    );
+    let handle = account["handle"].as_str().unwrap_or("-");
+    let email = account["email"].as_str().unwrap_or("-");
     Ok(out(
         json!({
             "server": api.server,
-            "handle": account.as_ref().map(|a| a["handle"].clone()),
-            "email": account.as_ref().map(|a| a["email"].clone()),
+            "handle": handle,
+            "email": email,
             "keyPrefix": prefix,
             "projects": projects["projects"],
         }),
         format!(
-            "Server:   {}\nAccount:  {who}\nKey:      {prefix}…\nProjects: {}",
+            "Server:   {}\nAccount:  {handle} <{email}>\nKey:      {prefix}…\nProjects: {}",
             api.server,
             names.join(", ")
         ),

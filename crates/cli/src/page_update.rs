@@ -11,7 +11,7 @@ use time::{Duration, OffsetDateTime, format_description::well_known::Rfc3339};
 
 use crate::api::{Api, Failure};
 use crate::pages::PageFields;
-use crate::{Output, PAGES, out, page_ref, pretty};
+use crate::{Output, PAGES, out, page_ref};
 
 #[derive(Debug, Args)]
 pub(crate) struct UpdateArgs {
@@ -118,7 +118,13 @@ fn describe(sent: &Map<String, Value>, page: &Value) -> String {
                 .as_u64()
                 .map_or_else(|| "no view limit".to_owned(), |n| format!("max views {n}")),
             "alias" => format!("alias {}", value.as_str().unwrap_or("-")),
-            "allow" => format!("allow list {}", pretty(value).replace(['\n', ' '], "")),
+            "allow" => {
+                let who: Vec<&str> = value
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                format!("allow list {}", who.join(", "))
+            }
             other => other.to_owned(),
         })
         .collect();
