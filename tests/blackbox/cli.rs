@@ -227,7 +227,7 @@ async fn login_then_every_command(b: Backend) {
             .contains("Added 1")
     );
     assert!(user.ok(&["pages", "files", &id]).contains("about.html"));
-    user.ok(&["pages", "delete", &id]);
+    user.ok(&["pages", "delete", &id, "--yes"]);
     let (stdout, err) = user.fails(&["--json", "pages", "get", &id]);
     assert!(err.starts_with("error: not_found: "), "{err}");
     assert_eq!(

@@ -18,6 +18,7 @@ mod browser_pages;
 mod budgets;
 mod bundles;
 mod cli;
+mod cli_pages;
 mod dashboard;
 mod dashboard_manage;
 mod email;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::api::{Api, Failure};
 use crate::{Output, out};
 
-const ACCOUNT: &str = "/api/account";
+pub(crate) const ACCOUNT: &str = "/api/account";
 /// How long the proof of work may take before giving up (the challenge lasts 10 minutes).
 const SOLVE_TIMEOUT_MS: u64 = 120_000;
 

@@ -17,6 +17,8 @@ pub enum Failure {
     },
     /// Anything on this side: bad input, no login, the network.
     Local(String),
+    /// A destructive command not confirmed; nothing was done (exit code 2).
+    Refused(String),
 }
 
 impl Failure {

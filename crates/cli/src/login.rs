@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::account::ACCOUNT;
 use crate::api::{self, Api, Failure};
 use crate::config;
 use crate::{Output, PLATFORM, api as api_of, out, rows};
@@ -142,15 +143,25 @@ pub(crate) fn logout() -> Result<Output, Failure> {
 
 pub(crate) async fn whoami(api: &Api) -> Result<Output, Failure> {
     let projects = api.get(&format!("{PLATFORM}/projects")).await?;
+    // Like the project list above, this needs a master key.
+    let account = api.get(ACCOUNT).await?;
     let key = api.key.as_deref().unwrap_or_default();
     let prefix: String = key.chars().take(8).collect();
     let names = rows(&projects, "projects", |p| {
         p["slug"].as_str().unwrap_or("-").to_owned()
     });
+    let handle = account["handle"].as_str().unwrap_or("-");
+    let email = account["email"].as_str().unwrap_or("-");
     Ok(out(
-        json!({ "server": api.server, "keyPrefix": prefix, "projects": projects["projects"] }),
+        json!({
+            "server": api.server,
+            "handle": handle,
+            "email": email,
+            "keyPrefix": prefix,
+            "projects": projects["projects"],
+        }),
         format!(
-            "Server:   {}\nKey:      {prefix}…\nProjects: {}",
+            "Server:   {}\nAccount:  {handle} <{email}>\nKey:      {prefix}…\nProjects: {}",
             api.server,
             names.join(", ")
         ),

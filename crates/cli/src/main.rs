@@ -2,10 +2,12 @@
 //!
 //! It speaks only the public HTTP API (no domain crate), so it is what any agent could
 //! write: the RFC 8628 device login, then the page and platform APIs with the key it got.
-//! Every command takes `--json`; `QUIRE_URL` and `QUIRE_KEY` override the stored login;
-//! it never prompts, so it behaves the same with or without a terminal. By concern: `login`
-//! (device login, logout, whoami), `pages` (publish and pages), `platform` (projects and
-//! keys), `oauth_clients`, `email`; `api`, `bundle` and `config` beneath them.
+//! Every command takes `--json`; `QUIRE_URL` and `QUIRE_KEY` override the stored login.
+//! The one question it asks is before `pages delete`, on a terminal only; elsewhere that
+//! needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
+//! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`),
+//! `platform` (projects and keys), `oauth_clients`, `email`; `api`, `bundle` and `config`
+//! beneath them.
 
 // Printing results is this binary's job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -17,8 +19,11 @@ mod config;
 mod email;
 mod login;
 mod oauth_clients;
+mod page_ref;
+mod page_update;
 mod pages;
 mod platform;
+mod publish;
 
 use std::process::ExitCode;
 
@@ -62,10 +67,10 @@ enum Command {
     },
     /// Forget the stored key.
     Logout,
-    /// Show the server and key in use, and check that the key works.
+    /// Show the server, the account (handle and email) and key in use, and check the key.
     Whoami,
     /// Publish a directory as a new page.
-    Publish(pages::PublishArgs),
+    Publish(publish::PublishArgs),
     /// Manage pages.
     #[command(subcommand)]
     Pages(pages::PagesCommand),
@@ -131,6 +136,16 @@ async fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+        Err(Failure::Refused(message)) => {
+            if json {
+                println!(
+                    "{}",
+                    json!({ "error": "not_confirmed", "message": message })
+                );
+            }
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -156,7 +171,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         } => login::login(server, no_browser, &client_name, cli.json).await,
         Command::Logout => login::logout(),
         Command::Whoami => login::whoami(&api(server)?).await,
-        Command::Publish(args) => pages::publish(&api(server)?, args).await,
+        Command::Publish(args) => publish::publish(&api(server)?, args).await,
         Command::Pages(cmd) => pages::pages(&api(server)?, cmd).await,
         Command::Projects(cmd) => platform::projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => platform::keys(&api(server)?, cmd).await,

@@ -1,6 +1,7 @@
-//! `quire publish` and `quire pages …`: a directory published as a page with progress bars,
-//! and the pages of the account.
+//! `quire pages …`: the pages of the account, each named by its id, slug or short-link code,
+//! and the progress-bar upload that `publish` shares.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -9,8 +10,8 @@ use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use crate::api::{self, Api, Failure};
-use crate::bundle;
-use crate::{Output, PAGES, out, pretty, rows};
+use crate::page_update::{self, UpdateArgs};
+use crate::{Output, PAGES, bundle, out, page_ref, pretty, rows};
 
 #[derive(Debug, Args, Default)]
 pub(crate) struct PageFields {
@@ -20,8 +21,8 @@ pub(crate) struct PageFields {
     /// Required with `--access password`.
     #[arg(long)]
     password: Option<String>,
-    /// RFC 3339 time after which the page is gone.
-    #[arg(long)]
+    /// When the page is gone: an RFC 3339 time, or from now `7d`, `12h`, `30m`.
+    #[arg(long, visible_alias = "expires")]
     expires_at: Option<String>,
     /// Views allowed before the page stops serving.
     #[arg(long)]
@@ -35,7 +36,12 @@ pub(crate) struct PageFields {
 }
 
 impl PageFields {
-    fn into_json(self, body: &mut Map<String, Value>) {
+    pub(crate) fn into_json(self, body: &mut Map<String, Value>) -> Result<(), Failure> {
+        let expires_at = self
+            .expires_at
+            .as_deref()
+            .map(page_update::expiry)
+            .transpose()?;
         let mut put = |k: &str, v: Option<Value>| {
             if let Some(v) = v {
                 body.insert(k.to_owned(), v);
@@ -43,32 +49,15 @@ impl PageFields {
         };
         put("access", self.access.map(Value::from));
         put("password", self.password.map(Value::from));
-        put("expiresAt", self.expires_at.map(Value::from));
+        put("expiresAt", expires_at.map(Value::from));
         put("maxViews", self.max_views.map(Value::from));
         put("alias", self.alias.map(Value::from));
         put(
             "allow",
             (!self.allow.is_empty()).then(|| Value::from(self.allow)),
         );
+        Ok(())
     }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct PublishArgs {
-    /// The site directory (its files keep their relative paths).
-    dir: PathBuf,
-    #[arg(long)]
-    title: String,
-    #[arg(long)]
-    slug: Option<String>,
-    /// The file served at the page's root (default `index.html`).
-    #[arg(long)]
-    entrypoint: Option<String>,
-    /// Project slug (default: the key's home project).
-    #[arg(long)]
-    project: Option<String>,
-    #[command(flatten)]
-    fields: PageFields,
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,28 +70,25 @@ pub(crate) enum PagesCommand {
         #[arg(long)]
         project: Option<String>,
     },
-    /// Show one page.
-    Get { id: String },
+    /// Show one page (by id, slug or short-link code, as every command below).
+    Get { page: String },
     /// Change a page's settings.
-    Update {
-        id: String,
-        #[arg(long)]
-        title: Option<String>,
-        #[arg(long)]
-        slug: Option<String>,
-        #[command(flatten)]
-        fields: PageFields,
-    },
+    Update(UpdateArgs),
     /// Archive a page (it stops serving; restore brings it back).
-    Archive { id: String },
+    Archive { page: String },
     /// Restore an archived page.
-    Restore { id: String },
-    /// Delete a page, its files and its short link.
-    Delete { id: String },
+    Restore { page: String },
+    /// Delete a page, its files and its short link (asks first on a terminal).
+    Delete {
+        page: String,
+        /// Delete without asking (needed when standard input is not a terminal).
+        #[arg(long, short)]
+        yes: bool,
+    },
     /// List a page's files.
-    Files { id: String },
+    Files { page: String },
     /// Add (or replace) files of a page from a directory.
-    AddFiles { id: String, dir: PathBuf },
+    AddFiles { page: String, dir: PathBuf },
 }
 
 pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
@@ -162,34 +148,6 @@ pub(crate) async fn upload(
     api::read(resp?).await
 }
 
-pub(crate) async fn publish(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
-    let files = read_files(&args.dir)?;
-    let count = files.len();
-    let mut body = Map::new();
-    body.insert("title".into(), Value::from(args.title.clone()));
-    body.insert("files".into(), Value::Array(files));
-    if let Some(s) = args.slug {
-        body.insert("slug".into(), Value::from(s));
-    }
-    if let Some(e) = args.entrypoint {
-        body.insert("entrypoint".into(), Value::from(e));
-    }
-    if let Some(p) = args.project {
-        body.insert("project".into(), Value::from(p));
-    }
-    args.fields.into_json(&mut body);
-    let published = upload(api, Method::POST, PAGES, &Value::Object(body)).await?;
-    let text = format!(
-        "Published \"{}\" ({count} files, {} bytes)\nURL:       {}\nShort URL: {}\nPage id:   {}",
-        args.title,
-        published["sizeBytes"],
-        published["url"].as_str().unwrap_or("-"),
-        published["shortUrl"].as_str().unwrap_or("-"),
-        published["id"].as_str().unwrap_or("-"),
-    );
-    Ok(out(published, text))
-}
-
 pub(crate) fn page_line(p: &Value) -> String {
     format!(
         "{}  {:<24} {:<10} {}",
@@ -225,57 +183,30 @@ pub(crate) async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failur
             };
             out(list, text)
         }
-        PagesCommand::Get { id } => {
+        PagesCommand::Update(args) => return page_update::update(api, args).await,
+        PagesCommand::Get { page } => {
+            let id = page_ref::resolve(api, &page).await?;
             let page = api.get(&one(&id)).await?;
             let text = pretty(&page);
             out(page, text)
         }
-        PagesCommand::Update {
-            id,
-            title,
-            slug,
-            fields,
-        } => {
-            let mut body = Map::new();
-            if let Some(t) = title {
-                body.insert("title".into(), Value::from(t));
-            }
-            if let Some(s) = slug {
-                body.insert("slug".into(), Value::from(s));
-            }
-            fields.into_json(&mut body);
-            if body.is_empty() {
-                return Err(Failure::local(
-                    "nothing to update: give at least one option",
-                ));
-            }
-            let page = api
-                .call(Method::PATCH, &one(&id), Some(&Value::Object(body)))
-                .await?;
-            let text = format!("Updated.\n{}", pretty(&page));
-            out(page, text)
-        }
-        PagesCommand::Archive { id } => {
-            let page = api
-                .call(
-                    Method::PATCH,
-                    &one(&id),
-                    Some(&json!({ "status": "archived" })),
-                )
-                .await?;
+        PagesCommand::Archive { page } => {
+            let id = page_ref::resolve(api, &page).await?;
+            let archived = json!({ "status": "archived" });
+            let page = api.call(Method::PATCH, &one(&id), Some(&archived)).await?;
             out(page, format!("Archived {id}."))
         }
-        PagesCommand::Restore { id } => {
-            let page = api
-                .call(
-                    Method::PATCH,
-                    &one(&id),
-                    Some(&json!({ "status": "active" })),
-                )
-                .await?;
+        PagesCommand::Restore { page } => {
+            let id = page_ref::resolve(api, &page).await?;
+            let active = json!({ "status": "active" });
+            let page = api.call(Method::PATCH, &one(&id), Some(&active)).await?;
             out(page, format!("Restored {id}."))
         }
-        PagesCommand::Delete { id } => {
+        PagesCommand::Delete { page, yes } => {
+            if !yes {
+                confirm_delete(&page)?;
+            }
+            let id = page_ref::resolve(api, &page).await?;
             let gone = api.call(Method::DELETE, &one(&id), None).await?;
             out(
                 if gone.is_null() {
@@ -283,10 +214,11 @@ pub(crate) async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failur
                 } else {
                     gone
                 },
-                format!("Deleted {id}."),
+                format!("Deleted {page}."),
             )
         }
-        PagesCommand::Files { id } => {
+        PagesCommand::Files { page } => {
+            let id = page_ref::resolve(api, &page).await?;
             let files = api.get(&format!("{}/files", one(&id))).await?;
             let lines = rows(&files, "files", |f| {
                 format!(
@@ -297,9 +229,10 @@ pub(crate) async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failur
             });
             out(files, lines.join("\n"))
         }
-        PagesCommand::AddFiles { id, dir } => {
+        PagesCommand::AddFiles { page, dir } => {
             let files = read_files(&dir)?;
             let count = files.len();
+            let id = page_ref::resolve(api, &page).await?;
             let added = upload(
                 api,
                 Method::POST,
@@ -307,7 +240,29 @@ pub(crate) async fn pages(api: &Api, cmd: PagesCommand) -> Result<Output, Failur
                 &json!({ "files": files }),
             )
             .await?;
-            out(added, format!("Added {count} files to {id}."))
+            out(added, format!("Added {count} files to {page}."))
         }
     })
+}
+
+/// Asks on a terminal; without one, refuses, since nobody is there to say yes.
+fn confirm_delete(page: &str) -> Result<(), Failure> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Failure::Refused(format!(
+            "not deleting {page}: standard input is not a terminal, so confirm with --yes"
+        )));
+    }
+    eprint!("Delete page {page}? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::local(format!("cannot read the answer: {e}")))?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(Failure::Refused(format!("not deleting {page}")))
+    }
 }

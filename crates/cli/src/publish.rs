@@ -1,0 +1,125 @@
+//! `quire publish DIR`: a directory published as a new page, titled from its `index.html`
+//! (or its folder) unless `--title` says otherwise, and reported with who can open it.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use reqwest::Method;
+use serde_json::{Map, Value};
+
+use crate::api::{Api, Failure};
+use crate::pages::{PageFields, read_files, upload};
+use crate::{Output, PAGES, out};
+
+#[derive(Debug, Args)]
+pub(crate) struct PublishArgs {
+    /// The site directory (its files keep their relative paths).
+    dir: PathBuf,
+    /// Default: the entrypoint's `<title>`, else the directory's name.
+    #[arg(long)]
+    title: Option<String>,
+    #[arg(long)]
+    slug: Option<String>,
+    /// The file served at the page's root (default `index.html`).
+    #[arg(long)]
+    entrypoint: Option<String>,
+    /// Project slug (default: the key's home project).
+    #[arg(long)]
+    project: Option<String>,
+    #[command(flatten)]
+    fields: PageFields,
+}
+
+pub(crate) async fn publish(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
+    let files = read_files(&args.dir)?;
+    let count = files.len();
+    let entrypoint = args.entrypoint.as_deref().unwrap_or("index.html");
+    let title = match args.title {
+        Some(t) => t,
+        None => default_title(&args.dir, entrypoint)?,
+    };
+    let mut body = Map::new();
+    body.insert("title".into(), Value::from(title.clone()));
+    body.insert("files".into(), Value::Array(files));
+    if let Some(s) = args.slug {
+        body.insert("slug".into(), Value::from(s));
+    }
+    if let Some(e) = args.entrypoint {
+        body.insert("entrypoint".into(), Value::from(e));
+    }
+    if let Some(p) = args.project {
+        body.insert("project".into(), Value::from(p));
+    }
+    args.fields.into_json(&mut body)?;
+    let published = upload(api, Method::POST, PAGES, &Value::Object(body)).await?;
+    let text = format!(
+        "Published \"{title}\" as {} ({count} files, {} bytes)\nPage id:   {}\n\
+         Who can open it: {}\nURL:       {}\nShort URL: {}",
+        published["slug"].as_str().unwrap_or("-"),
+        published["sizeBytes"],
+        published["id"].as_str().unwrap_or("-"),
+        access_in_words(published["access"].as_str().unwrap_or("private")),
+        published["url"].as_str().unwrap_or("-"),
+        published["shortUrl"].as_str().unwrap_or("-"),
+    );
+    Ok(out(published, text))
+}
+
+/// Who may open a page with this access, said plainly.
+pub(crate) fn access_in_words(access: &str) -> String {
+    match access {
+        "private" => "only you (private)".to_owned(),
+        "password" => "anyone with the password".to_owned(),
+        "allow_list" => "the accounts on its allow list".to_owned(),
+        "public" => "anyone with the link (public)".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The entrypoint's non-empty `<title>`, else the directory's own name.
+fn default_title(dir: &Path, entrypoint: &str) -> Result<String, Failure> {
+    if let Some(t) = std::fs::read_to_string(dir.join(entrypoint))
+        .ok()
+        .and_then(|html| html_title(&html))
+    {
+        return Ok(t);
+    }
+    let absolute = std::fs::canonicalize(dir)
+        .map_err(|e| Failure::local(format!("cannot read {}: {e}", dir.display())))?;
+    absolute
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Failure::local("no title: give --title"))
+}
+
+/// The text of the first `<title>` element, entities for markup characters decoded and
+/// whitespace collapsed; `None` when absent or blank.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let text = html[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_title_element_gives_the_title() {
+        let html = "<html><head><TITLE lang=en>\n  Tom &amp; Jerry\n</TITLE></head></html>";
+        assert_eq!(html_title(html).as_deref(), Some("Tom & Jerry"));
+        assert_eq!(html_title("<title>  </title>"), None);
+        assert_eq!(html_title("<h1>no title</h1>"), None);
+    }
+}
