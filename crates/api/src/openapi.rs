@@ -8,14 +8,26 @@ use utoipa::{Modify, OpenApi};
 
 use crate::dto;
 
-/// The document's frame: what no route says. The paths and their schemas are added as the
-/// routes are registered ([`crate::register`], and the dashboard's own), then [`finish`] applies what the path macros
-/// cannot say.
+/// The document's frame: what no route says, and the tags in the order people need them
+/// (publishing first, operations last). The paths and their schemas are added as the routes
+/// are registered ([`crate::register`], and the dashboard's own), then [`finish`] applies
+/// what the path macros cannot say.
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Quire API",
         description = "Page publishing and platform management. Errors are JSON `{error, message}`; see docs/api.md."
+    ),
+    tags(
+        (name = "pages", description = "Publish a folder as a page, change who can open it, its expiry and view budget, add files, archive or delete it."),
+        (name = "projects", description = "Group pages, links and keys; grant other accounts read or full access."),
+        (name = "keys", description = "API keys: the master key of an account, and app keys limited to a project and its apps."),
+        (name = "account", description = "The calling account: its status and activation, and the dashboard's create-key action."),
+        (name = "agent-login", description = "The device login (RFC 8628) by which a command-line agent obtains a master key."),
+        (name = "oauth", description = "Quire as an OAuth 2 authorization server: tokens, revocation, signing keys, metadata."),
+        (name = "oauth-clients", description = "The platform admin's registry of OAuth clients."),
+        (name = "email", description = "One plain-text email on the caller's behalf, with a master key, under a rolling quota."),
+        (name = "operations", description = "Liveness and readiness for load balancers and orchestrators."),
     ),
     components(schemas(dto::ErrorBody))
 )]
