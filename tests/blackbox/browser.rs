@@ -327,6 +327,7 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
 
     // Sign in with the password and enroll TOTP.
     browser.go(&format!("{}/login", srv.base)).await;
+    browser.audit("sign-in").await;
     browser.sign_in("ann@example.com").await;
     assert_eq!(
         browser.url().await,

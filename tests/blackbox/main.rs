@@ -9,6 +9,7 @@ mod harness;
 mod activation;
 mod admin;
 mod agent_login;
+mod audit;
 mod auth;
 mod browser;
 mod browser_activation;

@@ -82,8 +82,15 @@ fn render(
     )
 }
 
-/// The vendored widget and the page's own script.
+/// The stylesheet (under its hashed name), the vendored widget and the page's own script.
 pub async fn asset(req: HttpRequest) -> HttpResponse {
+    if req.path().strip_prefix("/assets/") == Some(quire_style::file_name()) {
+        return HttpResponse::Ok()
+            .content_type("text/css; charset=utf-8")
+            .insert_header((header::CACHE_CONTROL, quire_style::IMMUTABLE))
+            .insert_header(("X-Content-Type-Options", "nosniff"))
+            .body(quire_style::CSS);
+    }
     let (body, content_type): (&'static [u8], &str) = match req.path() {
         "/assets/altcha/altcha.min.js" => (
             include_bytes!("../assets/altcha/altcha.min.js"),

@@ -67,7 +67,7 @@ fn render(
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             format!(
-                "default-src 'none'; {scripts}style-src 'unsafe-inline'; img-src 'self' data:; \
+                "default-src 'none'; {scripts}style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
                  form-action 'self' {pages_origin} {form_target}; frame-ancestors 'none'; base-uri 'none'"
             ),
         ))
