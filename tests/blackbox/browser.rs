@@ -316,6 +316,14 @@ async fn wait_for(child: Child) -> std::process::Output {
         .unwrap()
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
+#[cfg_attr(
+    all(no_axe, not(no_chromium)),
+    ignore = "needs axe-core: npm install --prefix target/axe axe-core"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
     let Some(browser) = Driver::start().await else {
@@ -418,6 +426,10 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
 }
 
 /// The browser and all its helper processes end with the test that started them.
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_ends_with_its_driver() {
     let Some(browser) = Driver::start().await else {
@@ -444,6 +456,14 @@ async fn chromium_ends_with_its_driver() {
 /// Expiry, end to end: a real `quire login` whose request ages past its 600 seconds (moved
 /// there in the PostgreSQL database, since nobody should wait ten minutes) is shown as
 /// expired on the consent screen, and the CLI stops with `expired_token`.
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
+#[cfg_attr(
+    all(no_postgres, not(no_chromium)),
+    ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_request_is_shown_as_such_and_the_cli_stops() {
     let Some(browser) = Driver::start().await else {

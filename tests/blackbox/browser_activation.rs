@@ -11,6 +11,10 @@ use crate::browser::Driver;
 use crate::dashboard::PASSWORD;
 use crate::harness::{Backend, TestDb};
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_widget_solves_the_captcha_and_an_invited_number_activates() {
     let Some(browser) = Driver::start().await else {

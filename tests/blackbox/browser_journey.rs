@@ -43,6 +43,10 @@ async fn wait_for_captcha(browser: &Driver) {
     }
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn from_a_fresh_server_to_a_published_page_and_back() {
     let Some(browser) = Driver::start().await else {

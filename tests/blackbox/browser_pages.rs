@@ -92,6 +92,10 @@ impl Driver {
     }
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_page_in_chromium() {
     let Some(browser) = Driver::start().await else {
@@ -142,6 +146,10 @@ async fn a_password_page_in_chromium() {
     assert!(browser.find("#home").await.is_none());
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_and_allow_list_pages_in_chromium() {
     let Some(browser) = Driver::start().await else {
@@ -227,6 +235,10 @@ async fn private_and_allow_list_pages_in_chromium() {
     browser.screenshot("page-allow-list-refused").await;
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_page_in_chromium_is_gone() {
     let Some(browser) = Driver::start().await else {
@@ -301,6 +313,10 @@ attack();
 /// opened two of ann's protected pages, tries to read them (fetch and frames), to get a pass
 /// for a page the visitor never opened (a frame through `/visit`), and to unlock ann's
 /// password page from its own origin. It reads nothing, and no pass is handed over.
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
     let Some(browser) = Driver::start().await else {

@@ -403,25 +403,38 @@ impl Server {
     }
 }
 
-/// Expands each listed `async fn name(backend: Backend)` into one test per backend.
+/// Expands each listed `async fn name(backend: Backend)` into one test per backend. The
+/// attributes written first go on every test made. Where PostgreSQL is not configured the
+/// PostgreSQL tests are reported as ignored, with the reason (the `no_postgres` cfg of
+/// `crates/server/build.rs`), never as passed.
 macro_rules! on_both_backends {
-    ($($name:ident),+ $(,)?) => {
+    // The attributes travel as one bracketed group, so that they can be repeated per test.
+    (@tests $attrs:tt $($name:ident),+) => {
         mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::Backend::Sqlite).await;
-                }
-            )+
+            $($crate::harness::on_both_backends!(@sqlite $attrs $name);)+
         }
         mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name($crate::harness::Backend::Postgres).await;
-                }
-            )+
+            $($crate::harness::on_both_backends!(@postgres $attrs $name);)+
         }
+    };
+    (@sqlite [$(#[$attr:meta])*] $name:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            super::$name($crate::harness::Backend::Sqlite).await;
+        }
+    };
+    (@postgres [$(#[$attr:meta])*] $name:ident) => {
+        // One reason per test: another attribute's `ignore` stands only where PostgreSQL is.
+        $(#[cfg_attr(not(no_postgres), $attr)])*
+        #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            super::$name($crate::harness::Backend::Postgres).await;
+        }
+    };
+    ($(#[$attr:meta])* $($name:ident),+ $(,)?) => {
+        $crate::harness::on_both_backends!(@tests [$(#[$attr])*] $($name),+);
     };
 }
 pub(crate) use on_both_backends;

@@ -89,4 +89,10 @@ async fn schemathesis_finds_no_failure(b: Backend) {
     assert!(report.contains(" passed"), "nothing ran:\n{report}");
 }
 
-on_both_backends!(schemathesis_finds_no_failure);
+on_both_backends!(
+    #[cfg_attr(
+        no_schemathesis,
+        ignore = "needs Schemathesis: pip install schemathesis"
+    )]
+    schemathesis_finds_no_failure
+);

@@ -132,25 +132,36 @@ __contract_list!(__contract_dispatch);
 
 /// Expands one `#[tokio::test]` per contract check. `$make` is an async fn returning
 /// `Option<(Arc<S>, G)>`: `None` skips (a backend that is not available here), `G` is kept
-/// alive for the test's duration (e.g. a temporary directory or database).
+/// alive for the test's duration (e.g. a temporary directory or database). Attributes
+/// written before `$make` go on every test, e.g. a `cfg_attr(…, ignore = "why")` that has
+/// cargo report a backend that is not there as ignored rather than passed.
 #[macro_export]
 macro_rules! store_contract {
-    ($make:path) => {
-        $crate::__contract_list!(__contract_tests $make);
+    ($(#[$attr:meta])* $make:path) => {
+        $crate::__contract_list!(__contract_tests [$(#[$attr])*] $make);
     };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __contract_tests {
-    ($make:path ; $($port:ident::$check:ident),+ $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $check() {
-                if let Some((store, _guard)) = $make().await {
-                    $crate::run(stringify!($check), store).await;
-                }
+    ($attrs:tt $make:path ; $($port:ident::$check:ident),+ $(,)?) => {
+        $($crate::__contract_test!($attrs $make, $check);)+
+    };
+}
+
+/// One check's test. The attributes come as one bracketed group, so that they can be
+/// repeated for every check of the list.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __contract_test {
+    ([$(#[$attr:meta])*] $make:path, $check:ident) => {
+        $(#[$attr])*
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $check() {
+            if let Some((store, _guard)) = $make().await {
+                $crate::run(stringify!($check), store).await;
             }
-        )+
+        }
     };
 }

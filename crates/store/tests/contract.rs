@@ -37,5 +37,8 @@ mod postgres {
         Some((Arc::new(db), test_db))
     }
 
-    quire_store_contract::store_contract!(make);
+    quire_store_contract::store_contract!(
+        #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+        make
+    );
 }

@@ -39,6 +39,7 @@ async fn migrations_apply_once_and_create_the_sqlite_directory() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn an_unreachable_postgres_is_an_error_not_a_hang_and_recovers() {
     let Some(t) = TestDatabase::create().await else {
         return;

@@ -1,0 +1,71 @@
+//! Tells the black-box and Schemathesis tests which of the tools they need are missing here,
+//! so cargo reports a test that needs one as ignored, with the reason, instead of it passing
+//! without having run (docs/decisions/test-skips.md): PostgreSQL (`QUIRE_TEST_POSTGRES_URL`),
+//! Chromium and chromedriver, axe-core, Schemathesis. Under `CI=true` nothing is ever
+//! skipped: the tests run and fail on what is missing.
+
+use std::path::{Path, PathBuf};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const SKIPS: [&str; 4] = ["no_postgres", "no_chromium", "no_axe", "no_schemathesis"];
+
+/// Whether `path` exists; asks cargo to probe again when it appears or goes. A missing file
+/// is watched through its nearest existing folder below `stop` (cargo would otherwise rerun
+/// this script, and rebuild the crate, on every build).
+fn present(path: &Path, stop: &Path) -> bool {
+    let watched = path
+        .ancestors()
+        .take_while(|p| *p != stop && p.starts_with(stop))
+        .find(|p| p.exists());
+    if let Some(watched) = watched {
+        println!("cargo::rerun-if-changed={}", watched.display());
+    }
+    path.exists()
+}
+
+fn main() {
+    for cfg in SKIPS {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+    println!("cargo::rerun-if-changed=build.rs");
+    for var in ["CI", "QUIRE_TEST_POSTGRES_URL", "QUIRE_AXE_JS", "PATH"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        return;
+    }
+    let mut missing = Vec::new();
+    if std::env::var_os("QUIRE_TEST_POSTGRES_URL").is_none() {
+        missing.push("no_postgres");
+    }
+    let usr = Path::new("/usr");
+    // Both probed (`&`, not `&&`), so both are watched.
+    if !(present(Path::new(CHROMIUM), usr) & present(Path::new(CHROMEDRIVER), usr)) {
+        missing.push("no_chromium");
+    }
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let target = manifest.join("../../target");
+    let axe = match std::env::var_os("QUIRE_AXE_JS") {
+        Some(path) => present(
+            Path::new(&path),
+            Path::new(&path).parent().unwrap_or(&target),
+        ),
+        None => present(
+            &target.join("axe/node_modules/axe-core/axe.min.js"),
+            &target,
+        ),
+    };
+    if !axe {
+        missing.push("no_axe");
+    }
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| dir.join("schemathesis").is_file())
+    });
+    if !on_path {
+        missing.push("no_schemathesis");
+    }
+    for cfg in missing {
+        println!("cargo::rustc-cfg={cfg}");
+    }
+}
