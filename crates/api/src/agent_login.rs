@@ -23,6 +23,7 @@ fn invalid_request(message: impl Into<String>) -> ApiError {
 
 /// The device login's first call (RFC 8628 §3.1).
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = crate::examples::device_authorization_request)]
 pub struct DeviceAuthorizationRequest {
     /// Shown on the consent screen; default `agent`.
     #[serde(default)]
@@ -33,6 +34,7 @@ pub struct DeviceAuthorizationRequest {
 /// The device login's poll (RFC 8628 §3.4). Both fields are required; the service says
 /// which is missing, in the order RFC 8628 checks them.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = crate::examples::token_request)]
 pub struct TokenRequest {
     #[serde(default)]
     #[schema(schema_with = crate::schema::device_code_grant, required = true)]
@@ -75,11 +77,15 @@ fn fields<T: DeserializeOwned + Default>(req: &HttpRequest, body: &[u8]) -> Resu
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::device_authorization)]
 pub struct DeviceAuthorization {
+    /// The code the agent polls the token endpoint with; secret.
     pub device_code: String,
     /// Shown as `XXXX-XXXX`.
     pub user_code: String,
+    /// Where the person approves the login.
     pub verification_uri: String,
+    /// The same, with the user code filled in.
     pub verification_uri_complete: String,
     /// 600.
     pub expires_in: u32,
@@ -88,9 +94,11 @@ pub struct DeviceAuthorization {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::device_token)]
 pub struct DeviceToken {
     /// A master key (`qk_…`), returned exactly once.
     pub access_token: String,
+    /// `Bearer`.
     pub token_type: String,
     /// `master`.
     pub scope: String,

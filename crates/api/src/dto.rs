@@ -12,20 +12,28 @@ use uuid::Uuid;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::project_dto)]
 pub struct ProjectDto {
+    /// The project's id.
     pub id: Uuid,
+    /// The project's name.
     pub name: String,
+    /// A short label shown beside the name; may be empty.
     pub tag: String,
     /// One of gray red orange amber yellow lime green emerald teal cyan sky blue indigo
     /// violet purple fuchsia pink rose.
     pub color: String,
+    /// 3-30 lowercase letters, digits or underscores, unique across the service.
     pub slug: String,
+    /// The OAuth client this project belongs to; `null` when none.
     pub oauth_client_id: Option<String>,
     /// `active` or `archived`.
     pub status: String,
+    /// When the project was created (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// When the project last changed (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
@@ -48,20 +56,28 @@ impl From<Project> for ProjectDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::project_envelope)]
 pub struct ProjectEnvelope {
+    /// The project.
     pub project: ProjectDto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::project_list)]
 pub struct ProjectList {
+    /// The account's projects, oldest first.
     pub projects: Vec<ProjectDto>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::resource_dto)]
 pub struct ResourceDto {
+    /// The resource's id.
     pub id: Uuid,
+    /// Its name (a page's title, a key's name).
     pub name: String,
+    /// When it was created (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
@@ -78,11 +94,17 @@ impl From<ResourceEntry> for ResourceDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::resources_dto)]
 pub struct ResourcesDto {
+    /// Pages in the project.
     pub pages: Vec<ResourceDto>,
+    /// Stored objects in the project.
     pub objects: Vec<ResourceDto>,
+    /// Short links in the project.
     pub links: Vec<ResourceDto>,
+    /// Databases in the project.
     pub databases: Vec<ResourceDto>,
+    /// App keys whose home is the project.
     pub keys: Vec<ResourceDto>,
 }
 
@@ -103,17 +125,23 @@ impl From<Resources> for ResourcesDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::resources_envelope)]
 pub struct ResourcesEnvelope {
+    /// What the project holds, by kind.
     pub resources: ResourcesDto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::grant_dto)]
 pub struct GrantDto {
+    /// The key granted access.
     pub key_id: Uuid,
+    /// The project it may reach.
     pub project_id: Uuid,
     /// `read` or `full`.
     pub level: String,
+    /// When the grant was made (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
@@ -131,7 +159,9 @@ impl From<Grant> for GrantDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::grant_envelope)]
 pub struct GrantEnvelope {
+    /// The grant as stored.
     pub grant: GrantDto,
 }
 
@@ -145,8 +175,11 @@ fn apps_of(tier: &Tier) -> Option<Vec<String>> {
 /// A stored key: never its plaintext or hash.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::key_dto)]
 pub struct KeyDto {
+    /// The key's id.
     pub id: Uuid,
+    /// The name given when it was made.
     pub name: String,
     /// `master` or `app`.
     pub tier: String,
@@ -156,10 +189,13 @@ pub struct KeyDto {
     pub project_id: Option<Uuid>,
     /// The home project's slug.
     pub project: Option<String>,
+    /// The key's first 11 characters, to recognise it by.
     pub key_prefix: String,
+    /// When the key was made (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// When it was revoked; `null` while it works.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub revoked_at: Option<OffsetDateTime>,
@@ -186,22 +222,32 @@ impl From<ListedKey> for KeyDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::key_list)]
 pub struct KeyList {
+    /// The account's keys, revoked ones included.
     pub keys: Vec<KeyDto>,
 }
 
 /// A freshly minted key. `key` is shown this once and never again.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::minted_key_dto)]
 pub struct MintedKeyDto {
+    /// The credential, shown this once: send it as `Authorization: Bearer …`.
     pub key: String,
+    /// The key's id.
     pub key_id: Uuid,
+    /// The key's first 11 characters, to recognise it by.
     pub key_prefix: String,
     /// Always `app`.
     pub tier: String,
+    /// The apps the key may use.
     pub apps: Vec<String>,
+    /// The name given to it.
     pub name: String,
+    /// Its home project's id.
     pub project_id: Uuid,
+    /// Its home project's slug.
     pub project: String,
 }
 
@@ -223,45 +269,66 @@ impl From<MintedKey> for MintedKeyDto {
 /// The error body: `error` is a stable code (prose for key-mint validation), `message` is
 /// for people. Some errors add fields (`error_description`, `retry_after_hours`, `interval`).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::error_body)]
 pub struct ErrorBody {
+    /// A stable code to branch on (prose for key-mint validation).
     pub error: String,
+    /// What went wrong, for people.
     pub message: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::health)]
 pub struct Health {
+    /// `ok`; `unavailable` when a dependency cannot be reached (readiness).
     pub status: String,
 }
 
 /// A page, with the policy kept on its short link.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::page_dto)]
 pub struct PageDto {
+    /// The page's id.
     pub id: Uuid,
+    /// The page's public id (a short random code).
     #[serde(rename = "public_id")]
     pub public_id: String,
+    /// Where visitors open the page.
     pub url: String,
+    /// The page's short link; `null` when it has none.
     pub short_url: Option<String>,
+    /// The page's slug in its URL, unique per owner.
     pub slug: String,
+    /// The page's title.
     pub title: String,
+    /// The file served at the page's address.
     pub entrypoint: String,
     /// `private`, `password`, `allow_list` or `public`.
     pub access: String,
     /// `active` or `archived`.
     pub status: String,
+    /// When the page stops being served; `null`: never.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expires_at: Option<OffsetDateTime>,
+    /// How many views the page may serve; `null`: no limit.
     pub max_views: Option<u64>,
+    /// Views served so far.
     pub view_count: u64,
+    /// Total size of its files, in bytes.
     pub size_bytes: u64,
+    /// How many files it has.
     pub file_count: u64,
+    /// When it was published (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// When it last changed (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
+    /// When it was archived; `null` while active.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub archived_at: Option<OffsetDateTime>,
@@ -301,7 +368,9 @@ impl From<quire_pages::PageView> for PageDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::page_list)]
 pub struct PageList {
+    /// The project's pages.
     pub pages: Vec<PageDto>,
     /// Slug of the listed project.
     pub project: String,
@@ -310,74 +379,112 @@ pub struct PageList {
 /// The answer to a publish.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::published_dto)]
 pub struct PublishedDto {
+    /// The new page's id.
     pub id: Uuid,
+    /// Its public id (a short random code).
     #[serde(rename = "public_id")]
     pub public_id: String,
+    /// Where visitors open it.
     pub url: String,
+    /// Its short link; `null` when it has none.
     pub short_url: Option<String>,
+    /// Its slug in its URL.
     pub slug: String,
+    /// Who may open it: `private`, `password`, `allow_list` or `public`.
     pub access: String,
+    /// How many files it has.
     pub file_count: u64,
+    /// Total size of its files, in bytes.
     pub size_bytes: u64,
+    /// The slug of the project it belongs to.
     pub project: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::file_dto)]
 pub struct FileDto {
+    /// The file's path in the bundle.
     pub path: String,
+    /// Its size, in bytes.
     pub size_bytes: u64,
+    /// The `Content-Type` it is served with.
     pub content_type: String,
+    /// Lowercase hex SHA-256 of its bytes.
     pub sha256: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::file_list)]
 pub struct FileList {
+    /// The page's files, by path.
     pub files: Vec<FileDto>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::files_added_dto)]
 pub struct FilesAddedDto {
+    /// The page's id.
     pub id: Uuid,
+    /// How many files it has now.
     pub file_count: u64,
+    /// Total size of its files now, in bytes.
     pub size_bytes: u64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::shared_page_dto)]
 pub struct SharedPageDto {
+    /// The page's id.
     pub page_id: Uuid,
+    /// Its title.
     pub title: String,
+    /// Its slug in its URL.
     pub slug: String,
+    /// Its public id.
     #[serde(rename = "public_id")]
     pub public_id: String,
+    /// The handle of the account that owns it.
     pub owner_handle: String,
+    /// Where to open it.
     pub url: String,
+    /// When it was shared with you (RFC 3339).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub shared_at: OffsetDateTime,
+    /// When it stops being served; `null`: never.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expires_at: Option<OffsetDateTime>,
+    /// How many views it may serve; `null`: no limit.
     pub max_views: Option<u64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::shared_list)]
 pub struct SharedList {
+    /// Pages other accounts share with you by their allow lists.
     pub pages: Vec<SharedPageDto>,
 }
 
 /// A registered OAuth client. Field names follow RFC 7591 (`client_id`, `client_secret`),
 /// times the rest of this API (`createdAt`).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::oauth_client_dto)]
 pub struct OAuthClientDto {
+    /// The client's id, sent as `client_id`.
     pub client_id: String,
+    /// The application's name, shown on the consent screen.
     pub name: String,
     /// `confidential` or `public`.
     pub client_type: String,
+    /// Where authorization answers may be sent.
     pub redirect_uris: Vec<String>,
+    /// When it was registered (RFC 3339).
     #[serde(rename = "createdAt", with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
@@ -405,11 +512,15 @@ impl OAuthClientDto {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::oauth_client_envelope)]
 pub struct OAuthClientEnvelope {
+    /// The client.
     pub client: OAuthClientDto,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::oauth_client_list)]
 pub struct OAuthClientList {
+    /// Every registered client.
     pub clients: Vec<OAuthClientDto>,
 }

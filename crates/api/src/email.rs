@@ -20,6 +20,7 @@ const EMAIL_BODY_LIMIT: usize = 6 * quire_mail::MAX_TEXT_BYTES + 4 * 1024;
 
 /// One message to one address.
 #[derive(Deserialize, ToSchema)]
+#[schema(example = crate::examples::send_email_request)]
 pub struct SendEmailRequest {
     /// One plain ASCII address, at most 254 characters.
     #[schema(schema_with = schema::email_to)]
@@ -40,8 +41,11 @@ impl std::fmt::Debug for SendEmailRequest {
 impl RequestBody for SendEmailRequest {}
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::sent_email)]
 pub struct SentEmail {
+    /// `true`: the relay (or the outbox) took the message.
     pub sent: bool,
+    /// The message's id, in the relay's log or the outbox file's name.
     #[schema(format = Uuid)]
     pub mail_id: String,
     /// Sends left in the rolling 24 hours.

@@ -20,10 +20,12 @@ use quire_edge::json::{RequestBody, SharedText, parse_sharing};
 
 /// One file of a bundle, as sent.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::file_body)]
 pub struct FileBody {
     /// A safe relative path.
     #[schema(schema_with = schema::path)]
     pub path: String,
+    /// The file's body, as `encoding` says.
     #[schema(value_type = String)]
     pub content: SharedText,
     /// Default `utf8`.

@@ -36,6 +36,7 @@ pub async fn list(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::mint_key_request)]
 pub struct MintKeyRequest {
     /// Trimmed when stored.
     #[schema(schema_with = schema::key_name)]

@@ -4,8 +4,9 @@
 //! [`register`] registers it through `quire-edge`'s `Documented`, which both routes it and
 //! adds it to the OpenAPI document ([`openapi`]). Request bodies are typed beside their
 //! handlers and parsed by `quire-edge`'s `json` (a page request's files then read by
-//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document states, and
-//! `refusals.rs` the refusals many routes document alike.
+//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document
+//! states, `examples.rs` an example of every body, and `refusals.rs` the refusals many routes
+//! document alike.
 //!
 //! It depends on `quire-edge`, the application and domain crates, actix-web and utoipa; never
 //! on another surface crate (the architecture test says so).
@@ -13,6 +14,7 @@
 pub(crate) mod agent_login;
 pub(crate) mod dto;
 pub(crate) mod email;
+pub(crate) mod examples;
 pub(crate) mod files;
 pub(crate) mod health;
 pub(crate) mod keys;

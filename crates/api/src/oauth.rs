@@ -17,24 +17,30 @@ use quire_edge::body::Body;
 /// The token endpoint's form (RFC 6749 §4.1.3 and §6); client credentials may come here
 /// (`client_secret_post`) or in a Basic header.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = crate::examples::token_form)]
 pub struct TokenForm {
     /// `authorization_code` or `refresh_token`.
     #[serde(default)]
     pub grant_type: Option<String>,
+    /// The authorization code (`authorization_code` grant).
     #[serde(default)]
     pub code: Option<String>,
+    /// The redirect URI the code was issued for (`authorization_code` grant).
     #[serde(default)]
     pub redirect_uri: Option<String>,
     /// The PKCE verifier (RFC 7636 §4.5).
     #[serde(default)]
     pub code_verifier: Option<String>,
+    /// The refresh token to exchange (`refresh_token` grant).
     #[serde(default)]
     pub refresh_token: Option<String>,
     /// A refresh may narrow the approved scopes, never widen them.
     #[serde(default)]
     pub scope: Option<String>,
+    /// The client's id (or send it by HTTP Basic).
     #[serde(default)]
     pub client_id: Option<String>,
+    /// A confidential client's secret (or send it by HTTP Basic); none for public clients.
     #[serde(default)]
     pub client_secret: Option<String>,
 }
@@ -42,25 +48,32 @@ pub struct TokenForm {
 /// The revocation endpoint's form (RFC 7009 §2.1). A `token_type_hint` is accepted and
 /// ignored, like any unknown field: refresh tokens are the only revocable kind.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[schema(example = crate::examples::revoke_form)]
 pub struct RevokeForm {
+    /// The refresh token to revoke.
     #[serde(default)]
     pub token: Option<String>,
+    /// The client's id (or send it by HTTP Basic).
     #[serde(default)]
     pub client_id: Option<String>,
+    /// A confidential client's secret (or send it by HTTP Basic); none for public clients.
     #[serde(default)]
     pub client_secret: Option<String>,
 }
 
 /// A successful token answer (RFC 6749 §5.1).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::token_answer)]
 pub struct TokenAnswer {
     /// A JWT (RFC 9068), valid 900 s.
     pub access_token: String,
     /// `Bearer`.
     pub token_type: String,
+    /// Seconds until the access token expires (900).
     pub expires_in: i64,
     /// Opaque; single use: each refresh returns the next one.
     pub refresh_token: String,
+    /// The scopes granted, space-separated.
     pub scope: String,
 }
 

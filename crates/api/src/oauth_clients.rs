@@ -38,6 +38,7 @@ pub async fn list(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::register_client_request)]
 pub struct RegisterClientRequest {
     /// Trimmed when stored.
     #[schema(schema_with = schema::oauth_client_name)]

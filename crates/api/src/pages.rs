@@ -46,6 +46,7 @@ impl<'de> Deserialize<'de> for MaxViews {
 /// A new page.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::publish_body)]
 pub struct PublishBody {
     #[schema(schema_with = schema::page_title)]
     pub title: String,
@@ -96,6 +97,7 @@ impl RequestBody for PublishBody {
 /// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::patch_page_body)]
 pub struct PatchPageBody {
     #[serde(default)]
     #[schema(schema_with = schema::page_title_patch)]
@@ -136,7 +138,9 @@ impl RequestBody for PatchPageBody {
 
 /// Files to add to a page.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::add_files_body)]
 pub struct AddFilesBody {
+    /// The files to add; a path already there is replaced.
     #[schema(min_items = 1)]
     pub files: Vec<FileBody>,
 }

@@ -44,6 +44,7 @@ pub async fn list(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::create_project_request)]
 pub struct CreateProjectRequest {
     /// Trimmed when stored.
     #[schema(schema_with = schema::project_name)]
@@ -120,6 +121,7 @@ pub async fn get(
 
 /// The fields to change; `oauth_client_id: null` detaches the client.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::patch_project_request)]
 pub struct PatchProjectRequest {
     #[serde(default)]
     #[schema(schema_with = schema::project_name_patch)]
@@ -180,6 +182,7 @@ pub async fn patch(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::delete_project_request)]
 pub struct DeleteProjectRequest {
     /// Must equal the project id.
     #[schema(format = Uuid)]
@@ -242,9 +245,11 @@ pub async fn resources(
 
 /// A resource to move; an id that is not a UUID names nothing (404).
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::assign_request)]
 pub struct AssignRequest {
     #[schema(schema_with = schema::resource_type)]
     pub resource_type: String,
+    /// The id of the resource to move into this project.
     #[schema(format = Uuid)]
     pub resource_id: String,
 }
@@ -316,9 +321,11 @@ fn grant_key(raw: &str) -> Result<KeyId, ApiError> {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::grant_request)]
 pub struct GrantRequest {
     #[schema(schema_with = schema::grant_level)]
     pub level: String,
+    /// The key to give access to this project.
     #[schema(format = Uuid)]
     pub key_id: String,
 }
@@ -327,7 +334,9 @@ impl RequestBody for GrantRequest {}
 
 /// `level`, if sent, is accepted and ignored.
 #[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = crate::examples::revoke_grant_request)]
 pub struct RevokeGrantRequest {
+    /// The key whose grant on this project ends.
     #[schema(format = Uuid)]
     pub key_id: String,
 }

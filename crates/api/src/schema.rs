@@ -32,6 +32,30 @@ fn safe_path() -> String {
     format!("^{segment}(?:/{segment})*$")
 }
 
+/// A schema that takes a description: a `schema_with` field does not take its doc comment,
+/// so the function that makes its schema gives it one.
+trait Described {
+    fn described(self, text: &str) -> Self;
+}
+
+impl Described for Object {
+    fn described(mut self, text: &str) -> Self {
+        self.description = Some(text.to_owned());
+        self
+    }
+}
+
+impl Described for utoipa::openapi::schema::Array {
+    fn described(mut self, text: &str) -> Self {
+        self.description = Some(text.to_owned());
+        self
+    }
+}
+
+fn described<S: Described>(schema: S, text: &str) -> S {
+    schema.described(text)
+}
+
 fn kind(nullable: bool, of: Type) -> SchemaType {
     if nullable {
         SchemaType::from_iter([of, Type::Null])
@@ -72,167 +96,269 @@ fn project_slug_pattern() -> String {
 }
 
 pub fn project_name() -> Object {
-    text(1, quire_projects::MAX_NAME_CHARS, visible_line(), false)
+    described(
+        text(1, quire_projects::MAX_NAME_CHARS, visible_line(), false),
+        "The project's name, shown in the dashboard; trimmed when stored.",
+    )
 }
 pub fn project_name_patch() -> Object {
-    text(1, quire_projects::MAX_NAME_CHARS, visible_line(), true)
+    described(
+        text(1, quire_projects::MAX_NAME_CHARS, visible_line(), true),
+        "A new name for the project; trimmed when stored. Omitted: unchanged.",
+    )
 }
 pub fn project_tag() -> Object {
-    text(0, quire_projects::MAX_TAG_CHARS, one_line(), false)
+    described(
+        text(0, quire_projects::MAX_TAG_CHARS, one_line(), false),
+        "A short label shown beside the name; may be empty.",
+    )
 }
 pub fn project_tag_patch() -> Object {
-    text(0, quire_projects::MAX_TAG_CHARS, one_line(), true)
+    described(
+        text(0, quire_projects::MAX_TAG_CHARS, one_line(), true),
+        "A new label; may be empty. Omitted: unchanged.",
+    )
 }
 pub fn color() -> Object {
-    one_of(Color::ALL.map(Color::as_str), false)
+    described(
+        one_of(Color::ALL.map(Color::as_str), false),
+        "The project's colour, one of the dashboard's palette.",
+    )
 }
 pub fn color_patch() -> Object {
-    one_of(Color::ALL.map(Color::as_str), true)
+    described(
+        one_of(Color::ALL.map(Color::as_str), true),
+        "A new colour from the palette. Omitted: unchanged.",
+    )
 }
 pub fn project_slug() -> Object {
-    text(3, 30, project_slug_pattern(), false)
+    described(
+        text(3, 30, project_slug_pattern(), false),
+        "The project's slug: 3-30 lowercase letters, digits or underscores, unique across the service.",
+    )
 }
 pub fn project_slug_optional() -> Object {
-    text(3, 30, project_slug_pattern(), true)
+    described(
+        text(3, 30, project_slug_pattern(), true),
+        "A project's slug (3-30 lowercase letters, digits or underscores). Omitted: the default the operation states (the key's home project, or unchanged on update).",
+    )
 }
 pub fn oauth_client_id() -> Object {
     let max = quire_projects::MAX_CLIENT_ID_LEN;
-    text(1, max, format!("^[A-Za-z0-9_.-]{{1,{max}}}$"), true)
+    described(
+        text(1, max, format!("^[A-Za-z0-9_.-]{{1,{max}}}$"), true),
+        "The OAuth client this project belongs to. Omitted: none (unchanged on update); `null` on update removes it.",
+    )
 }
 pub fn status() -> Object {
-    one_of(STATUS, false)
+    described(one_of(STATUS, false), "`active` or `archived`.")
 }
 pub fn status_optional() -> Object {
-    one_of(STATUS, true)
+    described(
+        one_of(STATUS, true),
+        "`active` or `archived`. Omitted: unchanged.",
+    )
 }
 pub fn resource_type() -> Object {
-    one_of(RESOURCE_TYPE, false)
+    described(
+        one_of(RESOURCE_TYPE, false),
+        "What kind of resource `resource_id` names.",
+    )
 }
 pub fn grant_level() -> Object {
-    one_of(GRANT_LEVEL, false)
+    described(
+        one_of(GRANT_LEVEL, false),
+        "`read` (list and read) or `full` (also write and delete).",
+    )
 }
 
 pub fn key_name() -> Object {
-    text(1, quire_keys::MAX_KEY_NAME_CHARS, visible_line(), false)
+    described(
+        text(1, quire_keys::MAX_KEY_NAME_CHARS, visible_line(), false),
+        "A name to recognise the key by; trimmed when stored.",
+    )
 }
 pub fn apps() -> utoipa::openapi::schema::Array {
-    ArrayBuilder::new()
-        .items(one_of(App::ALL.map(App::as_str), false))
-        .min_items(Some(1))
-        .unique_items(true)
-        .build()
+    described(
+        ArrayBuilder::new()
+            .items(one_of(App::ALL.map(App::as_str), false))
+            .min_items(Some(1))
+            .unique_items(true)
+            .build(),
+        "The apps the key may use (at least one, no repeats).",
+    )
 }
 
 pub fn page_title() -> Object {
-    text(1, 200, visible_line(), false)
+    described(
+        text(1, 200, visible_line(), false),
+        "The page's title, shown in the dashboard and on its password form.",
+    )
 }
 pub fn page_title_patch() -> Object {
-    text(1, 200, visible_line(), true)
+    described(
+        text(1, 200, visible_line(), true),
+        "A new title. Omitted: unchanged.",
+    )
 }
 pub fn page_slug() -> Object {
     let max = quire_pages::validate::MAX_SLUG_LEN;
     let inner = max - 2;
-    text(
-        1,
-        max,
-        format!("^[a-z0-9](?:[a-z0-9-]{{0,{inner}}}[a-z0-9])?$"),
-        true,
+    described(
+        text(
+            1,
+            max,
+            format!("^[a-z0-9](?:[a-z0-9-]{{0,{inner}}}[a-z0-9])?$"),
+            true,
+        ),
+        "The page's slug in its URL (lowercase letters, digits and inner hyphens), unique per owner. Omitted: derived from the title on publish, unchanged on update.",
     )
 }
 pub fn alias() -> Object {
-    text(3, 64, "^[A-Za-z0-9_-]{3,64}$".into(), true)
+    described(
+        text(3, 64, "^[A-Za-z0-9_-]{3,64}$".into(), true),
+        "A short link code of your choosing, unique service-wide. Omitted: a random code on publish, unchanged on update; `null` on update removes it.",
+    )
 }
 pub fn path() -> Object {
-    text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), false)
+    described(
+        text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), false),
+        "A safe relative path in the bundle: `/`-separated segments, none empty, `.` or `..`.",
+    )
 }
 pub fn entrypoint() -> Object {
-    text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), true)
+    described(
+        text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), true),
+        "The file served at the page's address. Default `index.html`.",
+    )
 }
 pub fn access_optional() -> Object {
-    one_of(ACCESS, true)
+    described(
+        one_of(ACCESS, true),
+        "Who may open the page: `private` (the owner), `password`, `allow_list` or `public`. Default `private` on publish; omitted on update: unchanged.",
+    )
 }
 pub fn encoding() -> Object {
-    one_of(ENCODING, true)
+    described(
+        one_of(ENCODING, true),
+        "How `content` is encoded: `utf8` or `base64`. Default `utf8`.",
+    )
 }
 pub fn page_password() -> Object {
     let max = quire_pages::validate::MAX_PAGE_PASSWORD_CHARS;
-    ObjectBuilder::new()
-        .schema_type(kind(true, Type::String))
-        .max_length(Some(max))
-        .build()
+    described(
+        ObjectBuilder::new()
+            .schema_type(kind(true, Type::String))
+            .max_length(Some(max))
+            .build(),
+        "The password visitors type, required when access is `password`. Omitted: none (unchanged on update); `null` or empty on update removes it.",
+    )
 }
 pub fn expires_at() -> Object {
-    ObjectBuilder::new()
-        .schema_type(kind(true, Type::String))
-        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-        .build()
+    described(
+        ObjectBuilder::new()
+            .schema_type(kind(true, Type::String))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .build(),
+        "When the page stops being served (RFC 3339, in the future). Omitted: never (unchanged on update); `null` on update removes the expiry.",
+    )
 }
 pub fn max_views() -> Object {
-    ObjectBuilder::new()
-        .schema_type(kind(true, Type::Integer))
-        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-        .minimum(Some(1))
-        .maximum(Some(i64::MAX))
-        .build()
+    described(
+        ObjectBuilder::new()
+            .schema_type(kind(true, Type::Integer))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+            .minimum(Some(1))
+            .maximum(Some(i64::MAX))
+            .build(),
+        "How many views the page may serve. Omitted: no limit (unchanged on update); `null` on update removes the budget.",
+    )
 }
 pub fn allow() -> utoipa::openapi::schema::Array {
-    ArrayBuilder::new()
-        .schema_type(kind(true, Type::Array))
-        .items(ObjectBuilder::new().schema_type(Type::String).build())
-        .max_items(Some(quire_pages::validate::MAX_ALLOW_ENTRIES))
-        .build()
+    described(
+        ArrayBuilder::new()
+            .schema_type(kind(true, Type::Array))
+            .items(ObjectBuilder::new().schema_type(Type::String).build())
+            .max_items(Some(quire_pages::validate::MAX_ALLOW_ENTRIES))
+            .build(),
+        "Emails or handles of existing accounts who may open an `allow_list` page. Omitted: none (unchanged on update); on update the list replaces the old one.",
+    )
 }
 
 pub fn email_to() -> Object {
-    text(
-        3,
-        quire_mail::MAX_TO_CHARS,
-        "^[!-~]+@[!-~]+$".to_owned(),
-        false,
+    described(
+        text(
+            3,
+            quire_mail::MAX_TO_CHARS,
+            "^[!-~]+@[!-~]+$".to_owned(),
+            false,
+        ),
+        "The recipient: one plain ASCII address, at most 254 characters.",
     )
 }
 pub fn email_subject() -> Object {
-    text(1, quire_mail::MAX_SUBJECT_CHARS, visible_line(), false)
+    described(
+        text(1, quire_mail::MAX_SUBJECT_CHARS, visible_line(), false),
+        "The subject line.",
+    )
 }
 pub fn email_text() -> Object {
-    ObjectBuilder::new()
-        .schema_type(kind(false, Type::String))
-        .min_length(Some(1))
-        .max_length(Some(quire_mail::MAX_TEXT_BYTES))
-        .build()
+    described(
+        ObjectBuilder::new()
+            .schema_type(kind(false, Type::String))
+            .min_length(Some(1))
+            .max_length(Some(quire_mail::MAX_TEXT_BYTES))
+            .build(),
+        "The plain-text body, at most 64 KiB; never stored or logged.",
+    )
 }
 pub fn client_name() -> Object {
-    text(
-        1,
-        quire_device_auth::MAX_CLIENT_NAME_CHARS,
-        visible_line(),
-        true,
+    described(
+        text(
+            1,
+            quire_device_auth::MAX_CLIENT_NAME_CHARS,
+            visible_line(),
+            true,
+        ),
+        "The agent's name, shown on the consent screen. Default `agent`.",
     )
 }
 pub fn device_code_grant() -> Object {
-    one_of([DEVICE_CODE_GRANT], false)
+    described(
+        one_of([DEVICE_CODE_GRANT], false),
+        "Always `urn:ietf:params:oauth:grant-type:device_code`.",
+    )
 }
 
 pub fn oauth_client_name() -> Object {
-    text(1, quire_oauth::MAX_NAME_CHARS, visible_line(), false)
+    described(
+        text(1, quire_oauth::MAX_NAME_CHARS, visible_line(), false),
+        "The application's name, shown on the consent screen; trimmed when stored.",
+    )
 }
 pub fn oauth_client_type() -> Object {
-    one_of(["confidential", "public"], false)
+    described(
+        one_of(["confidential", "public"], false),
+        "`confidential` (has a secret) or `public` (PKCE only, no secret).",
+    )
 }
 pub fn redirect_uris() -> utoipa::openapi::schema::Array {
-    ArrayBuilder::new()
-        .items(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .min_length(Some(1))
-                .max_length(Some(quire_oauth::redirect::MAX_REDIRECT_URI_LEN))
-                .pattern(Some(r"^[^\s#*]+$"))
-                .build(),
-        )
-        .min_items(Some(1))
-        .max_items(Some(quire_oauth::MAX_REDIRECT_URIS))
-        .unique_items(true)
-        .build()
+    described(
+        ArrayBuilder::new()
+            .items(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(quire_oauth::redirect::MAX_REDIRECT_URI_LEN))
+                    .pattern(Some(r"^[^\s#*]+$"))
+                    .build(),
+            )
+            .min_items(Some(1))
+            .max_items(Some(quire_oauth::MAX_REDIRECT_URIS))
+            .unique_items(true)
+            .build(),
+        "Where the authorization answer may be sent: https; http on 127.0.0.1 or [::1] only; a reverse-DNS private scheme for public clients. No fragment, user name or wildcard.",
+    )
 }
 
 #[cfg(test)]

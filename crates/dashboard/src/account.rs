@@ -51,14 +51,28 @@ async fn caller(state: &AppState, req: &HttpRequest) -> Result<Caller, ApiError>
 /// Where an account stands.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = json!({
+    "accountId": "0b6c7a8e-3f2d-4c1a-9e57-5d2f8a41c3b9",
+    "handle": "ann",
+    "email": "ann@example.com",
+    "activated": true,
+    "activatedAt": "2026-11-25T09:30:00Z",
+    "platformAdmin": false
+}))]
 pub struct AccountStatus {
+    /// The account's id.
     #[schema(format = Uuid)]
     pub account_id: String,
+    /// The account's handle (its pages are under `{handle}.` on the pages host).
     pub handle: String,
+    /// The account's email address.
     pub email: String,
+    /// Whether the account is activated.
     pub activated: bool,
+    /// When it was activated (RFC 3339); `null` until then.
     #[schema(format = DateTime)]
     pub activated_at: Option<String>,
+    /// Whether the account administers the platform.
     pub platform_admin: bool,
 }
 
@@ -105,7 +119,8 @@ pub async fn status(
 #[utoipa::path(tag = "account",
     security(("bearer" = [])),
     responses(
-        (status = 200, description = "the challenge: `parameters` (algorithm, cost, nonce, salt, keyPrefix, keyLength, data) and `signature`", body = Object),
+        (status = 200, description = "the challenge: `parameters` (algorithm, cost, nonce, salt, keyPrefix, keyLength, data) and `signature`", body = Object,
+            example = json!({"parameters": {"algorithm": "SHA-256", "cost": 50000, "nonce": "3f9a1c7e2b8d4f60", "salt": "a81c5e2f9b7d3046", "keyPrefix": "00", "keyLength": 32, "data": "ann"}, "signature": "6b2f0e9c4a71d3885e1f7a2c9b04d6e3"})),
         (status = 401, description = "invalid_api_key: no master key and no signed-in session"),
         (status = 403, description = "insufficient_scope: an app key or a bearer token")))]
 #[get("/captcha")]
@@ -121,6 +136,10 @@ pub async fn captcha(
 
 /// Activation with a solved captcha and an invited number.
 #[derive(Deserialize, ToSchema)]
+#[schema(example = json!({
+    "captcha": "eyJhbGdvcml0aG0iOiJTSEEtMjU2IiwiY2hhbGxlbmdlIjoiNGYyYSJ9",
+    "phone": "+447400123456"
+}))]
 pub struct ActivateRequest {
     /// The ALTCHA payload as the widget submits it: base64 of the JSON
     /// `{challenge, solution}`.

@@ -52,7 +52,7 @@ impl Guard for KeyCreator {
 
 /// Create a master key from the dashboard.
 #[utoipa::path(tag = "account",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`name` (1-60 characters; default `dashboard`); sent by the dashboard's form with its session cookie"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`name` (1-60 characters; default `dashboard`); sent by the dashboard's form with its session cookie", example = json!({"name": "laptop"})),
     responses(
         (status = 200, description = "an HTML page showing the new master key once (`Cache-Control: no-store`)"),
         (status = 400, description = "a name that is blank or over 60 characters"),

@@ -148,7 +148,7 @@ pub async fn consent(
 
 /// `POST /api/agent-login/decision`: Approve or Deny from the consent screen.
 #[utoipa::path(tag = "agent-login",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`code` (the user code) and `decision` (`approve` or `deny`); sent by the consent screen's buttons with the dashboard session cookie"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`code` (the user code) and `decision` (`approve` or `deny`); sent by the consent screen's buttons with the dashboard session cookie", example = json!({"code": "WDJB-MJHT", "decision": "approve"})),
     responses(
         (status = 303, description = "back to /authorize-agent, which shows the outcome"),
         (status = 400, description = "`invalid request`: malformed code or decision"),

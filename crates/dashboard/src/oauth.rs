@@ -161,7 +161,7 @@ struct DecisionForm {
 
 /// `POST /api/oauth/decision`: Approve or Deny from the consent page.
 #[utoipa::path(tag = "oauth",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`request` (the consent page's request id) and `decision` (`approve` or `deny`); sent by the consent page's buttons with the dashboard session cookie"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`request` (the consent page's request id) and `decision` (`approve` or `deny`); sent by the consent page's buttons with the dashboard session cookie", example = json!({"request": "Hq7vK2mX9pL4wR8t", "decision": "approve"})),
     responses(
         (status = 303, description = "to the client's redirect URI: with `code` and `state` on approval, `error=access_denied` and `state` on denial"),
         (status = 400, description = "`invalid request`: a missing field, or a request that is unknown, expired, already decided or another session's"),
