@@ -186,6 +186,7 @@ async fn login_then_every_command(b: Backend) {
     let published = user.ok_json(&[
         "publish",
         site_dir.to_str().unwrap(),
+        "--new",
         "--title",
         "Second",
         "--slug",

@@ -13,6 +13,12 @@ use crate::harness::{Backend, Server, on_both_backends};
 /// A CLI user signed in as `ann` through the device login.
 async fn signed_in(srv: &Server) -> User {
     let user = User::new(srv);
+    log_in(srv, &user).await;
+    user
+}
+
+/// Runs `quire login` for `user`, approved in the dashboard as `ann`.
+async fn log_in(srv: &Server, user: &User) {
     let (child, url) = user.start_login();
     let code = url
         .split("code=")
@@ -28,8 +34,11 @@ async fn signed_in(srv: &Server) -> User {
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    assert!(out.status.success());
-    user
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 async fn publish_names_and_describes_pages(b: Backend) {
@@ -100,6 +109,7 @@ async fn publish_names_and_describes_pages(b: Backend) {
     let handbook = user.ok_json(&[
         "publish",
         titled.to_str().unwrap(),
+        "--new",
         "--project",
         "docs_site",
         "--slug",
@@ -115,6 +125,7 @@ async fn publish_names_and_describes_pages(b: Backend) {
     let other = user.ok_json(&[
         "publish",
         titled.to_str().unwrap(),
+        "--new",
         "--title",
         "Other",
         "--alias",
@@ -273,4 +284,147 @@ async fn delete_asks_on_a_terminal(b: Backend) {
     assert!(err.contains("no page named doomed"), "{err}");
 }
 
-on_both_backends!(publish_names_and_describes_pages, delete_asks_on_a_terminal);
+on_both_backends!(
+    publish_names_and_describes_pages,
+    delete_asks_on_a_terminal,
+    publishing_a_folder_again_replaces_its_page,
+    logout_and_login_revoke_the_cli_key,
+);
+
+/// The stored key of a CLI user.
+fn stored_key(user: &User) -> String {
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(user.config_dir().join("config.json")).unwrap())
+            .unwrap();
+    stored["key"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Fetches a page's URL: (status, body).
+async fn visit(url: &str) -> (u16, String) {
+    let r = crate::harness::client()
+        .build()
+        .unwrap()
+        .get(url)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+async fn publishing_a_folder_again_replaces_its_page(b: Backend) {
+    let Some((_db, srv)) = with_password(b).await else {
+        return;
+    };
+    let user = signed_in(&srv).await;
+    let dir = user.home.path().join("blog");
+    site(&dir);
+    let first = user.ok_json(&["publish", dir.to_str().unwrap(), "--access", "public"]);
+    let id = first["id"].as_str().unwrap().to_owned();
+    let url = first["url"].as_str().unwrap().to_owned();
+    let remembered: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(".quire/page.json")).unwrap()).unwrap();
+    assert_eq!(remembered["pageId"], id.as_str());
+    assert_eq!(remembered["server"], srv.base.as_str());
+    assert!(!remembered.to_string().contains("qk_"), "{remembered}");
+
+    // New content, a file removed, another added: the same page at the same URL.
+    std::fs::write(dir.join("index.html"), "<h1>Second edition</h1>").unwrap();
+    std::fs::remove_file(dir.join("logo.bin")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "more").unwrap();
+    let text = user.ok(&["publish", dir.to_str().unwrap()]);
+    assert_eq!(
+        text.trim_end(),
+        format!(
+            "Updated {url} (3 files, {} bytes); who can open it: anyone with the link (public)",
+            "<h1>Second edition</h1>".len() + "h1 { color: teal }".len() + 4
+        )
+    );
+    let listed = user.ok_json(&["pages", "list"]);
+    let pages = listed["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 1, "one page: {listed}");
+    assert_eq!(
+        visit(&url).await,
+        (200, "<h1>Second edition</h1>".to_owned())
+    );
+    assert_eq!(visit(&format!("{url}logo.bin")).await.0, 404);
+    assert_eq!(visit(&format!("{url}notes.txt")).await.0, 200);
+    let files = user.ok(&["pages", "files", &id]);
+    assert!(
+        !files.contains(".quire"),
+        "page.json is not uploaded: {files}"
+    );
+
+    // Settings are not taken on a redeploy: refused, nothing changed.
+    let (_, err) = user.fails(&["publish", dir.to_str().unwrap(), "--title", "New title"]);
+    assert!(err.contains("--title") && err.contains("--new"), "{err}");
+
+    // --new makes another page, and the folder then remembers that one.
+    let second = user.ok_json(&["publish", dir.to_str().unwrap(), "--new"]);
+    let second_id = second["id"].as_str().unwrap().to_owned();
+    assert_ne!(second_id, id);
+    assert_eq!(
+        user.ok_json(&["pages", "list"])["pages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    user.ok(&["publish", dir.to_str().unwrap()]);
+    assert_eq!(
+        user.ok_json(&["pages", "list"])["pages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // The remembered page deleted: said, and a new page published and remembered.
+    user.ok(&["pages", "delete", &second_id, "--yes"]);
+    let out = user.run(&["--json", "publish", dir.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is gone") && stderr.contains("publishing a new one"),
+        "{stderr}"
+    );
+    let third: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let remembered: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(".quire/page.json")).unwrap()).unwrap();
+    assert_eq!(remembered["pageId"], third["id"]);
+    assert_ne!(third["id"], second_id.as_str());
+}
+
+async fn logout_and_login_revoke_the_cli_key(b: Backend) {
+    let Some((_db, srv)) = with_password(b).await else {
+        return;
+    };
+    let user = signed_in(&srv).await;
+    let first = stored_key(&user);
+    assert_eq!(srv.get("/api/platform/v1/keys", &first).await.status, 200);
+    // A second login replaces the first key: revoked on the server, not kept beside it.
+    log_in(&srv, &user).await;
+    let second = stored_key(&user);
+    assert_ne!(first, second);
+    srv.get("/api/platform/v1/keys", &first)
+        .await
+        .assert_error(401, "invalid_api_key");
+    let keys = srv.get("/api/platform/v1/keys", &second).await;
+    let live = keys.assert_status(200)["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["revokedAt"].is_null())
+        .count();
+    let text = user.ok(&["logout"]);
+    assert!(text.contains("revoked"), "{text}");
+    srv.get("/api/platform/v1/keys", &second)
+        .await
+        .assert_error(401, "invalid_api_key");
+    assert!(stored_key(&user).is_empty());
+    assert!(user.ok(&["logout"]).contains("Not logged in"));
+    assert_eq!(
+        live, 2,
+        "the key made at setup and the CLI's one: {}",
+        keys.text
+    );
+}

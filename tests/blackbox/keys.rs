@@ -174,8 +174,64 @@ async fn revoke(b: Backend) {
         .assert_error(401, "invalid_api_key");
 }
 
+/// `DELETE /keys/current`: any API key revokes itself (how the CLI logs out), while
+/// `DELETE /keys/{id}` keeps refusing the calling key.
+async fn a_key_revokes_itself(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let (app_key, app_id) = srv.mint(&ann.key, &["page"], None).await;
+    let master_id = srv.get(KEYS, &ann.key).await.body["keys"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = srv
+        .delete(&format!("{KEYS}/{master_id}"), &ann.key, None)
+        .await;
+    r.assert_error(400, "cannot_revoke_current_key");
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("/keys/current"),
+        "{}",
+        r.text
+    );
+
+    // An app key, used first (so the key cache holds it): refused at once afterwards.
+    srv.get("/api/page/v1/pages", &app_key)
+        .await
+        .assert_status(200);
+    let r = srv.delete(&format!("{KEYS}/current"), &app_key, None).await;
+    assert_eq!(r.status, 204, "{}", r.text);
+    assert!(r.text.is_empty());
+    srv.get("/api/page/v1/pages", &app_key)
+        .await
+        .assert_error(401, "invalid_api_key");
+    srv.delete(&format!("{KEYS}/current"), &app_key, None)
+        .await
+        .assert_error(401, "invalid_api_key");
+    let keys = srv.get(KEYS, &ann.key).await;
+    let listed = keys.assert_status(200)["keys"].as_array().unwrap().clone();
+    let revoked = listed.iter().find(|k| k["id"] == app_id.as_str()).unwrap();
+    assert!(revoked["revokedAt"].is_string(), "{}", keys.text);
+
+    // The master key too; no credential at all is 401.
+    srv.delete(&format!("{KEYS}/current"), &ann.key, None)
+        .await
+        .assert_status(204);
+    srv.get(KEYS, &ann.key)
+        .await
+        .assert_error(401, "invalid_api_key");
+    let r = srv
+        .call("DELETE", &format!("{KEYS}/current"), None, None)
+        .await;
+    assert_eq!(r.status, 401, "{}", r.text);
+}
+
 on_both_backends!(
     mint_returns_the_plaintext_once_and_list_never,
     mint_validation,
-    revoke
+    revoke,
+    a_key_revokes_itself
 );

@@ -1,6 +1,7 @@
 //! Writes to one page that race each other: concurrent add-files hold the page's limits
 //! together and leave its counters equal to its files, and add-files racing a delete is a
-//! 404, never a 500. Also the rules on new slugs and page passwords.
+//! 404, never a 500. Also the rules on new slugs and page passwords, and replacing a page's
+//! whole file set (`PUT …/files`): same page, new files, and each refusal.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,6 +18,8 @@ on_both_backends!(
     add_files_racing_a_delete_is_not_found,
     slugs_start_and_end_with_a_letter_or_digit,
     new_page_passwords_have_at_least_8_characters,
+    put_files_replaces_the_file_set_and_keeps_the_page,
+    put_files_refusals,
 );
 
 /// A server with its bundles in a known folder.
@@ -296,4 +299,173 @@ async fn new_page_passwords_have_at_least_8_characters(b: Backend) {
     )
     .await
     .assert_status(200);
+}
+
+/// Fetches a page's URL: (status, body).
+async fn visit(url: &str) -> (u16, String) {
+    let r = crate::harness::client()
+        .build()
+        .unwrap()
+        .get(url)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+async fn put_files_replaces_the_file_set_and_keeps_the_page(b: Backend) {
+    let Some((_db, srv, ann, storage)) = start(b).await else {
+        return;
+    };
+    let r = srv
+        .post(
+            PAGES,
+            &ann.key,
+            json!({"title": "Site", "access": "public", "maxViews": 50, "alias": "my-site",
+                   "files": [{"path": "index.html", "content": "<p>one</p>"},
+                             {"path": "old.css", "content": "p{}"}]}),
+        )
+        .await;
+    let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
+    let before = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
+    let before = before.assert_status(200).clone();
+    let url = before["url"].as_str().unwrap().to_owned();
+    assert_eq!(visit(&url).await, (200, "<p>one</p>".to_owned()));
+
+    let body = json!({"files": [{"path": "index.html", "content": "<p>two</p>"},
+                                {"path": "app.js", "content": "let two = 2;"}]});
+    let r = srv
+        .call(
+            "PUT",
+            &format!("{PAGES}/{id}/files"),
+            Some(&ann.key),
+            Some(&body.to_string()),
+        )
+        .await;
+    let done = r.assert_status(200);
+    assert_eq!(done["id"], id.as_str());
+    assert_eq!(done["fileCount"], 2);
+    assert_eq!(done["sizeBytes"], 10 + 12);
+
+    let after = srv.get(&format!("{PAGES}/{id}"), &ann.key).await;
+    let after = after.assert_status(200);
+    for field in [
+        "url",
+        "shortUrl",
+        "slug",
+        "publicId",
+        "access",
+        "maxViews",
+        "createdAt",
+    ] {
+        assert_eq!(after[field], before[field], "{field} is kept");
+    }
+    assert_eq!(after["fileCount"], 2);
+    assert_ne!(after["updatedAt"], before["updatedAt"]);
+    // Served at once: the serving caches do not keep the old files.
+    assert_eq!(visit(&url).await, (200, "<p>two</p>".to_owned()));
+    assert_eq!(visit(&format!("{url}app.js")).await.0, 200);
+    assert_eq!(
+        visit(&format!("{url}old.css")).await.0,
+        404,
+        "a file not sent again is gone"
+    );
+    // Only the new files' objects are stored.
+    let ((count, bytes), listed) = counters_and_files(&srv, &ann.key, &id, &storage).await;
+    assert_eq!((count, bytes), listed);
+}
+
+async fn put_files_refusals(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let bob = db.create_account("bob", &[]);
+    let srv = db.start_with(&[
+        ("QUIRE_MAX_FILES", "3"),
+        ("QUIRE_MAX_FILE_BYTES", "100"),
+        ("QUIRE_MAX_PAGE_BYTES", "150"),
+    ]);
+    let r = srv
+        .post(
+            PAGES,
+            &ann.key,
+            json!({"title": "Site", "files": [{"path": "index.html", "content": "<p>kept</p>"}]}),
+        )
+        .await;
+    let id = r.assert_status(201)["id"].as_str().unwrap().to_owned();
+    let path = format!("{PAGES}/{id}/files");
+    let put = |key: String, path: String, body: Value| {
+        let srv = &srv;
+        async move {
+            srv.call("PUT", &path, Some(&key), Some(&body.to_string()))
+                .await
+        }
+    };
+    let file = |p: &str, n: usize| json!({"path": p, "content": "x".repeat(n)});
+    let ok_body = json!({"files": [file("index.html", 1)]});
+
+    put(
+        ann.key.clone(),
+        format!("{PAGES}/{}/files", uuid::Uuid::new_v4()),
+        ok_body.clone(),
+    )
+    .await
+    .assert_error(404, "not_found");
+    put(bob.key.clone(), path.clone(), ok_body.clone())
+        .await
+        .assert_error(404, "not_found");
+    let (link_only, _) = srv.mint(&ann.key, &["link"], None).await;
+    put(link_only, path.clone(), ok_body.clone())
+        .await
+        .assert_error(403, "insufficient_scope");
+    for (body, why) in [
+        (json!({"files": []}), "files must be a non-empty array"),
+        (json!({"files": [file("../x", 1)]}), ""),
+        (
+            json!({"files": [file("index.html", 1), file("index.html", 2)]}),
+            "appears twice",
+        ),
+        (
+            json!({"files": [file("other.html", 1)]}),
+            "entrypoint \"index.html\"",
+        ),
+        (
+            json!({"files": [{"path": "index.html", "content": "%%%", "encoding": "base64"}]}),
+            "",
+        ),
+    ] {
+        let r = put(ann.key.clone(), path.clone(), body.clone()).await;
+        r.assert_error(400, "invalid_request");
+        assert!(
+            r.body["message"].as_str().unwrap().contains(why),
+            "{body}: {}",
+            r.text
+        );
+    }
+    for (files, limit) in [
+        (
+            json!([
+                file("index.html", 1),
+                file("a", 1),
+                file("b", 1),
+                file("c", 1)
+            ]),
+            "files_per_page",
+        ),
+        (json!([file("index.html", 101)]), "file_size"),
+        (json!([file("index.html", 100), file("a", 60)]), "page_size"),
+    ] {
+        let r = put(ann.key.clone(), path.clone(), json!({ "files": files })).await;
+        r.assert_error(413, "payload_too_large");
+        assert_eq!(r.body["limit"], limit, "{}", r.text);
+    }
+    // Nothing of the refused requests: the page still has its one file.
+    let files = srv.get(&path, &ann.key).await;
+    let files = files.assert_status(200)["files"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["sizeBytes"], 11);
 }

@@ -108,6 +108,22 @@ pub async fn mint(
     )))
 }
 
+/// Revoke the API key making this call (any tier): how a client signs out. Revoking it
+/// again is impossible, since a revoked key authenticates nothing (401 `invalid_api_key`).
+#[utoipa::path(tag = "keys",
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "Revoked: the key authenticates nothing from now on"),
+        (status = 400, description = "invalid_request: the credential is an OAuth access token, not an API key")))]
+#[delete("/keys/current")]
+pub async fn revoke_current(
+    state: web::Data<AppState>,
+    auth: Authenticated,
+) -> Result<NoContent, ApiError> {
+    state.keys.revoke_current(&auth.0).await?;
+    Ok(NoContent)
+}
+
 /// Revoke a key of the account (not the one making this call).
 #[utoipa::path(tag = "keys",
     security(("bearer" = [])),

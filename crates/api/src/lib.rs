@@ -73,6 +73,8 @@ pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
                 .service(projects::delete_grant)
                 .service(keys::list)
                 .service(keys::mint)
+                // Before `/keys/{id}`, which would take `current` for an id.
+                .service(keys::revoke_current)
                 .service(keys::revoke)
                 .service(oauth_clients::list)
                 .service(oauth_clients::register)
@@ -91,6 +93,7 @@ pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
                 .service(pages::delete)
                 .service(pages::files)
                 .service(pages::add_files)
+                .service(pages::replace_files)
                 .service(pages::shared),
         )
         .service(

@@ -1,7 +1,7 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
 use actix_web::web;
-use actix_web::{delete, get, patch, post};
+use actix_web::{delete, get, patch, post, put};
 use quire_kernel::{ErrorCode, PageId};
 use quire_pages::{PatchRequest, PublishRequest};
 use serde::Deserialize;
@@ -136,7 +136,7 @@ impl RequestBody for PatchPageBody {
     const CODE: ErrorCode = ErrorCode::InvalidRequest;
 }
 
-/// Files to add to a page.
+/// Files to add to a page, or (`PUT`) its whole new file set.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = crate::examples::add_files_body)]
 pub struct AddFilesBody {
@@ -377,6 +377,40 @@ pub async fn add_files(
         id: added.id.0,
         file_count: added.file_count,
         size_bytes: added.size_bytes,
+    }))
+}
+
+/// Replace a page's whole file set, all or nothing: the page keeps its id, slug, short link,
+/// access policy, expiry, view budget and counts, and its entrypoint (which must be among the
+/// files); files not sent are gone afterwards. An archived page may be given new files and
+/// stays archived.
+#[utoipa::path(tag = "pages",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    request_body = AddFilesBody,
+    responses(
+        (status = 200, body = FilesAddedDto, description = "The page's new file count and size"),
+        (status = 400, description = "invalid_json, invalid_request (a bad entry, a path twice, the entrypoint missing)"),
+        ScopeRefusals,
+        (status = 404, description = "not_found"),
+        LongBodyRefusals))]
+#[put("/pages/{id}/files")]
+pub async fn replace_files(
+    state: web::Data<AppState>,
+    auth: Scoped<PageApp>,
+    id: web::Path<String>,
+    body: WritableBody,
+) -> Result<Answer<FilesAddedDto>, ApiError> {
+    let id = page_id(&id)?;
+    let (_, sent_files) = parse_with_files(body, |sent: &mut AddFilesBody| {
+        std::mem::take(&mut sent.files)
+    })
+    .await?;
+    let replaced = state.pages.replace_files(&auth.0, id, sent_files).await?;
+    Ok(Answer::ok(FilesAddedDto {
+        id: replaced.id.0,
+        file_count: replaced.file_count,
+        size_bytes: replaced.size_bytes,
     }))
 }
 

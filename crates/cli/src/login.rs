@@ -3,12 +3,16 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::json;
 
 use crate::account::ACCOUNT;
 use crate::api::{self, Api, Failure};
 use crate::config;
 use crate::{Output, PLATFORM, api as api_of, out, rows};
+
+/// How many leading characters of a key the server shows in its key list (`keyPrefix`).
+const KEY_PREFIX_LEN: usize = 11;
 
 pub(crate) async fn login(
     server: Option<&str>,
@@ -68,17 +72,37 @@ pub(crate) async fn login(
                 let key = token["access_token"]
                     .as_str()
                     .ok_or_else(|| Failure::local("the server sent no access_token"))?;
+                let previous = config::load().map_err(Failure::Local)?;
                 let path = config::save(&config::Stored {
                     server: Some(api.server.clone()),
                     key: Some(key.to_owned()),
                 })
                 .map_err(Failure::Local)?;
+                let replaced = match previous.key.filter(|old| {
+                    old != key && previous.server.as_deref() == Some(api.server.as_str())
+                }) {
+                    Some(old) => {
+                        let new = Api::new(&api.server, Some(key.to_owned()))?;
+                        revoke_previous(&new, &old).await
+                    }
+                    None => false,
+                };
                 return Ok(out(
-                    json!({ "logged_in": true, "server": api.server, "config": path }),
+                    json!({
+                        "logged_in": true,
+                        "server": api.server,
+                        "config": path,
+                        "replaced_key": replaced,
+                    }),
                     format!(
-                        "Logged in to {}. Key stored in {}.",
+                        "Logged in to {}. Key stored in {}{}.",
                         api.server,
-                        path.display()
+                        path.display(),
+                        if replaced {
+                            "; the previous key is revoked"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -126,19 +150,82 @@ pub(crate) fn open_browser(url: &str) {
         .spawn();
 }
 
-pub(crate) fn logout() -> Result<Output, Failure> {
+/// Revokes the CLI's previous key with the new one: found in the account's keys by its
+/// prefix (the token answer names no key id), skipped when it is already revoked or gone.
+/// Returns whether a key was revoked; a failure is reported and leaves the login done.
+async fn revoke_previous(new: &Api, old: &str) -> bool {
+    let prefix: String = old.chars().take(KEY_PREFIX_LEN).collect();
+    let outcome = async {
+        let keys = new.get(&format!("{PLATFORM}/keys")).await?;
+        let Some(id) = keys["keys"].as_array().and_then(|keys| {
+            keys.iter()
+                .find(|k| k["keyPrefix"] == prefix.as_str() && k["revokedAt"].is_null())
+                .and_then(|k| k["id"].as_str().map(str::to_owned))
+        }) else {
+            return Ok(false);
+        };
+        match new
+            .call(Method::DELETE, &format!("{PLATFORM}/keys/{id}"), None)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(Failure::Api { status: 404, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+    .await;
+    match outcome {
+        Ok(revoked) => revoked,
+        Err(e) => {
+            eprintln!(
+                "The previous key ({prefix}…) could not be revoked: {}. Revoke it with \
+                 `quire keys revoke ID` or in the dashboard.",
+                describe(&e)
+            );
+            false
+        }
+    }
+}
+
+fn describe(e: &Failure) -> String {
+    match e {
+        Failure::Api { code, message, .. } => format!("{code}: {message}"),
+        Failure::Local(m) | Failure::Refused(m) => m.clone(),
+    }
+}
+
+/// Revokes the stored key on its server (`DELETE /keys/current`), then forgets it here. A
+/// key the server no longer takes (401) was already revoked: forgotten all the same. When
+/// the server cannot be reached the key is forgotten and the command fails, saying so.
+pub(crate) async fn logout(cli_server: Option<&str>) -> Result<Output, Failure> {
     let mut stored = config::load().map_err(Failure::Local)?;
-    let had = stored.key.take().is_some();
+    let Some(key) = stored.key.take() else {
+        return Ok(out(json!({ "logged_out": false }), "Not logged in."));
+    };
+    let server = stored
+        .server
+        .clone()
+        .or_else(|| cli_server.map(str::to_owned))
+        .unwrap_or_else(|| crate::DEFAULT_SERVER.to_owned());
+    let revoked = Api::new(&server, Some(key))?
+        .call(Method::DELETE, &format!("{PLATFORM}/keys/current"), None)
+        .await;
     config::save(&stored).map_err(Failure::Local)?;
-    Ok(out(
-        json!({ "logged_out": had }),
-        if had {
-            "Logged out: the stored key is forgotten here. It stays valid on the server until \
-             revoked (`quire keys revoke ID` from another key, or the dashboard)."
-        } else {
-            "Not logged in."
-        },
-    ))
+    match revoked {
+        Ok(_) => Ok(out(
+            json!({ "logged_out": true, "revoked": true }),
+            format!("Logged out: the key is revoked on {server} and forgotten here."),
+        )),
+        Err(Failure::Api { status: 401, .. }) => Ok(out(
+            json!({ "logged_out": true, "revoked": true }),
+            format!("Logged out: the key was already revoked on {server}; forgotten here."),
+        )),
+        Err(e) => Err(Failure::local(format!(
+            "the key is forgotten here, but it could not be revoked on {server} ({}): revoke \
+             it in the dashboard or with `quire keys revoke ID`",
+            describe(&e)
+        ))),
+    }
 }
 
 pub(crate) async fn whoami(api: &Api) -> Result<Output, Failure> {

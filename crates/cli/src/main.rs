@@ -24,6 +24,7 @@ mod page_update;
 mod pages;
 mod platform;
 mod publish;
+mod remembered;
 
 use std::process::ExitCode;
 
@@ -33,7 +34,7 @@ use serde_json::{Value, json};
 
 use crate::api::{Api, Failure};
 
-const DEFAULT_SERVER: &str = "http://127.0.0.1:8080";
+pub(crate) const DEFAULT_SERVER: &str = "http://127.0.0.1:8080";
 const PAGES: &str = "/api/page/v1/pages";
 const PLATFORM: &str = "/api/platform/v1";
 
@@ -65,11 +66,11 @@ enum Command {
         #[arg(long, default_value = "quire-cli")]
         client_name: String,
     },
-    /// Forget the stored key.
+    /// Revoke the stored key on the server and forget it here.
     Logout,
     /// Show the server, the account (handle and email) and key in use, and check the key.
     Whoami,
-    /// Publish a directory as a new page.
+    /// Publish a directory as a page; again, to replace that page's files at the same URL.
     Publish(publish::PublishArgs),
     /// Manage pages.
     #[command(subcommand)]
@@ -169,7 +170,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
             no_browser,
             client_name,
         } => login::login(server, no_browser, &client_name, cli.json).await,
-        Command::Logout => login::logout(),
+        Command::Logout => login::logout(server).await,
         Command::Whoami => login::whoami(&api(server)?).await,
         Command::Publish(args) => publish::publish(&api(server)?, args).await,
         Command::Pages(cmd) => pages::pages(&api(server)?, cmd).await,

@@ -36,6 +36,16 @@ pub(crate) struct PageFields {
 }
 
 impl PageFields {
+    /// Whether any setting was given.
+    pub(crate) fn any(&self) -> bool {
+        self.access.is_some()
+            || self.password.is_some()
+            || self.expires_at.is_some()
+            || self.max_views.is_some()
+            || self.alias.is_some()
+            || !self.allow.is_empty()
+    }
+
     pub(crate) fn into_json(self, body: &mut Map<String, Value>) -> Result<(), Failure> {
         let expires_at = self
             .expires_at

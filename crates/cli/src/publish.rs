@@ -1,14 +1,18 @@
 //! `quire publish DIR`: a directory published as a new page, titled from its `index.html`
-//! (or its folder) unless `--title` says otherwise, and reported with who can open it.
+//! (or its folder) unless `--title` says otherwise, and reported with who can open it. The
+//! page is remembered in the folder (`.quire/page.json`); publishing the folder again to the
+//! same server replaces that page's files (`PUT …/files`, all or nothing) at the same URL,
+//! unless `--new` asks for another page.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use reqwest::Method;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::api::{Api, Failure};
 use crate::pages::{PageFields, read_files, upload};
+use crate::remembered::{self, Remembered};
 use crate::{Output, PAGES, out};
 
 #[derive(Debug, Args)]
@@ -26,11 +30,92 @@ pub(crate) struct PublishArgs {
     /// Project slug (default: the key's home project).
     #[arg(long)]
     project: Option<String>,
+    /// Publish a new page even if the folder remembers one (and remember the new one).
+    #[arg(long)]
+    new: bool,
     #[command(flatten)]
     fields: PageFields,
 }
 
+impl PublishArgs {
+    /// The options that only shape a new page, by flag name.
+    fn new_page_options(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        for (flag, set) in [
+            ("--title", self.title.is_some()),
+            ("--slug", self.slug.is_some()),
+            ("--entrypoint", self.entrypoint.is_some()),
+            ("--project", self.project.is_some()),
+        ] {
+            if set {
+                given.push(flag);
+            }
+        }
+        if self.fields.any() {
+            given.push("a page setting (--access, --expires, --max-views, …)");
+        }
+        given
+    }
+}
+
 pub(crate) async fn publish(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
+    let remembered = if args.new {
+        None
+    } else {
+        remembered::load(&args.dir)
+            .map_err(Failure::Local)?
+            .filter(|r| r.server == api.server)
+    };
+    if let Some(page) = remembered {
+        // A redeploy changes files only: settings go through `quire pages update`, so a
+        // flag never half-applies when the files are refused (or the reverse).
+        let given = args.new_page_options();
+        if !given.is_empty() {
+            return Err(Failure::local(format!(
+                "{} remembers page {}: publishing it again replaces its files only, so {} does \
+                 not apply. Change settings with `quire pages update {}`, or publish another \
+                 page with --new.",
+                args.dir.display(),
+                page.page_id,
+                given.join(", "),
+                page.page_id
+            )));
+        }
+        match redeploy(api, &args.dir, &page).await {
+            Err(Failure::Api { status: 404, .. }) => eprintln!(
+                "The page remembered in {} is gone from {}; publishing a new one.",
+                remembered::file(&args.dir).display(),
+                api.server
+            ),
+            done => return done,
+        }
+    }
+    publish_new(api, args).await
+}
+
+/// Replaces the remembered page's files, and says where it is and who can open it.
+async fn redeploy(api: &Api, dir: &Path, page: &Remembered) -> Result<Output, Failure> {
+    let files = read_files(dir)?;
+    let path = format!("{PAGES}/{}", page.page_id);
+    upload(
+        api,
+        Method::PUT,
+        &format!("{path}/files"),
+        &json!({ "files": files }),
+    )
+    .await?;
+    let now = api.get(&path).await?;
+    let text = format!(
+        "Updated {} ({} files, {} bytes); who can open it: {}",
+        now["url"].as_str().unwrap_or("-"),
+        now["fileCount"],
+        now["sizeBytes"],
+        access_in_words(now["access"].as_str().unwrap_or("private")),
+    );
+    Ok(out(now, text))
+}
+
+async fn publish_new(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
     let files = read_files(&args.dir)?;
     let count = files.len();
     let entrypoint = args.entrypoint.as_deref().unwrap_or("index.html");
@@ -52,6 +137,15 @@ pub(crate) async fn publish(api: &Api, args: PublishArgs) -> Result<Output, Fail
     }
     args.fields.into_json(&mut body)?;
     let published = upload(api, Method::POST, PAGES, &Value::Object(body)).await?;
+    let page = Remembered {
+        page_id: published["id"].as_str().unwrap_or_default().to_owned(),
+        server: api.server.clone(),
+    };
+    // The page is published either way; a folder that cannot be written to only loses the
+    // redeploy.
+    if let Err(e) = remembered::save(&args.dir, &page) {
+        eprintln!("Not remembered for the next publish: {e}");
+    }
     let text = format!(
         "Published \"{title}\" as {} ({count} files, {} bytes)\nPage id:   {}\n\
          Who can open it: {}\nURL:       {}\nShort URL: {}",

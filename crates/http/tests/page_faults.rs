@@ -224,3 +224,143 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
         "a view is settled once"
     );
 }
+
+/// Replacing a page's files when a step fails: new objects not all stored, or the manifest
+/// swap refused. Each answers 500, leaves the old files listed and served (the pages origin
+/// had them cached) and removes every object it stored; then a clean replace leaves only the
+/// new objects, and one whose clean-up of the old objects fails still succeeds.
+#[actix_web::test]
+async fn a_failed_replace_leaves_the_old_files_served_and_no_new_object() {
+    let w = ann().await;
+    let state = w.app_state();
+    let (store, bundles) = (w.store.clone(), w.bundles.clone());
+    let pages_state = pages_origin::PagesState {
+        serving: state.serving.clone(),
+        keys: state.keys.clone(),
+        trusted_proxies: quire_edge::client_ip::TrustedProxies::default(),
+    };
+    let api = test::init_service(App::new().configure(quire_http::configure(state))).await;
+    let auth = ("authorization", format!("Bearer {}", w.key("ann")));
+    let body = json!({"title": "Site", "access": "public", "files": [
+        {"path": "index.html", "content": "<p>old</p>"},
+        {"path": "old.css", "content": "p{}"},
+    ]});
+    let (status, page) = call!(
+        api,
+        test::TestRequest::post()
+            .uri("/api/page/v1/pages")
+            .insert_header(auth.clone())
+            .set_json(body)
+    );
+    assert_eq!(status, 201, "{page}");
+    let id = page["id"].as_str().unwrap().to_owned();
+    let slug = page["slug"].as_str().unwrap().to_owned();
+    let host = [Header {
+        name: "Host",
+        value: b"ann.localhost:8081",
+    }];
+    let visit = |file: &str| {
+        let path = format!("/{slug}/{file}");
+        let pages_state = &pages_state;
+        let host = &host;
+        async move {
+            let resp = pages_origin::handle(
+                pages_state,
+                &Request {
+                    method: "GET",
+                    path: &path,
+                    query: "",
+                    headers: host,
+                    peer: std::net::IpAddr::from([127, 0, 0, 1]),
+                    body: b"",
+                },
+            )
+            .await;
+            (
+                resp.status(),
+                String::from_utf8_lossy(resp.body_bytes()).into_owned(),
+            )
+        }
+    };
+    let listed = || {
+        test::TestRequest::get()
+            .uri(&format!("/api/page/v1/pages/{id}/files"))
+            .insert_header(auth.clone())
+    };
+    let replace = || {
+        test::TestRequest::put()
+            .uri(&format!("/api/page/v1/pages/{id}/files"))
+            .insert_header(auth.clone())
+            .set_json(json!({"files": [
+                {"path": "index.html", "content": "<p>new</p>"},
+                {"path": "new.js", "content": "let x = 1;"},
+            ]}))
+    };
+    // Served once, so the pages origin holds the page in its caches.
+    assert_eq!(visit("").await, (200, "<p>old</p>".to_owned()));
+    let (_, old_listing) = call!(api, listed());
+    let old_objects = bundles.keys();
+
+    for (step, fail) in [
+        (
+            "objects",
+            (|w: &World| w.bundles.fail_puts_after(1)) as fn(&World),
+        ),
+        ("manifest", |w: &World| w.store.fail(Op::ReplaceFiles)),
+    ] {
+        fail(&w);
+        let r = call!(api, replace());
+        assert_error(&r, 500, "internal_error");
+        bundles.heal();
+        store.heal();
+        let (_, listing) = call!(api, listed());
+        assert_eq!(listing, old_listing, "{step}");
+        assert_eq!(visit("").await, (200, "<p>old</p>".to_owned()), "{step}");
+        assert_eq!(visit("old.css").await.0, 200, "{step}");
+        assert_eq!(visit("new.js").await.0, 404, "{step}");
+        assert_eq!(
+            bundles.keys(),
+            old_objects,
+            "{step}: no object of the failed write"
+        );
+    }
+
+    // A clean replace leaves exactly the objects its manifest names.
+    let (status, done) = call!(api, replace());
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(
+        (done["id"].as_str(), done["fileCount"].as_u64()),
+        (Some(id.as_str()), Some(2))
+    );
+    assert_eq!(visit("").await, (200, "<p>new</p>".to_owned()));
+    assert_eq!(
+        visit("old.css").await.0,
+        404,
+        "a file not sent again is gone"
+    );
+    assert_eq!(visit("new.js").await, (200, "let x = 1;".to_owned()));
+    let (_, listing) = call!(api, listed());
+    let mut named: Vec<String> = listing["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sha256"].as_str().unwrap().to_owned())
+        .collect();
+    named.sort();
+    let stored: Vec<String> = bundles.keys().into_iter().map(|(_, sha)| sha).collect();
+    assert_eq!(stored, named);
+
+    // The swap committed: an old object that could not be removed does not undo it.
+    bundles.fail(Op::Delete);
+    let r = call!(
+        api,
+        test::TestRequest::put()
+            .uri(&format!("/api/page/v1/pages/{id}/files"))
+            .insert_header(auth.clone())
+            .set_json(json!({"files": [{"path": "index.html", "content": "<p>last</p>"}]}))
+    );
+    assert_eq!(r.0, 200, "{}", r.1);
+    bundles.heal();
+    assert_eq!(visit("").await, (200, "<p>last</p>".to_owned()));
+    assert_eq!(visit("new.js").await.0, 404);
+}

@@ -16,5 +16,5 @@ pub use model::{CredentialOwner, KeyRecord};
 pub use ports::{BearerTokens, KeyStore};
 pub use service::{
     AuthError, KEY_USE_RESOLUTION, KeyService, ListKeysError, ListedKey, MAX_KEY_NAME_CHARS,
-    MintError, MintRequest, MintedKey, RevokeError, new_key,
+    MintError, MintRequest, MintedKey, RevokeError, RevokeSelfError, new_key,
 };

@@ -87,8 +87,21 @@ pub enum RevokeError {
     InsufficientScope,
     #[error("key not found")]
     NotFound,
-    #[error("a key cannot revoke itself; use another master key")]
+    #[error(
+        "a key cannot revoke itself by id; use another master key, or DELETE /api/platform/v1/keys/current"
+    )]
     CurrentKey,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// Why a credential could not revoke itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevokeSelfError {
+    /// An OAuth access token (or a dashboard session) is not an API key: it ends through
+    /// the token revocation endpoint (or by signing out).
+    #[error("only an API key can revoke itself here; revoke an OAuth token at /api/oauth/revoke")]
+    NotAnApiKey,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -377,6 +390,18 @@ impl KeyService {
                 }
             })
             .collect())
+    }
+
+    /// Revokes the API key making the call, whatever its tier: a client signing out ends
+    /// its own credential (`revoke` refuses the calling key, so that no one locks
+    /// themselves out by mistake; this is the deliberate way).
+    ///
+    /// # Errors
+    /// See [`RevokeSelfError`].
+    pub async fn revoke_current(&self, principal: &Principal) -> Result<(), RevokeSelfError> {
+        let id = principal.key_id().ok_or(RevokeSelfError::NotAnApiKey)?;
+        self.keys.revoke_key(id, self.clock.now()).await?;
+        Ok(())
     }
 
     /// Revokes a key of the caller's account; revoking an already revoked key succeeds.

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use quire_accounts::{AccountService, CreateAccount, CreatedAccount};
 use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_kernel::{App, Apps, Principal, PrincipalKind, Tier};
-use quire_keys::{AuthError, KeyService, MintError, MintRequest, PlaintextKey, RevokeError};
+use quire_keys::{
+    AuthError, KeyService, MintError, MintRequest, PlaintextKey, RevokeError, RevokeSelfError,
+};
 use quire_oauth::TokenAudience;
 use quire_testkit::fixtures::new_account;
 use quire_testkit::memory::Op;
@@ -312,4 +314,31 @@ async fn a_key_use_is_recorded_about_once_a_minute_and_never_fails_the_request()
     clock.advance(time::Duration::minutes(5));
     keys.authenticate(Some(&header)).await.unwrap();
     assert_eq!(last_used(), Some(first + time::Duration::seconds(70)));
+}
+
+#[tokio::test]
+async fn a_key_revokes_itself_and_only_a_key_can() {
+    let (_, keys, ann) = setup(true).await;
+    let master = keys
+        .authenticate(Some(&bearer(&ann.master_key)))
+        .await
+        .unwrap();
+    let oauth = Principal {
+        kind: PrincipalKind::OAuthClient {
+            client_id: "c".into(),
+            scopes: Apps::new(App::ALL).unwrap(),
+        },
+        ..master.clone()
+    };
+    assert_eq!(
+        keys.revoke_current(&oauth).await,
+        Err(RevokeSelfError::NotAnApiKey)
+    );
+    keys.revoke_current(&master).await.unwrap();
+    assert_eq!(
+        keys.authenticate(Some(&bearer(&ann.master_key)))
+            .await
+            .unwrap_err(),
+        AuthError::InvalidApiKey
+    );
 }

@@ -24,7 +24,7 @@ pub use model::{
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
     AccountDirectory, BundleStore, InsertPageError, PageStore, PageTotals, PublicIds,
-    PutFilesError, RandomPublicIds, Readers, UpdatePageStoreError, put_concurrently,
+    PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
     FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,

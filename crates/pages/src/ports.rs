@@ -53,6 +53,15 @@ pub struct PageTotals {
     pub size_bytes: u64,
 }
 
+/// What [`PageStore::replace_files`] committed: the new totals, and the objects the
+/// replaced manifest named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplacedFiles {
+    pub totals: PageTotals,
+    /// SHA-256 of each file of the previous manifest (one per path, so possibly repeated).
+    pub previous: Vec<String>,
+}
+
 /// Persistence of page records and their file manifests.
 ///
 /// A page is inserted *pending* and becomes visible only once marked ready, so a publish
@@ -162,6 +171,22 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
         limits: &Limits,
         updated_at: OffsetDateTime,
     ) -> Result<PageTotals, PutFilesError>;
+
+    /// In one transaction, serialized with every other write to the page's files as
+    /// [`PageStore::put_files`] is: replaces the ready page's whole manifest with `files`,
+    /// sets its `updated_at`, size and file count, and returns the totals with the SHA-256
+    /// of every file the replaced manifest named (the caller removes the objects no longer
+    /// named). The limits are checked as for [`PageStore::put_files`].
+    ///
+    /// # Errors
+    /// As [`PageStore::put_files`]; nothing changes on error.
+    async fn replace_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        limits: &Limits,
+        updated_at: OffsetDateTime,
+    ) -> Result<ReplacedFiles, PutFilesError>;
 
     /// Pending pages whose lease ended before `now` (dead publishes).
     ///

@@ -20,7 +20,7 @@ use quire_kernel::{
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
-    PutFilesError, UpdatePageStoreError,
+    PutFilesError, ReplacedFiles, UpdatePageStoreError,
 };
 use time::{Date, OffsetDateTime};
 
@@ -167,6 +167,17 @@ impl PageStore for CachedPageStore {
         updated_at: OffsetDateTime,
     ) -> Result<PageTotals, PutFilesError> {
         self.around(id, self.store.put_files(id, files, limits, updated_at))
+            .await
+    }
+
+    async fn replace_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        limits: &Limits,
+        updated_at: OffsetDateTime,
+    ) -> Result<ReplacedFiles, PutFilesError> {
+        self.around(id, self.store.replace_files(id, files, limits, updated_at))
             .await
     }
 

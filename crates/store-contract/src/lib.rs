@@ -23,6 +23,7 @@ mod keys;
 mod links;
 mod mail;
 mod oauth;
+mod page_replace;
 mod pages;
 mod projects;
 mod sessions;
@@ -62,6 +63,7 @@ macro_rules! __contract_list {
             pages::put_files_replaces_by_path_and_sets_totals,
             pages::concurrent_put_files_keep_the_limits_and_counters,
             pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,
+            page_replace::replace_files_swaps_the_whole_manifest,
             links::link_codes_share_one_namespace,
             links::links_keep_policy_and_allow_lists,
             projects::projects_hold_and_move_pages_and_links,

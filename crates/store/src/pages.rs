@@ -7,7 +7,7 @@ use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
 use quire_pages::validate::LimitKind;
 use quire_pages::{
     AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore,
-    PageTotals, PutFilesError, UpdatePageStoreError,
+    PageTotals, PutFilesError, ReplacedFiles, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -308,75 +308,21 @@ impl PageStore for Database {
         limits: &Limits,
         updated_at: OffsetDateTime,
     ) -> Result<PageTotals, PutFilesError> {
-        let rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(id, f)).collect();
-        let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-        let (max_files, max_bytes) = (
-            to_i64(limits.max_files as u64),
-            to_i64(limits.max_page_bytes),
-        );
-        let result = with_tx!(self, |db, conn| {
-            // First write the page row: it holds every other write to the page's files back
-            // until this one commits (a row lock on PostgreSQL; SQLite's transaction is
-            // immediate), so the manifest counted below is the one that commits. No row:
-            // the page was deleted.
-            let found =
-                diesel::update(pages::table.find(DbId(id.0)).filter(pages::state.eq(READY)))
-                    .set(pages::updated_at.eq(DbTs(updated_at)))
-                    .execute(conn)
-                    .await?;
-            if found == 0 {
-                return Err(StoreError::Outcome(Outcome::PageGone));
-            }
-            for chunk in paths.chunks(FILE_ROWS_PER_INSERT) {
-                diesel::delete(
-                    page_files::table
-                        .filter(page_files::page_id.eq(DbId(id.0)))
-                        .filter(page_files::path.eq_any(chunk)),
-                )
-                .execute(conn)
-                .await?;
-            }
-            db.checkpoint("put_files:replaced")?;
-            conn.insert_file_rows(&rows).await?;
-            let (count, bytes): (i64, i64) = page_files::table
-                .filter(page_files::page_id.eq(DbId(id.0)))
-                .select((
-                    diesel::dsl::count_star(),
-                    diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                        "CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT)",
-                    ),
-                ))
-                .first(conn)
-                .await?;
-            if count > max_files {
-                return Err(StoreError::Outcome(Outcome::TooManyFiles(count, bytes)));
-            }
-            if bytes > max_bytes {
-                return Err(StoreError::Outcome(Outcome::PageTooLarge(count, bytes)));
-            }
-            diesel::update(pages::table.find(DbId(id.0)))
-                .set((pages::size_bytes.eq(bytes), pages::file_count.eq(count)))
-                .execute(conn)
-                .await?;
-            Ok(PageTotals {
-                file_count: to_u64(count),
-                size_bytes: to_u64(bytes),
-            })
-        });
-        result.map_err(|e| match e {
-            StoreError::Outcome(Outcome::PageGone) => PutFilesError::NotFound,
-            StoreError::Outcome(Outcome::TooManyFiles(files, bytes)) => PutFilesError::TooLarge {
-                limit: LimitKind::Files,
-                files: to_u64(files),
-                bytes: to_u64(bytes),
-            },
-            StoreError::Outcome(Outcome::PageTooLarge(files, bytes)) => PutFilesError::TooLarge {
-                limit: LimitKind::PageSize,
-                files: to_u64(files),
-                bytes: to_u64(bytes),
-            },
-            e => PutFilesError::Infra(e.into()),
-        })
+        self.write_manifest(id, files, ManifestWrite::Upsert, limits, updated_at)
+            .await
+            .map(|(totals, _)| totals)
+    }
+
+    async fn replace_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        limits: &Limits,
+        updated_at: OffsetDateTime,
+    ) -> Result<ReplacedFiles, PutFilesError> {
+        self.write_manifest(id, files, ManifestWrite::Replace, limits, updated_at)
+            .await
+            .map(|(totals, previous)| ReplacedFiles { totals, previous })
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
@@ -486,5 +432,118 @@ impl AccountDirectory for Database {
             ))
         })
         .transpose()
+    }
+}
+
+/// How a manifest write treats the files already listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ManifestWrite {
+    /// Files are upserted by path; the others stay.
+    Upsert,
+    /// The whole manifest is swapped for the files.
+    Replace,
+}
+
+impl Database {
+    /// `put_files` and `replace_files`: one transaction that holds the page row, changes the
+    /// manifest, checks the limits against what it then holds and sets the totals. Returns
+    /// the totals and, for a replace, the SHA-256 of each file it replaced.
+    async fn write_manifest(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        mode: ManifestWrite,
+        limits: &Limits,
+        updated_at: OffsetDateTime,
+    ) -> Result<(PageTotals, Vec<String>), PutFilesError> {
+        let rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(id, f)).collect();
+        let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let (max_files, max_bytes) = (
+            to_i64(limits.max_files as u64),
+            to_i64(limits.max_page_bytes),
+        );
+        let result = with_tx!(self, |db, conn| {
+            // First write the page row: it holds every other write to the page's files back
+            // until this one commits (a row lock on PostgreSQL; SQLite's transaction is
+            // immediate), so the manifest counted below is the one that commits. No row:
+            // the page was deleted.
+            let found =
+                diesel::update(pages::table.find(DbId(id.0)).filter(pages::state.eq(READY)))
+                    .set(pages::updated_at.eq(DbTs(updated_at)))
+                    .execute(conn)
+                    .await?;
+            if found == 0 {
+                return Err(StoreError::Outcome(Outcome::PageGone));
+            }
+            let mut previous = Vec::new();
+            match mode {
+                ManifestWrite::Upsert => {
+                    for chunk in paths.chunks(FILE_ROWS_PER_INSERT) {
+                        diesel::delete(
+                            page_files::table
+                                .filter(page_files::page_id.eq(DbId(id.0)))
+                                .filter(page_files::path.eq_any(chunk)),
+                        )
+                        .execute(conn)
+                        .await?;
+                    }
+                    db.checkpoint("put_files:replaced")?;
+                }
+                ManifestWrite::Replace => {
+                    previous = page_files::table
+                        .filter(page_files::page_id.eq(DbId(id.0)))
+                        .select(page_files::sha256)
+                        .load::<String>(conn)
+                        .await?;
+                    diesel::delete(page_files::table.filter(page_files::page_id.eq(DbId(id.0))))
+                        .execute(conn)
+                        .await?;
+                    db.checkpoint("replace_files:cleared")?;
+                }
+            }
+            conn.insert_file_rows(&rows).await?;
+            db.checkpoint("write_manifest:inserted")?;
+            let (count, bytes): (i64, i64) = page_files::table
+                .filter(page_files::page_id.eq(DbId(id.0)))
+                .select((
+                    diesel::dsl::count_star(),
+                    diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                        "CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT)",
+                    ),
+                ))
+                .first(conn)
+                .await?;
+            if count > max_files {
+                return Err(StoreError::Outcome(Outcome::TooManyFiles(count, bytes)));
+            }
+            if bytes > max_bytes {
+                return Err(StoreError::Outcome(Outcome::PageTooLarge(count, bytes)));
+            }
+            diesel::update(pages::table.find(DbId(id.0)))
+                .set((pages::size_bytes.eq(bytes), pages::file_count.eq(count)))
+                .execute(conn)
+                .await?;
+            Ok((
+                PageTotals {
+                    file_count: to_u64(count),
+                    size_bytes: to_u64(bytes),
+                },
+                previous,
+            ))
+        });
+        result.map_err(|e| match e {
+            StoreError::Outcome(Outcome::PageGone) => PutFilesError::NotFound,
+            StoreError::Outcome(Outcome::TooManyFiles(files, bytes)) => PutFilesError::TooLarge {
+                limit: LimitKind::Files,
+                files: to_u64(files),
+                bytes: to_u64(bytes),
+            },
+            StoreError::Outcome(Outcome::PageTooLarge(files, bytes)) => PutFilesError::TooLarge {
+                limit: LimitKind::PageSize,
+                files: to_u64(files),
+                bytes: to_u64(bytes),
+            },
+            e => PutFilesError::Infra(e.into()),
+        })
     }
 }

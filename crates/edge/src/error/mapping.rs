@@ -3,7 +3,7 @@
 use quire_accounts::{ActivationError, RequestProblem};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::ErrorCode;
-use quire_keys::{AuthError, ListKeysError, MintError, RevokeError};
+use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfError};
 use quire_mail::MailError;
 use quire_oauth::{ClientError, DecisionError, TokenError};
 use quire_pages::PageError;
@@ -232,6 +232,15 @@ impl From<RevokeError> for ApiError {
             RevokeError::Infra(e) => return e.into(),
         };
         worded(code, &e)
+    }
+}
+
+impl From<RevokeSelfError> for ApiError {
+    fn from(e: RevokeSelfError) -> Self {
+        match e {
+            RevokeSelfError::NotAnApiKey => worded(ErrorCode::InvalidRequest, &e),
+            RevokeSelfError::Infra(e) => e.into(),
+        }
     }
 }
 

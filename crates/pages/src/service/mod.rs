@@ -8,10 +8,12 @@
 //!   are reported;
 //! - add files: the whole batch is validated first; new objects are content-addressed, so
 //!   the previous files keep serving until the manifest commits, and a failure removes only
-//!   the objects this call uploaded.
+//!   the objects this call uploaded;
+//! - replace files: the same, but the manifest is swapped whole in one transaction, and
+//!   the objects only the old one named are removed after it commits.
 //!
-//! Publish lives in `publish`, patch and add files in `update`, the refusals in `error`;
-//! this file holds the service, its ports and the reads.
+//! Publish lives in `publish`, patch, add files and replace files in `update`, the refusals
+//! in `error`; this file holds the service, its ports and the reads.
 
 use std::collections::HashMap;
 use std::sync::Arc;

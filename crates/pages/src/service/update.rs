@@ -1,4 +1,5 @@
-//! Changing a published page: its record and link (patch), or its files (add files).
+//! Changing a published page: its record and link (patch), or its files (add files,
+//! replace files).
 
 use std::collections::{HashMap, HashSet};
 
@@ -157,18 +158,7 @@ impl PageService {
             Ok(totals) => totals,
             Err(e) => {
                 self.remove_objects(page.id, &uploaded).await;
-                return Err(match e {
-                    PutFilesError::NotFound => PageError::NotFound,
-                    PutFilesError::TooLarge {
-                        limit: LimitKind::Files,
-                        files,
-                        ..
-                    } => batch::too_many_files(&self.config.limits, files).into(),
-                    PutFilesError::TooLarge { .. } => {
-                        batch::page_too_large(&self.config.limits).into()
-                    }
-                    PutFilesError::Infra(e) => PageError::Infra(e),
-                });
+                return Err(self.manifest_refusal(e));
             }
         };
         // Objects no path refers to any more (replaced content) can go now.
@@ -190,6 +180,91 @@ impl PageService {
             file_count: totals.file_count,
             size_bytes: totals.size_bytes,
         })
+    }
+
+    /// Replaces a page's whole file set: the new objects are stored first (the manifest
+    /// names none of them yet, so visitors keep getting the old files), then one
+    /// transaction swaps the manifest, then the objects only the old manifest named are
+    /// removed. The page keeps its id, slug, link, policy, counts and entrypoint, which
+    /// must be among the new files; an archived page may be given new files and stays
+    /// archived.
+    ///
+    /// # Errors
+    /// `NotFound` (also when the page is deleted meanwhile), `InsufficientScope`, `Invalid`,
+    /// `TooLarge`, `Infra`; on any error the page's files are listed, stored and served
+    /// exactly as before, and the objects this call stored are removed.
+    pub async fn replace_files(
+        &self,
+        principal: &Principal,
+        id: PageId,
+        inputs: Vec<FileInput>,
+    ) -> Result<FilesAdded, PageError> {
+        let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let batch = self.check_batch(inputs, &[]).await?;
+        if !batch.iter().any(|f| f.entry.path == page.entrypoint) {
+            return Err(PageError::Invalid(format!(
+                "entrypoint {} is not among the files; the page keeps its entrypoint",
+                validate::quoted(&page.entrypoint)
+            )));
+        }
+        let existing = self.pages.files(page.id).await?;
+        let stored: HashSet<String> = existing.into_iter().map(|e| e.sha256).collect();
+        let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
+        let to_upload: Vec<FileData> = batch
+            .into_iter()
+            .filter(|f| !stored.contains(&f.entry.sha256))
+            .collect();
+        // Content-addressed and not yet named by the manifest: nobody reads these objects
+        // until the swap below commits.
+        let uploaded = match self.upload(page.id, to_upload, Readers::NoneYet).await {
+            Ok(written) => written,
+            Err((e, written)) => {
+                self.remove_objects(page.id, &written).await;
+                return Err(e.into());
+            }
+        };
+        let replaced = match self
+            .pages
+            .replace_files(page.id, &new_entries, &self.config.limits, self.clock.now())
+            .await
+        {
+            Ok(replaced) => replaced,
+            Err(e) => {
+                self.remove_objects(page.id, &uploaded).await;
+                return Err(self.manifest_refusal(e));
+            }
+        };
+        // Drop what the serving caches hold before the old objects go, so no visitor is
+        // sent to an object that is being removed.
+        self.changes.page_changed(page.id);
+        let kept: HashSet<&str> = new_entries.iter().map(|e| e.sha256.as_str()).collect();
+        let mut unreferenced: Vec<String> = replaced
+            .previous
+            .into_iter()
+            .filter(|s| !kept.contains(s.as_str()))
+            .collect();
+        unreferenced.sort_unstable();
+        unreferenced.dedup();
+        self.remove_objects(page.id, &unreferenced).await;
+        Ok(FilesAdded {
+            id: page.id,
+            file_count: replaced.totals.file_count,
+            size_bytes: replaced.totals.size_bytes,
+        })
+    }
+
+    /// The refusal of a manifest write the store turned down.
+    fn manifest_refusal(&self, e: PutFilesError) -> PageError {
+        match e {
+            PutFilesError::NotFound => PageError::NotFound,
+            PutFilesError::TooLarge {
+                limit: LimitKind::Files,
+                files,
+                ..
+            } => batch::too_many_files(&self.config.limits, files).into(),
+            PutFilesError::TooLarge { .. } => batch::page_too_large(&self.config.limits).into(),
+            PutFilesError::Infra(e) => PageError::Infra(e),
+        }
     }
 
     pub(super) async fn remove_objects(&self, page: PageId, hashes: &[String]) {

@@ -119,6 +119,7 @@ pub enum Op {
     ProjectsOfAccount,
     Put,
     PutFiles,
+    ReplaceFiles,
     PutGrant,
     RecordPoll,
     RecoveryCodesLeft,

@@ -5,7 +5,7 @@ use quire_kernel::{AccountId, InfraError, PageId, ProjectId};
 use quire_pages::validate::LimitKind;
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
-    PutFilesError, UpdatePageStoreError,
+    PutFilesError, ReplacedFiles, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
@@ -213,6 +213,54 @@ impl PageStore for MemoryStore {
             Ok(PageTotals {
                 file_count,
                 size_bytes,
+            })
+        })
+    }
+
+    async fn replace_files(
+        &self,
+        id: PageId,
+        files: &[FileEntry],
+        limits: &Limits,
+        updated_at: OffsetDateTime,
+    ) -> Result<ReplacedFiles, PutFilesError> {
+        self.check(Op::ReplaceFiles)?;
+        self.with(|s| {
+            let Some((page, _)) = s.pages.iter_mut().find(|(p, ready)| p.id == id && *ready) else {
+                return Err(PutFilesError::NotFound);
+            };
+            let file_count = files.len() as u64;
+            let size_bytes: u64 = files.iter().map(|e| e.size_bytes).sum();
+            let over = if file_count > limits.max_files as u64 {
+                Some(LimitKind::Files)
+            } else if size_bytes > limits.max_page_bytes {
+                Some(LimitKind::PageSize)
+            } else {
+                None
+            };
+            if let Some(limit) = over {
+                return Err(PutFilesError::TooLarge {
+                    limit,
+                    files: file_count,
+                    bytes: size_bytes,
+                });
+            }
+            page.size_bytes = size_bytes;
+            page.file_count = file_count;
+            page.updated_at = updated_at;
+            let previous = s
+                .files
+                .insert(id, files.to_vec())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| e.sha256)
+                .collect();
+            Ok(ReplacedFiles {
+                totals: PageTotals {
+                    file_count,
+                    size_bytes,
+                },
+                previous,
             })
         })
     }
