@@ -10,9 +10,9 @@ use quire_keys::{MintError, MintRequest, RevokeError};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use crate::nav::{Who, section};
 use super::guards::{Owner, Posted, SameOrigin};
 use super::render::{page, see_other};
-use super::session::who;
 
 const KEYS: &str = "/account/keys";
 
@@ -33,7 +33,7 @@ struct KeyRow {
 #[derive(Template)]
 #[template(path = "keys.html")]
 struct KeysPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     keys: Vec<KeyRow>,
     apps: Vec<&'static str>,
@@ -43,7 +43,7 @@ struct KeysPage {
 #[derive(Template)]
 #[template(path = "key_created.html")]
 struct AppKeyCreated<'a> {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     master: bool,
     name: &'a str,
     key: &'a str,
@@ -114,7 +114,7 @@ async fn keys_page(
         state,
         status,
         &KeysPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::KEYS),
             error,
             keys,
             apps: App::ALL.iter().map(|a| a.as_str()).collect(),
@@ -165,7 +165,7 @@ pub async fn create_app_key(
                 &state,
                 StatusCode::OK,
                 &AppKeyCreated {
-                    signed_in_as: who(&account),
+                    signed_in_as: Who::of(&account, section::KEYS),
                     master: false,
                     name: &minted.record.name,
                     key: minted.plaintext.expose(),

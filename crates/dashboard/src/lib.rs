@@ -26,6 +26,7 @@ mod consent;
 mod first_run;
 mod guards;
 mod keys_page;
+mod nav;
 mod oauth;
 mod pages_page;
 mod password_reset;
@@ -62,7 +63,8 @@ use visit::{visit, visit_confirmed};
 
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
 const OUTCOME_COOKIE: &str = "quire_consent";
-const HOME: &str = "/account/security";
+/// Where sign-in and `/` land: the Pages overview.
+const HOME: &str = "/account/pages";
 const ACTIVATE: &str = "/account/activate";
 const ACCOUNT: &str = "/api/account";
 const CONSENT: &str = "/authorize-agent";

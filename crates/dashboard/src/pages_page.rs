@@ -13,6 +13,7 @@ use time::format_description::well_known::Rfc3339;
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use crate::nav::{Who, section};
 use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
 use super::keys_page::{day, minute};
@@ -79,7 +80,7 @@ fn human_bytes(n: u64) -> String {
 #[derive(Template)]
 #[template(path = "pages.html")]
 struct PagesPage<'a> {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     projects: Vec<String>,
     project: &'a str,
@@ -90,7 +91,7 @@ struct PagesPage<'a> {
 #[derive(Template)]
 #[template(path = "page_detail.html")]
 struct DetailPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     p: PageRow,
     /// Path, content type, bytes.
@@ -164,7 +165,7 @@ pub async fn pages(
         &state,
         status_code,
         &PagesPage {
-            signed_in_as: Some(account.handle.as_str().to_owned()),
+            signed_in_as: Who::of(&account, section::PAGES),
             error,
             projects,
             project: &project,
@@ -208,7 +209,7 @@ async fn detail_page(
         state,
         status,
         &DetailPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::PAGES),
             error,
             p: PageRow::from(view),
             files,

@@ -9,6 +9,7 @@ use quire_kernel::{AccountId, ErrorCode, Principal};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use crate::nav::{Who, section};
 use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
@@ -30,7 +31,7 @@ struct AccountRow {
 #[derive(Template)]
 #[template(path = "admin_accounts.html")]
 struct AccountsPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     accounts: Vec<AccountRow>,
 }
@@ -70,7 +71,7 @@ async fn accounts_page(
         state,
         status,
         &AccountsPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::ADMIN),
             error,
             accounts: rows,
         },
