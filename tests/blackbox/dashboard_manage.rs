@@ -238,7 +238,11 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     let detail = browser.get(&detail_path).await;
     assert_eq!(detail.status, 200, "{}", detail.text);
     assert!(detail.text.contains("css/site.css"), "the files are listed");
-    assert_eq!(element(&detail.text, "page-access").unwrap(), "private");
+    assert_eq!(
+        element(&detail.text, "page-access").unwrap(),
+        "Only you (private)"
+    );
+    assert!(detail.text.contains("<option value=\"allow_list\">People you name (allow list)</option>"));
 
     // Refusals come from the page service, with the API's status.
     let bad = browser
@@ -291,7 +295,10 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         .await;
     assert_eq!(saved.status, 303, "{}", saved.text);
     let detail = browser.get(&detail_path).await;
-    assert_eq!(element(&detail.text, "page-access").unwrap(), "public");
+    assert_eq!(
+        element(&detail.text, "page-access").unwrap(),
+        "Anyone with the link (public)"
+    );
     assert_eq!(element(&detail.text, "page-views").unwrap(), "0 of 50");
     let visitor = crate::harness::client().build().unwrap();
     let seen = visitor.get(url).send().await.unwrap();
@@ -317,6 +324,57 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         detail.text
     );
     assert_eq!(detail.text.matches("<rect ").count(), 30);
+
+    // Lowering the budget to the views already served asks first, and changes nothing
+    // until confirmed.
+    let lowered = [
+        ("action", "settings"),
+        ("access", "public"),
+        ("max_views", "1"),
+    ];
+    let asked = browser.post(&detail_path, &lowered).await;
+    assert_eq!(asked.status, 409, "{}", asked.text);
+    assert!(asked.text.contains("id=\"budget-warning\""), "{}", asked.text);
+    assert!(asked.text.contains("name=\"confirm_budget\" value=\"yes\""));
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 50");
+    assert_eq!(visitor.get(url).send().await.unwrap().status(), 200);
+    let mut confirmed = lowered.to_vec();
+    confirmed.push(("confirm_budget", "yes"));
+    let done = browser.post(&detail_path, &confirmed).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 1");
+    assert_eq!(element(&detail.text, "page-state").unwrap(), "spent");
+
+    // The expiry field is a `datetime-local` read in UTC; RFC 3339 is still taken.
+    for (posted, stored) in [
+        ("2030-01-31T09:30", "2030-01-31T09:30:00Z"),
+        ("2030-02-01T12:00:00+02:00", "2030-02-01T10:00:00Z"),
+    ] {
+        let r = browser
+            .post(
+                &detail_path,
+                &[
+                    ("action", "settings"),
+                    ("access", "public"),
+                    ("expires_at", posted),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 303, "{}", r.text);
+        let detail = browser.get(&detail_path).await;
+        assert!(
+            detail.text.contains(&format!("datetime=\"{stored}\"")),
+            "{posted}: {}",
+            detail.text
+        );
+        assert!(detail.text.contains(&format!(
+            "type=\"datetime-local\" id=\"expires_at\" name=\"expires_at\" value=\"{}\"",
+            &stored[..16]
+        )));
+        assert!(!detail.text.contains("+00:00:00"), "no debug formatting of times");
+    }
 
     let archived = browser.post(&detail_path, &[("action", "archive")]).await;
     assert_eq!(archived.status, 303);

@@ -138,7 +138,11 @@ async fn first_run_from_the_logged_link(b: Backend) {
     let pages = browser.get("/account/pages").await;
     assert_eq!(pages.status, 200, "{}", pages.text);
     assert!(pages.text.contains("Signed in as <strong>root</strong>"));
-    assert!(element(&pages.text, "empty").unwrap().contains("quire publish ./site"));
+    assert_eq!(
+        element(&pages.text, "empty-title").unwrap(),
+        "No active pages in root"
+    );
+    assert!(pages.text.contains("<code>quire publish ./site</code>"));
     assert_eq!(browser.get("/").await.headers["location"], "/account/pages");
     // The link died with its use; the server is set up.
     let again = post_setup(&mut browser, &token, NEW_PASSWORD).await;

@@ -11,6 +11,7 @@ use quire_edge::ApiError;
 use quire_edge::AppState;
 
 use crate::nav::{Who, section};
+use crate::when::minute;
 use super::guards::{Owner, Posted, SameOrigin};
 use super::render::{page, see_other};
 
@@ -65,11 +66,6 @@ pub(super) fn day(t: time::OffsetDateTime) -> String {
     t.date().to_string()
 }
 
-/// `YYYY-MM-DD HH:MM UTC`.
-pub(super) fn minute(t: time::OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute())
-}
 
 async fn keys_page(
     state: &AppState,
