@@ -49,7 +49,12 @@ async fn every_dashboard_page_passes_the_audit() {
     browser.fill("#password", PASSWORD).await;
     browser.click("button[type=submit]").await;
     assert_eq!(browser.url().await, format!("{base}/account/pages"));
-    assert!(browser.text("#empty").await.contains("quire publish ./site"));
+    assert!(
+        browser
+            .text("#empty")
+            .await
+            .contains("quire publish ./site")
+    );
     assert_eq!(
         browser.text("nav.site-nav a[aria-current=page]").await,
         "Pages"
@@ -64,12 +69,12 @@ async fn every_dashboard_page_passes_the_audit() {
     browser.audit("key-created").await;
     let key = browser.text("#master-key").await;
 
-    let mut ids = Vec::new();
+    let (mut ids, mut urls) = (Vec::new(), Vec::new());
     for (title, slug, policy) in [
         (
             "Quarterly report",
             "quarterly-report",
-            json!({"access": "public", "max_views": 500}),
+            json!({"access": "public", "maxViews": 500}),
         ),
         (
             "Design review notes",
@@ -79,18 +84,44 @@ async fn every_dashboard_page_passes_the_audit() {
         (
             "Launch checklist",
             "launch-checklist",
-            json!({"expires_at": "2030-01-31T00:00:00Z"}),
+            json!({"expiresAt": "2030-01-31T00:00:00Z"}),
         ),
     ] {
         let r = srv.post(PAGES, &key, site(title, slug, &policy)).await;
-        ids.push(r.assert_status(201)["id"].as_str().unwrap().to_owned());
+        let made = r.assert_status(201);
+        ids.push(made["id"].as_str().unwrap().to_owned());
+        urls.push(made["url"].as_str().unwrap().to_owned());
+    }
+    // A few views of the public page, so the overview shows a count against its budget.
+    let visitor = crate::harness::client().build().unwrap();
+    for _ in 0..3 {
+        let seen = visitor.get(&urls[0]).send().await.unwrap();
+        assert_eq!(seen.status(), 200);
     }
     browser.go(&format!("{base}/account/pages")).await;
-    assert_eq!(browser.text("#open-design-review").await, "Design review notes");
+    assert_eq!(
+        browser.text("#open-design-review").await,
+        "Design review notes"
+    );
+    assert!(
+        browser
+            .text("#views-quarterly-report")
+            .await
+            .ends_with("of 500")
+    );
+    assert!(
+        browser
+            .find("#page-launch-checklist time[datetime='2030-01-31T00:00:00Z']")
+            .await
+            .is_some(),
+        "the expiry as a <time>"
+    );
     // The coordinator takes this desktop screenshot for the README.
     browser.audit("pages").await;
 
-    browser.go(&format!("{base}/account/pages/{}", ids[0])).await;
+    browser
+        .go(&format!("{base}/account/pages/{}", ids[0]))
+        .await;
     assert!(browser.find("#short-url").await.is_some(), "a short link");
     assert!(browser.find("svg.qr").await.is_some(), "its QR code");
     browser.audit("page-detail").await;

@@ -242,7 +242,11 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         element(&detail.text, "page-access").unwrap(),
         "Only you (private)"
     );
-    assert!(detail.text.contains("<option value=\"allow_list\">People you name (allow list)</option>"));
+    assert!(
+        detail
+            .text
+            .contains("<option value=\"allow_list\">People you name (allow list)</option>")
+    );
 
     // Refusals come from the page service, with the API's status.
     let bad = browser
@@ -323,7 +327,7 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         "{}",
         detail.text
     );
-    assert_eq!(detail.text.matches("<rect ").count(), 30);
+    assert_eq!(detail.text.matches("<rect class=\"bar\"").count(), 30);
 
     // Lowering the budget to the views already served asks first, and changes nothing
     // until confirmed.
@@ -334,7 +338,11 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     ];
     let asked = browser.post(&detail_path, &lowered).await;
     assert_eq!(asked.status, 409, "{}", asked.text);
-    assert!(asked.text.contains("id=\"budget-warning\""), "{}", asked.text);
+    assert!(
+        asked.text.contains("id=\"budget-warning\""),
+        "{}",
+        asked.text
+    );
     assert!(asked.text.contains("name=\"confirm_budget\" value=\"yes\""));
     let detail = browser.get(&detail_path).await;
     assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 50");
@@ -373,7 +381,10 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
             "type=\"datetime-local\" id=\"expires_at\" name=\"expires_at\" value=\"{}\"",
             &stored[..16]
         )));
-        assert!(!detail.text.contains("+00:00:00"), "no debug formatting of times");
+        assert!(
+            !detail.text.contains("+00:00:00"),
+            "no debug formatting of times"
+        );
     }
 
     let archived = browser.post(&detail_path, &[("action", "archive")]).await;
@@ -406,8 +417,61 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     assert_eq!(gone.status, 404);
 }
 
+async fn a_long_file_list_comes_after_the_settings_fifty_a_page(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    let srv = db.start();
+    let mut files = vec![json!({"path": "index.html", "content": "<h1>Atlas</h1>"})];
+    files.extend((1..120).map(|i| json!({"path": format!("maps/{i:03}.txt"), "content": "x"})));
+    let published = srv
+        .post(
+            PAGES_API,
+            &ann.key,
+            json!({"title": "Atlas", "files": files}),
+        )
+        .await;
+    let id = published.assert_status(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut browser = Browser::new(&srv);
+    browser.sign_in("ann").await;
+    let rows = |html: &str| html.matches("<tr><td class=\"break\">").count();
+
+    let first = browser.get(&format!("/account/pages/{id}")).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(
+        element(&first.text, "files-summary").unwrap(),
+        "120 files, page 1 of 3"
+    );
+    assert_eq!(rows(&first.text), 50);
+    assert!(first.text.contains("<code>index.html</code>"));
+    assert!(!first.text.contains("<code>maps/050.txt</code>"));
+    // The settings come before the files.
+    assert!(first.text.find("id=\"save\"").unwrap() < first.text.find("id=\"files\"").unwrap());
+    assert!(element(&first.text, "files-next").is_some());
+    assert!(element(&first.text, "files-prev").is_none());
+
+    let last = browser.get(&format!("/account/pages/{id}?files=3")).await;
+    assert_eq!(rows(&last.text), 20);
+    assert!(last.text.contains("<code>maps/119.txt</code>"));
+    assert!(element(&last.text, "files-prev").is_some());
+    assert!(element(&last.text, "files-next").is_none());
+    // Past the end (or nonsense) shows the nearest page.
+    let beyond = browser.get(&format!("/account/pages/{id}?files=99")).await;
+    assert_eq!(
+        element(&beyond.text, "files-summary").unwrap(),
+        "120 files, page 3 of 3"
+    );
+    let nonsense = browser.get(&format!("/account/pages/{id}?files=x")).await;
+    assert_eq!(rows(&nonsense.text), 50);
+}
+
 on_both_backends!(
     pages_are_listed_changed_archived_and_deleted,
+    a_long_file_list_comes_after_the_settings_fifty_a_page,
     keys_are_listed_created_and_revoked,
     projects_are_created_renamed_archived_and_restored,
 );

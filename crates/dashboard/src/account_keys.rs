@@ -10,8 +10,8 @@ use quire_kernel::ErrorCode;
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
 use super::render::page;
+use crate::nav::{Who, section};
 use quire_accounts::Account;
 
 use super::guards::{Decider, Guard, Posted, Refusal};

@@ -129,7 +129,10 @@ mod tests {
         // The axis names the busiest day's count and half of it; the text equivalent lists
         // every day.
         assert!(svg.contains("text-anchor=\"end\">12</text>") && svg.contains(">6</text>"));
-        assert!(svg.contains("<strong>150</strong> views in 30 days"), "{svg}");
+        assert!(
+            svg.contains("<strong>150</strong> views in 30 days"),
+            "{svg}"
+        );
         assert!(svg.contains("<tr><td>2026-10-27</td><td>12</td></tr>"));
         assert_eq!(svg.matches("<tr><td>").count(), 30);
     }

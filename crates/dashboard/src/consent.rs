@@ -10,11 +10,11 @@ use quire_device_auth::{DecideError, DeviceGrant, UserCode};
 use quire_edge::AppState;
 use quire_edge::{ApiError, SessionRefusal};
 
-use crate::nav::{Who, section};
 use super::guards::{Decider, Posted, SignedIn};
 use super::render::{page, see_other};
 use super::session::{approves, dashboard_cookie, expired_cookie, query};
 use super::{CONSENT, OUTCOME_COOKIE};
+use crate::nav::{Who, section};
 
 struct ConsentRequest {
     client_name: String,

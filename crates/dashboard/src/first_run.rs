@@ -10,9 +10,9 @@ use quire_signup::{NewAccount, SetupError};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::HOME;
 use super::guards::Posted;
 use super::render::{Message, message, page, see_other};
-use super::HOME;
 use super::session::{query, session_cookie};
 
 /// The form of both the setup and the sign-up pages.

@@ -10,10 +10,10 @@ use quire_keys::{MintError, MintRequest, RevokeError};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
-use crate::when::minute;
 use super::guards::{Owner, Posted, SameOrigin};
 use super::render::{page, see_other};
+use crate::nav::{Who, section};
+use crate::when::minute;
 
 const KEYS: &str = "/account/keys";
 
@@ -65,7 +65,6 @@ pub(crate) struct AppKeyFields {
 pub(super) fn day(t: time::OffsetDateTime) -> String {
     t.date().to_string()
 }
-
 
 async fn keys_page(
     state: &AppState,

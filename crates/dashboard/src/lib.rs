@@ -25,7 +25,6 @@ mod admin;
 mod chart;
 mod consent;
 mod first_run;
-mod when;
 mod guards;
 mod keys_page;
 mod nav;
@@ -40,6 +39,7 @@ mod session;
 mod sign_in;
 mod sign_up;
 mod visit;
+mod when;
 
 use actix_web::web;
 use quire_edge::documented::Documented;

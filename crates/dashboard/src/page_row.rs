@@ -114,7 +114,10 @@ mod tests {
     fn every_access_value_has_words_and_a_badge() {
         for (value, words) in ACCESS_CHOICES {
             let (class, word) = access_badge(value);
-            assert!(!class.contains('_') && words.contains(&word.to_lowercase()), "{value}");
+            assert!(
+                !class.contains('_') && words.contains(&word.to_lowercase()),
+                "{value}"
+            );
         }
         assert_eq!(human_bytes(1_536), "1.5 KiB");
         assert_eq!(human_bytes(12), "12 B");

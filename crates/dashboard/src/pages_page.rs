@@ -14,13 +14,13 @@ use quire_pages::{PageError, PatchRequest};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
 use super::chart::views_chart;
-use super::page_row::{ACCESS_CHOICES, PageRow, human_bytes};
-use super::when::expiry_field;
 use super::guards::{Owner, Posted, Unparsed};
+use super::page_row::{ACCESS_CHOICES, PageRow, human_bytes};
 use super::render::{page, see_other};
 use super::session::query;
+use super::when::expiry_field;
+use crate::nav::{Who, section};
 
 #[derive(Template)]
 #[template(path = "pages.html")]

@@ -10,10 +10,10 @@ use quire_projects::{NewProject, ProjectPatch, WriteProjectError};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
 use super::guards::{Owner, Posted};
 use super::keys_page::day;
 use super::render::{page, see_other};
+use crate::nav::{Who, section};
 
 const PROJECTS: &str = "/account/projects";
 

@@ -12,9 +12,9 @@ use quire_signup::PasswordChangeError;
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
 use super::guards::{SameOrigin, SignedIn, SignedInPost};
 use super::render::{page, retry_after};
+use crate::nav::{Who, section};
 
 struct Enrollment {
     secret: String,

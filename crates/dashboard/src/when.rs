@@ -65,12 +65,7 @@ fn relative(secs: i64) -> String {
 /// The value of an `<input type="datetime-local">` showing `t` in UTC.
 pub(crate) fn local_input(t: OffsetDateTime) -> String {
     let t = t.to_offset(UtcOffset::UTC);
-    format!(
-        "{}T{:02}:{:02}",
-        t.date(),
-        t.hour(),
-        t.minute()
-    )
+    format!("{}T{:02}:{:02}", t.date(), t.hour(), t.minute())
 }
 
 /// An expiry as posted: a `datetime-local` value (`2026-12-01T00:00`, seconds optional) read
@@ -131,6 +126,9 @@ mod tests {
         );
         assert_eq!(expiry_field("next tuesday"), None);
         assert_eq!(expiry_field("2026-13-01T00:00"), None);
-        assert_eq!(local_input(datetime!(2026-12-01 11:30 +02:00)), "2026-12-01T09:30");
+        assert_eq!(
+            local_input(datetime!(2026-12-01 11:30 +02:00)),
+            "2026-12-01T09:30"
+        );
     }
 }

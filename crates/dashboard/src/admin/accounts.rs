@@ -9,11 +9,11 @@ use quire_kernel::{AccountId, ErrorCode, Principal};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use crate::nav::{Who, section};
 use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
 use super::Admin;
+use crate::nav::{Who, section};
 
 const ACCOUNTS: &str = "/admin/accounts";
 
