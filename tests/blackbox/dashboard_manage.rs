@@ -233,6 +233,23 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     );
     assert!(list.text.contains(url), "{}", list.text);
     assert_eq!(element(&list.text, "views-field-notes").unwrap(), "0");
+    // Styles and the one script from this origin only: nothing inline.
+    let csp = list.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("script-src 'self';") && csp.contains("style-src 'self';"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(!list.text.contains("<style") && !list.text.contains(" style="));
+    let at = list.text.find("<script src=\"/assets/copy.").unwrap() + 13;
+    let script = &list.text[at..at + list.text[at..].find('"').unwrap()];
+    let served = browser.get(script).await;
+    assert_eq!(served.status, 200, "{script}");
+    assert_eq!(
+        served.headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(served.text.contains("navigator.clipboard"));
 
     let detail_path = format!("/account/pages/{id}");
     let detail = browser.get(&detail_path).await;
