@@ -182,6 +182,9 @@ async fn the_dashboard_activates_a_signed_in_account_by_form(b: Backend) {
     assert_eq!(r.status, 303, "{}", r.text);
     let r = browser.get("/").await;
     assert_eq!(r.headers["location"], "/account/activate");
+    // The Pages overview, where an activated account lands, sends it to activation too.
+    let r = browser.get("/account/pages").await;
+    assert_eq!(r.headers["location"], "/account/activate");
     let page = browser.get("/account/activate").await;
     assert_eq!(page.status, 200);
     let csp = page.headers["content-security-policy"].to_str().unwrap();

@@ -38,6 +38,13 @@ async fn the_platform_admin_manages_accounts_invitations_and_clients(b: Backend)
     let home = admin.get("/account/security").await;
     assert!(element(&home.text, "admin-links").is_some());
     assert!(element(&other.get("/account/security").await.text, "admin-links").is_none());
+    // Admin is in the navigation of the platform admin only.
+    let pages = admin.get("/account/pages").await;
+    assert_eq!(element(&pages.text, "nav-admin").unwrap(), "Admin");
+    let theirs = other.get("/account/pages").await;
+    assert_eq!(theirs.status, 200, "{}", theirs.text);
+    assert!(theirs.text.contains("aria-current=\"page\">Pages</a>"));
+    assert!(element(&theirs.text, "nav-admin").is_none());
 
     // Accounts: activating the dormant account makes its key work; deactivating stops it.
     srv.get(PROJECTS_API, &dormant.key)

@@ -337,10 +337,9 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
     browser.go(&format!("{}/login", srv.base)).await;
     browser.audit("sign-in").await;
     browser.sign_in("ann@example.com").await;
-    assert_eq!(
-        browser.url().await,
-        format!("{}/account/security", srv.base)
-    );
+    // Sign-in lands on the Pages overview; two-step sign-in is on Security.
+    assert_eq!(browser.url().await, format!("{}/account/pages", srv.base));
+    browser.go(&format!("{}/account/security", srv.base)).await;
     browser.screenshot("enroll-totp").await;
     let secret = TotpSecret::parse(&browser.text("#totp-secret").await).unwrap();
     let now = OffsetDateTime::now_utc();

@@ -71,17 +71,19 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
     browser.fill("#handle", "root").await;
     browser.fill("#password", ROOT_PASSWORD).await;
     browser.click("#submit").await;
+    // The new admin is signed in, on the (empty) Pages overview.
+    assert_eq!(browser.url().await, format!("{base}/account/pages"));
     assert!(
-        browser.text("#message").await.contains("root"),
-        "{}",
-        browser.source().await
+        browser
+            .text("#empty")
+            .await
+            .contains("quire publish ./site")
     );
     browser.screenshot("journey-02-set-up").await;
-    // The admin invites Bob's number from the admin pages, and signs out.
-    browser.go(&format!("{base}/login")).await;
-    browser.fill("#login", "root").await;
-    browser.fill("#password", ROOT_PASSWORD).await;
-    browser.click("#submit").await;
+    // The admin invites Bob's number from the admin pages (Admin in the navigation), and
+    // signs out.
+    browser.click("#nav-admin").await;
+    assert_eq!(browser.url().await, format!("{base}/admin/accounts"));
     browser.go(&format!("{base}/admin/invitations")).await;
     browser.fill("#numbers", "+44 7400 123456").await;
     browser.click("#invite").await;

@@ -98,6 +98,7 @@ async fn a_person_with_a_second_factor_approves_an_application_in_chromium() {
     // Enroll a second factor, then sign out.
     browser.go(&format!("{}/login", srv.base)).await;
     browser.sign_in("ann").await;
+    browser.go(&format!("{}/account/security", srv.base)).await;
     let secret = TotpSecret::parse(&browser.text("#totp-secret").await).unwrap();
     let now = OffsetDateTime::now_utc();
     browser.fill("#code", &secret.code_at(now)).await;

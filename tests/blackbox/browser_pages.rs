@@ -169,6 +169,7 @@ async fn private_and_allow_list_pages_in_chromium() {
     // The owner enrolls a second factor, then signs out.
     browser.go(&format!("{}/login", srv.base)).await;
     browser.sign_in("ann").await;
+    browser.go(&format!("{}/account/security", srv.base)).await;
     let secret = TotpSecret::parse(&browser.text("#totp-secret").await).unwrap();
     let now = OffsetDateTime::now_utc();
     browser.fill("#code", &secret.code_at(now)).await;

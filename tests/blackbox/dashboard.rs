@@ -493,7 +493,7 @@ async fn forms_are_same_origin_and_cookies_secure_on_https(b: Backend) {
             ],
         )
         .await;
-    assert_eq!(location(&r), "/account/security");
+    assert_eq!(location(&r), "/account/pages");
 }
 
 on_both_backends!(

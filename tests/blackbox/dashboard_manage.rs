@@ -233,12 +233,37 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     );
     assert!(list.text.contains(url), "{}", list.text);
     assert_eq!(element(&list.text, "views-field-notes").unwrap(), "0");
+    // Styles and the one script from this origin only: nothing inline.
+    let csp = list.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("script-src 'self';") && csp.contains("style-src 'self';"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(!list.text.contains("<style") && !list.text.contains(" style="));
+    let at = list.text.find("<script src=\"/assets/copy.").unwrap() + 13;
+    let script = &list.text[at..at + list.text[at..].find('"').unwrap()];
+    let served = browser.get(script).await;
+    assert_eq!(served.status, 200, "{script}");
+    assert_eq!(
+        served.headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(served.text.contains("navigator.clipboard"));
 
     let detail_path = format!("/account/pages/{id}");
     let detail = browser.get(&detail_path).await;
     assert_eq!(detail.status, 200, "{}", detail.text);
     assert!(detail.text.contains("css/site.css"), "the files are listed");
-    assert_eq!(element(&detail.text, "page-access").unwrap(), "private");
+    assert_eq!(
+        element(&detail.text, "page-access").unwrap(),
+        "Only you (private)"
+    );
+    assert!(
+        detail
+            .text
+            .contains("<option value=\"allow_list\">People you name (allow list)</option>")
+    );
 
     // Refusals come from the page service, with the API's status.
     let bad = browser
@@ -291,7 +316,10 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         .await;
     assert_eq!(saved.status, 303, "{}", saved.text);
     let detail = browser.get(&detail_path).await;
-    assert_eq!(element(&detail.text, "page-access").unwrap(), "public");
+    assert_eq!(
+        element(&detail.text, "page-access").unwrap(),
+        "Anyone with the link (public)"
+    );
     assert_eq!(element(&detail.text, "page-views").unwrap(), "0 of 50");
     let visitor = crate::harness::client().build().unwrap();
     let seen = visitor.get(url).send().await.unwrap();
@@ -316,7 +344,65 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
         "{}",
         detail.text
     );
-    assert_eq!(detail.text.matches("<rect ").count(), 30);
+    assert_eq!(detail.text.matches("<rect class=\"bar\"").count(), 30);
+
+    // Lowering the budget to the views already served asks first, and changes nothing
+    // until confirmed.
+    let lowered = [
+        ("action", "settings"),
+        ("access", "public"),
+        ("max_views", "1"),
+    ];
+    let asked = browser.post(&detail_path, &lowered).await;
+    assert_eq!(asked.status, 409, "{}", asked.text);
+    assert!(
+        asked.text.contains("id=\"budget-warning\""),
+        "{}",
+        asked.text
+    );
+    assert!(asked.text.contains("name=\"confirm_budget\" value=\"yes\""));
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 50");
+    assert_eq!(visitor.get(url).send().await.unwrap().status(), 200);
+    let mut confirmed = lowered.to_vec();
+    confirmed.push(("confirm_budget", "yes"));
+    let done = browser.post(&detail_path, &confirmed).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    let detail = browser.get(&detail_path).await;
+    assert_eq!(element(&detail.text, "page-views").unwrap(), "1 of 1");
+    assert_eq!(element(&detail.text, "page-state").unwrap(), "spent");
+
+    // The expiry field is a `datetime-local` read in UTC; RFC 3339 is still taken.
+    for (posted, stored) in [
+        ("2030-01-31T09:30", "2030-01-31T09:30:00Z"),
+        ("2030-02-01T12:00:00+02:00", "2030-02-01T10:00:00Z"),
+    ] {
+        let r = browser
+            .post(
+                &detail_path,
+                &[
+                    ("action", "settings"),
+                    ("access", "public"),
+                    ("expires_at", posted),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 303, "{}", r.text);
+        let detail = browser.get(&detail_path).await;
+        assert!(
+            detail.text.contains(&format!("datetime=\"{stored}\"")),
+            "{posted}: {}",
+            detail.text
+        );
+        assert!(detail.text.contains(&format!(
+            "type=\"datetime-local\" id=\"expires_at\" name=\"expires_at\" value=\"{}\"",
+            &stored[..16]
+        )));
+        assert!(
+            !detail.text.contains("+00:00:00"),
+            "no debug formatting of times"
+        );
+    }
 
     let archived = browser.post(&detail_path, &[("action", "archive")]).await;
     assert_eq!(archived.status, 303);
@@ -348,8 +434,61 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
     assert_eq!(gone.status, 404);
 }
 
+async fn a_long_file_list_comes_after_the_settings_fifty_a_page(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &["--password", PASSWORD]);
+    let srv = db.start();
+    let mut files = vec![json!({"path": "index.html", "content": "<h1>Atlas</h1>"})];
+    files.extend((1..120).map(|i| json!({"path": format!("maps/{i:03}.txt"), "content": "x"})));
+    let published = srv
+        .post(
+            PAGES_API,
+            &ann.key,
+            json!({"title": "Atlas", "files": files}),
+        )
+        .await;
+    let id = published.assert_status(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut browser = Browser::new(&srv);
+    browser.sign_in("ann").await;
+    let rows = |html: &str| html.matches("<tr><td class=\"break\">").count();
+
+    let first = browser.get(&format!("/account/pages/{id}")).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(
+        element(&first.text, "files-summary").unwrap(),
+        "120 files, page 1 of 3"
+    );
+    assert_eq!(rows(&first.text), 50);
+    assert!(first.text.contains("<code>index.html</code>"));
+    assert!(!first.text.contains("<code>maps/050.txt</code>"));
+    // The settings come before the files.
+    assert!(first.text.find("id=\"save\"").unwrap() < first.text.find("id=\"files\"").unwrap());
+    assert!(element(&first.text, "files-next").is_some());
+    assert!(element(&first.text, "files-prev").is_none());
+
+    let last = browser.get(&format!("/account/pages/{id}?files=3")).await;
+    assert_eq!(rows(&last.text), 20);
+    assert!(last.text.contains("<code>maps/119.txt</code>"));
+    assert!(element(&last.text, "files-prev").is_some());
+    assert!(element(&last.text, "files-next").is_none());
+    // Past the end (or nonsense) shows the nearest page.
+    let beyond = browser.get(&format!("/account/pages/{id}?files=99")).await;
+    assert_eq!(
+        element(&beyond.text, "files-summary").unwrap(),
+        "120 files, page 3 of 3"
+    );
+    let nonsense = browser.get(&format!("/account/pages/{id}?files=x")).await;
+    assert_eq!(rows(&nonsense.text), 50);
+}
+
 on_both_backends!(
     pages_are_listed_changed_archived_and_deleted,
+    a_long_file_list_comes_after_the_settings_fifty_a_page,
     keys_are_listed_created_and_revoked,
     projects_are_created_renamed_archived_and_restored,
 );

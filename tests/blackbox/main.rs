@@ -13,6 +13,7 @@ mod audit;
 mod auth;
 mod browser;
 mod browser_activation;
+mod browser_audit;
 mod browser_journey;
 mod browser_oauth;
 mod browser_pages;

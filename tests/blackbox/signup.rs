@@ -131,9 +131,19 @@ async fn first_run_from_the_logged_link(b: Backend) {
         "{}",
         r.text
     );
+    // The new admin is signed in and lands on the (empty) Pages overview.
     let r = post_setup(&mut browser, &token, NEW_PASSWORD).await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    assert!(message(&r).contains("root"), "{}", r.text);
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.headers["location"], "/account/pages");
+    let pages = browser.get("/account/pages").await;
+    assert_eq!(pages.status, 200, "{}", pages.text);
+    assert!(pages.text.contains("Signed in as <strong>root</strong>"));
+    assert_eq!(
+        element(&pages.text, "empty-title").unwrap(),
+        "No active pages in root"
+    );
+    assert!(pages.text.contains("<code>quire publish ./site</code>"));
+    assert_eq!(browser.get("/").await.headers["location"], "/account/pages");
     // The link died with its use; the server is set up.
     let again = post_setup(&mut browser, &token, NEW_PASSWORD).await;
     assert_eq!(again.status, 410, "{}", again.text);

@@ -11,15 +11,15 @@ use quire_edge::ApiError;
 use quire_edge::AppState;
 
 use super::render::page;
+use crate::nav::{Who, section};
 use quire_accounts::Account;
 
 use super::guards::{Decider, Guard, Posted, Refusal};
-use super::session::who;
 
 #[derive(Template)]
 #[template(path = "key_created.html")]
 struct KeyCreatedPage<'a> {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     master: bool,
     name: &'a str,
     key: &'a str,
@@ -74,7 +74,7 @@ pub async fn create_key(
         &state,
         StatusCode::OK,
         &KeyCreatedPage {
-            signed_in_as: who(&account),
+            signed_in_as: Who::of(&account, section::KEYS),
             master: true,
             name: &record.name,
             key: plaintext.expose(),

@@ -82,14 +82,23 @@ fn render(
     )
 }
 
-/// The stylesheet (under its hashed name), the vendored widget and the page's own script.
+/// The stylesheet and the copy buttons' script (under their hashed names), the vendored
+/// widget and the activation page's own script.
 pub async fn asset(req: HttpRequest) -> HttpResponse {
-    if req.path().strip_prefix("/assets/") == Some(quire_style::file_name()) {
+    let name = req.path().strip_prefix("/assets/");
+    let hashed = if name == Some(quire_style::file_name()) {
+        Some((quire_style::CSS, "text/css; charset=utf-8"))
+    } else if name == Some(quire_style::script_name()) {
+        Some((quire_style::SCRIPT, "text/javascript; charset=utf-8"))
+    } else {
+        None
+    };
+    if let Some((body, content_type)) = hashed {
         return HttpResponse::Ok()
-            .content_type("text/css; charset=utf-8")
+            .content_type(content_type)
             .insert_header((header::CACHE_CONTROL, quire_style::IMMUTABLE))
             .insert_header(("X-Content-Type-Options", "nosniff"))
-            .body(quire_style::CSS);
+            .body(body);
     }
     let (body, content_type): (&'static [u8], &str) = match req.path() {
         "/assets/altcha/altcha.min.js" => (

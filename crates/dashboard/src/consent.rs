@@ -12,8 +12,9 @@ use quire_edge::{ApiError, SessionRefusal};
 
 use super::guards::{Decider, Posted, SignedIn};
 use super::render::{page, see_other};
-use super::session::{approves, dashboard_cookie, expired_cookie, query, who};
+use super::session::{approves, dashboard_cookie, expired_cookie, query};
 use super::{CONSENT, OUTCOME_COOKIE};
+use crate::nav::{Who, section};
 
 struct ConsentRequest {
     client_name: String,
@@ -24,7 +25,7 @@ struct ConsentRequest {
 #[derive(Template)]
 #[template(path = "authorize.html")]
 struct ConsentPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     outcome: Option<&'static str>,
     error: Option<String>,
     request: Option<ConsentRequest>,
@@ -131,7 +132,7 @@ pub async fn consent(
         &state,
         status,
         &ConsentPage {
-            signed_in_as: who(&account),
+            signed_in_as: Who::of(&account, section::AGENT),
             outcome,
             error,
             request,

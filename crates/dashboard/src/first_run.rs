@@ -4,14 +4,16 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
+use quire_accounts::SignInError;
 use quire_signup::{NewAccount, SetupError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::HOME;
 use super::guards::Posted;
 use super::render::{Message, message, page, see_other};
-use super::session::query;
+use super::session::{query, session_cookie};
 
 /// The form of both the setup and the sign-up pages.
 #[derive(Template)]
@@ -117,9 +119,11 @@ pub async fn setup_form(
     setup_page(&state, StatusCode::OK, &fields, None)
 }
 
-/// `POST /setup`: creates the first account; its holder signs in next.
+/// `POST /setup`: creates the first account and signs its holder in (they just proved the
+/// setup link and chose the password), landing on the Pages overview.
 pub async fn setup(
     state: web::Data<AppState>,
+    req: HttpRequest,
     Posted(fields, _): Posted<AccountFields>,
 ) -> Result<HttpResponse, ApiError> {
     match state
@@ -129,20 +133,36 @@ pub async fn setup(
     {
         Ok(account) => {
             tracing::info!(account_id = %account.id.0, "first account created by the setup link");
-            message(
-                &state,
-                StatusCode::CREATED,
-                &Message {
-                    title: "Quire is set up",
-                    text: &format!(
-                        "The account {} is created and administers this server. Sign in to \
-                         create a key and invite people.",
-                        account.handle
-                    ),
-                    tone: "notice",
-                    link: Some(("/login", "Sign in")),
-                },
-            )
+            let ip = quire_edge::client_ip::of(&req, &state.trusted_proxies);
+            match state
+                .sessions
+                .sign_in_holding(account.handle.as_str(), &fields.password, &ip, None)
+                .await
+            {
+                Ok(signed) => {
+                    let mut response = see_other(HOME);
+                    response
+                        .add_cookie(&session_cookie(&state, &signed.token))
+                        .map_err(|e| ApiError::internal(&e))?;
+                    Ok(response)
+                }
+                Err(SignInError::Infra(e)) => Err(e.into()),
+                // The account stands; should signing in fail anyway, the form is a click away.
+                Err(_) => message(
+                    &state,
+                    StatusCode::CREATED,
+                    &Message {
+                        title: "Quire is set up",
+                        text: &format!(
+                            "The account {} is created and administers this server. Sign in \
+                             to publish pages and invite people.",
+                            account.handle
+                        ),
+                        tone: "notice",
+                        link: Some(("/login", "Sign in")),
+                    },
+                ),
+            }
         }
         Err(SetupError::AlreadySetUp) => already_set_up(&state),
         Err(SetupError::Infra(e)) => Err(e.into()),

@@ -12,7 +12,8 @@ use quire_edge::AppState;
 
 use super::guards::{Owner, Posted, SameOrigin};
 use super::render::{page, see_other};
-use super::session::who;
+use crate::nav::{Who, section};
+use crate::when::minute;
 
 const KEYS: &str = "/account/keys";
 
@@ -33,7 +34,7 @@ struct KeyRow {
 #[derive(Template)]
 #[template(path = "keys.html")]
 struct KeysPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     keys: Vec<KeyRow>,
     apps: Vec<&'static str>,
@@ -43,7 +44,7 @@ struct KeysPage {
 #[derive(Template)]
 #[template(path = "key_created.html")]
 struct AppKeyCreated<'a> {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     master: bool,
     name: &'a str,
     key: &'a str,
@@ -63,12 +64,6 @@ pub(crate) struct AppKeyFields {
 
 pub(super) fn day(t: time::OffsetDateTime) -> String {
     t.date().to_string()
-}
-
-/// `YYYY-MM-DD HH:MM UTC`.
-pub(super) fn minute(t: time::OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute())
 }
 
 async fn keys_page(
@@ -114,7 +109,7 @@ async fn keys_page(
         state,
         status,
         &KeysPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::KEYS),
             error,
             keys,
             apps: App::ALL.iter().map(|a| a.as_str()).collect(),
@@ -165,7 +160,7 @@ pub async fn create_app_key(
                 &state,
                 StatusCode::OK,
                 &AppKeyCreated {
-                    signed_in_as: who(&account),
+                    signed_in_as: Who::of(&account, section::KEYS),
                     master: false,
                     name: &minted.record.name,
                     key: minted.plaintext.expose(),

@@ -5,7 +5,8 @@
 //! and the account's routes under `/api/account`, the create-key action; the Pages, Keys and
 //! Projects pages, acting with a master key's scope through the same use cases as the API.
 //!
-//! No JavaScript, but for the activation page's captcha widget (served from this origin).
+//! Every page works without JavaScript: the one script every page loads (from this origin,
+//! under a hashed name) only shows copy buttons; the activation page adds its captcha widget.
 //! An account not yet activated reaches the activation and security pages, the device
 //! login's consent (so the CLI can sign in to activate) and sign-out. Every form post must
 //! come from the dashboard's own origin (`Origin`, or `Referer` when a browser sends no
@@ -26,7 +27,9 @@ mod consent;
 mod first_run;
 mod guards;
 mod keys_page;
+mod nav;
 mod oauth;
+mod page_row;
 mod pages_page;
 mod password_reset;
 mod projects_page;
@@ -36,6 +39,7 @@ mod session;
 mod sign_in;
 mod sign_up;
 mod visit;
+mod when;
 
 use actix_web::web;
 use quire_edge::documented::Documented;
@@ -62,7 +66,8 @@ use visit::{visit, visit_confirmed};
 
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
 const OUTCOME_COOKIE: &str = "quire_consent";
-const HOME: &str = "/account/security";
+/// Where sign-in and `/` land: the Pages overview.
+const HOME: &str = "/account/pages";
 const ACTIVATE: &str = "/account/activate";
 const ACCOUNT: &str = "/api/account";
 const CONSENT: &str = "/authorize-agent";

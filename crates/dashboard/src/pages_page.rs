@@ -1,101 +1,66 @@
-//! The Pages page: the account's pages per project (title, address and short link, access,
-//! expiry, views against the budget, size, last update), and a page's detail with its files
-//! and the actions the API offers: access, password, expiry and budget; archive, restore,
-//! delete. Each goes through the page service, as the API's routes do.
+//! The Pages page: the account's pages per project (title, address and short link, access
+//! and state, expiry, views against the budget, size, last update), and a page's detail: its
+//! address, short link with its QR code, the settings the API offers (access, password,
+//! expiry, budget; archive, restore, delete), the views chart, then its files, paged. Each
+//! action goes through the page service, as the API's routes do; a budget that would take
+//! the page offline at once waits for a confirmation.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use quire_kernel::{PageId, Principal};
-use quire_pages::{PageError, PageView, PatchRequest};
-use time::format_description::well_known::Rfc3339;
+use quire_pages::{PageError, PatchRequest};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
 use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
-use super::keys_page::{day, minute};
+use super::page_row::{ACCESS_CHOICES, PageRow, human_bytes};
 use super::render::{page, see_other};
 use super::session::query;
-
-/// A page as the list and the detail show it.
-struct PageRow {
-    id: String,
-    slug: String,
-    title: String,
-    project: String,
-    url: String,
-    short_url: Option<String>,
-    status: &'static str,
-    access: &'static str,
-    expires: String,
-    expires_input: String,
-    views: String,
-    max_views_input: String,
-    size: String,
-    updated: String,
-}
-
-impl From<PageView> for PageRow {
-    fn from(v: PageView) -> Self {
-        let policy = v.link.as_ref().map(|l| &l.policy);
-        let expires_at = policy.and_then(|p| p.expires_at);
-        let max_views = policy.and_then(|p| p.max_views);
-        let count = v.link.as_ref().map_or(0, |l| l.view_count);
-        Self {
-            id: v.page.id.0.to_string(),
-            slug: v.page.slug.clone(),
-            title: v.page.title.clone(),
-            project: v.project_slug.as_str().to_owned(),
-            url: v.url,
-            short_url: v.short_url,
-            status: v.page.status.as_str(),
-            access: policy.map_or("private", |p| p.access.as_str()),
-            expires: expires_at.map_or_else(|| "never".into(), minute),
-            expires_input: expires_at
-                .and_then(|t| t.format(&Rfc3339).ok())
-                .unwrap_or_default(),
-            views: match max_views {
-                Some(max) => format!("{count} of {max}"),
-                None => count.to_string(),
-            },
-            max_views_input: max_views.map(|m| m.to_string()).unwrap_or_default(),
-            size: human_bytes(v.page.size_bytes),
-            updated: day(v.page.updated_at),
-        }
-    }
-}
-
-fn human_bytes(n: u64) -> String {
-    #[allow(clippy::cast_precision_loss)] // shown to one decimal
-    match n {
-        0..1_024 => format!("{n} B"),
-        1_024..1_048_576 => format!("{:.1} KiB", n as f64 / 1_024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-    }
-}
+use super::when::expiry_field;
+use crate::nav::{Who, section};
 
 #[derive(Template)]
 #[template(path = "pages.html")]
 struct PagesPage<'a> {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     projects: Vec<String>,
     project: &'a str,
     status: &'a str,
     pages: Vec<PageRow>,
+    /// The server, as the CLI's `--server` names it.
+    server: &'a str,
+}
+
+/// What the settings form shows: the page's own values, or those just posted when the page
+/// asks to confirm them.
+struct SettingsForm {
+    access: String,
+    expires: String,
+    max_views: String,
+    /// Why the post needs a confirmation (lowering the budget to or below the views already
+    /// served takes the page offline), shown above the form with the button that confirms.
+    budget_warning: Option<String>,
 }
 
 #[derive(Template)]
 #[template(path = "page_detail.html")]
 struct DetailPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     p: PageRow,
-    /// Path, content type, bytes.
-    files: Vec<(String, String, u64)>,
-    accesses: [&'static str; 4],
+    /// The short link's QR code (inline SVG), when the page has a short link.
+    qr_svg: Option<String>,
+    form: SettingsForm,
+    accesses: [(&'static str, &'static str); 4],
+    /// This page of the file list: path, content type, size.
+    files: Vec<(String, String, String)>,
+    file_count: usize,
+    files_page: usize,
+    files_pages: usize,
     /// The views chart of the last [`CHART_DAYS`] days (inline SVG made here).
     chart: String,
     chart_days: u16,
@@ -103,6 +68,9 @@ struct DetailPage {
 
 /// How many days the views chart shows.
 const CHART_DAYS: u16 = 30;
+
+/// How many files a page of the file list shows.
+const FILES_PER_PAGE: usize = 50;
 
 /// The action form of the detail page.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -114,6 +82,8 @@ pub(crate) struct ActionFields {
     expires_at: String,
     max_views: String,
     confirm: String,
+    /// `yes` once the person has confirmed a budget that takes the page offline.
+    confirm_budget: String,
 }
 
 /// The status the API gives the same refusal.
@@ -137,6 +107,7 @@ pub async fn pages(
         .map(|p| p.slug.as_str().to_owned())
         .collect();
     let status = q.get("status").map_or("active", String::as_str);
+    let now = state.pages.now();
     let (status_code, error, project, rows) = match state
         .pages
         .list(
@@ -150,7 +121,7 @@ pub async fn pages(
             StatusCode::OK,
             None,
             slug.as_str().to_owned(),
-            views.into_iter().map(PageRow::from).collect(),
+            views.into_iter().map(|v| PageRow::new(v, now)).collect(),
         ),
         Err(PageError::Infra(e)) => return Err(e.into()),
         Err(e) => (
@@ -164,7 +135,7 @@ pub async fn pages(
         &state,
         status_code,
         &PagesPage {
-            signed_in_as: Some(account.handle.as_str().to_owned()),
+            signed_in_as: Who::of(&account, section::PAGES),
             error,
             projects,
             project: &project,
@@ -174,8 +145,19 @@ pub async fn pages(
                 "active"
             },
             pages: rows,
+            server: &state.base_url,
         },
     )
+}
+
+/// What the detail shows besides the page itself.
+struct Shown {
+    status: StatusCode,
+    error: Option<String>,
+    /// The settings as just posted, when they wait for a confirmation.
+    posted: Option<SettingsForm>,
+    /// Which page of the file list (from 1).
+    files_page: usize,
 }
 
 async fn detail_page(
@@ -183,40 +165,77 @@ async fn detail_page(
     principal: &Principal,
     handle: &str,
     id: PageId,
-    status: StatusCode,
-    error: Option<String>,
+    shown: Shown,
 ) -> Result<HttpResponse, ApiError> {
+    let now = state.pages.now();
     let view = state
         .pages
         .get(principal, id)
         .await
         .map_err(ApiError::from)?;
-    let files = state
+    let all_files = state
         .pages
         .files(principal, id)
         .await
-        .map_err(ApiError::from)?
+        .map_err(ApiError::from)?;
+    let file_count = all_files.len();
+    let files_pages = file_count.div_ceil(FILES_PER_PAGE).max(1);
+    let files_page = shown.files_page.clamp(1, files_pages);
+    let files = all_files
         .into_iter()
-        .map(|f| (f.path, f.content_type, f.size_bytes))
+        .skip((files_page - 1) * FILES_PER_PAGE)
+        .take(FILES_PER_PAGE)
+        .map(|f| (f.path, f.content_type, human_bytes(f.size_bytes)))
         .collect();
     let days = state
         .pages
         .daily_views(principal, id, CHART_DAYS)
         .await
         .map_err(ApiError::from)?;
+    let p = PageRow::new(view, now);
+    let form = shown.posted.unwrap_or_else(|| SettingsForm {
+        access: p.access.to_owned(),
+        expires: p.expires_input.clone(),
+        max_views: p.max_views_input.clone(),
+        budget_warning: None,
+    });
     page(
         state,
-        status,
+        shown.status,
         &DetailPage {
-            signed_in_as: Some(handle.to_owned()),
-            error,
-            p: PageRow::from(view),
+            signed_in_as: Who::acting(principal, handle, section::PAGES),
+            error: shown.error,
+            qr_svg: p.short_url.as_deref().map(qr_svg),
+            p,
+            form,
+            accesses: ACCESS_CHOICES,
             files,
-            accesses: ["private", "password", "allow_list", "public"],
+            file_count,
+            files_page,
+            files_pages,
             chart: views_chart(&days),
             chart_days: CHART_DAYS,
         },
     )
+}
+
+/// `text` as a QR code, inline SVG (no image request: the CSP allows none from elsewhere).
+fn qr_svg(text: &str) -> String {
+    qrcode::QrCode::new(text.as_bytes())
+        .map(|qr| {
+            qr.render::<qrcode::render::svg::Color<'_>>()
+                .min_dimensions(160, 160)
+                .build()
+        })
+        .map(|svg| match svg.find("<svg") {
+            // The renderer opens with an XML declaration, which is not valid inside HTML.
+            Some(i) => format!(
+                "<svg class=\"qr\" role=\"img\" aria-label=\"QR code of the short link\"{}",
+                &svg[i + 4..]
+            ),
+            None => svg,
+        })
+        .unwrap_or_default()
 }
 
 fn page_id(raw: &str) -> Result<PageId, ApiError> {
@@ -225,22 +244,90 @@ fn page_id(raw: &str) -> Result<PageId, ApiError> {
         .map_err(|_| ApiError::from(PageError::NotFound))
 }
 
-/// `GET /account/pages/{id}`.
+/// `GET /account/pages/{id}?files=N`: the page, its settings, then its files, 50 a page.
 pub async fn page_detail(
     state: web::Data<AppState>,
+    req: HttpRequest,
     id: web::Path<String>,
     Owner { account, principal }: Owner,
 ) -> Result<HttpResponse, ApiError> {
     let id = page_id(&id)?;
+    let files_page = query(&req)
+        .get("files")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     detail_page(
         &state,
         &principal,
         account.handle.as_str(),
         id,
-        StatusCode::OK,
-        None,
+        Shown {
+            status: StatusCode::OK,
+            error: None,
+            posted: None,
+            files_page,
+        },
     )
     .await
+}
+
+/// The settings post, judged by the page service; a budget that would take the page offline
+/// at once is not saved until confirmed (`Ok(Some(form))`: show it again, with why).
+async fn save_settings(
+    state: &AppState,
+    principal: &Principal,
+    id: PageId,
+    f: &ActionFields,
+) -> Result<Option<SettingsForm>, PageError> {
+    let max_views = match f.max_views.trim() {
+        "" => None,
+        n => Some(
+            n.parse::<i128>()
+                .map_err(|_| PageError::Invalid("max_views must be a whole number".into()))?,
+        ),
+    };
+    let expires_at = match f.expires_at.trim() {
+        "" => None,
+        raw => Some(expiry_field(raw).unwrap_or_else(|| raw.to_owned())),
+    };
+    if f.confirm_budget != "yes"
+        && let Some(new) = max_views.and_then(|n| u64::try_from(n).ok())
+    {
+        let now = state.pages.now();
+        let current = PageRow::new(state.pages.get(principal, id).await?, now);
+        if current.max_views != Some(new) && new <= current.view_count {
+            return Ok(Some(SettingsForm {
+                access: f.access.clone(),
+                expires: f.expires_at.trim().to_owned(),
+                max_views: new.to_string(),
+                budget_warning: Some(format!(
+                    "This page has been viewed {} times already: a budget of {new} takes it \
+                     offline at once. Nothing is saved yet.{}",
+                    current.view_count,
+                    if f.password.is_empty() {
+                        ""
+                    } else {
+                        " Type the new password again."
+                    }
+                )),
+            }));
+        }
+    }
+    state
+        .pages
+        .update(
+            principal,
+            id,
+            PatchRequest {
+                access: Some(f.access.clone()),
+                password: (!f.password.is_empty()).then(|| Some(f.password.clone())),
+                expires_at: Some(expires_at),
+                max_views: Some(max_views),
+                ..PatchRequest::default()
+            },
+        )
+        .await
+        .map(|_| None)
 }
 
 /// `POST /account/pages/{id}`: `action` is `settings`, `archive`, `restore` or `delete`.
@@ -287,55 +374,28 @@ pub async fn page_action(
                     },
                 )
                 .await
+                .map(|_| None)
         }
-        "settings" => {
-            let max_views = match f.max_views.trim() {
-                "" => Ok(None),
-                n => n
-                    .parse::<i128>()
-                    .map(Some)
-                    .map_err(|_| PageError::Invalid("max_views must be a whole number".into())),
-            };
-            match max_views {
-                Err(e) => Err(e),
-                Ok(max_views) => {
-                    state
-                        .pages
-                        .update(
-                            &principal,
-                            id,
-                            PatchRequest {
-                                access: Some(f.access.clone()),
-                                password: (!f.password.is_empty())
-                                    .then(|| Some(f.password.clone())),
-                                expires_at: Some(
-                                    Some(f.expires_at.trim().to_owned()).filter(|e| !e.is_empty()),
-                                ),
-                                max_views: Some(max_views),
-                                ..PatchRequest::default()
-                            },
-                        )
-                        .await
-                }
-            }
-        }
+        "settings" => save_settings(&state, &principal, id, &f).await,
         _ => Err(PageError::Invalid(
             "action must be settings, archive, restore or delete".into(),
         )),
     };
-    match result {
-        Ok(_) => Ok(see_other(&here)),
-        Err(PageError::Infra(e)) => Err(e.into()),
-        Err(e) => {
-            detail_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                id,
-                refusal_status(&e),
-                Some(e.to_string()),
-            )
-            .await
-        }
-    }
+    let shown = match result {
+        Ok(None) => return Ok(see_other(&here)),
+        Ok(Some(form)) => Shown {
+            status: StatusCode::CONFLICT,
+            error: None,
+            posted: Some(form),
+            files_page: 1,
+        },
+        Err(PageError::Infra(e)) => return Err(e.into()),
+        Err(e) => Shown {
+            status: refusal_status(&e),
+            error: Some(e.to_string()),
+            posted: None,
+            files_page: 1,
+        },
+    };
+    detail_page(&state, &principal, account.handle.as_str(), id, shown).await
 }

@@ -13,6 +13,7 @@ use quire_edge::AppState;
 use super::guards::{Owner, Posted};
 use super::keys_page::day;
 use super::render::{page, see_other};
+use crate::nav::{Who, section};
 
 const PROJECTS: &str = "/account/projects";
 
@@ -28,7 +29,7 @@ struct ProjectRow {
 #[derive(Template)]
 #[template(path = "projects.html")]
 struct ProjectsPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     projects: Vec<ProjectRow>,
 }
@@ -67,7 +68,7 @@ async fn projects_page(
         state,
         status,
         &ProjectsPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::PROJECTS),
             error,
             projects,
         },

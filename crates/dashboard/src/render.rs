@@ -24,11 +24,11 @@ pub(super) fn page_posting_to(
     template: &impl Template,
     form_target: &str,
 ) -> Result<HttpResponse, ApiError> {
-    render(state, status, template, form_target, "")
+    render(state, status, template, form_target, "", "'self'")
 }
 
-/// [`page`] for the one page with scripts (the activation captcha): scripts, their workers
-/// and their fetches from this origin only, and the widget's stylesheet.
+/// [`page`] for the activation page (the captcha): its scripts' workers and fetches from
+/// this origin only, and the styles the widget writes inline.
 pub(super) fn page_with_scripts(
     state: &AppState,
     status: StatusCode,
@@ -39,7 +39,8 @@ pub(super) fn page_with_scripts(
         status,
         template,
         "",
-        "script-src 'self'; worker-src 'self'; connect-src 'self'; style-src-elem 'self' 'unsafe-inline'; ",
+        "worker-src 'self'; connect-src 'self'; ",
+        "'self' 'unsafe-inline'",
     )
 }
 
@@ -49,6 +50,7 @@ fn render(
     template: &impl Template,
     form_target: &str,
     scripts: &str,
+    styles: &str,
 ) -> Result<HttpResponse, ApiError> {
     let body = template.render().map_err(|e| ApiError::internal(&e))?;
     // Browsers apply form-action to the redirects that follow a post too: signing in for a
@@ -67,7 +69,7 @@ fn render(
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             format!(
-                "default-src 'none'; {scripts}style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+                "default-src 'none'; script-src 'self'; {scripts}style-src {styles}; img-src 'self' data:; \
                  form-action 'self' {pages_origin} {form_target}; frame-ancestors 'none'; base-uri 'none'"
             ),
         ))

@@ -14,7 +14,7 @@ use quire_edge::AppState;
 
 use super::guards::{SameOrigin, SignedIn, SignedInPost};
 use super::render::{page, retry_after};
-use super::session::who;
+use crate::nav::{Who, section};
 
 struct Enrollment {
     secret: String,
@@ -25,7 +25,7 @@ struct Enrollment {
 #[derive(Template)]
 #[template(path = "security.html")]
 struct SecurityPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     notice: Option<String>,
     error: Option<String>,
     enrolled: bool,
@@ -149,7 +149,7 @@ async fn answer(
         state,
         outcome.status.unwrap_or(StatusCode::OK),
         &SecurityPage {
-            signed_in_as: who(&account),
+            signed_in_as: Who::of(&account, section::SECURITY),
             notice: outcome.notice,
             error: outcome.error,
             enrolled,

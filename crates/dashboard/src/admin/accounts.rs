@@ -13,6 +13,7 @@ use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
 use super::Admin;
+use crate::nav::{Who, section};
 
 const ACCOUNTS: &str = "/admin/accounts";
 
@@ -30,7 +31,7 @@ struct AccountRow {
 #[derive(Template)]
 #[template(path = "admin_accounts.html")]
 struct AccountsPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     accounts: Vec<AccountRow>,
 }
@@ -70,7 +71,7 @@ async fn accounts_page(
         state,
         status,
         &AccountsPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::ADMIN),
             error,
             accounts: rows,
         },

@@ -14,6 +14,7 @@ use super::super::guards::{Posted, SameOrigin};
 use super::super::keys_page::day;
 use super::super::render::{page, see_other};
 use super::Admin;
+use crate::nav::{Who, section};
 
 const CLIENTS: &str = "/admin/oauth-clients";
 
@@ -34,7 +35,7 @@ struct Registered {
 #[derive(Template)]
 #[template(path = "admin_clients.html")]
 struct ClientsPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     error: Option<String>,
     clients: Vec<ClientRow>,
     registered: Option<Registered>,
@@ -79,7 +80,7 @@ async fn clients_page(
         state,
         status,
         &ClientsPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::acting(principal, handle, section::ADMIN),
             error,
             clients,
             registered,

@@ -13,6 +13,7 @@ use super::super::guards::Posted;
 use super::super::keys_page::day;
 use super::super::render::page;
 use super::Admin;
+use crate::nav::Who;
 
 struct InvitationRow {
     number: String,
@@ -23,7 +24,7 @@ struct InvitationRow {
 #[derive(Template)]
 #[template(path = "admin_invitations.html")]
 struct InvitationsPage {
-    signed_in_as: Option<String>,
+    signed_in_as: Option<Who>,
     notice: Option<String>,
     error: Option<String>,
     invitations: Vec<InvitationRow>,
@@ -80,7 +81,7 @@ async fn invitations_page(
         state,
         outcome.status,
         &InvitationsPage {
-            signed_in_as: Some(handle.to_owned()),
+            signed_in_as: Who::platform_admin(handle),
             notice: outcome.notice,
             error: outcome.error,
             invitations,

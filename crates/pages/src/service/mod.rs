@@ -178,6 +178,12 @@ pub struct PagePorts {
 }
 
 impl PageService {
+    /// The time by the clock pages expire by: what a surface shows "in 6 days" against.
+    #[must_use]
+    pub fn now(&self) -> OffsetDateTime {
+        self.clock.now()
+    }
+
     pub fn new(ports: PagePorts, config: PageConfig) -> Self {
         Self {
             pages: ports.pages,
