@@ -56,7 +56,7 @@ async fn publish(srv: &Server, key: &str, body: Value) -> String {
 
 impl Driver {
     /// The HTTP status of the document on screen (Navigation Timing).
-    async fn status(&self) -> u64 {
+    pub(crate) async fn status(&self) -> u64 {
         self.cmd(
             reqwest::Method::POST,
             "/execute/sync",
@@ -176,9 +176,13 @@ async fn private_and_allow_list_pages_in_chromium() {
     browser.click("#enroll").await;
     browser.click("#sign-out").await;
 
-    // The private page sends her to the dashboard: password, code, and back to the page.
+    // The private page says what it is and sends her to the dashboard: password, code,
+    // and back to the page.
     let mine = srv.page("/ann/mine/");
     browser.go(&mine).await;
+    assert_eq!(browser.status().await, 403);
+    assert_eq!(browser.text("#gate-title").await, "Page mine");
+    browser.click("#sign-in").await;
     assert!(
         browser
             .url()
@@ -204,12 +208,16 @@ async fn private_and_allow_list_pages_in_chromium() {
     browser.go(&format!("{}/account/security", srv.base)).await;
     browser.click("#sign-out").await;
     browser.go(&shared).await;
+    browser.click("#sign-in").await;
     browser.sign_in("bob").await;
     assert_eq!(browser.url().await, shared);
     assert_eq!(browser.text("#home").await, "home");
-    // ...and bob cannot open ann's private page.
+    // ...and bob cannot open ann's private page, which the dashboard names.
     browser.go(&mine).await;
     assert_eq!(browser.status().await, 403);
+    browser.click("#sign-in").await;
+    assert_eq!(browser.status().await, 403);
+    assert_eq!(browser.text("#denied-title").await, "Page mine");
     assert!(browser.find("#home").await.is_none());
 
     browser.go(&shared).await;
@@ -217,6 +225,7 @@ async fn private_and_allow_list_pages_in_chromium() {
     browser.go(&format!("{}/account/security", srv.base)).await;
     browser.click("#sign-out").await;
     browser.go(&shared).await;
+    browser.click("#sign-in").await;
     browser.sign_in("cat").await;
     assert_eq!(
         browser.status().await,
@@ -381,6 +390,7 @@ async fn another_owners_page_reads_nothing_of_anns_pages_in_chromium() {
 
     // The visitor: cat, signed in, has opened ann's shared page and unlocked her secret one.
     browser.go(&shared).await;
+    browser.click("#sign-in").await;
     browser.sign_in("cat").await;
     assert_eq!(browser.url().await, shared);
     assert_eq!(browser.text("#home").await, "home");

@@ -15,6 +15,7 @@ use crate::serving::{
     header, publish, publish_guarded_pair, reply, set_cookie, site, visit, visit_with, visitor,
     with,
 };
+use crate::serving_visitors::sign_in_link;
 
 on_both_backends!(
     sign_in_guesses_lock_no_owner_out,
@@ -197,7 +198,7 @@ async fn link_only_keys_open_no_guarded_page(b: Backend) {
     for apps in [&["link"][..], &["base", "link"][..]] {
         let (key, _) = srv.mint(&ann.key, apps, None).await;
         let r = get("/ann/mine/", key.clone()).await;
-        assert_eq!(r.status, 302, "{apps:?}: {}", r.text);
+        assert_eq!(r.status, 403, "{apps:?}: {}", r.text);
         assert!(!r.text.contains("id=\"docs\""));
         let r = get("/ann/secret/", key).await;
         assert_eq!(r.status, 401, "{apps:?}");
@@ -226,9 +227,7 @@ async fn a_pass_shown_to_the_wrong_host_is_not_spent(b: Backend) {
         with(site("mine"), "access", json!("private")),
     )
     .await;
-    let r = visit(&srv, "/ann/mine/").await;
-    assert_eq!(r.status, 302);
-    let to_dashboard = header(&r, "location").to_owned();
+    let to_dashboard = sign_in_link(&visit(&srv, "/ann/mine/").await);
     let mut browser = Browser::new(&srv);
     location(&browser.sign_in("ann").await);
     let r = browser.navigate(&to_dashboard).await;

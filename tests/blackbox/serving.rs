@@ -410,7 +410,7 @@ async fn policy_changes_reach_another_replica_within_a_second(b: Backend) {
             );
         }
     };
-    change(json!({"access": "private"}), 302).await;
+    change(json!({"access": "private"}), 403).await;
     change(json!({"access": "password", "password": "pw-changed"}), 401).await;
     change(json!({"access": "public"}), 200).await;
     // A budget already spent: wait until the views so far are counted, then cap them.

@@ -9,6 +9,7 @@ use crate::harness::{Account, Backend, Server, TestDb, on_both_backends, setup};
 use crate::serving::{
     PAGES, header, publish, reply, set_cookie, site, visit, visit_with, visitor, with,
 };
+use crate::serving_visitors::sign_in_link;
 
 on_both_backends!(
     password_pages_take_the_password_and_a_new_one_revokes_it,
@@ -186,10 +187,9 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     .await;
     let code = page["public_id"].as_str().unwrap().to_owned();
 
-    // Unsigned: sent to the dashboard, which sends to sign-in.
+    // Unsigned: a page that links to the dashboard, which sends to sign-in.
     let r = visit(&srv, "/ann/mine/docs/").await;
-    assert_eq!(r.status, 302);
-    let to_dashboard = header(&r, "location").to_owned();
+    let to_dashboard = sign_in_link(&r);
     assert_eq!(
         to_dashboard,
         format!("{}/visit?page={code}&next=docs%2F", srv.base)
@@ -217,6 +217,11 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     let r = bob.navigate(&to_dashboard).await;
     assert_eq!(r.status, 403);
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
+    assert!(
+        r.text.contains("id=\"denied-title\">Site mine<"),
+        "the page named: {}",
+        r.text
+    );
     assert!(!r.text.contains("id=\"docs\""));
 
     // Shared with bob (by handle) and cat (by email): both get in, bob's cookie stops
@@ -261,6 +266,12 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     let r = visit_with(&srv, "/ann/mine/", &[("cookie", &bob_cookie)]).await;
     assert_eq!(r.status, 403);
     assert!(r.text.contains("bob@example.com"), "{}", r.text);
+    assert!(
+        r.text.contains("id=\"gate-title\">Site mine<"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("id=\"home\""));
 
     // The button's post is the dashboard's own: from another site it is refused.
     let r = srv
@@ -304,7 +315,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
         visit_with(&srv, "/ann/other/", &[("cookie", &cookie)])
             .await
             .status,
-        302
+        403
     );
 
     // Signing out on the dashboard closes the pages that session opened.
@@ -317,8 +328,7 @@ async fn private_and_allow_list_pages_go_through_the_dashboard(b: Backend) {
     let r = ann_browser.post("/logout", &[]).await;
     assert_eq!(r.status, 303, "{}", r.text);
     let r = visit_with(&srv, "/ann/mine/", &[("cookie", &cookie)]).await;
-    assert_eq!(r.status, 302);
-    assert!(header(&r, "location").starts_with(&format!("{}/visit?page=", srv.base)));
+    assert!(sign_in_link(&r).starts_with(&format!("{}/visit?page=", srv.base)));
 }
 
 /// Follows the dashboard's hand-off as a browser would; returns the page's access cookie.
@@ -391,7 +401,8 @@ async fn keys_that_can_read_the_project_are_let_in(b: Backend) {
     assert_eq!(r.status, 200);
     // Another account's key reads nothing here; a bad key is refused outright.
     let r = visit_with(&srv, "/ann/mine/", &[("authorization", &bearer(&bob.key))]).await;
-    assert_eq!(r.status, 302);
+    assert_eq!(r.status, 403);
+    assert!(!r.text.contains("id=\"home\""));
     let r = visit_with(&srv, "/ann/mine/", &[("authorization", "Bearer qk_nope")]).await;
     r.assert_error(401, "invalid_api_key");
 }

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use quire_serving::PassError;
+use quire_serving::{PageCard, PassError};
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -18,6 +18,8 @@ use super::session::{check_origin, form, query, who};
 struct VisitConfirmPage {
     signed_in_as: Option<String>,
     email: String,
+    /// The page asked for; `None` when the code names none (the post then says so).
+    card: Option<PageCard>,
     page: String,
     next: String,
 }
@@ -26,7 +28,8 @@ struct VisitConfirmPage {
 #[template(path = "visit_denied.html")]
 struct VisitDeniedPage {
     signed_in_as: Option<String>,
-    found: bool,
+    /// The page, when there is one (not shared with this account); `None`: no such page.
+    card: Option<PageCard>,
     email: String,
 }
 
@@ -96,14 +99,15 @@ async fn hand_over(
             &VisitConfirmPage {
                 signed_in_as: who(&account),
                 email: account.email.as_str().to_owned(),
+                card: state.serving.page_card(code).await?,
                 page: code.to_owned(),
                 next: next.to_owned(),
             },
         );
     }
-    let denied = |found: bool| VisitDeniedPage {
+    let denied = |card: Option<PageCard>| VisitDeniedPage {
         signed_in_as: who(&account),
-        found,
+        card,
         email: account.email.as_str().to_owned(),
     };
     match state
@@ -112,8 +116,17 @@ async fn hand_over(
         .await
     {
         Ok(url) => Ok(see_other(&url)),
-        Err(PassError::Forbidden) => page(state, StatusCode::FORBIDDEN, &denied(true)),
-        Err(PassError::NotFound) => page(state, StatusCode::NOT_FOUND, &denied(false)),
+        Err(PassError::Forbidden) => {
+            // Named only now, on the refusal: the pass itself costs no extra read.
+            let card = state.serving.page_card(code).await?;
+            let status = if card.is_some() {
+                StatusCode::FORBIDDEN
+            } else {
+                StatusCode::NOT_FOUND
+            };
+            page(state, status, &denied(card))
+        }
+        Err(PassError::NotFound) => page(state, StatusCode::NOT_FOUND, &denied(None)),
         Err(PassError::Infra(e)) => Err(e.into()),
     }
 }

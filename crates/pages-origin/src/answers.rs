@@ -1,10 +1,11 @@
 //! The responses of the pages origin: a page's file and the origin's own pages (the
-//! password form, notices, redirects), with the headers each must carry.
+//! password form, the sign-in page of private and allow-list pages, notices, redirects, the
+//! stylesheet they share), with the headers each must carry.
 
 use std::borrow::Cow;
 
 use askama::Template;
-use quire_serving::{Answer, CacheRule, IssuedCookie, PasswordPrompt};
+use quire_serving::{Answer, CacheRule, IssuedCookie, PasswordPrompt, SignInPrompt};
 
 use quire_wire::Response;
 
@@ -19,11 +20,33 @@ struct UnlockPage<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "sign_in.html")]
+struct SignInPage<'a> {
+    title: &'a str,
+    shared: bool,
+    location: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "not_shared.html")]
+struct NotSharedPage<'a> {
+    title: &'a str,
+    /// The signed-in account's email, when it has one.
+    email: Option<&'a str>,
+}
+
+#[derive(Template)]
 #[template(path = "visitor_notice.html")]
 struct NoticePage<'a> {
     heading: &'a str,
     text: &'a str,
+    /// What the visitor can do about it, when anything.
+    next_step: Option<&'a str>,
 }
+
+/// Where the origin's own pages find the stylesheet: `/.quire/` is a prefix no page can
+/// take (slugs and handles never start with a dot), on every host of the origin.
+pub(super) const ASSETS: &str = "/.quire/";
 
 /// One of this origin's own HTML pages (never user content): not cached, not framed.
 fn own_page(status: u16, body: Result<String, askama::Error>) -> Response {
@@ -44,14 +67,45 @@ fn own_page(status: u16, body: Result<String, askama::Error>) -> Response {
         .header("referrer-policy", "same-origin")
         .header(
             "content-security-policy",
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+            "default-src 'none'; style-src 'self'; form-action 'self'; \
              frame-ancestors 'none'; base-uri 'none'",
         )
         .body(body)
 }
 
+/// `GET`/`HEAD` under [`ASSETS`]: the stylesheet under its hashed name, kept for a year;
+/// any other name is a 404 (an old name after an upgrade too: the page that asks for it is
+/// a year old at most, and reloading it names the new one).
+pub(super) fn asset(path: &str) -> Response {
+    if path.strip_prefix(ASSETS) != Some(quire_style::file_name()) {
+        return not_found();
+    }
+    Response::new(200)
+        .header("content-type", "text/css; charset=utf-8")
+        .header("cache-control", quire_style::IMMUTABLE)
+        .header("x-content-type-options", "nosniff")
+        .body(quire_style::CSS)
+}
+
 pub(super) fn notice(status: u16, heading: &str, text: &str) -> Response {
-    own_page(status, NoticePage { heading, text }.render())
+    notice_with(status, heading, text, None)
+}
+
+pub(super) fn notice_with(
+    status: u16,
+    heading: &str,
+    text: &str,
+    next_step: Option<&str>,
+) -> Response {
+    own_page(
+        status,
+        NoticePage {
+            heading,
+            text,
+            next_step,
+        }
+        .render(),
+    )
 }
 
 pub(super) fn plain(status: u16, text: &'static str) -> Response {
@@ -63,14 +117,20 @@ pub(super) fn plain(status: u16, text: &'static str) -> Response {
 }
 
 pub(super) fn not_found() -> Response {
-    notice(404, "Page not found", "There is no page at this address.")
+    notice_with(
+        404,
+        "Page not found",
+        "There is no page at this address.",
+        Some("Check the link for typing mistakes, or ask the person who sent it."),
+    )
 }
 
 pub(super) fn gone() -> Response {
-    notice(
+    notice_with(
         410,
         "This page is no longer available",
-        "It has expired or reached the number of views its owner allowed.",
+        "It has expired, or it has been opened as many times as its owner allowed.",
+        Some("If you still need it, ask the person who sent you the link."),
     )
 }
 
@@ -103,6 +163,21 @@ pub(super) fn password_form(status: u16, prompt: &PasswordPrompt, error: Option<
     } else {
         response
     }
+}
+
+/// A private or allow-list page to a visitor without access: a 403 that says which page
+/// this is, who may open it, and links to the dashboard's sign-in hand-off (see
+/// `docs/decisions/visitor-pages.md` for the status and the title).
+fn sign_in(prompt: &SignInPrompt) -> Response {
+    own_page(
+        403,
+        SignInPage {
+            title: &prompt.title,
+            shared: prompt.shared,
+            location: &prompt.location,
+        }
+        .render(),
+    )
 }
 
 pub(super) fn redirect(status: u16, location: &str) -> Response {
@@ -222,16 +297,15 @@ pub(super) fn respond(answer: Answer, https: bool) -> Response {
         Answer::NotFound => not_found(),
         Answer::Gone => gone(),
         Answer::Password(prompt) => password_form(401, &prompt, None),
-        Answer::SignIn { location } => redirect(302, &location),
-        Answer::Forbidden { email } => {
-            let text = match email {
-                Some(e) => format!(
-                    "You are signed in as {e}, and this page is not shared with that account."
-                ),
-                None => "This page is not shared with the account you signed in with.".into(),
-            };
-            notice(403, "This page is not shared with you", &text)
-        }
+        Answer::SignIn(prompt) => sign_in(&prompt),
+        Answer::Forbidden { title, email } => own_page(
+            403,
+            NotSharedPage {
+                title: &title,
+                email: email.as_deref(),
+            }
+            .render(),
+        ),
     }
 }
 

@@ -3,7 +3,9 @@
 //! owner's pages at `/{slug}/...`, and the bare `{domain}` serves short links at `/s/{code}`.
 //! On a shared origin (single tenant) pages are at `/{handle}/{slug}/...` beside `/s/{code}`.
 //! Each origin has two endpoints of its own under `/-/` (a prefix no slug or handle can
-//! take): the password form's post and the landing of the dashboard's sign-in pass.
+//! take): the password form's post and the landing of the dashboard's sign-in pass; and
+//! under `/.quire/` the stylesheet of its own pages (`quire-style`), so they load it from
+//! the origin they are on and their CSP stays `style-src 'self'`.
 //!
 //! Visitor content lives only here, never on the dashboard's origin. Every decision is made
 //! by `quire-serving`; this crate reads the request (host, path, cookies, `Authorization`,
@@ -13,7 +15,7 @@
 //!
 //! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `answers`
 //! (the responses). It depends on `quire-wire`, the serving application layer and the
-//! domain crates it names (keys, pages, kernel), askama for its two pages, and never on
+//! domain crates it names (keys, pages, kernel), `quire-style`, askama for its pages, and never on
 //! actix-web or another surface crate (the architecture test says so).
 
 use std::borrow::Cow;
@@ -95,6 +97,8 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
         ("/-/pass", _) => answers::method_not_allowed("GET"),
         ("/-/healthz", "GET" | "HEAD") => forms::healthz(),
         ("/-/healthz", _) => answers::method_not_allowed("GET, HEAD"),
+        (path, "GET" | "HEAD") if path.starts_with(answers::ASSETS) => answers::asset(path),
+        (path, _) if path.starts_with(answers::ASSETS) => answers::method_not_allowed("GET, HEAD"),
         _ => visit::visit(state, request).await,
     }
 }

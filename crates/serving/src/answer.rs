@@ -98,6 +98,26 @@ pub struct PasswordPrompt {
     pub wrong: bool,
 }
 
+/// A private or allow-list page, as shown to a visitor who is not signed in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInPrompt {
+    /// The page's title (see `docs/decisions/0040-visitor-sign-in-page.md`).
+    pub title: String,
+    /// `true` for an allow-list page (people its owner named), `false` for a private one.
+    pub shared: bool,
+    /// The dashboard's sign-in hand-off, `{base}/visit?page={code}&next={path}`, which
+    /// returns the visitor to the page.
+    pub location: String,
+}
+
+/// A page named by its short-link code, as the dashboard's hand-off pages name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageCard {
+    pub title: String,
+    /// The page's address on the pages origin.
+    pub url: String,
+}
+
 /// What the pages origin answers.
 #[derive(Debug, Clone)]
 pub enum Answer {
@@ -126,12 +146,13 @@ pub enum Answer {
     Gone,
     /// 401 with the password form.
     Password(PasswordPrompt),
-    /// 302 to the dashboard to sign in.
-    SignIn {
-        location: String,
-    },
+    /// A private or allow-list page asked for with nothing that opens it: the pages
+    /// origin says which page this is and how to get in.
+    SignIn(SignInPrompt),
     /// 403: signed in, but not as an account the page admits.
     Forbidden {
+        /// The page's title, as its sign-in page shows it.
+        title: String,
         email: Option<String>,
     },
 }

@@ -31,8 +31,8 @@ pub mod token;
 mod views;
 
 pub use answer::{
-    Admitted, Answer, ByteRange, CacheRule, FileAnswer, IssuedCookie, PassError, PasswordPrompt,
-    Unlock, UnlockError, Visit, Visitor,
+    Admitted, Answer, ByteRange, CacheRule, FileAnswer, IssuedCookie, PageCard, PassError,
+    PasswordPrompt, SignInPrompt, Unlock, UnlockError, Visit, Visitor,
 };
 pub use cache::CachedFile;
 pub use leases::{IDLE_RETURN, LEASE_TTL, MAX_BLOCK, ViewLeases};

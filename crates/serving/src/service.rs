@@ -23,7 +23,7 @@ use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_projec
 use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
 
-use crate::answer::{Answer, IssuedCookie, PasswordPrompt, Visit, Visitor};
+use crate::answer::{Answer, IssuedCookie, PasswordPrompt, SignInPrompt, Visit, Visitor};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
 use crate::path::{encode_query, encode_relative, parse_owner_path, parse_page_path};
@@ -261,16 +261,23 @@ impl ServingService {
                 }));
             }
             Gate::SignIn => {
-                return Ok(Answer::SignIn {
+                return Ok(Answer::SignIn(SignInPrompt {
+                    title: site.page.title.clone(),
+                    shared: site.link.policy.access == Access::AllowList,
                     location: format!(
                         "{}/visit?page={}&next={}",
                         self.inner.config.base_url.trim_end_matches('/'),
                         site.link.public_id,
                         encode_query(&rest)
                     ),
+                }));
+            }
+            Gate::Forbidden(email) => {
+                return Ok(Answer::Forbidden {
+                    title: site.page.title.clone(),
+                    email,
                 });
             }
-            Gate::Forbidden(email) => return Ok(Answer::Forbidden { email }),
         }
         let (slot, found) = match resolved {
             Resolved::File(slot) => (slot, true),

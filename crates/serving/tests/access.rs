@@ -300,9 +300,11 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     let page = w
         .publish("mine", |r| r.access = Some("private".into()))
         .await;
-    let Answer::SignIn { location } = w.get("/ann/mine/docs/").await else {
+    let Answer::SignIn(prompt) = w.get("/ann/mine/docs/").await else {
         panic!("sign in")
     };
+    assert!(!prompt.shared, "a private page is not shared");
+    let location = prompt.location;
     let code = page.link.as_ref().unwrap().public_id.clone();
     let ann_session = w.session(w.ann.account_id).await;
     let bob_session = w.session(w.bob.account_id).await;
@@ -399,6 +401,17 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
         },
     )
     .await;
+    let Answer::SignIn(prompt) = w.get("/ann/mine/").await else {
+        panic!("sign in")
+    };
+    assert!(
+        prompt.shared,
+        "an allow-list page is shared with named people"
+    );
+    let card = w.serving.page_card(&code).await.unwrap().expect("the page");
+    assert_eq!(card.title, prompt.title);
+    assert!(card.url.ends_with("/mine/"), "{}", card.url);
+    assert_eq!(w.serving.page_card("NoSuchCode").await.unwrap(), None);
     let url = w
         .serving
         .issue_pass(&code, w.bob.account_id, &w.bob_email, &bob_session, "")
@@ -439,7 +452,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     .await;
     assert!(matches!(
         w.get_as("/ann/mine/", bob).await,
-        Answer::Forbidden { email: Some(ref e) } if e == "bob@example.com"
+        Answer::Forbidden { email: Some(ref e), .. } if e == "bob@example.com"
     ));
 
     // Signing out of the dashboard ends the access that session gave.
@@ -455,7 +468,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     w.serving.forget_session(&ann_session).await;
     assert!(matches!(
         w.get_as("/ann/mine/", ann_again).await,
-        Answer::SignIn { .. }
+        Answer::SignIn(_)
     ));
 }
 
@@ -475,7 +488,7 @@ async fn a_key_that_can_read_the_project_is_let_in_and_others_are_not() {
     };
     assert!(matches!(
         w.get_as("/ann/mine/", bob).await,
-        Answer::SignIn { .. }
+        Answer::SignIn(_)
     ));
 }
 
@@ -518,7 +531,7 @@ async fn only_keys_and_tokens_that_serve_or_publish_pages_open_guarded_pages() {
             assert!(matches!(private, Answer::File(_)), "{principal:?}");
             assert!(matches!(password, Answer::File(_)), "{principal:?}");
         } else {
-            assert!(matches!(private, Answer::SignIn { .. }), "{principal:?}");
+            assert!(matches!(private, Answer::SignIn(_)), "{principal:?}");
             assert!(matches!(password, Answer::Password(_)), "{principal:?}");
         }
     }
@@ -551,7 +564,7 @@ async fn a_page_moved_to_another_project_is_refused_at_once_to_keys_of_the_old_o
         .unwrap();
     assert!(matches!(
         w.get_as("/ann/mine/", visitor()).await,
-        Answer::SignIn { .. }
+        Answer::SignIn(_)
     ));
 }
 
@@ -576,7 +589,7 @@ async fn pages_moved_by_a_project_delete_are_let_in_at_once_for_keys_of_their_ne
     };
     assert!(matches!(
         w.get_as("/ann/mine/", visitor()).await,
-        Answer::SignIn { .. }
+        Answer::SignIn(_)
     ));
     let default = w.projects.get(&w.ann, w.ann.home_project_id).await.unwrap();
     w.projects

@@ -3,7 +3,9 @@
 
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
-use quire_kernel::{AccountId, Budget, Email, PageId, Slot, Take, address_key, offloaded};
+use quire_kernel::{
+    AccountId, Budget, Email, InfraError, PageId, Slot, Take, address_key, offloaded,
+};
 use quire_links::Access;
 use quire_pages::PageStatus;
 use time::OffsetDateTime;
@@ -11,7 +13,7 @@ use time::OffsetDateTime;
 use super::{
     ACCESS_COOKIE, PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET,
 };
-use crate::answer::{Admitted, PassError, PasswordPrompt, Unlock, UnlockError};
+use crate::answer::{Admitted, PageCard, PassError, PasswordPrompt, Unlock, UnlockError};
 use crate::path::{encode_query, encode_relative, parse_relative};
 use crate::policy::{admits, expired, fingerprint, unix_after};
 use crate::token::{Claims, TokenKind};
@@ -170,6 +172,38 @@ impl ServingService {
             self.inner.config.origins.owner_origin(site.handle.as_str()),
             encode_query(&next)
         ))
+    }
+
+    /// On the dashboard: the page whose short-link code is `code` (not archived), named as
+    /// the hand-off's pages name it to the signed-in visitor, whether or not it admits them:
+    /// its title and address are what its own sign-in page shows anyone with the address.
+    ///
+    /// # Errors
+    /// [`InfraError`] on store failure.
+    pub async fn page_card(&self, code: &str) -> Result<Option<PageCard>, InfraError> {
+        let ports = &self.inner.ports;
+        let Some(link) = ports.links.link_by_code(code).await? else {
+            return Ok(None);
+        };
+        let Some(page) = ports
+            .pages
+            .page(link.page_id)
+            .await?
+            .filter(|p| p.status != PageStatus::Archived)
+        else {
+            return Ok(None);
+        };
+        let Some((handle, _)) = ports.accounts.handle_and_email(page.account_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(PageCard {
+            url: self
+                .inner
+                .config
+                .origins
+                .page_url(handle.as_str(), &page.slug),
+            title: page.title,
+        }))
     }
 
     /// On the pages origin: turns a pass into the page's access cookie, once. `owner` is the
