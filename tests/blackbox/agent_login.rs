@@ -75,6 +75,9 @@ async fn start_with_form_or_json(b: Backend) {
         json!({"client_name": "x".repeat(61)}),
         json!({"client_name": 5}),
         json!([1]),
+        // An empty array fills no field, and is still not the object the route takes.
+        json!([]),
+        json!(["ci"]),
     ] {
         let r = srv.call("POST", START, None, Some(&bad.to_string())).await;
         r.assert_error(400, "invalid_request");

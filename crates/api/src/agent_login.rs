@@ -64,7 +64,13 @@ fn fields<T: DeserializeOwned + Default>(req: &HttpRequest, body: &[u8]) -> Resu
     if content_type.starts_with("application/x-www-form-urlencoded") {
         return as_form();
     }
+    // serde fills a struct from a JSON array too (by position), so `[]` would pass as "no
+    // fields": the route's body is an object, and anything else is refused.
+    let not_an_object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     match serde_json::from_slice::<T>(body) {
+        Ok(_) if not_an_object => Err(invalid_request(
+            "the body must be a JSON object of strings, not an array",
+        )),
         Ok(fields) => Ok(fields),
         Err(e) if e.is_data() => Err(invalid_request(format!(
             "the body must be a JSON object of strings: {e}"
