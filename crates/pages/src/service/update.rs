@@ -133,21 +133,7 @@ impl PageService {
         let (page, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
         let existing = self.pages.files(page.id).await?;
         let batch = self.check_batch(inputs, &existing).await?;
-        let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
-        let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
-        let to_upload: Vec<FileData> = batch
-            .into_iter()
-            .filter(|f| !stored.contains(&f.entry.sha256))
-            .collect();
-        // The manifest names none of these objects, and will only once every one is whole,
-        // so nobody asks for them while they are written.
-        let uploaded = match self.upload(page.id, to_upload, Readers::NoneYet).await {
-            Ok(written) => written,
-            Err((e, written)) => {
-                self.remove_objects(page.id, &written).await;
-                return Err(e.into());
-            }
-        };
+        let (new_entries, uploaded) = self.upload_new_objects(page.id, batch, &existing).await?;
         // The store checks the limits again against the manifest as it commits: requests
         // that validated against the same files must not pass them together.
         let totals = match self
@@ -162,6 +148,7 @@ impl PageService {
             }
         };
         // Objects no path refers to any more (replaced content) can go now.
+        let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
         let mut manifest: HashMap<String, FileEntry> =
             existing.into_iter().map(|e| (e.path.clone(), e)).collect();
         for e in &new_entries {
@@ -208,21 +195,7 @@ impl PageService {
             )));
         }
         let existing = self.pages.files(page.id).await?;
-        let stored: HashSet<String> = existing.into_iter().map(|e| e.sha256).collect();
-        let new_entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
-        let to_upload: Vec<FileData> = batch
-            .into_iter()
-            .filter(|f| !stored.contains(&f.entry.sha256))
-            .collect();
-        // Content-addressed and not yet named by the manifest: nobody reads these objects
-        // until the swap below commits.
-        let uploaded = match self.upload(page.id, to_upload, Readers::NoneYet).await {
-            Ok(written) => written,
-            Err((e, written)) => {
-                self.remove_objects(page.id, &written).await;
-                return Err(e.into());
-            }
-        };
+        let (new_entries, uploaded) = self.upload_new_objects(page.id, batch, &existing).await?;
         let replaced = match self
             .pages
             .replace_files(page.id, &new_entries, &self.config.limits, self.clock.now())
@@ -264,6 +237,31 @@ impl PageService {
             } => batch::too_many_files(&self.config.limits, files).into(),
             PutFilesError::TooLarge { .. } => batch::page_too_large(&self.config.limits).into(),
             PutFilesError::Infra(e) => PageError::Infra(e),
+        }
+    }
+
+    /// Writes the objects of `batch` that `existing` does not already hold (objects are
+    /// content-addressed), and answers the batch's entries with the objects it wrote. The
+    /// manifest names none of these objects yet, and will only once every one is whole, so
+    /// nobody reads them while they are written; on a failure the ones written are removed.
+    async fn upload_new_objects(
+        &self,
+        page: PageId,
+        batch: Vec<FileData>,
+        existing: &[FileEntry],
+    ) -> Result<(Vec<FileEntry>, Vec<String>), PageError> {
+        let stored: HashSet<&str> = existing.iter().map(|e| e.sha256.as_str()).collect();
+        let entries: Vec<FileEntry> = batch.iter().map(|f| f.entry.clone()).collect();
+        let to_upload: Vec<FileData> = batch
+            .into_iter()
+            .filter(|f| !stored.contains(f.entry.sha256.as_str()))
+            .collect();
+        match self.upload(page, to_upload, Readers::NoneYet).await {
+            Ok(written) => Ok((entries, written)),
+            Err((e, written)) => {
+                self.remove_objects(page, &written).await;
+                Err(e.into())
+            }
         }
     }
 
