@@ -106,9 +106,9 @@ async fn redeploy(api: &Api, dir: &Path, page: &Remembered) -> Result<Output, Fa
     .await?;
     let now = api.get(&path).await?;
     let text = format!(
-        "Updated {} ({} files, {} bytes); who can open it: {}",
+        "Updated {} ({}, {} bytes); who can open it: {}",
         now["url"].as_str().unwrap_or("-"),
-        now["fileCount"],
+        files_count(now["fileCount"].as_u64().unwrap_or(0)),
         now["sizeBytes"],
         access_in_words(now["access"].as_str().unwrap_or("private")),
     );
@@ -147,9 +147,10 @@ async fn publish_new(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
         eprintln!("Not remembered for the next publish: {e}");
     }
     let text = format!(
-        "Published \"{title}\" as {} ({count} files, {} bytes)\nPage id:   {}\n\
+        "Published \"{title}\" as {} ({}, {} bytes)\nPage id:   {}\n\
          Who can open it: {}\nURL:       {}\nShort URL: {}",
         published["slug"].as_str().unwrap_or("-"),
+        files_count(count.try_into().unwrap_or(u64::MAX)),
         published["sizeBytes"],
         published["id"].as_str().unwrap_or("-"),
         access_in_words(published["access"].as_str().unwrap_or("private")),
@@ -157,6 +158,15 @@ async fn publish_new(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
         published["shortUrl"].as_str().unwrap_or("-"),
     );
     Ok(out(published, text))
+}
+
+/// `1 file`, `3 files`.
+fn files_count(n: u64) -> String {
+    if n == 1 {
+        "1 file".to_owned()
+    } else {
+        format!("{n} files")
+    }
 }
 
 /// Who may open a page with this access, said plainly.
