@@ -360,6 +360,7 @@ async fn a_person_signs_in_with_totp_and_approves_the_cli_in_chromium() {
     );
     browser.sign_in("ann").await;
     assert!(browser.url().await.contains("/login/totp"));
+    browser.audit("totp").await;
     // The enrolling code is spent: give the next step's.
     browser.fill("#code", "000000").await;
     browser.click("#submit").await;

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::browser::Driver;
 use crate::dashboard::PASSWORD;
 use crate::harness::{Backend, TestDb};
-use crate::signup::setup_link;
+use crate::signup::{link_in, mail_to, setup_link};
 
 const PAGES: &str = "/api/page/v1/pages";
 
@@ -171,6 +171,15 @@ async fn every_dashboard_page_passes_the_audit() {
         browser.go(&format!("{base}{path}")).await;
         browser.audit(name).await;
     }
+    // The reset link's page, where the new password is chosen.
+    browser.fill("#email", "root@example.com").await;
+    browser.click("#submit").await;
+    let mail = mail_to(db.dir.path(), "root@example.com", 0).await;
+    browser
+        .go(&format!("{base}{}", link_in(&mail, "/account/reset/new")))
+        .await;
+    assert!(browser.find("#password").await.is_some());
+    browser.audit("reset-new").await;
 
     // An account not yet activated lands on the activation page.
     let other = TestDb::create(Backend::Sqlite).await.unwrap();

@@ -120,6 +120,7 @@ async fn from_a_fresh_server_to_a_published_page_and_back() {
         .go(&format!("{base}{}", link_in(&mail, "/account/verify")))
         .await;
     browser.screenshot("journey-04-confirm").await;
+    browser.audit("verify-email").await;
     browser.click("#confirm").await;
     assert!(browser.text("#message").await.contains("confirmed"));
 
