@@ -3,7 +3,7 @@
 use actix_web::web;
 use actix_web::{delete, get, patch, post, put};
 use quire_kernel::{ErrorCode, PageId};
-use quire_pages::{PatchRequest, PublishRequest};
+use quire_pages::{FileInput, FilesAdded, PatchRequest, PublishRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -368,16 +368,11 @@ pub async fn add_files(
     body: WritableBody,
 ) -> Result<Answer<FilesAddedDto>, ApiError> {
     let id = page_id(&id)?;
-    let (_, sent_files) = parse_with_files(body, |sent: &mut AddFilesBody| {
-        std::mem::take(&mut sent.files)
-    })
-    .await?;
-    let added = state.pages.add_files(&auth.0, id, sent_files).await?;
-    Ok(Answer::ok(FilesAddedDto {
-        id: added.id.0,
-        file_count: added.file_count,
-        size_bytes: added.size_bytes,
-    }))
+    let added = state
+        .pages
+        .add_files(&auth.0, id, sent_files(body).await?)
+        .await?;
+    Ok(Answer::ok(added.into()))
 }
 
 /// Replace a page's whole file set, all or nothing: the page keeps its id, slug, short link,
@@ -402,16 +397,11 @@ pub async fn replace_files(
     body: WritableBody,
 ) -> Result<Answer<FilesAddedDto>, ApiError> {
     let id = page_id(&id)?;
-    let (_, sent_files) = parse_with_files(body, |sent: &mut AddFilesBody| {
-        std::mem::take(&mut sent.files)
-    })
-    .await?;
-    let replaced = state.pages.replace_files(&auth.0, id, sent_files).await?;
-    Ok(Answer::ok(FilesAddedDto {
-        id: replaced.id.0,
-        file_count: replaced.file_count,
-        size_bytes: replaced.size_bytes,
-    }))
+    let replaced = state
+        .pages
+        .replace_files(&auth.0, id, sent_files(body).await?)
+        .await?;
+    Ok(Answer::ok(replaced.into()))
 }
 
 /// Pages others shared with the caller (allow lists naming its account or email).
@@ -442,4 +432,23 @@ pub async fn shared(
             })
             .collect(),
     }))
+}
+
+/// The files of an add or replace body, decoded out of it.
+async fn sent_files(body: WritableBody) -> Result<Vec<FileInput>, ApiError> {
+    let (_, sent) = parse_with_files(body, |sent: &mut AddFilesBody| {
+        std::mem::take(&mut sent.files)
+    })
+    .await?;
+    Ok(sent)
+}
+
+impl From<FilesAdded> for FilesAddedDto {
+    fn from(added: FilesAdded) -> Self {
+        Self {
+            id: added.id.0,
+            file_count: added.file_count,
+            size_bytes: added.size_bytes,
+        }
+    }
 }
