@@ -8,6 +8,7 @@ use quire_accounts::AccountStore;
 use quire_kernel::secret::sha256_hex;
 use quire_kernel::{
     AccountId, Clock, InfraError, LinkId, PageChanges, PageId, Principal, PrincipalKind, ProjectId,
+    Resource,
 };
 use quire_keys::{AuthError, BearerTokens};
 use quire_oauth::access_token::VerifiedToken;
@@ -144,9 +145,15 @@ impl BearerVerifier {
 
     /// Steps 1 to 5. A token that passed them is held by its SHA-256: while the key that
     /// signed it still verifies in the key set held, only its expiry is checked again.
-    async fn verified(&self, token: &str, now: OffsetDateTime) -> Result<VerifiedToken, AuthError> {
+    async fn verified(
+        &self,
+        token: &str,
+        resource: Resource,
+        now: OffsetDateTime,
+    ) -> Result<VerifiedToken, AuthError> {
         let refused = |r: TokenRefusal| AuthError::InvalidToken(r.description());
-        let digest = sha256_hex(token.as_bytes());
+        // Held per resource: a token verified for one audience says nothing of the other.
+        let digest = format!("{}:{resource:?}", sha256_hex(token.as_bytes()));
         if let Some((verified, kid)) = self.verified.get(&digest).await {
             let keys = self.key_set().await?;
             let still_verifies = keys
@@ -162,7 +169,7 @@ impl BearerVerifier {
         let parsed = quire_oauth::access_token::parse(token).map_err(refused)?;
         let key = self.key(&parsed.kid, now).await?;
         let verified = parsed
-            .check(key.as_ref(), &self.audience, now)
+            .check(key.as_ref(), &self.audience.at(resource), now)
             .map_err(refused)?;
         self.verified
             .insert(digest, (verified.clone(), parsed.kid))
@@ -170,9 +177,11 @@ impl BearerVerifier {
         Ok(verified)
     }
 
-    async fn verify(&self, token: &str) -> Result<Principal, AuthError> {
+    async fn verify(&self, token: &str, resource: Resource) -> Result<Principal, AuthError> {
         let refused = |r: TokenRefusal| AuthError::InvalidToken(r.description());
-        let verified = self.verified(token, self.ports.clock.now()).await?;
+        let verified = self
+            .verified(token, resource, self.ports.clock.now())
+            .await?;
         if !self
             .client_is_live(&verified.client_id)
             .await
@@ -224,8 +233,8 @@ impl BearerVerifier {
 
 #[async_trait]
 impl BearerTokens for BearerVerifier {
-    async fn principal(&self, token: &str) -> Result<Principal, AuthError> {
-        self.verify(token).await
+    async fn principal(&self, token: &str, resource: Resource) -> Result<Principal, AuthError> {
+        self.verify(token, resource).await
     }
 }
 

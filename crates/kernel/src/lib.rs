@@ -26,6 +26,6 @@ pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LeaseId, LinkId, PageId, ProjectId};
 pub use offload::{Offload, offloaded};
-pub use principal::{App, Apps, Principal, PrincipalKind, Tier};
+pub use principal::{App, Apps, Principal, PrincipalKind, Resource, Tier};
 pub use rate_limit::{Budget, RateLimiter, Slot, Take, address_key};
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};

@@ -67,6 +67,16 @@ impl Apps {
     }
 }
 
+/// The protected resource a credential is presented to. An OAuth access token is minted
+/// for one of them (its `aud`) and verified only by it; API keys are good at both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The REST API (`{base}/api/...`): audience `{base}/api`.
+    Api,
+    /// The hosted agent endpoint (`{base}/mcp`): audience `{base}/mcp`.
+    Mcp,
+}
+
 /// A key's tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tier {
@@ -148,6 +158,13 @@ impl Principal {
             } => apps.contains(app),
             PrincipalKind::OAuthClient { scopes, .. } => scopes.contains(app),
         }
+    }
+
+    /// Whether the credential may change things in `app`, not only read them. Only a
+    /// bearer token granted the read-only `page:read` scope can read without writing.
+    #[must_use]
+    pub fn can_write(&self, app: App) -> bool {
+        self.has_app(app)
     }
 
     #[must_use]

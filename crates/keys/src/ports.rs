@@ -1,7 +1,7 @@
 //! Ports of the keys domain.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId, Principal};
+use quire_kernel::{AccountId, InfraError, KeyId, Principal, Resource};
 use time::OffsetDateTime;
 
 use crate::credential::KeyHash;
@@ -57,12 +57,13 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug {
 /// OAuth access tokens: the JWT-shaped credentials of the `Authorization` header.
 #[async_trait]
 pub trait BearerTokens: Send + Sync + std::fmt::Debug {
-    /// The principal a token acts as.
+    /// The principal a token presented to `resource` acts as.
     ///
     /// # Errors
     /// MUST return [`AuthError::InvalidToken`] with the spec's `error_description` for a
-    /// token that fails any verification step (a registry that cannot be read included:
+    /// token that fails any verification step (a token minted for another resource fails
+    /// the audience step: `token issuer or audience mismatch`) (a registry that cannot be read included:
     /// fail closed), [`AuthError::NotActivated`] for an account not yet activated, and
     /// [`AuthError::Infra`] only for other storage failures.
-    async fn principal(&self, token: &str) -> Result<Principal, AuthError>;
+    async fn principal(&self, token: &str, resource: Resource) -> Result<Principal, AuthError>;
 }

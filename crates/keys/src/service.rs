@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use quire_kernel::{
     AccountId, App, Apps, Clock, InfraError, KeyId, Principal, PrincipalKind, ProjectId,
-    ProjectSlug, Tier,
+    ProjectSlug, Resource, Tier,
 };
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, address_project};
 
@@ -214,7 +214,17 @@ impl KeyService {
         }
     }
 
-    /// Turns the value of an `Authorization` header into a principal.
+    /// Turns the value of an `Authorization` header into a principal, for the REST API.
+    ///
+    /// # Errors
+    /// As [`KeyService::authenticate_at`].
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
+        self.authenticate_at(authorization, Resource::Api).await
+    }
+
+    /// Turns the value of an `Authorization` header presented to `resource` into a
+    /// principal. API keys are good at every resource; a bearer token only at the one it
+    /// was minted for.
     ///
     /// # Errors
     /// [`AuthError::InvalidApiKey`] for a missing header, a non-Bearer scheme, an
@@ -222,11 +232,15 @@ impl KeyService {
     /// [`AuthError::InvalidToken`] for a JWT-shaped credential that fails verification
     /// (see [`BearerTokens`]);
     /// [`AuthError::NotActivated`] for a valid key of an account not yet activated.
-    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
+    pub async fn authenticate_at(
+        &self,
+        authorization: Option<&str>,
+        resource: Resource,
+    ) -> Result<Principal, AuthError> {
         let credential = bearer_credential(authorization)?;
         let Some(key) = PlaintextKey::parse(credential) else {
             if is_jwt_shaped(credential) {
-                return self.bearers.principal(credential).await;
+                return self.bearers.principal(credential, resource).await;
             }
             return Err(AuthError::InvalidApiKey);
         };

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use base64::Engine;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use quire_kernel::{AccountId, InfraError};
+use quire_kernel::{AccountId, InfraError, Resource};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -63,7 +63,8 @@ impl TokenRefusal {
     }
 }
 
-/// Who tokens are issued by and for: `iss` is the public base URL, `aud` its API.
+/// Who tokens are issued by and for: `iss` is the public base URL, `aud` the resource the
+/// token is for (`{base}/api` or `{base}/mcp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenAudience {
     pub issuer: String,
@@ -71,14 +72,30 @@ pub struct TokenAudience {
 }
 
 impl TokenAudience {
-    /// For a service at `base_url` (no trailing slash).
+    /// The REST API of a service at `base_url`.
     #[must_use]
     pub fn for_base_url(base_url: &str) -> Self {
+        Self::for_resource(base_url, Resource::Api)
+    }
+
+    /// `resource` of a service at `base_url`.
+    #[must_use]
+    pub fn for_resource(base_url: &str, resource: Resource) -> Self {
         let issuer = base_url.trim_end_matches('/').to_owned();
+        let path = match resource {
+            Resource::Api => "api",
+            Resource::Mcp => "mcp",
+        };
         Self {
-            audience: format!("{issuer}/api"),
+            audience: format!("{issuer}/{path}"),
             issuer,
         }
+    }
+
+    /// The same issuer's audience for `resource`.
+    #[must_use]
+    pub fn at(&self, resource: Resource) -> Self {
+        Self::for_resource(&self.issuer, resource)
     }
 }
 
