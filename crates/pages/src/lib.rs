@@ -27,6 +27,6 @@ pub use ports::{
     PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
-    FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,
-    PatchRequest, PublishRequest, Swept, UPLOAD_CONCURRENCY,
+    FILES_LIST, FilesAdded, LEFTOVER_AGE, PAGES_LIST, PageConfig, PageError, PageLister, PagePorts,
+    PageService, PageView, PatchRequest, PublishRequest, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
 };
