@@ -169,8 +169,9 @@ pub struct ListQuery {
     project: Option<String>,
 }
 
-/// List pages of a project, newest first: the whole list, or a page of it with `limit` and
-/// `cursor`.
+/// List pages of a project.
+///
+/// Newest first: the whole list, or a page of it with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(ListQuery, PagingQuery),
@@ -351,7 +352,9 @@ fn file_dto(f: FileEntry) -> FileDto {
     }
 }
 
-/// List a page's files by path: all of them, or a page of them with `limit` and `cursor`.
+/// List a page's files.
+///
+/// By path: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(("id" = Uuid, Path), PagingQuery),
@@ -436,8 +439,9 @@ pub async fn replace_files(
     Ok(Answer::ok(replaced.into()))
 }
 
-/// Pages others shared with the caller (allow lists naming its account or email), most
-/// recently shared first: all of them, or a page of them with `limit` and `cursor`.
+/// Pages others shared with the caller (allow lists naming its account or email).
+///
+/// Most recently shared first: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
     params(PagingQuery),
