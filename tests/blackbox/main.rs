@@ -23,6 +23,7 @@ mod bundles;
 mod cli;
 mod cli_pages;
 mod dashboard;
+mod dashboard_agents;
 mod dashboard_manage;
 mod email;
 mod grants;
