@@ -21,6 +21,7 @@ mod browser_visitors;
 mod budgets;
 mod bundles;
 mod cli;
+mod cli_mcp;
 mod cli_pages;
 mod dashboard;
 mod dashboard_agents;
