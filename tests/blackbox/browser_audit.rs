@@ -1,7 +1,8 @@
 //! Every dashboard page in headless Chromium, audited (`audit.rs`: axe-core, 390 px with no
 //! sideways scroll, desktop and phone screenshots): from the first-run setup of a new server,
 //! through the Pages overview empty and with pages, a page's detail, keys, projects,
-//! security, the agent consent, the admin's pages and a message page, to the signed-out
+//! security, the agent consent, the Agents page without and with a connected agent, the
+//! admin's pages and a message page, to the signed-out
 //! forms and, on a second server, the activation page of an account not yet activated.
 
 use serde_json::json;
@@ -148,6 +149,7 @@ async fn every_dashboard_page_passes_the_audit() {
         ("/account/security", "security"),
         ("/authorize-agent", "authorize-agent"),
         (consent.as_str(), "authorize-agent-consent"),
+        ("/account/agents", "agents-empty"),
         ("/admin/accounts", "admin-accounts"),
         ("/admin/invitations", "admin-invitations"),
         ("/admin/oauth-clients", "admin-clients"),
@@ -155,6 +157,69 @@ async fn every_dashboard_page_passes_the_audit() {
         browser.go(&format!("{base}{path}")).await;
         browser.audit(name).await;
     }
+    // An agent connected through OAuth: approved in the browser, its code redeemed.
+    let registered = crate::harness::client()
+        .build()
+        .unwrap()
+        .post(format!("{base}/api/platform/v1/oauth-clients"))
+        .bearer_auth(&key)
+        .json(&json!({"name": "Audit agent", "client_type": "public", "redirect_uris": ["http://127.0.0.1/callback"]}))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    let client_id = registered["client"]["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (port, _) = crate::browser_oauth::loopback_app().await;
+    let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
+    browser
+        .go(&crate::browser_oauth::authorize_url(
+            &srv,
+            &client_id,
+            port,
+            "audit",
+            challenge.as_str(),
+        ))
+        .await;
+    browser.click("#approve").await;
+    let landed = url::Url::parse(&browser.url().await).unwrap();
+    let code = landed
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .expect("the code on the redirect");
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let token = crate::harness::client()
+        .build()
+        .unwrap()
+        .post(format!("{base}/api/oauth/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            serde_urlencoded::to_string([
+                ("grant_type", "authorization_code"),
+                ("client_id", client_id.as_str()),
+                ("code", code.as_str()),
+                ("redirect_uri", redirect.as_str()),
+                ("code_verifier", verifier.secret().as_str()),
+            ])
+            .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(token.status().as_u16(), 200);
+    browser.go(&format!("{base}/account/agents")).await;
+    assert!(browser.text("#agents").await.contains("Audit agent"));
+    assert_eq!(
+        browser.text("nav.site-nav a[aria-current=page]").await,
+        "Agents"
+    );
+    browser.audit("agents").await;
+
     // A message page: the setup link, once used.
     browser.go(&link).await;
     assert!(browser.find("#message").await.is_some());

@@ -16,7 +16,7 @@ use crate::harness::{Backend, Server, TestDb};
 
 /// A loopback HTTP server standing in for a native app's redirect listener: it records the
 /// target of every redirect it receives and answers a small page.
-async fn loopback_app() -> (u16, Arc<Mutex<Vec<String>>>) {
+pub(crate) async fn loopback_app() -> (u16, Arc<Mutex<Vec<String>>>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -46,7 +46,13 @@ async fn loopback_app() -> (u16, Arc<Mutex<Vec<String>>>) {
     (port, seen)
 }
 
-fn authorize_url(srv: &Server, client_id: &str, port: u16, state: &str, challenge: &str) -> String {
+pub(crate) fn authorize_url(
+    srv: &Server,
+    client_id: &str,
+    port: u16,
+    state: &str,
+    challenge: &str,
+) -> String {
     let query = serde_urlencoded::to_string([
         ("response_type", "code"),
         ("client_id", client_id),

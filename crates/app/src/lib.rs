@@ -32,7 +32,9 @@ use quire_device_auth::DeviceAuthService;
 use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
 use quire_mail::MailService;
-use quire_oauth::{ClientService, ConsentService, TokenAudience, TokenPorts, TokenService};
+use quire_oauth::{
+    ClientService, ConnectedAgents, ConsentService, TokenAudience, TokenPorts, TokenService,
+};
 use quire_pages::{PageConfig, PagePorts, PageService};
 use quire_projects::ProjectService;
 use quire_read_cache::{CachedKeyStore, CachedPageStore};
@@ -79,6 +81,8 @@ pub struct Services {
     pub oauth_clients: ClientService,
     pub oauth_consent: ConsentService,
     pub oauth_tokens: TokenService,
+    /// The agents each account connected through OAuth (the dashboard's Agents page).
+    pub oauth_agents: ConnectedAgents,
     pub mail: MailService,
     pub first_run: FirstRun,
     pub sign_up: SignUp,
@@ -252,6 +256,12 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             settings.base_url,
         ),
         oauth_consent: ConsentService::new(
+            oauth_clients.clone(),
+            oauth_grants.clone(),
+            projects.clone(),
+            clock.clone(),
+        ),
+        oauth_agents: ConnectedAgents::new(
             oauth_clients.clone(),
             oauth_grants,
             projects,

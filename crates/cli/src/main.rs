@@ -6,8 +6,8 @@
 //! The one question it asks is before `pages delete`, on a terminal only; elsewhere that
 //! needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
 //! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`),
-//! `platform` (projects and keys), `oauth_clients`, `email`; `api`, `bundle` and `config`
-//! beneath them.
+//! `platform` (projects and keys), `oauth_clients`, `email`, `mcp` (the MCP endpoint and
+//! client configurations); `api`, `bundle` and `config` beneath them.
 
 // Printing results is this binary's job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -18,6 +18,7 @@ mod bundle;
 mod config;
 mod email;
 mod login;
+mod mcp;
 mod oauth_clients;
 mod page_ref;
 mod page_update;
@@ -90,6 +91,14 @@ enum Command {
     /// Your account: its status, and activation with an invited phone number.
     #[command(subcommand)]
     Account(account::AccountCommand),
+    /// Print the server's MCP endpoint and client configurations to paste (Claude Code,
+    /// an mcpServers entry); nothing is sent to the server.
+    Mcp {
+        /// Put the stored API key in the configurations (an Authorization header) instead of
+        /// signing in through the browser. Prints the key.
+        #[arg(long)]
+        key: bool,
+    },
 }
 
 /// What a command prints on success: JSON for `--json`, else the text.
@@ -179,6 +188,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,
         Command::Account(cmd) => account::run(&api(server)?, cmd).await,
         Command::Email(cmd) => email::run(&api(server)?, cmd).await,
+        Command::Mcp { key } => mcp::mcp(&api(server)?, key),
     }
 }
 

@@ -2,8 +2,10 @@
 //! password reset, server-rendered sign-in (password, then the second factor), TOTP
 //! enrollment, the consent screen of the device login with its decision endpoint, the OAuth
 //! authorization endpoint with its consent page and decision endpoint, the activation page
-//! and the account's routes under `/api/account`, the create-key action; the Pages, Keys and
-//! Projects pages, acting with a master key's scope through the same use cases as the API.
+//! and the account's routes under `/api/account`, the create-key action; the Pages, Keys,
+//! Projects and Agents pages (the last: the agents connected through OAuth, and
+//! disconnecting one), acting with a master key's scope through the same use cases as the
+//! API.
 //!
 //! Every page works without JavaScript: the one script every page loads (from this origin,
 //! under a hashed name) only shows copy buttons; the activation page adds its captcha widget.
@@ -22,6 +24,7 @@ mod account;
 mod account_keys;
 mod activation;
 mod admin;
+mod agents_page;
 mod chart;
 mod consent;
 mod first_run;
@@ -52,6 +55,7 @@ use admin::{
     accounts, change_account, clients, delete_client, invitations, invite, register_client,
     uninvite,
 };
+use agents_page::{agents, disconnect};
 use consent::consent;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
@@ -159,6 +163,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::POST, to(delete_client))],
     ))
     .service(resource("/account/pages", [(M::GET, to(pages))]))
+    .service(resource("/account/agents", [(M::GET, to(agents))]))
+    .service(resource(
+        "/account/agents/{client}/disconnect",
+        [(M::POST, to(disconnect))],
+    ))
     .service(resource(
         "/account/pages/{id}",
         [(M::GET, to(page_detail)), (M::POST, to(page_action))],

@@ -174,6 +174,14 @@ pub struct RefreshRecord {
     pub rotated_at: Option<OffsetDateTime>,
 }
 
+/// A grant that still issues tokens, and when it last did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveGrant {
+    pub grant: Grant,
+    /// When its newest refresh token was issued: the code's redemption or the last refresh.
+    pub last_issued_at: OffsetDateTime,
+}
+
 impl RefreshRecord {
     /// A fresh refresh token for `grant` and its record: idle lifetime from `now`, never past
     /// the grant's absolute lifetime.

@@ -11,6 +11,8 @@
 //! - Access tokens (RFC 9068): Ed25519-signed JWTs, the signing keys' rotation schedule, and
 //!   the first five verification steps; the registry steps belong to the caller, which may
 //!   cache.
+//! - Connected agents: an account's live grants by (client, project), as its holder lists
+//!   and ends them.
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (a token's home project),
 //! parsing and crypto libraries (`url`, `jsonwebtoken` and `aws-lc-rs`, `sha2`, `subtle`);
@@ -18,6 +20,7 @@
 //! [`ports::GrantStore`], [`ports::SigningKeyStore`].
 
 pub mod access_token;
+pub mod connected;
 pub mod consent;
 pub mod grant;
 pub mod model;
@@ -28,10 +31,11 @@ pub mod signing;
 pub mod token;
 
 pub use access_token::{ParsedToken, TokenAudience, TokenRefusal, VerifiedToken};
+pub use connected::{ConnectedAgent, ConnectedAgents, DisconnectError};
 pub use consent::{
     AuthorizeError, AuthorizeRequest, ConsentRequest, ConsentService, DecisionError,
 };
-pub use grant::{Grant, GrantStage, RefreshRecord};
+pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient};
 pub use ports::{ClientStore, GrantStore, InsertClientError, SigningKeyStore};
 pub use redirect::{MAX_REDIRECT_URIS, RedirectUri};

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
 
-use crate::grant::{Grant, RefreshRecord};
+use quire_kernel::AccountId;
+
+use crate::grant::{Grant, LiveGrant, RefreshRecord};
 use crate::model::{ClientId, OAuthClient};
 use crate::signing::SigningKey;
 
@@ -130,6 +132,18 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn revoke_grant(&self, grant_id: &str, at: OffsetDateTime) -> Result<(), InfraError>;
+
+    /// The account's live grants: redeemed, not revoked, holding a refresh token neither
+    /// rotated nor expired at `now`; each with the time its newest refresh token was issued
+    /// (the last code redemption or refresh). In no particular order.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn live_grants(
+        &self,
+        account: AccountId,
+        now: OffsetDateTime,
+    ) -> Result<Vec<LiveGrant>, InfraError>;
 }
 
 /// The signing keys every replica shares.

@@ -89,6 +89,7 @@ macro_rules! __contract_list {
             links::lapsed_view_leases_are_settled_as_served,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
             oauth::grants_are_decided_redeemed_and_rotated_once,
+            oauth::live_grants_are_redeemed_unrevoked_with_a_live_refresh_token,
             oauth::signing_keys_keep_their_material,
             activation::numbers_bind_one_account_once,
             activation::captcha_solutions_are_spent_once,

@@ -249,6 +249,120 @@ pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
     assert_eq!(ended.revoked_at, Some(after));
 }
 
+/// `grant` approved with `code` and redeemed at `now` with its first refresh token.
+async fn redeemed<S: GrantStore + 'static>(
+    s: &Arc<S>,
+    grant: &Grant,
+    code: &str,
+    now: time::OffsetDateTime,
+) -> RefreshRecord {
+    s.insert_oauth_grant(grant).await.unwrap();
+    s.settle_pending(
+        &request_hash(grant),
+        "session-a",
+        now,
+        Some((code, now + Duration::seconds(60))),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let (_, first) = RefreshRecord::issue(grant, now);
+    assert!(s.redeem_code(&grant.id, now, &first).await.unwrap());
+    first
+}
+
+pub(super) async fn live_grants_are_redeemed_unrevoked_with_a_live_refresh_token<
+    S: AccountStore + ClientStore + GrantStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let client = client_of("Notes", &clock);
+    s.insert_client(&client).await.unwrap();
+    let now = clock.now();
+    let account = ann.account.id;
+    assert_eq!(s.live_grants(account, now).await.unwrap(), vec![]);
+
+    // Pending and approved-only grants are not live; nor is bob's.
+    s.insert_oauth_grant(&pending(&client.id, account, &clock))
+        .await
+        .unwrap();
+    let approved = pending(&client.id, account, &clock);
+    s.insert_oauth_grant(&approved).await.unwrap();
+    s.settle_pending(
+        &request_hash(&approved),
+        "session-a",
+        now,
+        Some(("code-a", now + Duration::seconds(60))),
+    )
+    .await
+    .unwrap();
+    redeemed(
+        &s,
+        &pending(&client.id, bob.account.id, &clock),
+        "code-b",
+        now,
+    )
+    .await;
+    assert_eq!(s.live_grants(account, now).await.unwrap(), vec![]);
+
+    // A redeemed grant is live, with its refresh token's issue time; after a rotation (and
+    // a retried one within the window), the newest token's.
+    let grant = pending(&client.id, account, &clock);
+    let first = redeemed(&s, &grant, "code-1", now).await;
+    let mut stored = s.grant_by_code("code-1").await.unwrap().unwrap();
+    let live = s.live_grants(account, now).await.unwrap();
+    assert_eq!(
+        live,
+        vec![quire_oauth::LiveGrant {
+            grant: stored.clone(),
+            last_issued_at: now
+        }]
+    );
+    let later = now + Duration::minutes(20);
+    let (_, second) = RefreshRecord::issue(&stored, later);
+    assert!(
+        s.rotate_refresh(
+            &first.token_hash,
+            later,
+            later - Duration::seconds(10),
+            &second
+        )
+        .await
+        .unwrap()
+    );
+    let retry = later + Duration::seconds(2);
+    let (_, third) = RefreshRecord::issue(&stored, retry);
+    assert!(
+        s.rotate_refresh(
+            &first.token_hash,
+            retry,
+            retry - Duration::seconds(10),
+            &third
+        )
+        .await
+        .unwrap()
+    );
+    let live = s.live_grants(account, retry).await.unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].last_issued_at, retry);
+
+    // Its refresh tokens expired: not live. Revoked: not live.
+    assert_eq!(
+        s.live_grants(account, third.expires_at).await.unwrap(),
+        vec![]
+    );
+    s.revoke_grant(&grant.id, retry).await.unwrap();
+    assert_eq!(s.live_grants(account, retry).await.unwrap(), vec![]);
+    stored.revoked_at = Some(retry);
+    assert_eq!(
+        s.grant_by_code("code-1").await.unwrap().unwrap().revoked_at,
+        stored.revoked_at
+    );
+}
+
 pub(super) async fn signing_keys_keep_their_material<S: SigningKeyStore + 'static>(s: Arc<S>) {
     let clock = FixedClock::new();
     let now = clock.now();

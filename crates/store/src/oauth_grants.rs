@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Apps, InfraError};
 use quire_oauth::grant::CodeChallenge;
 use quire_oauth::{
-    ClientId, Grant, GrantStage, GrantStore, RefreshRecord, SigningKey, SigningKeyStore,
+    ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord, SigningKey, SigningKeyStore,
 };
 use time::OffsetDateTime;
 
@@ -360,6 +360,39 @@ impl GrantStore for Database {
             Ok(())
         })
         .map_err(infra)
+    }
+
+    async fn live_grants(
+        &self,
+        account: AccountId,
+        now: OffsetDateTime,
+    ) -> Result<Vec<LiveGrant>, InfraError> {
+        let rows: Vec<(GrantRow, DbTs)> = with_conn!(self, |conn| {
+            Ok(oauth_grants::table
+                .inner_join(oauth_refresh_tokens::table)
+                .filter(oauth_grants::account_id.eq(DbId(account.0)))
+                .filter(oauth_grants::revoked_at.is_null())
+                .filter(oauth_grants::redeemed_at.is_not_null())
+                .filter(oauth_refresh_tokens::rotated_at.is_null())
+                .filter(oauth_refresh_tokens::expires_at.gt(DbTs(now)))
+                .select((GrantRow::as_select(), oauth_refresh_tokens::created_at))
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        // A refresh retried within the reuse window leaves two unrotated tokens: the newest
+        // one counts.
+        let mut live: Vec<LiveGrant> = Vec::new();
+        for (row, issued) in rows {
+            match live.iter_mut().find(|g| g.grant.id == row.id) {
+                Some(g) => g.last_issued_at = g.last_issued_at.max(issued.0),
+                None => live.push(LiveGrant {
+                    grant: Grant::try_from(row).map_err(infra)?,
+                    last_issued_at: issued.0,
+                }),
+            }
+        }
+        Ok(live)
     }
 }
 

@@ -104,6 +104,7 @@ pub enum Op {
     LinkOfPage,
     LinksOfPages,
     LiveClients,
+    LiveGrants,
     LiveLink,
     MarkMfaSatisfied,
     MarkReady,

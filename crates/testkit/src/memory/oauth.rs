@@ -1,10 +1,10 @@
 //! The OAuth client registry, grants with their refresh tokens, and signing keys.
 
 use async_trait::async_trait;
-use quire_kernel::InfraError;
+use quire_kernel::{AccountId, InfraError};
 use quire_oauth::{
-    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, OAuthClient,
-    RefreshRecord, SigningKey, SigningKeyStore,
+    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, LiveGrant,
+    OAuthClient, RefreshRecord, SigningKey, SigningKeyStore,
 };
 use time::OffsetDateTime;
 
@@ -221,6 +221,38 @@ impl GrantStore for MemoryStore {
             }
         });
         Ok(())
+    }
+
+    async fn live_grants(
+        &self,
+        account: AccountId,
+        now: OffsetDateTime,
+    ) -> Result<Vec<LiveGrant>, InfraError> {
+        self.check(Op::LiveGrants)?;
+        Ok(self.with(|s| {
+            s.oauth_grants
+                .iter()
+                .filter(|g| {
+                    g.account_id == account
+                        && g.revoked_at.is_none()
+                        && matches!(g.stage, GrantStage::Redeemed { .. })
+                })
+                .filter_map(|g| {
+                    let last_issued_at = s
+                        .refresh_tokens
+                        .iter()
+                        .filter(|r| {
+                            r.grant_id == g.id && r.rotated_at.is_none() && r.expires_at > now
+                        })
+                        .map(|r| r.created_at)
+                        .max()?;
+                    Some(LiveGrant {
+                        grant: g.clone(),
+                        last_issued_at,
+                    })
+                })
+                .collect()
+        }))
     }
 }
 

@@ -1,0 +1,1 @@
+DROP INDEX oauth_grants_account_idx;
