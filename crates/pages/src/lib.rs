@@ -27,6 +27,6 @@ pub use ports::{
     PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
-    FilesAdded, LEFTOVER_AGE, PageConfig, PageError, PagePorts, PageService, PageView,
+    FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PageConfig, PageError, PagePorts, PageService, PageView,
     PatchRequest, PublishRequest, Swept, UPLOAD_CONCURRENCY,
 };

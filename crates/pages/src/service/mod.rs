@@ -37,10 +37,12 @@ use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds};
 use crate::validate;
 
 mod error;
+mod lookup;
 mod publish;
 mod update;
 
 pub use error::PageError;
+pub use lookup::{FileSlice, MAX_FILE_SLICE};
 
 /// Objects written to the bundle store at once during a publish or add-files.
 pub const UPLOAD_CONCURRENCY: usize = 8;
