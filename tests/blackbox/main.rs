@@ -37,6 +37,7 @@ mod oauth_tokens;
 mod ops;
 mod page_writes;
 mod pages;
+mod paging;
 mod projects;
 mod routes;
 mod secrets_at_rest;

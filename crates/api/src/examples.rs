@@ -161,7 +161,11 @@ pub fn page_dto() -> Value {
 }
 
 pub fn page_list() -> Value {
-    json!({"pages": [page_dto()], "project": "marketing"})
+    json!({
+        "pages": [page_dto()],
+        "project": "marketing",
+        "nextCursor": "cGFnZXM6MTc2NDA2NzQwMDAwMDAwMC45YTNlNWM3ZDFiMmY0ZThhYjZjNDBkOWYyZTdhNWIxMw"
+    })
 }
 
 pub fn published_dto() -> Value {
@@ -188,7 +192,7 @@ pub fn file_dto() -> Value {
 }
 
 pub fn file_list() -> Value {
-    json!({"files": [file_dto()]})
+    json!({"files": [file_dto()], "nextCursor": "ZmlsZXM6aW5kZXguaHRtbA"})
 }
 
 pub fn files_added_dto() -> Value {
@@ -214,7 +218,10 @@ pub fn shared_page_dto() -> Value {
 }
 
 pub fn shared_list() -> Value {
-    json!({"pages": [shared_page_dto()]})
+    json!({
+        "pages": [shared_page_dto()],
+        "nextCursor": "c2hhcmVkOjE3NjQwNjMwMDAwMDAwMDAuOWEzZTVjN2QxYjJmNGU4YWI2YzQwZDlmMmU3YTViMTM"
+    })
 }
 
 pub fn oauth_client_dto() -> Value {

@@ -22,6 +22,7 @@ pub(crate) mod oauth;
 pub(crate) mod oauth_clients;
 pub mod openapi;
 pub(crate) mod pages;
+pub(crate) mod paging;
 pub(crate) mod projects;
 pub(crate) mod refusals;
 pub(crate) mod schema;

@@ -1,9 +1,13 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
+use actix_web::Either;
 use actix_web::web;
 use actix_web::{delete, get, patch, post, put};
-use quire_kernel::{ErrorCode, PageId};
-use quire_pages::{FileInput, FilesAdded, PatchRequest, PublishRequest};
+use quire_kernel::{ErrorCode, PageId, Paged};
+use quire_pages::{
+    FILES_LIST, FileEntry, FileInput, FilesAdded, PAGES_LIST, PatchRequest, PublishRequest,
+    SHARED_LIST,
+};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -11,6 +15,7 @@ use crate::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
 use crate::files::{FileBody, parse_with_files};
+use crate::paging::{ListWriter, PagingQuery, WrittenJson};
 use crate::projects::path_id;
 use crate::refusals::{LongBodyRefusals, ScopeRefusals};
 use crate::{PAGE, schema};
@@ -165,27 +170,44 @@ pub struct ListQuery {
 }
 
 /// List pages of a project.
+///
+/// Newest first: the whole list, or a page of it with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
-    params(ListQuery),
+    params(ListQuery, PagingQuery),
     responses(
         (status = 200, body = PageList),
-        (status = 400, description = "invalid_request (status filter)"),
+        (status = 400, description = "invalid_request (status filter), invalid_limit, invalid_cursor"),
         ScopeRefusals))]
 #[get("/pages")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     query: web::Query<ListQuery>,
-) -> Result<Answer<PageList>, ApiError> {
-    let (project, pages) = state
-        .pages
-        .list(&auth.0, query.project.as_deref(), query.status.as_deref())
-        .await?;
-    Ok(Answer::ok(PageList {
-        pages: pages.into_iter().map(PageDto::from).collect(),
-        project: project.as_str().to_owned(),
-    }))
+    paging: web::Query<PagingQuery>,
+) -> Result<Either<Answer<PageList>, WrittenJson>, ApiError> {
+    let (project, status) = (query.project.as_deref(), query.status.as_deref());
+    if let Some(paging) = paging.paging(PAGES_LIST)? {
+        let (project, page) = state
+            .pages
+            .list_page(&auth.0, project, status, &paging)
+            .await?;
+        return Ok(Either::Left(Answer::ok(PageList {
+            pages: page.items.into_iter().map(PageDto::from).collect(),
+            project: project.as_str().to_owned(),
+            next_cursor: page.next_cursor,
+        })));
+    }
+    // The whole list, written out a chunk of pages at a time.
+    let mut lister = state.pages.page_lister(&auth.0, project, status).await?;
+    let mut out = ListWriter::new("pages");
+    while let Some(chunk) = lister.next_chunk().await? {
+        for view in chunk {
+            out.push(&PageDto::from(view))?;
+        }
+    }
+    let project = lister.project().slug.as_str();
+    Ok(Either::Right(out.finish(&[("project", project)])?))
 }
 
 /// Publish a page: record, bundle and short link, all or nothing.
@@ -321,12 +343,24 @@ pub async fn delete(
     Ok(NoContent)
 }
 
+fn file_dto(f: FileEntry) -> FileDto {
+    FileDto {
+        path: f.path,
+        size_bytes: f.size_bytes,
+        content_type: f.content_type,
+        sha256: f.sha256,
+    }
+}
+
 /// List a page's files.
+///
+/// By path: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path)),
+    params(("id" = Uuid, Path), PagingQuery),
     responses(
         (status = 200, body = FileList),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         ScopeRefusals,
         (status = 404)))]
 #[get("/pages/{id}/files")]
@@ -334,18 +368,19 @@ pub async fn files(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
     id: web::Path<String>,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<FileList>, ApiError> {
-    let files = state.pages.files(&auth.0, page_id(&id)?).await?;
+    let id = page_id(&id)?;
+    let page = match paging.paging(FILES_LIST)? {
+        Some(paging) => state.pages.files_page(&auth.0, id, &paging).await?,
+        None => Paged {
+            items: state.pages.files(&auth.0, id).await?,
+            next_cursor: None,
+        },
+    };
     Ok(Answer::ok(FileList {
-        files: files
-            .into_iter()
-            .map(|f| FileDto {
-                path: f.path,
-                size_bytes: f.size_bytes,
-                content_type: f.content_type,
-                sha256: f.sha256,
-            })
-            .collect(),
+        files: page.items.into_iter().map(file_dto).collect(),
+        next_cursor: page.next_cursor,
     }))
 }
 
@@ -405,19 +440,31 @@ pub async fn replace_files(
 }
 
 /// Pages others shared with the caller (allow lists naming its account or email).
+///
+/// Most recently shared first: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "pages",
     security(("bearer" = [])),
+    params(PagingQuery),
     responses(
         (status = 200, body = SharedList),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         ScopeRefusals))]
 #[get("/shared")]
 pub async fn shared(
     state: web::Data<AppState>,
     auth: Scoped<PageApp>,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<SharedList>, ApiError> {
-    let shared = state.pages.shared_with(&auth.0).await?;
+    let page = match paging.paging(SHARED_LIST)? {
+        Some(paging) => state.pages.shared_page(&auth.0, &paging).await?,
+        None => Paged {
+            items: state.pages.shared_with(&auth.0).await?,
+            next_cursor: None,
+        },
+    };
     Ok(Answer::ok(SharedList {
-        pages: shared
+        pages: page
+            .items
             .into_iter()
             .map(|s| SharedPageDto {
                 page_id: s.page.id.0,
@@ -431,6 +478,7 @@ pub async fn shared(
                 max_views: s.link.policy.max_views,
             })
             .collect(),
+        next_cursor: page.next_cursor,
     }))
 }
 

@@ -150,6 +150,27 @@ pub fn oauth_client_id() -> Object {
         "The OAuth client this project belongs to. Omitted: none (unchanged on update); `null` on update removes it.",
     )
 }
+pub fn limit() -> Object {
+    described(
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(quire_kernel::paging::MAX_LIMIT))
+            .build(),
+        "Most items in one answer, 1-1000. Given (or with `cursor`), the answer is one page of the list, with `nextCursor` when more remain. Neither given: the whole list, as before.",
+    )
+}
+pub fn cursor() -> Object {
+    described(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(2048))
+            .pattern(Some("^[A-Za-z0-9_-]+$".to_owned()))
+            .build(),
+        "The `nextCursor` of the previous answer of this list, to read the page after it (100 items unless `limit` says otherwise). Anything else is 400 `invalid_cursor`.",
+    )
+}
 pub fn status() -> Object {
     described(one_of(STATUS, false), "`active` or `archived`.")
 }

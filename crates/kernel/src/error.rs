@@ -87,6 +87,10 @@ error_codes! {
     // Quire's own: the server holds as many long bodies as it takes at once (with
     // `Retry-After`).
     ServerBusy = ("server_busy", 503),
+    // Quire's own: a list's `limit` outside 1..=1000, or a `cursor` that is not one of the
+    // list's `nextCursor`s.
+    InvalidLimit = ("invalid_limit", 400),
+    InvalidCursor = ("invalid_cursor", 400),
 }
 
 impl fmt::Display for ErrorCode {

@@ -3,9 +3,10 @@
 //! Identifiers, validated value types (handles, project slugs, emails, colours), the
 //! authenticated [`Principal`], the [`Clock`], [`Timer`], [`Offload`] and [`PageChanges`]
 //! ports, the one table of error codes with their HTTP statuses, the `RateLimiter` port, work
-//! split across the cores in order (`parallel`), and the evaluation of conditional and range
-//! requests (`conditional`). It depends only on small pure crates (serde, thiserror, uuid,
-//! time, async-trait, argon2, sha2, rand, base64, httpdate); nothing here performs I/O.
+//! split across the cores in order (`parallel`), the evaluation of conditional and range
+//! requests (`conditional`), and keyset paging of lists with opaque cursors (`paging`). It
+//! depends only on small pure crates (serde, thiserror, uuid, time, async-trait, argon2, sha2,
+//! rand, base64, httpdate); nothing here performs I/O.
 
 pub mod changes;
 pub mod clock;
@@ -13,6 +14,7 @@ pub mod conditional;
 pub mod error;
 pub mod ids;
 pub mod offload;
+pub mod paging;
 pub mod parallel;
 pub mod password;
 pub mod principal;
@@ -26,6 +28,7 @@ pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
 pub use ids::{AccountId, KeyId, LeaseId, LinkId, PageId, ProjectId};
 pub use offload::{Offload, offloaded};
+pub use paging::{CursorKey, NameKey, Paged, Paging, PagingError, TimeKey};
 pub use principal::{App, Apps, Principal, PrincipalKind, Resource, Tier};
 pub use rate_limit::{Budget, RateLimiter, Slot, Take, address_key};
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};

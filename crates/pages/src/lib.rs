@@ -27,6 +27,6 @@ pub use ports::{
     PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
-    FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PageConfig, PageError, PagePorts, PageService, PageView,
-    PatchRequest, PublishRequest, Swept, UPLOAD_CONCURRENCY,
+    FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST, PageConfig, PageError, PageLister, PagePorts,
+    PageService, PageView, PatchRequest, PublishRequest, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
 };

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId, TimeKey};
 use time::OffsetDateTime;
 
 use crate::model::{FileData, FileEntry, Limits, Page, PageDetails, PageStatus};
@@ -123,15 +123,35 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure; unknown or pending is `Ok(None)`.
     async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError>;
 
-    /// Ready pages of a project with the status, newest first.
+    /// Up to `limit` ready pages of a project with the status, in the list's order: newest
+    /// first (`created_at` descending), then by id ascending; with `after`, only the pages
+    /// that come strictly after that `(created_at, id)` in this order. Read by keyset
+    /// (`WHERE` and `LIMIT` in the query), so a page costs the same wherever it starts.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure.
-    async fn pages_in_project(
+    async fn project_pages(
         &self,
         project: ProjectId,
         status: PageStatus,
+        after: Option<&TimeKey>,
+        limit: u32,
     ) -> Result<Vec<Page>, InfraError>;
+
+    /// Up to `limit` ready, active pages whose link's allow list names `account` or
+    /// `email`, each with when it was first shared with them (its earliest matching allow
+    /// entry), most recently shared first, then by page id ascending; with `after`, only
+    /// those strictly after that `(shared_at, page id)` in this order.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn shared_pages(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError>;
 
     /// Ready pages among `ids`.
     ///
@@ -151,6 +171,18 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError>;
+
+    /// Up to `limit` entries of the page's manifest ordered by path, after the path `after`
+    /// when given.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn files_after(
+        &self,
+        id: PageId,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<FileEntry>, InfraError>;
 
     /// In one transaction, serialized with every other write to the page's files: upserts
     /// `files` by path into the manifest of the ready page, sets its `updated_at`, and sets

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_kernel::{
-    AccountId, Clock, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId,
+    AccountId, Clock, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId, TimeKey,
 };
 use quire_links::{Link, LinkStore, LinkWriteError};
 use quire_pages::{
@@ -139,12 +139,26 @@ impl PageStore for CachedPageStore {
         self.store.page_by_slug(owner, slug).await
     }
 
-    async fn pages_in_project(
+    async fn project_pages(
         &self,
         project: ProjectId,
         status: PageStatus,
+        after: Option<&TimeKey>,
+        limit: u32,
     ) -> Result<Vec<Page>, InfraError> {
-        self.store.pages_in_project(project, status).await
+        self.store
+            .project_pages(project, status, after, limit)
+            .await
+    }
+
+    async fn shared_pages(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError> {
+        self.store.shared_pages(account, email, after, limit).await
     }
 
     async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
@@ -157,6 +171,15 @@ impl PageStore for CachedPageStore {
 
     async fn files(&self, id: PageId) -> Result<Vec<FileEntry>, InfraError> {
         self.store.files(id).await
+    }
+
+    async fn files_after(
+        &self,
+        id: PageId,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<FileEntry>, InfraError> {
+        self.store.files_after(id, after, limit).await
     }
 
     async fn put_files(

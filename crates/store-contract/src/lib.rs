@@ -23,6 +23,7 @@ mod keys;
 mod links;
 mod mail;
 mod oauth;
+mod page_lists;
 mod page_replace;
 mod pages;
 mod projects;
@@ -60,6 +61,9 @@ macro_rules! __contract_list {
             projects::assign_moves_app_keys_only,
             accounts::times_keep_microseconds,
             pages::pages_are_invisible_until_ready_and_slugs_unique_per_owner,
+            page_lists::pages_are_listed_by_keyset_newest_first_ties_by_id,
+            page_lists::shared_pages_and_files_are_listed_by_keyset,
+            page_lists::paging_gives_each_page_once_while_pages_are_added,
             pages::put_files_replaces_by_path_and_sets_totals,
             pages::concurrent_put_files_keep_the_limits_and_counters,
             pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,

@@ -107,7 +107,7 @@ pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<
         .unwrap();
     s.mark_ready(bobs.id).await.unwrap();
     assert_eq!(
-        s.pages_in_project(ann.project.id, PageStatus::Active)
+        s.project_pages(ann.project.id, PageStatus::Active, None, 1000)
             .await
             .unwrap(),
         vec![page.clone()]
@@ -131,7 +131,7 @@ pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<
     archived.archived_at = Some(clock.now());
     s.update_page(&archived).await.unwrap();
     assert_eq!(
-        s.pages_in_project(ann.project.id, PageStatus::Archived)
+        s.project_pages(ann.project.id, PageStatus::Archived, None, 1000)
             .await
             .unwrap(),
         vec![archived]

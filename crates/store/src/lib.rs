@@ -23,6 +23,7 @@ mod oauth;
 mod oauth_grants;
 mod page_details;
 mod page_files;
+mod page_lists;
 mod pages;
 mod projects;
 mod schema;

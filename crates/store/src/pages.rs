@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId, TimeKey};
 use quire_pages::validate::LimitKind;
 use quire_pages::{
     AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore,
@@ -45,7 +45,7 @@ fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn to_u64(n: i64) -> u64 {
+pub(crate) fn to_u64(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
@@ -93,7 +93,7 @@ impl TryFrom<PageRow> for Page {
     }
 }
 
-fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {
+pub(crate) fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {
     rows.into_iter()
         .map(Page::try_from)
         .collect::<Result<_, _>>()
@@ -219,24 +219,24 @@ impl PageStore for Database {
         row.map(Page::try_from).transpose().map_err(infra)
     }
 
-    async fn pages_in_project(
+    async fn project_pages(
         &self,
         project: ProjectId,
         status: PageStatus,
+        after: Option<&TimeKey>,
+        limit: u32,
     ) -> Result<Vec<Page>, InfraError> {
-        let status = status.as_str();
-        let rows: Vec<PageRow> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .filter(pages::project_id.eq(DbId(project.0)))
-                .filter(pages::state.eq(READY))
-                .filter(pages::status.eq(status))
-                .order((pages::created_at.desc(), pages::id.asc()))
-                .select(PageRow::as_select())
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        pages_of(rows)
+        crate::page_lists::project_pages(self, project, status, after, limit).await
+    }
+
+    async fn shared_pages(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError> {
+        crate::page_lists::shared_pages(self, account, email, after, limit).await
     }
 
     async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
@@ -299,6 +299,15 @@ impl PageStore for Database {
                 sha256: r.sha256,
             })
             .collect())
+    }
+
+    async fn files_after(
+        &self,
+        id: PageId,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<FileEntry>, InfraError> {
+        crate::page_lists::files_after(self, id, after, limit).await
     }
 
     async fn put_files(

@@ -30,6 +30,10 @@ pub mod sql {
     #[diesel(postgres_type(oid = 1184, array_oid = 1185))]
     #[diesel(sqlite_type(name = "Text"))]
     pub struct DbTime;
+
+    /// Times order as times on both backends (SQLite's text is fixed-width), so `MIN` and
+    /// comparisons of them mean what they say.
+    impl diesel::sql_types::SqlOrd for DbTime {}
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, AsExpression, FromSqlRow)]

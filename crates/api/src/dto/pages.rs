@@ -96,6 +96,10 @@ pub struct PageList {
     pub pages: Vec<PageDto>,
     /// Slug of the listed project.
     pub project: String,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// The answer to a publish.
@@ -143,6 +147,10 @@ pub struct FileDto {
 pub struct FileList {
     /// The page's files, by path.
     pub files: Vec<FileDto>,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -189,6 +197,11 @@ pub struct SharedPageDto {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = crate::examples::shared_list)]
 pub struct SharedList {
-    /// Pages other accounts share with you by their allow lists.
+    /// Pages other accounts share with you by their allow lists, most recently shared
+    /// first.
     pub pages: Vec<SharedPageDto>,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }

@@ -2,7 +2,7 @@
 
 use quire_accounts::{ActivationError, RequestProblem};
 use quire_device_auth::{PollError, StartError};
-use quire_kernel::ErrorCode;
+use quire_kernel::{ErrorCode, PagingError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfError};
 use quire_mail::MailError;
 use quire_oauth::{ClientError, DecisionError, TokenError};
@@ -14,6 +14,17 @@ use quire_projects::{
 use serde_json::Value;
 
 use super::{ApiError, SessionRefusal, worded};
+
+/// A list's `limit` or `cursor` (`quire_kernel::paging`).
+impl From<PagingError> for ApiError {
+    fn from(e: PagingError) -> Self {
+        let code = match e {
+            PagingError::InvalidLimit => ErrorCode::InvalidLimit,
+            PagingError::InvalidCursor => ErrorCode::InvalidCursor,
+        };
+        worded(code, &e)
+    }
+}
 
 /// RFC 8628 fixes the codes.
 impl From<StartError> for ApiError {

@@ -12,8 +12,9 @@
 //! - replace files: the same, but the manifest is swapped whole in one transaction, and
 //!   the objects only the old one named are removed after it commits.
 //!
-//! Publish lives in `publish`, patch, add files and replace files in `update`, the refusals
-//! in `error`; this file holds the service, its ports and the reads.
+//! Publish lives in `publish`, patch, add files and replace files in `update`, the lists
+//! (whole and paged) in `lists`, the refusals in `error`; this file holds the service, its
+//! ports and the other reads.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,22 +27,22 @@ use quire_kernel::{
     offloaded,
 };
 use quire_links::{Access, AllowEntry, Link, LinkStore};
-use quire_projects::{
-    ProjectAccess, ProjectStore, address_project, authorize_loaded, authorize_project,
-};
+use quire_projects::{ProjectAccess, ProjectStore, authorize_loaded, authorize_project};
 use time::OffsetDateTime;
 
-use crate::model::{FileEntry, FileInput, Limits, Page, PageStatus, SharedPage};
+use crate::model::{FileInput, Limits, Page};
 use crate::origins::PageOrigins;
 use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds};
 use crate::validate;
 
 mod error;
+mod lists;
 mod lookup;
 mod publish;
 mod update;
 
 pub use error::PageError;
+pub use lists::{FILES_LIST, PAGES_LIST, PageLister, SHARED_LIST};
 pub use lookup::{FileSlice, MAX_FILE_SLICE};
 
 /// Objects written to the bundle store at once during a publish or add-files.
@@ -324,42 +325,6 @@ impl PageService {
         Ok((page, project.slug))
     }
 
-    /// Ready pages of the addressed project with the status (default `active`).
-    ///
-    /// # Errors
-    /// `InsufficientScope`, `Invalid` (status filter), `Infra`.
-    pub async fn list(
-        &self,
-        principal: &Principal,
-        project: Option<&str>,
-        status: Option<&str>,
-    ) -> Result<(ProjectSlug, Vec<PageView>), PageError> {
-        let status = match status {
-            None => PageStatus::Active,
-            Some(s) => PageStatus::parse(s)
-                .ok_or_else(|| PageError::Invalid("status must be active or archived".into()))?,
-        };
-        let project = address_project(
-            self.projects.as_ref(),
-            principal,
-            project,
-            ProjectAccess::Read,
-        )
-        .await?;
-        let pages = self.pages.pages_in_project(project.id, status).await?;
-        let ids: Vec<PageId> = pages.iter().map(|p| p.id).collect();
-        let mut links = self.links_by_page(&ids).await?;
-        let (handle, _) = self.owner(project.account_id).await?;
-        let views = pages
-            .into_iter()
-            .map(|p| {
-                let link = links.remove(&p.id);
-                self.view(p, link, &handle, project.slug.clone())
-            })
-            .collect();
-        Ok((project.slug, views))
-    }
-
     /// # Errors
     /// `NotFound`, `InsufficientScope`, `Infra`.
     pub async fn get(&self, principal: &Principal, id: PageId) -> Result<PageView, PageError> {
@@ -401,17 +366,6 @@ impl PageService {
         Ok(())
     }
 
-    /// # Errors
-    /// `NotFound`, `InsufficientScope`, `Infra`.
-    pub async fn files(
-        &self,
-        principal: &Principal,
-        id: PageId,
-    ) -> Result<Vec<FileEntry>, PageError> {
-        let (page, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
-        Ok(self.pages.files(page.id).await?)
-    }
-
     /// The page's views per UTC day over the last `days` days up to today, oldest first,
     /// with a zero for each day without views.
     ///
@@ -441,45 +395,6 @@ impl PageService {
                 (day, counted.get(&day).copied().unwrap_or(0))
             })
             .collect())
-    }
-
-    /// Pages whose allow list names the caller's account or email (archived pages excluded).
-    ///
-    /// # Errors
-    /// `Infra`.
-    pub async fn shared_with(&self, principal: &Principal) -> Result<Vec<SharedPage>, PageError> {
-        let email = self
-            .accounts
-            .handle_and_email(principal.account_id)
-            .await?
-            .map(|(_, e)| e);
-        let shared = self
-            .links
-            .shared_with(principal.account_id, email.as_ref())
-            .await?;
-        let ids: Vec<PageId> = shared.iter().map(|(id, _)| *id).collect();
-        let shared_at: HashMap<PageId, OffsetDateTime> = shared.into_iter().collect();
-        let pages = self.pages.pages_by_ids(&ids).await?;
-        let mut links = self.links_by_page(&ids).await?;
-        let mut handles: HashMap<AccountId, Handle> = HashMap::new();
-        let mut out = Vec::new();
-        for page in pages.into_iter().filter(|p| p.status == PageStatus::Active) {
-            let Some(link) = links.remove(&page.id) else {
-                continue;
-            };
-            if let std::collections::hash_map::Entry::Vacant(slot) = handles.entry(page.account_id)
-            {
-                slot.insert(self.owner(page.account_id).await?.0);
-            }
-            out.push(SharedPage {
-                owner_handle: handles[&page.account_id].to_string(),
-                shared_at: shared_at[&page.id],
-                link,
-                page,
-            });
-        }
-        out.sort_by_key(|s| std::cmp::Reverse(s.shared_at));
-        Ok(out)
     }
 
     /// Removes pending pages whose lease lapsed (publishes that died) with their objects and

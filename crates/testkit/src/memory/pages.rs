@@ -1,7 +1,8 @@
 //! Pages, their files and publish leases.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, InfraError, PageId, ProjectId, TimeKey};
+use quire_links::AllowEntry;
 use quire_pages::validate::LimitKind;
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
@@ -114,12 +115,14 @@ impl PageStore for MemoryStore {
         }))
     }
 
-    async fn pages_in_project(
+    async fn project_pages(
         &self,
         project: ProjectId,
         status: PageStatus,
+        after: Option<&TimeKey>,
+        limit: u32,
     ) -> Result<Vec<Page>, InfraError> {
-        self.check(Op::PagesInProject)?;
+        self.check(Op::ProjectPages)?;
         Ok(self.with(|s| {
             let mut v: Vec<Page> = s
                 .pages
@@ -127,7 +130,41 @@ impl PageStore for MemoryStore {
                 .filter(|(p, ready)| *ready && p.project_id == project && p.status == status)
                 .map(|(p, _)| p.clone())
                 .collect();
-            v.sort_by_key(|p| (std::cmp::Reverse(p.created_at), p.id));
+            newest_first_after(&mut v, after, limit, |p| (p.created_at, p.id));
+            v
+        }))
+    }
+
+    async fn shared_pages(
+        &self,
+        account: AccountId,
+        email: Option<&Email>,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError> {
+        self.check(Op::SharedPages)?;
+        Ok(self.with(|s| {
+            let mut v: Vec<(Page, OffsetDateTime)> = s
+                .links
+                .iter()
+                .filter_map(|l| {
+                    let at = l
+                        .policy
+                        .allow
+                        .iter()
+                        .filter(|entry| match entry {
+                            AllowEntry::Account(a) => *a == account,
+                            AllowEntry::Email(e) => Some(e) == email,
+                        })
+                        .filter_map(|entry| s.shared_since.get(&(l.id, entry.clone())).copied())
+                        .min()?;
+                    let page = s.pages.iter().find(|(p, ready)| {
+                        *ready && p.id == l.page_id && p.status == PageStatus::Active
+                    })?;
+                    Some((page.0.clone(), at))
+                })
+                .collect();
+            newest_first_after(&mut v, after, limit, |(p, at)| (*at, p.id));
             v
         }))
     }
@@ -169,6 +206,28 @@ impl PageStore for MemoryStore {
         Ok(self.with(|s| {
             let mut v = s.files.get(&id).cloned().unwrap_or_default();
             v.sort_by(|a, b| a.path.cmp(&b.path));
+            v
+        }))
+    }
+
+    async fn files_after(
+        &self,
+        id: PageId,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<FileEntry>, InfraError> {
+        self.check(Op::Files)?;
+        Ok(self.with(|s| {
+            let mut v: Vec<FileEntry> = s
+                .files
+                .get(&id)
+                .into_iter()
+                .flatten()
+                .filter(|f| after.is_none_or(|a| f.path.as_str() > a))
+                .cloned()
+                .collect();
+            v.sort_by(|a, b| a.path.cmp(&b.path));
+            v.truncate(limit as usize);
             v
         }))
     }
@@ -299,4 +358,25 @@ impl PageStore for MemoryStore {
         self.check(Op::PageExists)?;
         Ok(self.with(|s| s.pages.iter().any(|(p, _)| p.id == id)))
     }
+}
+
+/// Sorts `items` as the store's keyset lists are (time descending, then id ascending) and
+/// keeps at most `limit` of those strictly after `after`.
+fn newest_first_after<T>(
+    items: &mut Vec<T>,
+    after: Option<&TimeKey>,
+    limit: u32,
+    key: impl Fn(&T) -> (OffsetDateTime, PageId),
+) {
+    items.sort_by_key(|item| {
+        let (at, id) = key(item);
+        (std::cmp::Reverse(at), id)
+    });
+    if let Some(after) = after {
+        items.retain(|item| {
+            let (at, id) = key(item);
+            at < after.at || (at == after.at && id.0 > after.id)
+        });
+    }
+    items.truncate(limit as usize);
 }
