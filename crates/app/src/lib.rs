@@ -114,6 +114,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
                 bundles,
                 directory,
                 ids,
+                requests,
             },
         mail: MailPorts {
             mailer,
@@ -178,6 +179,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             offload: offload.clone(),
             ids,
             changes: changes.clone(),
+            requests,
         },
         settings.pages,
     );
