@@ -132,7 +132,12 @@ fn the_domain_holds_no_caches_and_never_reaches_up_to_the_application_layer() {
 }
 
 /// The HTTP surfaces: each is mounted by a composition, never by another surface.
-const SURFACE_CRATES: &[&str] = &["quire-api", "quire-dashboard", "quire-pages-origin"];
+const SURFACE_CRATES: &[&str] = &[
+    "quire-api",
+    "quire-dashboard",
+    "quire-mcp",
+    "quire-pages-origin",
+];
 /// What mounts the surfaces: the API origin's composition, and the server that runs both
 /// listeners.
 const COMPOSITIONS: &[&str] = &["quire-http", "quire-server"];

@@ -118,6 +118,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
                 bundles,
                 directory,
                 ids,
+                requests,
             },
         mail: MailPorts {
             mailer,
@@ -182,6 +183,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             offload: offload.clone(),
             ids,
             changes: changes.clone(),
+            requests,
         },
         settings.pages,
     );

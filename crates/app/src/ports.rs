@@ -11,7 +11,7 @@ use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, Mailer};
 use quire_oauth::{ClientStore, GrantStore, SigningKeyStore};
-use quire_pages::{AccountDirectory, BundleStore, PageStore, PublicIds};
+use quire_pages::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
 use quire_projects::ProjectStore;
 use quire_signup::SignupStore;
 
@@ -59,6 +59,8 @@ pub struct PageStores {
     /// Owners' handles, for the page service and the pages origin.
     pub directory: Arc<dyn AccountDirectory>,
     pub ids: Arc<dyn PublicIds>,
+    /// Publishes by request id (a retried publish replays).
+    pub requests: Arc<dyn PublishRequests>,
 }
 
 /// Outbound email.
@@ -104,6 +106,7 @@ impl Ports {
             + AccountStore
             + SessionStore
             + PageStore
+            + PublishRequests
             + AccountDirectory
             + LinkStore
             + DeviceGrantStore
@@ -148,6 +151,7 @@ impl Ports {
                 bundles,
                 directory: store.clone(),
                 ids,
+                requests: store.clone(),
             },
             mail: MailPorts {
                 mailer,

@@ -86,6 +86,9 @@ pub struct AppState {
     /// Proxies whose `X-Forwarded-For` names the client (for rate limits).
     pub trusted_proxies: client_ip::TrustedProxies,
     pub readiness: Arc<dyn Readiness>,
+    /// Browser origins allowed to call the MCP endpoint besides `base_url`'s
+    /// (`QUIRE_MCP_ALLOWED_ORIGINS`).
+    pub mcp_origins: Vec<String>,
 }
 
 impl AppState {
@@ -102,7 +105,15 @@ impl AppState {
             base_url,
             trusted_proxies,
             readiness,
+            mcp_origins: Vec::new(),
         }
+    }
+
+    /// The same state, with `origins` allowed to call the MCP endpoint.
+    #[must_use]
+    pub fn with_mcp_origins(mut self, origins: Vec<String>) -> Self {
+        self.mcp_origins = origins;
+        self
     }
 }
 

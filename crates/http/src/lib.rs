@@ -2,7 +2,8 @@
 //! `App`, the dashboard's documented routes and the JSON API on one OpenAPI document (the
 //! dashboard's first: an actix scope answers every path under its prefix), the document
 //! itself, the dashboard's pages, and for anything else a JSON 405 (a documented path) or
-//! 404. The pages origin is `quire-pages-origin` on `quire-wire`, mounted by the server.
+//! 404. The hosted agent endpoint (`quire-mcp`, `/mcp`) is mounted before them. The pages
+//! origin is `quire-pages-origin` on `quire-wire`, mounted by the server.
 //!
 //! It holds no handler of its own: each surface is a crate of its own on `quire-edge`, and
 //! this is the one crate that depends on more than one of them.
@@ -15,6 +16,7 @@ use quire_edge::{AppState, page_body_limit};
 pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let page_limit = page_body_limit(&state.pages.limits());
+        quire_mcp::register(cfg, &state, &state.mcp_origins);
         cfg.app_data(web::Data::new(state));
         let mut api = Documented::new(cfg, quire_api::openapi::document());
         quire_dashboard::register(&mut api);

@@ -24,9 +24,11 @@ pub use model::{
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
     AccountDirectory, BundleStore, InsertPageError, PageStore, PageTotals, PublicIds,
-    PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError, put_concurrently,
+    PublishRequests, PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError,
+    put_concurrently,
 };
 pub use service::{
-    FILES_LIST, FilesAdded, LEFTOVER_AGE, PAGES_LIST, PageConfig, PageError, PageLister, PagePorts,
-    PageService, PageView, PatchRequest, PublishRequest, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
+    FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST, PageConfig,
+    PageError, PageLister, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
+    REQUEST_MEMORY, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
 };

@@ -388,6 +388,43 @@ pub async fn put_concurrently<S: BundleStore + ?Sized>(
     }
 }
 
+/// Publishes remembered by the request id their caller gave, for a day
+/// ([`REQUEST_MEMORY`](crate::REQUEST_MEMORY)), so a retried publish (an agent whose answer
+/// was lost) is answered with the page the first one made instead of a slug conflict. Kept
+/// in the database: a retry may reach another replica.
+#[async_trait]
+pub trait PublishRequests: Send + Sync + std::fmt::Debug {
+    /// The page `caller`'s publish `request_id` made at or after `since`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn recall(
+        &self,
+        caller: &str,
+        request_id: &str,
+        since: OffsetDateTime,
+    ) -> Result<Option<PageId>, InfraError>;
+
+    /// Remembers that `caller`'s publish `request_id` made `page`; an id already remembered
+    /// keeps the page it named first (whose publish committed first).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn remember(
+        &self,
+        caller: &str,
+        request_id: &str,
+        page: PageId,
+        at: OffsetDateTime,
+    ) -> Result<(), InfraError>;
+
+    /// Forgets what was remembered before `before`; how many went.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn forget_before(&self, before: OffsetDateTime) -> Result<u64, InfraError>;
+}
+
 /// Looking up accounts by handle, and an account's handle and email.
 #[async_trait]
 pub trait AccountDirectory: Send + Sync + std::fmt::Debug {

@@ -46,6 +46,9 @@ pub struct Config {
     pub view_lease_secs: u64,
     /// Comma-separated proxy addresses whose `X-Forwarded-For` names the client.
     pub trusted_proxies: String,
+    /// Comma-separated browser origins (`https://app.example`) allowed to call `/mcp`
+    /// besides Quire's own.
+    pub mcp_allowed_origins: String,
     /// How long the pages origin serves a page's policy from memory (milliseconds): the
     /// most a change made on another replica takes to reach visitors.
     pub policy_cache_ms: u64,
@@ -124,6 +127,7 @@ impl Default for Config {
             publish_lease_secs: 60,
             view_lease_secs: 120,
             trusted_proxies: String::new(),
+            mcp_allowed_origins: String::new(),
             policy_cache_ms: 800,
             file_cache_bytes: 64 * 1024 * 1024,
             body_timeout_secs: 10,
@@ -167,6 +171,7 @@ struct FileConfig {
     publish_lease_secs: Option<u64>,
     view_lease_secs: Option<u64>,
     trusted_proxies: Option<String>,
+    mcp_allowed_origins: Option<String>,
     policy_cache_ms: Option<u64>,
     file_cache_bytes: Option<u64>,
     body_timeout_secs: Option<u64>,
@@ -236,6 +241,7 @@ impl Config {
                 publish_lease_secs,
                 view_lease_secs,
                 trusted_proxies,
+                mcp_allowed_origins,
                 policy_cache_ms,
                 file_cache_bytes,
                 body_timeout_secs,
@@ -265,6 +271,7 @@ impl Config {
         text("QUIRE_STORAGE_URL", &mut c.storage_url);
         text("QUIRE_LOG_FORMAT", &mut c.log_format);
         text("QUIRE_TRUSTED_PROXIES", &mut c.trusted_proxies);
+        text("QUIRE_MCP_ALLOWED_ORIGINS", &mut c.mcp_allowed_origins);
         text("QUIRE_SMTP_URL", &mut c.smtp_url);
         text("QUIRE_SMTP_PASSWORD", &mut c.smtp_password.0);
         text("QUIRE_MAIL_FROM", &mut c.mail_from);

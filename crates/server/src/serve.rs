@@ -242,6 +242,15 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         config.base_url.clone(),
         trusted_proxies.clone(),
         Arc::new(StackReadiness { db, bundles }),
+    )
+    .with_mcp_origins(
+        config
+            .mcp_allowed_origins
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(str::to_owned)
+            .collect(),
     );
     let page_body_limit = quire_edge::page_body_limit(&state.pages.limits());
     let edge = edge_limits(&config, page_body_limit);

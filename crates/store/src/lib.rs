@@ -26,6 +26,7 @@ mod page_files;
 mod page_lists;
 mod pages;
 mod projects;
+mod publish_requests;
 mod schema;
 mod secrets;
 mod sessions;

@@ -364,6 +364,18 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    publish_requests (caller, request_id) {
+        caller -> Text,
+        request_id -> Text,
+        page_id -> DbUuid,
+        created_at -> DbTime,
+    }
+}
+
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
 diesel::joinable!(invitations -> accounts (bound_account_id));
 
@@ -381,6 +393,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     links,
     link_views_daily,
     view_leases,
+    publish_requests,
     link_codes,
     link_allow,
     device_grants,

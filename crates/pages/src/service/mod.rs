@@ -32,16 +32,20 @@ use time::OffsetDateTime;
 
 use crate::model::{FileInput, Limits, Page};
 use crate::origins::PageOrigins;
-use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds};
+use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
 use crate::validate;
 
 mod error;
 mod lists;
+mod lookup;
 mod publish;
+mod replay;
 mod update;
 
 pub use error::PageError;
 pub use lists::{FILES_LIST, PAGES_LIST, PageLister, SHARED_LIST};
+pub use lookup::{FileSlice, MAX_FILE_SLICE};
+pub use replay::REQUEST_MEMORY;
 
 /// Objects written to the bundle store at once during a publish or add-files.
 pub const UPLOAD_CONCURRENCY: usize = 8;
@@ -128,6 +132,8 @@ pub struct Swept {
     pub orphaned_bundles: usize,
     /// Temporary objects and emptied folders that interrupted writes left.
     pub leftovers: usize,
+    /// Publish request ids older than [`REQUEST_MEMORY`], forgotten.
+    pub forgotten_requests: u64,
 }
 
 /// Page passwords have no minimum length: the owner chooses what visitors type. They are
@@ -157,6 +163,7 @@ pub struct PageService {
     offload: Arc<dyn Offload>,
     ids: Arc<dyn PublicIds>,
     changes: Arc<dyn PageChanges>,
+    requests: Arc<dyn PublishRequests>,
     config: PageConfig,
 }
 
@@ -176,6 +183,8 @@ pub struct PagePorts {
     pub ids: Arc<dyn PublicIds>,
     /// Told of every committed change to a page (the pages origin's caches listen).
     pub changes: Arc<dyn PageChanges>,
+    /// Publishes by request id, so a retried publish replays (the MCP tools).
+    pub requests: Arc<dyn PublishRequests>,
 }
 
 impl PageService {
@@ -197,6 +206,7 @@ impl PageService {
             offload: ports.offload,
             ids: ports.ids,
             changes: ports.changes,
+            requests: ports.requests,
             config,
         }
     }
@@ -415,6 +425,10 @@ impl PageService {
             }
         }
         swept.leftovers = self.bundles.sweep_leftovers(LEFTOVER_AGE).await?;
+        swept.forgotten_requests = self
+            .requests
+            .forget_before(self.clock.now() - REQUEST_MEMORY)
+            .await?;
         Ok(swept)
     }
 }

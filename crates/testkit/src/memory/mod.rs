@@ -15,6 +15,7 @@ mod mail;
 mod oauth;
 mod pages;
 mod projects;
+mod publish_requests;
 mod sessions;
 mod signup;
 
@@ -123,7 +124,10 @@ pub enum Op {
     PutFiles,
     ReplaceFiles,
     PutGrant,
+    RecallRequest,
     RecordPoll,
+    RememberRequest,
+    ForgetRequestsBefore,
     RecoveryCodesLeft,
     RedeemCode,
     RefreshToken,
@@ -220,6 +224,8 @@ pub struct State {
     pub spent_captchas: HashMap<String, OffsetDateTime>,
     /// One-time links, with when each was used.
     pub account_links: Vec<(AccountToken, Option<OffsetDateTime>)>,
+    /// Publish request ids: (caller, request id) → the page and when.
+    pub publish_requests: HashMap<(String, String), (PageId, OffsetDateTime)>,
 }
 
 #[derive(Debug, Default)]

@@ -73,6 +73,7 @@ impl PageStore for MemoryStore {
             s.pages.retain(|(p, _)| p.id != id);
             s.leases.remove(&id);
             s.files.remove(&id);
+            s.publish_requests.retain(|_, (page, _)| *page != id);
         });
         Ok(())
     }

@@ -1,0 +1,152 @@
+//! The tools' inputs, as JSON Schema (schemars) and as typed arguments (serde). Unknown
+//! fields are refused, so a misspelt argument is an error the model can correct rather
+//! than a silent default.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+/// A field that may be sent as `null` (clears) or left out (unchanged).
+fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    de: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(de).map(Some)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPagesArgs {
+    /// Project slug; default: the credential's home project.
+    pub project: Option<String>,
+    /// `active` (default) or `archived`.
+    pub status: Option<String>,
+    /// 1-100, default 20.
+    pub limit: Option<u64>,
+    /// `nextCursor` of the previous call.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetPageArgs {
+    /// The page: id, slug, public id, alias or URL.
+    pub page: String,
+    /// Also list its files (at most 200).
+    #[serde(default)]
+    pub include_files: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// The page: id, slug, public id, alias or URL.
+    pub page: String,
+    /// The file's path in the page, e.g. `index.html`.
+    pub path: String,
+    /// First byte to read; default 0.
+    pub offset: Option<u64>,
+    /// Bytes to read: default 32768, at most 262144.
+    pub max_bytes: Option<u64>,
+}
+
+/// One file of a bundle.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileArg {
+    /// Path in the page, e.g. `index.html` or `css/site.css`.
+    pub path: String,
+    /// The file's content, as text or base64.
+    pub content: String,
+    /// `utf8` (default) or `base64`.
+    pub encoding: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishArgs {
+    /// 1-200 characters.
+    pub title: String,
+    /// The bundle; must include the entrypoint.
+    pub files: Vec<FileArg>,
+    /// Default: from the title.
+    pub slug: Option<String>,
+    /// Default `index.html`.
+    pub entrypoint: Option<String>,
+    /// `private` (default), `password`, `allow_list` or `public`. Ask before `public`.
+    pub access: Option<String>,
+    /// Required for `password` access.
+    pub password: Option<String>,
+    /// RFC 3339 time in the future.
+    pub expires_at: Option<String>,
+    /// View budget.
+    pub max_views: Option<u64>,
+    /// Short link alias, unique service-wide.
+    pub alias: Option<String>,
+    /// Emails or handles, for `allow_list`.
+    pub allow: Option<Vec<String>>,
+    /// Project slug; default: the home project.
+    pub project: Option<String>,
+    /// Up to 64 characters; a retry with the same id returns the first result.
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddFilesArgs {
+    /// The page: id, slug, public id, alias or URL.
+    pub page: String,
+    /// Files to add; a path already there is replaced.
+    pub files: Vec<FileArg>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePageArgs {
+    /// The page: id, slug, public id, alias or URL.
+    pub page: String,
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    /// `private`, `password`, `allow_list` or `public`. Ask before `public`.
+    pub access: Option<String>,
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub password: Option<Option<String>>,
+    /// RFC 3339; `null` removes the expiry.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub expires_at: Option<Option<String>>,
+    /// `null` removes the budget.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<u64>")]
+    pub max_views: Option<Option<u64>>,
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub alias: Option<Option<String>>,
+    /// `active` or `archived`.
+    pub status: Option<String>,
+    /// Replaces the allow list.
+    pub allow: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeletePageArgs {
+    /// The page: id, slug, public id, alias or URL.
+    pub page: String,
+    /// The page's slug, typed again to confirm.
+    pub confirm: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSharedArgs {
+    /// 1-100, default 20.
+    pub limit: Option<u64>,
+    /// `nextCursor` of the previous call.
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,309 @@
+//! The tools: their catalogue (names, descriptions that say their side effects, input and
+//! output schemas, annotations) and their calls, each the same use case a REST handler
+//! calls, refused with the same codes. A refusal is a tool result with `isError: true` and
+//! the text `"<code>: <message>. <next step>"`, so the model can correct itself.
+
+mod args;
+mod calls;
+mod output;
+
+use std::sync::{Arc, OnceLock};
+
+use quire_edge::ApiError;
+use quire_kernel::{App, Principal};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+
+pub use calls::call;
+
+/// The tools that change something: hidden from, and refused to, a read-only credential.
+pub const WRITE_TOOLS: [&str; 4] = ["publish_page", "add_files", "update_page", "delete_page"];
+
+/// How a tool behaves, as its annotations say.
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+}
+
+const READ: Kind = Kind {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+};
+
+/// A schema as short as it can be and still say the same to a client: no `$schema` (the
+/// 2020-12 default), no integer `format`s (`minimum` says unsigned), and an optional field
+/// that is never `null` typed as what it is (only fields whose description names `null`
+/// take it). The whole list stays a few thousand tokens of the model's context.
+fn compact(schema: &mut JsonObject) {
+    schema.remove("$schema");
+    if schema.remove("format").is_some() && schema.get("minimum") == Some(&0.into()) {
+        schema.insert("minimum".into(), 0.into());
+    }
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            let serde_json::Value::Object(property) = property else {
+                continue;
+            };
+            let says_null = property
+                .get("description")
+                .and_then(|d| d.as_str())
+                .is_some_and(|d| d.contains("`null`"));
+            if !required.contains(name)
+                && !says_null
+                && let Some(serde_json::Value::Array(types)) = property.get("type")
+                && types.len() == 2
+                && let Some(only) = types.iter().find(|t| t.as_str() != Some("null")).cloned()
+            {
+                property.insert("type".into(), only);
+            }
+            compact(property);
+        }
+    }
+    for key in ["items", "$defs"] {
+        match schema.get_mut(key) {
+            Some(serde_json::Value::Object(inner)) if key == "items" => compact(inner),
+            Some(serde_json::Value::Object(defs)) => {
+                for def in defs.values_mut() {
+                    if let serde_json::Value::Object(def) = def {
+                        compact(def);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn compacted(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+    let mut schema = schema.as_ref().clone();
+    compact(&mut schema);
+    Arc::new(schema)
+}
+
+fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    description: &'static str,
+    kind: Kind,
+) -> Tool {
+    let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
+        .with_input_schema::<I>()
+        .with_output_schema::<O>();
+    tool.input_schema = compacted(&tool.input_schema);
+    tool.output_schema = tool.output_schema.as_ref().map(compacted);
+    tool.annotate(
+        ToolAnnotations::new()
+            .read_only(kind.read_only)
+            .destructive(kind.destructive)
+            .idempotent(kind.idempotent)
+            .open_world(false),
+    )
+}
+
+/// Every tool, in a fixed order (clients cache the list).
+#[must_use]
+pub fn catalogue() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        vec![
+            tool::<args::NoArgs, output::ProjectsOut>(
+                "list_projects",
+                "List the account's projects (slug, name, status). Read-only.",
+                READ,
+            ),
+            tool::<args::ListPagesArgs, output::PagesOut>(
+                "list_pages",
+                "List pages of a project, newest first, with their URLs and access. Paginated: pass nextCursor as cursor. Read-only.",
+                READ,
+            ),
+            tool::<args::GetPageArgs, output::PageDetailOut>(
+                "get_page",
+                "Get one page by id, slug, public id, alias or URL; optionally its file list (at most 200). Never returns file contents. Read-only.",
+                READ,
+            ),
+            tool::<args::ReadFileArgs, output::FileSliceOut>(
+                "read_page_file",
+                "Read bytes of one file of a page: 32 KiB by default, at most 256 KiB per call; text as utf8, other bytes as base64. Use offset to continue. Read-only.",
+                READ,
+            ),
+            tool::<args::PublishArgs, output::PublishedOut>(
+                "publish_page",
+                "Publish a new page from files and return its URL. Private unless access is given: ask the user before making it public. Pass request_id so a retry returns the first result instead of a duplicate.",
+                Kind {
+                    read_only: false,
+                    destructive: false,
+                    idempotent: true,
+                },
+            ),
+            tool::<args::AddFilesArgs, output::FilesAddedOut>(
+                "add_files",
+                "Add files to an existing page; a file at the same path is replaced and visitors see the new content at once. Use it to send a large site in several calls.",
+                Kind {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: true,
+                },
+            ),
+            tool::<args::UpdatePageArgs, output::PageOut>(
+                "update_page",
+                "Change a page's title, slug, access (ask before public), password, expiry, view budget, alias or allow list, or archive/restore it. Visitors are affected at once.",
+                Kind {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: true,
+                },
+            ),
+            tool::<args::DeletePageArgs, output::DeletedOut>(
+                "delete_page",
+                "Delete a page, its files and short link for good; its URLs stop working. Ask the user first; confirm must repeat the page's slug.",
+                Kind {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: true,
+                },
+            ),
+            tool::<args::ListSharedArgs, output::SharedOut>(
+                "list_shared_pages",
+                "List pages other accounts shared with this account (allow lists naming it), most recent first. Paginated. Read-only.",
+                READ,
+            ),
+        ]
+    })
+}
+
+/// Whether `principal` sees tool `name`: write tools need write access to pages, and
+/// `list_projects` a credential that may list projects (not an app key).
+#[must_use]
+pub fn visible_to(principal: &Principal, name: &str) -> bool {
+    if WRITE_TOOLS.contains(&name) {
+        return principal.can_write(App::Page);
+    }
+    if name == "list_projects" {
+        return principal.is_master() || principal.is_oauth_client();
+    }
+    true
+}
+
+/// The tools `principal` may call, in catalogue order.
+#[must_use]
+pub fn listed_for(principal: &Principal) -> Vec<Tool> {
+    catalogue()
+        .iter()
+        .filter(|t| visible_to(principal, &t.name))
+        .cloned()
+        .collect()
+}
+
+/// A refusal, as the model reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    pub code: String,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// What the model should do next, by code.
+    fn next_step(&self) -> String {
+        match self.code.as_str() {
+            "invalid_request" | "invalid_limit" | "invalid_cursor" | "invalid_body" => {
+                "Fix the arguments and call again.".into()
+            }
+            "not_found" => "Check the page with list_pages.".into(),
+            "slug_conflict" | "slug_taken" => {
+                "Choose another slug (or update the existing page).".into()
+            }
+            "alias_conflict" => "Choose another alias.".into(),
+            "password_required" => "Pass a password, or choose another access.".into(),
+            "payload_too_large" => {
+                "Send fewer or smaller files: publish a few, then add the rest with add_files."
+                    .into()
+            }
+            "insufficient_scope" => {
+                "This credential cannot do this; ask the user for access with the page scope on that project.".into()
+            }
+            "rate_limited" => "Wait, then retry.".into(),
+            _ => "Retry later; if it persists, tell the user.".into(),
+        }
+    }
+
+    /// `"<code>: <message>. <next step>"`.
+    #[must_use]
+    pub fn text(&self) -> String {
+        format!(
+            "{}: {}. {}",
+            self.code,
+            self.message.trim_end_matches('.'),
+            self.next_step()
+        )
+    }
+}
+
+impl From<ApiError> for ToolError {
+    fn from(e: ApiError) -> Self {
+        Self::new(e.code(), e.message())
+    }
+}
+
+/// Maps a domain error the way the REST API does (the same code, the same message).
+pub(crate) fn refused<E>(e: E) -> ToolError
+where
+    ApiError: From<E>,
+{
+    ToolError::from(ApiError::from(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_schemas_annotations_and_a_short_description() {
+        for t in catalogue() {
+            assert!(t.output_schema.is_some(), "{}", t.name);
+            assert!(t.annotations.is_some(), "{}", t.name);
+            let description = t.description.as_deref().unwrap_or_default();
+            assert!(
+                !description.is_empty() && description.len() <= 300,
+                "{}",
+                t.name
+            );
+            assert_eq!(
+                t.input_schema.get("type").and_then(|v| v.as_str()),
+                Some("object")
+            );
+        }
+    }
+
+    #[test]
+    fn the_whole_list_stays_under_twelve_kilobytes() {
+        let json = serde_json::to_string(catalogue()).unwrap_or_default();
+        assert!(json.len() < 12 * 1024, "tools/list is {} bytes", json.len());
+    }
+
+    #[test]
+    fn errors_read_code_message_and_next_step() {
+        let e = ToolError::new("slug_conflict", "slug \"a\" is taken.");
+        assert_eq!(
+            e.text(),
+            "slug_conflict: slug \"a\" is taken. Choose another slug (or update the existing page)."
+        );
+    }
+}
