@@ -10,7 +10,6 @@ use actix_web::{HttpResponse, web};
 use askama::Template;
 use quire_kernel::{Principal, ProjectId};
 use quire_oauth::DisconnectError;
-use quire_oauth::grant::scope_string;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -69,7 +68,7 @@ async fn agents_page(
             name: a.client_name,
             project_id: a.project.id.0.to_string(),
             project: a.project.slug.as_str().to_owned(),
-            scopes: scope_string(&a.scopes),
+            scopes: a.scopes.join(" "),
             connected: When::new(a.connected_at, now),
             last_used: When::new(a.last_used_at, now),
         })

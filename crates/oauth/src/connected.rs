@@ -14,7 +14,7 @@ use quire_projects::{Project, ProjectStore};
 use time::OffsetDateTime;
 
 use crate::consent::home_project;
-use crate::grant::{LiveGrant, Scopes};
+use crate::grant::{LiveGrant, scope_string};
 use crate::model::ClientId;
 use crate::ports::{ClientStore, GrantStore};
 
@@ -26,8 +26,9 @@ pub struct ConnectedAgent {
     pub client_name: String,
     /// The project its tokens act in.
     pub project: Project,
-    /// Every scope its live grants hold.
-    pub scopes: Scopes,
+    /// Every scope word its live grants hold, each once, in the order of the oldest grant's
+    /// `scope` (then any new word of a later grant).
+    pub scopes: Vec<String>,
     /// When its oldest live grant was made (the consent).
     pub connected_at: OffsetDateTime,
     /// When it last took a token (see the module's note).
@@ -141,8 +142,16 @@ impl ConnectedAgents {
         project: Project,
         grants: &[LiveGrant],
     ) -> ConnectedAgent {
-        let scopes = Scopes::new(grants.iter().flat_map(|g| g.grant.scopes.iter()))
-            .unwrap_or_else(crate::grant::default_scopes);
+        let mut oldest_first: Vec<&LiveGrant> = grants.iter().collect();
+        oldest_first.sort_by_key(|g| g.grant.created_at);
+        let mut scopes: Vec<String> = Vec::new();
+        for g in oldest_first {
+            for word in scope_string(&g.grant.scopes).split(' ') {
+                if !scopes.iter().any(|s| s == word) {
+                    scopes.push(word.to_owned());
+                }
+            }
+        }
         ConnectedAgent {
             client_id,
             client_name,

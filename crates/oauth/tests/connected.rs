@@ -8,7 +8,7 @@
 mod common;
 
 use common::Now;
-use quire_oauth::grant::{REFRESH_IDLE_LIFETIME, scope_string};
+use quire_oauth::grant::REFRESH_IDLE_LIFETIME;
 use quire_oauth::{DisconnectError, TokenError};
 use quire_testkit::World;
 use time::Duration;
@@ -38,7 +38,7 @@ async fn a_redeemed_authorization_is_listed_with_its_last_token_and_ended_whole(
     assert_eq!(agent.client_id, f.client.id);
     assert_eq!(agent.client_name, "Notes");
     assert_eq!(agent.project.id, ann.project.id);
-    assert_eq!(scope_string(&agent.scopes), "page link");
+    assert_eq!(agent.scopes, ["page", "link"]);
     assert_eq!(agent.connected_at, connected_at);
     assert_eq!(agent.last_used_at, refreshed_at);
     assert_eq!(agent.grant_ids.len(), 2);
