@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn a_written_list_is_what_serde_writes_for_the_whole() {
-        let items = vec![
+        let items = [
             serde_json::json!({"a": 1, "b": "x\"y"}),
             serde_json::json!({"a": 2, "b": null}),
         ];
