@@ -32,6 +32,7 @@ mod http_semantics;
 mod interop;
 mod keys;
 mod mcp;
+mod mcp_interop;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;
