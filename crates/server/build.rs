@@ -1,14 +1,21 @@
 //! Tells the black-box and Schemathesis tests which of the tools they need are missing here,
 //! so cargo reports a test that needs one as ignored, with the reason, instead of it passing
 //! without having run (docs/decisions/test-skips.md): PostgreSQL (`QUIRE_TEST_POSTGRES_URL`),
-//! Chromium and chromedriver, axe-core, Schemathesis. Under `CI=true` nothing is ever
+//! Chromium and chromedriver, axe-core, Schemathesis, the MCP Python SDK (in
+//! `target/mcp-python`). Under `CI=true` nothing is ever
 //! skipped: the tests run and fail on what is missing.
 
 use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 4] = ["no_postgres", "no_chromium", "no_axe", "no_schemathesis"];
+const SKIPS: [&str; 5] = [
+    "no_postgres",
+    "no_chromium",
+    "no_axe",
+    "no_schemathesis",
+    "no_mcp_python",
+];
 
 /// Whether `path` exists; asks cargo to probe again when it appears or goes. A missing file
 /// is watched through its nearest existing folder below `stop` (cargo would otherwise rerun
@@ -64,6 +71,9 @@ fn main() {
     });
     if !on_path {
         missing.push("no_schemathesis");
+    }
+    if !present(&target.join("mcp-python/bin/python"), &target) {
+        missing.push("no_mcp_python");
     }
     for cfg in missing {
         println!("cargo::rustc-cfg={cfg}");

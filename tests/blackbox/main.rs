@@ -33,6 +33,8 @@ mod hardening;
 mod http_semantics;
 mod interop;
 mod keys;
+mod mcp;
+mod mcp_interop;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;

@@ -53,8 +53,7 @@ impl Allowed {
             .collect();
         let mut hosts = Vec::new();
         if let Some(authority) = authority_of(&base) {
-            let authority = authority.to_ascii_lowercase();
-            hosts.push(authority.clone());
+            hosts.push(authority.to_ascii_lowercase());
             // `Host` may omit the scheme's default port.
             if let Some(own) = normalized_origin(&base).as_deref().and_then(authority_of) {
                 hosts.push(own.to_owned());
@@ -180,28 +179,31 @@ fn refusal(
 ///
 /// # Errors
 /// The 403 answer.
-pub fn check_origin_and_host(req: &HttpRequest, allowed: &Allowed) -> Result<(), HttpResponse> {
+pub fn check_origin_and_host(
+    req: &HttpRequest,
+    allowed: &Allowed,
+) -> Result<(), Box<HttpResponse>> {
     if let Some(o) = origin(req)
         && !allowed.origin_allowed(o)
     {
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::FORBIDDEN,
             req,
             allowed,
             json!({"error": "invalid_origin",
                    "error_description": "this Origin may not call the MCP endpoint"}),
             None,
-        ));
+        )));
     }
     if !host(req).is_some_and(|h| allowed.host_allowed(&h)) {
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::FORBIDDEN,
             req,
             allowed,
             json!({"error": "invalid_host",
                    "error_description": "the Host header does not name this server"}),
             None,
-        ));
+        )));
     }
     Ok(())
 }

@@ -82,7 +82,7 @@ pub async fn serve(
         return gate::preflight(&req, &allowed);
     }
     if let Err(refused) = gate::check_origin_and_host(&req, &allowed) {
-        return refused;
+        return *refused;
     }
     let header = req
         .headers()

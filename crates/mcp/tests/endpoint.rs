@@ -1,7 +1,11 @@
 //! The endpoint over the testkit's world: the gate's refusals, both protocol eras, and the
 //! tools end to end (publish, replay, read, update, delete), as a client sees them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value
+)] // test code: a panic is the failure report; values built in place
 
 use actix_web::dev::ServiceResponse;
 use actix_web::{App, test, web};
