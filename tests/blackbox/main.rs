@@ -31,6 +31,7 @@ mod hardening;
 mod http_semantics;
 mod interop;
 mod keys;
+mod oauth_agents;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;

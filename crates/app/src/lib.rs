@@ -32,7 +32,9 @@ use quire_device_auth::DeviceAuthService;
 use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
 use quire_mail::MailService;
-use quire_oauth::{ClientService, ConsentService, TokenAudience, TokenPorts, TokenService};
+use quire_oauth::{
+    ClientService, ConsentService, DynamicRegistration, TokenAudience, TokenPorts, TokenService,
+};
 use quire_pages::{PageConfig, PagePorts, PageService};
 use quire_projects::ProjectService;
 use quire_read_cache::{CachedKeyStore, CachedPageStore};
@@ -62,6 +64,8 @@ pub struct Settings {
     /// Seals the second factor's secrets at rest; `None` is a key of this process only,
     /// which suits tests (the server always passes its key file's).
     pub sealing_key: Option<SealingKey>,
+    /// Whether agents may register themselves as OAuth clients (RFC 7591).
+    pub oauth_dynamic_registration: bool,
 }
 
 /// Every use-case service, built once.
@@ -77,6 +81,7 @@ pub struct Services {
     pub invitations: InvitationList,
     pub device_auth: DeviceAuthService,
     pub oauth_clients: ClientService,
+    pub oauth_registration: DynamicRegistration,
     pub oauth_consent: ConsentService,
     pub oauth_tokens: TokenService,
     pub mail: MailService,
@@ -189,7 +194,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             limiter: limiter.clone(),
             clock: clock.clone(),
         },
-        audience,
+        audience.clone(),
     );
     let signup_ports = SignupPorts {
         store: signup,
@@ -247,7 +252,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         invitations: InvitationList::new(invitations, clock.clone()),
         device_auth: DeviceAuthService::new(
             device_grants,
-            limiter,
+            limiter.clone(),
             clock.clone(),
             settings.base_url,
         ),
@@ -256,9 +261,16 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             oauth_grants,
             projects,
             clock.clone(),
+            &audience.issuer,
         ),
         oauth_tokens,
         mail: MailService::new(mailer, quota, accounts, clock.clone()),
+        oauth_registration: DynamicRegistration::new(
+            oauth_clients.clone(),
+            limiter.clone(),
+            clock.clone(),
+            settings.oauth_dynamic_registration,
+        ),
         oauth_clients: ClientService::new(oauth_clients, clock),
     }
 }

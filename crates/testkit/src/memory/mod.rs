@@ -57,6 +57,8 @@ pub enum Op {
     DefaultProjectOf,
     Delete,
     DeleteClient,
+    TouchClient,
+    IdleDynamicClients,
     DeleteExpiredSessions,
     DeleteGrant,
     DeleteGrantsExpiredBefore,
