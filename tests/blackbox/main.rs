@@ -35,6 +35,7 @@ mod interop;
 mod keys;
 mod mcp;
 mod mcp_interop;
+mod oauth_agents;
 mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;

@@ -400,7 +400,14 @@ async fn metadata_and_keys_are_published(b: Backend) {
     );
     assert_eq!(
         m["scopes_supported"],
-        json!(["page", "serve", "link", "base"])
+        json!([
+            "page",
+            "serve",
+            "link",
+            "base",
+            "page:read",
+            "offline_access"
+        ])
     );
 
     let jwks = get("/.well-known/jwks.json").await;

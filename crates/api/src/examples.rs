@@ -406,3 +406,34 @@ pub fn grant_request() -> Value {
 pub fn revoke_grant_request() -> Value {
     json!({"key_id": "3c8d1f4a-6e2b-4a9c-8f5d-7b1e0c2a9d46"})
 }
+
+// Dynamic client registration (RFC 7591).
+
+pub fn dynamic_registration_request() -> Value {
+    json!({
+        "client_name": "Cursor",
+        "redirect_uris": [
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "http://localhost:8787/callback"
+        ],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"]
+    })
+}
+
+pub fn dynamic_registration_answer() -> Value {
+    json!({
+        "client_id": "qc_Vb8nR2tY6uK1mP4wQ9zX3c",
+        "client_id_issued_at": 1_795_000_000,
+        "client_name": "Cursor",
+        "redirect_uris": [
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "http://localhost:8787/callback"
+        ],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "registration_client_uri": "http://127.0.0.1:8080/api/oauth/register/qc_Vb8nR2tY6uK1mP4wQ9zX3c"
+    })
+}

@@ -20,6 +20,7 @@ pub(crate) mod health;
 pub(crate) mod keys;
 pub(crate) mod oauth;
 pub(crate) mod oauth_clients;
+pub(crate) mod oauth_register;
 pub mod openapi;
 pub(crate) mod pages;
 pub(crate) mod paging;
@@ -102,9 +103,16 @@ pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
                 .service(agent_login::device_authorization)
                 .service(agent_login::token),
         )
-        .service(scope(OAUTH).service(oauth::token).service(oauth::revoke))
+        .service(
+            scope(OAUTH)
+                .service(oauth::token)
+                .service(oauth::revoke)
+                .service(oauth_register::register)
+                .service(oauth_register::registered),
+        )
         .service(oauth::jwks)
-        .service(oauth::metadata);
+        .service(oauth::metadata)
+        .service(oauth::protected_resource);
 }
 
 /// Serves the finished document (`/api/openapi.json`, Swagger UI at `/api/docs/`) once every

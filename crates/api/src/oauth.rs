@@ -1,6 +1,7 @@
 //! The OAuth authorization server's machine endpoints: the token endpoint (RFC 6749 §3.2,
 //! with PKCE), revocation (RFC 7009), the signing keys (JWKS) and the server's metadata
-//! (RFC 8414). Bodies are form-encoded; answers carry `Cache-Control: no-store`.
+//! (RFC 8414), and the agent endpoint's protected resource metadata (RFC 9728). Bodies are
+//! form-encoded; answers carry `Cache-Control: no-store`.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, get, post, web};
@@ -11,7 +12,7 @@ use utoipa::ToSchema;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
-use quire_edge::answer::{Answer, Cached, Done, NoStore};
+use quire_edge::answer::{Answer, AnyOrigin, Cached, Done, NoStore};
 use quire_edge::body::Body;
 
 /// The token endpoint's form (RFC 6749 §4.1.3 and §6); client credentials may come here
@@ -37,6 +38,10 @@ pub struct TokenForm {
     /// A refresh may narrow the approved scopes, never widen them.
     #[serde(default)]
     pub scope: Option<String>,
+    /// RFC 8707: the resource the tokens are for (`{base}/mcp` or `{base}/api`); when
+    /// given, it must be the one the authorization request named.
+    #[serde(default)]
+    pub resource: Option<String>,
     /// The client's id (or send it by HTTP Basic).
     #[serde(default)]
     pub client_id: Option<String>,
@@ -88,10 +93,15 @@ pub struct Jwks {
 #[derive(Debug, Serialize)]
 pub struct ServerMetadata {
     pub authorization_endpoint: String,
+    /// RFC 9207: every authorization response carries `iss`.
+    pub authorization_response_iss_parameter_supported: bool,
     pub code_challenge_methods_supported: &'static [&'static str],
     pub grant_types_supported: &'static [&'static str],
     pub issuer: String,
     pub jwks_uri: String,
+    /// RFC 7591; absent when the operator turned dynamic registration off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration_endpoint: Option<String>,
     pub response_modes_supported: &'static [&'static str],
     pub response_types_supported: &'static [&'static str],
     pub revocation_endpoint: String,
@@ -158,7 +168,7 @@ fn credentials(
     request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 200, body = TokenAnswer),
-        (status = 400, description = "invalid_request, invalid_grant (unknown, expired or reused code or refresh token; a reuse revokes the whole authorization), unsupported_grant_type, invalid_scope"),
+        (status = 400, description = "invalid_request, invalid_grant (unknown, expired or reused code or refresh token; a reuse revokes the whole authorization), unsupported_grant_type, invalid_scope, invalid_target (a `resource` that is not this server's MCP endpoint or API, or not the authorization's)"),
         (status = 401, description = "invalid_client: unknown or deleted client, wrong or missing secret"),
         (status = 429, description = "rate_limited: more than 600 per 15 minutes from this address")))]
 #[post("/token")]
@@ -176,6 +186,7 @@ pub async fn token(
         code_verifier: f.code_verifier,
         refresh_token: f.refresh_token,
         scope: f.scope,
+        resource: f.resource,
     };
     let address = quire_edge::client_ip::of(&req, &state.trusted_proxies);
     let issued = state
@@ -225,27 +236,74 @@ pub async fn jwks(state: web::Data<AppState>) -> Result<Cached<Answer<Jwks>>, Ap
     Ok(Cached::for_seconds(60, Answer::ok(Jwks { keys })))
 }
 
+/// The protected resource metadata of the agent endpoint (RFC 9728 §2).
+#[derive(Debug, Serialize)]
+pub struct ResourceMetadata {
+    pub resource: String,
+    pub authorization_servers: Vec<String>,
+    pub scopes_supported: &'static [&'static str],
+    pub bearer_methods_supported: &'static [&'static str],
+    pub resource_name: &'static str,
+    pub resource_documentation: String,
+}
+
 /// The authorization server's metadata (RFC 8414).
-#[utoipa::path(tag = "oauth", responses((status = 200, description = "issuer, endpoints, S256 only, grant types, client authentication methods")))]
+#[utoipa::path(tag = "oauth", responses((status = 200, description = "issuer, endpoints (registration when dynamic registration is on), S256 only, grant types, client authentication methods, scopes, `iss` on authorization responses (RFC 9207)")))]
 #[get("/.well-known/oauth-authorization-server")]
-pub async fn metadata(state: web::Data<AppState>) -> Cached<Answer<ServerMetadata>> {
+pub async fn metadata(state: web::Data<AppState>) -> AnyOrigin<Cached<Answer<ServerMetadata>>> {
     let issuer = &state.oauth_tokens.audience().issuer;
     let client_authentication = &["client_secret_basic", "client_secret_post", "none"];
-    Cached::for_seconds(
+    let mut scopes = quire_kernel::Scopes::vocabulary();
+    // Accepted and ignored: every grant has refresh tokens (clients that see it ask for it).
+    scopes.push("offline_access");
+    AnyOrigin(Cached::for_seconds(
         300,
         Answer::ok(ServerMetadata {
             authorization_endpoint: format!("{issuer}/oauth/authorize"),
+            authorization_response_iss_parameter_supported: true,
             code_challenge_methods_supported: &["S256"],
             grant_types_supported: &["authorization_code", "refresh_token"],
             issuer: issuer.clone(),
             jwks_uri: format!("{issuer}/.well-known/jwks.json"),
+            registration_endpoint: state
+                .oauth_registration
+                .enabled()
+                .then(|| format!("{issuer}/api/oauth/register")),
             response_modes_supported: &["query"],
             response_types_supported: &["code"],
             revocation_endpoint: format!("{issuer}/api/oauth/revoke"),
             revocation_endpoint_auth_methods_supported: client_authentication,
-            scopes_supported: quire_kernel::App::ALL.iter().map(|a| a.as_str()).collect(),
+            scopes_supported: scopes,
             token_endpoint: format!("{issuer}/api/oauth/token"),
             token_endpoint_auth_methods_supported: client_authentication,
         }),
-    )
+    ))
+}
+
+/// The agent endpoint's protected resource metadata (RFC 9728): its resource identifier
+/// (`{base}/mcp`, the `resource` to ask tokens for), this server as its authorization
+/// server, and its scopes. There is no document at the root
+/// `/.well-known/oauth-protected-resource`: one naming `{base}` would make clients ask for
+/// tokens the agent endpoint refuses.
+#[utoipa::path(tag = "oauth", responses((status = 200, description = "`resource` `{base}/mcp`, `authorization_servers` `[{base}]`, `scopes_supported` `page` and `page:read`, `bearer_methods_supported` `header`")))]
+#[get("/.well-known/oauth-protected-resource/mcp")]
+pub async fn protected_resource(
+    state: web::Data<AppState>,
+) -> AnyOrigin<Cached<Answer<ResourceMetadata>>> {
+    let issuer = &state.oauth_tokens.audience().issuer;
+    AnyOrigin(Cached::for_seconds(
+        300,
+        Answer::ok(ResourceMetadata {
+            resource: state
+                .oauth_tokens
+                .audience()
+                .at(quire_kernel::Resource::Mcp)
+                .audience,
+            authorization_servers: vec![issuer.clone()],
+            scopes_supported: &["page", "page:read"],
+            bearer_methods_supported: &["header"],
+            resource_name: "Quire",
+            resource_documentation: format!("{issuer}/docs/agents"),
+        }),
+    ))
 }

@@ -33,7 +33,8 @@ use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
 use quire_mail::MailService;
 use quire_oauth::{
-    ClientService, ConnectedAgents, ConsentService, TokenAudience, TokenPorts, TokenService,
+    ClientService, ConnectedAgents, ConsentService, DynamicRegistration, TokenAudience, TokenPorts,
+    TokenService,
 };
 use quire_pages::{PageConfig, PagePorts, PageService};
 use quire_projects::ProjectService;
@@ -64,6 +65,8 @@ pub struct Settings {
     /// Seals the second factor's secrets at rest; `None` is a key of this process only,
     /// which suits tests (the server always passes its key file's).
     pub sealing_key: Option<SealingKey>,
+    /// Whether agents may register themselves as OAuth clients (RFC 7591).
+    pub oauth_dynamic_registration: bool,
 }
 
 /// Every use-case service, built once.
@@ -79,6 +82,7 @@ pub struct Services {
     pub invitations: InvitationList,
     pub device_auth: DeviceAuthService,
     pub oauth_clients: ClientService,
+    pub oauth_registration: DynamicRegistration,
     pub oauth_consent: ConsentService,
     pub oauth_tokens: TokenService,
     /// The agents each account connected through OAuth (the dashboard's Agents page).
@@ -195,7 +199,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             limiter: limiter.clone(),
             clock: clock.clone(),
         },
-        audience,
+        audience.clone(),
     );
     let signup_ports = SignupPorts {
         store: signup,
@@ -253,7 +257,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         invitations: InvitationList::new(invitations, clock.clone()),
         device_auth: DeviceAuthService::new(
             device_grants,
-            limiter,
+            limiter.clone(),
             clock.clone(),
             settings.base_url,
         ),
@@ -268,9 +272,16 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             oauth_grants,
             projects,
             clock.clone(),
+            &audience.issuer,
         ),
         oauth_tokens,
         mail: MailService::new(mailer, quota, accounts, clock.clone()),
+        oauth_registration: DynamicRegistration::new(
+            oauth_clients.clone(),
+            limiter.clone(),
+            clock.clone(),
+            settings.oauth_dynamic_registration,
+        ),
         oauth_clients: ClientService::new(oauth_clients, clock),
     }
 }

@@ -22,6 +22,8 @@ struct ConsentView {
     client_type: &'static str,
     redirect_host: String,
     redirect_is_local: bool,
+    /// The client registered itself (RFC 7591): nobody vetted its name.
+    unverified: bool,
     account: String,
     project: String,
     scopes: Vec<&'static str>,
@@ -35,8 +37,9 @@ struct ConsentPage {
     request: Option<ConsentView>,
 }
 
-fn scope_words(app: App) -> &'static str {
+fn scope_words(app: App, writable: bool) -> &'static str {
     match app {
+        App::Page if !writable => "read pages and their files, without changing anything",
         App::Page => "publish, change and delete pages",
         App::Link => "create and change short links",
         App::Serve => "serve files",
@@ -54,6 +57,7 @@ fn authorize_request(req: &HttpRequest) -> AuthorizeRequest {
         state: q.remove("state"),
         code_challenge: q.remove("code_challenge"),
         code_challenge_method: q.remove("code_challenge_method"),
+        resource: q.remove("resource"),
     }
 }
 
@@ -145,9 +149,14 @@ fn view(consent: &ConsentRequest, account: &str) -> ConsentView {
         client_type: consent.client.client_type.as_str(),
         redirect_host: consent.redirect_host(),
         redirect_is_local: consent.redirect_is_local(),
+        unverified: consent.client.registration == quire_oauth::Registration::Dynamic,
         account: account.to_owned(),
         project: consent.project.slug.as_str().to_owned(),
-        scopes: consent.scopes.iter().map(scope_words).collect(),
+        scopes: consent
+            .scopes
+            .apps()
+            .map(|app| scope_words(app, consent.scopes.can_write(app)))
+            .collect(),
     }
 }
 

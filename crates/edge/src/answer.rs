@@ -127,6 +127,24 @@ impl<R: Responder> Responder for Cached<R> {
     }
 }
 
+/// `R` readable by a script on any origin (`Access-Control-Allow-Origin: *`): the public
+/// discovery documents, which browser-based OAuth clients fetch across origins.
+#[derive(Debug)]
+pub struct AnyOrigin<R>(pub R);
+
+impl<R: Responder> Responder for AnyOrigin<R> {
+    type Body = BoxBody;
+
+    fn respond_to(self, req: &HttpRequest) -> HttpResponse {
+        let mut response = self.0.respond_to(req).map_into_boxed_body();
+        response.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+        response
+    }
+}
+
 fn with_cache_control(mut response: HttpResponse, value: HeaderValue) -> HttpResponse {
     response.headers_mut().insert(header::CACHE_CONTROL, value);
     response

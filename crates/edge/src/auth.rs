@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
-use actix_web::http::header;
+use actix_web::http::{Method, header};
 use actix_web::{FromRequest, HttpRequest, web};
 use quire_kernel::{App, ErrorCode, Principal};
 
@@ -80,9 +80,11 @@ impl AppScope for BaseApp {
     const APP: App = App::Base;
 }
 
-/// The caller, authenticated, with `A`'s app in its credential's scope. Like
-/// [`Authenticated`], it refuses before the handler reads the body: 401 for a missing or
-/// unknown credential, then 403 `insufficient_scope`.
+/// The caller, authenticated, with `A`'s app in its credential's scope, and allowed to write
+/// in it when the method changes things (anything but `GET` and `HEAD`): a bearer token
+/// granted only `page:read` reads pages and changes none. Like [`Authenticated`], it refuses
+/// before the handler reads the body: 401 for a missing or unknown credential, then 403
+/// `insufficient_scope`.
 #[derive(Debug, Clone)]
 pub struct Scoped<A: AppScope>(pub Principal, PhantomData<A>);
 
@@ -92,9 +94,18 @@ impl<A: AppScope> FromRequest for Scoped<A> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let authenticated = Authenticated::from_request(req, payload);
+        let writes = !matches!(*req.method(), Method::GET | Method::HEAD);
         Box::pin(async move {
             let Authenticated(principal) = authenticated.await?;
-            if principal.has_app(A::APP) {
+            if writes && principal.has_app(A::APP) && !principal.can_write(A::APP) {
+                Err(ApiError::new(
+                    ErrorCode::InsufficientScope,
+                    format!(
+                        "this token may only read ({app}:read); changing anything needs the {app} scope",
+                        app = A::APP.as_str()
+                    ),
+                ))
+            } else if principal.has_app(A::APP) {
                 Ok(Scoped(principal, PhantomData))
             } else {
                 Err(ApiError::new(

@@ -80,6 +80,13 @@ error_codes! {
     InvalidClient = ("invalid_client", 401),
     InvalidScope = ("invalid_scope", 400),
     UnsupportedTokenType = ("unsupported_token_type", 400),
+    // RFC 8707 §2: a resource indicator naming no resource of this server.
+    InvalidTarget = ("invalid_target", 400),
+    // Dynamic client registration (RFC 7591 §3.2.2), and Quire's own for the operator's off
+    // switch.
+    InvalidRedirectUri = ("invalid_redirect_uri", 400),
+    InvalidClientMetadata = ("invalid_client_metadata", 400),
+    RegistrationDisabled = ("registration_disabled", 403),
     // Quire's own, beyond the spec's table: a request body over the route's size limit.
     PayloadTooLarge = ("payload_too_large", 413),
     // Quire's own: a method the path does not take (with `Allow`).
@@ -207,7 +214,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 51);
+        assert_eq!(ErrorCode::ALL.len(), 55);
     }
 
     #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::ids::{AccountId, KeyId, ProjectId};
+use crate::scopes::Scopes;
 
 /// The services an app key may be scoped to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,9 +103,9 @@ pub enum PrincipalKind {
     /// An API key (`qk_…`).
     Key { key_id: KeyId, tier: Tier },
     /// A bearer token issued to an OAuth client, with the scopes the account holder
-    /// approved. Such a principal may list projects but can never create or revoke grants,
-    /// nor mint keys.
-    OAuthClient { client_id: String, scopes: Apps },
+    /// approved (an app may be read-only: `page:read`). Such a principal may list projects
+    /// but can never create or revoke grants, nor mint keys.
+    OAuthClient { client_id: String, scopes: Scopes },
     /// The account holder in the dashboard, with a full session (second factor given when
     /// enrolled): a master key's scope, without a key.
     Dashboard,
@@ -164,7 +165,10 @@ impl Principal {
     /// bearer token granted the read-only `page:read` scope can read without writing.
     #[must_use]
     pub fn can_write(&self, app: App) -> bool {
-        self.has_app(app)
+        match &self.kind {
+            PrincipalKind::OAuthClient { scopes, .. } => scopes.can_write(app),
+            PrincipalKind::Key { .. } | PrincipalKind::Dashboard => self.has_app(app),
+        }
     }
 
     #[must_use]
@@ -206,10 +210,18 @@ mod tests {
 
         let bearer = principal(PrincipalKind::OAuthClient {
             client_id: "c1".into(),
-            scopes: Apps::new([App::Page]).unwrap(),
+            scopes: Apps::new([App::Page]).unwrap().into(),
         });
+        assert!(bearer.can_write(App::Page) && !bearer.can_write(App::Link));
+        let read_only = principal(PrincipalKind::OAuthClient {
+            client_id: "c1".into(),
+            scopes: Scopes::from_words(["page:read"]).unwrap(),
+        });
+        assert!(read_only.has_app(App::Page) && !read_only.can_write(App::Page));
+        assert!(master.can_write(App::Page));
         assert!(bearer.is_oauth_client() && !bearer.is_master() && bearer.key_id().is_none());
         let dashboard = principal(PrincipalKind::Dashboard);
+        assert!(dashboard.can_write(App::Base));
         assert!(dashboard.is_master() && dashboard.has_app(App::Base));
         assert!(!dashboard.is_oauth_client() && dashboard.key_id().is_none());
         assert!(bearer.has_app(App::Page) && !bearer.has_app(App::Link));

@@ -155,7 +155,7 @@ async fn minted_app_keys_verify_with_their_scope_and_home() {
     let oauth = Principal {
         kind: PrincipalKind::OAuthClient {
             client_id: "c".into(),
-            scopes: Apps::new(App::ALL).unwrap(),
+            scopes: Apps::new(App::ALL).unwrap().into(),
         },
         ..master.clone()
     };
@@ -326,7 +326,7 @@ async fn a_key_revokes_itself_and_only_a_key_can() {
     let oauth = Principal {
         kind: PrincipalKind::OAuthClient {
             client_id: "c".into(),
-            scopes: Apps::new(App::ALL).unwrap(),
+            scopes: Apps::new(App::ALL).unwrap().into(),
         },
         ..master.clone()
     };

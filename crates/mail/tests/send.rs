@@ -63,7 +63,7 @@ async fn app_keys_and_bearer_tokens_cannot_send() {
     let bearer = Principal {
         kind: PrincipalKind::OAuthClient {
             client_id: "qc_x".into(),
-            scopes: Apps::new(App::ALL).unwrap(),
+            scopes: Apps::new(App::ALL).unwrap().into(),
         },
         ..master
     };

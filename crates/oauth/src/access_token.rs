@@ -13,7 +13,7 @@ use quire_kernel::{AccountId, InfraError, Resource};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::grant::{ACCESS_TOKEN_LIFETIME, Scopes, parse_scope, scope_string};
+use crate::grant::{ACCESS_TOKEN_LIFETIME, Scopes, scope_string};
 use crate::model::ClientId;
 use crate::signing::{LEEWAY, SigningKey};
 
@@ -267,7 +267,8 @@ impl ParsedToken {
             return Err(TokenRefusal::Expired);
         }
         let account = uuid_of(&claims.sub).ok_or(TokenRefusal::NotAccessToken)?;
-        let scopes = parse_scope(Some(&claims.scope)).map_err(|_| TokenRefusal::NotAccessToken)?;
+        let scopes = crate::grant::requested_scopes(Some(&claims.scope))
+            .ok_or(TokenRefusal::NotAccessToken)?;
         let issued_at = OffsetDateTime::from_unix_timestamp(claims.iat)
             .map_err(|_| TokenRefusal::NotAccessToken)?;
         Ok(VerifiedToken {

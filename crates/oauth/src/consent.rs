@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use quire_kernel::{AccountId, Clock, InfraError};
+use quire_kernel::{AccountId, Clock, InfraError, Resource};
 use quire_projects::{Project, ProjectStore};
 use url::Url;
 
@@ -13,6 +13,7 @@ use crate::grant::{
 };
 use crate::model::{ClientId, OAuthClient};
 use crate::ports::{ClientStore, GrantStore};
+use crate::resource::{INVALID_TARGET, resource_indicator};
 
 /// Longest `state` kept and echoed.
 pub const MAX_STATE_BYTES: usize = 512;
@@ -27,11 +28,15 @@ pub struct AuthorizeRequest {
     pub state: Option<String>,
     pub code_challenge: Option<String>,
     pub code_challenge_method: Option<String>,
+    /// RFC 8707: the resource the tokens are for.
+    pub resource: Option<String>,
 }
 
 /// An error sent back to the client on its redirect URI (RFC 6749 §4.1.2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedirectedError {
+    /// The authorization server's issuer, sent as `iss` (RFC 9207).
+    pub issuer: String,
     pub redirect_uri: String,
     pub error: &'static str,
     pub description: String,
@@ -49,6 +54,7 @@ impl RedirectedError {
         if let Some(state) = &self.state {
             pairs.push(("state", state.clone()));
         }
+        pairs.push(("iss", self.issuer.clone()));
         with_query(&self.redirect_uri, &pairs)
     }
 }
@@ -75,6 +81,8 @@ pub struct ConsentRequest {
     pub client: OAuthClient,
     pub redirect_uri: String,
     pub scopes: Scopes,
+    /// The resource the tokens will be for.
+    pub resource: Resource,
     /// The project the token will act in.
     pub project: Project,
 }
@@ -150,22 +158,35 @@ pub struct ConsentService {
     grants: Arc<dyn GrantStore>,
     projects: Arc<dyn ProjectStore>,
     clock: Arc<dyn Clock>,
+    /// The public base URL: `iss` on every redirect (RFC 9207), and what a `resource`
+    /// must be on (RFC 8707).
+    issuer: String,
 }
 
 impl ConsentService {
+    /// The use cases of the authorization server whose issuer is `issuer` (the public base
+    /// URL, without a trailing slash).
     #[must_use]
     pub fn new(
         clients: Arc<dyn ClientStore>,
         grants: Arc<dyn GrantStore>,
         projects: Arc<dyn ProjectStore>,
         clock: Arc<dyn Clock>,
+        issuer: &str,
     ) -> Self {
         Self {
             clients,
             grants,
             projects,
             clock,
+            issuer: issuer.trim_end_matches('/').to_owned(),
         }
+    }
+
+    /// `iss` of the authorization responses.
+    #[must_use]
+    pub fn issuer(&self) -> &str {
+        &self.issuer
     }
 
     /// Checks a request's client and redirect URI only: what decides whether an error may be
@@ -236,6 +257,7 @@ impl ConsentService {
         let state = request.state.clone().filter(|s| !s.is_empty());
         let refuse = |error: &'static str, description: &str| {
             AuthorizeError::Redirect(RedirectedError {
+                issuer: self.issuer.clone(),
                 redirect_uri: redirect_uri.clone(),
                 error,
                 description: description.to_owned(),
@@ -272,12 +294,12 @@ impl ConsentService {
                     "code_challenge is required: 43 base64url characters (PKCE, S256)",
                 )
             })?;
-        let scopes = parse_scope(request.scope.as_deref()).map_err(|bad| {
-            refuse(
-                "invalid_scope",
-                &format!("unknown scope {bad:?}; scopes are page, link, serve and base"),
-            )
-        })?;
+        let resource = match request.resource.as_deref() {
+            None => client.default_resource(),
+            Some(raw) => resource_indicator(raw, &self.issuer)
+                .ok_or_else(|| refuse("invalid_target", INVALID_TARGET))?,
+        };
+        let scopes = parse_scope(request.scope.as_deref());
         let project = home_project(self.projects.as_ref(), account, &client.id).await?;
         let now = self.clock.now();
         let request_id = RequestId::generate();
@@ -286,6 +308,7 @@ impl ConsentService {
             client_id: client.id.clone(),
             account_id: account,
             scopes: scopes.clone(),
+            resource,
             redirect_uri: redirect_uri.clone(),
             state,
             code_challenge: challenge,
@@ -303,6 +326,7 @@ impl ConsentService {
             client,
             redirect_uri,
             scopes,
+            resource,
             project,
         })
     }
@@ -347,6 +371,7 @@ impl ConsentService {
         if let Some(state) = &grant.state {
             pairs.push(("state", state.clone()));
         }
+        pairs.push(("iss", self.issuer.clone()));
         Ok(with_query(&grant.redirect_uri, &pairs))
     }
 }

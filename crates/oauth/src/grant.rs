@@ -9,7 +9,7 @@
 
 use base64::Engine;
 use quire_kernel::secret::{OpaqueToken, TokenPurpose};
-use quire_kernel::{AccountId, App, Apps};
+use quire_kernel::{AccountId, App, Apps, Resource};
 use sha2::{Digest, Sha256};
 use time::{Duration, OffsetDateTime};
 
@@ -55,35 +55,35 @@ purpose!(
     RefreshPurpose, RefreshToken, "RefreshToken"
 );
 
-/// The scopes a client may ask for: the app vocabulary of keys.
-pub type Scopes = Apps;
+/// The scopes a client may ask for: the app vocabulary of keys, and `page:read`.
+pub use quire_kernel::Scopes;
 
-/// Parses a space-separated `scope` (RFC 6749 §3.3); omitted or blank means `page`.
-///
-/// # Errors
-/// The scope that is not one of `page`, `link`, `serve`, `base`.
-pub fn parse_scope(raw: Option<&str>) -> Result<Scopes, String> {
-    let raw = raw.unwrap_or("").trim();
-    if raw.is_empty() {
-        return Ok(default_scopes());
-    }
-    let mut apps = Vec::new();
-    for word in raw.split(' ').filter(|w| !w.is_empty()) {
-        apps.push(App::parse(word).ok_or_else(|| word.chars().take(40).collect::<String>())?);
-    }
-    Apps::new(apps).ok_or_else(String::new)
+/// The known scopes a space-separated `scope` (RFC 6749 §3.3) names; unknown words are
+/// dropped, not refused (clients send words of their own: `claudeai`, `offline_access`).
+/// `None` when it names none.
+#[must_use]
+pub fn requested_scopes(raw: Option<&str>) -> Option<Scopes> {
+    Scopes::from_words(raw.unwrap_or("").split(' ').filter(|w| !w.is_empty()))
+}
+
+/// A request's scopes: [`requested_scopes`], or `page` when it names no known scope.
+#[must_use]
+pub fn parse_scope(raw: Option<&str>) -> Scopes {
+    requested_scopes(raw).unwrap_or_else(default_scopes)
 }
 
 /// `page`: what a request that names no scope gets.
 #[must_use]
 pub fn default_scopes() -> Scopes {
-    Apps::new([App::Page]).expect("one app is a non-empty set")
+    Apps::new([App::Page])
+        .expect("one app is a non-empty set")
+        .into()
 }
 
 /// The space-separated form, as a token's `scope`.
 #[must_use]
 pub fn scope_string(scopes: &Scopes) -> String {
-    scopes.iter().map(App::as_str).collect::<Vec<_>>().join(" ")
+    scopes.to_scope_string()
 }
 
 /// A PKCE code challenge (RFC 7636 §4.2, method S256): 43 base64url characters.
@@ -153,6 +153,8 @@ pub struct Grant {
     pub client_id: ClientId,
     pub account_id: AccountId,
     pub scopes: Scopes,
+    /// The resource its tokens are for (RFC 8707): their `aud`.
+    pub resource: Resource,
     /// The redirect URI as the request presented it (the token request must repeat it).
     pub redirect_uri: String,
     /// The client's `state`, echoed on the redirect.
@@ -219,12 +221,11 @@ mod tests {
 
     #[test]
     fn scopes_are_the_app_words_and_default_to_page() {
-        assert_eq!(
-            scope_string(&parse_scope(None).expect("the default")),
-            "page"
-        );
-        let parsed = parse_scope(Some("link  page")).map(|s| scope_string(&s));
-        assert_eq!(parsed, Ok("page link".to_owned()));
-        assert_eq!(parse_scope(Some("page admin")), Err("admin".to_owned()));
+        assert_eq!(scope_string(&parse_scope(None)), "page");
+        assert_eq!(scope_string(&parse_scope(Some("link  page"))), "page link");
+        assert_eq!(scope_string(&parse_scope(Some("page admin"))), "page");
+        assert_eq!(scope_string(&parse_scope(Some("claudeai"))), "page");
+        assert_eq!(scope_string(&parse_scope(Some("page:read"))), "page:read");
+        assert_eq!(requested_scopes(Some("claudeai offline_access")), None);
     }
 }

@@ -5,6 +5,11 @@
 //!   never reused, projects naming it forget it, its grants are revoked) and rotates a
 //!   secret; redirect URIs follow RFC 6749 §3.1.2, RFC 8252 and RFC 9700 (exact match, any
 //!   port on a loopback IP literal).
+//! - Dynamic registration (RFC 7591) for agents: unverified clients with the redirect URIs
+//!   agents use, limited per address, expired after 30 days unused, off at the operator's
+//!   word.
+//! - RFC 8707 resource indicators: a grant is for the REST API or the agent endpoint, and
+//!   its tokens' audience says which; the read-only scope `page:read`.
 //! - The authorization code flow with PKCE (S256 only, for every client): the consent
 //!   request bound to a dashboard session, codes (256 bits, hashed, 60 s, single use), the
 //!   token endpoint with refresh rotation and reuse detection, revocation (RFC 7009).
@@ -22,10 +27,12 @@
 pub mod access_token;
 pub mod connected;
 pub mod consent;
+pub mod dynamic;
 pub mod grant;
 pub mod model;
 pub mod ports;
 pub mod redirect;
+pub mod resource;
 pub mod service;
 pub mod signing;
 pub mod token;
@@ -35,8 +42,9 @@ pub use connected::{ConnectedAgent, ConnectedAgents, DisconnectError};
 pub use consent::{
     AuthorizeError, AuthorizeRequest, ConsentRequest, ConsentService, DecisionError,
 };
+pub use dynamic::{ClientMetadata, DynamicClient, DynamicRegistration, RegistrationError};
 pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
-pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient};
+pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};
 pub use ports::{ClientStore, GrantStore, InsertClientError, SigningKeyStore};
 pub use redirect::{MAX_REDIRECT_URIS, RedirectUri};
 pub use service::{ClientError, ClientService, MAX_NAME_CHARS, Registered};

@@ -73,6 +73,37 @@ impl ClientType {
     }
 }
 
+/// How a client came to be registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// By the platform admin (`POST /api/platform/v1/oauth-clients`): a vetted application,
+    /// whose tokens are for the REST API unless it asks for another resource.
+    Admin,
+    /// By the client itself (RFC 7591 dynamic registration): an agent nobody vetted, shown
+    /// as unverified at consent, whose tokens are for the agent endpoint unless it asks for
+    /// another resource, and forgotten after 30 days unused.
+    Dynamic,
+}
+
+impl Registration {
+    #[must_use]
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "admin" => Some(Self::Admin),
+            "dynamic" => Some(Self::Dynamic),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Dynamic => "dynamic",
+        }
+    }
+}
+
 /// What a client secret is for.
 #[derive(Debug)]
 pub enum ClientSecretPurpose {}
@@ -96,12 +127,26 @@ pub struct OAuthClient {
     pub created_at: OffsetDateTime,
     /// When the admin deleted it; a deleted client authorizes nothing and its tokens fail.
     pub deleted_at: Option<OffsetDateTime>,
+    pub registration: Registration,
+    /// When it last redeemed a code or refreshed a token (kept for dynamic clients, which
+    /// expire unused).
+    pub last_used_at: Option<OffsetDateTime>,
 }
 
 impl OAuthClient {
     #[must_use]
     pub fn is_live(&self) -> bool {
         self.deleted_at.is_none()
+    }
+
+    /// The resource a request that names none is for: the agent endpoint for a client
+    /// that registered itself (only agents do), the REST API for the admin's clients.
+    #[must_use]
+    pub fn default_resource(&self) -> quire_kernel::Resource {
+        match self.registration {
+            Registration::Admin => quire_kernel::Resource::Api,
+            Registration::Dynamic => quire_kernel::Resource::Mcp,
+        }
     }
 
     /// Whether `presented` is this client's secret, compared in constant time. A public
@@ -156,6 +201,8 @@ mod tests {
             secret_hash: Some(secret.hash()),
             created_at: OffsetDateTime::UNIX_EPOCH,
             deleted_at: None,
+            registration: Registration::Admin,
+            last_used_at: None,
         };
         assert!(client.secret_matches(secret.expose()));
         assert!(!client.secret_matches(&format!("{}x", secret.expose())));

@@ -56,6 +56,22 @@ pub trait ClientStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure (and then nothing changed).
     async fn delete_client(&self, id: &ClientId, at: OffsetDateTime) -> Result<bool, InfraError>;
+
+    /// Records that the client redeemed a code or refreshed a token at `at`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn touch_client(&self, id: &ClientId, at: OffsetDateTime) -> Result<(), InfraError>;
+
+    /// The live dynamically registered clients last used (or, never used, registered)
+    /// before `before`.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn idle_dynamic_clients(
+        &self,
+        before: OffsetDateTime,
+    ) -> Result<Vec<ClientId>, InfraError>;
 }
 
 /// Authorizations and their refresh tokens. Every method is one unit of work.

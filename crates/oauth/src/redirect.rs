@@ -8,6 +8,11 @@
 //! - a private-use scheme in reverse-DNS form (`com.example.app:/cb`), for public clients
 //!   only: a confidential client runs on a server and has an https address.
 //!
+//! A client that registers itself (RFC 7591, an agent) is held to the rules agents' real
+//! callbacks need ([`RedirectUri::parse_for_agent`]): `https` on any host, `http` on
+//! `localhost` too (Claude Code's `http://localhost:<port>/callback`), and any private-use
+//! scheme but the dangerous ones (Cursor's `cursor://anysphere.cursor-mcp/oauth/callback`).
+//!
 //! Matched: byte for byte, except that a loopback `http` URI matches on any port, since a
 //! native app listens on whatever port it was given (RFC 8252 §7.3).
 
@@ -30,7 +35,7 @@ pub struct RedirectUri {
 }
 
 /// Schemes that run code or read files where a browser lands.
-const DANGEROUS_SCHEMES: [&str; 5] = ["javascript", "data", "file", "vbscript", "blob"];
+const DANGEROUS_SCHEMES: [&str; 6] = ["javascript", "data", "file", "vbscript", "blob", "about"];
 
 impl RedirectUri {
     /// Checks `raw` as a redirect URI of a `client_type` client.
@@ -38,6 +43,18 @@ impl RedirectUri {
     /// # Errors
     /// A message saying which rule `raw` breaks.
     pub fn parse(raw: &str, client_type: ClientType) -> Result<Self, String> {
+        Self::parse_with(raw, client_type, false)
+    }
+
+    /// Checks `raw` as a redirect URI of a client that registered itself (an agent).
+    ///
+    /// # Errors
+    /// A message saying which rule `raw` breaks.
+    pub fn parse_for_agent(raw: &str) -> Result<Self, String> {
+        Self::parse_with(raw, ClientType::Public, true)
+    }
+
+    fn parse_with(raw: &str, client_type: ClientType, agent: bool) -> Result<Self, String> {
         if raw.is_empty() {
             return Err("must not be empty".into());
         }
@@ -78,6 +95,12 @@ impl RedirectUri {
                 }
                 false
             }
+            "http" if agent => {
+                if !is_loopback_literal(&url) && url.host_str() != Some("localhost") {
+                    return Err("may use http only on localhost, 127.0.0.1 or [::1]".into());
+                }
+                true
+            }
             "http" => {
                 if !is_loopback_literal(&url) {
                     return Err(
@@ -86,6 +109,7 @@ impl RedirectUri {
                 }
                 true
             }
+            _ if agent => false,
             private => {
                 if client_type == ClientType::Confidential {
                     return Err(format!(
@@ -110,8 +134,9 @@ impl RedirectUri {
     /// A URI the store held (checked when it was registered).
     #[must_use]
     pub fn stored(raw: &str) -> Self {
-        let loopback =
-            Url::parse(raw).is_ok_and(|u| u.scheme() == "http" && is_loopback_literal(&u));
+        let loopback = Url::parse(raw).is_ok_and(|u| {
+            u.scheme() == "http" && (is_loopback_literal(&u) || u.host_str() == Some("localhost"))
+        });
         Self {
             raw: raw.to_owned(),
             loopback,
@@ -156,6 +181,44 @@ fn is_loopback_literal(url: &Url) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agents_real_callbacks_register_and_loopback_ports_are_ignored() {
+        for ok in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://chatgpt.com/connector/oauth/abc123",
+            "http://localhost:8787/callback",
+            "http://127.0.0.1:33418/callback",
+            "http://[::1]/cb",
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "vscode:/callback",
+        ] {
+            assert!(RedirectUri::parse_for_agent(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://app.example/cb",
+            "http://localhost.evil.example/cb",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "file:///etc/passwd",
+            "vbscript:x",
+            "about:blank",
+            "https://app.example/cb#f",
+            "https://u:p@app.example/cb",
+            "relative/cb",
+        ] {
+            assert!(RedirectUri::parse_for_agent(bad).is_err(), "{bad}");
+        }
+        let local = RedirectUri::parse_for_agent("http://localhost:8787/callback").unwrap();
+        assert!(local.matches("http://localhost:50123/callback"));
+        assert!(!local.matches("http://localhost:50123/other"));
+        assert!(!local.matches("http://127.0.0.1:8787/callback"));
+        let https =
+            RedirectUri::parse_for_agent("https://claude.ai/api/mcp/auth_callback").unwrap();
+        assert!(!https.matches("https://claude.ai:444/api/mcp/auth_callback"));
+        // The admin's rules stay as they were.
+        assert!(RedirectUri::parse("http://localhost:8787/callback", P).is_err());
+    }
 
     const C: ClientType = ClientType::Confidential;
     const P: ClientType = ClientType::Public;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use quire_kernel::{Clock, InfraError, Principal};
 
-use crate::model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient};
+use crate::model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};
 use crate::ports::{ClientStore, InsertClientError};
 use crate::redirect::{MAX_REDIRECT_URIS, RedirectUri};
 
@@ -90,6 +90,8 @@ impl ClientService {
             secret_hash: secret.as_ref().map(ClientSecret::hash),
             created_at: self.clock.now(),
             deleted_at: None,
+            registration: Registration::Admin,
+            last_used_at: None,
         };
         for attempt in 1..=ID_ATTEMPTS {
             match self.store.insert_client(&client).await {

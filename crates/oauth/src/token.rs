@@ -11,10 +11,11 @@ use time::OffsetDateTime;
 use crate::access_token::{TokenAudience, issue};
 use crate::grant::{
     ACCESS_TOKEN_LIFETIME, AuthorizationCode, Grant, GrantStage, REFRESH_REUSE_GRACE,
-    RefreshRecord, RefreshToken, parse_scope, scope_string,
+    RefreshRecord, RefreshToken, requested_scopes, scope_string,
 };
 use crate::model::{ClientId, ClientType, OAuthClient};
 use crate::ports::{ClientStore, GrantStore, SigningKeyStore};
+use crate::resource::{INVALID_TARGET, resource_indicator, resource_name};
 use crate::signing::{KeySchedule, SigningKey};
 
 /// Token requests one address may make per window (the device token route's figure).
@@ -39,6 +40,8 @@ pub struct TokenRequest {
     pub code_verifier: Option<String>,
     pub refresh_token: Option<String>,
     pub scope: Option<String>,
+    /// RFC 8707: must name the grant's resource when present.
+    pub resource: Option<String>,
 }
 
 /// What the token endpoint answers.
@@ -65,6 +68,9 @@ pub enum TokenError {
     UnsupportedGrantType,
     #[error("{0}")]
     InvalidScope(String),
+    /// RFC 8707 §2: `resource` names no resource of this server, or not the grant's.
+    #[error("{0}")]
+    InvalidTarget(&'static str),
     /// RFC 7009 §2.2.1: access tokens are not revoked one by one.
     #[error(
         "access tokens expire within 15 minutes and are not revoked one by one; revoke the refresh token"
@@ -86,6 +92,7 @@ impl TokenError {
             Self::InvalidGrant(_) => "invalid_grant",
             Self::UnsupportedGrantType => "unsupported_grant_type",
             Self::InvalidScope(_) => "invalid_scope",
+            Self::InvalidTarget(_) => "invalid_target",
             Self::UnsupportedTokenType => "unsupported_token_type",
             Self::RateLimited => "rate_limited",
             Self::Infra(_) => "server_error",
@@ -98,6 +105,17 @@ impl TokenError {
 enum Spent {
     Code,
     RefreshToken,
+}
+
+/// RFC 8707 §2.2: a token request naming a resource asks for the grant's; `resource` is
+/// already the stored name of a valid one.
+fn same_resource(request: &TokenRequest, grant: &Grant) -> Result<(), TokenError> {
+    match request.resource.as_deref() {
+        Some(name) if name != resource_name(grant.resource) => Err(TokenError::InvalidTarget(
+            "resource differs from the one the account holder authorized",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn required<'a>(value: Option<&'a str>, field: &str) -> Result<&'a str, TokenError> {
@@ -152,6 +170,21 @@ impl TokenService {
             return Err(TokenError::UnsupportedGrantType);
         }
         let client = self.authenticate(credentials).await?;
+        let now = self.ports.clock.now();
+        if crate::dynamic::due_for_touch(&client, now) {
+            self.ports.clients.touch_client(&client.id, now).await?;
+        }
+        let resource = match request.resource.as_deref() {
+            None => None,
+            Some(raw) => Some(
+                resource_indicator(raw, &self.audience.issuer)
+                    .ok_or(TokenError::InvalidTarget(INVALID_TARGET))?,
+            ),
+        };
+        let request = &TokenRequest {
+            resource: resource.map(|r| resource_name(r).to_owned()),
+            ..request.clone()
+        };
         if grant_type == "authorization_code" {
             self.redeem(&client, request).await
         } else {
@@ -274,6 +307,7 @@ impl TokenService {
         if grant.revoked_at.is_some() {
             return Err(TokenError::InvalidGrant("this authorization was revoked"));
         }
+        same_resource(request, &grant)?;
         if grant.redirect_uri != redirect_uri {
             return Err(TokenError::InvalidGrant(
                 "redirect_uri differs from the authorization request's",
@@ -319,21 +353,18 @@ impl TokenService {
         if record.expires_at <= now {
             return Err(TokenError::InvalidGrant("the refresh token has expired"));
         }
+        same_resource(request, &grant)?;
         let reusable_after = now - REFRESH_REUSE_GRACE;
         if record.rotated_at.is_some_and(|t| t <= reusable_after) {
             return Err(self.reused(&grant, now, Spent::RefreshToken).await);
         }
-        let scopes = match request.scope.as_deref() {
+        let scopes = match requested_scopes(request.scope.as_deref()) {
             None => grant.scopes.clone(),
-            Some(raw) => {
-                let asked = parse_scope(Some(raw))
-                    .map_err(|bad| TokenError::InvalidScope(format!("unknown scope {bad:?}")))?;
-                if asked.iter().any(|app| !grant.scopes.contains(app)) {
-                    return Err(TokenError::InvalidScope(
-                        "a refresh cannot widen the scopes the account holder approved".into(),
-                    ));
-                }
-                asked
+            Some(asked) if grant.scopes.covers(&asked) => asked,
+            Some(_) => {
+                return Err(TokenError::InvalidScope(
+                    "a refresh cannot widen the scopes the account holder approved".into(),
+                ));
             }
         };
         let key = self.signing_key(now).await?;
@@ -375,7 +406,7 @@ impl TokenService {
     ) -> Result<IssuedTokens, TokenError> {
         let access_token = issue(
             key,
-            &self.audience,
+            &self.audience.at(grant.resource),
             grant.account_id,
             &grant.client_id,
             scopes,

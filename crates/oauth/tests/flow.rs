@@ -31,7 +31,7 @@ async fn a_code_becomes_tokens_once_and_its_reuse_revokes_what_it_issued() {
         principal.kind,
         PrincipalKind::OAuthClient {
             client_id: f.client.id.as_str().into(),
-            scopes: Apps::new([App::Page, App::Link]).unwrap(),
+            scopes: Apps::new([App::Page, App::Link]).unwrap().into(),
         }
     );
 
@@ -119,17 +119,19 @@ async fn bad_requests_go_back_to_the_client_but_an_unknown_client_or_uri_never_d
         consent.begin(&no_pkce, ann, SESSION).await,
         Err(AuthorizeError::Redirect(_))
     ));
-    let bad_scope = AuthorizeRequest {
-        scope: Some("admin".into()),
+    // RFC 8707: a resource of another server goes back as invalid_target, with iss (RFC 9207).
+    let elsewhere = AuthorizeRequest {
+        resource: Some("https://other.example/mcp".into()),
         ..f.request()
     };
-    assert!(matches!(
-        consent.begin(&bad_scope, ann, SESSION).await,
-        Err(AuthorizeError::Redirect(RedirectedError {
-            error: "invalid_scope",
-            ..
-        }))
-    ));
+    let Err(AuthorizeError::Redirect(refused)) = consent.begin(&elsewhere, ann, SESSION).await
+    else {
+        panic!("a foreign resource must be refused on the redirect");
+    };
+    let q = query_of(&refused.location());
+    assert_eq!(q["error"], "invalid_target");
+    assert_eq!(q["state"], "st-1");
+    assert_eq!(q["iss"], consent.issuer());
     for request in [
         AuthorizeRequest {
             redirect_uri: Some("https://evil.example/callback".into()),

@@ -173,7 +173,7 @@ async fn a_bearer_of_an_account_not_activated_is_refused() {
             .signing_key(f.w.clock_now())
             .await
             .unwrap();
-    let scopes = Apps::new([App::Page]).unwrap();
+    let scopes = Apps::new([App::Page]).unwrap().into();
     let token = issue(&key, &audience, ann, &f.client.id, &scopes, f.w.clock_now()).unwrap();
     assert!(f.authenticate(&token).await.is_ok());
     f.w.store.alter(|s| s.accounts[0].activated_at = None);

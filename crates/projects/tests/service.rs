@@ -188,7 +188,9 @@ async fn grants_need_master_and_owned_key_and_project() {
     let oauth = Principal {
         kind: quire_kernel::PrincipalKind::OAuthClient {
             client_id: "c".into(),
-            scopes: quire_kernel::Apps::new(quire_kernel::App::ALL).unwrap(),
+            scopes: quire_kernel::Apps::new(quire_kernel::App::ALL)
+                .unwrap()
+                .into(),
         },
         ..ann.master.clone()
     };

@@ -91,6 +91,9 @@ pub struct Config {
     /// What a signed-up account does before its keys work: `invitation` (a captcha and a
     /// phone number on the invitation list) or `none`.
     pub activation: String,
+    /// Whether agents may register themselves as OAuth clients (RFC 7591,
+    /// `POST /api/oauth/register`); on by default, since real MCP clients need it.
+    pub oauth_dynamic_registration: bool,
 }
 
 /// A secret setting: it compares and clones, and its `Debug` shows nothing.
@@ -145,6 +148,7 @@ impl Default for Config {
             secret_key_file: "./data/secret.key".into(),
             signup: "closed".into(),
             activation: "invitation".into(),
+            oauth_dynamic_registration: true,
         }
     }
 }
@@ -186,6 +190,7 @@ struct FileConfig {
     secret_key_file: Option<String>,
     signup: Option<String>,
     activation: Option<String>,
+    oauth_dynamic_registration: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -255,7 +260,8 @@ impl Config {
                 outbox_dir,
                 secret_key_file,
                 signup,
-                activation
+                activation,
+                oauth_dynamic_registration
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -279,19 +285,27 @@ impl Config {
         text("QUIRE_SECRET_KEY_FILE", &mut c.secret_key_file);
         text("QUIRE_SIGNUP", &mut c.signup);
         text("QUIRE_ACTIVATION", &mut c.activation);
-        if let Some(v) = env("QUIRE_PIN_WORKERS") {
-            c.pin_workers = match v.as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(ConfigError::Invalid {
-                        name: "QUIRE_PIN_WORKERS",
-                        expected: "true or false",
-                        value: v,
-                    });
-                }
-            };
-        }
+        let flag = |name: &'static str, slot: &mut bool| -> Result<(), ConfigError> {
+            if let Some(v) = env(name) {
+                *slot = match v.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(ConfigError::Invalid {
+                            name,
+                            expected: "true or false",
+                            value: v,
+                        });
+                    }
+                };
+            }
+            Ok(())
+        };
+        flag("QUIRE_PIN_WORKERS", &mut c.pin_workers)?;
+        flag(
+            "QUIRE_OAUTH_DYNAMIC_REGISTRATION",
+            &mut c.oauth_dynamic_registration,
+        )?;
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = v.parse().map_err(|_| ConfigError::Invalid {

@@ -20,10 +20,19 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
         activation,
         sign_up,
         serving,
+        oauth_registration,
         ..
     } = services.clone();
     tokio::spawn(async move {
         loop {
+            match oauth_registration.expire_idle().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    clients = n,
+                    "janitor deleted dynamic OAuth clients unused for 30 days"
+                ),
+                Err(e) => tracing::warn!(error = %e, "janitor OAuth client pass failed"),
+            }
             match sessions.sweep_expired().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(sessions = n, "janitor removed expired sessions"),

@@ -142,6 +142,7 @@ pub(crate) fn settings(
             ActivationMode::Invitation
         },
         sealing_key: Some(sealing_key),
+        oauth_dynamic_registration: config.oauth_dynamic_registration,
     }
 }
 

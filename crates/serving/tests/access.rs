@@ -506,7 +506,7 @@ async fn only_keys_and_tokens_that_serve_or_publish_pages_open_guarded_pages() {
     let bearer = |apps: &[App]| Principal {
         kind: PrincipalKind::OAuthClient {
             client_id: "client".into(),
-            scopes: Apps::new(apps.iter().copied()).unwrap(),
+            scopes: Apps::new(apps.iter().copied()).unwrap().into(),
         },
         ..w.ann.clone()
     };

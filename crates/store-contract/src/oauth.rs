@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_kernel::Clock;
-use quire_oauth::grant::{CodeChallenge, default_scopes};
+use quire_oauth::grant::CodeChallenge;
 use quire_oauth::{
     ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, RefreshRecord,
     SigningKey, SigningKeyStore,
@@ -94,7 +94,9 @@ fn pending(client: &ClientId, account: quire_kernel::AccountId, clock: &FixedClo
         id: quire_kernel::secret::random_url_token(),
         client_id: client.clone(),
         account_id: account,
-        scopes: default_scopes(),
+        // A read-only scope and the agent endpoint's resource, which the store must keep.
+        scopes: quire_kernel::Scopes::from_words(["page:read", "link"]).expect("known words"),
+        resource: quire_kernel::Resource::Mcp,
         redirect_uri: "https://app.example/cb".into(),
         state: Some("xyz".into()),
         code_challenge: CodeChallenge::parse(&"c".repeat(43)).expect("43 characters"),

@@ -64,6 +64,8 @@ pub(super) fn client_of(name: &str, clock: &FixedClock) -> OAuthClient {
         secret_hash: Some(ClientSecret::generate().hash()),
         created_at: clock.now(),
         deleted_at: None,
+        registration: quire_oauth::Registration::Admin,
+        last_used_at: None,
     }
 }
 

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::InfraError;
-use quire_oauth::{ClientId, ClientStore, ClientType, InsertClientError, OAuthClient, RedirectUri};
+use quire_oauth::{
+    ClientId, ClientStore, ClientType, InsertClientError, OAuthClient, RedirectUri, Registration,
+};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
@@ -22,6 +24,8 @@ struct ClientRow {
     secret_hash: Option<String>,
     created_at: DbTs,
     deleted_at: Option<DbTs>,
+    registration: String,
+    last_used_at: Option<DbTs>,
 }
 
 impl From<&OAuthClient> for ClientRow {
@@ -35,6 +39,8 @@ impl From<&OAuthClient> for ClientRow {
             secret_hash: c.secret_hash.clone(),
             created_at: DbTs(c.created_at),
             deleted_at: c.deleted_at.map(DbTs),
+            registration: c.registration.as_str().to_owned(),
+            last_used_at: c.last_used_at.map(DbTs),
         }
     }
 }
@@ -46,6 +52,9 @@ impl TryFrom<ClientRow> for OAuthClient {
         Ok(OAuthClient {
             id: ClientId::parse(&r.id).ok_or_else(|| corrupt("id"))?,
             client_type: ClientType::parse(&r.client_type).ok_or_else(|| corrupt("type"))?,
+            registration: Registration::parse(&r.registration)
+                .ok_or_else(|| corrupt("registration"))?,
+            last_used_at: r.last_used_at.map(|t| t.0),
             redirect_uris: r.redirect_uris.lines().map(RedirectUri::stored).collect(),
             name: r.name,
             secret_hash: r.secret_hash,
@@ -152,5 +161,45 @@ impl ClientStore for Database {
             Ok(deleted == 1)
         })
         .map_err(infra)
+    }
+
+    async fn touch_client(&self, id: &ClientId, at: OffsetDateTime) -> Result<(), InfraError> {
+        let id = id.as_str().to_owned();
+        with_conn!(self, |conn| {
+            diesel::update(oauth_clients::table.find(id))
+                .set(oauth_clients::last_used_at.eq(Some(DbTs(at))))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn idle_dynamic_clients(
+        &self,
+        before: OffsetDateTime,
+    ) -> Result<Vec<ClientId>, InfraError> {
+        let ids: Vec<String> = with_conn!(self, |conn| {
+            Ok(oauth_clients::table
+                .filter(oauth_clients::deleted_at.is_null())
+                .filter(oauth_clients::registration.eq(Registration::Dynamic.as_str()))
+                .filter(
+                    oauth_clients::last_used_at
+                        .lt(DbTs(before))
+                        .or(oauth_clients::last_used_at
+                            .is_null()
+                            .and(oauth_clients::created_at.lt(DbTs(before)))),
+                )
+                .select(oauth_clients::id)
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        ids.iter()
+            .map(|id| {
+                ClientId::parse(id)
+                    .ok_or_else(|| infra(StoreError::Corrupt(format!("oauth client id {id}"))))
+            })
+            .collect()
     }
 }

@@ -6,8 +6,9 @@ use async_trait::async_trait;
 use base64::Engine;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Apps, InfraError};
+use quire_kernel::{AccountId, InfraError, Scopes};
 use quire_oauth::grant::CodeChallenge;
+use quire_oauth::resource::{parse_resource_name, resource_name};
 use quire_oauth::{
     ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord, SigningKey, SigningKeyStore,
 };
@@ -37,6 +38,7 @@ struct GrantRow {
     redeemed_at: Option<DbTs>,
     created_at: DbTs,
     revoked_at: Option<DbTs>,
+    resource: String,
 }
 
 impl From<&Grant> for GrantRow {
@@ -57,6 +59,7 @@ impl From<&Grant> for GrantRow {
             redeemed_at: None,
             created_at: DbTs(g.created_at),
             revoked_at: g.revoked_at.map(DbTs),
+            resource: resource_name(g.resource).to_owned(),
         };
         match &g.stage {
             GrantStage::Pending {
@@ -119,7 +122,8 @@ impl TryFrom<GrantRow> for Grant {
         Ok(Grant {
             client_id: ClientId::parse(&r.client_id).ok_or_else(|| corrupt("client id"))?,
             account_id: AccountId(r.account_id.0),
-            scopes: Apps::from_csv(&r.scope).ok_or_else(|| corrupt("scope"))?,
+            scopes: Scopes::from_csv(&r.scope).ok_or_else(|| corrupt("scope"))?,
+            resource: parse_resource_name(&r.resource).ok_or_else(|| corrupt("resource"))?,
             code_challenge: CodeChallenge::parse(&r.code_challenge)
                 .ok_or_else(|| corrupt("code challenge"))?,
             id: r.id,

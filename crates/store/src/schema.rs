@@ -267,6 +267,8 @@ diesel::table! {
         secret_hash -> Nullable<Text>,
         created_at -> DbTime,
         deleted_at -> Nullable<DbTime>,
+        registration -> Text,
+        last_used_at -> Nullable<DbTime>,
     }
 }
 
@@ -290,6 +292,7 @@ diesel::table! {
         redeemed_at -> Nullable<DbTime>,
         created_at -> DbTime,
         revoked_at -> Nullable<DbTime>,
+        resource -> Text,
     }
 }
 

@@ -138,6 +138,8 @@ fn public_client(clock: &SystemClock) -> OAuthClient {
         secret_hash: None,
         created_at: clock.now(),
         deleted_at: None,
+        registration: quire_oauth::Registration::Admin,
+        last_used_at: None,
     }
 }
 
@@ -195,6 +197,7 @@ async fn redeeming_and_rotating_roll_back(db: Database) {
         client_id: client.id.clone(),
         account_id: ann.account.id,
         scopes: default_scopes(),
+        resource: quire_kernel::Resource::Api,
         redirect_uri: "http://127.0.0.1:5000/cb".into(),
         state: Some("s".into()),
         code_challenge: CodeChallenge::parse(&"a".repeat(43)).unwrap(),

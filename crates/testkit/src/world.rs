@@ -120,6 +120,7 @@ impl Default for WorldBuilder {
             directory: None,
             settings: Settings {
                 signing_key: b"test signing key".to_vec(),
+                oauth_dynamic_registration: true,
                 ..Settings::default()
             },
             failing: Vec::new(),

@@ -5,7 +5,7 @@ use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, PagingError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfError};
 use quire_mail::MailError;
-use quire_oauth::{ClientError, DecisionError, TokenError};
+use quire_oauth::{ClientError, DecisionError, RegistrationError, TokenError};
 use quire_pages::PageError;
 use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
@@ -68,6 +68,7 @@ impl From<TokenError> for ApiError {
             TokenError::InvalidGrant(_) => ErrorCode::InvalidGrant,
             TokenError::UnsupportedGrantType => ErrorCode::UnsupportedGrantType,
             TokenError::InvalidScope(_) => ErrorCode::InvalidScope,
+            TokenError::InvalidTarget(_) => ErrorCode::InvalidTarget,
             TokenError::UnsupportedTokenType => ErrorCode::UnsupportedTokenType,
             TokenError::RateLimited => ErrorCode::RateLimited,
             TokenError::Infra(e) => return e.into(),
@@ -77,6 +78,20 @@ impl From<TokenError> for ApiError {
             err.www_authenticate = Some(r#"Basic realm="quire""#.into());
         }
         err
+    }
+}
+
+/// RFC 7591 §3.2.2: the body also carries `error_description`.
+impl From<RegistrationError> for ApiError {
+    fn from(e: RegistrationError) -> Self {
+        let code = match e {
+            RegistrationError::Disabled => ErrorCode::RegistrationDisabled,
+            RegistrationError::InvalidRedirectUri(_) => ErrorCode::InvalidRedirectUri,
+            RegistrationError::InvalidClientMetadata(_) => ErrorCode::InvalidClientMetadata,
+            RegistrationError::RateLimited => ErrorCode::RateLimited,
+            RegistrationError::Infra(e) => return e.into(),
+        };
+        worded(code, &e).with_field("error_description", Value::from(e.to_string()))
     }
 }
 

@@ -36,6 +36,8 @@ pub async fn flow_in(w: World) -> Flow {
         secret_hash: Some(secret.hash()),
         created_at: w.clock_now(),
         deleted_at: None,
+        registration: quire_oauth::Registration::Admin,
+        last_used_at: None,
     };
     w.store.insert_client(&client).await.unwrap();
     Flow { w, client, secret }
@@ -66,16 +68,22 @@ impl Flow {
             state: Some("st-1".into()),
             code_challenge: Some(CHALLENGE.into()),
             code_challenge_method: Some("S256".into()),
+            resource: None,
         }
     }
 
     pub async fn code(&self) -> String {
+        self.code_for(&self.request()).await
+    }
+
+    /// The code of `request`, approved by ann.
+    pub async fn code_for(&self, request: &AuthorizeRequest) -> String {
         let ann = self.w.account("ann").account.id;
         let consent = self
             .w
             .services
             .oauth_consent
-            .begin(&self.request(), ann, SESSION)
+            .begin(request, ann, SESSION)
             .await
             .unwrap();
         let location = self
@@ -99,11 +107,21 @@ impl Flow {
     }
 
     pub async fn exchange(&self, code: &str) -> Result<IssuedTokens, TokenError> {
+        self.exchange_at(code, None).await
+    }
+
+    /// Redeems `code`, naming `resource` (RFC 8707) when given.
+    pub async fn exchange_at(
+        &self,
+        code: &str,
+        resource: Option<&str>,
+    ) -> Result<IssuedTokens, TokenError> {
         let request = TokenRequest {
             grant_type: Some("authorization_code".into()),
             code: Some(code.into()),
             redirect_uri: Some(REDIRECT.into()),
             code_verifier: Some(VERIFIER.into()),
+            resource: resource.map(str::to_owned),
             ..TokenRequest::default()
         };
         self.w
@@ -114,10 +132,19 @@ impl Flow {
     }
 
     pub async fn refresh(&self, token: &str) -> Result<IssuedTokens, TokenError> {
+        self.refresh_with(token, TokenRequest::default()).await
+    }
+
+    /// Refreshes with `extra`'s `scope` and `resource`.
+    pub async fn refresh_with(
+        &self,
+        token: &str,
+        extra: TokenRequest,
+    ) -> Result<IssuedTokens, TokenError> {
         let request = TokenRequest {
             grant_type: Some("refresh_token".into()),
             refresh_token: Some(token.into()),
-            ..TokenRequest::default()
+            ..extra
         };
         self.w
             .services
@@ -131,6 +158,19 @@ impl Flow {
             .services
             .keys
             .authenticate(Some(&format!("Bearer {token}")))
+            .await
+    }
+
+    /// The principal of `token` presented to `resource`.
+    pub async fn authenticate_at(
+        &self,
+        token: &str,
+        resource: quire_kernel::Resource,
+    ) -> Result<Principal, AuthError> {
+        self.w
+            .services
+            .keys
+            .authenticate_at(Some(&format!("Bearer {token}")), resource)
             .await
     }
 }

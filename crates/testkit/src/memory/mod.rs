@@ -58,6 +58,8 @@ pub enum Op {
     DefaultProjectOf,
     Delete,
     DeleteClient,
+    TouchClient,
+    IdleDynamicClients,
     DeleteExpiredSessions,
     DeleteGrant,
     DeleteGrantsExpiredBefore,

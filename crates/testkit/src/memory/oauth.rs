@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use quire_kernel::{AccountId, InfraError};
 use quire_oauth::{
     ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, LiveGrant,
-    OAuthClient, RefreshRecord, SigningKey, SigningKeyStore,
+    OAuthClient, RefreshRecord, Registration, SigningKey, SigningKeyStore,
 };
 use time::OffsetDateTime;
 
@@ -80,6 +80,34 @@ impl ClientStore for MemoryStore {
                 }
             }
             true
+        }))
+    }
+
+    async fn touch_client(&self, id: &ClientId, at: OffsetDateTime) -> Result<(), InfraError> {
+        self.check(Op::TouchClient)?;
+        self.with(|s| {
+            if let Some(c) = s.oauth_clients.iter_mut().find(|c| &c.id == id) {
+                c.last_used_at = Some(at);
+            }
+        });
+        Ok(())
+    }
+
+    async fn idle_dynamic_clients(
+        &self,
+        before: OffsetDateTime,
+    ) -> Result<Vec<ClientId>, InfraError> {
+        self.check(Op::IdleDynamicClients)?;
+        Ok(self.with(|s| {
+            s.oauth_clients
+                .iter()
+                .filter(|c| {
+                    c.is_live()
+                        && c.registration == Registration::Dynamic
+                        && c.last_used_at.unwrap_or(c.created_at) < before
+                })
+                .map(|c| c.id.clone())
+                .collect()
         }))
     }
 }
