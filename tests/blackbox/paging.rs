@@ -259,8 +259,44 @@ async fn bad_limits_and_cursors_are_refused(b: Backend) {
     r.assert_error(400, "invalid_limit");
 }
 
+/// Projects and keys page the same way, oldest first; a projects cursor is not a keys one.
+async fn projects_and_keys_are_paged(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for slug in ["ann_b", "ann_c", "ann_d"] {
+        srv.project(&ann.key, slug).await;
+    }
+    let projects = "/api/platform/v1/projects";
+    let whole = srv.get(projects, &ann.key).await;
+    let whole = whole.assert_status(200)["projects"].clone();
+    assert_eq!(whole.as_array().unwrap().len(), 4);
+    assert_eq!(
+        Value::Array(page_through(&srv, &ann.key, projects, "projects", 3).await),
+        whole
+    );
+    let keys = "/api/platform/v1/keys";
+    for _ in 0..4 {
+        srv.mint(&ann.key, &["page"], None).await;
+    }
+    let whole = srv.get(keys, &ann.key).await;
+    let whole = whole.assert_status(200)["keys"].clone();
+    assert_eq!(whole.as_array().unwrap().len(), 5);
+    assert_eq!(
+        Value::Array(page_through(&srv, &ann.key, keys, "keys", 2).await),
+        whole
+    );
+    let first = srv.get(&format!("{projects}?limit=1"), &ann.key).await;
+    let cursor = first.assert_status(200)["nextCursor"].as_str().unwrap();
+    let r = srv.get(&format!("{keys}?cursor={cursor}"), &ann.key).await;
+    r.assert_error(400, "invalid_cursor");
+    let r = srv.get(&format!("{projects}?limit=5000"), &ann.key).await;
+    r.assert_error(400, "invalid_limit");
+}
+
 on_both_backends!(
     paging_across_2500_pages_gives_each_once_while_pages_are_added,
+    projects_and_keys_are_paged,
     files_and_shared_pages_are_paged,
     bad_limits_and_cursors_are_refused,
 );

@@ -70,6 +70,10 @@ pub struct ProjectEnvelope {
 pub struct ProjectList {
     /// The account's projects, oldest first.
     pub projects: Vec<ProjectDto>,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -227,8 +231,12 @@ impl From<ListedKey> for KeyDto {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = crate::examples::key_list)]
 pub struct KeyList {
-    /// The account's keys, revoked ones included.
+    /// The account's keys, revoked ones included, oldest first.
     pub keys: Vec<KeyDto>,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// A freshly minted key. `key` is shown this once and never again.

@@ -2,12 +2,13 @@
 
 use actix_web::web;
 use actix_web::{delete, get, post};
-use quire_kernel::{ErrorCode, KeyId};
-use quire_keys::MintRequest;
+use quire_kernel::{ErrorCode, KeyId, Paged};
+use quire_keys::{KEYS_LIST, MintRequest};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
+use crate::paging::PagingQuery;
 use crate::projects::path_id;
 use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
@@ -19,19 +20,31 @@ use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse, present};
 
 /// List every key of the account (never a plaintext or hash).
+///
+/// Oldest first: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "keys",
     security(("bearer" = [])),
+    params(PagingQuery),
     responses(
         (status = 200, body = KeyList),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         ScopeRefusals))]
 #[get("/keys")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<KeyList>, ApiError> {
-    let keys = state.keys.list(&auth.0).await?;
+    let page = match paging.paging(KEYS_LIST)? {
+        Some(paging) => state.keys.list_page(&auth.0, &paging).await?,
+        None => Paged {
+            items: state.keys.list(&auth.0).await?,
+            next_cursor: None,
+        },
+    };
     Ok(Answer::ok(KeyList {
-        keys: keys.into_iter().map(KeyDto::from).collect(),
+        keys: page.items.into_iter().map(KeyDto::from).collect(),
+        next_cursor: page.next_cursor,
     }))
 }
 

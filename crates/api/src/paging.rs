@@ -6,8 +6,14 @@
 //! given) and `nextCursor` when more remain; a limit outside 1-1000 is `400 invalid_limit`,
 //! a cursor this list did not give `400 invalid_cursor` (`quire_kernel::paging`).
 
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::ContentType;
-use actix_web::{HttpRequest, HttpResponse, Responder, body::BoxBody};
+use actix_web::{HttpRequest, HttpResponse, Responder};
+use bytes::Bytes;
 use quire_edge::ApiError;
 use quire_kernel::{CursorKey, InfraError, Paging};
 use serde::{Deserialize, Serialize};
@@ -40,9 +46,32 @@ impl PagingQuery {
     }
 }
 
-/// A 200 whose JSON object was written ahead, a chunk at a time ([`ListWriter`]).
+/// Bytes of an answer are cut into pieces of about this size as they are written, so the
+/// answer never grows by copying itself into a buffer twice its size.
+const PIECE: usize = 256 * 1024;
+
+/// A 200 whose JSON object was written ahead, a chunk at a time ([`ListWriter`]), and is
+/// sent piece by piece with its `Content-Length`; each piece is freed once written out.
 #[derive(Debug)]
-pub struct WrittenJson(Vec<u8>);
+pub struct WrittenJson {
+    pieces: VecDeque<Bytes>,
+    len: u64,
+}
+
+impl MessageBody for WrittenJson {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.len)
+    }
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Poll::Ready(self.pieces.pop_front().map(Ok))
+    }
+}
 
 impl Responder for WrittenJson {
     type Body = BoxBody;
@@ -50,7 +79,7 @@ impl Responder for WrittenJson {
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
         HttpResponse::Ok()
             .content_type(ContentType::json())
-            .body(self.0)
+            .body(self)
     }
 }
 
@@ -58,6 +87,8 @@ impl Responder for WrittenJson {
 /// bytes: a whole list costs the answer plus the chunk being written, never the list's
 /// items all at once. The bytes are what serde would write for the same object.
 pub struct ListWriter {
+    pieces: VecDeque<Bytes>,
+    len: u64,
     out: Vec<u8>,
     empty: bool,
 }
@@ -69,13 +100,27 @@ fn infra(e: &serde_json::Error) -> ApiError {
 impl ListWriter {
     /// `{"<field>":[`.
     pub fn new(field: &str) -> Self {
-        let mut out = Vec::with_capacity(64 * 1024);
+        let mut out = Vec::with_capacity(PIECE + PIECE / 4);
         out.push(b'{');
         // A field name is one of this crate's literals: no escaping to do.
         out.push(b'"');
         out.extend_from_slice(field.as_bytes());
         out.extend_from_slice(b"\":[");
-        Self { out, empty: true }
+        Self {
+            pieces: VecDeque::new(),
+            len: 0,
+            out,
+            empty: true,
+        }
+    }
+
+    /// Sets the written bytes aside as a piece once they pass [`PIECE`].
+    fn cut(&mut self, at_least: usize) {
+        if self.out.len() >= at_least {
+            let full = std::mem::replace(&mut self.out, Vec::with_capacity(PIECE + PIECE / 4));
+            self.len += full.len() as u64;
+            self.pieces.push_back(Bytes::from(full));
+        }
     }
 
     /// One more item of the array.
@@ -87,7 +132,9 @@ impl ListWriter {
             self.out.push(b',');
         }
         self.empty = false;
-        serde_json::to_writer(&mut self.out, item).map_err(|e| infra(&e))
+        serde_json::to_writer(&mut self.out, item).map_err(|e| infra(&e))?;
+        self.cut(PIECE);
+        Ok(())
     }
 
     /// Closes the array, then writes the other fields in order and closes the object.
@@ -103,7 +150,11 @@ impl ListWriter {
             serde_json::to_writer(&mut self.out, value).map_err(|e| infra(&e))?;
         }
         self.out.push(b'}');
-        Ok(WrittenJson(self.out))
+        self.cut(0);
+        Ok(WrittenJson {
+            pieces: self.pieces,
+            len: self.len,
+        })
     }
 }
 
@@ -119,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_written_list_is_what_serde_writes_for_the_whole() {
-        let items = vec![
+        let items = [
             serde_json::json!({"a": 1, "b": "x\"y"}),
             serde_json::json!({"a": 2, "b": null}),
         ];
@@ -129,12 +180,34 @@ mod tests {
                 w.push(item).unwrap();
             }
             let written = w.finish(&[("project", "mark\"eting")]).unwrap();
+            let written: Vec<u8> = written.pieces.iter().flatten().copied().collect();
             let whole = serde_json::to_vec(&Whole {
                 pages: items[..n].to_vec(),
                 project: "mark\"eting".into(),
             })
             .unwrap();
-            assert_eq!(written.0, whole);
+            assert_eq!(written, whole);
         }
+    }
+}
+
+#[cfg(test)]
+mod pieces {
+    use super::*;
+
+    #[test]
+    fn a_long_list_is_cut_into_pieces_that_add_up_to_its_length() {
+        let mut w = ListWriter::new("pages");
+        let item = serde_json::json!({"title": "x".repeat(1000)});
+        for _ in 0..1000 {
+            w.push(&item).unwrap();
+        }
+        let written = w.finish(&[("project", "p")]).unwrap();
+        assert!(written.pieces.len() > 3, "{} pieces", written.pieces.len());
+        let total: usize = written.pieces.iter().map(Bytes::len).sum();
+        assert_eq!(written.len, total as u64);
+        let bytes: Vec<u8> = written.pieces.iter().flatten().copied().collect();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(v["pages"].as_array().unwrap().len(), 1000);
     }
 }

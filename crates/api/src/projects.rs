@@ -2,8 +2,8 @@
 
 use actix_web::web;
 use actix_web::{delete, get, patch, post};
-use quire_kernel::{ErrorCode, KeyId, ProjectId};
-use quire_projects::{GrantLevel, NewProject, ProjectPatch, ResourceType};
+use quire_kernel::{ErrorCode, KeyId, Paged, ProjectId};
+use quire_projects::{GrantLevel, NewProject, PROJECTS_LIST, ProjectPatch, ResourceType};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -12,6 +12,7 @@ use crate::dto::{
     GrantDto, GrantEnvelope, ProjectDto, ProjectEnvelope, ProjectList, ResourcesDto,
     ResourcesEnvelope,
 };
+use crate::paging::PagingQuery;
 use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
@@ -27,19 +28,31 @@ pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
 }
 
 /// List the account's projects.
+///
+/// Oldest first: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "projects",
     security(("bearer" = [])),
+    params(PagingQuery),
     responses(
         (status = 200, body = ProjectList),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         (status = 403, description = "insufficient_scope (app key), not_activated")))]
 #[get("/projects")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<ProjectList>, ApiError> {
-    let projects = state.projects.list(&auth.0).await?;
+    let page = match paging.paging(PROJECTS_LIST)? {
+        Some(paging) => state.projects.list_page(&auth.0, &paging).await?,
+        None => Paged {
+            items: state.projects.list(&auth.0).await?,
+            next_cursor: None,
+        },
+    };
     Ok(Answer::ok(ProjectList {
-        projects: projects.into_iter().map(ProjectDto::from).collect(),
+        projects: page.items.into_iter().map(ProjectDto::from).collect(),
+        next_cursor: page.next_cursor,
     }))
 }
 

@@ -207,7 +207,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 49);
+        assert_eq!(ErrorCode::ALL.len(), 51);
     }
 
     #[derive(Debug, thiserror::Error)]

@@ -15,6 +15,6 @@ pub use credential::{KEY_PREFIX_LEN, KeyHash, PlaintextKey};
 pub use model::{CredentialOwner, KeyRecord};
 pub use ports::{BearerTokens, KeyStore};
 pub use service::{
-    AuthError, KEY_USE_RESOLUTION, KeyService, ListKeysError, ListedKey, MAX_KEY_NAME_CHARS,
-    MintError, MintRequest, MintedKey, RevokeError, RevokeSelfError, new_key,
+    AuthError, KEY_USE_RESOLUTION, KEYS_LIST, KeyService, ListKeysError, ListedKey,
+    MAX_KEY_NAME_CHARS, MintError, MintRequest, MintedKey, RevokeError, RevokeSelfError, new_key,
 };

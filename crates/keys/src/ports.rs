@@ -1,7 +1,7 @@
 //! Ports of the keys domain.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId, Principal, Resource};
+use quire_kernel::{AccountId, InfraError, KeyId, Principal, Resource, TimeKey};
 use time::OffsetDateTime;
 
 use crate::credential::KeyHash;
@@ -42,6 +42,18 @@ pub trait KeyStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn keys_of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, InfraError>;
+
+    /// At most `limit` of the account's keys, oldest first (then by id), strictly after
+    /// `after` in that order: a page of the list, read by keyset.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn keys_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<KeyRecord>, InfraError>;
 
     /// # Errors
     /// [`InfraError`] on storage failure; an unknown id is `Ok(None)`.

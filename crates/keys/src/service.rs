@@ -7,6 +7,7 @@ use quire_kernel::{
     AccountId, App, Apps, Clock, InfraError, KeyId, Principal, PrincipalKind, ProjectId,
     ProjectSlug, Resource, Tier,
 };
+use quire_kernel::{Paged, Paging, TimeKey};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, address_project};
 
 use crate::credential::{PlaintextKey, is_jwt_shaped};
@@ -105,6 +106,9 @@ pub enum RevokeSelfError {
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
+
+/// The list tag of the account's keys in cursors ([`KeyService::list_page`]).
+pub const KEYS_LIST: &str = "keys";
 
 /// A key with the slug of its home project, for listings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -377,6 +381,41 @@ impl KeyService {
         if !principal.is_master() {
             return Err(ListKeysError::InsufficientScope);
         }
+        let keys = self.keys.keys_of_account(principal.account_id).await?;
+        self.listed(principal, keys).await
+    }
+
+    /// One page of [`KeyService::list`], oldest first (list tag [`KEYS_LIST`]).
+    ///
+    /// # Errors
+    /// As [`KeyService::list`].
+    pub async fn list_page(
+        &self,
+        principal: &Principal,
+        paging: &Paging<TimeKey>,
+    ) -> Result<Paged<ListedKey>, ListKeysError> {
+        if !principal.is_master() {
+            return Err(ListKeysError::InsufficientScope);
+        }
+        let keys = self
+            .keys
+            .keys_after(principal.account_id, paging.after.as_ref(), paging.fetch())
+            .await?;
+        let listed = self.listed(principal, keys).await?;
+        Ok(Paged::from_fetched(KEYS_LIST, paging, listed, |k| {
+            TimeKey {
+                at: k.record.created_at,
+                id: k.record.id.0,
+            }
+        }))
+    }
+
+    /// The keys with the slugs of their home projects.
+    async fn listed(
+        &self,
+        principal: &Principal,
+        keys: Vec<KeyRecord>,
+    ) -> Result<Vec<ListedKey>, ListKeysError> {
         let projects: HashMap<ProjectId, ProjectSlug> = self
             .projects
             .projects_of_account(principal.account_id)
@@ -388,7 +427,6 @@ impl KeyService {
             .projects
             .default_project_of(principal.account_id)
             .await?;
-        let keys = self.keys.keys_of_account(principal.account_id).await?;
         Ok(keys
             .into_iter()
             .map(|record| {

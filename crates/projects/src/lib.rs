@@ -20,6 +20,6 @@ pub use model::{
 pub use ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore, ProjectWriteError};
 pub use service::{
     AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
-    MAX_CLIENT_ID_LEN, MAX_NAME_CHARS, MAX_TAG_CHARS, NewProject, ProjectPatch, ProjectService,
-    WriteProjectError,
+    MAX_CLIENT_ID_LEN, MAX_NAME_CHARS, MAX_TAG_CHARS, NewProject, PROJECTS_LIST, ProjectPatch,
+    ProjectService, WriteProjectError,
 };

@@ -1,7 +1,7 @@
 //! Ports of the projects domain.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug};
+use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, TimeKey};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -75,6 +75,18 @@ pub trait ProjectStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn projects_of_account(&self, account: AccountId) -> Result<Vec<Project>, InfraError>;
+
+    /// At most `limit` of the account's projects, oldest first (then by id), strictly after
+    /// `after` in that order: a page of the list, read by keyset.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn projects_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<Project>, InfraError>;
 
     /// The account's default project.
     ///

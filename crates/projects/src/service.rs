@@ -7,7 +7,12 @@ use quire_kernel::{
 };
 use uuid::Uuid;
 
+use quire_kernel::{Paged, Paging, TimeKey};
+
 use crate::addressing::{AddressError, ProjectAccess, address_project};
+
+/// The list tag of the account's projects in cursors ([`ProjectService::list_page`]).
+pub const PROJECTS_LIST: &str = "projects";
 pub use crate::errors::{
     AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
     WriteProjectError,
@@ -144,6 +149,30 @@ impl ProjectService {
             return Err(ListProjectsError::InsufficientScope);
         }
         Ok(self.store.projects_of_account(principal.account_id).await?)
+    }
+
+    /// One page of [`ProjectService::list`], oldest first (list tag [`PROJECTS_LIST`]).
+    ///
+    /// # Errors
+    /// As [`ProjectService::list`].
+    pub async fn list_page(
+        &self,
+        principal: &Principal,
+        paging: &Paging<TimeKey>,
+    ) -> Result<Paged<Project>, ListProjectsError> {
+        if !(principal.is_master() || principal.is_oauth_client()) {
+            return Err(ListProjectsError::InsufficientScope);
+        }
+        let projects = self
+            .store
+            .projects_after(principal.account_id, paging.after.as_ref(), paging.fetch())
+            .await?;
+        Ok(Paged::from_fetched(PROJECTS_LIST, paging, projects, |p| {
+            TimeKey {
+                at: p.created_at,
+                id: p.id.0,
+            }
+        }))
     }
 
     /// # Errors

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Clock, InfraError, KeyId, LinkId, PageChanges, PageId, ProjectId};
+use quire_kernel::{
+    AccountId, Clock, InfraError, KeyId, LinkId, PageChanges, PageId, ProjectId, TimeKey,
+};
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use time::OffsetDateTime;
 
@@ -95,6 +97,15 @@ impl KeyStore for CachedKeyStore {
 
     async fn keys_of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, InfraError> {
         self.store.keys_of_account(account).await
+    }
+
+    async fn keys_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<KeyRecord>, InfraError> {
+        self.store.keys_after(account, after, limit).await
     }
 
     async fn key_by_id(&self, id: KeyId) -> Result<Option<KeyRecord>, InfraError> {

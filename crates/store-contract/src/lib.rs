@@ -64,6 +64,7 @@ macro_rules! __contract_list {
             page_lists::pages_are_listed_by_keyset_newest_first_ties_by_id,
             page_lists::shared_pages_and_files_are_listed_by_keyset,
             page_lists::paging_gives_each_page_once_while_pages_are_added,
+            page_lists::projects_and_keys_are_listed_by_keyset,
             pages::put_files_replaces_by_path_and_sets_totals,
             pages::concurrent_put_files_keep_the_limits_and_counters,
             pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,

@@ -1,5 +1,5 @@
-//! The keyset lists: a project's pages, the pages shared with an account and a page's files,
-//! read a page at a time, give every item once in one stable order, ties included, and go on
+//! The keyset lists: a project's pages, the pages shared with an account, a page's files, the
+//! account's projects and keys, read a page at a time, give every item once in one stable order, ties included, and go on
 //! giving each once while pages are being added.
 
 use std::collections::HashSet;
@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_kernel::{AccountId, Clock, Email, PageId, ProjectId, TimeKey};
+use quire_keys::KeyStore;
 use quire_links::{Access, AllowEntry, LinkStore};
 use quire_pages::{Page, PageStatus, PageStore};
+use quire_projects::ProjectStore;
 use time::Duration;
 
-use super::support::{file, lease, link_for, page_of, seed};
+use super::support::{app_key_in, file, lease, link_for, page_of, project_of, seed};
 use quire_testkit::fixtures::FixedClock;
 
 async fn ready<S: PageStore>(s: &S, page: &Page) {
@@ -298,4 +300,64 @@ pub(super) async fn paging_gives_each_page_once_while_pages_are_added<
         before.difference(&seen).count()
     );
     assert!(seen.difference(&before).all(|id| added.contains(id)));
+}
+
+/// The account's projects and keys, oldest first (ties by id), read a page at a time.
+pub(super) async fn projects_and_keys_are_listed_by_keyset<
+    S: AccountStore + ProjectStore + KeyStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let bob = seed(&s, &clock, "bob").await;
+    let mut tied = project_of(&ann.account, "ann_tied", &clock);
+    let later = project_of(&ann.account, "ann_later", &clock);
+    tied.created_at = ann.project.created_at;
+    for p in [&later, &tied] {
+        s.insert_project(p).await.unwrap();
+    }
+    s.insert_project(&project_of(&bob.account, "bob_two", &clock))
+        .await
+        .unwrap();
+    for _ in 0..4 {
+        let (_, key) = app_key_in(&ann.account, ann.project.id, &clock);
+        s.insert_key(&key).await.unwrap();
+    }
+    let all = s.projects_of_account(ann.account.id).await.unwrap();
+    assert_eq!(all.len(), 3);
+    for limit in [1, 2, 3, 4] {
+        let mut paged = Vec::new();
+        let mut after: Option<TimeKey> = None;
+        loop {
+            let chunk = s
+                .projects_after(ann.account.id, after.as_ref(), limit)
+                .await
+                .unwrap();
+            let Some(last) = chunk.last() else { break };
+            after = Some(TimeKey {
+                at: last.created_at,
+                id: last.id.0,
+            });
+            paged.extend(chunk);
+        }
+        assert_eq!(paged, all, "projects in pages of {limit}");
+    }
+    let keys = s.keys_of_account(ann.account.id).await.unwrap();
+    assert_eq!(keys.len(), 5, "the master key and four app keys");
+    let mut paged = Vec::new();
+    let mut after: Option<TimeKey> = None;
+    loop {
+        let chunk = s
+            .keys_after(ann.account.id, after.as_ref(), 2)
+            .await
+            .unwrap();
+        let Some(last) = chunk.last() else { break };
+        after = Some(TimeKey {
+            at: last.created_at,
+            id: last.id.0,
+        });
+        paged.extend(chunk);
+    }
+    assert_eq!(paged, keys);
 }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Apps, InfraError, KeyId, ProjectId, Tier};
+use quire_kernel::{AccountId, Apps, InfraError, KeyId, ProjectId, Tier, TimeKey};
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use time::OffsetDateTime;
 
@@ -162,6 +162,40 @@ impl KeyStore for Database {
                 .select(KeyRow::as_select())
                 .load(conn)
                 .await?)
+        })
+        .map_err(infra)?;
+        rows.into_iter()
+            .map(KeyRecord::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+
+    async fn keys_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<KeyRecord>, InfraError> {
+        let after = after.map(|k| (DbTs(k.at), DbId(k.id)));
+        let rows: Vec<KeyRow> = with_conn!(self, |conn| {
+            let listed = api_keys::table
+                .filter(api_keys::account_id.eq(DbId(account.0)))
+                .order((api_keys::created_at.asc(), api_keys::id.asc()))
+                .limit(i64::from(limit))
+                .select(KeyRow::as_select());
+            Ok(match after {
+                None => listed.load(conn).await?,
+                Some((at, id)) => {
+                    listed
+                        .filter(
+                            api_keys::created_at
+                                .gt(at)
+                                .or(api_keys::created_at.eq(at).and(api_keys::id.gt(id))),
+                        )
+                        .load(conn)
+                        .await?
+                }
+            })
         })
         .map_err(infra)?;
         rows.into_iter()

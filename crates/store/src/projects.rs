@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Color, InfraError, KeyId, ProjectId, ProjectSlug};
+use quire_kernel::{AccountId, Color, InfraError, KeyId, ProjectId, ProjectSlug, TimeKey};
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStatus,
     ProjectStore, ProjectWriteError, ResourceEntry, ResourceType, Resources,
@@ -163,6 +163,40 @@ impl ProjectStore for Database {
                 .select(ProjectRow::as_select())
                 .load(conn)
                 .await?)
+        })
+        .map_err(infra)?;
+        rows.into_iter()
+            .map(Project::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+
+    async fn projects_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<Project>, InfraError> {
+        let after = after.map(|k| (DbTs(k.at), DbId(k.id)));
+        let rows: Vec<ProjectRow> = with_conn!(self, |conn| {
+            let listed = projects::table
+                .filter(projects::account_id.eq(DbId(account.0)))
+                .order((projects::created_at.asc(), projects::id.asc()))
+                .limit(i64::from(limit))
+                .select(ProjectRow::as_select());
+            Ok(match after {
+                None => listed.load(conn).await?,
+                Some((at, id)) => {
+                    listed
+                        .filter(
+                            projects::created_at
+                                .gt(at)
+                                .or(projects::created_at.eq(at).and(projects::id.gt(id))),
+                        )
+                        .load(conn)
+                        .await?
+                }
+            })
         })
         .map_err(infra)?;
         rows.into_iter()

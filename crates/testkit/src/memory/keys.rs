@@ -1,7 +1,7 @@
 //! API keys.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId};
+use quire_kernel::{AccountId, InfraError, KeyId, TimeKey};
 use quire_keys::{CredentialOwner, KeyHash, KeyRecord, KeyStore};
 use time::OffsetDateTime;
 
@@ -44,6 +44,18 @@ impl KeyStore for MemoryStore {
                 default_project_id: account.default_project_id,
             })
         }))
+    }
+
+    async fn keys_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<KeyRecord>, InfraError> {
+        let mut all = self.keys_of_account(account).await?;
+        all.retain(|k| after.is_none_or(|a| (k.created_at, k.id.0) > (a.at, a.id)));
+        all.truncate(limit as usize);
+        Ok(all)
     }
 
     async fn keys_of_account(&self, account: AccountId) -> Result<Vec<KeyRecord>, InfraError> {

@@ -1,7 +1,7 @@
 //! Projects, grants and resource assignments.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, Tier};
+use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, Tier, TimeKey};
 use quire_keys::KeyRecord;
 use quire_projects::{
     AssignStoreError, DeleteProjectStoreError, Grant, GrantLevel, Project, ProjectStore,
@@ -78,6 +78,18 @@ impl ProjectStore for MemoryStore {
     async fn project_by_slug(&self, slug: &ProjectSlug) -> Result<Option<Project>, InfraError> {
         self.check(Op::ProjectBySlug)?;
         Ok(self.with(|s| s.projects.iter().find(|p| &p.slug == slug).cloned()))
+    }
+
+    async fn projects_after(
+        &self,
+        account: AccountId,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<Project>, InfraError> {
+        let mut all = self.projects_of_account(account).await?;
+        all.retain(|p| after.is_none_or(|a| (p.created_at, p.id.0) > (a.at, a.id)));
+        all.truncate(limit as usize);
+        Ok(all)
     }
 
     async fn projects_of_account(&self, account: AccountId) -> Result<Vec<Project>, InfraError> {
