@@ -1,22 +1,28 @@
 //! Interop with independent MCP clients against the real server, with an API key: the
 //! official Python SDK (`mcp` 2.3.0) in both protocol eras, each step a new client: list the
 //! tools, publish a page (then fetch it from the pages origin), put it behind a password
-//! (the origin then asks for it), delete it (the origin then has nothing). The SDK is
-//! installed by `.ci/run` in a virtual environment under `target/mcp-python`.
+//! (the origin then asks for it), delete it (the origin then has nothing); and the same SDK
+//! through the whole OAuth flow (discovery from the 401, dynamic registration, the person's
+//! sign-in and consent, PKCE, `resource`) in both eras. The SDK is installed by `.ci/run` in
+//! a virtual environment under `target/mcp-python`.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
+use base64::Engine;
 use serde_json::Value;
 
 use crate::harness::{Backend, Server, on_both_backends, setup};
+use crate::oauth_flow::{REDIRECT, consent, query, world};
 
 on_both_backends!(
     #[cfg_attr(
         no_mcp_python,
         ignore = "needs the MCP Python SDK: python3 -m venv target/mcp-python && target/mcp-python/bin/pip install mcp==2.3.0"
     )]
-    python_sdk_in_both_eras_publishes_protects_and_deletes
+    python_sdk_in_both_eras_publishes_protects_and_deletes,
+    python_sdk_connects_through_oauth_with_dynamic_registration
 );
 
 fn target() -> PathBuf {
@@ -76,5 +82,77 @@ async fn python_sdk_in_both_eras_publishes_protects_and_deletes(b: Backend) {
         assert_eq!(deleted["structured"]["deleted"], true, "{deleted}");
         let gone = srv.http.get(&url).send().await.unwrap();
         assert_eq!(gone.status(), 404, "{url}");
+    }
+}
+
+/// The claims of a JWT, unverified (the server verified it; the test reads `aud`).
+fn claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+async fn python_sdk_connects_through_oauth_with_dynamic_registration(b: Backend) {
+    let Some((_db, srv, _ann)) = world(b).await else {
+        return;
+    };
+    let mcp = format!("{}/mcp", srv.base);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/blackbox/mcp_clients/python_oauth.py");
+    for mode in ["legacy", "2026-07-28"] {
+        let mut child = Command::new(target().join("mcp-python/bin/python"))
+            .arg(&script)
+            .args([&mcp, REDIRECT, mode])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the Python SDK runs");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut next = |prefix: &str| -> String {
+            for line in lines.by_ref() {
+                let line = line.unwrap();
+                if let Some(rest) = line.strip_prefix(prefix) {
+                    return rest.to_owned();
+                }
+            }
+            panic!("{mode}: the SDK ended before `{prefix}`:\n{}", srv.logs());
+        };
+
+        // The SDK found the authorization server from the 401 and registered itself.
+        let authorize = next("AUTHORIZE ");
+        let asked = url::Url::parse(&authorize).unwrap();
+        assert_eq!(query(&asked, "resource").as_deref(), Some(mcp.as_str()));
+        assert_eq!(
+            query(&asked, "code_challenge_method").as_deref(),
+            Some("S256")
+        );
+        let back = consent(&srv, &authorize, "approve").await;
+        assert_eq!(query(&back, "iss").as_deref(), Some(srv.base.as_str()));
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{back}").unwrap();
+
+        let result: Value = serde_json::from_str(&next("RESULT ")).unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{mode}: {result}");
+        assert_eq!(result["tools"].as_array().unwrap().len(), 9, "{result}");
+        assert_eq!(result["list_pages_is_error"], false, "{result}");
+        assert_eq!(
+            result["token_request_resources"][0],
+            mcp.as_str(),
+            "{result}"
+        );
+        let token = result["access_token"].as_str().unwrap();
+        assert_eq!(claims(token)["aud"], mcp.as_str());
+        assert_eq!(claims(token)["client_id"], result["client_id"]);
+        // A token for the agent endpoint is no key to the REST API.
+        let refused = srv.get("/api/page/v1/pages", token).await;
+        refused.assert_error(401, "invalid_token");
+        assert_eq!(
+            refused.body["error_description"],
+            "token issuer or audience mismatch"
+        );
     }
 }
