@@ -88,6 +88,7 @@ macro_rules! __contract_list {
             links::views_are_leased_within_the_budget_and_added_in_bulk,
             links::lapsed_view_leases_are_settled_as_served,
             oauth::clients_are_listed_rotated_and_deleted_as_tombstones,
+            oauth::idle_dynamic_clients_are_found_by_last_use,
             oauth::grants_are_decided_redeemed_and_rotated_once,
             oauth::live_grants_are_redeemed_unrevoked_with_a_live_refresh_token,
             oauth::signing_keys_keep_their_material,

@@ -2,7 +2,8 @@
 //! delete that leaves a tombstone, detaches the client from every project and revokes its
 //! grants at once. Grants: a pending request decided once by its own session, a code
 //! redeemed once, refresh tokens rotated within their reuse window only, revocation.
-//! Signing keys: stored, listed and deleted with their key material intact.
+//! Signing keys: stored, listed and deleted with their key material intact. Dynamic clients:
+//! their registration and last use kept, and the idle ones found for the janitor.
 
 use std::sync::Arc;
 
@@ -18,6 +19,40 @@ use time::Duration;
 
 use super::support::{client_of, project_of, seed};
 use quire_testkit::fixtures::FixedClock;
+
+pub(super) async fn idle_dynamic_clients_are_found_by_last_use<S: ClientStore + 'static>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let admin = client_of("Admin", &clock);
+    let mut never_used = client_of("Never used", &clock);
+    never_used.registration = quire_oauth::Registration::Dynamic;
+    let mut used = client_of("Used", &clock);
+    used.registration = quire_oauth::Registration::Dynamic;
+    for c in [&admin, &never_used, &used] {
+        s.insert_client(c).await.unwrap();
+    }
+    assert_eq!(s.client(&used.id).await.unwrap().unwrap(), used);
+    clock.advance(Duration::days(31));
+    let touched_at = clock.now();
+    s.touch_client(&used.id, touched_at).await.unwrap();
+    let read = s.client(&used.id).await.unwrap().unwrap();
+    assert_eq!(read.last_used_at, Some(touched_at));
+    assert_eq!(read.registration, quire_oauth::Registration::Dynamic);
+    // Idle since before a day ago: the dynamic client never used; not the admin's, not the
+    // one used just now.
+    let idle = s
+        .idle_dynamic_clients(clock.now() - Duration::days(1))
+        .await
+        .unwrap();
+    assert_eq!(idle, vec![never_used.id.clone()]);
+    assert!(s.delete_client(&never_used.id, clock.now()).await.unwrap());
+    let idle = s
+        .idle_dynamic_clients(clock.now() + Duration::days(1))
+        .await
+        .unwrap();
+    assert_eq!(idle, vec![used.id.clone()]);
+}
 
 pub(super) async fn clients_are_listed_rotated_and_deleted_as_tombstones<
     S: AccountStore + ClientStore + ProjectStore + 'static,
