@@ -453,6 +453,15 @@ async fn the_discovery_documents_describe_the_agent_endpoint(b: Backend) {
         })
     );
     assert_eq!(r.headers["access-control-allow-origin"], "*");
+    // The documentation it names is served: the guide to connecting agents.
+    let guide = srv
+        .http
+        .get(format!("{base}/docs/agents"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(guide.status(), 200);
+    assert!(guide.text().await.unwrap().contains("/mcp"));
     // No root document: one naming {base} would send clients after tokens /mcp refuses.
     let root = srv
         .call("GET", "/.well-known/oauth-protected-resource", None, None)

@@ -46,6 +46,9 @@ const OPENAPI_DOCUMENT: &str = "/api/openapi.json";
 const SWAGGER_UI: &str = "/api/docs/{_:.*}";
 /// The documentation's address as people type it; Swagger UI lives under the slash.
 const DOCS: &str = "/api/docs";
+/// The guide for connecting agents, which the agent endpoint's resource metadata names as
+/// its documentation: `docs/agents.md`, as written in the repository.
+const AGENTS_GUIDE: &str = "/docs/agents";
 
 /// Registers the JSON API on `api`, each route with its documentation. The dashboard's form
 /// posts under these prefixes (`/api/agent-login/decision`, `/api/oauth/decision`) must be
@@ -123,7 +126,10 @@ pub fn publish(
     mut document: utoipa::openapi::OpenApi,
 ) -> AllowedMethods {
     openapi::finish(&mut document);
-    let allowed = AllowedMethods::of(&document, &[OPENAPI_DOCUMENT, SWAGGER_UI, DOCS]);
+    let allowed = AllowedMethods::of(
+        &document,
+        &[OPENAPI_DOCUMENT, SWAGGER_UI, DOCS, AGENTS_GUIDE],
+    );
     cfg.service(SwaggerUi::new(SWAGGER_UI).url(OPENAPI_DOCUMENT, document))
         .route(
             DOCS,
@@ -131,6 +137,14 @@ pub fn publish(
                 actix_web::HttpResponse::MovedPermanently()
                     .insert_header((actix_web::http::header::LOCATION, "/api/docs/"))
                     .finish()
+            }),
+        )
+        .route(
+            AGENTS_GUIDE,
+            web::get().to(|| async {
+                actix_web::HttpResponse::Ok()
+                    .content_type("text/markdown; charset=utf-8")
+                    .body(include_str!("../../../docs/agents.md"))
             }),
         );
     allowed
