@@ -55,6 +55,8 @@ impl Target {
                 let r = http
                     .post(url)
                     .bearer_auth(key)
+                    // The endpoint answers only its own host (DNS rebinding), the base URL's.
+                    .header("host", "quire.bench")
                     .header("content-type", "application/json")
                     .header("accept", "application/json, text/event-stream")
                     .header("mcp-protocol-version", "2026-07-28")
