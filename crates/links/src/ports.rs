@@ -1,7 +1,7 @@
 //! The link store port.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId};
+use quire_kernel::{InfraError, LeaseId, LinkId, PageId};
 use time::{Date, OffsetDateTime};
 
 use crate::model::Link;
@@ -115,14 +115,4 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError>;
-
-    /// Pages whose link's allow list names the account or the email.
-    ///
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn shared_with(
-        &self,
-        account: AccountId,
-        email: Option<&Email>,
-    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError>;
 }

@@ -153,12 +153,6 @@ pub trait PageStore: Send + Sync + std::fmt::Debug {
         limit: u32,
     ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError>;
 
-    /// Ready pages among `ids`.
-    ///
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError>;
-
     /// Replaces the record's fields (matched by id).
     ///
     /// # Errors

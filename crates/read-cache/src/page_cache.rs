@@ -161,10 +161,6 @@ impl PageStore for CachedPageStore {
         self.store.shared_pages(account, email, after, limit).await
     }
 
-    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
-        self.store.pages_by_ids(ids).await
-    }
-
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
         self.around(page.id, self.store.update_page(page)).await
     }
@@ -300,14 +296,6 @@ impl LinkStore for CachedPageStore {
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
         self.around(page, self.links.delete_link_of_page(page))
             .await
-    }
-
-    async fn shared_with(
-        &self,
-        account: AccountId,
-        email: Option<&Email>,
-    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
-        self.links.shared_with(account, email).await
     }
 }
 

@@ -13,19 +13,8 @@ use quire_pages::{Page, PageStatus, PageStore};
 use quire_projects::ProjectStore;
 use time::Duration;
 
-use super::support::{app_key_in, file, lease, link_for, page_of, project_of, seed};
+use super::support::{app_key_in, file, lease, link_for, page_of, project_of, ready, seed};
 use quire_testkit::fixtures::FixedClock;
-
-async fn ready<S: PageStore>(s: &S, page: &Page) {
-    s.insert_pending(page, &[file("index.html", 1)], lease_at(page))
-        .await
-        .unwrap();
-    s.mark_ready(page.id).await.unwrap();
-}
-
-fn lease_at(page: &Page) -> time::OffsetDateTime {
-    page.created_at + Duration::minutes(1)
-}
 
 /// Every page of the project with the status, read `limit` at a time.
 async fn page_through<S: PageStore>(

@@ -10,7 +10,7 @@ use quire_kernel::{LinkId, PageId};
 use quire_keys::{KeyRecord, PlaintextKey, new_key};
 use quire_links::{Access, Link, Policy};
 use quire_oauth::{ClientId, ClientSecret, ClientType, OAuthClient, RedirectUri};
-use quire_pages::{FileEntry, Page, PageStatus};
+use quire_pages::{FileEntry, Page, PageStatus, PageStore};
 use quire_projects::{Project, ProjectStatus};
 use time::{Duration, OffsetDateTime};
 
@@ -160,4 +160,16 @@ pub(super) fn grant(user_code: &str, device_hash: &str, clock: &FixedClock) -> D
         last_polled_at: None,
         decided_at: None,
     }
+}
+
+/// Stores `page` as a ready page with one file.
+pub(super) async fn ready<S: PageStore>(s: &S, page: &Page) {
+    s.insert_pending(page, &[file("index.html", 1)], lease_at(page))
+        .await
+        .unwrap();
+    s.mark_ready(page.id).await.unwrap();
+}
+
+fn lease_at(page: &Page) -> OffsetDateTime {
+    page.created_at + Duration::minutes(1)
 }

@@ -409,36 +409,4 @@ impl LinkStore for Database {
         })
         .map_err(infra)
     }
-
-    async fn shared_with(
-        &self,
-        account: AccountId,
-        email: Option<&Email>,
-    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
-        let email = email.map(|e| e.as_str().to_owned());
-        let rows: Vec<(DbId, DbTs)> = with_conn!(self, |conn| {
-            let by_account = link_allow::account_id.eq(DbId(account.0));
-            let query = links::table
-                .inner_join(link_allow::table)
-                .select((links::page_id, link_allow::created_at));
-            Ok(match &email {
-                Some(e) => {
-                    query
-                        .filter(by_account.or(link_allow::email.eq(e)))
-                        .load(conn)
-                        .await?
-                }
-                None => query.filter(by_account).load(conn).await?,
-            })
-        })
-        .map_err(infra)?;
-        let mut earliest: HashMap<PageId, OffsetDateTime> = HashMap::new();
-        for (page, at) in rows {
-            let slot = earliest.entry(PageId(page.0)).or_insert(at.0);
-            if at.0 < *slot {
-                *slot = at.0;
-            }
-        }
-        Ok(earliest.into_iter().collect())
-    }
 }

@@ -239,23 +239,6 @@ impl PageStore for Database {
         crate::page_lists::shared_pages(self, account, email, after, limit).await
     }
 
-    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<DbId> = ids.iter().map(|i| DbId(i.0)).collect();
-        let rows: Vec<PageRow> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .filter(pages::id.eq_any(&ids))
-                .filter(pages::state.eq(READY))
-                .select(PageRow::as_select())
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        pages_of(rows)
-    }
-
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
         let row = PageRow::from_page(page, READY, None);
         with_conn!(self, |conn| {

@@ -1,8 +1,8 @@
 //! Page links: short codes, aliases and their policy.
 
 use async_trait::async_trait;
-use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId};
-use quire_links::{AllowEntry, Link, LinkStore, LinkWriteError};
+use quire_kernel::{InfraError, LeaseId, LinkId, PageId};
+use quire_links::{Link, LinkStore, LinkWriteError};
 use time::{Date, OffsetDateTime};
 
 use super::{MemoryStore, Op, State};
@@ -217,30 +217,5 @@ impl LinkStore for MemoryStore {
             }
         });
         Ok(())
-    }
-
-    async fn shared_with(
-        &self,
-        account: AccountId,
-        email: Option<&Email>,
-    ) -> Result<Vec<(PageId, OffsetDateTime)>, InfraError> {
-        self.check(Op::SharedWith)?;
-        Ok(self.with(|s| {
-            s.links
-                .iter()
-                .filter_map(|l| {
-                    l.policy
-                        .allow
-                        .iter()
-                        .filter(|entry| match entry {
-                            AllowEntry::Account(a) => *a == account,
-                            AllowEntry::Email(e) => Some(e) == email,
-                        })
-                        .filter_map(|entry| s.shared_since.get(&(l.id, entry.clone())).copied())
-                        .min()
-                        .map(|at| (l.page_id, at))
-                })
-                .collect()
-        }))
     }
 }

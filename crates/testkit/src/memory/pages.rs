@@ -170,17 +170,6 @@ impl PageStore for MemoryStore {
         }))
     }
 
-    async fn pages_by_ids(&self, ids: &[PageId]) -> Result<Vec<Page>, InfraError> {
-        self.check(Op::PagesByIds)?;
-        Ok(self.with(|s| {
-            s.pages
-                .iter()
-                .filter(|(p, ready)| *ready && ids.contains(&p.id))
-                .map(|(p, _)| p.clone())
-                .collect()
-        }))
-    }
-
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
         self.check(Op::UpdatePage)?;
         self.with(|s| {
