@@ -12,6 +12,7 @@ use serde_json::Value;
 
 pub mod bare;
 pub mod load;
+pub mod measure;
 
 /// The server's public origin: form posts (sign-in, consent) name it in `Origin`.
 const BASE_URL: &str = "http://quire.bench";

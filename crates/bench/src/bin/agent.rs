@@ -16,18 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use quire_bench::measure::env_or;
 use quire_bench::{server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
 const PAGES: usize = 200;
 const LIMIT: usize = 20;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// One request of a target, checked: a wrong answer must not count as throughput.
 #[derive(Clone)]

@@ -15,34 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use quire_bench::measure::{MIB, env_or, mib, rss};
 use quire_bench::{server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
-const MIB: f64 = 1024.0 * 1024.0;
 const PUBLISHERS: usize = 8;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The server's resident memory, in bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / MIB)
-}
 
 fn growth(after: u64, before: u64) -> f64 {
     (after as f64 - before as f64) / MIB

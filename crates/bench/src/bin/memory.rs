@@ -27,40 +27,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use quire_bench::measure::{MIB, env_or, mib, rss};
 use quire_bench::{Server, server_binary, start_server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
 
-const MIB: f64 = 1024.0 * 1024.0;
 /// Connections opened from one source address.
 const PER_ADDRESS: usize = 200;
 /// Connections opened at once in a flood, and the pause between two such batches.
 const BATCH: usize = 250;
 const BATCH_PAUSE: Duration = Duration::from_millis(25);
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// The server's resident memory, in bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / MIB)
-}
 
 fn signed_mib(after: u64, before: u64) -> String {
     let d = after as f64 - before as f64;

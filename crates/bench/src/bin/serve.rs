@@ -31,17 +31,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use quire_bench::load::{Generator, Measure};
+use quire_bench::measure::env_or;
 use quire_bench::{bearer_token, server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
 const NGINX: &str = "/usr/sbin/nginx";
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn on_path(program: &str) -> bool {
     Command::new("sh")
