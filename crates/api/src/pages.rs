@@ -249,11 +249,7 @@ pub async fn publish(
         project: sent.project,
     };
     let view = state.pages.publish(&auth.0, req).await?;
-    let access = view
-        .link
-        .as_ref()
-        .map_or("private", |l| l.policy.access.as_str())
-        .to_owned();
+    let access = view.exposure().access.as_str().to_owned();
     Ok(Created::at(
         format!("{PAGE}/pages/{}", view.page.id.0),
         PublishedDto {

@@ -54,11 +54,13 @@ pub(super) struct PageRow {
 
 impl PageRow {
     pub(super) fn new(v: PageView, now: OffsetDateTime) -> Self {
-        let policy = v.link.as_ref().map(|l| &l.policy);
-        let expires_at = policy.and_then(|p| p.expires_at);
-        let max_views = policy.and_then(|p| p.max_views);
-        let count = v.link.as_ref().map_or(0, |l| l.view_count);
-        let access = policy.map_or("private", |p| p.access.as_str());
+        let quire_pages::Exposure {
+            access,
+            expires_at,
+            max_views,
+            view_count: count,
+        } = v.exposure();
+        let access = access.as_str();
         let (access_class, access_word) = access_badge(access);
         let status = v.page.status.as_str();
         let state = if status != "active" {

@@ -28,7 +28,7 @@ pub use ports::{
     put_concurrently,
 };
 pub use service::{
-    FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST, PageConfig,
-    PageError, PageLister, PagePorts, PageService, PageView, PatchRequest, PublishRequest,
-    REQUEST_MEMORY, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
+    Exposure, FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST,
+    PageConfig, PageError, PageLister, PagePorts, PageService, PageView, PatchRequest,
+    PublishRequest, REQUEST_MEMORY, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
 };

@@ -342,11 +342,7 @@ async fn publish_page(
         .await
         .map_err(refused)?;
     *target = Some(view.page.id.0.to_string());
-    let access = view
-        .link
-        .as_ref()
-        .map_or("private", |l| l.policy.access.as_str())
-        .to_owned();
+    let access = view.exposure().access.as_str().to_owned();
     json(&PublishedOut {
         id: view.page.id.0.to_string(),
         public_id: view.page.public_id,

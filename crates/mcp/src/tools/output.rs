@@ -48,15 +48,13 @@ pub struct PageOut {
 
 impl From<quire_pages::PageView> for PageOut {
     fn from(v: quire_pages::PageView) -> Self {
-        let (access, expires_at, max_views, view_count) = match &v.link {
-            Some(l) => (
-                l.policy.access.as_str().to_owned(),
-                l.policy.expires_at,
-                l.policy.max_views,
-                l.view_count,
-            ),
-            None => ("private".to_owned(), None, None, 0),
-        };
+        let quire_pages::Exposure {
+            access,
+            expires_at,
+            max_views,
+            view_count,
+        } = v.exposure();
+        let access = access.as_str().to_owned();
         Self {
             id: v.page.id.0.to_string(),
             public_id: v.page.public_id,

@@ -87,6 +87,36 @@ pub struct PageView {
     pub project_slug: ProjectSlug,
 }
 
+/// Who may see a page and for how long, as its link says: a page without a link is
+/// private, with no expiry, no budget and no views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exposure {
+    pub access: Access,
+    pub expires_at: Option<OffsetDateTime>,
+    pub max_views: Option<u64>,
+    pub view_count: u64,
+}
+
+impl PageView {
+    #[must_use]
+    pub fn exposure(&self) -> Exposure {
+        match &self.link {
+            Some(l) => Exposure {
+                access: l.policy.access,
+                expires_at: l.policy.expires_at,
+                max_views: l.policy.max_views,
+                view_count: l.view_count,
+            },
+            None => Exposure {
+                access: Access::Private,
+                expires_at: None,
+                max_views: None,
+                view_count: 0,
+            },
+        }
+    }
+}
+
 /// A publish request whose fields have their JSON types.
 #[derive(Debug, Clone, Default)]
 pub struct PublishRequest {

@@ -1,0 +1,35 @@
+//! What every benchmark program reads the same way: its settings from the environment and
+//! the server's resident memory.
+
+pub const MIB: f64 = 1024.0 * 1024.0;
+
+/// The environment variable `name` parsed, else `default` (unset or not parsable).
+#[must_use]
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The process's resident memory (`VmRSS`), in bytes.
+///
+/// # Panics
+/// If the process is gone or `/proc` does not say.
+#[must_use]
+pub fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// `bytes` in MiB, one decimal.
+#[must_use]
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / MIB)
+}
