@@ -40,6 +40,8 @@ mod oauth_clients;
 mod oauth_flow;
 mod oauth_tokens;
 mod ops;
+mod page_failures;
+mod page_validation;
 mod page_writes;
 mod pages;
 mod paging;
