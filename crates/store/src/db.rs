@@ -17,6 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use deadpool::Runtime;
+use deadpool::managed::QueueMode;
 use diesel::{Connection, SqliteConnection};
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
@@ -268,8 +269,12 @@ where
     C: 'static,
     AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
 {
+    // Last in, first out: a run of queries (a whole list read a chunk at a time) reuses the
+    // connection just returned, whose cache is warm. First in, first out would rotate them
+    // over every connection, and SQLite keeps a page cache per connection (2 MiB each).
     Pool::builder(manager)
         .max_size(config.max_connections)
+        .queue_mode(QueueMode::Lifo)
         .wait_timeout(Some(config.acquire_timeout))
         .create_timeout(Some(config.acquire_timeout))
         .recycle_timeout(Some(config.acquire_timeout))
