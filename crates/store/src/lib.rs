@@ -10,6 +10,7 @@
 //! diesel, diesel-async, deadpool and tokio. SQL lives here and nowhere else; row structs are
 //! private and converted to domain types at the edge of this crate.
 
+mod account_directory;
 mod accounts;
 mod activation;
 pub mod db;

@@ -1,20 +1,20 @@
-//! `PageStore` and `AccountDirectory` on both backends.
+//! `PageStore` on both backends (`AccountDirectory` is in `account_directory.rs`).
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId, TimeKey};
+use quire_kernel::{AccountId, Email, InfraError, PageId, ProjectId, TimeKey};
 use quire_pages::validate::LimitKind;
 use quire_pages::{
-    AccountDirectory, FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore,
-    PageTotals, PutFilesError, ReplacedFiles, UpdatePageStoreError,
+    FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
+    PutFilesError, ReplacedFiles, UpdatePageStoreError,
 };
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::page_files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
-use crate::schema::{accounts, link_codes, page_files, pages};
+use crate::schema::{link_codes, page_files, pages};
 use crate::types::{DbId, DbTs};
 
 const PENDING: &str = "pending";
@@ -366,64 +366,6 @@ impl PageStore for Database {
         })
         .map_err(infra)?;
         Ok(n > 0)
-    }
-}
-
-#[async_trait]
-impl AccountDirectory for Database {
-    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError> {
-        let handle = handle.as_str().to_owned();
-        let id: Option<DbId> = with_conn!(self, |conn| {
-            Ok(accounts::table
-                .filter(accounts::handle.eq(&handle))
-                .select(accounts::id)
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        Ok(id.map(|i| AccountId(i.0)))
-    }
-
-    async fn accounts_by_handles(
-        &self,
-        handles: &[Handle],
-    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError> {
-        let wanted: Vec<String> = handles.iter().map(|h| h.as_str().to_owned()).collect();
-        let rows: Vec<(String, DbId)> = with_conn!(self, |conn| {
-            Ok(accounts::table
-                .filter(accounts::handle.eq_any(&wanted))
-                .select((accounts::handle, accounts::id))
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(h, id)| Handle::parse(&h).ok().map(|h| (h, AccountId(id.0))))
-            .collect())
-    }
-
-    async fn handle_and_email(
-        &self,
-        account: AccountId,
-    ) -> Result<Option<(Handle, Email)>, InfraError> {
-        let row: Option<(String, String)> = with_conn!(self, |conn| {
-            Ok(accounts::table
-                .find(DbId(account.0))
-                .select((accounts::handle, accounts::email))
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        row.map(|(h, e)| {
-            Ok((
-                Handle::parse(&h).map_err(|_| InfraError::new("stored handle is invalid"))?,
-                Email::parse(&e).map_err(|_| InfraError::new("stored email is invalid"))?,
-            ))
-        })
-        .transpose()
     }
 }
 
