@@ -198,7 +198,33 @@ async fn a_metadata_document_client_connects_to_the_agent_endpoint(b: Backend) {
     );
     let id = docs.url("/good.json");
 
-    let back = consent(&srv, &authorize_url(&srv, &id, REDIRECT), "approve").await;
+    // The consent page marks the client unverified and names the document's host.
+    let url = authorize_url(&srv, &id, REDIRECT);
+    let mut browser = crate::dashboard::Browser::new(&srv);
+    assert_eq!(browser.get_url(&url).await.status, 303);
+    let path = url.strip_prefix(&srv.base).unwrap();
+    browser
+        .post(
+            "/login",
+            &[
+                ("login", "ann"),
+                ("password", crate::dashboard::PASSWORD),
+                ("next", path),
+            ],
+        )
+        .await;
+    let page = browser.get_url(&url).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains("id=\"unverified\""), "{}", page.text);
+    assert!(
+        page.text.contains(
+            "Described by a document on <strong class=\"redirect-host\">127.0.0.1</strong>"
+        ),
+        "{}",
+        page.text
+    );
+
+    let back = consent(&srv, &url, "approve").await;
     assert_eq!(query(&back, "iss").as_deref(), Some(srv.base.as_str()));
     let code = query(&back, "code").unwrap();
 
