@@ -95,6 +95,9 @@ pub struct ServerMetadata {
     pub authorization_endpoint: String,
     /// RFC 9207: every authorization response carries `iss`.
     pub authorization_response_iss_parameter_supported: bool,
+    /// A `client_id` may be the `https` URL of a client metadata document; false when the
+    /// operator turned them off.
+    pub client_id_metadata_document_supported: bool,
     pub code_challenge_methods_supported: &'static [&'static str],
     pub grant_types_supported: &'static [&'static str],
     pub issuer: String,
@@ -261,6 +264,7 @@ pub async fn metadata(state: web::Data<AppState>) -> AnyOrigin<Cached<Answer<Ser
         Answer::ok(ServerMetadata {
             authorization_endpoint: format!("{issuer}/oauth/authorize"),
             authorization_response_iss_parameter_supported: true,
+            client_id_metadata_document_supported: state.oauth_consent.metadata_documents_enabled(),
             code_challenge_methods_supported: &["S256"],
             grant_types_supported: &["authorization_code", "refresh_token"],
             issuer: issuer.clone(),

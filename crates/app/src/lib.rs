@@ -33,8 +33,8 @@ use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
 use quire_mail::MailService;
 use quire_oauth::{
-    ClientService, ConnectedAgents, ConsentService, DynamicRegistration, TokenAudience, TokenPorts,
-    TokenService,
+    ClientService, ConnectedAgents, ConsentService, DynamicRegistration, MetadataDocuments,
+    TokenAudience, TokenPorts, TokenService,
 };
 use quire_pages::{PageConfig, PagePorts, PageService};
 use quire_projects::ProjectService;
@@ -67,6 +67,10 @@ pub struct Settings {
     pub sealing_key: Option<SealingKey>,
     /// Whether agents may register themselves as OAuth clients (RFC 7591).
     pub oauth_dynamic_registration: bool,
+    /// Whether a `client_id` may be the URL of a client metadata document.
+    pub oauth_client_metadata_documents: bool,
+    /// Whether such a document may be on a loopback `http` server (test servers only).
+    pub oauth_documents_on_loopback_http: bool,
 }
 
 /// Every use-case service, built once.
@@ -114,6 +118,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
                 oauth_clients,
                 oauth_grants,
                 signing_keys,
+                client_documents,
             },
         pages:
             PageStores {
@@ -267,6 +272,11 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             projects.clone(),
             clock.clone(),
             &audience.issuer,
+            MetadataDocuments::new(
+                client_documents,
+                settings.oauth_client_metadata_documents,
+                settings.oauth_documents_on_loopback_http,
+            ),
         ),
         oauth_agents: ConnectedAgents::new(
             oauth_clients.clone(),

@@ -10,7 +10,7 @@ use quire_kernel::{Clock, Offload, RateLimiter, Timer};
 use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, Mailer};
-use quire_oauth::{ClientStore, GrantStore, SigningKeyStore};
+use quire_oauth::{ClientMetadataDocuments, ClientStore, GrantStore, SigningKeyStore};
 use quire_pages::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
 use quire_projects::ProjectStore;
 use quire_signup::SignupStore;
@@ -48,6 +48,8 @@ pub struct AuthPorts {
     pub oauth_grants: Arc<dyn GrantStore>,
     /// The keys access tokens are signed with.
     pub signing_keys: Arc<dyn SigningKeyStore>,
+    /// Fetches the client metadata documents a URL `client_id` names.
+    pub client_documents: Arc<dyn ClientMetadataDocuments>,
 }
 
 /// Where pages, their links and their files live, and what names them.
@@ -93,6 +95,7 @@ pub struct OtherAdapters {
     pub clock: Arc<dyn Clock>,
     pub timer: Arc<dyn Timer>,
     pub offload: Arc<dyn Offload>,
+    pub client_documents: Arc<dyn ClientMetadataDocuments>,
 }
 
 impl Ports {
@@ -128,6 +131,7 @@ impl Ports {
             clock,
             timer,
             offload,
+            client_documents,
         } = others;
         Self {
             accounts: AccountPorts {
@@ -144,6 +148,7 @@ impl Ports {
                 oauth_clients: store.clone(),
                 oauth_grants: store.clone(),
                 signing_keys: store.clone(),
+                client_documents,
             },
             pages: PageStores {
                 pages: store.clone(),

@@ -24,6 +24,8 @@ const AGENTS: &str = "/account/agents";
 /// A connected agent as the table shows it.
 struct AgentRow {
     client_id: String,
+    /// The id as one path segment (a metadata document client's id is a URL).
+    client_path: String,
     name: String,
     project_id: String,
     project: String,
@@ -65,6 +67,8 @@ async fn agents_page(
         .into_iter()
         .map(|a| AgentRow {
             client_id: a.client_id.as_str().to_owned(),
+            client_path: url::form_urlencoded::byte_serialize(a.client_id.as_str().as_bytes())
+                .collect(),
             name: a.client_name,
             project_id: a.project.id.0.to_string(),
             project: a.project.slug.as_str().to_owned(),

@@ -22,8 +22,12 @@ struct ConsentView {
     client_type: &'static str,
     redirect_host: String,
     redirect_is_local: bool,
-    /// The client registered itself (RFC 7591): nobody vetted its name.
+    /// The client registered itself (RFC 7591) or names its own metadata document: nobody
+    /// vetted its name.
     unverified: bool,
+    /// The host of the client's metadata document (its `client_id` is that URL): who
+    /// vouches for the name, shown large.
+    document_host: Option<String>,
     account: String,
     project: String,
     scopes: Vec<&'static str>,
@@ -149,7 +153,8 @@ fn view(consent: &ConsentRequest, account: &str) -> ConsentView {
         client_type: consent.client.client_type.as_str(),
         redirect_host: consent.redirect_host(),
         redirect_is_local: consent.redirect_is_local(),
-        unverified: consent.client.registration == quire_oauth::Registration::Dynamic,
+        unverified: consent.client.is_unverified(),
+        document_host: consent.client_document_host(),
         account: account.to_owned(),
         project: consent.project.slug.as_str().to_owned(),
         scopes: consent

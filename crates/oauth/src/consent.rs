@@ -11,8 +11,9 @@ use crate::grant::{
     AuthorizationCode, CODE_LIFETIME, CodeChallenge, Grant, GrantStage, REQUEST_LIFETIME,
     RequestId, Scopes, parse_scope,
 };
-use crate::model::{ClientId, OAuthClient};
-use crate::ports::{ClientStore, GrantStore};
+use crate::metadata_document::MetadataDocuments;
+use crate::model::{ClientId, OAuthClient, Registration};
+use crate::ports::{ClientStore, GrantStore, InsertClientError};
 use crate::resource::{INVALID_TARGET, resource_indicator};
 
 /// Longest `state` kept and echoed.
@@ -100,6 +101,18 @@ impl ConsentRequest {
         )
     }
 
+    /// For a client named by its metadata document's URL, that URL's host: who describes
+    /// the client, for the page.
+    #[must_use]
+    pub fn client_document_host(&self) -> Option<String> {
+        if !self.client.id.is_url() {
+            return None;
+        }
+        Url::parse(self.client.id.as_str())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+    }
+
     /// Whether the page should warn: the code goes to a program on this device (a loopback
     /// address or an app's own scheme), which any local program could be.
     #[must_use]
@@ -161,6 +174,8 @@ pub struct ConsentService {
     /// The public base URL: `iss` on every redirect (RFC 9207), and what a `resource`
     /// must be on (RFC 8707).
     issuer: String,
+    /// Clients named by a metadata document's URL.
+    documents: MetadataDocuments,
 }
 
 impl ConsentService {
@@ -173,6 +188,7 @@ impl ConsentService {
         projects: Arc<dyn ProjectStore>,
         clock: Arc<dyn Clock>,
         issuer: &str,
+        documents: MetadataDocuments,
     ) -> Self {
         Self {
             clients,
@@ -180,7 +196,32 @@ impl ConsentService {
             projects,
             clock,
             issuer: issuer.trim_end_matches('/').to_owned(),
+            documents,
         }
+    }
+
+    /// Whether a client metadata document's URL may be a `client_id`.
+    #[must_use]
+    pub fn metadata_documents_enabled(&self) -> bool {
+        self.documents.enabled()
+    }
+
+    /// The client a metadata document URL names: `None` when the admin deleted it (which
+    /// blocks the URL), else as its document says now.
+    async fn document_client(&self, id: &ClientId) -> Result<Option<OAuthClient>, AuthorizeError> {
+        if self
+            .clients
+            .client(id)
+            .await?
+            .is_some_and(|stored| !stored.is_live())
+        {
+            return Ok(None);
+        }
+        self.documents
+            .resolve(id, self.clock.now())
+            .await
+            .map(Some)
+            .map_err(|refusal| AuthorizeError::NotRedirectable(refusal.page_message()))
     }
 
     /// `iss` of the authorization responses.
@@ -199,6 +240,7 @@ impl ConsentService {
         request: &AuthorizeRequest,
     ) -> Result<(OAuthClient, String), AuthorizeError> {
         let client = match request.client_id.as_deref().and_then(ClientId::parse) {
+            Some(id) if id.is_url() => self.document_client(&id).await?,
             Some(id) => self.clients.client(&id).await?,
             None => None,
         };
@@ -302,6 +344,14 @@ impl ConsentService {
         let scopes = parse_scope(request.scope.as_deref());
         let project = home_project(self.projects.as_ref(), account, &client.id).await?;
         let now = self.clock.now();
+        // A metadata document client is stored when an account first asks for it, so its
+        // grants, tokens and the admin's list can name it; an earlier row stays as it was.
+        if client.registration == Registration::MetadataDocument {
+            match self.clients.insert_client(&client).await {
+                Ok(()) | Err(InsertClientError::IdTaken) => {}
+                Err(InsertClientError::Infra(e)) => return Err(e.into()),
+            }
+        }
         let request_id = RequestId::generate();
         let grant = Grant {
             id: quire_kernel::secret::random_url_token(),

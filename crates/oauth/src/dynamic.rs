@@ -104,7 +104,7 @@ fn only(
 
 /// The name shown at consent: printable, at most [`MAX_NAME_CHARS`] characters, or a
 /// placeholder.
-fn shown_name(raw: Option<&str>) -> String {
+pub(crate) fn shown_name(raw: Option<&str>) -> String {
     let name: String = raw
         .unwrap_or("")
         .chars()
@@ -278,7 +278,7 @@ impl DynamicRegistration {
 /// Whether a client's last use should be written again at `now`.
 #[must_use]
 pub fn due_for_touch(client: &OAuthClient, now: time::OffsetDateTime) -> bool {
-    client.registration == Registration::Dynamic
+    client.registration != Registration::Admin
         && client.last_used_at.is_none_or(|t| now - t >= TOUCH_EVERY)
 }
 

@@ -8,6 +8,9 @@
 //! - Dynamic registration (RFC 7591) for agents: unverified clients with the redirect URIs
 //!   agents use, limited per address, expired after 30 days unused, off at the operator's
 //!   word.
+//! - Client ID Metadata Documents: a `client_id` that is an `https` URL names a document
+//!   describing the client, fetched through [`ports::ClientMetadataDocuments`] and checked
+//!   here; such a client is public, unverified, and stored when first authorized.
 //! - RFC 8707 resource indicators: a grant is for the REST API or the agent endpoint, and
 //!   its tokens' audience says which; the read-only scope `page:read`.
 //! - The authorization code flow with PKCE (S256 only, for every client): the consent
@@ -22,13 +25,14 @@
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (a token's home project),
 //! parsing and crypto libraries (`url`, `jsonwebtoken` and `aws-lc-rs`, `sha2`, `subtle`);
 //! time comes from the kernel's `Clock`. Its ports: [`ports::ClientStore`],
-//! [`ports::GrantStore`], [`ports::SigningKeyStore`].
+//! [`ports::GrantStore`], [`ports::SigningKeyStore`], [`ports::ClientMetadataDocuments`].
 
 pub mod access_token;
 pub mod connected;
 pub mod consent;
 pub mod dynamic;
 pub mod grant;
+pub mod metadata_document;
 pub mod model;
 pub mod ports;
 pub mod redirect;
@@ -44,8 +48,12 @@ pub use consent::{
 };
 pub use dynamic::{ClientMetadata, DynamicClient, DynamicRegistration, RegistrationError};
 pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
+pub use metadata_document::{DocumentRefusal, MetadataDocuments};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};
-pub use ports::{ClientStore, GrantStore, InsertClientError, SigningKeyStore};
+pub use ports::{
+    ClientMetadataDocuments, ClientStore, FetchError, FetchedDocument, GrantStore,
+    InsertClientError, SigningKeyStore,
+};
 pub use redirect::{MAX_REDIRECT_URIS, RedirectUri};
 pub use service::{ClientError, ClientService, MAX_NAME_CHARS, Registered};
 pub use signing::{KeySchedule, SigningKey};

@@ -7,7 +7,9 @@ use time::OffsetDateTime;
 use crate::redirect::RedirectUri;
 
 /// A client's public identifier: `qc_` and 22 base64url characters (128 bits), drawn by the
-/// registry; never reused, since a deleted client stays as a tombstone.
+/// registry; never reused, since a deleted client stays as a tombstone. Or the URL of a
+/// client metadata document (see [`crate::metadata_document`]), which names the client
+/// itself.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClientId(String);
 
@@ -20,16 +22,28 @@ impl ClientId {
         Self(format!("{CLIENT_ID_PREFIX}{}", &random_url_token()[..22]))
     }
 
-    /// An identifier as a caller or the store gives it: `[A-Za-z0-9_-]`, 1-100 bytes. Whether
-    /// a client has it is the registry's question.
+    /// An identifier as a caller or the store gives it: `[A-Za-z0-9_-]`, 1-100 bytes, or an
+    /// `https://` (or `http://`) URL of at most
+    /// [`MAX_DOCUMENT_URL_BYTES`](crate::metadata_document::MAX_DOCUMENT_URL_BYTES) printable
+    /// ASCII bytes. Whether a client has it (or whether such a URL may be fetched) is the
+    /// registry's and the metadata document rules' question.
     #[must_use]
     pub fn parse(raw: &str) -> Option<Self> {
-        let ok = !raw.is_empty()
+        let plain = !raw.is_empty()
             && raw.len() <= 100
             && raw
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        ok.then(|| Self(raw.to_owned()))
+        let url = (raw.starts_with("https://") || raw.starts_with("http://"))
+            && raw.len() <= crate::metadata_document::MAX_DOCUMENT_URL_BYTES
+            && raw.bytes().all(|b| b.is_ascii_graphic());
+        (plain || url).then(|| Self(raw.to_owned()))
+    }
+
+    /// Whether the id is a client metadata document's URL rather than one the registry drew.
+    #[must_use]
+    pub fn is_url(&self) -> bool {
+        self.0.contains(':')
     }
 
     #[must_use]
@@ -83,6 +97,10 @@ pub enum Registration {
     /// as unverified at consent, whose tokens are for the agent endpoint unless it asks for
     /// another resource, and forgotten after 30 days unused.
     Dynamic,
+    /// Named by its client metadata document's URL, which Quire fetches: unvetted like a
+    /// dynamic client (same default resource, shown unverified), stored when an account first
+    /// asks to authorize it, never expired (a deletion blocks the URL for good).
+    MetadataDocument,
 }
 
 impl Registration {
@@ -91,6 +109,7 @@ impl Registration {
         match raw {
             "admin" => Some(Self::Admin),
             "dynamic" => Some(Self::Dynamic),
+            "metadata_document" => Some(Self::MetadataDocument),
             _ => None,
         }
     }
@@ -100,6 +119,7 @@ impl Registration {
         match self {
             Self::Admin => "admin",
             Self::Dynamic => "dynamic",
+            Self::MetadataDocument => "metadata_document",
         }
     }
 }
@@ -145,8 +165,15 @@ impl OAuthClient {
     pub fn default_resource(&self) -> quire_kernel::Resource {
         match self.registration {
             Registration::Admin => quire_kernel::Resource::Api,
-            Registration::Dynamic => quire_kernel::Resource::Mcp,
+            Registration::Dynamic | Registration::MetadataDocument => quire_kernel::Resource::Mcp,
         }
+    }
+
+    /// Whether nobody vetted the client (it registered itself or names its own document):
+    /// shown as unverified at consent.
+    #[must_use]
+    pub fn is_unverified(&self) -> bool {
+        self.registration != Registration::Admin
     }
 
     /// Whether `presented` is this client's secret, compared in constant time. A public
@@ -188,6 +215,14 @@ mod tests {
         assert_eq!(ClientId::parse(""), None);
         assert_eq!(ClientId::parse("a b"), None);
         assert_eq!(ClientId::parse(&"a".repeat(101)), None);
+        let url = ClientId::parse("https://app.example/client.json").unwrap();
+        assert!(url.is_url() && !ClientId::generate().is_url());
+        assert_eq!(ClientId::parse("https://app.example/a b"), None);
+        assert_eq!(ClientId::parse("ftp://app.example/c"), None);
+        assert_eq!(
+            ClientId::parse(&format!("https://a.example/{}", "x".repeat(2048))),
+            None
+        );
     }
 
     #[test]

@@ -183,3 +183,54 @@ pub trait SigningKeyStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn delete_signing_keys(&self, kids: &[String]) -> Result<(), InfraError>;
 }
+
+/// A client metadata document as its server answered it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchedDocument {
+    /// The body, at most [`MAX_DOCUMENT_BYTES`](crate::metadata_document::MAX_DOCUMENT_BYTES).
+    pub body: Vec<u8>,
+    /// The answer's `Cache-Control: max-age`, if any.
+    pub max_age: Option<std::time::Duration>,
+}
+
+/// Why a client metadata document could not be fetched. None carries what the server sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    #[error("its host resolves to a loopback, private, link-local or reserved address")]
+    ForbiddenAddress,
+    #[error("its host could not be resolved or reached")]
+    Unreachable,
+    #[error("its server answered with a redirect")]
+    Redirected,
+    #[error("its server answered with an error status")]
+    Status,
+    #[error("its server did not answer in time")]
+    TimedOut,
+    #[error("it is larger than 16 KiB")]
+    TooLarge,
+    #[error("it is not served as application/json")]
+    NotJson,
+}
+
+/// Fetches client metadata documents from the servers that publish them.
+#[async_trait]
+pub trait ClientMetadataDocuments: Send + Sync + std::fmt::Debug {
+    /// The document at `url`, which [`document_url`](crate::metadata_document::document_url)
+    /// admitted. An implementation MUST connect only to an address it checked (never a
+    /// loopback, private, link-local, shared, unique-local, multicast, unspecified or
+    /// documentation one, unless its test switch admits loopback), MUST NOT follow
+    /// redirects, MUST give up after
+    /// [`FETCH_DEADLINE`](crate::metadata_document::FETCH_DEADLINE) in all, and MUST NOT read
+    /// more than [`MAX_DOCUMENT_BYTES`](crate::metadata_document::MAX_DOCUMENT_BYTES). It
+    /// MAY hold answers: a document for
+    /// [`cache_lifetime`](crate::metadata_document::cache_lifetime), a failure for
+    /// [`FAILURE_LIFETIME`](crate::metadata_document::FAILURE_LIFETIME).
+    ///
+    /// # Errors
+    /// [`FetchError::ForbiddenAddress`] for an address it refuses, [`FetchError::Redirected`]
+    /// for a 3xx answer, [`FetchError::Status`] for any other non-2xx one,
+    /// [`FetchError::TimedOut`] past the deadline, [`FetchError::TooLarge`] for a body over
+    /// the cap (announced or read), [`FetchError::NotJson`] for a content type other than
+    /// `application/json` (or `+json`), [`FetchError::Unreachable`] for anything else.
+    async fn fetch(&self, url: &url::Url) -> Result<FetchedDocument, FetchError>;
+}

@@ -94,6 +94,13 @@ pub struct Config {
     /// Whether agents may register themselves as OAuth clients (RFC 7591,
     /// `POST /api/oauth/register`); on by default, since real MCP clients need it.
     pub oauth_dynamic_registration: bool,
+    /// Whether a `client_id` may be the `https` URL of a client metadata document, which
+    /// the server then fetches; on by default, since MCP clients prefer it.
+    pub oauth_client_metadata_documents: bool,
+    /// For tests only: client metadata documents may be on a loopback `http` server. Taken
+    /// only while `base_url` is itself `http` on a loopback address (a test or development
+    /// server), ignored otherwise. Env only.
+    pub oauth_documents_on_loopback_http: bool,
 }
 
 /// A secret setting: it compares and clones, and its `Debug` shows nothing.
@@ -149,6 +156,8 @@ impl Default for Config {
             signup: "closed".into(),
             activation: "invitation".into(),
             oauth_dynamic_registration: true,
+            oauth_client_metadata_documents: true,
+            oauth_documents_on_loopback_http: false,
         }
     }
 }
@@ -191,6 +200,7 @@ struct FileConfig {
     signup: Option<String>,
     activation: Option<String>,
     oauth_dynamic_registration: Option<bool>,
+    oauth_client_metadata_documents: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -261,7 +271,8 @@ impl Config {
                 secret_key_file,
                 signup,
                 activation,
-                oauth_dynamic_registration
+                oauth_dynamic_registration,
+                oauth_client_metadata_documents
             );
         }
         let text = |name: &str, slot: &mut String| {
@@ -305,6 +316,14 @@ impl Config {
         flag(
             "QUIRE_OAUTH_DYNAMIC_REGISTRATION",
             &mut c.oauth_dynamic_registration,
+        )?;
+        flag(
+            "QUIRE_OAUTH_CLIENT_METADATA_DOCUMENTS",
+            &mut c.oauth_client_metadata_documents,
+        )?;
+        flag(
+            "QUIRE_OAUTH_CIMD_ALLOW_LOOPBACK_HTTP",
+            &mut c.oauth_documents_on_loopback_http,
         )?;
         let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {

@@ -8,6 +8,7 @@
 mod admin;
 mod cli;
 mod config;
+mod documents;
 mod error;
 mod serve;
 mod tasks;

@@ -203,6 +203,12 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let trusted_proxies = quire_edge::client_ip::TrustedProxies::parse(&config.trusted_proxies)
         .map_err(ServerError::TrustedProxies)?;
     let mailer = mailer(&config)?;
+    let documents_on_loopback = crate::wiring::documents_on_loopback_http(&config);
+    if config.oauth_documents_on_loopback_http && !documents_on_loopback {
+        tracing::warn!(
+            "QUIRE_OAUTH_CIMD_ALLOW_LOOPBACK_HTTP ignored: it is for test servers on a loopback http base URL"
+        );
+    }
     let services = quire_app::build(
         Ports::from_store(
             Arc::new(db.clone()),
@@ -214,6 +220,9 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 ids: Arc::new(RandomPublicIds),
                 dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
                 mailer,
+                client_documents: Arc::new(crate::documents::DocumentFetcher::new(
+                    documents_on_loopback,
+                )),
             },
         ),
         settings(&config, &origins, signing_key, captcha_secret, sealing_key),

@@ -143,7 +143,25 @@ pub(crate) fn settings(
         },
         sealing_key: Some(sealing_key),
         oauth_dynamic_registration: config.oauth_dynamic_registration,
+        oauth_client_metadata_documents: config.oauth_client_metadata_documents,
+        oauth_documents_on_loopback_http: documents_on_loopback_http(config),
     }
+}
+
+/// Whether client metadata documents may be fetched from a loopback `http` server: the test
+/// switch, taken only while the server itself is `http` on a loopback address (a test or
+/// development server).
+pub(crate) fn documents_on_loopback_http(config: &Config) -> bool {
+    config.oauth_documents_on_loopback_http
+        && url::Url::parse(&config.base_url).is_ok_and(|u| {
+            u.scheme() == "http"
+                && match u.host() {
+                    Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                    Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                    Some(url::Host::Domain(d)) => d == "localhost",
+                    None => false,
+                }
+        })
 }
 
 /// The key that seals second-factor secrets and the keys that sign, from

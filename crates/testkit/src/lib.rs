@@ -6,6 +6,7 @@
 //! - [`fixtures`]: a fixed clock, a timer the test fires by hand, an offload that runs each
 //!   job on a thread of its own (or, [`Heartbeats`], only while the async worker is free),
 //!   and principals.
+//! - [`documents::MemoryDocuments`]: client metadata documents served by URL.
 //! - [`mailer::MemoryMailer`]: a relay that keeps what it is given, or refuses as told.
 //! - [`pg`]: a fresh PostgreSQL database per test, from `QUIRE_TEST_POSTGRES_URL`.
 //! - [`smtp_relay`]: a real SMTP server (Debian's aiosmtpd) per test.
@@ -22,6 +23,7 @@
 #![allow(clippy::unwrap_used)]
 
 pub mod captcha;
+pub mod documents;
 pub mod fixtures;
 pub mod mailer;
 pub mod memory;
@@ -29,6 +31,7 @@ pub mod pg;
 pub mod smtp_relay;
 pub mod world;
 
+pub use documents::MemoryDocuments;
 pub use fixtures::{FixedClock, HandTimer, Heartbeats, ThreadOffload};
 pub use mailer::MemoryMailer;
 pub use memory::{MemoryBundles, MemoryStore};

@@ -18,7 +18,9 @@ use quire_pages::{AccountDirectory, PageOrigins, PublicIds, RandomPublicIds};
 
 use crate::fixtures::{create_account, master};
 use crate::memory::Op;
-use crate::{FixedClock, HandTimer, MemoryBundles, MemoryMailer, MemoryStore, ThreadOffload};
+use crate::{
+    FixedClock, HandTimer, MemoryBundles, MemoryDocuments, MemoryMailer, MemoryStore, ThreadOffload,
+};
 
 /// The origin of the API and dashboard in every world unless a test says otherwise.
 pub const BASE_URL: &str = "https://quire.test";
@@ -33,6 +35,8 @@ pub struct World {
     pub timer: Arc<HandTimer>,
     /// The relay of the email route: what was sent, or a refusal to make.
     pub mailer: Arc<MemoryMailer>,
+    /// The client metadata documents the OAuth server can fetch.
+    pub documents: Arc<MemoryDocuments>,
     pub services: Services,
     accounts: HashMap<String, CreatedAccount>,
     /// What the services were built from, for a replica.
@@ -121,6 +125,7 @@ impl Default for WorldBuilder {
             settings: Settings {
                 signing_key: b"test signing key".to_vec(),
                 oauth_dynamic_registration: true,
+                oauth_client_metadata_documents: true,
                 ..Settings::default()
             },
             failing: Vec::new(),
@@ -215,6 +220,7 @@ impl WorldBuilder {
         let bundles = Arc::new(MemoryBundles::new());
         let timer = Arc::new(HandTimer::new());
         let mailer = Arc::new(MemoryMailer::new());
+        let documents = Arc::new(MemoryDocuments::new());
         let mut ports = Ports::from_store(
             store.clone(),
             OtherAdapters {
@@ -225,6 +231,7 @@ impl WorldBuilder {
                 clock: clock.clone(),
                 timer: timer.clone(),
                 offload: self.offload,
+                client_documents: documents.clone(),
             },
         );
         if let Some(directory) = self.directory {
@@ -237,6 +244,7 @@ impl WorldBuilder {
             clock,
             timer,
             mailer,
+            documents,
             accounts,
             ports,
             settings: self.settings,

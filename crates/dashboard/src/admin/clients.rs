@@ -20,6 +20,8 @@ const CLIENTS: &str = "/admin/oauth-clients";
 
 struct ClientRow {
     id: String,
+    /// The id as one path segment (a metadata document client's id is a URL).
+    path: String,
     name: String,
     client_type: &'static str,
     redirect_uris: Vec<String>,
@@ -66,6 +68,7 @@ async fn clients_page(
         .into_iter()
         .map(|c| ClientRow {
             id: c.id.as_str().to_owned(),
+            path: url::form_urlencoded::byte_serialize(c.id.as_str().as_bytes()).collect(),
             client_type: c.client_type.as_str(),
             redirect_uris: c
                 .redirect_uris
