@@ -29,6 +29,7 @@ pub mod connected;
 pub mod consent;
 pub mod dynamic;
 pub mod grant;
+pub mod listing;
 pub mod model;
 pub mod ports;
 pub mod redirect;
@@ -44,6 +45,7 @@ pub use consent::{
 };
 pub use dynamic::{ClientMetadata, DynamicClient, DynamicRegistration, RegistrationError};
 pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
+pub use listing::{ClientKey, OAUTH_CLIENTS_LIST};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};
 pub use ports::{ClientStore, GrantStore, InsertClientError, SigningKeyStore};
 pub use redirect::{MAX_REDIRECT_URIS, RedirectUri};
