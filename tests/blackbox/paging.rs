@@ -294,9 +294,152 @@ async fn projects_and_keys_are_paged(b: Backend) {
     r.assert_error(400, "invalid_limit");
 }
 
+const KINDS: [&str; 5] = ["pages", "objects", "links", "databases", "keys"];
+
+/// A project's resources read `limit` at a time: each kind's entries in the order the pages
+/// gave them, and how many reads it took.
+async fn resources_through(srv: &Server, key: &str, path: &str, limit: u32) -> (Value, usize) {
+    let mut all = json!({"pages": [], "objects": [], "links": [], "databases": [], "keys": []});
+    let mut url = format!("{path}?limit={limit}");
+    for reads in 1.. {
+        let r = srv.get(&url, key).await;
+        let body = r.assert_status(200);
+        let mut held = 0;
+        for kind in KINDS {
+            let page = body["resources"][kind]
+                .as_array()
+                .expect("every kind")
+                .clone();
+            held += page.len();
+            all[kind].as_array_mut().unwrap().extend(page);
+        }
+        assert!(held <= limit as usize, "{held} entries");
+        match body.get("nextCursor").and_then(Value::as_str) {
+            Some(cursor) => {
+                assert!(held > 0, "an empty page with a nextCursor");
+                url = format!("{path}?limit={limit}&cursor={cursor}");
+            }
+            None => return (all, reads),
+        }
+    }
+    unreachable!()
+}
+
+/// A project's resources page through its kinds, pages then links then keys, each entry
+/// once; the whole answer is unchanged without `limit`; a cursor of another list is refused.
+async fn project_resources_are_paged(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    for n in 0..3 {
+        let r = srv
+            .post(
+                PAGES,
+                &ann.key,
+                json!({"title": format!("R{n}"), "files": [{"path": "index.html", "content": "x"}]}),
+            )
+            .await;
+        r.assert_status(201);
+        srv.mint(&ann.key, &["page"], Some(&ann.project_slug)).await;
+    }
+    let path = format!("/api/platform/v1/projects/{}/resources", ann.project_id);
+    let whole = srv.get(&path, &ann.key).await;
+    let whole = whole.assert_status(200).clone();
+    assert!(whole.get("nextCursor").is_none(), "{whole}");
+    let whole = whole["resources"].clone();
+    assert_eq!(whole["pages"].as_array().unwrap().len(), 3, "{whole}");
+    assert_eq!(whole["keys"].as_array().unwrap().len(), 3, "{whole}");
+    let held: usize = KINDS
+        .iter()
+        .map(|k| whole[k].as_array().unwrap().len())
+        .sum();
+    for limit in [1, 2, 1000] {
+        let (paged, reads) = resources_through(&srv, &ann.key, &path, limit).await;
+        assert_eq!(paged, whole, "in pages of {limit}");
+        assert_eq!(
+            reads,
+            held.div_ceil(limit as usize).max(1),
+            "in pages of {limit}"
+        );
+    }
+    // The first page holds the oldest page, under its kind, and every kind's array.
+    let first = srv.get(&format!("{path}?limit=1"), &ann.key).await;
+    let first = first.assert_status(200).clone();
+    assert_eq!(first["resources"]["pages"], json!([whole["pages"][0]]));
+    assert_eq!(first["resources"]["keys"], json!([]));
+    let cursor = first["nextCursor"].as_str().unwrap();
+    srv.get(
+        &format!("/api/platform/v1/projects?cursor={cursor}"),
+        &ann.key,
+    )
+    .await
+    .assert_error(400, "invalid_cursor");
+    let other = foreign_cursor("projects");
+    for cursor in [other.as_str(), "nope"] {
+        let r = srv.get(&format!("{path}?cursor={cursor}"), &ann.key).await;
+        r.assert_error(400, "invalid_cursor");
+        assert!(r.body.get("resources").is_none());
+    }
+    srv.get(&format!("{path}?limit=1001"), &ann.key)
+        .await
+        .assert_error(400, "invalid_limit");
+}
+
+/// A well-formed cursor of the list `list` (base64url of `<list>:<key>`), for a list that
+/// gave none because it fits in one page.
+fn foreign_cursor(list: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
+        "{list}:1700000000000000.00000000000000000000000000000001"
+    ))
+}
+
+/// The OAuth client registry pages oldest first; its cursors are its own.
+async fn oauth_clients_are_paged(b: Backend) {
+    let Some((db, srv, _ann)) = setup(b).await else {
+        return;
+    };
+    let root = db.create_account("root", &["--platform-admin"]);
+    let clients = "/api/platform/v1/oauth-clients";
+    for n in 0..5 {
+        let body = json!({"name": format!("Client {n}"), "client_type": "public",
+            "redirect_uris": ["http://127.0.0.1/cb"]});
+        srv.post(clients, &root.key, body).await.assert_status(201);
+    }
+    let whole = srv.get(clients, &root.key).await;
+    let whole = whole.assert_status(200).clone();
+    assert!(whole.get("nextCursor").is_none(), "{whole}");
+    assert_eq!(whole["clients"].as_array().unwrap().len(), 5);
+    for limit in [1, 2, 5] {
+        assert_eq!(
+            Value::Array(page_through(&srv, &root.key, clients, "clients", limit).await),
+            whole["clients"],
+            "in pages of {limit}"
+        );
+    }
+    let first = srv.get(&format!("{clients}?limit=2"), &root.key).await;
+    let cursor = first.assert_status(200)["nextCursor"].as_str().unwrap();
+    srv.get(&format!("/api/platform/v1/keys?cursor={cursor}"), &root.key)
+        .await
+        .assert_error(400, "invalid_cursor");
+    let keys_cursor = foreign_cursor("keys");
+    for cursor in [keys_cursor.as_str(), "cGFnZXM6eA"] {
+        let r = srv
+            .get(&format!("{clients}?cursor={cursor}"), &root.key)
+            .await;
+        r.assert_error(400, "invalid_cursor");
+        assert!(r.body.get("clients").is_none());
+    }
+    srv.get(&format!("{clients}?limit=0"), &root.key)
+        .await
+        .assert_error(400, "invalid_limit");
+}
+
 on_both_backends!(
     paging_across_2500_pages_gives_each_once_while_pages_are_added,
     projects_and_keys_are_paged,
     files_and_shared_pages_are_paged,
     bad_limits_and_cursors_are_refused,
+    project_resources_are_paged,
+    oauth_clients_are_paged,
 );

@@ -136,6 +136,10 @@ impl From<Resources> for ResourcesDto {
 pub struct ResourcesEnvelope {
     /// What the project holds, by kind.
     pub resources: ResourcesDto,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -345,6 +349,10 @@ pub struct OAuthClientEnvelope {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = crate::examples::oauth_client_list)]
 pub struct OAuthClientList {
-    /// Every registered client.
+    /// Every registered client (or a page of them).
     pub clients: Vec<OAuthClientDto>,
+    /// Present when more items remain: pass it as `cursor` to read the next page. Only
+    /// in answers to a request with `limit` or `cursor`.
+    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }

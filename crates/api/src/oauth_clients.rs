@@ -3,11 +3,13 @@
 
 use actix_web::web;
 use actix_web::{delete, get, post};
-use quire_oauth::ClientService;
+use quire_kernel::Paged;
+use quire_oauth::{ClientService, OAUTH_CLIENTS_LIST};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
+use crate::paging::PagingQuery;
 use crate::refusals::AdminRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
@@ -18,22 +20,35 @@ use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse};
 
 /// List the live clients.
+///
+/// Oldest first: all of them, or a page of them with `limit` and `cursor`.
 #[utoipa::path(tag = "oauth-clients",
     security(("bearer" = [])),
+    params(PagingQuery),
     responses(
         (status = 200, body = OAuthClientList),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         (status = 403, description = "insufficient_scope (not a master key), forbidden (not the platform admin account), not_activated")))]
 #[get("/oauth-clients")]
 pub async fn list(
     state: web::Data<AppState>,
     auth: Authenticated,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<OAuthClientList>, ApiError> {
-    let clients = state.oauth_clients.list(&auth.0).await?;
+    let page = match paging.paging(OAUTH_CLIENTS_LIST)? {
+        Some(paging) => state.oauth_clients.list_page(&auth.0, &paging).await?,
+        None => Paged {
+            items: state.oauth_clients.list(&auth.0).await?,
+            next_cursor: None,
+        },
+    };
     Ok(Answer::ok(OAuthClientList {
-        clients: clients
+        clients: page
+            .items
             .into_iter()
             .map(|c| OAuthClientDto::new(c, None))
             .collect(),
+        next_cursor: page.next_cursor,
     }))
 }
 

@@ -3,7 +3,9 @@
 use actix_web::web;
 use actix_web::{delete, get, patch, post};
 use quire_kernel::{ErrorCode, KeyId, Paged, ProjectId};
-use quire_projects::{GrantLevel, NewProject, PROJECTS_LIST, ProjectPatch, ResourceType};
+use quire_projects::{
+    GrantLevel, NewProject, PROJECTS_LIST, ProjectPatch, RESOURCES_LIST, ResourceType, Resources,
+};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -236,11 +238,15 @@ pub async fn delete(
 }
 
 /// What a project holds.
+///
+/// All of it, or a page of it with `limit` and `cursor`: kind by kind (pages, objects,
+/// links, databases, keys), each oldest first; a page holds the kinds it reached.
 #[utoipa::path(tag = "projects",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path)),
+    params(("id" = Uuid, Path), PagingQuery),
     responses(
         (status = 200, body = ResourcesEnvelope),
+        (status = 400, description = "invalid_limit, invalid_cursor"),
         (status = 403, description = "not_activated"),
         (status = 404)))]
 #[get("/projects/{id}/resources")]
@@ -248,11 +254,20 @@ pub async fn resources(
     state: web::Data<AppState>,
     auth: Authenticated,
     id: web::Path<String>,
+    paging: web::Query<PagingQuery>,
 ) -> Result<Answer<ResourcesEnvelope>, ApiError> {
     let id = ProjectId(path_id(&id, "project")?);
-    let resources = state.projects.resources(&auth.0, id).await?;
+    let paging = paging.paging(RESOURCES_LIST)?;
+    let (resources, next_cursor) = match paging {
+        Some(paging) => {
+            let page = state.projects.resources_page(&auth.0, id, &paging).await?;
+            (Resources::grouped(page.items), page.next_cursor)
+        }
+        None => (state.projects.resources(&auth.0, id).await?, None),
+    };
     Ok(Answer::ok(ResourcesEnvelope {
         resources: ResourcesDto::from(resources),
+        next_cursor,
     }))
 }
 

@@ -32,6 +32,7 @@ pub mod connected;
 pub mod consent;
 pub mod dynamic;
 pub mod grant;
+pub mod listing;
 pub mod metadata_document;
 pub mod model;
 pub mod ports;
@@ -48,6 +49,7 @@ pub use consent::{
 };
 pub use dynamic::{ClientMetadata, DynamicClient, DynamicRegistration, RegistrationError};
 pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
+pub use listing::{ClientKey, OAUTH_CLIENTS_LIST};
 pub use metadata_document::{DocumentRefusal, MetadataDocuments};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};
 pub use ports::{

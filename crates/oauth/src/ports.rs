@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use quire_kernel::AccountId;
 
 use crate::grant::{Grant, LiveGrant, RefreshRecord};
+use crate::listing::ClientKey;
 use crate::model::{ClientId, OAuthClient};
 use crate::signing::SigningKey;
 
@@ -41,6 +42,17 @@ pub trait ClientStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn live_clients(&self) -> Result<Vec<OAuthClient>, InfraError>;
+
+    /// Up to `limit` live clients, oldest first with ties broken by id, strictly after
+    /// `after` in that order: a page of [`Self::live_clients`], read by keyset.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn live_clients_after(
+        &self,
+        after: Option<&ClientKey>,
+        limit: u32,
+    ) -> Result<Vec<OAuthClient>, InfraError>;
 
     /// Replaces a live client's secret hash; `false` when no live client has `id`.
     ///

@@ -40,7 +40,7 @@ pub struct Registered {
 /// The registry's use cases.
 #[derive(Debug, Clone)]
 pub struct ClientService {
-    store: Arc<dyn ClientStore>,
+    pub(crate) store: Arc<dyn ClientStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -167,7 +167,7 @@ impl ClientService {
     }
 }
 
-fn admin_only(principal: &Principal) -> Result<(), ClientError> {
+pub(crate) fn admin_only(principal: &Principal) -> Result<(), ClientError> {
     if !principal.is_master() {
         Err(ClientError::InsufficientScope)
     } else if !principal.is_platform_admin {

@@ -15,11 +15,11 @@ pub use addressing::{
     decide_access,
 };
 pub use model::{
-    Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceType, Resources,
+    Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceKey, ResourceType, Resources,
 };
 pub use ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore, ProjectWriteError};
 pub use service::{
     AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
     MAX_CLIENT_ID_LEN, MAX_NAME_CHARS, MAX_TAG_CHARS, NewProject, PROJECTS_LIST, ProjectPatch,
-    ProjectService, WriteProjectError,
+    ProjectService, RESOURCES_LIST, WriteProjectError,
 };

@@ -1,6 +1,6 @@
 //! Projects, grants and the resources a project holds.
 
-use quire_kernel::{AccountId, Color, KeyId, ProjectId, ProjectSlug};
+use quire_kernel::{AccountId, Color, CursorKey, KeyId, ProjectId, ProjectSlug, TimeKey};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -89,6 +89,27 @@ pub enum ResourceType {
 }
 
 impl ResourceType {
+    /// Every kind, in the order a paged list of a project's resources goes through them.
+    pub const ALL: [Self; 5] = [
+        Self::Page,
+        Self::Object,
+        Self::Link,
+        Self::Database,
+        Self::Key,
+    ];
+
+    /// The kind's place in [`ResourceType::ALL`].
+    #[must_use]
+    pub fn rank(self) -> usize {
+        match self {
+            ResourceType::Page => 0,
+            ResourceType::Object => 1,
+            ResourceType::Link => 2,
+            ResourceType::Database => 3,
+            ResourceType::Key => 4,
+        }
+    }
+
     #[must_use]
     pub fn parse(s: &str) -> Option<Self> {
         match s {
@@ -121,6 +142,28 @@ pub struct ResourceEntry {
     pub created_at: OffsetDateTime,
 }
 
+/// A position in the paged list of a project's resources: kind by kind in
+/// [`ResourceType::ALL`]'s order, each kind oldest first with ties broken by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResourceKey {
+    pub kind: ResourceType,
+    pub at: TimeKey,
+}
+
+impl CursorKey for ResourceKey {
+    fn write(&self) -> String {
+        format!("{}.{}", self.kind.as_str(), self.at.write())
+    }
+
+    fn read(text: &str) -> Option<Self> {
+        let (kind, at) = text.split_once('.')?;
+        Some(Self {
+            kind: ResourceType::parse(kind)?,
+            at: TimeKey::read(at)?,
+        })
+    }
+}
+
 /// What a project holds, per resource type. Keys are the app keys whose home project it
 /// is (master keys always follow the account's default project and are not held).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -140,5 +183,21 @@ impl Resources {
             && self.links.is_empty()
             && self.databases.is_empty()
             && self.keys.is_empty()
+    }
+
+    /// The resources of a paged list, each under its kind, in the list's order.
+    #[must_use]
+    pub fn grouped(items: Vec<(ResourceType, ResourceEntry)>) -> Self {
+        let mut r = Self::default();
+        for (kind, entry) in items {
+            match kind {
+                ResourceType::Page => r.pages.push(entry),
+                ResourceType::Object => r.objects.push(entry),
+                ResourceType::Link => r.links.push(entry),
+                ResourceType::Database => r.databases.push(entry),
+                ResourceType::Key => r.keys.push(entry),
+            }
+        }
+        r
     }
 }

@@ -5,7 +5,7 @@ use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, TimeKey
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::model::{Grant, GrantLevel, Project, ResourceType, Resources};
+use crate::model::{Grant, GrantLevel, Project, ResourceEntry, ResourceType, Resources};
 
 /// Why inserting or updating a project failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -100,6 +100,20 @@ pub trait ProjectStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn resources(&self, project: ProjectId) -> Result<Resources, InfraError>;
+
+    /// Up to `limit` of the project's resources of one kind (those [`Self::resources`]
+    /// lists), oldest first with ties broken by id, strictly after `after` in that order: a
+    /// page of that kind, read by keyset. A kind the store does not hold yet is empty.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn resources_after(
+        &self,
+        project: ProjectId,
+        kind: ResourceType,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<ResourceEntry>, InfraError>;
 
     /// Deletes a project in one transaction: when `move_to` is given, every resource it
     /// holds moves there first; grants on it are dropped; if it was the account's default

@@ -13,11 +13,15 @@ use crate::addressing::{AddressError, ProjectAccess, address_project};
 
 /// The list tag of the account's projects in cursors ([`ProjectService::list_page`]).
 pub const PROJECTS_LIST: &str = "projects";
+/// The list tag of a project's resources in cursors ([`ProjectService::resources_page`]).
+pub const RESOURCES_LIST: &str = "resources";
 pub use crate::errors::{
     AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
     WriteProjectError,
 };
-use crate::model::{Grant, GrantLevel, Project, ProjectStatus, ResourceType, Resources};
+use crate::model::{
+    Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceKey, ResourceType, Resources,
+};
 use crate::ports::{AssignStoreError, DeleteProjectStoreError, ProjectStore};
 
 /// Longest project name, in characters.
@@ -232,6 +236,51 @@ impl ProjectService {
     ) -> Result<Resources, GetProjectError> {
         let project = self.get(principal, id).await?;
         Ok(self.store.resources(project.id).await?)
+    }
+
+    /// One page of [`ProjectService::resources`] (list tag [`RESOURCES_LIST`]): kind by
+    /// kind in [`ResourceType::ALL`]'s order, each kind oldest first, ties by id.
+    ///
+    /// # Errors
+    /// As [`ProjectService::get`].
+    pub async fn resources_page(
+        &self,
+        principal: &Principal,
+        id: ProjectId,
+        paging: &Paging<ResourceKey>,
+    ) -> Result<Paged<(ResourceType, ResourceEntry)>, GetProjectError> {
+        let project = self.get(principal, id).await?;
+        let wanted = paging.fetch() as usize;
+        let mut items = Vec::new();
+        for kind in ResourceType::ALL {
+            let after = match &paging.after {
+                Some(k) if k.kind.rank() > kind.rank() => continue,
+                Some(k) if k.kind == kind => Some(&k.at),
+                _ => None,
+            };
+            let left = wanted.saturating_sub(items.len());
+            if left == 0 {
+                break;
+            }
+            let limit = u32::try_from(left).unwrap_or(u32::MAX);
+            let entries = self
+                .store
+                .resources_after(project.id, kind, after, limit)
+                .await?;
+            items.extend(entries.into_iter().map(|e| (kind, e)));
+        }
+        Ok(Paged::from_fetched(
+            RESOURCES_LIST,
+            paging,
+            items,
+            |(kind, e)| ResourceKey {
+                kind: *kind,
+                at: TimeKey {
+                    at: e.created_at,
+                    id: e.id,
+                },
+            },
+        ))
     }
 
     async fn owned_by_master(

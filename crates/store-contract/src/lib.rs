@@ -27,6 +27,8 @@ mod page_lists;
 mod page_replace;
 mod pages;
 mod projects;
+mod publish_requests;
+mod resource_lists;
 mod sessions;
 mod signup;
 mod support;
@@ -40,7 +42,7 @@ use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::MailQuota;
 use quire_oauth::{ClientStore, GrantStore, SigningKeyStore};
-use quire_pages::{AccountDirectory, PageStore};
+use quire_pages::{AccountDirectory, PageStore, PublishRequests};
 use quire_projects::ProjectStore;
 use quire_signup::SignupStore;
 
@@ -65,6 +67,8 @@ macro_rules! __contract_list {
             page_lists::shared_pages_and_files_are_listed_by_keyset,
             page_lists::paging_gives_each_page_once_while_pages_are_added,
             page_lists::projects_and_keys_are_listed_by_keyset,
+            resource_lists::project_resources_are_listed_by_keyset_kind_by_kind,
+            resource_lists::live_clients_are_listed_by_keyset,
             pages::put_files_replaces_by_path_and_sets_totals,
             pages::concurrent_put_files_keep_the_limits_and_counters,
             pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,
@@ -84,6 +88,8 @@ macro_rules! __contract_list {
             sessions::legacy_secrets_are_listed_and_resealed_once,
             sessions::expired_sessions_are_swept,
             pages::pages_are_found_by_owner_and_slug_and_links_by_code,
+            publish_requests::publishes_are_recalled_per_caller_and_id_first_page_kept,
+            publish_requests::remembered_publishes_are_forgotten_before_a_time,
             pages::page_details_read_page_project_owner_and_link_at_once,
             links::views_are_leased_within_the_budget_and_added_in_bulk,
             links::lapsed_view_leases_are_settled_as_served,
@@ -116,6 +122,7 @@ macro_rules! __contract_dispatch {
                 + AccountStore
                 + SessionStore
                 + PageStore
+                + PublishRequests
                 + AccountDirectory
                 + LinkStore
                 + DeviceGrantStore

@@ -26,6 +26,7 @@ mod page_details;
 mod page_files;
 mod page_lists;
 mod pages;
+mod project_resources;
 mod projects;
 mod publish_requests;
 mod schema;

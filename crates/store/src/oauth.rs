@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::InfraError;
 use quire_oauth::{
-    ClientId, ClientStore, ClientType, InsertClientError, OAuthClient, RedirectUri, Registration,
+    ClientId, ClientKey, ClientStore, ClientType, InsertClientError, OAuthClient, RedirectUri,
+    Registration,
 };
 use time::OffsetDateTime;
 
@@ -106,6 +107,41 @@ impl ClientStore for Database {
                 .select(ClientRow::as_select())
                 .load(conn)
                 .await?)
+        })
+        .map_err(infra)?;
+        rows.into_iter()
+            .map(OAuthClient::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+
+    async fn live_clients_after(
+        &self,
+        after: Option<&ClientKey>,
+        limit: u32,
+    ) -> Result<Vec<OAuthClient>, InfraError> {
+        let after = after.map(|k| (DbTs(k.at), k.id.clone()));
+        let rows: Vec<ClientRow> = with_conn!(self, |conn| {
+            let listed = oauth_clients::table
+                .filter(oauth_clients::deleted_at.is_null())
+                .order((oauth_clients::created_at.asc(), oauth_clients::id.asc()))
+                .limit(i64::from(limit))
+                .select(ClientRow::as_select());
+            Ok(match after {
+                None => listed.load(conn).await?,
+                Some((at, id)) => {
+                    listed
+                        .filter(
+                            oauth_clients::created_at
+                                .gt(at)
+                                .or(oauth_clients::created_at
+                                    .eq(at)
+                                    .and(oauth_clients::id.gt(id))),
+                        )
+                        .load(conn)
+                        .await?
+                }
+            })
         })
         .map_err(infra)?;
         rows.into_iter()

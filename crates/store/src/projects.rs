@@ -271,6 +271,17 @@ impl ProjectStore for Database {
         })
     }
 
+    async fn resources_after(
+        &self,
+        project: ProjectId,
+        kind: ResourceType,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<ResourceEntry>, InfraError> {
+        self.resources_of_kind_after(project, kind, after, limit)
+            .await
+    }
+
     async fn delete_project(
         &self,
         project: &Project,

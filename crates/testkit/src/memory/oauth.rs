@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use quire_kernel::{AccountId, InfraError};
 use quire_oauth::{
-    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, LiveGrant,
+    ClientId, ClientKey, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, LiveGrant,
     OAuthClient, RefreshRecord, Registration, SigningKey, SigningKeyStore,
 };
 use time::OffsetDateTime;
@@ -39,6 +39,19 @@ impl ClientStore for MemoryStore {
         });
         live.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
         Ok(live)
+    }
+
+    async fn live_clients_after(
+        &self,
+        after: Option<&ClientKey>,
+        limit: u32,
+    ) -> Result<Vec<OAuthClient>, InfraError> {
+        let live = self.live_clients().await?;
+        Ok(live
+            .into_iter()
+            .filter(|c| after.is_none_or(|k| (c.created_at, c.id.as_str()) > (k.at, &*k.id)))
+            .take(limit as usize)
+            .collect())
     }
 
     async fn set_client_secret(&self, id: &ClientId, hash: &str) -> Result<bool, InfraError> {

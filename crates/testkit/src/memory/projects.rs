@@ -44,6 +44,40 @@ fn live_app_keys_in(state: &State, project: ProjectId) -> impl Iterator<Item = &
         .filter(move |k| k.project_id == Some(project) && k.revoked_at.is_none())
 }
 
+/// What the project holds, each kind in the fake's own order.
+fn resources_in(s: &State, project: ProjectId) -> Resources {
+    Resources {
+        keys: live_app_keys_in(s, project)
+            .map(|k| ResourceEntry {
+                id: k.id.0,
+                name: k.name.clone(),
+                created_at: k.created_at,
+            })
+            .collect(),
+        pages: s
+            .pages
+            .iter()
+            .filter(|(p, ready)| *ready && p.project_id == project)
+            .map(|(p, _)| ResourceEntry {
+                id: p.id.0,
+                name: p.title.clone(),
+                created_at: p.created_at,
+            })
+            .collect(),
+        links: s
+            .links
+            .iter()
+            .filter(|l| l.project_id == project)
+            .map(|l| ResourceEntry {
+                id: l.id.0,
+                name: l.alias.clone().unwrap_or_else(|| l.public_id.clone()),
+                created_at: l.created_at,
+            })
+            .collect(),
+        ..Resources::default()
+    }
+}
+
 #[async_trait]
 impl ProjectStore for MemoryStore {
     async fn insert_project(&self, project: &Project) -> Result<(), ProjectWriteError> {
@@ -121,36 +155,30 @@ impl ProjectStore for MemoryStore {
 
     async fn resources(&self, project: ProjectId) -> Result<Resources, InfraError> {
         self.check(Op::Resources)?;
-        Ok(self.with(|s| Resources {
-            keys: live_app_keys_in(s, project)
-                .map(|k| ResourceEntry {
-                    id: k.id.0,
-                    name: k.name.clone(),
-                    created_at: k.created_at,
-                })
-                .collect(),
-            pages: s
-                .pages
-                .iter()
-                .filter(|(p, ready)| *ready && p.project_id == project)
-                .map(|(p, _)| ResourceEntry {
-                    id: p.id.0,
-                    name: p.title.clone(),
-                    created_at: p.created_at,
-                })
-                .collect(),
-            links: s
-                .links
-                .iter()
-                .filter(|l| l.project_id == project)
-                .map(|l| ResourceEntry {
-                    id: l.id.0,
-                    name: l.alias.clone().unwrap_or_else(|| l.public_id.clone()),
-                    created_at: l.created_at,
-                })
-                .collect(),
-            ..Resources::default()
-        }))
+        Ok(self.with(|s| resources_in(s, project)))
+    }
+
+    async fn resources_after(
+        &self,
+        project: ProjectId,
+        kind: ResourceType,
+        after: Option<&TimeKey>,
+        limit: u32,
+    ) -> Result<Vec<ResourceEntry>, InfraError> {
+        self.check(Op::Resources)?;
+        let all = self.with(|s| resources_in(s, project));
+        let mut v = match kind {
+            ResourceType::Page => all.pages,
+            ResourceType::Object => all.objects,
+            ResourceType::Link => all.links,
+            ResourceType::Database => all.databases,
+            ResourceType::Key => all.keys,
+        };
+        v.sort_by_key(|e| (e.created_at, e.id));
+        Ok(v.into_iter()
+            .filter(|e| after.is_none_or(|k| (e.created_at, e.id) > (k.at, k.id)))
+            .take(limit as usize)
+            .collect())
     }
 
     async fn delete_project(
