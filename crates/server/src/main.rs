@@ -8,7 +8,6 @@
 mod admin;
 mod cli;
 mod config;
-mod documents;
 mod error;
 mod serve;
 mod tasks;

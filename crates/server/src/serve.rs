@@ -220,7 +220,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 ids: Arc::new(RandomPublicIds),
                 dispatch: Arc::new(BackgroundDispatch::new(mailer.clone())),
                 mailer,
-                client_documents: Arc::new(crate::documents::DocumentFetcher::new(
+                client_documents: Arc::new(quire_documents::DocumentFetcher::new(
                     documents_on_loopback,
                 )),
             },

@@ -1,5 +1,7 @@
-//! The `ClientMetadataDocuments` adapter: fetches a client metadata document over HTTPS with
-//! reqwest, guarded against server-side request forgery, and holds the answers.
+//! `quire-documents`: the `ClientMetadataDocuments` adapter of `quire-oauth`. It fetches an
+//! OAuth client metadata document over HTTPS with reqwest, guarded against server-side
+//! request forgery, and holds the answers. It depends on `quire-oauth` (the port), reqwest,
+//! url and tokio; nothing else of Quire.
 //!
 //! - The host is resolved here, every address it resolves to is checked ([`address`]), and
 //!   the connection goes only to those addresses (the client is built with them), so a
