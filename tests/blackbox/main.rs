@@ -37,6 +37,7 @@ mod mcp;
 mod mcp_interop;
 mod oauth_agents;
 mod oauth_clients;
+mod oauth_consent;
 mod oauth_flow;
 mod oauth_tokens;
 mod ops;
