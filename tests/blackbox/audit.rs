@@ -43,7 +43,7 @@ fn axe_source() -> Option<String> {
 }
 
 impl Driver {
-    async fn resize(&self, width: u64, height: u64) {
+    pub(crate) async fn resize(&self, width: u64, height: u64) {
         self.cmd(
             Method::POST,
             "/window/rect",

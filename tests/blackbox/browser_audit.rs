@@ -1,9 +1,10 @@
 //! Every dashboard page in headless Chromium, audited (`audit.rs`: axe-core, 390 px with no
 //! sideways scroll, desktop and phone screenshots): from the first-run setup of a new server,
 //! through the Pages overview empty and with pages, a page's detail, keys, projects,
-//! security, the agent consent, the Agents page without and with a connected agent, the
-//! admin's pages and a message page, to the signed-out
-//! forms and, on a second server, the activation page of an account not yet activated.
+//! security, the agent consent (project picker and read-only choice), the Agents page
+//! without and with a connected agent (a card per agent on a phone), the admin's pages and
+//! a message page, to the signed-out forms and, on a second server, the activation page of
+//! an account not yet activated and its activate-first agent consent.
 
 use serde_json::json;
 
@@ -185,6 +186,9 @@ async fn every_dashboard_page_passes_the_audit() {
             challenge.as_str(),
         ))
         .await;
+    assert!(browser.find("#project").await.is_some());
+    assert!(browser.find("#read-only").await.is_some());
+    browser.audit("oauth-consent").await;
     browser.click("#approve").await;
     let landed = url::Url::parse(&browser.url().await).unwrap();
     let code = landed
@@ -219,6 +223,19 @@ async fn every_dashboard_page_passes_the_audit() {
         "Agents"
     );
     browser.audit("agents").await;
+    // On a phone the table is a card per agent: nothing in it scrolls sideways either.
+    browser.resize(crate::audit::PHONE_WIDTH, 844).await;
+    let table = browser
+        .script(
+            "const box = document.querySelector('#agents').parentElement; \
+             return [box.scrollWidth, box.clientWidth];",
+        )
+        .await;
+    assert!(
+        table[0].as_u64().unwrap() <= table[1].as_u64().unwrap(),
+        "the agents table scrolls sideways at 390 px: {table}"
+    );
+    browser.resize(1280, 900).await;
 
     // A message page: the setup link, once used.
     browser.go(&link).await;
@@ -257,4 +274,32 @@ async fn every_dashboard_page_passes_the_audit() {
         format!("{}/account/activate", dormant_srv.base)
     );
     browser.audit("activation").await;
+
+    // Such an account sent to the agent consent is told to activate first, with no button.
+    let registered = crate::harness::client()
+        .build()
+        .unwrap()
+        .post(format!("{}/api/oauth/register", dormant_srv.base))
+        .header("content-type", "application/json")
+        .body(json!({"client_name": "Early agent", "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none"}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    let early = registered["client_id"].as_str().unwrap().to_owned();
+    let (challenge, _) = oauth2::PkceCodeChallenge::new_random_sha256();
+    browser
+        .go(&crate::browser_oauth::authorize_url(
+            &dormant_srv,
+            &early,
+            port,
+            "early",
+            challenge.as_str(),
+        ))
+        .await;
+    assert!(browser.find("#activate-link").await.is_some());
+    assert!(browser.find("#approve").await.is_none());
+    browser.audit("oauth-activate-first").await;
 }

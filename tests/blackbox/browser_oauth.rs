@@ -128,7 +128,13 @@ async fn a_person_with_a_second_factor_approves_an_application_in_chromium() {
     assert_eq!(browser.text("#client-type").await, "public");
     assert_eq!(browser.text("#redirect-host").await, "127.0.0.1");
     assert_eq!(browser.text("#account").await, "ann");
-    assert_eq!(browser.text("#project").await, "ann");
+    // The project picker preselects the home project (here the default one, "ann").
+    assert_eq!(
+        browser
+            .script("return document.querySelector('#project').selectedOptions[0].textContent")
+            .await,
+        "Default (ann)"
+    );
     assert!(
         browser
             .text("#local-warning")

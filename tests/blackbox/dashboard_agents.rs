@@ -99,9 +99,9 @@ async fn agents_are_listed_and_disconnected(b: Backend) {
     let at = page.text.find(&format!("id=\"{row}\"")).unwrap();
     let row_html = &page.text[at..at + page.text[at..].find("</tr>").unwrap()];
     for shown in [
-        "<td class=\"agent-name\">Notes</td>",
-        "<td><code>ann</code></td>",
-        "<td class=\"scopes\">page</td>",
+        "<td class=\"agent-name lead-cell\">Notes</td>",
+        "<td class=\"project\" data-label=\"Project\"><code>ann</code></td>",
+        "<td class=\"scopes\" data-label=\"Scopes\"><code>page</code></td>",
         ">just now</time>",
         &format!("name=\"project\" value=\"{}\"", ann.project_id),
     ] {

@@ -39,6 +39,7 @@ mod mcp_inspector;
 mod mcp_interop;
 mod oauth_agents;
 mod oauth_clients;
+mod oauth_consent;
 mod oauth_documents;
 mod oauth_flow;
 mod oauth_tokens;

@@ -26,7 +26,7 @@ pub const KEY_CACHE_TTL: StdDuration = StdDuration::from_secs(60);
 pub const CLIENT_CACHE_TTL: StdDuration = StdDuration::from_secs(4);
 /// How long an account's role and a client's home project in it are held: the longest a
 /// deactivation or a new home project made on another replica takes to reach this one (as
-/// for API keys).
+/// for API keys). A token naming its project (`project` claim) needs no home project.
 pub const SUBJECT_TTL: StdDuration = StdDuration::from_secs(1);
 /// Least time between two reloads forced by unknown `kid`s (forged tokens cost no I/O).
 const FORCED_RELOAD_SPACING: Duration = Duration::seconds(5);
@@ -37,6 +37,10 @@ struct Subject {
     home_project_id: ProjectId,
     is_platform_admin: bool,
 }
+
+/// Whose subject is held: the account, the client, and the token's `project` claim (the
+/// project its grant picked), `None` for a grant made before the picker.
+type SubjectKey = (AccountId, ClientId, Option<ProjectId>);
 
 /// What the verifier reads through.
 #[derive(Debug, Clone)]
@@ -58,9 +62,9 @@ pub struct BearerVerifier {
     verified: ClockCache<String, (VerifiedToken, String)>,
     /// Client id → whether it is live.
     clients: ClockCache<ClientId, bool>,
-    /// (account, client) → the principal's home project and role, for activated accounts,
-    /// held for [`SUBJECT_TTL`].
-    subjects: ClockCache<(AccountId, ClientId), Subject>,
+    /// (account, client, claimed project) → the principal's project and role, for
+    /// activated accounts, held for [`SUBJECT_TTL`].
+    subjects: ClockCache<SubjectKey, Subject>,
     last_forced_reload: Arc<Mutex<Option<OffsetDateTime>>>,
 }
 
@@ -190,7 +194,11 @@ impl BearerVerifier {
             return Err(refused(TokenRefusal::UnknownClient));
         }
         let subject = self
-            .subject(verified.account_id, &verified.client_id)
+            .subject((
+                verified.account_id,
+                verified.client_id.clone(),
+                verified.project,
+            ))
             .await?;
         Ok(Principal {
             account_id: verified.account_id,
@@ -203,11 +211,14 @@ impl BearerVerifier {
         })
     }
 
-    /// The account's role and the client's home project in it, from memory while fresh.
-    /// Only activated accounts are held, so an activation is seen at once; a deactivation
-    /// or a new home project reaches here within [`SUBJECT_TTL`].
-    async fn subject(&self, account: AccountId, client: &ClientId) -> Result<Subject, AuthError> {
-        let key = (account, client.clone());
+    /// The account's role and the project the token acts in, from memory while fresh: the
+    /// claimed project (signed by us, checked to be the account's at consent), else the
+    /// client's home project. Only activated accounts are held, so an activation is seen at
+    /// once; a deactivation or a new home project reaches here within [`SUBJECT_TTL`]. A
+    /// claimed project deleted since reaches nothing: the project rules refuse a project
+    /// that does not exist.
+    async fn subject(&self, key: SubjectKey) -> Result<Subject, AuthError> {
+        let (account, client, claimed) = key.clone();
         if let Some(subject) = self.subjects.get(&key).await {
             return Ok(subject);
         }
@@ -221,9 +232,16 @@ impl BearerVerifier {
         if account.activated_at.is_none() {
             return Err(AuthError::NotActivated);
         }
-        let home = home_project(self.ports.projects.as_ref(), account.id, client).await?;
+        let home_project_id = match claimed {
+            Some(project) => project,
+            None => {
+                home_project(self.ports.projects.as_ref(), account.id, &client)
+                    .await?
+                    .id
+            }
+        };
         let subject = Subject {
-            home_project_id: home.id,
+            home_project_id,
             is_platform_admin: account.is_platform_admin,
         };
         self.subjects.insert(key, subject).await;

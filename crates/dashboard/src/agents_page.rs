@@ -29,7 +29,7 @@ struct AgentRow {
     name: String,
     project_id: String,
     project: String,
-    scopes: String,
+    scopes: Vec<String>,
     connected: When,
     last_used: When,
 }
@@ -72,7 +72,7 @@ async fn agents_page(
             name: a.client_name,
             project_id: a.project.id.0.to_string(),
             project: a.project.slug.as_str().to_owned(),
-            scopes: a.scopes.join(" "),
+            scopes: a.scopes,
             connected: When::new(a.connected_at, now),
             last_used: When::new(a.last_used_at, now),
         })

@@ -10,7 +10,8 @@
 //! Every page works without JavaScript: the one script every page loads (from this origin,
 //! under a hashed name) only shows copy buttons; the activation page adds its captcha widget.
 //! An account not yet activated reaches the activation and security pages, the device
-//! login's consent (so the CLI can sign in to activate) and sign-out. Every form post must
+//! login's consent (so the CLI can sign in to activate) and sign-out; the OAuth consent
+//! shows it a screen that says to activate first, with no Approve button. Every form post must
 //! come from the dashboard's own origin (`Origin`, or `Referer` when a browser sends no
 //! `Origin`), checked against `QUIRE_BASE_URL`; the session cookie is `HttpOnly;
 //! SameSite=Lax` (and `Secure` on https); pages forbid framing. What a handler requires (a

@@ -5,12 +5,11 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use askama::Template;
 use quire_kernel::App;
-use quire_oauth::{AuthorizeError, AuthorizeRequest, ConsentRequest};
+use quire_oauth::{Approve, AuthorizeError, AuthorizeRequest, ConsentRequest};
 
 use quire_edge::AppState;
 use quire_edge::{ApiError, SessionRefusal};
 
-use super::ACTIVATE;
 use super::guards::{Decider, Guard, Posted, Refusal, SignedIn};
 use super::render::{page_posting_to, see_other};
 use super::session::{approves, query, who};
@@ -29,8 +28,19 @@ struct ConsentView {
     /// vouches for the name, shown large.
     document_host: Option<String>,
     account: String,
-    project: String,
+    /// The projects the person may pick, the preselected one marked.
+    projects: Vec<ProjectOption>,
     scopes: Vec<&'static str>,
+    /// The request may write pages: the page offers "read only".
+    offers_read_only: bool,
+}
+
+/// One project of the consent page's picker.
+struct ProjectOption {
+    id: String,
+    slug: String,
+    name: String,
+    selected: bool,
 }
 
 #[derive(Template)]
@@ -39,6 +49,9 @@ struct ConsentPage {
     signed_in_as: Option<String>,
     error: Option<String>,
     request: Option<ConsentView>,
+    /// The account is not activated: the page says to activate first, with no buttons;
+    /// this is where to come back to afterwards (the same authorization request).
+    activate_first: Option<String>,
 }
 
 fn scope_words(app: App, writable: bool) -> &'static str {
@@ -88,6 +101,7 @@ fn error_page(
             signed_in_as,
             error: Some(message.to_owned()),
             request: None,
+            activate_first: None,
         },
         "",
     )
@@ -111,9 +125,24 @@ pub async fn authorize(
         Err(AuthorizeError::Redirect(e)) => return Ok(see_other(&e.location())),
     };
     let SignedIn { session, account } = SignedIn::check(&state, &req).await?;
-    // An OAuth client's token would answer not_activated anyway: activate first.
+    // An OAuth client's token would answer not_activated anyway: activate first, then come
+    // back to this same request (nothing is stored for it until then).
     if account.activated_at.is_none() {
-        return Ok(see_other(ACTIVATE));
+        let back = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| "/oauth/authorize".to_owned(), |p| p.as_str().to_owned());
+        return Ok(page_posting_to(
+            &state,
+            StatusCode::OK,
+            &ConsentPage {
+                signed_in_as: who(&account),
+                error: None,
+                request: None,
+                activate_first: Some(back),
+            },
+            "",
+        )?);
     }
     let consent = match state
         .oauth_consent
@@ -140,6 +169,7 @@ pub async fn authorize(
             signed_in_as: who(&account),
             error: None,
             request: Some(view(&consent, account.handle.as_str())),
+            activate_first: None,
         },
         &source,
     )?)
@@ -156,35 +186,49 @@ fn view(consent: &ConsentRequest, account: &str) -> ConsentView {
         unverified: consent.client.is_unverified(),
         document_host: consent.client_document_host(),
         account: account.to_owned(),
-        project: consent.project.slug.as_str().to_owned(),
+        projects: consent
+            .projects
+            .iter()
+            .map(|p| ProjectOption {
+                id: p.id.to_string(),
+                slug: p.slug.as_str().to_owned(),
+                name: p.name.clone(),
+                selected: p.id == consent.project.id,
+            })
+            .collect(),
         scopes: consent
             .scopes
             .apps()
             .map(|app| scope_words(app, consent.scopes.can_write(app)))
             .collect(),
+        offers_read_only: consent.offers_read_only(),
     }
 }
 
-/// The consent page's buttons.
+/// The consent page's form: its buttons, the project picked and the read-only choice.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
 struct DecisionForm {
     request: String,
     decision: Option<String>,
+    /// The picked project's id; absent, the preselected one.
+    project: Option<String>,
+    /// The "read only" checkbox: present when ticked.
+    read_only: Option<String>,
 }
 
 /// `POST /api/oauth/decision`: Approve or Deny from the consent page.
 #[utoipa::path(tag = "oauth",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`request` (the consent page's request id) and `decision` (`approve` or `deny`); sent by the consent page's buttons with the dashboard session cookie", example = json!({"request": "Hq7vK2mX9pL4wR8t", "decision": "approve"})),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`request` (the consent page's request id), `decision` (`approve` or `deny`), `project` (the id of the project the tokens act in: one of the account's; absent, the preselected one) and `read_only` (present: grant `page:read` instead of `page`); sent by the consent page's form with the dashboard session cookie", example = json!({"request": "Hq7vK2mX9pL4wR8t", "decision": "approve", "project": "0b0f7a4e-3c1d-4f5e-9a6b-7c8d9e0f1a2b", "read_only": "true"})),
     responses(
         (status = 303, description = "to the client's redirect URI: with `code` and `state` on approval, `error=access_denied` and `state` on denial"),
-        (status = 400, description = "`invalid request`: a missing field, or a request that is unknown, expired, already decided or another session's"),
+        (status = 400, description = "`invalid request`: a missing field, a request that is unknown, expired, already decided or another session's, a project the account cannot act in, or read only for a request without page access (the request stays pending)"),
         (status = 401, description = "`not signed in`"),
         (status = 403, description = "`invalid origin` (cross-site post), or mfa_required")))]
 #[post("/api/oauth/decision")]
 pub async fn decision(
     state: web::Data<AppState>,
-    Posted(f, Decider { session, .. }): Posted<DecisionForm, Decider>,
+    Posted(f, Decider { session, account }): Posted<DecisionForm, Decider>,
 ) -> Result<HttpResponse, ApiError> {
     let approve = approves(f.decision.as_deref())?;
     if f.request.is_empty() {
@@ -195,7 +239,15 @@ pub async fn decision(
     }
     let location = state
         .oauth_consent
-        .decide(&f.request, &session.id_hash, approve)
+        .decide(
+            &f.request,
+            &session.id_hash,
+            approve.then(|| Approve {
+                account: account.id,
+                project: f.project.filter(|p| !p.is_empty()),
+                read_only: f.read_only.is_some_and(|v| !v.is_empty()),
+            }),
+        )
         .await?;
     Ok(see_other(&location))
 }

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use base64::Engine;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use quire_kernel::{AccountId, InfraError, Resource};
+use quire_kernel::{AccountId, InfraError, ProjectId, Resource};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -111,6 +111,10 @@ pub struct AccessClaims {
     pub exp: i64,
     pub jti: String,
     pub scope: String,
+    /// The project the token acts in (its grant's, picked at consent); absent for a grant
+    /// made before the picker, whose tokens act in the client's home project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// What a verified token says, for the steps the registry answers and for the principal.
@@ -119,6 +123,8 @@ pub struct VerifiedToken {
     pub account_id: AccountId,
     pub client_id: ClientId,
     pub scopes: Scopes,
+    /// The `project` claim: where the token acts; `None` means the client's home project.
+    pub project: Option<ProjectId>,
     pub issued_at: OffsetDateTime,
     /// `exp`, in seconds since the epoch.
     pub expires: i64,
@@ -136,18 +142,32 @@ fn expired(exp: i64, now: OffsetDateTime) -> bool {
     now.unix_timestamp() >= exp.saturating_add(LEEWAY.whole_seconds())
 }
 
-/// Signs an access token for `account` and `client` with `key`.
+/// Who a token is for and what it may do: the grant's account, client, scopes and project.
+#[derive(Debug, Clone, Copy)]
+pub struct TokenSubject<'a> {
+    pub account: AccountId,
+    pub client: &'a ClientId,
+    pub scopes: &'a Scopes,
+    /// The grant's project; `None` for a grant made before the consent page's picker.
+    pub project: Option<ProjectId>,
+}
+
+/// Signs an access token for `subject` with `key`.
 ///
 /// # Errors
 /// [`InfraError`] if the key cannot sign (a corrupt stored key).
 pub fn issue(
     key: &SigningKey,
     audience: &TokenAudience,
-    account: AccountId,
-    client: &ClientId,
-    scopes: &Scopes,
+    subject: TokenSubject<'_>,
     now: OffsetDateTime,
 ) -> Result<String, InfraError> {
+    let TokenSubject {
+        account,
+        client,
+        scopes,
+        project,
+    } = subject;
     let mut header = Header::new(Algorithm::EdDSA);
     header.typ = Some(ACCESS_TOKEN_TYPE.to_owned());
     header.kid = Some(key.kid.clone());
@@ -161,6 +181,7 @@ pub fn issue(
         exp: iat + ACCESS_TOKEN_LIFETIME.whole_seconds(),
         jti: quire_kernel::secret::random_url_token()[..22].to_owned(),
         scope: scope_string(scopes),
+        project: project.map(|p| p.to_string()),
     };
     jsonwebtoken::encode(
         &header,
@@ -269,12 +290,20 @@ impl ParsedToken {
         let account = uuid_of(&claims.sub).ok_or(TokenRefusal::NotAccessToken)?;
         let scopes = crate::grant::requested_scopes(Some(&claims.scope))
             .ok_or(TokenRefusal::NotAccessToken)?;
+        let project = match claims.project.as_deref() {
+            None => None,
+            Some(raw) => Some(
+                raw.parse::<ProjectId>()
+                    .map_err(|_| TokenRefusal::NotAccessToken)?,
+            ),
+        };
         let issued_at = OffsetDateTime::from_unix_timestamp(claims.iat)
             .map_err(|_| TokenRefusal::NotAccessToken)?;
         Ok(VerifiedToken {
             account_id: AccountId(account),
             client_id,
             scopes,
+            project,
             issued_at,
             expires: claims.exp,
         })

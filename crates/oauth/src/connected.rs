@@ -1,5 +1,6 @@
 //! The agents an account connected through OAuth, as its holder sees and ends them: one
-//! entry per (client, project) with the scopes granted, when the connection was made and
+//! entry per (client, project: the grant's, picked at consent, or for a grant made before
+//! the picker the client's home project) with the scopes granted, when the connection was made and
 //! when it last took a token, and revocation of every grant behind an entry at once.
 //!
 //! "Last used" is the newest refresh token's issue time (the code's redemption or the last
@@ -79,6 +80,7 @@ impl ConnectedAgents {
     /// [`InfraError`] on storage failure.
     pub async fn list(&self, account: AccountId) -> Result<Vec<ConnectedAgent>, InfraError> {
         let live = self.grants.live_grants(account, self.clock.now()).await?;
+        let projects = self.projects.projects_of_account(account).await?;
         let mut by_client: BTreeMap<ClientId, Vec<LiveGrant>> = BTreeMap::new();
         for g in live {
             by_client
@@ -97,8 +99,28 @@ impl ConnectedAgents {
             else {
                 continue;
             };
-            let project = home_project(self.projects.as_ref(), account, &client_id).await?;
-            agents.push(Self::entry(client_id, client.name, project, &grants));
+            // Each grant acts in its own project; one made before the picker, in the
+            // client's home project.
+            let home = home_project(self.projects.as_ref(), account, &client_id).await?;
+            let mut by_project: BTreeMap<ProjectId, Vec<LiveGrant>> = BTreeMap::new();
+            for g in grants {
+                by_project
+                    .entry(g.grant.project_id.unwrap_or(home.id))
+                    .or_default()
+                    .push(g);
+            }
+            for (project_id, grants) in by_project {
+                // A deleted project takes its grants along; one gone since is not shown.
+                let Some(project) = projects.iter().find(|p| p.id == project_id) else {
+                    continue;
+                };
+                agents.push(Self::entry(
+                    client_id.clone(),
+                    client.name.clone(),
+                    project.clone(),
+                    &grants,
+                ));
+            }
         }
         agents.sort_by(|a, b| {
             (b.last_used_at, &a.client_name, &a.client_id).cmp(&(

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use quire_kernel::{AccountId, Clock, InfraError, Resource};
+use quire_kernel::{AccountId, Clock, InfraError, ProjectId, Resource};
 use quire_projects::{Project, ProjectStore};
 use url::Url;
 
 use crate::grant::{
-    AuthorizationCode, CODE_LIFETIME, CodeChallenge, Grant, GrantStage, REQUEST_LIFETIME,
-    RequestId, Scopes, parse_scope,
+    Approval, AuthorizationCode, CODE_LIFETIME, CodeChallenge, Grant, GrantStage, REQUEST_LIFETIME,
+    RequestId, Scopes, parse_scope, read_only_of,
 };
 use crate::metadata_document::MetadataDocuments;
 use crate::model::{ClientId, OAuthClient, Registration};
@@ -84,8 +84,10 @@ pub struct ConsentRequest {
     pub scopes: Scopes,
     /// The resource the tokens will be for.
     pub resource: Resource,
-    /// The project the token will act in.
+    /// The project preselected on the page: the client's home project.
     pub project: Project,
+    /// Every project the account may pick (its own), oldest first.
+    pub projects: Vec<Project>,
 }
 
 impl ConsentRequest {
@@ -113,12 +115,29 @@ impl ConsentRequest {
             .and_then(|u| u.host_str().map(str::to_owned))
     }
 
+    /// Whether the page offers "read only": the request holds `page` with more than reading.
+    #[must_use]
+    pub fn offers_read_only(&self) -> bool {
+        read_only_of(&self.scopes).is_some_and(|read| read != self.scopes)
+    }
+
     /// Whether the page should warn: the code goes to a program on this device (a loopback
     /// address or an app's own scheme), which any local program could be.
     #[must_use]
     pub fn redirect_is_local(&self) -> bool {
         !Url::parse(&self.redirect_uri).is_ok_and(|u| u.scheme() == "https")
     }
+}
+
+/// The person's approval as the consent page posts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approve {
+    /// The signed-in account deciding (the one the request is bound to, by its session).
+    pub account: AccountId,
+    /// The picked project's id as posted; absent means the preselected home project.
+    pub project: Option<String>,
+    /// "Read only": grant `page:read` whatever `page` scope was requested.
+    pub read_only: bool,
 }
 
 /// Why a decision was refused.
@@ -128,6 +147,13 @@ pub enum DecisionError {
         "this authorization request is unknown, expired or already decided; start again from the application"
     )]
     UnknownRequest,
+    /// The picked project is not one of the account's (or not a project id at all); the
+    /// request stays pending and nothing is stored.
+    #[error("pick one of your projects: this account cannot act in the project sent")]
+    ProjectRefused,
+    /// "Read only" for a request that holds no page scope, which it would widen.
+    #[error("read only applies to page access, which this request does not ask for")]
+    ReadOnlyRefused,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -343,6 +369,8 @@ impl ConsentService {
         };
         let scopes = parse_scope(request.scope.as_deref());
         let project = home_project(self.projects.as_ref(), account, &client.id).await?;
+        let mut projects = self.projects.projects_of_account(account).await?;
+        projects.sort_by_key(|p| p.created_at);
         let now = self.clock.now();
         // A metadata document client is stored when an account first asks for it, so its
         // grants, tokens and the admin's list can name it; an earlier row stays as it was.
@@ -358,6 +386,7 @@ impl ConsentService {
             client_id: client.id.clone(),
             account_id: account,
             scopes: scopes.clone(),
+            project_id: None,
             resource,
             redirect_uri: redirect_uri.clone(),
             state,
@@ -378,34 +407,37 @@ impl ConsentService {
             scopes,
             resource,
             project,
+            projects,
         })
     }
 
-    /// Approves or denies the pending request `request_id` of the session `session_hash`,
-    /// once. Returns where the browser goes: the redirect URI with `code` and `state`, or
-    /// with `error=access_denied` and `state`.
+    /// Approves (with the person's choices) or denies the pending request `request_id` of
+    /// the session `session_hash`, once. Returns where the browser goes: the redirect URI
+    /// with `code` and `state`, or with `error=access_denied` and `state`.
     ///
     /// # Errors
     /// [`DecisionError::UnknownRequest`] for an unknown, expired, decided or other session's
-    /// request; [`DecisionError::Infra`].
+    /// request; [`DecisionError::ProjectRefused`] or [`DecisionError::ReadOnlyRefused`] for
+    /// a choice the request cannot take (it stays pending); [`DecisionError::Infra`].
     pub async fn decide(
         &self,
         request_id: &str,
         session_hash: &str,
-        approve: bool,
+        approve: Option<Approve>,
     ) -> Result<String, DecisionError> {
         let now = self.clock.now();
         let request_hash = RequestId::received(request_id).hash();
-        let code = approve.then(AuthorizationCode::generate);
-        let approval = code.as_ref().map(|c| (c.hash(), now + CODE_LIFETIME));
+        let code = approve.is_some().then(AuthorizationCode::generate);
+        let approval = match (&approve, &code) {
+            (Some(choice), Some(code)) => Some(
+                self.approval(&request_hash, session_hash, choice, code, now)
+                    .await?,
+            ),
+            _ => None,
+        };
         let grant = self
             .grants
-            .settle_pending(
-                &request_hash,
-                session_hash,
-                now,
-                approval.as_ref().map(|(h, t)| (h.as_str(), *t)),
-            )
+            .settle_pending(&request_hash, session_hash, now, approval.as_ref())
             .await?
             .ok_or(DecisionError::UnknownRequest)?;
         let mut pairs = match &code {
@@ -423,5 +455,52 @@ impl ConsentService {
         }
         pairs.push(("iss", self.issuer.clone()));
         Ok(with_query(&grant.redirect_uri, &pairs))
+    }
+
+    /// What approving the pending request stores: its code, the picked project (checked to
+    /// be the account's) and the scopes (narrowed by "read only").
+    async fn approval(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        choice: &Approve,
+        code: &AuthorizationCode,
+        now: time::OffsetDateTime,
+    ) -> Result<Approval, DecisionError> {
+        let pending = self
+            .grants
+            .pending_grant(request_hash, session_hash, now)
+            .await?
+            .filter(|g| g.account_id == choice.account)
+            .ok_or(DecisionError::UnknownRequest)?;
+        let project_id = match choice.project.as_deref() {
+            None => {
+                home_project(self.projects.as_ref(), choice.account, &pending.client_id)
+                    .await?
+                    .id
+            }
+            Some(raw) => {
+                let id = raw
+                    .parse::<ProjectId>()
+                    .map_err(|_| DecisionError::ProjectRefused)?;
+                self.projects
+                    .project_by_id(id)
+                    .await?
+                    .filter(|p| p.account_id == choice.account)
+                    .ok_or(DecisionError::ProjectRefused)?
+                    .id
+            }
+        };
+        let scopes = if choice.read_only {
+            read_only_of(&pending.scopes).ok_or(DecisionError::ReadOnlyRefused)?
+        } else {
+            pending.scopes
+        };
+        Ok(Approval {
+            code_hash: code.hash(),
+            code_expires_at: now + CODE_LIFETIME,
+            project_id,
+            scopes,
+        })
     }
 }

@@ -9,7 +9,7 @@
 
 use base64::Engine;
 use quire_kernel::secret::{OpaqueToken, TokenPurpose};
-use quire_kernel::{AccountId, App, Apps, Resource};
+use quire_kernel::{AccountId, App, Apps, ProjectId, Resource};
 use sha2::{Digest, Sha256};
 use time::{Duration, OffsetDateTime};
 
@@ -78,6 +78,17 @@ pub fn default_scopes() -> Scopes {
     Apps::new([App::Page])
         .expect("one app is a non-empty set")
         .into()
+}
+
+/// What the consent page's "read only" choice grants of `requested`: `page:read`, when the
+/// request holds `page` (whole or read-only); `None` when it holds no page scope, since the
+/// choice may narrow a request, never widen it.
+#[must_use]
+pub fn read_only_of(requested: &Scopes) -> Option<Scopes> {
+    requested
+        .contains(App::Page)
+        .then(|| Scopes::from_words(["page:read"]))
+        .flatten()
 }
 
 /// The space-separated form, as a token's `scope`.
@@ -152,7 +163,12 @@ pub struct Grant {
     pub id: String,
     pub client_id: ClientId,
     pub account_id: AccountId,
+    /// The requested scopes while pending; the approved ones (never wider) after.
     pub scopes: Scopes,
+    /// The project its tokens act in, picked at consent. `None` while pending, and for
+    /// grants approved before the consent page had a picker: those act in the client's home
+    /// project ([`crate::consent::home_project`]).
+    pub project_id: Option<ProjectId>,
     /// The resource its tokens are for (RFC 8707): their `aud`.
     pub resource: Resource,
     /// The redirect URI as the request presented it (the token request must repeat it).
@@ -163,6 +179,18 @@ pub struct Grant {
     pub stage: GrantStage,
     pub created_at: OffsetDateTime,
     pub revoked_at: Option<OffsetDateTime>,
+}
+
+/// What approving a pending grant stores with it, in the same write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    /// SHA-256 (hex) of the code issued.
+    pub code_hash: String,
+    pub code_expires_at: OffsetDateTime,
+    /// The project the person picked, checked to be one the account may act in.
+    pub project_id: ProjectId,
+    /// The scopes approved: the requested ones, or fewer (the read-only choice).
+    pub scopes: Scopes,
 }
 
 /// A stored refresh token of a grant.
@@ -227,5 +255,14 @@ mod tests {
         assert_eq!(scope_string(&parse_scope(Some("claudeai"))), "page");
         assert_eq!(scope_string(&parse_scope(Some("page:read"))), "page:read");
         assert_eq!(requested_scopes(Some("claudeai offline_access")), None);
+    }
+
+    #[test]
+    fn the_read_only_choice_narrows_to_page_read_and_never_widens() {
+        let read = |raw: &str| read_only_of(&parse_scope(Some(raw))).map(|s| scope_string(&s));
+        assert_eq!(read("page").as_deref(), Some("page:read"));
+        assert_eq!(read("page link").as_deref(), Some("page:read"));
+        assert_eq!(read("page:read").as_deref(), Some("page:read"));
+        assert_eq!(read("link"), None);
     }
 }

@@ -45,10 +45,10 @@ pub mod token;
 pub use access_token::{ParsedToken, TokenAudience, TokenRefusal, VerifiedToken};
 pub use connected::{ConnectedAgent, ConnectedAgents, DisconnectError};
 pub use consent::{
-    AuthorizeError, AuthorizeRequest, ConsentRequest, ConsentService, DecisionError,
+    Approve, AuthorizeError, AuthorizeRequest, ConsentRequest, ConsentService, DecisionError,
 };
 pub use dynamic::{ClientMetadata, DynamicClient, DynamicRegistration, RegistrationError};
-pub use grant::{Grant, GrantStage, LiveGrant, RefreshRecord};
+pub use grant::{Approval, Grant, GrantStage, LiveGrant, RefreshRecord};
 pub use listing::{ClientKey, OAUTH_CLIENTS_LIST};
 pub use metadata_document::{DocumentRefusal, MetadataDocuments};
 pub use model::{ClientId, ClientSecret, ClientType, NewClient, OAuthClient, Registration};

@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 
 use quire_kernel::AccountId;
 
-use crate::grant::{Grant, LiveGrant, RefreshRecord};
+use crate::grant::{Approval, Grant, LiveGrant, RefreshRecord};
 use crate::listing::ClientKey;
 use crate::model::{ClientId, OAuthClient};
 use crate::signing::SigningKey;
@@ -95,11 +95,23 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn insert_oauth_grant(&self, grant: &Grant) -> Result<(), InfraError>;
 
+    /// The pending grant whose request hash is `request_hash`, bound to `session_hash`, not
+    /// expired at `now`; `None` otherwise (unknown, another session's, expired, decided).
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn pending_grant(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<Grant>, InfraError>;
+
     /// Decides a pending grant, once: the grant whose request hash is `request_hash`, bound
-    /// to `session_hash`, still pending and not expired at `now`. With `approval` (the code's
-    /// hash and expiry) it becomes approved; without, it is deleted (denied). Returns the
-    /// grant as it was while pending, or `None` when no such pending grant exists (unknown,
-    /// another session's, expired, or already decided).
+    /// to `session_hash`, still pending and not expired at `now`. With `approval` it becomes
+    /// approved, with the approval's code, project and scopes; without, it is deleted
+    /// (denied). Returns the grant as it was while pending, or `None` when no such pending
+    /// grant exists (unknown, another session's, expired, or already decided).
     ///
     /// # Errors
     /// [`InfraError`] on storage failure (and then nothing changed).
@@ -108,7 +120,7 @@ pub trait GrantStore: Send + Sync + std::fmt::Debug {
         request_hash: &str,
         session_hash: &str,
         now: OffsetDateTime,
-        approval: Option<(&str, OffsetDateTime)>,
+        approval: Option<&Approval>,
     ) -> Result<Option<Grant>, InfraError>;
 
     /// The grant whose code hashes to `code_hash`, at whatever stage.

@@ -8,7 +8,7 @@ use std::time::Duration as StdDuration;
 use quire_kernel::{Clock, InfraError, RateLimiter};
 use time::OffsetDateTime;
 
-use crate::access_token::{TokenAudience, issue};
+use crate::access_token::{TokenAudience, TokenSubject, issue};
 use crate::grant::{
     ACCESS_TOKEN_LIFETIME, AuthorizationCode, Grant, GrantStage, REFRESH_REUSE_GRACE,
     RefreshRecord, RefreshToken, requested_scopes, scope_string,
@@ -407,9 +407,12 @@ impl TokenService {
         let access_token = issue(
             key,
             &self.audience.at(grant.resource),
-            grant.account_id,
-            &grant.client_id,
-            scopes,
+            TokenSubject {
+                account: grant.account_id,
+                client: &grant.client_id,
+                scopes,
+                project: grant.project_id,
+            },
             now,
         )?;
         Ok(IssuedTokens {

@@ -11,8 +11,8 @@ mod common;
 use common::{CHALLENGE, REDIRECT, SESSION, VERIFIER, query_of};
 use quire_kernel::Resource;
 use quire_oauth::{
-    AuthorizeError, AuthorizeRequest, ClientCredentials, ClientId, ClientStore, FetchError,
-    Registration, TokenRequest,
+    Approve, AuthorizeError, AuthorizeRequest, ClientCredentials, ClientId, ClientStore,
+    FetchError, Registration, TokenRequest,
 };
 use quire_testkit::World;
 
@@ -84,7 +84,15 @@ async fn a_document_client_is_stored_when_authorized_and_then_gets_tokens_for_th
     // A second authorization leaves the row as it was.
     consent.begin(&request(URL), ann, SESSION).await.unwrap();
     let location = consent
-        .decide(pending.request_id.expose(), SESSION, true)
+        .decide(
+            pending.request_id.expose(),
+            SESSION,
+            Some(Approve {
+                account: ann,
+                project: None,
+                read_only: false,
+            }),
+        )
         .await
         .unwrap();
     let code = query_of(&location)["code"].clone();

@@ -72,17 +72,19 @@ async fn the_consent_request_belongs_to_its_session_and_is_decided_once_within_t
     let id = pending.request_id.expose();
     assert_eq!(pending.project.id, f.w.account("ann").project.id);
     assert_eq!(
-        consent.decide(id, "another-session", true).await,
+        consent
+            .decide(id, "another-session", Some(f.approve()))
+            .await,
         Err(DecisionError::UnknownRequest)
     );
-    let denied = consent.decide(id, SESSION, false).await.unwrap();
+    let denied = consent.decide(id, SESSION, None).await.unwrap();
     let q = query_of(&denied);
     assert_eq!(
         (q["error"].as_str(), q["state"].as_str()),
         ("access_denied", "st-1")
     );
     assert_eq!(
-        consent.decide(id, SESSION, true).await,
+        consent.decide(id, SESSION, Some(f.approve())).await,
         Err(DecisionError::UnknownRequest)
     );
 
@@ -90,7 +92,7 @@ async fn the_consent_request_belongs_to_its_session_and_is_decided_once_within_t
     f.w.clock.advance(Duration::minutes(10));
     assert_eq!(
         consent
-            .decide(stale.request_id.expose(), SESSION, true)
+            .decide(stale.request_id.expose(), SESSION, Some(f.approve()))
             .await,
         Err(DecisionError::UnknownRequest)
     );

@@ -11,7 +11,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use quire_bearer::SUBJECT_TTL;
 use quire_kernel::{App, Apps};
 use quire_keys::AuthError;
-use quire_oauth::access_token::{AccessClaims, issue};
+use quire_oauth::access_token::{AccessClaims, TokenSubject, issue};
 use quire_oauth::{ClientStore, TokenAudience};
 use quire_testkit::memory::Op;
 use time::Duration;
@@ -174,7 +174,13 @@ async fn a_bearer_of_an_account_not_activated_is_refused() {
             .await
             .unwrap();
     let scopes = Apps::new([App::Page]).unwrap().into();
-    let token = issue(&key, &audience, ann, &f.client.id, &scopes, f.w.clock_now()).unwrap();
+    let subject = TokenSubject {
+        account: ann,
+        client: &f.client.id,
+        scopes: &scopes,
+        project: None,
+    };
+    let token = issue(&key, &audience, subject, f.w.clock_now()).unwrap();
     assert!(f.authenticate(&token).await.is_ok());
     f.w.store.alter(|s| s.accounts[0].activated_at = None);
     // A replica that never saw the account refuses at once; one that did, within the

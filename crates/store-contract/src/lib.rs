@@ -97,6 +97,7 @@ macro_rules! __contract_list {
             oauth::idle_dynamic_clients_are_found_by_last_use,
             oauth::grants_are_decided_redeemed_and_rotated_once,
             oauth::live_grants_are_redeemed_unrevoked_with_a_live_refresh_token,
+            oauth::a_grant_acts_in_its_project_until_the_project_is_deleted,
             oauth::signing_keys_keep_their_material,
             activation::numbers_bind_one_account_once,
             activation::captcha_solutions_are_spent_once,

@@ -11,8 +11,8 @@ use quire_accounts::AccountStore;
 use quire_kernel::Clock;
 use quire_oauth::grant::CodeChallenge;
 use quire_oauth::{
-    ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, RefreshRecord,
-    SigningKey, SigningKeyStore,
+    Approval, ClientId, ClientStore, Grant, GrantStage, GrantStore, InsertClientError,
+    RefreshRecord, SigningKey, SigningKeyStore,
 };
 use quire_projects::ProjectStore;
 use time::Duration;
@@ -131,6 +131,7 @@ fn pending(client: &ClientId, account: quire_kernel::AccountId, clock: &FixedClo
         account_id: account,
         // A read-only scope and the agent endpoint's resource, which the store must keep.
         scopes: quire_kernel::Scopes::from_words(["page:read", "link"]).expect("known words"),
+        project_id: None,
         resource: quire_kernel::Resource::Mcp,
         redirect_uri: "https://app.example/cb".into(),
         state: Some("xyz".into()),
@@ -142,6 +143,21 @@ fn pending(client: &ClientId, account: quire_kernel::AccountId, clock: &FixedClo
         },
         created_at: clock.now(),
         revoked_at: None,
+    }
+}
+
+/// Approving `grant` with `code`, in `project`, with its requested scopes.
+fn approval_of(
+    grant: &Grant,
+    code: &str,
+    expires: time::OffsetDateTime,
+    project: quire_kernel::ProjectId,
+) -> Approval {
+    Approval {
+        code_hash: code.to_owned(),
+        code_expires_at: expires,
+        project_id: project,
+        scopes: grant.scopes.clone(),
     }
 }
 
@@ -168,7 +184,20 @@ pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
     s.insert_oauth_grant(&approved).await.unwrap();
     let hash = request_hash(&approved);
     let code_expiry = now + Duration::seconds(60);
-    let approval = Some(("code-1", code_expiry));
+    // Approving stores the project picked and the scopes approved (here narrowed).
+    let approved_with = Approval {
+        scopes: quire_kernel::Scopes::from_words(["page:read"]).expect("a known word"),
+        ..approval_of(&approved, "code-1", code_expiry, ann.project.id)
+    };
+    let approval = Some(&approved_with);
+    assert_eq!(
+        s.pending_grant(&hash, "session-b", now).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        s.pending_grant(&hash, "session-a", now).await.unwrap(),
+        Some(approved.clone())
+    );
     assert_eq!(
         s.settle_pending(&hash, "session-b", now, approval)
             .await
@@ -202,6 +231,12 @@ pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
         }
     );
     assert_eq!(by_code.state.as_deref(), Some("xyz"));
+    assert_eq!(by_code.project_id, Some(ann.project.id));
+    assert_eq!(by_code.scopes.to_scope_string(), "page:read");
+    assert_eq!(
+        s.pending_grant(&hash, "session-a", now).await.unwrap(),
+        None
+    );
 
     // A denied request is gone.
     let denied = pending(&client.id, ann.account.id, &clock);
@@ -277,7 +312,7 @@ pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
         &request_hash(&live),
         "session-a",
         now,
-        Some(("code-2", code_expiry)),
+        Some(&approval_of(&live, "code-2", code_expiry, ann.project.id)),
     )
     .await
     .unwrap();
@@ -286,10 +321,11 @@ pub(super) async fn grants_are_decided_redeemed_and_rotated_once<
     assert_eq!(ended.revoked_at, Some(after));
 }
 
-/// `grant` approved with `code` and redeemed at `now` with its first refresh token.
+/// `grant` approved with `code` in `project` and redeemed at `now` with its first refresh
+/// token.
 async fn redeemed<S: GrantStore + 'static>(
     s: &Arc<S>,
-    grant: &Grant,
+    (grant, project): (&Grant, quire_kernel::ProjectId),
     code: &str,
     now: time::OffsetDateTime,
 ) -> RefreshRecord {
@@ -298,7 +334,12 @@ async fn redeemed<S: GrantStore + 'static>(
         &request_hash(grant),
         "session-a",
         now,
-        Some((code, now + Duration::seconds(60))),
+        Some(&approval_of(
+            grant,
+            code,
+            now + Duration::seconds(60),
+            project,
+        )),
     )
     .await
     .unwrap()
@@ -332,13 +373,18 @@ pub(super) async fn live_grants_are_redeemed_unrevoked_with_a_live_refresh_token
         &request_hash(&approved),
         "session-a",
         now,
-        Some(("code-a", now + Duration::seconds(60))),
+        Some(&approval_of(
+            &approved,
+            "code-a",
+            now + Duration::seconds(60),
+            ann.project.id,
+        )),
     )
     .await
     .unwrap();
     redeemed(
         &s,
-        &pending(&client.id, bob.account.id, &clock),
+        (&pending(&client.id, bob.account.id, &clock), bob.project.id),
         "code-b",
         now,
     )
@@ -348,7 +394,7 @@ pub(super) async fn live_grants_are_redeemed_unrevoked_with_a_live_refresh_token
     // A redeemed grant is live, with its refresh token's issue time; after a rotation (and
     // a retried one within the window), the newest token's.
     let grant = pending(&client.id, account, &clock);
-    let first = redeemed(&s, &grant, "code-1", now).await;
+    let first = redeemed(&s, (&grant, ann.project.id), "code-1", now).await;
     let mut stored = s.grant_by_code("code-1").await.unwrap().unwrap();
     let live = s.live_grants(account, now).await.unwrap();
     assert_eq!(
@@ -398,6 +444,35 @@ pub(super) async fn live_grants_are_redeemed_unrevoked_with_a_live_refresh_token
         s.grant_by_code("code-1").await.unwrap().unwrap().revoked_at,
         stored.revoked_at
     );
+}
+
+pub(super) async fn a_grant_acts_in_its_project_until_the_project_is_deleted<
+    S: AccountStore + ClientStore + GrantStore + ProjectStore + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let client = client_of("Notes", &clock);
+    s.insert_client(&client).await.unwrap();
+    let side = project_of(&ann.account, "side", &clock);
+    s.insert_project(&side).await.unwrap();
+    let now = clock.now();
+    let in_side = pending(&client.id, ann.account.id, &clock);
+    let first = redeemed(&s, (&in_side, side.id), "code-side", now).await;
+    let in_home = pending(&client.id, ann.account.id, &clock);
+    redeemed(&s, (&in_home, ann.project.id), "code-home", now).await;
+    let (_, grant) = s.refresh_token(&first.token_hash).await.unwrap().unwrap();
+    assert_eq!(grant.project_id, Some(side.id));
+
+    // Deleting the project ends the grants acting in it, refresh tokens included; the
+    // others stay.
+    s.delete_project(&side, None).await.unwrap();
+    assert_eq!(s.grant_by_code("code-side").await.unwrap(), None);
+    assert_eq!(s.refresh_token(&first.token_hash).await.unwrap(), None);
+    let live = s.live_grants(ann.account.id, now).await.unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].grant.project_id, Some(ann.project.id));
 }
 
 pub(super) async fn signing_keys_keep_their_material<S: SigningKeyStore + 'static>(s: Arc<S>) {

@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use base64::Engine;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, InfraError, Scopes};
+use quire_kernel::{AccountId, InfraError, ProjectId, Scopes};
 use quire_oauth::grant::CodeChallenge;
 use quire_oauth::resource::{parse_resource_name, resource_name};
 use quire_oauth::{
-    ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord, SigningKey, SigningKeyStore,
+    Approval, ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord, SigningKey,
+    SigningKeyStore,
 };
 use time::OffsetDateTime;
 
@@ -39,6 +40,7 @@ struct GrantRow {
     created_at: DbTs,
     revoked_at: Option<DbTs>,
     resource: String,
+    project_id: Option<DbId>,
 }
 
 impl From<&Grant> for GrantRow {
@@ -60,6 +62,7 @@ impl From<&Grant> for GrantRow {
             created_at: DbTs(g.created_at),
             revoked_at: g.revoked_at.map(DbTs),
             resource: resource_name(g.resource).to_owned(),
+            project_id: g.project_id.map(|p| DbId(p.0)),
         };
         match &g.stage {
             GrantStage::Pending {
@@ -124,6 +127,7 @@ impl TryFrom<GrantRow> for Grant {
             account_id: AccountId(r.account_id.0),
             scopes: Scopes::from_csv(&r.scope).ok_or_else(|| corrupt("scope"))?,
             resource: parse_resource_name(&r.resource).ok_or_else(|| corrupt("resource"))?,
+            project_id: r.project_id.map(|p| ProjectId(p.0)),
             code_challenge: CodeChallenge::parse(&r.code_challenge)
                 .ok_or_else(|| corrupt("code challenge"))?,
             id: r.id,
@@ -184,15 +188,44 @@ impl GrantStore for Database {
         .map_err(infra)
     }
 
+    async fn pending_grant(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<Grant>, InfraError> {
+        let (request_hash, session_hash) = (request_hash.to_owned(), session_hash.to_owned());
+        let row: Option<GrantRow> = with_conn!(self, |conn| {
+            Ok(oauth_grants::table
+                .filter(oauth_grants::request_hash.eq(Some(request_hash)))
+                .filter(oauth_grants::session_hash.eq(Some(session_hash)))
+                .filter(oauth_grants::code_hash.is_null())
+                .filter(oauth_grants::request_expires_at.gt(Some(DbTs(now))))
+                .select(GrantRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Grant::try_from).transpose().map_err(infra)
+    }
+
     async fn settle_pending(
         &self,
         request_hash: &str,
         session_hash: &str,
         now: OffsetDateTime,
-        approval: Option<(&str, OffsetDateTime)>,
+        approval: Option<&Approval>,
     ) -> Result<Option<Grant>, InfraError> {
         let (request_hash, session_hash) = (request_hash.to_owned(), session_hash.to_owned());
-        let approval = approval.map(|(hash, at)| (hash.to_owned(), DbTs(at)));
+        let approval = approval.map(|a| {
+            (
+                a.code_hash.clone(),
+                DbTs(a.code_expires_at),
+                DbId(a.project_id.0),
+                a.scopes.to_csv(),
+            )
+        });
         let row: Option<GrantRow> = with_tx!(self, |conn| {
             let Some(row) = oauth_grants::table
                 .filter(oauth_grants::request_hash.eq(Some(request_hash)))
@@ -210,11 +243,13 @@ impl GrantStore for Database {
                 .find(row.id.clone())
                 .filter(oauth_grants::code_hash.is_null());
             let changed = match approval {
-                Some((code_hash, code_expires_at)) => {
+                Some((code_hash, code_expires_at, project_id, scope)) => {
                     diesel::update(still_pending)
                         .set((
                             oauth_grants::code_hash.eq(Some(code_hash)),
                             oauth_grants::code_expires_at.eq(Some(code_expires_at)),
+                            oauth_grants::project_id.eq(Some(project_id)),
+                            oauth_grants::scope.eq(scope),
                             oauth_grants::request_hash.eq(None::<String>),
                             oauth_grants::session_hash.eq(None::<String>),
                             oauth_grants::request_expires_at.eq(None::<DbTs>),

@@ -293,6 +293,7 @@ diesel::table! {
         created_at -> DbTime,
         revoked_at -> Nullable<DbTime>,
         resource -> Text,
+        project_id -> Nullable<DbUuid>,
     }
 }
 

@@ -197,6 +197,7 @@ async fn redeeming_and_rotating_roll_back(db: Database) {
         client_id: client.id.clone(),
         account_id: ann.account.id,
         scopes: default_scopes(),
+        project_id: Some(ann.project.id),
         resource: quire_kernel::Resource::Api,
         redirect_uri: "http://127.0.0.1:5000/cb".into(),
         state: Some("s".into()),

@@ -113,7 +113,9 @@ impl From<MailError> for ApiError {
 impl From<DecisionError> for ApiError {
     fn from(e: DecisionError) -> Self {
         match e {
-            DecisionError::UnknownRequest => {
+            DecisionError::UnknownRequest
+            | DecisionError::ProjectRefused
+            | DecisionError::ReadOnlyRefused => {
                 ApiError::session(SessionRefusal::InvalidRequest, e.to_string())
             }
             DecisionError::Infra(e) => e.into(),

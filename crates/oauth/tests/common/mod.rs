@@ -6,7 +6,7 @@
 use quire_kernel::Principal;
 use quire_keys::AuthError;
 use quire_oauth::{
-    AuthorizeRequest, ClientCredentials, ClientId, ClientSecret, ClientStore, ClientType,
+    Approve, AuthorizeRequest, ClientCredentials, ClientId, ClientSecret, ClientStore, ClientType,
     IssuedTokens, OAuthClient, RedirectUri, TokenError, TokenRequest,
 };
 use quire_testkit::World;
@@ -76,8 +76,22 @@ impl Flow {
         self.code_for(&self.request()).await
     }
 
-    /// The code of `request`, approved by ann.
+    /// The code of `request`, approved by ann with the page's preselections.
     pub async fn code_for(&self, request: &AuthorizeRequest) -> String {
+        self.code_choosing(request, self.approve()).await
+    }
+
+    /// Ann's approval, keeping the preselected project and the requested scopes.
+    pub fn approve(&self) -> Approve {
+        Approve {
+            account: self.w.account("ann").account.id,
+            project: None,
+            read_only: false,
+        }
+    }
+
+    /// The code of `request`, approved by ann with `choice`.
+    pub async fn code_choosing(&self, request: &AuthorizeRequest, choice: Approve) -> String {
         let ann = self.w.account("ann").account.id;
         let consent = self
             .w
@@ -90,7 +104,7 @@ impl Flow {
             .w
             .services
             .oauth_consent
-            .decide(consent.request_id.expose(), SESSION, true)
+            .decide(consent.request_id.expose(), SESSION, Some(choice))
             .await
             .unwrap();
         let q = query_of(&location);

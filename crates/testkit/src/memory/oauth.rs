@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use quire_kernel::{AccountId, InfraError};
 use quire_oauth::{
-    ClientId, ClientKey, ClientStore, Grant, GrantStage, GrantStore, InsertClientError, LiveGrant,
-    OAuthClient, RefreshRecord, Registration, SigningKey, SigningKeyStore,
+    Approval, ClientId, ClientKey, ClientStore, Grant, GrantStage, GrantStore, InsertClientError,
+    LiveGrant, OAuthClient, RefreshRecord, Registration, SigningKey, SigningKeyStore,
 };
 use time::OffsetDateTime;
 
@@ -142,12 +142,30 @@ impl GrantStore for MemoryStore {
         Ok(())
     }
 
+    async fn pending_grant(
+        &self,
+        request_hash: &str,
+        session_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<Grant>, InfraError> {
+        self.check(Op::SettlePending)?;
+        Ok(self.with(|s| {
+            s.oauth_grants
+                .iter()
+                .find(|g| {
+                    matches!(&g.stage, GrantStage::Pending { request_hash: r, session_hash: h, expires_at }
+                        if r == request_hash && h == session_hash && *expires_at > now)
+                })
+                .cloned()
+        }))
+    }
+
     async fn settle_pending(
         &self,
         request_hash: &str,
         session_hash: &str,
         now: OffsetDateTime,
-        approval: Option<(&str, OffsetDateTime)>,
+        approval: Option<&Approval>,
     ) -> Result<Option<Grant>, InfraError> {
         self.check(Op::SettlePending)?;
         Ok(self.with(|s| {
@@ -157,11 +175,14 @@ impl GrantStore for MemoryStore {
             })?;
             let before = s.oauth_grants[index].clone();
             match approval {
-                Some((code_hash, code_expires_at)) => {
-                    s.oauth_grants[index].stage = GrantStage::Approved {
-                        code_hash: code_hash.to_owned(),
-                        code_expires_at,
+                Some(approval) => {
+                    let grant = &mut s.oauth_grants[index];
+                    grant.stage = GrantStage::Approved {
+                        code_hash: approval.code_hash.clone(),
+                        code_expires_at: approval.code_expires_at,
                     };
+                    grant.project_id = Some(approval.project_id);
+                    grant.scopes = approval.scopes.clone();
                 }
                 None => {
                     s.oauth_grants.remove(index);

@@ -217,6 +217,15 @@ impl ProjectStore for MemoryStore {
                 }
             }
             s.grants.retain(|g| g.project_id != project.id);
+            // OAuth grants acting in it go, with their refresh tokens (a cascade in SQL).
+            let ended: Vec<String> = s
+                .oauth_grants
+                .iter()
+                .filter(|g| g.project_id == Some(project.id))
+                .map(|g| g.id.clone())
+                .collect();
+            s.oauth_grants.retain(|g| g.project_id != Some(project.id));
+            s.refresh_tokens.retain(|r| !ended.contains(&r.grant_id));
             s.projects.retain(|p| p.id != project.id);
             let mut remaining: Vec<&Project> = s
                 .projects

@@ -1,0 +1,2 @@
+DROP INDEX oauth_grants_project_idx;
+ALTER TABLE oauth_grants DROP COLUMN project_id;
