@@ -296,6 +296,41 @@ async fn a_metadata_document_client_connects_to_the_agent_endpoint(b: Backend) {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+    let refreshed: Value = r.json().await.unwrap();
+
+    // Disconnected from the dashboard: the URL id is one path segment, percent-encoded.
+    let path: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+    let disconnect = format!("/account/agents/{path}/disconnect");
+    let agents = browser.get("/account/agents").await;
+    assert!(
+        agents.text.contains(&format!("action=\"{disconnect}\"")),
+        "{}",
+        agents.text
+    );
+    let done = browser
+        .post(&disconnect, &[("project", &ann.project_id)])
+        .await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    assert!(!browser.get("/account/agents").await.text.contains(&path));
+    let refresh = [
+        ("grant_type", "refresh_token"),
+        (
+            "refresh_token",
+            refreshed["refresh_token"].as_str().unwrap(),
+        ),
+        ("client_id", id.as_str()),
+    ];
+    let r = srv
+        .http
+        .post(format!("{}/api/oauth/token", srv.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(refresh).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_grant", "{body}");
 }
 
 async fn bad_documents_are_refused_on_the_error_page(b: Backend) {
