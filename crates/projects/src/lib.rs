@@ -6,6 +6,7 @@
 
 pub mod addressing;
 mod errors;
+mod fields;
 pub mod model;
 pub mod ports;
 pub mod service;

@@ -23,6 +23,7 @@ mod keys;
 mod links;
 mod mail;
 mod oauth;
+mod page_files;
 mod page_lists;
 mod page_replace;
 mod pages;
@@ -69,9 +70,9 @@ macro_rules! __contract_list {
             page_lists::projects_and_keys_are_listed_by_keyset,
             resource_lists::project_resources_are_listed_by_keyset_kind_by_kind,
             resource_lists::live_clients_are_listed_by_keyset,
-            pages::put_files_replaces_by_path_and_sets_totals,
-            pages::concurrent_put_files_keep_the_limits_and_counters,
-            pages::put_files_racing_a_delete_is_not_found_and_leaves_nothing,
+            page_files::put_files_replaces_by_path_and_sets_totals,
+            page_files::concurrent_put_files_keep_the_limits_and_counters,
+            page_files::put_files_racing_a_delete_is_not_found_and_leaves_nothing,
             page_replace::replace_files_swaps_the_whole_manifest,
             links::link_codes_share_one_namespace,
             links::links_keep_policy_and_allow_lists,

@@ -22,6 +22,7 @@ mod links;
 mod mail;
 mod oauth;
 mod oauth_grants;
+mod oauth_signing_keys;
 mod page_details;
 mod page_files;
 mod page_lists;

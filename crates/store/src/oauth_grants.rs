@@ -1,24 +1,19 @@
-//! `GrantStore` (OAuth authorizations and their refresh tokens) and `SigningKeyStore` on both
-//! backends. Each single-use step is a conditional write whose row count says whether this
+//! `GrantStore` (OAuth authorizations and their refresh tokens) on both backends
+//! (`SigningKeyStore` is in `oauth_signing_keys.rs`). Each single-use step is a conditional write whose row count says whether this
 //! caller won, so two replicas racing on one code or refresh token cannot both succeed.
 
 use async_trait::async_trait;
-use base64::Engine;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, InfraError, ProjectId, Scopes};
 use quire_oauth::grant::CodeChallenge;
 use quire_oauth::resource::{parse_resource_name, resource_name};
-use quire_oauth::{
-    Approval, ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord, SigningKey,
-    SigningKeyStore,
-};
+use quire_oauth::{Approval, ClientId, Grant, GrantStage, GrantStore, LiveGrant, RefreshRecord};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{StoreError, infra};
-use crate::schema::{oauth_grants, oauth_refresh_tokens, oauth_signing_keys};
-use crate::secrets::{oauth_key_purpose, open_oauth_key};
+use crate::schema::{oauth_grants, oauth_refresh_tokens};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -432,80 +427,5 @@ impl GrantStore for Database {
             }
         }
         Ok(live)
-    }
-}
-
-#[derive(Debug, Queryable, Selectable, Insertable)]
-#[diesel(table_name = oauth_signing_keys)]
-struct KeyRow {
-    kid: String,
-    private_key: String,
-    public_key: String,
-    created_at: DbTs,
-    activates_at: DbTs,
-}
-
-fn b64() -> base64::engine::GeneralPurpose {
-    base64::engine::general_purpose::STANDARD
-}
-
-#[async_trait]
-impl SigningKeyStore for Database {
-    async fn signing_keys(&self) -> Result<Vec<SigningKey>, InfraError> {
-        let sealing = self.sealing_key().map_err(infra)?;
-        let rows: Vec<KeyRow> = with_conn!(self, |conn| {
-            Ok(oauth_signing_keys::table
-                .order(oauth_signing_keys::activates_at.asc())
-                .select(KeyRow::as_select())
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        rows.into_iter()
-            .map(|r| {
-                let corrupt = || InfraError::new(format!("signing key {}: encoding", r.kid));
-                Ok(SigningKey {
-                    private_pkcs8: open_oauth_key(&sealing, &r.kid, r.private_key)
-                        .map_err(infra)?,
-                    public: b64().decode(&r.public_key).map_err(|_| corrupt())?,
-                    kid: r.kid,
-                    created_at: r.created_at.0,
-                    activates_at: r.activates_at.0,
-                })
-            })
-            .collect()
-    }
-
-    async fn insert_signing_key(&self, key: &SigningKey) -> Result<(), InfraError> {
-        let sealing = self.sealing_key().map_err(infra)?;
-        let row = KeyRow {
-            kid: key.kid.clone(),
-            private_key: sealing
-                .seal(&oauth_key_purpose(&key.kid), &key.private_pkcs8)
-                .as_stored()
-                .to_owned(),
-            public_key: b64().encode(&key.public),
-            created_at: DbTs(key.created_at),
-            activates_at: DbTs(key.activates_at),
-        };
-        with_conn!(self, |conn| {
-            diesel::insert_into(oauth_signing_keys::table)
-                .values(&row)
-                .execute(conn)
-                .await?;
-            Ok(())
-        })
-        .map_err(infra)
-    }
-
-    async fn delete_signing_keys(&self, kids: &[String]) -> Result<(), InfraError> {
-        let kids = kids.to_vec();
-        with_conn!(self, |conn| {
-            diesel::delete(oauth_signing_keys::table.filter(oauth_signing_keys::kid.eq_any(kids)))
-                .execute(conn)
-                .await?;
-            Ok(())
-        })
-        .map_err(infra)
     }
 }
