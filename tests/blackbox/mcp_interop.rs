@@ -10,11 +10,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use base64::Engine;
 use serde_json::Value;
 
 use crate::harness::{Backend, Server, on_both_backends, setup};
-use crate::oauth_flow::{REDIRECT, consent, query, world};
+use crate::oauth_flow::{REDIRECT, claims, consent, query, world};
 
 on_both_backends!(
     #[cfg_attr(
@@ -83,15 +82,6 @@ async fn python_sdk_in_both_eras_publishes_protects_and_deletes(b: Backend) {
         let gone = srv.http.get(&url).send().await.unwrap();
         assert_eq!(gone.status(), 404, "{url}");
     }
-}
-
-/// The claims of a JWT, unverified (the server verified it; the test reads `aud`).
-fn claims(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 async fn python_sdk_connects_through_oauth_with_dynamic_registration(b: Backend) {

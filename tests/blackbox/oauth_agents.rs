@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::dashboard::{Browser, PASSWORD};
 use crate::harness::{Backend, Server, TestDb, on_both_backends};
-use crate::oauth_flow::{REDIRECT, consent, query, register, world};
+use crate::oauth_flow::{REDIRECT, claims, consent, query, register, world};
 
 const REGISTER: &str = "/api/oauth/register";
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -53,15 +53,6 @@ async fn token_request(srv: &Server, form: &[(&str, &str)]) -> (u16, Value, Stri
     let status = r.status().as_u16();
     let cache = r.headers()["cache-control"].to_str().unwrap().to_owned();
     (status, r.json().await.unwrap(), cache)
-}
-
-fn claims(token: &str) -> Value {
-    use base64::Engine;
-    let part = token.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(part)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 #[track_caller]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::dashboard::{Browser, PASSWORD, element};
 use crate::harness::{Backend, Reply, Server, on_both_backends};
-use crate::oauth_flow::{REDIRECT, query, world};
+use crate::oauth_flow::{REDIRECT, claims, query, token_endpoint, world};
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
@@ -97,25 +97,9 @@ async fn redeem(srv: &Server, client_id: &str, approved: &Reply) -> Value {
 }
 
 async fn token(srv: &Server, form: &[(&str, &str)]) -> Value {
-    let r = srv
-        .http
-        .post(format!("{}/api/oauth/token", srv.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(form).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    r.json().await.unwrap()
-}
-
-fn claims(token: &str) -> Value {
-    use base64::Engine;
-    let part = token.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(part)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    let (status, body) = token_endpoint(srv, form).await;
+    assert_eq!(status, 200, "{body}");
+    body
 }
 
 /// One JSON-RPC request to `/mcp` with `token`.

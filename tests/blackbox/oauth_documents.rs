@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::{Backend, Server, TestDb, on_both_backends};
-use crate::oauth_flow::{REDIRECT, consent, query, world};
+use crate::oauth_flow::{REDIRECT, claims, consent, query, token_endpoint, world};
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
@@ -147,15 +147,6 @@ fn authorize_url(srv: &Server, client_id: &str, redirect_uri: &str) -> String {
     )
 }
 
-fn claims(token: &str) -> Value {
-    use base64::Engine;
-    let part = token.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(part)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
 /// `/oauth/authorize` for `client_id`, signed out: the error page (400, no redirect) with
 /// `message` on it.
 async fn refused(srv: &Server, client_id: &str, redirect_uri: &str, message: &str) {
@@ -236,16 +227,8 @@ async fn a_metadata_document_client_connects_to_the_agent_endpoint(b: Backend) {
         ("code_verifier", VERIFIER),
         ("client_id", id.as_str()),
     ];
-    let r = srv
-        .http
-        .post(format!("{}/api/oauth/token", srv.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(form).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let body: Value = r.json().await.unwrap();
+    let (status, body) = token_endpoint(&srv, &form).await;
+    assert_eq!(status, 200, "{body}");
     let token = body["access_token"].as_str().unwrap();
     let mcp = format!("{}/mcp", srv.base);
     assert_eq!(
@@ -287,16 +270,8 @@ async fn a_metadata_document_client_connects_to_the_agent_endpoint(b: Backend) {
         ("refresh_token", body["refresh_token"].as_str().unwrap()),
         ("client_id", id.as_str()),
     ];
-    let r = srv
-        .http
-        .post(format!("{}/api/oauth/token", srv.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(refresh).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let refreshed: Value = r.json().await.unwrap();
+    let (status, refreshed) = token_endpoint(&srv, &refresh).await;
+    assert_eq!(status, 200, "{refreshed}");
 
     // Disconnected from the dashboard: the URL id is one path segment, percent-encoded.
     let path: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
@@ -320,16 +295,8 @@ async fn a_metadata_document_client_connects_to_the_agent_endpoint(b: Backend) {
         ),
         ("client_id", id.as_str()),
     ];
-    let r = srv
-        .http
-        .post(format!("{}/api/oauth/token", srv.base))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(refresh).unwrap())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 400);
-    let body: Value = r.json().await.unwrap();
+    let (status, body) = token_endpoint(&srv, &refresh).await;
+    assert_eq!(status, 400);
     assert_eq!(body["error"], "invalid_grant", "{body}");
 }
 

@@ -30,6 +30,29 @@ pub(crate) struct Registered {
     pub(crate) secret: String,
 }
 
+/// The claims of an access token (its payload, unverified: the server verified it).
+pub(crate) fn claims(token: &str) -> Value {
+    use base64::Engine;
+    let part = token.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// A form posted to the token endpoint: its status and JSON body.
+pub(crate) async fn token_endpoint(srv: &Server, form: &[(&str, &str)]) -> (u16, Value) {
+    let r = srv
+        .http
+        .post(format!("{}/api/oauth/token", srv.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(form).unwrap())
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
 pub(crate) async fn register(srv: &Server, admin: &str) -> Registered {
     let r = srv
         .post(
