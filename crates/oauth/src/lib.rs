@@ -28,6 +28,7 @@
 //! [`ports::GrantStore`], [`ports::SigningKeyStore`], [`ports::ClientMetadataDocuments`].
 
 pub mod access_token;
+mod authorize;
 pub mod connected;
 pub mod consent;
 pub mod dynamic;

@@ -28,6 +28,7 @@ mod page_files;
 mod page_lists;
 mod pages;
 mod project_resources;
+mod project_rows;
 mod projects;
 mod publish_requests;
 mod schema;
