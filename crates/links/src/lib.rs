@@ -1,15 +1,32 @@
 //! `quire-links`: short links and the access policy they carry (access, argon2id password
-//! hash, expiry, view budget and count, allow list).
+//! hash, expiry, view budget and count, allow list), for pages and for any URL.
 //!
-//! Pure domain: it depends on `quire-kernel` only. One port, [`LinkStore`], reaches a link
-//! with its [`Policy`] as it is: the page service writes a page's link through it, the pages
-//! origin reads and counts through it. A link is reachable at `/s/{code}` by its public id
-//! and, when it has one, its alias; the two share one namespace.
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (the project addressing
+//! rules) and small pure crates (`url` for the target rules, rand for public ids). A link
+//! names its [`Target`]: a page's link is written by the page service and edited through
+//! its page; a URL link is a resource of its own, with the use cases of [`LinkService`]
+//! (`/api/link/v1`). The rules of the policy fields both share are in [`rules`], those of a
+//! target URL in [`target_url`]. A link is reachable at `/s/{code}` by its public id and,
+//! when it has one, its alias; the two share one namespace. Ports: [`LinkStore`] (used by
+//! the page and link services and the pages origin alike), [`AccountDirectory`],
+//! [`PublicIds`], and the kernel's `Clock`, `Offload` and `PageChanges`.
 
 mod model;
 mod policy;
 mod ports;
+pub mod rules;
+mod service;
+mod stats;
+pub mod target_url;
 
-pub use model::Link;
+pub use model::{Link, RedirectStatus, Target};
 pub use policy::{Access, AllowEntry, Policy};
-pub use ports::{LinkStore, LinkWriteError};
+pub use ports::{
+    AccountDirectory, LinkStore, LinkWriteError, PublicIds, RandomPublicIds,
+};
+pub use service::{
+    LinkConfig, LinkError, LinkPatch, LinkPorts, LinkService, LinkView, MAX_STATS_DAYS, NewLink,
+    StatsSpan,
+};
+pub use stats::{DayCount, LinkStats, VisitNotes};
+pub use target_url::{DenyHosts, UrlRefusal, UrlRules};

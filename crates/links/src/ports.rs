@@ -1,10 +1,13 @@
 //! The link store port.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
-use quire_kernel::{InfraError, LeaseId, LinkId, PageId};
+use quire_kernel::{AccountId, Email, Handle, InfraError, LeaseId, LinkId, PageId, ProjectId};
 use time::{Date, OffsetDateTime};
 
 use crate::model::Link;
+use crate::stats::{LinkStats, VisitNotes};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LinkWriteError {
@@ -26,14 +29,29 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// link; nothing is stored on error.
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError>;
 
-    /// Replaces a link's alias, policy, password hash and allow list (matched by id), in one
-    /// transaction. An allow entry the link already had keeps the time it was shared; a new
+    /// Replaces a link's alias, policy, password hash, allow list, and a URL link's target,
+    /// title, expired URL, redirect status and archive time (matched by id), in one
+    /// transaction; its kind, owner, project, public id and counts stay. An allow entry the link already had keeps the time it was shared; a new
     /// one is shared as of the link's `updated_at`.
     ///
     /// # Errors
     /// MUST return [`LinkWriteError::CodeTaken`] when the new alias is a code of another
     /// link; nothing changes on error.
     async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError>;
+
+    /// The link with this id, of any kind.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn link(&self, id: LinkId) -> Result<Option<Link>, InfraError>;
+
+    /// The URL links of a project, newest first: the archived ones when `archived`, else
+    /// the others.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn url_links(&self, project: ProjectId, archived: bool)
+    -> Result<Vec<Link>, InfraError>;
 
     /// # Errors
     /// [`InfraError`] on storage failure.
@@ -110,9 +128,81 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError>;
 
+    /// What visits left beside their count, in one transaction: bot views and referrer
+    /// hosts join `day`'s, and a link with a counted view was last viewed at `now`; links
+    /// that are gone are skipped.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, when nothing is added.
+    async fn add_visit_notes(
+        &self,
+        notes: &[VisitNotes],
+        day: Date,
+        now: OffsetDateTime,
+    ) -> Result<(), InfraError>;
+
+    /// The link's counts from `from` to `to` (UTC days, both included): views and bot views
+    /// per day with any, oldest first, and referrer hosts with their views, most first.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn link_stats(&self, link: LinkId, from: Date, to: Date)
+    -> Result<LinkStats, InfraError>;
+
+    /// Removes a link with its codes, allow list and counts. Returns whether it was there.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure, when nothing is removed.
+    async fn delete_link(&self, id: LinkId) -> Result<bool, InfraError>;
+
     /// Removes the page's link, its codes and allow list; absent is not an error.
     ///
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError>;
+}
+
+/// Looking up accounts by handle, and an account's handle and email (allow lists name
+/// accounts by handle; a page lives on its owner's origin).
+#[async_trait]
+pub trait AccountDirectory: Send + Sync + std::fmt::Debug {
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError>;
+
+    /// The accounts of many handles in one lookup; unknown handles are absent.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn accounts_by_handles(
+        &self,
+        handles: &[Handle],
+    ) -> Result<HashMap<Handle, AccountId>, InfraError>;
+
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn handle_and_email(
+        &self,
+        account: AccountId,
+    ) -> Result<Option<(Handle, Email)>, InfraError>;
+}
+
+/// Source of public ids (10 base62 characters); a port so tests can force collisions.
+pub trait PublicIds: Send + Sync + std::fmt::Debug {
+    fn next_id(&self) -> String;
+}
+
+/// Random public ids from the thread-local CSPRNG.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RandomPublicIds;
+
+impl PublicIds for RandomPublicIds {
+    fn next_id(&self) -> String {
+        use rand::RngExt;
+        const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        let mut rng = rand::rng();
+        (0..10)
+            .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
+            .collect()
+    }
 }

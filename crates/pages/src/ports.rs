@@ -4,11 +4,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use quire_kernel::{AccountId, Email, Handle, InfraError, PageId, ProjectId, TimeKey};
+use quire_kernel::{AccountId, Email, InfraError, PageId, ProjectId, TimeKey};
 use time::OffsetDateTime;
 
 use crate::model::{FileData, FileEntry, Limits, Page, PageDetails, PageStatus};
 use crate::validate::LimitKind;
+
+/// Kept beside the page ports they serve: the link's own crate owns them, since URL links
+/// resolve allow lists and draw public ids too.
+pub use quire_links::{AccountDirectory, PublicIds, RandomPublicIds};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertPageError {
@@ -417,48 +421,4 @@ pub trait PublishRequests: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn forget_before(&self, before: OffsetDateTime) -> Result<u64, InfraError>;
-}
-
-/// Looking up accounts by handle, and an account's handle and email.
-#[async_trait]
-pub trait AccountDirectory: Send + Sync + std::fmt::Debug {
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn account_by_handle(&self, handle: &Handle) -> Result<Option<AccountId>, InfraError>;
-
-    /// The accounts of many handles in one lookup; unknown handles are absent.
-    ///
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn accounts_by_handles(
-        &self,
-        handles: &[Handle],
-    ) -> Result<std::collections::HashMap<Handle, AccountId>, InfraError>;
-
-    /// # Errors
-    /// [`InfraError`] on storage failure.
-    async fn handle_and_email(
-        &self,
-        account: AccountId,
-    ) -> Result<Option<(Handle, Email)>, InfraError>;
-}
-
-/// Source of public ids (10 base62 characters); a port so tests can force collisions.
-pub trait PublicIds: Send + Sync + std::fmt::Debug {
-    fn next_id(&self) -> String;
-}
-
-/// Random public ids from the thread-local CSPRNG.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct RandomPublicIds;
-
-impl PublicIds for RandomPublicIds {
-    fn next_id(&self) -> String {
-        use rand::RngExt;
-        const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-        let mut rng = rand::rng();
-        (0..10)
-            .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
-            .collect()
-    }
 }

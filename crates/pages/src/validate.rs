@@ -1,25 +1,17 @@
 //! Validation of everything a page request carries. Each function names the field it
 //! refuses in its message, so the HTTP layer can pass it on unchanged.
 
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 /// Longest safe path, in characters (as the OpenAPI document's `maxLength` counts).
 pub const MAX_PATH_CHARS: usize = 1024;
 
-/// Longest page password, in characters: within the hasher's 1,024 bytes whatever the
-/// characters, and a length the OpenAPI document can state.
-pub const MAX_PAGE_PASSWORD_CHARS: usize = 256;
-/// Shortest new page password, in characters: the unlock form allows ten guesses per page
-/// and address per window, which a password of a few characters does not survive.
-pub const MIN_PAGE_PASSWORD_CHARS: usize = 8;
+pub use quire_links::rules::{
+    Invalid, MAX_ALLOW_ENTRIES, MAX_PAGE_PASSWORD_CHARS, MIN_PAGE_PASSWORD_CHARS, alias,
+    expires_at, max_views, page_password,
+};
+
 /// Longest page slug.
 pub const MAX_SLUG_LEN: usize = 64;
-
-/// A refused field: the message names it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Invalid(pub String);
 
 /// Which limit a request exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,63 +110,7 @@ pub fn slug_candidate(base: &str, n: u32) -> String {
     format!("{}{suffix}", stem.trim_end_matches('-'))
 }
 
-/// Most entries of an allow list.
-pub const MAX_ALLOW_ENTRIES: usize = 1_000;
-
 pub use quire_kernel::text::quoted;
-
-/// # Errors
-/// A new page password under [`MIN_PAGE_PASSWORD_CHARS`] or over [`MAX_PAGE_PASSWORD_CHARS`]
-/// characters. (Passwords stored before the minimum keep working: only new ones are checked.)
-pub fn page_password(password: &str) -> Result<(), Invalid> {
-    let chars = password.chars().count();
-    if chars < MIN_PAGE_PASSWORD_CHARS {
-        return Err(Invalid(format!(
-            "password must be at least {MIN_PAGE_PASSWORD_CHARS} characters"
-        )));
-    }
-    if chars > MAX_PAGE_PASSWORD_CHARS {
-        return Err(Invalid(format!(
-            "password must be at most {MAX_PAGE_PASSWORD_CHARS} characters"
-        )));
-    }
-    Ok(())
-}
-
-/// # Errors
-/// When the alias is not 3-64 of `A-Z a-z 0-9 _ -`.
-pub fn alias(raw: &str) -> Result<String, Invalid> {
-    if !(3..=64).contains(&raw.len())
-        || !raw
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        return Err(Invalid(
-            "alias must be 3-64 of A-Z, a-z, 0-9, _ and -".into(),
-        ));
-    }
-    Ok(raw.to_owned())
-}
-
-/// # Errors
-/// When the value is not an RFC 3339 time, or not in the future.
-pub fn expires_at(raw: &str, now: OffsetDateTime) -> Result<OffsetDateTime, Invalid> {
-    let t = OffsetDateTime::parse(raw, &Rfc3339)
-        .map_err(|_| Invalid("expiresAt must be an ISO 8601 (RFC 3339) time".into()))?;
-    if t <= now {
-        return Err(Invalid("expiresAt must be in the future".into()));
-    }
-    Ok(quire_kernel::clock::truncate_to_micros(t))
-}
-
-/// # Errors
-/// When the value is not a positive integer.
-pub fn max_views(raw: i128) -> Result<u64, Invalid> {
-    u64::try_from(raw)
-        .ok()
-        .filter(|n| *n > 0 && *n <= i64::MAX as u64)
-        .ok_or_else(|| Invalid("maxViews must be a positive integer".into()))
-}
 
 /// A safe path: relative, `/`-separated, no empty, `.` or `..` segment, no backslash, NUL or
 /// other control character, at most 1024 characters.
@@ -234,6 +170,7 @@ pub use crate::batch::files;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use time::OffsetDateTime;
 
     #[test]
     fn path_traversal_and_other_unsafe_paths_are_refused() {

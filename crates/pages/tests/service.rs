@@ -280,7 +280,7 @@ async fn delete_reports_cleanups_that_failed_but_always_removes_the_record() {
             .snapshot()
             .links
             .iter()
-            .all(|l| l.page_id != c.page.id)
+            .all(|l| l.page() != Some(c.page.id))
     );
     // The janitor removes what the failed cleanups left.
     let swept = w.pages.sweep().await.unwrap();

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use quire_kernel::{
     AccountId, Clock, Email, InfraError, LeaseId, LinkId, PageChanges, PageId, ProjectId, TimeKey,
 };
-use quire_links::{Link, LinkStore, LinkWriteError};
+use quire_links::{Link, LinkStats, LinkStore, LinkWriteError, VisitNotes};
 use quire_pages::{
     FileEntry, InsertPageError, Limits, Page, PageDetails, PageStatus, PageStore, PageTotals,
     PutFilesError, ReplacedFiles, UpdatePageStoreError,
@@ -221,13 +221,29 @@ impl PageStore for CachedPageStore {
 #[async_trait]
 impl LinkStore for CachedPageStore {
     async fn insert_link(&self, link: &Link) -> Result<(), LinkWriteError> {
-        self.around(link.page_id, self.links.insert_link(link))
-            .await
+        match link.page() {
+            Some(page) => self.around(page, self.links.insert_link(link)).await,
+            None => self.links.insert_link(link).await,
+        }
     }
 
     async fn update_link(&self, link: &Link) -> Result<(), LinkWriteError> {
-        self.around(link.page_id, self.links.update_link(link))
-            .await
+        match link.page() {
+            Some(page) => self.around(page, self.links.update_link(link)).await,
+            None => self.links.update_link(link).await,
+        }
+    }
+
+    async fn link(&self, id: LinkId) -> Result<Option<Link>, InfraError> {
+        self.links.link(id).await
+    }
+
+    async fn url_links(
+        &self,
+        project: ProjectId,
+        archived: bool,
+    ) -> Result<Vec<Link>, InfraError> {
+        self.links.url_links(project, archived).await
     }
 
     async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
@@ -291,6 +307,28 @@ impl LinkStore for CachedPageStore {
 
     async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
         self.links.daily_views(link, since).await
+    }
+
+    async fn add_visit_notes(
+        &self,
+        notes: &[VisitNotes],
+        day: Date,
+        now: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.links.add_visit_notes(notes, day, now).await
+    }
+
+    async fn link_stats(
+        &self,
+        link: LinkId,
+        from: Date,
+        to: Date,
+    ) -> Result<LinkStats, InfraError> {
+        self.links.link_stats(link, from, to).await
+    }
+
+    async fn delete_link(&self, id: LinkId) -> Result<bool, InfraError> {
+        self.links.delete_link(id).await
     }
 
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {

@@ -214,10 +214,16 @@ impl Inner {
     }
 
     pub(crate) async fn load_by_code(&self, code: &str) -> Result<Option<Arc<Site>>, InfraError> {
-        let Some(link) = self.ports.links.link_by_code(code).await? else {
+        let Some(page) = self
+            .ports
+            .links
+            .link_by_code(code)
+            .await?
+            .and_then(|link| link.page())
+        else {
             return Ok(None);
         };
-        self.load_by_id(link.page_id).await
+        self.load_by_id(page).await
     }
 
     pub(crate) async fn load_by_id(&self, id: PageId) -> Result<Option<Arc<Site>>, InfraError> {

@@ -33,6 +33,7 @@ mod resource_lists;
 mod sessions;
 mod signup;
 mod support;
+mod url_links;
 
 use std::sync::Arc;
 
@@ -76,6 +77,8 @@ macro_rules! __contract_list {
             page_replace::replace_files_swaps_the_whole_manifest,
             links::link_codes_share_one_namespace,
             links::links_keep_policy_and_allow_lists,
+            url_links::url_links_are_stored_listed_changed_and_deleted,
+            url_links::link_counts_keep_bots_and_referrers_apart,
             projects::projects_hold_and_move_pages_and_links,
             device::device_grants_change_state_by_compare_and_set,
             device::old_grants_and_rate_windows_are_swept,

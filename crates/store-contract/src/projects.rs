@@ -14,7 +14,9 @@ use quire_projects::{
 };
 use time::Duration;
 
-use super::support::{app_key_in, client_of, file, lease, link_for, page_of, project_of, seed};
+use super::support::{
+    app_key_in, client_of, file, lease, link_for, page_of, project_of, seed, url_link,
+};
 use quire_testkit::fixtures::FixedClock;
 
 pub(super) async fn project_slugs_and_clients_are_unique<
@@ -296,10 +298,20 @@ pub(super) async fn projects_hold_and_move_pages_and_links<
         .await
         .unwrap();
     s.mark_ready(page.id).await.unwrap();
-    let link = link_for(&page, Some("promo"), &clock);
+    let page_link = link_for(&page, None, &clock);
+    s.insert_link(&page_link).await.unwrap();
+    let link = url_link(
+        &ann.account,
+        doomed.id,
+        "https://example.com/",
+        "FFFFFFFFL1",
+        Some("promo"),
+        &clock,
+    );
     s.insert_link(&link).await.unwrap();
     let res = s.resources(doomed.id).await.unwrap();
     assert_eq!(res.pages[0].id, page.id.0);
+    assert_eq!(res.links.len(), 1, "a page's link is held through its page");
     assert_eq!(res.links[0].id, link.id.0);
     assert_eq!(res.links[0].name, "promo");
     assert_eq!(
@@ -317,6 +329,11 @@ pub(super) async fn projects_hold_and_move_pages_and_links<
         s.link_of_page(page.id).await.unwrap().unwrap().project_id,
         ann.project.id
     );
+    assert_eq!(
+        s.link(link.id).await.unwrap().unwrap().project_id,
+        ann.project.id,
+        "URL links move with the project's other resources"
+    );
 
     let dest = project_of(&ann.account, "dest", &clock);
     s.insert_project(&dest).await.unwrap();
@@ -330,19 +347,23 @@ pub(super) async fn projects_hold_and_move_pages_and_links<
         dest.id,
         "a page moves with its link"
     );
-    s.assign_resource(
-        ann.account.id,
-        ResourceType::Link,
-        link.id.0,
-        ann.project.id,
-        now,
-    )
-    .await
-    .unwrap();
     assert_eq!(
-        s.link_of_page(page.id).await.unwrap().unwrap().project_id,
-        ann.project.id
+        s.assign_resource(
+            ann.account.id,
+            ResourceType::Link,
+            page_link.id.0,
+            ann.project.id,
+            now,
+        )
+        .await
+        .unwrap_err(),
+        AssignStoreError::NotFound,
+        "a page's link moves only with its page"
     );
+    s.assign_resource(ann.account.id, ResourceType::Link, link.id.0, dest.id, now)
+        .await
+        .unwrap();
+    assert_eq!(s.link(link.id).await.unwrap().unwrap().project_id, dest.id);
     assert_eq!(s.page(page.id).await.unwrap().unwrap().project_id, dest.id);
     assert_eq!(
         s.assign_resource(

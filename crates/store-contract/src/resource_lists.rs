@@ -13,7 +13,9 @@ use quire_projects::{ProjectStore, ResourceEntry, ResourceType};
 use time::Duration;
 use uuid::Uuid;
 
-use super::support::{app_key_in, client_of, file, link_for, page_of, project_of, seed};
+use super::support::{
+    app_key_in, client_of, file, link_for, page_of, project_of, seed, url_link,
+};
 use quire_testkit::fixtures::FixedClock;
 
 async fn ready<S: PageStore>(s: &S, page: &Page) {
@@ -95,8 +97,23 @@ pub(super) async fn project_resources_are_listed_by_keyset_kind_by_kind<
     )
     .await
     .unwrap();
+    // Pages' links are held through their pages: only URL links are a project's links.
     for (n, page) in pages.iter().take(3).enumerate() {
         let link = link_for(page, Some(&format!("res-alias-{n}")), &clock);
+        s.insert_link(&link).await.unwrap();
+    }
+    for n in 0..3 {
+        let mut link = url_link(
+            &ann.account,
+            project.id,
+            &format!("https://example.com/{n}"),
+            &format!("resl{n:06}"),
+            None,
+            &clock,
+        );
+        if n < 2 {
+            link.created_at = tie;
+        }
         s.insert_link(&link).await.unwrap();
     }
     let mut live_keys = Vec::new();

@@ -8,7 +8,7 @@ use quire_device_auth::{DeviceGrant, GrantState};
 use quire_kernel::{App, Apps, Clock, Color, ProjectId, ProjectSlug, Tier};
 use quire_kernel::{LinkId, PageId};
 use quire_keys::{KeyRecord, PlaintextKey, new_key};
-use quire_links::{Access, Link, Policy};
+use quire_links::{Access, Link, Policy, RedirectStatus, Target};
 use quire_oauth::{ClientId, ClientSecret, ClientType, OAuthClient, RedirectUri};
 use quire_pages::{FileEntry, Page, PageStatus, PageStore};
 use quire_projects::{Project, ProjectStatus};
@@ -122,12 +122,42 @@ pub(super) fn file(path: &str, size: u64) -> FileEntry {
 pub(super) fn link_for(page: &Page, alias: Option<&str>, clock: &FixedClock) -> Link {
     let now = clock.now();
     Link {
-        id: LinkId::new(),
-        page_id: page.id,
-        account_id: page.account_id,
-        project_id: page.project_id,
-        public_id: page.public_id.clone(),
         alias: alias.map(str::to_owned),
+        ..Link::of_page(
+            page.id,
+            page.account_id,
+            page.project_id,
+            page.public_id.clone(),
+            Policy {
+                access: Access::Public,
+                expires_at: None,
+                max_views: None,
+                allow: vec![],
+            },
+            now,
+        )
+    }
+}
+
+/// A publish lease a minute from the clock's now.
+/// A public URL link of `account` in `project`.
+pub(super) fn url_link(
+    account: &Account,
+    project: ProjectId,
+    url: &str,
+    public_id: &str,
+    alias: Option<&str>,
+    clock: &FixedClock,
+) -> Link {
+    let now = clock.now();
+    Link {
+        id: LinkId::new(),
+        target: Target::Url(url.into()),
+        account_id: account.id,
+        project_id: project,
+        public_id: public_id.into(),
+        alias: alias.map(str::to_owned),
+        title: Some(format!("to {url}")),
         policy: Policy {
             access: Access::Public,
             expires_at: None,
@@ -136,12 +166,15 @@ pub(super) fn link_for(page: &Page, alias: Option<&str>, clock: &FixedClock) -> 
         },
         password_hash: None,
         view_count: 0,
+        expired_url: None,
+        redirect: RedirectStatus::Found,
+        archived_at: None,
+        last_viewed_at: None,
         created_at: now,
         updated_at: now,
     }
 }
 
-/// A publish lease a minute from the clock's now.
 pub(super) fn lease(clock: &FixedClock) -> OffsetDateTime {
     clock.now() + Duration::minutes(1)
 }

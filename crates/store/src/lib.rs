@@ -18,6 +18,7 @@ mod device;
 mod error;
 mod keys;
 mod limits;
+mod link_counts;
 mod links;
 mod mail;
 mod oauth;

@@ -1,4 +1,5 @@
-//! `LinkStore` on both backends.
+//! `LinkStore` on both backends: links of every kind with their codes and allow lists;
+//! the counts are in `link_counts`, the leases in `view_leases`.
 
 use std::collections::HashMap;
 
@@ -6,32 +7,47 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId, ProjectId};
-use quire_links::{Access, AllowEntry, Link, LinkStore, LinkWriteError, Policy};
-use time::{Date, Month, OffsetDateTime};
+use quire_links::{
+    Access, AllowEntry, Link, LinkStats, LinkStore, LinkWriteError, Policy, RedirectStatus,
+    Target, VisitNotes,
+};
+use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{StoreError, infra};
-use crate::schema::{link_allow, link_codes, link_views_daily, links};
+use crate::schema::{link_allow, link_codes, links};
 use crate::types::{DbId, DbTs};
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = links)]
 pub(crate) struct LinkRow {
     id: DbId,
-    page_id: DbId,
+    target_kind: String,
+    target_id: Option<DbId>,
+    target_url: Option<String>,
     account_id: DbId,
     project_id: DbId,
     public_id: String,
     alias: Option<String>,
+    title: Option<String>,
     access: String,
     password_hash: Option<String>,
     expires_at: Option<DbTs>,
     max_views: Option<i64>,
     view_count: i64,
+    archived_at: Option<DbTs>,
+    expired_url: Option<String>,
+    redirect_status: i32,
+    last_viewed_at: Option<DbTs>,
     created_at: DbTs,
     updated_at: DbTs,
 }
+
+/// The stored kind of a page's link.
+pub(crate) const PAGE_KIND: &str = "page";
+/// The stored kind of a URL link.
+pub(crate) const URL_KIND: &str = "url";
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = link_allow)]
@@ -49,18 +65,29 @@ pub(crate) fn to_i64(n: u64) -> i64 {
 
 impl LinkRow {
     fn from_link(l: &Link) -> Self {
+        let (target_id, target_url) = match &l.target {
+            Target::Page(page) => (Some(DbId(page.0)), None),
+            Target::Url(url) => (None, Some(url.clone())),
+        };
         Self {
             id: DbId(l.id.0),
-            page_id: DbId(l.page_id.0),
+            target_kind: l.target.kind().to_owned(),
+            target_id,
+            target_url,
             account_id: DbId(l.account_id.0),
             project_id: DbId(l.project_id.0),
             public_id: l.public_id.clone(),
             alias: l.alias.clone(),
+            title: l.title.clone(),
             access: l.policy.access.as_str().to_owned(),
             password_hash: l.password_hash.clone(),
             expires_at: l.policy.expires_at.map(DbTs),
             max_views: l.policy.max_views.map(to_i64),
             view_count: to_i64(l.view_count),
+            archived_at: l.archived_at.map(DbTs),
+            expired_url: l.expired_url.clone(),
+            redirect_status: i32::from(l.redirect.code()),
+            last_viewed_at: l.last_viewed_at.map(DbTs),
             created_at: DbTs(l.created_at),
             updated_at: DbTs(l.updated_at),
         }
@@ -112,9 +139,14 @@ pub(crate) fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, Store
             Ok(entry)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let target = match (row.target_kind.as_str(), row.target_id, row.target_url) {
+        (PAGE_KIND, Some(page), None) => Target::Page(PageId(page.0)),
+        (URL_KIND, None, Some(url)) => Target::Url(url),
+        _ => return Err(corrupt("target")),
+    };
     Ok(Link {
         id: LinkId(row.id.0),
-        page_id: PageId(row.page_id.0),
+        target,
         account_id: AccountId(row.account_id.0),
         project_id: ProjectId(row.project_id.0),
         policy: Policy {
@@ -125,8 +157,14 @@ pub(crate) fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, Store
         },
         public_id: row.public_id,
         alias: row.alias,
+        title: row.title,
         password_hash: row.password_hash,
         view_count: u64::try_from(row.view_count).unwrap_or(0),
+        expired_url: row.expired_url,
+        redirect: RedirectStatus::from_code(i128::from(row.redirect_status))
+            .ok_or_else(|| corrupt("redirect status"))?,
+        archived_at: row.archived_at.map(|t| t.0),
+        last_viewed_at: row.last_viewed_at.map(|t| t.0),
         created_at: row.created_at.0,
         updated_at: row.updated_at.0,
     })
@@ -140,17 +178,53 @@ fn write_error(e: StoreError) -> LinkWriteError {
     }
 }
 
+/// Which links to load.
+enum Pick {
+    /// The links of these pages.
+    Pages(Vec<DbId>),
+    Ids(Vec<DbId>),
+    /// A project's URL links, archived or not, newest first.
+    Urls { project: DbId, archived: bool },
+}
+
 impl Database {
-    async fn load_links(&self, pages: Vec<DbId>) -> Result<Vec<Link>, InfraError> {
-        if pages.is_empty() {
+    async fn load_links(&self, pick: Pick) -> Result<Vec<Link>, InfraError> {
+        if matches!(&pick, Pick::Pages(ids) | Pick::Ids(ids) if ids.is_empty()) {
             return Ok(Vec::new());
         }
         let (rows, allow): (Vec<LinkRow>, Vec<AllowRow>) = with_conn!(self, |conn| {
-            let rows: Vec<LinkRow> = links::table
-                .filter(links::page_id.eq_any(&pages))
-                .select(LinkRow::as_select())
-                .load(conn)
-                .await?;
+            let rows: Vec<LinkRow> = match &pick {
+                Pick::Pages(pages) => {
+                    links::table
+                        .filter(links::target_kind.eq(PAGE_KIND))
+                        .filter(links::target_id.eq_any(pages))
+                        .select(LinkRow::as_select())
+                        .load(conn)
+                        .await?
+                }
+                Pick::Ids(ids) => {
+                    links::table
+                        .filter(links::id.eq_any(ids))
+                        .select(LinkRow::as_select())
+                        .load(conn)
+                        .await?
+                }
+                Pick::Urls { project, archived } => {
+                    let listed = links::table
+                        .filter(links::project_id.eq(*project))
+                        .filter(links::target_kind.eq(URL_KIND))
+                        .order((links::created_at.desc(), links::id.desc()))
+                        .select(LinkRow::as_select());
+                    if *archived {
+                        listed
+                            .filter(links::archived_at.is_not_null())
+                            .load(conn)
+                            .await?
+                    } else {
+                        listed.filter(links::archived_at.is_null()).load(conn).await?
+                    }
+                }
+            };
             let ids: Vec<DbId> = rows.iter().map(|r| r.id).collect();
             let allow: Vec<AllowRow> = link_allow::table
                 .filter(link_allow::link_id.eq_any(&ids))
@@ -173,45 +247,6 @@ impl Database {
             .collect::<Result<_, _>>()
             .map_err(infra)
     }
-}
-
-/// Inside a transaction: adds `$n` views to the link's count of `$day` (made at zero).
-macro_rules! add_daily {
-    ($conn:ident, $link:expr, $day:expr, $n:expr) => {
-        diesel::insert_into(link_views_daily::table)
-            .values((
-                link_views_daily::link_id.eq($link),
-                link_views_daily::day.eq($day),
-                link_views_daily::views.eq($n),
-            ))
-            .on_conflict((link_views_daily::link_id, link_views_daily::day))
-            .do_update()
-            .set(
-                link_views_daily::views
-                    .eq(link_views_daily::views + diesel::upsert::excluded(link_views_daily::views)),
-            )
-            .execute($conn)
-            .await?;
-    };
-}
-pub(crate) use add_daily;
-
-/// A UTC day as stored: `YYYY-MM-DD`, which sorts as the days do.
-pub(crate) fn day_text(day: Date) -> String {
-    format!(
-        "{:04}-{:02}-{:02}",
-        day.year(),
-        u8::from(day.month()),
-        day.day()
-    )
-}
-
-fn parse_day(text: &str) -> Option<Date> {
-    let mut parts = text.splitn(3, '-');
-    let year = parts.next()?.parse().ok()?;
-    let month = Month::try_from(parts.next()?.parse::<u8>().ok()?).ok()?;
-    let day = parts.next()?.parse().ok()?;
-    Date::from_calendar_date(year, month, day).ok()
 }
 
 #[async_trait]
@@ -249,6 +284,11 @@ impl LinkStore for Database {
         with_tx!(self, |conn| {
             diesel::update(links::table.find(row.id))
                 .set((
+                    links::target_url.eq(&row.target_url),
+                    links::title.eq(&row.title),
+                    links::expired_url.eq(&row.expired_url),
+                    links::redirect_status.eq(row.redirect_status),
+                    links::archived_at.eq(row.archived_at),
                     links::alias.eq(&row.alias),
                     links::access.eq(&row.access),
                     links::password_hash.eq(&row.password_hash),
@@ -299,29 +339,44 @@ impl LinkStore for Database {
         .map_err(write_error)
     }
 
+    async fn link(&self, id: LinkId) -> Result<Option<Link>, InfraError> {
+        Ok(self.load_links(Pick::Ids(vec![DbId(id.0)])).await?.pop())
+    }
+
+    async fn url_links(
+        &self,
+        project: ProjectId,
+        archived: bool,
+    ) -> Result<Vec<Link>, InfraError> {
+        self.load_links(Pick::Urls {
+            project: DbId(project.0),
+            archived,
+        })
+        .await
+    }
+
     async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
-        Ok(self.load_links(vec![DbId(page.0)]).await?.pop())
+        Ok(self.load_links(Pick::Pages(vec![DbId(page.0)])).await?.pop())
     }
 
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
-        self.load_links(pages.iter().map(|p| DbId(p.0)).collect())
+        self.load_links(Pick::Pages(pages.iter().map(|p| DbId(p.0)).collect()))
             .await
     }
 
     async fn link_by_code(&self, code: &str) -> Result<Option<Link>, InfraError> {
         let code = code.to_owned();
-        let page: Option<DbId> = with_conn!(self, |conn| {
+        let link: Option<DbId> = with_conn!(self, |conn| {
             Ok(link_codes::table
-                .inner_join(links::table.on(links::id.eq(link_codes::link_id)))
                 .filter(link_codes::code.eq(&code))
-                .select(links::page_id)
+                .select(link_codes::link_id)
                 .first(conn)
                 .await
                 .optional()?)
         })
         .map_err(infra)?;
-        match page {
-            Some(page) => Ok(self.load_links(vec![page]).await?.pop()),
+        match link {
+            Some(link) => Ok(self.load_links(Pick::Ids(vec![link])).await?.pop()),
             None => Ok(None),
         }
     }
@@ -355,54 +410,48 @@ impl LinkStore for Database {
     }
 
     async fn add_views(&self, counts: &[(LinkId, u64)], day: Date) -> Result<(), InfraError> {
-        if counts.is_empty() {
-            return Ok(());
-        }
-        let counts: Vec<(DbId, i64)> = counts
-            .iter()
-            .map(|(id, n)| (DbId(id.0), to_i64(*n)))
-            .collect();
-        let day = day_text(day);
-        with_tx!(self, |conn| {
-            for (id, n) in &counts {
-                let found = diesel::update(links::table.find(*id))
-                    .set(links::view_count.eq(links::view_count + *n))
-                    .execute(conn)
-                    .await?;
-                // A link deleted since the views were counted has no day to add them to.
-                if found == 1 {
-                    add_daily!(conn, *id, &day, *n);
-                }
-            }
-            Ok(())
+        self.add_link_views(counts, day).await
+    }
+
+    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
+        self.link_daily_views(link, since).await
+    }
+
+    async fn add_visit_notes(
+        &self,
+        notes: &[VisitNotes],
+        day: Date,
+        now: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.add_link_visit_notes(notes, day, now).await
+    }
+
+    async fn link_stats(
+        &self,
+        link: LinkId,
+        from: Date,
+        to: Date,
+    ) -> Result<LinkStats, InfraError> {
+        self.read_link_stats(link, from, to).await
+    }
+
+    async fn delete_link(&self, id: LinkId) -> Result<bool, InfraError> {
+        with_conn!(self, |conn| {
+            let gone = diesel::delete(links::table.find(DbId(id.0)))
+                .execute(conn)
+                .await?;
+            Ok(gone == 1)
         })
         .map_err(infra)
     }
 
-    async fn daily_views(&self, link: LinkId, since: Date) -> Result<Vec<(Date, u64)>, InfraError> {
-        let since = day_text(since);
-        let rows: Vec<(String, i64)> = with_conn!(self, |conn| {
-            Ok(link_views_daily::table
-                .filter(link_views_daily::link_id.eq(DbId(link.0)))
-                .filter(link_views_daily::day.ge(&since))
-                .order(link_views_daily::day.asc())
-                .select((link_views_daily::day, link_views_daily::views))
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        rows.into_iter()
-            .map(|(day, n)| {
-                let day = parse_day(&day)
-                    .ok_or_else(|| InfraError::new(format!("stored day {day:?} is not a date")))?;
-                Ok((day, u64::try_from(n).unwrap_or(0)))
-            })
-            .collect()
-    }
-
     async fn delete_link_of_page(&self, page: PageId) -> Result<(), InfraError> {
         with_conn!(self, |conn| {
-            diesel::delete(links::table.filter(links::page_id.eq(DbId(page.0))))
+            diesel::delete(
+                links::table
+                    .filter(links::target_kind.eq(PAGE_KIND))
+                    .filter(links::target_id.eq(DbId(page.0))),
+            )
                 .execute(conn)
                 .await?;
             Ok(())

@@ -8,6 +8,7 @@ use quire_projects::{ResourceEntry, ResourceType};
 
 use crate::db::{Database, with_conn};
 use crate::error::{StoreError, infra};
+use crate::links::URL_KIND;
 use crate::schema::{api_keys, links, pages};
 use crate::types::{DbId, DbTs};
 
@@ -60,6 +61,7 @@ impl Database {
             ResourceType::Link => with_conn!(self, |conn| {
                 let listed = links::table
                     .filter(links::project_id.eq(p))
+                    .filter(links::target_kind.eq(URL_KIND))
                     .order((links::created_at.asc(), links::id.asc()))
                     .limit(limit)
                     .select((links::id, links::public_id, links::alias, links::created_at));

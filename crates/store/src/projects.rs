@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
+use crate::links::{PAGE_KIND, URL_KIND};
 use crate::schema::{accounts, api_keys, links, oauth_clients, pages, project_grants, projects};
 use crate::types::{DbId, DbTs};
 
@@ -199,6 +200,7 @@ impl ProjectStore for Database {
                 .await?;
             let link_rows: Vec<(DbId, String, Option<String>, DbTs)> = links::table
                 .filter(links::project_id.eq(p))
+                .filter(links::target_kind.eq(URL_KIND))
                 .order(links::created_at.asc())
                 .select((links::id, links::public_id, links::alias, links::created_at))
                 .load(conn)
@@ -350,7 +352,11 @@ impl ProjectStore for Database {
                 if moved == 0 {
                     return Err(StoreError::Outcome(Outcome::ResourceNotFound));
                 }
-                diesel::update(links::table.filter(links::page_id.eq(id)))
+                diesel::update(
+                    links::table
+                        .filter(links::target_kind.eq(PAGE_KIND))
+                        .filter(links::target_id.eq(id)),
+                )
                     .set(links::project_id.eq(DbId(dest.0)))
                     .execute(conn)
                     .await?;
@@ -360,7 +366,8 @@ impl ProjectStore for Database {
                 let moved = diesel::update(
                     links::table
                         .find(DbId(resource_id))
-                        .filter(links::account_id.eq(account)),
+                        .filter(links::account_id.eq(account))
+                        .filter(links::target_kind.eq(URL_KIND)),
                 )
                 .set(links::project_id.eq(DbId(dest.0)))
                 .execute(conn)

@@ -127,11 +127,14 @@ diesel::table! {
 
     links (id) {
         id -> DbUuid,
-        page_id -> DbUuid,
+        target_kind -> Text,
+        target_id -> Nullable<DbUuid>,
+        target_url -> Nullable<Text>,
         account_id -> DbUuid,
         project_id -> DbUuid,
         public_id -> Text,
         alias -> Nullable<Text>,
+        title -> Nullable<Text>,
         access -> Text,
         password_hash -> Nullable<Text>,
         expires_at -> Nullable<DbTime>,
@@ -140,6 +143,10 @@ diesel::table! {
         created_at -> DbTime,
         updated_at -> DbTime,
         views_leased -> BigInt,
+        archived_at -> Nullable<DbTime>,
+        expired_url -> Nullable<Text>,
+        redirect_status -> Integer,
+        last_viewed_at -> Nullable<DbTime>,
     }
 }
 
@@ -353,6 +360,19 @@ diesel::table! {
         link_id -> DbUuid,
         day -> Text,
         views -> BigInt,
+        bot_views -> BigInt,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use crate::types::sql::DbUuid;
+
+    link_referrers (link_id, day, host) {
+        link_id -> DbUuid,
+        day -> Text,
+        host -> Text,
+        views -> BigInt,
     }
 }
 
@@ -396,6 +416,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     page_files,
     links,
     link_views_daily,
+    link_referrers,
     view_leases,
     publish_requests,
     link_codes,

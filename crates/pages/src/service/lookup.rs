@@ -65,7 +65,10 @@ impl PageService {
             return self.get(principal, page.id).await;
         }
         match self.links.link_by_code(name).await? {
-            Some(link) => self.get(principal, link.page_id).await,
+            Some(link) => match link.page() {
+                Some(page) => self.get(principal, page).await,
+                None => Err(PageError::NotFound),
+            },
             None => Err(PageError::NotFound),
         }
     }

@@ -26,6 +26,7 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectSlug, Timer,
     offloaded,
 };
+use quire_links::rules::AllowError;
 use quire_links::{Access, AllowEntry, Link, LinkStore};
 use quire_projects::{ProjectAccess, ProjectStore, authorize_loaded, authorize_project};
 use time::OffsetDateTime;
@@ -33,7 +34,6 @@ use time::OffsetDateTime;
 use crate::model::{FileInput, Limits, Page};
 use crate::origins::PageOrigins;
 use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
-use crate::validate;
 
 mod error;
 mod lists;
@@ -258,7 +258,7 @@ impl PageService {
             .links_of_pages(ids)
             .await?
             .into_iter()
-            .map(|l| (l.page_id, l))
+            .filter_map(|l| Some((l.page()?, l)))
             .collect())
     }
 
@@ -287,63 +287,14 @@ impl PageService {
         }
     }
 
-    /// Parses an allow list, then resolves its handles in one lookup; duplicates are
-    /// dropped (first one kept) in linear time.
+    /// Parses an allow list, then resolves its handles in one lookup (`quire-links`' rule).
     async fn resolve_allow(&self, raw: &[String]) -> Result<Vec<AllowEntry>, PageError> {
-        if raw.len() > validate::MAX_ALLOW_ENTRIES {
-            return Err(PageError::Invalid(format!(
-                "allow has {} entries; at most {} are allowed",
-                raw.len(),
-                validate::MAX_ALLOW_ENTRIES
-            )));
-        }
-        enum Parsed {
-            Email(Email),
-            Handle(Handle),
-        }
-        let mut parsed = Vec::with_capacity(raw.len());
-        let mut handles = Vec::new();
-        for entry in raw {
-            if entry.contains('@') {
-                parsed.push(Parsed::Email(Email::parse(entry).map_err(|_| {
-                    PageError::Invalid(format!(
-                        "allow entry {} is not a valid email",
-                        validate::quoted(entry)
-                    ))
-                })?));
-            } else {
-                let handle = Handle::parse(entry.trim_start_matches('@')).map_err(|_| {
-                    PageError::Invalid(format!(
-                        "allow entry {} is neither an email nor a handle",
-                        validate::quoted(entry)
-                    ))
-                })?;
-                handles.push(handle.clone());
-                parsed.push(Parsed::Handle(handle));
-            }
-        }
-        let accounts = if handles.is_empty() {
-            std::collections::HashMap::new()
-        } else {
-            self.accounts.accounts_by_handles(&handles).await?
-        };
-        let mut seen = std::collections::HashSet::with_capacity(parsed.len());
-        let mut out = Vec::with_capacity(parsed.len());
-        for entry in parsed {
-            let resolved = match entry {
-                Parsed::Email(e) => AllowEntry::Email(e),
-                Parsed::Handle(h) => AllowEntry::Account(*accounts.get(&h).ok_or_else(|| {
-                    PageError::Invalid(format!(
-                        "allow entry \"{}\": no account has that handle",
-                        h.as_str()
-                    ))
-                })?),
-            };
-            if seen.insert(resolved.clone()) {
-                out.push(resolved);
-            }
-        }
-        Ok(out)
+        quire_links::rules::resolve_allow(self.accounts.as_ref(), raw)
+            .await
+            .map_err(|e| match e {
+                AllowError::Invalid(i) => PageError::Invalid(i.0),
+                AllowError::Infra(e) => PageError::Infra(e),
+            })
     }
 
     /// A page the caller may reach with `access`: another account's page is `NotFound`, a

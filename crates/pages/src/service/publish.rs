@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use quire_kernel::{InfraError, LinkId, PageId, Principal, offloaded};
+use quire_kernel::{InfraError, PageId, Principal, offloaded};
 use quire_links::{Access, Link, Policy};
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
@@ -94,22 +94,21 @@ impl PageService {
             None => None,
         };
         let new_link = Link {
-            id: LinkId::new(),
-            page_id: page.id,
-            account_id: page.account_id,
-            project_id: page.project_id,
-            public_id: page.public_id.clone(),
             alias,
-            policy: Policy {
-                access,
-                expires_at,
-                max_views,
-                allow,
-            },
             password_hash,
-            view_count: 0,
-            created_at: now,
-            updated_at: now,
+            ..Link::of_page(
+                page.id,
+                page.account_id,
+                page.project_id,
+                page.public_id.clone(),
+                Policy {
+                    access,
+                    expires_at,
+                    max_views,
+                    allow,
+                },
+                now,
+            )
         };
         let link = self
             .while_leased(page.id, self.finish_publish(page.id, files, new_link))

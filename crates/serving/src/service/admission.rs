@@ -182,12 +182,12 @@ impl ServingService {
     /// [`InfraError`] on store failure.
     pub async fn page_card(&self, code: &str) -> Result<Option<PageCard>, InfraError> {
         let ports = &self.inner.ports;
-        let Some(link) = ports.links.link_by_code(code).await? else {
+        let Some(page) = ports.links.link_by_code(code).await?.and_then(|l| l.page()) else {
             return Ok(None);
         };
         let Some(page) = ports
             .pages
-            .page(link.page_id)
+            .page(page)
             .await?
             .filter(|p| p.status != PageStatus::Archived)
         else {

@@ -1,8 +1,10 @@
-//! Page links: short codes, aliases and their policy.
+//! Links of pages and URLs: short codes, aliases, their policy and counts.
+
+use std::collections::HashMap;
 
 use async_trait::async_trait;
-use quire_kernel::{InfraError, LeaseId, LinkId, PageId};
-use quire_links::{Link, LinkStore, LinkWriteError};
+use quire_kernel::{InfraError, LeaseId, LinkId, PageId, ProjectId};
+use quire_links::{DayCount, Link, LinkStats, LinkStore, LinkWriteError, VisitNotes};
 use time::{Date, OffsetDateTime};
 
 use super::{MemoryStore, Op, State};
@@ -44,10 +46,21 @@ impl LinkStore for MemoryStore {
             }
             for l in &mut s.links {
                 if l.id == link.id {
-                    // Views are counted only through claim_view and add_views.
-                    let view_count = l.view_count;
+                    // Views are counted only through the leases and add_views, and the
+                    // kind, owner, project and public id stay, as in the stores.
+                    let kept = l.clone();
                     *l = link.clone();
-                    l.view_count = view_count;
+                    l.view_count = kept.view_count;
+                    l.last_viewed_at = kept.last_viewed_at;
+                    l.target = match (&kept.target, &link.target) {
+                        (quire_links::Target::Url(_), new @ quire_links::Target::Url(_)) => {
+                            new.clone()
+                        }
+                        (old, _) => old.clone(),
+                    };
+                    l.account_id = kept.account_id;
+                    l.project_id = kept.project_id;
+                    l.public_id = kept.public_id;
                 }
             }
             s.shared_since
@@ -61,9 +74,33 @@ impl LinkStore for MemoryStore {
         })
     }
 
+    async fn link(&self, id: LinkId) -> Result<Option<Link>, InfraError> {
+        self.check(Op::LinkById)?;
+        Ok(self.with(|s| s.links.iter().find(|l| l.id == id).cloned()))
+    }
+
+    async fn url_links(
+        &self,
+        project: ProjectId,
+        archived: bool,
+    ) -> Result<Vec<Link>, InfraError> {
+        self.check(Op::UrlLinks)?;
+        Ok(self.with(|s| {
+            let mut links: Vec<Link> = s
+                .links
+                .iter()
+                .filter(|l| l.project_id == project && l.url().is_some())
+                .filter(|l| l.archived_at.is_some() == archived)
+                .cloned()
+                .collect();
+            links.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.0.cmp(&a.id.0)));
+            links
+        }))
+    }
+
     async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
         self.check(Op::LinkOfPage)?;
-        Ok(self.with(|s| s.links.iter().find(|l| l.page_id == page).cloned()))
+        Ok(self.with(|s| s.links.iter().find(|l| l.page() == Some(page)).cloned()))
     }
 
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
@@ -71,7 +108,7 @@ impl LinkStore for MemoryStore {
         Ok(self.with(|s| {
             s.links
                 .iter()
-                .filter(|l| pages.contains(&l.page_id))
+                .filter(|l| l.page().is_some_and(|p| pages.contains(&p)))
                 .cloned()
                 .collect()
         }))
@@ -191,11 +228,87 @@ impl LinkStore for MemoryStore {
             let mut days: Vec<(Date, u64)> = s
                 .daily_views
                 .iter()
-                .filter(|((id, day), _)| *id == link && *day >= since)
+                .filter(|((id, day), n)| *id == link && *day >= since && **n > 0)
                 .map(|((_, day), n)| (*day, *n))
                 .collect();
             days.sort();
             days
+        }))
+    }
+
+    async fn add_visit_notes(
+        &self,
+        notes: &[VisitNotes],
+        day: Date,
+        now: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        self.check(Op::AddVisitNotes)?;
+        self.with(|s| {
+            for note in notes {
+                let Some(l) = s.links.iter_mut().find(|l| l.id == note.link) else {
+                    continue;
+                };
+                if note.viewed {
+                    l.last_viewed_at = Some(now);
+                }
+                if note.bot_views > 0 {
+                    *s.daily_bot_views.entry((note.link, day)).or_default() += note.bot_views;
+                }
+                for (host, n) in note.referrers.iter().take(50) {
+                    *s.referrers
+                        .entry((note.link, day, host.clone()))
+                        .or_default() += n;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn link_stats(
+        &self,
+        link: LinkId,
+        from: Date,
+        to: Date,
+    ) -> Result<LinkStats, InfraError> {
+        self.check(Op::LinkStats)?;
+        Ok(self.with(|s| {
+            let within = |id: &LinkId, day: &Date| *id == link && (from..=to).contains(day);
+            let mut days: HashMap<Date, DayCount> = HashMap::new();
+            for ((id, day), n) in &s.daily_views {
+                if within(id, day) {
+                    days.entry(*day)
+                        .or_insert(DayCount { day: *day, views: 0, bot_views: 0 })
+                        .views += n;
+                }
+            }
+            for ((id, day), n) in &s.daily_bot_views {
+                if within(id, day) {
+                    days.entry(*day)
+                        .or_insert(DayCount { day: *day, views: 0, bot_views: 0 })
+                        .bot_views += n;
+                }
+            }
+            let mut days: Vec<DayCount> = days.into_values().collect();
+            days.sort_by_key(|d| d.day);
+            let mut hosts: HashMap<String, u64> = HashMap::new();
+            for ((id, day, host), n) in &s.referrers {
+                if within(id, day) {
+                    *hosts.entry(host.clone()).or_default() += n;
+                }
+            }
+            let mut referrers: Vec<(String, u64)> = hosts.into_iter().collect();
+            referrers.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            referrers.truncate(50);
+            LinkStats { days, referrers }
+        }))
+    }
+
+    async fn delete_link(&self, id: LinkId) -> Result<bool, InfraError> {
+        self.check(Op::DeleteLink)?;
+        Ok(self.with(|s| {
+            let found = s.links.iter().any(|l| l.id == id);
+            forget_links(s, &[id]);
+            found
         }))
     }
 
@@ -205,17 +318,24 @@ impl LinkStore for MemoryStore {
             let gone: Vec<LinkId> = s
                 .links
                 .iter()
-                .filter(|l| l.page_id == page)
+                .filter(|l| l.page() == Some(page))
                 .map(|l| l.id)
                 .collect();
-            s.links.retain(|l| l.page_id != page);
-            s.shared_since.retain(|(id, _), _| !gone.contains(id));
-            s.daily_views.retain(|(id, _), _| !gone.contains(id));
-            s.view_leases.retain(|(id, _), _| !gone.contains(id));
-            for id in &gone {
-                s.views_leased.remove(id);
-            }
+            forget_links(s, &gone);
         });
         Ok(())
+    }
+}
+
+/// Removes links with everything kept about them, as the stores' cascades do.
+fn forget_links(s: &mut State, gone: &[LinkId]) {
+    s.links.retain(|l| !gone.contains(&l.id));
+    s.shared_since.retain(|(id, _), _| !gone.contains(id));
+    s.daily_views.retain(|(id, _), _| !gone.contains(id));
+    s.daily_bot_views.retain(|(id, _), _| !gone.contains(id));
+    s.referrers.retain(|(id, _, _), _| !gone.contains(id));
+    s.view_leases.retain(|(id, _), _| !gone.contains(id));
+    for id in gone {
+        s.views_leased.remove(id);
     }
 }

@@ -63,6 +63,7 @@ pub enum Op {
     DeleteExpiredSessions,
     DeleteGrant,
     DeleteGrantsExpiredBefore,
+    DeleteLink,
     DeleteLinkOfPage,
     DeleteOtherSessions,
     DeletePage,
@@ -104,7 +105,11 @@ pub enum Op {
     LeaseViews,
     LegacyTotpSecrets,
     LinkByCode,
+    LinkById,
     LinkOfPage,
+    LinkStats,
+    UrlLinks,
+    AddVisitNotes,
     LinksOfPages,
     LiveClients,
     LiveGrants,
@@ -210,6 +215,10 @@ pub struct State {
     pub view_leases: HashMap<(LinkId, quire_kernel::LeaseId), (u64, OffsetDateTime)>,
     /// Views per link and day.
     pub daily_views: HashMap<(LinkId, time::Date), u64>,
+    /// Bot views per link and day.
+    pub daily_bot_views: HashMap<(LinkId, time::Date), u64>,
+    /// Referred views per link, day and referrer host.
+    pub referrers: HashMap<(LinkId, time::Date, String), u64>,
     /// Recovery codes: (account, hash, used).
     pub recovery_codes: Vec<(AccountId, String, bool)>,
     /// (bucket, client) → when each allowed request was made (the sliding log), with the

@@ -100,7 +100,7 @@ impl PageStore for MemoryStore {
                     .find(|a| a.id == page.account_id)?
                     .handle
                     .clone(),
-                link: s.links.iter().find(|l| l.page_id == id).cloned(),
+                link: s.links.iter().find(|l| l.page() == Some(id)).cloned(),
                 page: page.clone(),
             })
         }))
@@ -160,7 +160,7 @@ impl PageStore for MemoryStore {
                         .filter_map(|entry| s.shared_since.get(&(l.id, entry.clone())).copied())
                         .min()?;
                     let page = s.pages.iter().find(|(p, ready)| {
-                        *ready && p.id == l.page_id && p.status == PageStatus::Active
+                        *ready && l.page() == Some(p.id) && p.status == PageStatus::Active
                     })?;
                     Some((page.0.clone(), at))
                 })

@@ -67,7 +67,7 @@ fn resources_in(s: &State, project: ProjectId) -> Resources {
         links: s
             .links
             .iter()
-            .filter(|l| l.project_id == project)
+            .filter(|l| l.project_id == project && l.url().is_some())
             .map(|l| ResourceEntry {
                 id: l.id.0,
                 name: l.alias.clone().unwrap_or_else(|| l.public_id.clone()),
@@ -267,7 +267,7 @@ impl ProjectStore for MemoryStore {
                         .ok_or(AssignStoreError::NotFound)?;
                     page.project_id = dest;
                     for l in &mut s.links {
-                        if l.page_id.0 == resource_id {
+                        if l.page().is_some_and(|p| p.0 == resource_id) {
                             l.project_id = dest;
                         }
                     }
@@ -279,7 +279,9 @@ impl ProjectStore for MemoryStore {
                     let link = s
                         .links
                         .iter_mut()
-                        .find(|l| l.id.0 == resource_id && l.account_id == account)
+                        .find(|l| {
+                            l.id.0 == resource_id && l.account_id == account && l.url().is_some()
+                        })
                         .ok_or(AssignStoreError::NotFound)?;
                     link.project_id = dest;
                     Ok(())

@@ -1,0 +1,16 @@
+DROP TABLE link_referrers;
+ALTER TABLE link_views_daily DROP COLUMN bot_views;
+DROP INDEX links_project_kind_idx;
+DELETE FROM links WHERE target_kind <> 'page';
+ALTER TABLE links DROP CONSTRAINT links_target_check;
+ALTER TABLE links DROP COLUMN last_viewed_at;
+ALTER TABLE links DROP COLUMN redirect_status;
+ALTER TABLE links DROP COLUMN expired_url;
+ALTER TABLE links DROP COLUMN archived_at;
+ALTER TABLE links DROP COLUMN title;
+ALTER TABLE links DROP COLUMN target_url;
+ALTER TABLE links DROP CONSTRAINT links_target_key;
+ALTER TABLE links ALTER COLUMN target_id SET NOT NULL;
+ALTER TABLE links RENAME COLUMN target_id TO page_id;
+ALTER TABLE links ADD CONSTRAINT links_page_key UNIQUE (page_id);
+ALTER TABLE links DROP COLUMN target_kind;
