@@ -33,6 +33,7 @@ mod hardening;
 mod http_semantics;
 mod interop;
 mod keys;
+mod links;
 mod mcp;
 mod mcp_conformance;
 mod mcp_inspector;

@@ -26,27 +26,7 @@ use quire_edge::auth::{PageApp, Scoped};
 use quire_edge::body::{Body, WritableBody};
 use quire_edge::json::{RequestBody, nullable, parse};
 
-/// `maxViews` as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
-/// `5.0`; the domain judges its range.
-#[derive(Debug, Clone, Copy)]
-pub struct MaxViews(i128);
-
-impl<'de> Deserialize<'de> for MaxViews {
-    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
-        let n = serde_json::Number::deserialize(de)?;
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-            .or_else(|| {
-                // `as` saturates past i128's range; the domain refuses anything past 2^63.
-                n.as_f64()
-                    .filter(|x| x.fract() == 0.0 && x.is_finite())
-                    .map(|x| x as i128)
-            })
-            .map(MaxViews)
-            .ok_or_else(|| serde::de::Error::custom("must be a positive integer"))
-    }
-}
+pub use quire_edge::json::MaxViews;
 
 /// A new page.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -243,7 +223,7 @@ pub async fn publish(
         access: sent.access,
         password: sent.password,
         expires_at: sent.expires_at,
-        max_views: sent.max_views.map(|m| m.0),
+        max_views: sent.max_views.map(MaxViews::get),
         alias: sent.alias,
         allow: sent.allow.unwrap_or_default(),
         project: sent.project,
@@ -310,7 +290,7 @@ pub async fn patch(
         access: sent.access,
         password: sent.password,
         expires_at: sent.expires_at,
-        max_views: sent.max_views.map(|m| m.map(|m| m.0)),
+        max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
         alias: sent.alias,
         status: sent.status,
         allow: sent.allow,

@@ -31,6 +31,7 @@ use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_device_auth::DeviceAuthService;
 use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
+use quire_links::{LinkConfig, LinkPorts, LinkService};
 use quire_mail::MailService;
 use quire_oauth::{
     ClientService, ConnectedAgents, ConsentService, DynamicRegistration, MetadataDocuments,
@@ -49,6 +50,8 @@ use quire_signup::{
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub pages: PageConfig,
+    /// The URL links' rules; where short links live is the pages' (`links_origin`).
+    pub links: LinkConfig,
     pub serving: ServingConfig,
     /// The public origin of the API and dashboard; device-login links are built on it, and
     /// it is the issuer of OAuth access tokens.
@@ -80,6 +83,8 @@ pub struct Services {
     pub projects: ProjectService,
     pub keys: KeyService,
     pub pages: PageService,
+    /// URL links (`/api/link/v1`).
+    pub links: LinkService,
     pub serving: ServingService,
     pub sessions: SessionService,
     pub activation: ActivationService,
@@ -180,6 +185,20 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         page_cache.clone(),
         Arc::new(bearers.clone()),
     ]));
+    let mut link_config = settings.links;
+    link_config.urls.links_origin = settings.pages.origins.links_origin();
+    let links = LinkService::new(
+        LinkPorts {
+            links: page_cache.clone(),
+            accounts: directory.clone(),
+            projects: projects.clone(),
+            clock: clock.clone(),
+            offload: offload.clone(),
+            ids: ids.clone(),
+            changes: changes.clone(),
+        },
+        link_config,
+    );
     let pages = PageService::new(
         PagePorts {
             pages: page_cache.clone(),
@@ -237,6 +256,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             clock.clone(),
         ),
         pages,
+        links,
         serving,
         sessions: SessionService::new(
             accounts.clone(),

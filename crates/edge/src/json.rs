@@ -276,3 +276,32 @@ pub fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<bool, D::Error
 
 #[cfg(test)]
 mod tests;
+
+/// `maxViews` (and other counts) as sent: an integer, or (as in JSON Schema) a number with no fraction, such as
+/// `5.0`; the domain judges its range.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxViews(i128);
+
+impl MaxViews {
+    #[must_use]
+    pub fn get(self) -> i128 {
+        self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MaxViews {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let n = <serde_json::Number as serde::Deserialize>::deserialize(de)?;
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                // `as` saturates past i128's range; the domain refuses anything past 2^63.
+                n.as_f64()
+                    .filter(|x| x.fract() == 0.0 && x.is_finite())
+                    .map(|x| x as i128)
+            })
+            .map(MaxViews)
+            .ok_or_else(|| serde::de::Error::custom("must be a positive integer"))
+    }
+}

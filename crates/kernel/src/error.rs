@@ -98,6 +98,12 @@ error_codes! {
     // list's `nextCursor`s.
     InvalidLimit = ("invalid_limit", 400),
     InvalidCursor = ("invalid_cursor", 400),
+    // Quire's own: a URL link's `url` or `expiredUrl` broke one of the URL rules.
+    InvalidUrl = ("invalid_url", 400),
+    UrlTooLong = ("url_too_long", 400),
+    UrlCredentials = ("url_credentials", 400),
+    UrlLoop = ("url_loop", 400),
+    UrlDenied = ("url_denied", 400),
 }
 
 impl fmt::Display for ErrorCode {
@@ -214,7 +220,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 55);
+        assert_eq!(ErrorCode::ALL.len(), 60);
     }
 
     #[derive(Debug, thiserror::Error)]

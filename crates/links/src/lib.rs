@@ -21,9 +21,7 @@ pub mod target_url;
 
 pub use model::{Link, RedirectStatus, Target};
 pub use policy::{Access, AllowEntry, Policy};
-pub use ports::{
-    AccountDirectory, LinkStore, LinkWriteError, PublicIds, RandomPublicIds,
-};
+pub use ports::{AccountDirectory, LinkStore, LinkWriteError, PublicIds, RandomPublicIds};
 pub use service::{
     LinkConfig, LinkError, LinkPatch, LinkPorts, LinkService, LinkView, MAX_STATS_DAYS, NewLink,
     StatsSpan,

@@ -50,8 +50,7 @@ pub trait LinkStore: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// [`InfraError`] on storage failure.
-    async fn url_links(&self, project: ProjectId, archived: bool)
-    -> Result<Vec<Link>, InfraError>;
+    async fn url_links(&self, project: ProjectId, archived: bool) -> Result<Vec<Link>, InfraError>;
 
     /// # Errors
     /// [`InfraError`] on storage failure.

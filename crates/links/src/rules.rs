@@ -119,7 +119,10 @@ pub async fn resolve_allow(
     for entry in raw {
         if entry.contains('@') {
             parsed.push(Parsed::Email(Email::parse(entry).map_err(|_| {
-                invalid(format!("allow entry {} is not a valid email", quoted(entry)))
+                invalid(format!(
+                    "allow entry {} is not a valid email",
+                    quoted(entry)
+                ))
             })?));
         } else {
             let handle = Handle::parse(entry.trim_start_matches('@')).map_err(|_| {

@@ -142,13 +142,28 @@ mod tests {
             refused("https://user:pw@example.com/"),
             Some(UrlRefusal::Credentials)
         );
-        assert_eq!(refused("https://user@example.com/"), Some(UrlRefusal::Credentials));
-        assert_eq!(refused("https://quire.example/s/abc"), Some(UrlRefusal::Loop));
-        assert_eq!(refused("https://QUIRE.example:443/s/x"), Some(UrlRefusal::Loop));
+        assert_eq!(
+            refused("https://user@example.com/"),
+            Some(UrlRefusal::Credentials)
+        );
+        assert_eq!(
+            refused("https://quire.example/s/abc"),
+            Some(UrlRefusal::Loop)
+        );
+        assert_eq!(
+            refused("https://QUIRE.example:443/s/x"),
+            Some(UrlRefusal::Loop)
+        );
         assert_eq!(refused("https://bad.example/x"), Some(UrlRefusal::Denied));
-        assert_eq!(refused("https://a.b.bad.example./x"), Some(UrlRefusal::Denied));
+        assert_eq!(
+            refused("https://a.b.bad.example./x"),
+            Some(UrlRefusal::Denied)
+        );
         assert_eq!(refused("http://x.evil.test/"), Some(UrlRefusal::Denied));
-        assert_eq!(refused("http://quire.example:8081/s/abc"), Some(UrlRefusal::Loop));
+        assert_eq!(
+            refused("http://quire.example:8081/s/abc"),
+            Some(UrlRefusal::Loop)
+        );
         assert_eq!(refused("https://notbad.example/"), None);
     }
 

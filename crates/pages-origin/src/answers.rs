@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 
 use askama::Template;
-use quire_serving::{Answer, CacheRule, IssuedCookie, PasswordPrompt, SignInPrompt};
+use quire_serving::{
+    Answer, CacheRule, ContinuePrompt, IssuedCookie, PasswordPrompt, SignInPrompt,
+};
 
 use quire_wire::Response;
 
@@ -17,6 +19,15 @@ struct UnlockPage<'a> {
     slug: &'a str,
     next: &'a str,
     error: Option<&'a str>,
+    code: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "continue.html")]
+struct ContinuePage<'a> {
+    title: Option<&'a str>,
+    host: &'a str,
+    code: &'a str,
 }
 
 #[derive(Template)]
@@ -151,14 +162,24 @@ pub(super) fn password_form(status: u16, prompt: &PasswordPrompt, error: Option<
             slug: &prompt.slug,
             next: &prompt.next,
             error,
+            code: prompt.code.as_deref(),
         }
         .render(),
     );
+    let response = if prompt.code.is_some() {
+        response.set_header("content-security-policy", LINK_PAGE_CSP)
+    } else {
+        response
+    };
     if status == 401 {
-        // Handles and slugs are of letters, digits and `-`: nothing to quote.
+        // Handles, slugs and codes are of letters, digits, `_` and `-`: nothing to quote.
+        let realm = match &prompt.code {
+            Some(code) => format!("s/{code}"),
+            None => format!("{}/{}", prompt.handle, prompt.slug),
+        };
         response.header(
             "www-authenticate",
-            format!("QuirePassword realm=\"{}/{}\"", prompt.handle, prompt.slug),
+            format!("QuirePassword realm=\"{realm}\""),
         )
     } else {
         response
@@ -178,6 +199,25 @@ fn sign_in(prompt: &SignInPrompt) -> Response {
         }
         .render(),
     )
+}
+
+/// The CSP of a URL link's own pages: their form's post ends in a redirect to the link's
+/// target, which browsers hold to `form-action` too.
+const LINK_PAGE_CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self' http: https:; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+/// The continue page of a budgeted link: its button posts back to the link.
+fn continue_page(prompt: &ContinuePrompt) -> Response {
+    own_page(
+        200,
+        ContinuePage {
+            title: prompt.title.as_deref(),
+            host: &prompt.host,
+            code: &prompt.code,
+        }
+        .render(),
+    )
+    .set_header("content-security-policy", LINK_PAGE_CSP)
 }
 
 pub(super) fn redirect(status: u16, location: &str) -> Response {
@@ -294,6 +334,14 @@ pub(super) fn respond(answer: Answer, https: bool) -> Response {
             location,
             permanent,
         } => redirect(if permanent { 308 } else { 302 }, &location),
+        Answer::Forward {
+            location,
+            status,
+            cache,
+        } => Response::new(status)
+            .header("location", location)
+            .header("cache-control", cache_control(cache)),
+        Answer::Continue(prompt) => continue_page(&prompt),
         Answer::NotFound => not_found(),
         Answer::Gone => gone(),
         Answer::Password(prompt) => password_form(401, &prompt, None),

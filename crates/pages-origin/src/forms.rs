@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use quire_serving::{PassError, Unlock, UnlockError};
+use quire_serving::{Admitted, LinkUnlock, PassError, Unlock, UnlockError};
 
 use super::PagesState;
 use super::answers::{
@@ -17,7 +17,8 @@ use quire_wire::{Request, Response};
 pub(super) const FORM_LIMIT: usize = 16 * 1024;
 
 /// The password form; a field it lacks is empty. `handle` counts only on the shared
-/// origin: on an owner's origin the host names the owner.
+/// origin: on an owner's origin the host names the owner. A URL link's form sends its
+/// `code` instead of `handle`, `slug` and `next`.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(default)]
 struct UnlockForm {
@@ -25,6 +26,41 @@ struct UnlockForm {
     slug: String,
     password: String,
     next: String,
+    code: String,
+}
+
+/// The client address an attempt is counted against.
+fn client_of(state: &PagesState, request: &Request<'_>) -> String {
+    let forwarded: Vec<&str> = request.all("x-forwarded-for").collect();
+    state
+        .trusted_proxies
+        .client(request.peer, &forwarded)
+        .to_string()
+}
+
+/// `POST /s/{code}`: the continue page's button of a budgeted link, from its own page only
+/// (a page elsewhere cannot spend the link's views).
+pub(super) async fn confirm(state: &PagesState, request: &Request<'_>, code: &str) -> Response {
+    let origin = state.origins().links_origin();
+    if !sent_from(request.header("origin"), request.header("referer"), &origin) {
+        return notice(
+            403,
+            "Refused",
+            "A link's views can only be spent from its own continue page.",
+        );
+    }
+    super::visit::short_link(state, request, code, true).await
+}
+
+/// The password form of a URL link, on the links origin.
+async fn unlock_link(state: &PagesState, request: &Request<'_>, f: &UnlockForm) -> Response {
+    let client = client_of(state, request);
+    let attempt = LinkUnlock {
+        code: &f.code,
+        password: &f.password,
+        client: &client,
+    };
+    answer_unlock(state, state.serving.unlock_link(attempt).await)
 }
 
 /// `POST /-/unlock`: the password form.
@@ -48,14 +84,17 @@ pub(super) async fn unlock(state: &PagesState, request: &Request<'_>) -> Respons
     let Ok(f) = serde_urlencoded::from_bytes::<UnlockForm>(request.body) else {
         return notice(400, "Bad request", "The form could not be read.");
     };
+    if owner.is_none() && !f.code.is_empty() {
+        return unlock_link(state, request, &f).await;
+    }
+    // The bare domain serves no page, so it takes no page's password.
+    if matches!(state.target(request), super::Target::Links) {
+        return not_found();
+    }
     if !quire_pages::validate::is_slug(&f.slug) {
         return notice(400, "Bad request", "The form's slug is not a page's slug.");
     }
-    let forwarded: Vec<&str> = request.all("x-forwarded-for").collect();
-    let client = state
-        .trusted_proxies
-        .client(request.peer, &forwarded)
-        .to_string();
+    let client = client_of(state, request);
     let attempt = Unlock {
         handle: owner.as_deref().unwrap_or(&f.handle),
         slug: &f.slug,
@@ -63,8 +102,12 @@ pub(super) async fn unlock(state: &PagesState, request: &Request<'_>) -> Respons
         next: &f.next,
         client: &client,
     };
+    answer_unlock(state, state.serving.unlock(attempt).await)
+}
+
+fn answer_unlock(state: &PagesState, result: Result<Admitted, UnlockError>) -> Response {
     let https = state.origins().https();
-    match state.serving.unlock(attempt).await {
+    match result {
         Ok(admitted) => with_cookie(
             redirect(303, &admitted.location),
             https,

@@ -69,14 +69,14 @@ impl PagesState {
         }
     }
 
-    /// For the endpoints of a page's own origin (`/-/unlock`, `/-/pass`): `Some(Some(handle))`
-    /// on an owner's origin, `Some(None)` on a shared one, `None` on the bare domain or an
-    /// unknown host, which have no pages.
+    /// For the origin's own endpoints (`/-/unlock`, `/-/pass`): `Some(Some(handle))` on an
+    /// owner's origin, `Some(None)` on a shared one or the bare domain (whose URL links have
+    /// a password form and a sign-in pass too), `None` on an unknown host.
     fn page_owner<'a>(&self, request: &Request<'a>) -> Option<Option<Cow<'a, str>>> {
         match self.target(request) {
             Target::Owner(handle) => Some(Some(handle)),
-            Target::Shared => Some(None),
-            Target::Links | Target::Unknown => None,
+            Target::Shared | Target::Links => Some(None),
+            Target::Unknown => None,
         }
     }
 }
@@ -99,7 +99,15 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
         ("/-/healthz", _) => answers::method_not_allowed("GET, HEAD"),
         (path, "GET" | "HEAD") if path.starts_with(answers::ASSETS) => answers::asset(path),
         (path, _) if path.starts_with(answers::ASSETS) => answers::method_not_allowed("GET, HEAD"),
-        _ => visit::visit(state, request).await,
+        (_, "POST") => match visit::short_link_code(state, request) {
+            Some(code) => forms::confirm(state, request, code).await,
+            None => answers::method_not_allowed("GET, HEAD"),
+        },
+        (_, "GET" | "HEAD") => visit::visit(state, request).await,
+        _ if visit::short_link_code(state, request).is_some() => {
+            answers::method_not_allowed("GET, HEAD, POST")
+        }
+        _ => answers::method_not_allowed("GET, HEAD"),
     }
 }
 

@@ -1,7 +1,8 @@
 //! `GET`/`HEAD` of a page's file or a short link: the request's credentials read, the
 //! serving use case asked, its answer written.
 
-use quire_serving::{Conditions, TokenKind, Visit, Visitor, cookie_kind};
+use quire_kernel::Principal;
+use quire_serving::{Conditions, LinkVisit, TokenKind, Visit, Visitor, cookie_kind};
 
 use super::answers::{infra_failure, method_not_allowed, not_found, respond};
 use super::{PagesState, Target};
@@ -110,6 +111,69 @@ fn refused(e: AuthError) -> Response {
     response
 }
 
+/// The caller of an `Authorization` header, if it has one; a refused one is answered.
+async fn principal(
+    state: &PagesState,
+    request: &Request<'_>,
+) -> Result<Option<Principal>, Response> {
+    let Some(header) = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+    else {
+        return Ok(None);
+    };
+    let value = std::str::from_utf8(header.value).unwrap_or("");
+    state
+        .keys
+        .authenticate(Some(value))
+        .await
+        .map(Some)
+        .map_err(refused)
+}
+
+/// The code of a short link's path (`/s/{code}`) on a host that serves short links.
+pub(super) fn short_link_code<'a>(state: &PagesState, request: &Request<'a>) -> Option<&'a str> {
+    let code = request.path.strip_prefix("/s/")?;
+    matches!(state.target(request), Target::Shared | Target::Links).then_some(code)
+}
+
+/// `GET`/`HEAD` of a short link, or (`confirm`) the `POST` of a budgeted link's continue
+/// page. Short links are never indexed.
+pub(super) async fn short_link(
+    state: &PagesState,
+    request: &Request<'_>,
+    code: &str,
+    confirm: bool,
+) -> Response {
+    let principal = match principal(state, request).await {
+        Ok(p) => p,
+        Err(refusal) => return refusal,
+    };
+    let answer = state
+        .serving
+        .short_link(LinkVisit {
+            code,
+            confirm,
+            head: request.method == "HEAD",
+            visitor: Visitor {
+                principal: principal.as_ref(),
+                unlock: cookie_values(request, TokenKind::Unlock),
+                access: cookie_values(request, TokenKind::Access),
+                view: Vec::new(),
+            },
+            user_agent: request.header("user-agent"),
+            accept: request.header("accept"),
+            referer: request.header("referer"),
+        })
+        .await;
+    match answer {
+        Ok(answer) => respond(answer, state.origins().https()),
+        Err(e) => infra_failure(&e),
+    }
+    .header("x-robots-tag", "noindex")
+}
+
 /// `GET`/`HEAD` of anything but the origin's own endpoints: a short link (`/s/{code}`) or a
 /// page's file.
 pub(super) async fn visit(state: &PagesState, request: &Request<'_>) -> Response {
@@ -119,34 +183,17 @@ pub(super) async fn visit(state: &PagesState, request: &Request<'_>) -> Response
         _ => return method_not_allowed("GET, HEAD"),
     };
     let https = state.origins().https();
-    let short_link = || request.path.strip_prefix("/s/");
+    if let Some(code) = short_link_code(state, request) {
+        return short_link(state, request, code, false).await;
+    }
     let owner = match state.target(request) {
         Target::Owner(handle) => Some(handle),
-        Target::Shared if short_link().is_none() => None,
-        Target::Shared | Target::Links => {
-            let Some(code) = short_link() else {
-                return not_found();
-            };
-            return match state.serving.short_link(code).await {
-                Ok(answer) => respond(answer, https),
-                Err(e) => infra_failure(&e),
-            };
-        }
-        Target::Unknown => return not_found(),
+        Target::Shared => None,
+        Target::Links | Target::Unknown => return not_found(),
     };
-    let principal = match request
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("authorization"))
-    {
-        None => None,
-        Some(header) => {
-            let value = std::str::from_utf8(header.value).unwrap_or("");
-            match state.keys.authenticate(Some(value)).await {
-                Ok(p) => Some(p),
-                Err(e) => return refused(e),
-            }
-        }
+    let principal = match principal(state, request).await {
+        Ok(p) => p,
+        Err(refusal) => return refusal,
     };
     let has_cookies = request.has("cookie");
     let cookies = |kind| {

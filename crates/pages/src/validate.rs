@@ -1,7 +1,6 @@
 //! Validation of everything a page request carries. Each function names the field it
 //! refuses in its message, so the HTTP layer can pass it on unchanged.
 
-
 /// Longest safe path, in characters (as the OpenAPI document's `maxLength` counts).
 pub const MAX_PATH_CHARS: usize = 1024;
 

@@ -238,11 +238,7 @@ impl LinkStore for CachedPageStore {
         self.links.link(id).await
     }
 
-    async fn url_links(
-        &self,
-        project: ProjectId,
-        archived: bool,
-    ) -> Result<Vec<Link>, InfraError> {
+    async fn url_links(&self, project: ProjectId, archived: bool) -> Result<Vec<Link>, InfraError> {
         self.links.url_links(project, archived).await
     }
 

@@ -49,6 +49,9 @@ pub struct Config {
     /// Comma-separated browser origins (`https://app.example`) allowed to call `/mcp`
     /// besides Quire's own.
     pub mcp_allowed_origins: String,
+    /// Comma-separated hosts URL links may not lead to: each denies itself and every name
+    /// under it (`example.com` denies `a.example.com`).
+    pub link_deny_hosts: String,
     /// How long the pages origin serves a page's policy from memory (milliseconds): the
     /// most a change made on another replica takes to reach visitors.
     pub policy_cache_ms: u64,
@@ -138,6 +141,7 @@ impl Default for Config {
             view_lease_secs: 120,
             trusted_proxies: String::new(),
             mcp_allowed_origins: String::new(),
+            link_deny_hosts: String::new(),
             policy_cache_ms: 800,
             file_cache_bytes: 64 * 1024 * 1024,
             body_timeout_secs: 10,
@@ -185,6 +189,7 @@ struct FileConfig {
     view_lease_secs: Option<u64>,
     trusted_proxies: Option<String>,
     mcp_allowed_origins: Option<String>,
+    link_deny_hosts: Option<String>,
     policy_cache_ms: Option<u64>,
     file_cache_bytes: Option<u64>,
     body_timeout_secs: Option<u64>,
@@ -257,6 +262,7 @@ impl Config {
                 view_lease_secs,
                 trusted_proxies,
                 mcp_allowed_origins,
+                link_deny_hosts,
                 policy_cache_ms,
                 file_cache_bytes,
                 body_timeout_secs,
@@ -289,6 +295,7 @@ impl Config {
         text("QUIRE_LOG_FORMAT", &mut c.log_format);
         text("QUIRE_TRUSTED_PROXIES", &mut c.trusted_proxies);
         text("QUIRE_MCP_ALLOWED_ORIGINS", &mut c.mcp_allowed_origins);
+        text("QUIRE_LINK_DENY_HOSTS", &mut c.link_deny_hosts);
         text("QUIRE_SMTP_URL", &mut c.smtp_url);
         text("QUIRE_SMTP_PASSWORD", &mut c.smtp_password.0);
         text("QUIRE_MAIL_FROM", &mut c.mail_from);
@@ -413,7 +420,22 @@ impl Config {
                 value: "0".into(),
             });
         }
+        if c.deny_hosts().is_err() {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_LINK_DENY_HOSTS",
+                expected: "comma-separated host names",
+                value: c.link_deny_hosts,
+            });
+        }
         Ok(c)
+    }
+
+    /// `QUIRE_LINK_DENY_HOSTS` as the link service takes it.
+    ///
+    /// # Errors
+    /// Naming the first entry that is not a host name.
+    pub fn deny_hosts(&self) -> Result<quire_links::DenyHosts, String> {
+        quire_links::DenyHosts::parse(self.link_deny_hosts.split(','))
     }
 }
 

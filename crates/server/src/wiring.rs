@@ -14,6 +14,7 @@ use quire_blobs::ObjectBundleStore;
 use quire_edge::{Dependency, NotReady, Readiness};
 use quire_kernel::offload::{Job, Running};
 use quire_kernel::{InfraError, Offload, Timer};
+use quire_links::{LinkConfig, UrlRules};
 use quire_mail::Mailer;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
@@ -113,6 +114,14 @@ pub(crate) fn settings(
             },
             publish_lease: Duration::from_secs(config.publish_lease_secs.max(3)),
             ..PageConfig::default()
+        },
+        links: LinkConfig {
+            urls: UrlRules {
+                links_origin: origins.links_origin(),
+                // Checked when the configuration was loaded.
+                deny: config.deny_hosts().unwrap_or_default(),
+            },
+            ..LinkConfig::default()
         },
         serving: ServingConfig {
             origins: origins.clone(),

@@ -35,6 +35,46 @@ pub struct Visit<'a> {
     pub accepts_gzip: bool,
 }
 
+/// A `GET`, `HEAD` or `POST` of a short link `/s/{code}`.
+#[derive(Debug, Clone)]
+pub struct LinkVisit<'a> {
+    pub code: &'a str,
+    /// `POST`: the continue page's button, which claims a view of a budgeted link.
+    pub confirm: bool,
+    pub head: bool,
+    pub visitor: Visitor<'a>,
+    pub user_agent: Option<&'a str>,
+    pub accept: Option<&'a str>,
+    pub referer: Option<&'a str>,
+}
+
+impl<'a> LinkVisit<'a> {
+    /// A `GET` of `/s/{code}` with no credential and no header that says who asks (curl).
+    #[must_use]
+    pub fn plain(code: &'a str) -> Self {
+        Self {
+            code,
+            confirm: false,
+            head: false,
+            visitor: Visitor::default(),
+            user_agent: None,
+            accept: None,
+            referer: None,
+        }
+    }
+}
+
+/// The page a person's browser is shown before a budgeted link spends a view: its button
+/// posts back to the link, and only that post is counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinuePrompt {
+    pub title: Option<String>,
+    /// The host the link leads to.
+    pub host: String,
+    /// The code it was opened by (`/s/{code}`).
+    pub code: String,
+}
+
 /// How browsers may keep a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheRule {
@@ -96,6 +136,8 @@ pub struct PasswordPrompt {
     /// The path inside the page to return to.
     pub next: String,
     pub wrong: bool,
+    /// A URL link's code: its form posts the code instead of the page's handle and slug.
+    pub code: Option<String>,
 }
 
 /// A private or allow-list page, as shown to a visitor who is not signed in.
@@ -141,6 +183,15 @@ pub enum Answer {
         location: String,
         permanent: bool,
     },
+    /// A URL link followed: its status (301, 302, 303 after the continue page, 307, 308)
+    /// and whether it may be kept (`Revalidate`: a public link without expiry or budget).
+    Forward {
+        location: String,
+        status: u16,
+        cache: CacheRule,
+    },
+    /// 200: the continue page of a budgeted link.
+    Continue(ContinuePrompt),
     NotFound,
     /// Expired, or the view budget is spent.
     Gone,
@@ -155,6 +206,15 @@ pub enum Answer {
         title: String,
         email: Option<String>,
     },
+}
+
+/// The password form's post of a URL link.
+#[derive(Debug, Clone)]
+pub struct LinkUnlock<'a> {
+    pub code: &'a str,
+    pub password: &'a str,
+    /// The client (address) the attempt is counted against.
+    pub client: &'a str,
 }
 
 /// The password form's post.

@@ -21,8 +21,10 @@
 //! pages-origin edge in `quire-pages-origin` maps [`Answer`]s to responses.
 
 mod answer;
+pub mod bots;
 mod cache;
 mod leases;
+mod notes;
 pub mod path;
 mod policy;
 mod service;
@@ -31,8 +33,9 @@ pub mod token;
 mod views;
 
 pub use answer::{
-    Admitted, Answer, ByteRange, CacheRule, FileAnswer, IssuedCookie, PageCard, PassError,
-    PasswordPrompt, SignInPrompt, Unlock, UnlockError, Visit, Visitor,
+    Admitted, Answer, ByteRange, CacheRule, ContinuePrompt, FileAnswer, IssuedCookie, LinkUnlock,
+    LinkVisit, PageCard, PassError, PasswordPrompt, SignInPrompt, Unlock, UnlockError, Visit,
+    Visitor,
 };
 pub use cache::CachedFile;
 pub use leases::{IDLE_RETURN, LEASE_TTL, MAX_BLOCK, ViewLeases};

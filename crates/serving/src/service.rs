@@ -17,15 +17,17 @@ use quire_accounts::SessionStore;
 use quire_kernel::{
     AccountId, App, Budget, Clock, Email, InfraError, Offload, PageId, RateLimiter,
 };
-use quire_links::{Access, LinkStore};
+use quire_links::{Access, Link, LinkStore};
 use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
 use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use crate::answer::{Answer, IssuedCookie, PasswordPrompt, SignInPrompt, Visit, Visitor};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
+use crate::notes::NoteTally;
 use crate::path::{encode_query, encode_relative, parse_owner_path, parse_page_path};
 use crate::policy::{
     Gate, Resolved, admits, expired, fingerprint, is_document, resolve, with_query,
@@ -36,6 +38,9 @@ use crate::views::ViewTally;
 mod admission;
 mod files;
 mod short_link;
+mod url_link;
+
+pub(crate) use url_link::CodeTarget;
 
 /// Cookie of a page whose password was given.
 pub const UNLOCK_COOKIE: &str = "quire_unlock";
@@ -144,13 +149,15 @@ pub(crate) struct Inner {
     /// `handle/slug` → the page as served; `None` is cached too (unknown pages). This and
     /// the other policy caches age by the clock of the ports.
     pub(crate) sites: ClockCache<String, Option<Arc<Site>>>,
-    /// Short-link code → `handle/slug`.
-    pub(crate) codes: ClockCache<String, Option<String>>,
+    /// Short-link code → what it leads to.
+    pub(crate) codes: ClockCache<String, Option<CodeTarget>>,
     pub(crate) files: Cache<(PageId, String), Arc<CachedFile>>,
     /// Session id hash → its account and email while it is still signed in (fully), kept
     /// for the policy TTL.
     pub(crate) sessions: ClockCache<String, Option<(AccountId, Option<Email>)>>,
     pub(crate) views: ViewTally,
+    /// Bot views, referrer hosts and last views of URL links, between flushes.
+    pub(crate) notes: NoteTally,
     pub(crate) leases: ViewLeases,
     /// Tells this service's entries apart in the per-thread front caches.
     pub(crate) id: u64,
@@ -194,6 +201,7 @@ impl ServingService {
                 files,
                 sessions,
                 views: ViewTally::default(),
+                notes: NoteTally::default(),
                 leases,
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
@@ -249,7 +257,11 @@ impl ServingService {
         if self.known_spent(&site) && (document || !viewed()) {
             return Ok(Answer::Gone);
         }
-        match self.gate(&site, &visit.visitor, now).await? {
+        let apps = [App::Serve, App::Page];
+        match self
+            .gate(&site.link, site.page.id.0, &apps, &visit.visitor, now)
+            .await?
+        {
             Gate::Open => {}
             Gate::Password => {
                 return Ok(Answer::Password(PasswordPrompt {
@@ -258,6 +270,7 @@ impl ServingService {
                     slug: site.page.slug.clone(),
                     next: rest.into_owned(),
                     wrong: false,
+                    code: None,
                 }));
             }
             Gate::SignIn => {
@@ -331,25 +344,30 @@ impl ServingService {
         }
     }
 
-    async fn gate(
+    /// Whether `visitor` may open what `link` guards; `subject` is the page or link the
+    /// visitor's cookies must name, `apps` the apps a key needs (one of) to open it.
+    pub(crate) async fn gate(
         &self,
-        site: &Site,
+        link: &Link,
+        subject: Uuid,
+        apps: &[App],
         visitor: &Visitor<'_>,
         now: OffsetDateTime,
     ) -> Result<Gate, InfraError> {
-        if site.link.policy.access == Access::Public {
+        if link.policy.access == Access::Public {
             return Ok(Gate::Open);
         }
         // A key or token reads a guarded page of a project it reaches only when it may serve
-        // or publish pages: a link-only key opens nothing here.
+        // or publish pages (a link-only key opens no page), a URL link when it may manage
+        // links.
         if let Some(principal) = visitor
             .principal
-            .filter(|p| p.has_app(App::Serve) || p.has_app(App::Page))
+            .filter(|p| apps.iter().any(|a| p.has_app(*a)))
         {
             match authorize_project(
                 self.inner.ports.projects.as_ref(),
                 principal,
-                site.page.project_id,
+                link.project_id,
                 ProjectAccess::Read,
             )
             .await
@@ -359,12 +377,12 @@ impl ServingService {
                 Err(AddressError::Infra(e)) => return Err(e),
             }
         }
-        let page = site.page.id.0;
+        let page = subject;
         let signer = &self.inner.signer;
-        match site.link.policy.access {
+        match link.policy.access {
             Access::Public => Ok(Gate::Open),
             Access::Password => {
-                let current = fingerprint(&site.link);
+                let current = fingerprint(link);
                 let unlocked = visitor.unlock.iter().any(|t| {
                     signer
                         .check(t, TokenKind::Unlock, page, now)
@@ -391,7 +409,7 @@ impl ServingService {
                     let Some((account, email)) = signed_in else {
                         continue;
                     };
-                    if admits(&site.link, account, email.as_ref()) {
+                    if admits(link, account, email.as_ref()) {
                         return Ok(Gate::Open);
                     }
                     refused = Some(email.map(|e| e.as_str().to_owned()));

@@ -97,6 +97,13 @@ impl ServingService {
                 }
             }
         };
+        let notes = self.inner.notes.take();
+        if !notes.is_empty()
+            && let Err(e) = links.add_visit_notes(&notes, day, now).await
+        {
+            self.inner.notes.restore(notes);
+            return Err(e);
+        }
         Ok(leased? + tallied?)
     }
 

@@ -36,7 +36,12 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
         panic!("trailing slash")
     };
     assert_eq!(location, "/site/");
-    let Answer::Redirect { location, .. } = w.serving.short_link(&code).await.unwrap() else {
+    let Answer::Redirect { location, .. } = w
+        .serving
+        .short_link(quire_serving::LinkVisit::plain(&code))
+        .await
+        .unwrap()
+    else {
         panic!("short link")
     };
     assert_eq!(location, "https://ann.pages.test/site/");

@@ -8,7 +8,9 @@ mod common;
 
 use quire_kernel::Clock;
 use quire_pages::PatchRequest;
-use quire_serving::{Answer, ByteRange, CacheRule, Conditions, VIEW_COOKIE, Visit, Visitor};
+use quire_serving::{
+    Answer, ByteRange, CacheRule, Conditions, LinkVisit, VIEW_COOKIE, Visit, Visitor,
+};
 use quire_testkit::memory::Op;
 
 use common::{body, world};
@@ -169,15 +171,21 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
     let w = world().await;
     let page = w.publish("site", |r| r.alias = Some("launch".into())).await;
     assert!(matches!(
-        w.serving.short_link("launch").await.unwrap(),
+        w.serving.short_link(LinkVisit::plain("launch")).await.unwrap(),
         Answer::Redirect { ref location, permanent: false } if location == "https://pages.test/ann/site/"
     ));
     assert!(matches!(
-        w.serving.short_link("nope").await.unwrap(),
+        w.serving
+            .short_link(LinkVisit::plain("nope"))
+            .await
+            .unwrap(),
         Answer::NotFound
     ));
     assert!(matches!(
-        w.serving.short_link("../x").await.unwrap(),
+        w.serving
+            .short_link(LinkVisit::plain("../x"))
+            .await
+            .unwrap(),
         Answer::NotFound
     ));
 
@@ -198,7 +206,10 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
     assert!(matches!(w.get("/ann/site/").await, Answer::Gone));
     assert!(matches!(w.get("/ann/site/style.css").await, Answer::Gone));
     assert!(matches!(
-        w.serving.short_link("launch").await.unwrap(),
+        w.serving
+            .short_link(LinkVisit::plain("launch"))
+            .await
+            .unwrap(),
         Answer::Gone
     ));
 
@@ -213,7 +224,10 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
     .await;
     assert!(matches!(w.get("/ann/site/").await, Answer::NotFound));
     assert!(matches!(
-        w.serving.short_link("launch").await.unwrap(),
+        w.serving
+            .short_link(LinkVisit::plain("launch"))
+            .await
+            .unwrap(),
         Answer::NotFound
     ));
 }

@@ -13,9 +13,7 @@ use quire_projects::{ProjectStore, ResourceEntry, ResourceType};
 use time::Duration;
 use uuid::Uuid;
 
-use super::support::{
-    app_key_in, client_of, file, link_for, page_of, project_of, seed, url_link,
-};
+use super::support::{app_key_in, client_of, file, link_for, page_of, project_of, seed, url_link};
 use quire_testkit::fixtures::FixedClock;
 
 async fn ready<S: PageStore>(s: &S, page: &Page) {

@@ -41,7 +41,10 @@ pub(super) async fn url_links_are_stored_listed_changed_and_deleted<
     s.insert_link(&first).await.unwrap();
     assert_eq!(s.link(first.id).await.unwrap(), Some(first.clone()));
     assert_eq!(s.link_by_code("docs").await.unwrap(), Some(first.clone()));
-    assert_eq!(s.link_by_code("UUUUUUUUU1").await.unwrap(), Some(first.clone()));
+    assert_eq!(
+        s.link_by_code("UUUUUUUUU1").await.unwrap(),
+        Some(first.clone())
+    );
 
     // One namespace with pages' links.
     let page = page_of(&ann.account, ann.project.id, "site", "UUUUUUUUP1", &clock);
@@ -77,7 +80,9 @@ pub(super) async fn url_links_are_stored_listed_changed_and_deleted<
     assert!(s.url_links(ann.project.id, true).await.unwrap().is_empty());
 
     // A change keeps the codes, counts and kind; the alias code is replaced.
-    s.add_views(&[(first.id, 3)], clock.now().date()).await.unwrap();
+    s.add_views(&[(first.id, 3)], clock.now().date())
+        .await
+        .unwrap();
     let mut changed = first.clone();
     changed.target = Target::Url("https://example.org/new".into());
     changed.title = None;
@@ -88,7 +93,13 @@ pub(super) async fn url_links_are_stored_listed_changed_and_deleted<
     changed.updated_at = clock.now();
     s.update_link(&changed).await.unwrap();
     let stored = s.link(first.id).await.unwrap().unwrap();
-    assert_eq!(stored, quire_links::Link { view_count: 3, ..changed.clone() });
+    assert_eq!(
+        stored,
+        quire_links::Link {
+            view_count: 3,
+            ..changed.clone()
+        }
+    );
     assert_eq!(s.link_by_code("docs").await.unwrap(), None);
     assert_eq!(s.link_by_code("docs2").await.unwrap().unwrap().id, first.id);
     let archived = s.url_links(ann.project.id, true).await.unwrap();
@@ -127,7 +138,10 @@ pub(super) async fn link_counts_keep_bots_and_referrers_apart<
     let note = |bots, referrers: &[(&str, u64)], viewed| VisitNotes {
         link: link.id,
         bot_views: bots,
-        referrers: referrers.iter().map(|(h, n)| ((*h).to_owned(), *n)).collect(),
+        referrers: referrers
+            .iter()
+            .map(|(h, n)| ((*h).to_owned(), *n))
+            .collect(),
         viewed,
     };
     s.add_visit_notes(
@@ -157,13 +171,24 @@ pub(super) async fn link_counts_keep_bots_and_referrers_apart<
     assert_eq!(
         stats.days,
         [
-            DayCount { day: yesterday, views: 4, bot_views: 5 },
-            DayCount { day: today, views: 2, bot_views: 1 },
+            DayCount {
+                day: yesterday,
+                views: 4,
+                bot_views: 5
+            },
+            DayCount {
+                day: today,
+                views: 2,
+                bot_views: 1
+            },
         ]
     );
     assert_eq!(
         stats.referrers,
-        [("news.example".to_owned(), 4), ("mail.example".to_owned(), 1)]
+        [
+            ("news.example".to_owned(), 4),
+            ("mail.example".to_owned(), 1)
+        ]
     );
     let only_today = s.link_stats(link.id, today, today).await.unwrap();
     assert_eq!(only_today.referrers, [("news.example".to_owned(), 1)]);

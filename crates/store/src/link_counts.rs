@@ -18,6 +18,9 @@ use crate::types::{DbId, DbTs};
 /// Most referrer hosts kept per link and flush: past them, a flood of made-up referrers
 /// adds no rows.
 pub(crate) const MAX_REFERRERS_PER_FLUSH: usize = 50;
+/// A day of a link's counts as stored: the day, views, bot views.
+type DayRow = (String, i64, i64);
+
 /// Most referrer hosts a link's counts list.
 const MAX_REFERRERS_LISTED: usize = 50;
 
@@ -126,11 +129,7 @@ impl Database {
         with_tx!(self, |conn| {
             for note in &notes {
                 let id = DbId(note.link.0);
-                let exists: i64 = links::table
-                    .find(id)
-                    .count()
-                    .get_result(conn)
-                    .await?;
+                let exists: i64 = links::table.find(id).count().get_result(conn).await?;
                 if exists == 0 {
                     continue;
                 }
@@ -150,10 +149,8 @@ impl Database {
                         ))
                         .on_conflict((link_views_daily::link_id, link_views_daily::day))
                         .do_update()
-                        .set(link_views_daily::bot_views.eq(
-                            link_views_daily::bot_views
-                                + diesel::upsert::excluded(link_views_daily::bot_views),
-                        ))
+                        .set(link_views_daily::bot_views.eq(link_views_daily::bot_views
+                            + diesel::upsert::excluded(link_views_daily::bot_views)))
                         .execute(conn)
                         .await?;
                 }
@@ -171,9 +168,10 @@ impl Database {
                             link_referrers::host,
                         ))
                         .do_update()
-                        .set(link_referrers::views.eq(
-                            link_referrers::views + diesel::upsert::excluded(link_referrers::views),
-                        ))
+                        .set(
+                            link_referrers::views.eq(link_referrers::views
+                                + diesel::upsert::excluded(link_referrers::views)),
+                        )
                         .execute(conn)
                         .await?;
                 }
@@ -191,30 +189,29 @@ impl Database {
     ) -> Result<LinkStats, InfraError> {
         let (from, to) = (day_text(from), day_text(to));
         let id = DbId(link.0);
-        let (days, referrers): (Vec<(String, i64, i64)>, Vec<(String, i64)>) =
-            with_conn!(self, |conn| {
-                let days = link_views_daily::table
-                    .filter(link_views_daily::link_id.eq(id))
-                    .filter(link_views_daily::day.ge(&from))
-                    .filter(link_views_daily::day.le(&to))
-                    .order(link_views_daily::day.asc())
-                    .select((
-                        link_views_daily::day,
-                        link_views_daily::views,
-                        link_views_daily::bot_views,
-                    ))
-                    .load(conn)
-                    .await?;
-                let referrers = link_referrers::table
-                    .filter(link_referrers::link_id.eq(id))
-                    .filter(link_referrers::day.ge(&from))
-                    .filter(link_referrers::day.le(&to))
-                    .select((link_referrers::host, link_referrers::views))
-                    .load(conn)
-                    .await?;
-                Ok((days, referrers))
-            })
-            .map_err(infra)?;
+        let (days, referrers): (Vec<DayRow>, Vec<(String, i64)>) = with_conn!(self, |conn| {
+            let days = link_views_daily::table
+                .filter(link_views_daily::link_id.eq(id))
+                .filter(link_views_daily::day.ge(&from))
+                .filter(link_views_daily::day.le(&to))
+                .order(link_views_daily::day.asc())
+                .select((
+                    link_views_daily::day,
+                    link_views_daily::views,
+                    link_views_daily::bot_views,
+                ))
+                .load(conn)
+                .await?;
+            let referrers = link_referrers::table
+                .filter(link_referrers::link_id.eq(id))
+                .filter(link_referrers::day.ge(&from))
+                .filter(link_referrers::day.le(&to))
+                .select((link_referrers::host, link_referrers::views))
+                .load(conn)
+                .await?;
+            Ok((days, referrers))
+        })
+        .map_err(infra)?;
         let days = days
             .into_iter()
             .map(|(day, views, bots)| {

@@ -8,8 +8,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId, ProjectId};
 use quire_links::{
-    Access, AllowEntry, Link, LinkStats, LinkStore, LinkWriteError, Policy, RedirectStatus,
-    Target, VisitNotes,
+    Access, AllowEntry, Link, LinkStats, LinkStore, LinkWriteError, Policy, RedirectStatus, Target,
+    VisitNotes,
 };
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
@@ -184,7 +184,10 @@ enum Pick {
     Pages(Vec<DbId>),
     Ids(Vec<DbId>),
     /// A project's URL links, archived or not, newest first.
-    Urls { project: DbId, archived: bool },
+    Urls {
+        project: DbId,
+        archived: bool,
+    },
 }
 
 impl Database {
@@ -221,7 +224,10 @@ impl Database {
                             .load(conn)
                             .await?
                     } else {
-                        listed.filter(links::archived_at.is_null()).load(conn).await?
+                        listed
+                            .filter(links::archived_at.is_null())
+                            .load(conn)
+                            .await?
                     }
                 }
             };
@@ -343,11 +349,7 @@ impl LinkStore for Database {
         Ok(self.load_links(Pick::Ids(vec![DbId(id.0)])).await?.pop())
     }
 
-    async fn url_links(
-        &self,
-        project: ProjectId,
-        archived: bool,
-    ) -> Result<Vec<Link>, InfraError> {
+    async fn url_links(&self, project: ProjectId, archived: bool) -> Result<Vec<Link>, InfraError> {
         self.load_links(Pick::Urls {
             project: DbId(project.0),
             archived,
@@ -356,7 +358,10 @@ impl LinkStore for Database {
     }
 
     async fn link_of_page(&self, page: PageId) -> Result<Option<Link>, InfraError> {
-        Ok(self.load_links(Pick::Pages(vec![DbId(page.0)])).await?.pop())
+        Ok(self
+            .load_links(Pick::Pages(vec![DbId(page.0)]))
+            .await?
+            .pop())
     }
 
     async fn links_of_pages(&self, pages: &[PageId]) -> Result<Vec<Link>, InfraError> {
@@ -452,8 +457,8 @@ impl LinkStore for Database {
                     .filter(links::target_kind.eq(PAGE_KIND))
                     .filter(links::target_id.eq(DbId(page.0))),
             )
-                .execute(conn)
-                .await?;
+            .execute(conn)
+            .await?;
             Ok(())
         })
         .map_err(infra)

@@ -34,11 +34,11 @@ pub(crate) async fn page_details(
         Ok(pages::table
             .inner_join(projects::table.on(projects::id.eq(pages::project_id)))
             .inner_join(accounts::table.on(accounts::id.eq(pages::account_id)))
-            .left_join(links::table.on(
-                links::target_kind
+            .left_join(
+                links::table.on(links::target_kind
                     .eq(crate::links::PAGE_KIND)
-                    .and(links::target_id.eq(pages::id.nullable())),
-            ))
+                    .and(links::target_id.eq(pages::id.nullable()))),
+            )
             .left_join(link_allow::table.on(link_allow::link_id.eq(links::id)))
             .filter(pages::id.eq(DbId(id.0)))
             .filter(pages::state.eq(READY))

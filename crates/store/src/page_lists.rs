@@ -73,11 +73,11 @@ pub(crate) async fn shared_pages(
     let rows: Vec<(PageRow, Option<DbTs>)> = with_conn!(db, |conn| {
         let shared_at = min(link_allow::created_at);
         let listed = pages::table
-            .inner_join(links::table.on(
-                links::target_kind
+            .inner_join(
+                links::table.on(links::target_kind
                     .eq(crate::links::PAGE_KIND)
-                    .and(links::target_id.eq(pages::id.nullable())),
-            ))
+                    .and(links::target_id.eq(pages::id.nullable()))),
+            )
             .inner_join(link_allow::table.on(link_allow::link_id.eq(links::id)))
             .filter(pages::state.eq(READY))
             .filter(pages::status.eq(PageStatus::Active.as_str()))

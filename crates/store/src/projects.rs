@@ -357,9 +357,9 @@ impl ProjectStore for Database {
                         .filter(links::target_kind.eq(PAGE_KIND))
                         .filter(links::target_id.eq(id)),
                 )
-                    .set(links::project_id.eq(DbId(dest.0)))
-                    .execute(conn)
-                    .await?;
+                .set(links::project_id.eq(DbId(dest.0)))
+                .execute(conn)
+                .await?;
                 Ok(())
             }),
             ResourceType::Link => with_conn!(self, |conn| {

@@ -4,6 +4,7 @@ use quire_accounts::{ActivationError, RequestProblem};
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, PagingError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfError};
+use quire_links::{LinkError, UrlRefusal};
 use quire_mail::MailError;
 use quire_oauth::{ClientError, DecisionError, RegistrationError, TokenError};
 use quire_pages::PageError;
@@ -325,6 +326,28 @@ impl From<ActivationError> for ApiError {
             ActivationError::NotEligible => ErrorCode::NotEligible,
             ActivationError::UnknownAccount => ErrorCode::InvalidApiKey,
             ActivationError::Infra(e) => return e.clone().into(),
+        };
+        worded(code, &e)
+    }
+}
+
+impl From<LinkError> for ApiError {
+    fn from(e: LinkError) -> Self {
+        let code = match e {
+            LinkError::InsufficientScope => ErrorCode::InsufficientScope,
+            LinkError::NotFound => ErrorCode::NotFound,
+            LinkError::Invalid(_) => ErrorCode::InvalidRequest,
+            LinkError::Url { refusal, .. } => match refusal {
+                UrlRefusal::Invalid => ErrorCode::InvalidUrl,
+                UrlRefusal::TooLong => ErrorCode::UrlTooLong,
+                UrlRefusal::Credentials => ErrorCode::UrlCredentials,
+                UrlRefusal::Loop => ErrorCode::UrlLoop,
+                UrlRefusal::Denied => ErrorCode::UrlDenied,
+            },
+            LinkError::PasswordRequired => ErrorCode::PasswordRequired,
+            LinkError::AliasConflict => ErrorCode::AliasConflict,
+            LinkError::PublicIdExhausted => ErrorCode::PublicIdExhausted,
+            LinkError::Infra(e) => return e.into(),
         };
         worded(code, &e)
     }

@@ -145,9 +145,13 @@ impl LinkService {
             .filter(|l| l.account_id == principal.account_id)
             .filter(|l| matches!(l.target, Target::Url(_)))
             .ok_or(LinkError::NotFound)?;
-        let project =
-            authorize_project(self.ports.projects.as_ref(), principal, link.project_id, access)
-                .await?;
+        let project = authorize_project(
+            self.ports.projects.as_ref(),
+            principal,
+            link.project_id,
+            access,
+        )
+        .await?;
         Ok((link, project.slug))
     }
 

@@ -97,7 +97,9 @@ impl LinkService {
         };
         let alias = req.alias.as_deref().map(rules::alias).transpose()?;
         let title = req.title.as_deref().map(title).transpose()?;
-        let redirect = req.redirect_status.map_or(Ok(RedirectStatus::Found), redirect)?;
+        let redirect = req
+            .redirect_status
+            .map_or(Ok(RedirectStatus::Found), redirect)?;
         let password = req.password.filter(|p| !p.is_empty());
         if access == Access::Password && password.is_none() {
             return Err(LinkError::PasswordRequired);
@@ -168,7 +170,10 @@ impl LinkService {
             link.target = Target::Url(self.url("url", u)?);
         }
         if let Some(u) = &req.expired_url {
-            link.expired_url = u.as_deref().map(|u| self.url("expiredUrl", u)).transpose()?;
+            link.expired_url = u
+                .as_deref()
+                .map(|u| self.url("expiredUrl", u))
+                .transpose()?;
         }
         if let Some(t) = &req.title {
             link.title = t.as_deref().map(title).transpose()?;
@@ -198,8 +203,7 @@ impl LinkService {
             }
         }
         if let Some(allow) = &req.allow {
-            link.policy.allow =
-                rules::resolve_allow(self.ports.accounts.as_ref(), allow).await?;
+            link.policy.allow = rules::resolve_allow(self.ports.accounts.as_ref(), allow).await?;
         }
         let password = match req.password {
             None => PasswordChange::Keep,

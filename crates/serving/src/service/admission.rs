@@ -4,7 +4,7 @@
 use quire_kernel::password::verify_password;
 use quire_kernel::secret::sha256_hex;
 use quire_kernel::{
-    AccountId, Budget, Email, InfraError, PageId, Slot, Take, address_key, offloaded,
+    AccountId, Budget, Email, InfraError, LinkId, PageId, Slot, Take, address_key, offloaded,
 };
 use quire_links::Access;
 use quire_pages::PageStatus;
@@ -49,10 +49,64 @@ impl ServingService {
                 location,
             });
         };
+        let stored = site.link.password_hash.clone().unwrap_or_default();
+        let right = self
+            .check_password(
+                site.page.id.0,
+                stored,
+                attempt.password,
+                attempt.client,
+                now,
+            )
+            .await?;
+        if !right {
+            return Err(UnlockError::Wrong(PasswordPrompt {
+                title: site.page.title.clone(),
+                handle: site.handle.as_str().to_owned(),
+                slug: site.page.slug.clone(),
+                next: next.into_owned(),
+                wrong: true,
+                code: None,
+            }));
+        }
+        let config = &self.inner.config;
+        let cookie = self.cookie(
+            UNLOCK_COOKIE,
+            &site,
+            &Claims {
+                kind: TokenKind::Unlock,
+                page: site.page.id.0,
+                expires: unix_after(now, config.unlock_cookie_ttl),
+                account: None,
+                fingerprint: Some(fingerprint),
+                session: None,
+                nonce: None,
+            },
+            config.unlock_cookie_ttl,
+        );
+        Ok(Admitted {
+            cookie: Some(cookie),
+            location,
+        })
+    }
+
+    /// Checks a password of the page or link `subject` against its stored hash. Only wrong
+    /// passwords count: against the client address's budget on the subject, and against the
+    /// subject's own budget (every address together). A spent subject budget refuses only
+    /// the addresses that have failed on it, so nobody can lock its visitors out. The
+    /// password is verified on the offload port, never on the worker serving the request.
+    pub(super) async fn check_password(
+        &self,
+        subject: uuid::Uuid,
+        stored: String,
+        password: &str,
+        client: &str,
+        now: OffsetDateTime,
+    ) -> Result<bool, UnlockError> {
         let config = &self.inner.config;
         let limiter = &self.inner.ports.limiter;
-        let page_key = site.page.id.0.to_string();
-        let address = format!("{page_key}:{}", address_key(attempt.client));
+        let page_key = subject.to_string();
+        let address = format!("{page_key}:{}", address_key(client));
         let throttled = |retry_at: OffsetDateTime| {
             let wait = retry_at - now;
             let secs = wait.whole_seconds() + i64::from(wait.subsec_nanoseconds() > 0);
@@ -88,8 +142,7 @@ impl ServingService {
                 return Err(throttled(retry_at));
             }
         };
-        let stored = site.link.password_hash.clone().unwrap_or_default();
-        let password = attempt.password.to_owned();
+        let password = password.to_owned();
         let right = offloaded(self.inner.ports.offload.as_ref(), move || {
             verify_password(&password, &stored)
         })
@@ -105,33 +158,7 @@ impl ServingService {
                     .await?;
             }
         }
-        if !right? {
-            return Err(UnlockError::Wrong(PasswordPrompt {
-                title: site.page.title.clone(),
-                handle: site.handle.as_str().to_owned(),
-                slug: site.page.slug.clone(),
-                next: next.into_owned(),
-                wrong: true,
-            }));
-        }
-        let cookie = self.cookie(
-            UNLOCK_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Unlock,
-                page: site.page.id.0,
-                expires: unix_after(now, config.unlock_cookie_ttl),
-                account: None,
-                fingerprint: Some(fingerprint),
-                session: None,
-                nonce: None,
-            },
-            config.unlock_cookie_ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location,
-        })
+        Ok(right?)
     }
 
     /// On the dashboard: a signed-in account asks to open the page whose short-link code is
@@ -149,17 +176,27 @@ impl ServingService {
         session: &str,
         next: &str,
     ) -> Result<String, PassError> {
-        // Archived pages load as `None`.
-        let Some(site) = self.inner.load_by_code(code).await? else {
-            return Err(PassError::NotFound);
+        // Archived pages load as `None`; a URL link's pass lands on the links origin.
+        let (link, landing) = match self.inner.load_by_code(code).await? {
+            Some(site) => (
+                site.link.clone(),
+                self.inner.config.origins.owner_origin(site.handle.as_str()),
+            ),
+            None => match self.inner.ports.links.link_by_code(code).await? {
+                Some(link) if link.url().is_some() && link.archived_at.is_none() => {
+                    (link, self.inner.config.origins.links_origin())
+                }
+                _ => return Err(PassError::NotFound),
+            },
         };
-        if !admits(&site.link, account, Some(email)) {
+        if !admits(&link, account, Some(email)) {
             return Err(PassError::Forbidden);
         }
+        let subject = link.page().map_or(link.id.0, |p| p.0);
         let now = self.inner.ports.clock.now();
         let pass = self.inner.signer.sign(&Claims {
             kind: TokenKind::Pass,
-            page: site.page.id.0,
+            page: subject,
             expires: unix_after(now, self.inner.config.pass_ttl),
             account: Some(account.0),
             fingerprint: None,
@@ -168,8 +205,7 @@ impl ServingService {
         });
         let next = parse_relative(next).unwrap_or_default();
         Ok(format!(
-            "{}/-/pass?token={pass}&next={}",
-            self.inner.config.origins.owner_origin(site.handle.as_str()),
+            "{landing}/-/pass?token={pass}&next={}",
             encode_query(&next)
         ))
     }
@@ -182,8 +218,16 @@ impl ServingService {
     /// [`InfraError`] on store failure.
     pub async fn page_card(&self, code: &str) -> Result<Option<PageCard>, InfraError> {
         let ports = &self.inner.ports;
-        let Some(page) = ports.links.link_by_code(code).await?.and_then(|l| l.page()) else {
+        let Some(link) = ports.links.link_by_code(code).await? else {
             return Ok(None);
+        };
+        let Some(page) = link.page() else {
+            return Ok(
+                (link.url().is_some() && link.archived_at.is_none()).then(|| PageCard {
+                    title: link.title.clone().unwrap_or_else(|| "A link".into()),
+                    url: self.inner.config.origins.short_url(link.code()),
+                }),
+            );
         };
         let Some(page) = ports
             .pages
@@ -226,12 +270,27 @@ impl ServingService {
             .check_any_page(token, TokenKind::Pass, now)
             .ok_or(PassError::Forbidden)?;
         // The page and its owner first: a pass shown to another owner's origin is refused
-        // without being spent.
-        let Some(site) = self.inner.load_by_id(PageId(claims.page)).await? else {
-            return Err(PassError::NotFound);
+        // without being spent. A URL link's pass lands on the links origin only.
+        let site = self.inner.load_by_id(PageId(claims.page)).await?;
+        let link = match &site {
+            Some(_) => None,
+            None if owner.is_none() => self
+                .inner
+                .ports
+                .links
+                .link(LinkId(claims.page))
+                .await?
+                .filter(|l| l.url().is_some()),
+            None => None,
         };
-        if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
-            return Err(PassError::NotFound);
+        match (&site, &link) {
+            (Some(site), _) => {
+                if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
+                    return Err(PassError::NotFound);
+                }
+            }
+            (None, Some(_)) => {}
+            (None, None) => return Err(PassError::NotFound),
         }
         // Each pass works once. Its uses are counted in the window that holds its expiry, the
         // same window for every use of one pass, so a replay is seen on any replica.
@@ -252,6 +311,9 @@ impl ServingService {
         if !first_use {
             return Err(PassError::Forbidden);
         }
+        let Some(site) = site else {
+            return self.admit_to_link(LinkId(claims.page), claims).await;
+        };
         let next = parse_relative(next).unwrap_or_default();
         let ttl = self.inner.config.access_cookie_ttl;
         let cookie = self.cookie(

@@ -1,41 +1,34 @@
-//! The short link `/s/{code}`: a redirect to its page, decided as a visit of it would be.
+//! The short link `/s/{code}`: what a code leads to, remembered for the policy TTL; a page's
+//! link is a redirect to its page, decided as a visit of it would be (a URL link's visit is
+//! in `url_link`).
+
+use std::sync::Arc;
 
 use quire_kernel::InfraError;
+use quire_links::rules::is_code;
 use quire_pages::PageStatus;
 
 use super::ServingService;
-use crate::answer::Answer;
+use super::url_link::{CodeTarget, LinkSite};
+use crate::answer::{Answer, LinkVisit};
 use crate::policy::expired;
 use crate::sites::site_key;
 
 impl ServingService {
-    /// The short link `/s/{code}`: a 302 to the page, or 404 / 410 as the page would answer.
+    /// The short link `/s/{code}`: for a page's link a 302 to the page, or 404 / 410 as the
+    /// page would answer; for a URL link its visit (`url_link`).
     ///
     /// # Errors
     /// [`InfraError`] on store failure.
-    pub async fn short_link(&self, code: &str) -> Result<Answer, InfraError> {
-        let valid = (3..=64).contains(&code.len())
-            && code
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !valid {
+    pub async fn short_link(&self, visit: LinkVisit<'_>) -> Result<Answer, InfraError> {
+        let Some(target) = self.code_target(visit.code).await? else {
             return Ok(Answer::NotFound);
-        }
-        let inner = self.inner.clone();
-        let owned = code.to_owned();
-        let key = self
-            .inner
-            .codes
-            .try_get_with(code.to_owned(), async move {
-                let Some(site) = inner.load_by_code(&owned).await? else {
-                    return Ok::<_, InfraError>(None);
-                };
-                Ok(Some(site_key(site.handle.as_str(), &site.page.slug)))
-            })
-            .await
-            .map_err(|e| (*e).clone())?;
-        let Some(key) = key else {
-            return Ok(Answer::NotFound);
+        };
+        let key = match target {
+            CodeTarget::Url(site) => return self.follow(&site, visit).await,
+            // A page's link has no continue page to post to.
+            CodeTarget::Page(_) if visit.confirm => return Ok(Answer::NotFound),
+            CodeTarget::Page(key) => key,
         };
         let Some((handle, slug)) = key.split_once('/') else {
             return Ok(Answer::NotFound);
@@ -57,5 +50,33 @@ impl ServingService {
                 .page_url(site.handle.as_str(), &site.page.slug),
             permanent: false,
         })
+    }
+
+    /// What `code` leads to, remembered for the policy TTL (unknown codes too).
+    pub(crate) async fn code_target(&self, code: &str) -> Result<Option<CodeTarget>, InfraError> {
+        if !is_code(code) {
+            return Ok(None);
+        }
+        let inner = self.inner.clone();
+        let owned = code.to_owned();
+        self.inner
+            .codes
+            .try_get_with(code.to_owned(), async move {
+                let Some(link) = inner.ports.links.link_by_code(&owned).await? else {
+                    return Ok::<_, InfraError>(None);
+                };
+                if link.url().is_some() {
+                    return Ok(Some(CodeTarget::Url(Arc::new(LinkSite::new(link)))));
+                }
+                let Some(site) = inner.load_by_code(&owned).await? else {
+                    return Ok(None);
+                };
+                Ok(Some(CodeTarget::Page(site_key(
+                    site.handle.as_str(),
+                    &site.page.slug,
+                ))))
+            })
+            .await
+            .map_err(|e| (*e).clone())
     }
 }

@@ -79,11 +79,7 @@ impl LinkStore for MemoryStore {
         Ok(self.with(|s| s.links.iter().find(|l| l.id == id).cloned()))
     }
 
-    async fn url_links(
-        &self,
-        project: ProjectId,
-        archived: bool,
-    ) -> Result<Vec<Link>, InfraError> {
+    async fn url_links(&self, project: ProjectId, archived: bool) -> Result<Vec<Link>, InfraError> {
         self.check(Op::UrlLinks)?;
         Ok(self.with(|s| {
             let mut links: Vec<Link> = s
@@ -277,14 +273,22 @@ impl LinkStore for MemoryStore {
             for ((id, day), n) in &s.daily_views {
                 if within(id, day) {
                     days.entry(*day)
-                        .or_insert(DayCount { day: *day, views: 0, bot_views: 0 })
+                        .or_insert(DayCount {
+                            day: *day,
+                            views: 0,
+                            bot_views: 0,
+                        })
                         .views += n;
                 }
             }
             for ((id, day), n) in &s.daily_bot_views {
                 if within(id, day) {
                     days.entry(*day)
-                        .or_insert(DayCount { day: *day, views: 0, bot_views: 0 })
+                        .or_insert(DayCount {
+                            day: *day,
+                            views: 0,
+                            bot_views: 0,
+                        })
                         .bot_views += n;
                 }
             }
