@@ -5,7 +5,7 @@
 //! Every command takes `--json`; `QUIRE_URL` and `QUIRE_KEY` override the stored login.
 //! The one question it asks is before `pages delete`, on a terminal only; elsewhere that
 //! needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
-//! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`),
+//! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`), `links`,
 //! `platform` (projects and keys), `oauth_clients`, `email`, `mcp` (the MCP endpoint and
 //! client configurations); `api`, `bundle` and `config` beneath them.
 
@@ -17,6 +17,7 @@ mod api;
 mod bundle;
 mod config;
 mod email;
+mod links;
 mod login;
 mod mcp;
 mod oauth_clients;
@@ -76,6 +77,9 @@ enum Command {
     /// Manage pages.
     #[command(subcommand)]
     Pages(pages::PagesCommand),
+    /// Shorten URLs: links under the same policies as pages.
+    #[command(subcommand)]
+    Links(links::LinksCommand),
     /// Manage projects.
     #[command(subcommand)]
     Projects(platform::ProjectsCommand),
@@ -183,6 +187,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Whoami => login::whoami(&api(server)?).await,
         Command::Publish(args) => publish::publish(&api(server)?, args).await,
         Command::Pages(cmd) => pages::pages(&api(server)?, cmd).await,
+        Command::Links(cmd) => links::links(&api(server)?, cmd).await,
         Command::Projects(cmd) => platform::projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => platform::keys(&api(server)?, cmd).await,
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,

@@ -111,7 +111,7 @@ pub async fn call(
             )),
             target: None,
         }
-    } else if WRITE_TOOLS.contains(&name)
+    } else if (WRITE_TOOLS.contains(&name) || super::LINK_WRITE_TOOLS.contains(&name))
         && let Err(wait) = limiter.hit(&caller.client, started)
     {
         Done {
@@ -156,6 +156,11 @@ async fn run(state: &AppState, caller: &Caller, name: &str, args: Option<JsonObj
         "update_page" => update_page(state, caller, args, &mut target).await,
         "delete_page" => delete_page(state, caller, args, &mut target).await,
         "list_shared_pages" => list_shared(state, caller, args).await,
+        "create_link" => super::links::create_link(state, caller, args, &mut target).await,
+        "list_links" => super::links::list_links(state, caller, args).await,
+        "update_link" => super::links::update_link(state, caller, args, &mut target).await,
+        "delete_link" => super::links::delete_link(state, caller, args, &mut target).await,
+        "link_stats" => super::links::link_stats(state, caller, args, &mut target).await,
         _ => Err(ToolError::new("not_found", format!("no tool {name}"))),
     };
     Done { value, target }
