@@ -77,7 +77,8 @@ async fn publish_get_list_and_files(b: Backend) {
     assert_eq!(f[2]["contentType"], "text/html; charset=utf-8");
     assert_eq!(f[2]["sha256"].as_str().unwrap().len(), 64);
 
-    // Resources of the project list the page and its link.
+    // Resources of the project list the page; its link is held through it (`links` lists
+    // the project's links of their own).
     let res = srv
         .get(
             &format!("/api/platform/v1/projects/{}/resources", ann.project_id),
@@ -86,7 +87,7 @@ async fn publish_get_list_and_files(b: Backend) {
         .await;
     let r = res.assert_status(200)["resources"].clone();
     assert_eq!(r["pages"][0]["id"], id);
-    assert_eq!(r["links"][0]["name"], public_id);
+    assert_eq!(r["links"], json!([]), "not {public_id}'s own link");
 }
 
 async fn patch_archive_restore_and_errors(b: Backend) {
@@ -428,7 +429,12 @@ async fn project_delete_with_pages(b: Backend) {
             &ann.key,
         )
         .await;
-    assert_eq!(res.body["resources"]["links"].as_array().unwrap().len(), 1);
+    assert_eq!(res.body["resources"]["pages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        res.body["resources"]["links"],
+        json!([]),
+        "the page's link moved with it"
+    );
     srv.post(
         &format!("/api/platform/v1/projects/{dest}/unassign"),
         &ann.key,

@@ -13,6 +13,7 @@ use serde_json::Value;
 pub mod bare;
 pub mod load;
 pub mod measure;
+pub mod nginx;
 
 /// The server's public origin: form posts (sign-in, consent) name it in `Origin`.
 const BASE_URL: &str = "http://quire.bench";

@@ -33,3 +33,22 @@ pub fn rss(pid: u32) -> u64 {
 pub fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB)
 }
+
+/// The median of `v` (the upper one of an even count).
+///
+/// # Panics
+/// When `v` is empty.
+#[must_use]
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The least and the most of `v`.
+#[must_use]
+pub fn spread(v: &[f64]) -> (f64, f64) {
+    (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(0.0, f64::max),
+    )
+}

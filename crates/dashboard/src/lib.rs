@@ -31,6 +31,7 @@ mod consent;
 mod first_run;
 mod guards;
 mod keys_page;
+mod links_page;
 mod nav;
 mod oauth;
 mod page_row;
@@ -60,6 +61,7 @@ use agents_page::{agents, disconnect};
 use consent::consent;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
+use links_page::{create_link, link_action, link_detail, links};
 use oauth::authorize;
 use pages_page::{page_action, page_detail, pages};
 use password_reset::{new_password, new_password_form, request, request_form};
@@ -164,6 +166,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         [(M::POST, to(delete_client))],
     ))
     .service(resource("/account/pages", [(M::GET, to(pages))]))
+    .service(resource(
+        "/account/links",
+        [(M::GET, to(links)), (M::POST, to(create_link))],
+    ))
+    .service(resource(
+        "/account/links/{id}",
+        [(M::GET, to(link_detail)), (M::POST, to(link_action))],
+    ))
     .service(resource("/account/agents", [(M::GET, to(agents))]))
     .service(resource(
         "/account/agents/{client}/disconnect",

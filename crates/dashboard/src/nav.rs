@@ -12,6 +12,7 @@ use quire_kernel::Principal;
 /// A navigation section, as `base.html` names it.
 pub(crate) mod section {
     pub(crate) const PAGES: &str = "pages";
+    pub(crate) const LINKS: &str = "links";
     pub(crate) const KEYS: &str = "keys";
     pub(crate) const PROJECTS: &str = "projects";
     pub(crate) const SECURITY: &str = "security";

@@ -15,7 +15,7 @@ pub(super) const ACCESS_CHOICES: [(&str, &str); 4] = [
 ];
 
 /// An access level's badge: its CSS class and its word.
-fn access_badge(access: &str) -> (&'static str, &'static str) {
+pub(super) fn access_badge(access: &str) -> (&'static str, &'static str) {
     match access {
         "public" => ("public", "Public"),
         "password" => ("password", "Password"),

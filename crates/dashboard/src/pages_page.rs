@@ -220,7 +220,7 @@ async fn detail_page(
 }
 
 /// `text` as a QR code, inline SVG (no image request: the CSP allows none from elsewhere).
-fn qr_svg(text: &str) -> String {
+pub(super) fn qr_svg(text: &str) -> String {
     qrcode::QrCode::new(text.as_bytes())
         .map(|qr| {
             qr.render::<qrcode::render::svg::Color<'_>>()

@@ -237,10 +237,15 @@ async fn both_eras_list_the_tools_on_one_url() {
             "add_files",
             "update_page",
             "delete_page",
-            "list_shared_pages"
+            "list_shared_pages",
+            "create_link",
+            "list_links",
+            "update_link",
+            "delete_link",
+            "link_stats"
         ]
     );
-    assert!(listed.body["result"].to_string().len() < 12 * 1024);
+    assert!(listed.body["result"].to_string().len() < 20 * 1024);
     let a = send!(&app, modern_call(&key, "list_pages", json!({})));
     assert_eq!(structured(&a)["pages"], json!([]));
     // The modern era's header rules: a mismatch is 400 -32020.

@@ -26,54 +26,13 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use quire_bench::load::{Generator, Measure};
-use quire_bench::measure::env_or;
+use quire_bench::measure::{env_or, median, spread};
+use quire_bench::nginx::{Nginx, install_tools};
 use quire_bench::{bearer_token, server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
-
-const NGINX: &str = "/usr/sbin/nginx";
-
-fn on_path(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Installs the load generator and nginx when missing.
-fn install_tools() {
-    if on_path("wrk") && Path::new(NGINX).exists() {
-        return;
-    }
-    println!("installing wrk and nginx-light with apt...");
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let run = |args: &[&str]| {
-        let mut cmd = if root {
-            Command::new(args[0])
-        } else {
-            let mut c = Command::new("sudo");
-            c.arg("-n").arg(args[0]);
-            c
-        };
-        let status = cmd
-            .args(&args[1..])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "{args:?} failed");
-    };
-    run(&["apt-get", "update", "-qq"]);
-    run(&["apt-get", "install", "-y", "-qq", "wrk", "nginx-light"]);
-}
 
 /// The page both servers send: about 5 KB of HTML, like the baseline measurements.
 fn index_html() -> String {
@@ -85,104 +44,6 @@ fn index_html() -> String {
     }
     html.push_str("</body></html>\n");
     html
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One nginx with its own config and pid file in `dir`; stopped when dropped.
-struct Nginx {
-    conf: PathBuf,
-    prefix: PathBuf,
-    port: u16,
-    label: &'static str,
-}
-
-impl Nginx {
-    fn start(dir: &Path, root: &Path, sendfile: bool, workers: usize, pin: bool) -> Self {
-        let port = free_port();
-        let name = if sendfile {
-            "sendfile-on"
-        } else {
-            "sendfile-off"
-        };
-        let conf = dir.join(format!("nginx-{name}.conf"));
-        let prefix = dir.join(name);
-        std::fs::create_dir_all(prefix.join("logs")).unwrap();
-        let onoff = if sendfile { "on" } else { "off" };
-        // nginx has no `off`: without the directive its workers are left to the scheduler.
-        let affinity = if pin { "worker_cpu_affinity auto;" } else { "" };
-        std::fs::write(
-            &conf,
-            format!(
-                "worker_processes {workers};
-{affinity}
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    sendfile {onoff};
-    tcp_nopush on;
-    keepalive_requests 100000;
-    open_file_cache max=1000 inactive=60s;
-    types {{ text/html html; }}
-    default_type application/octet-stream;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
-        etag on;
-    }}
-}}
-",
-                prefix = prefix.display(),
-                root = root.display(),
-            ),
-        )
-        .unwrap();
-        let status = Command::new(NGINX)
-            .arg("-p")
-            .arg(&prefix)
-            .arg("-c")
-            .arg(&conf)
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "nginx did not start ({})", conf.display());
-        Self {
-            conf,
-            prefix,
-            port,
-            label: if sendfile {
-                "nginx sendfile on"
-            } else {
-                "nginx sendfile off"
-            },
-        }
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = Command::new(NGINX)
-            .arg("-p")
-            .arg(&self.prefix)
-            .arg("-c")
-            .arg(&self.conf)
-            .args(["-s", "stop"])
-            .stderr(Stdio::null())
-            .status();
-    }
 }
 
 async fn publish(api: &str, key: &str, body: Value) -> Value {
@@ -199,18 +60,6 @@ async fn publish(api: &str, key: &str, body: Value) -> Value {
 
 /// The `Host` of the benchmark account's pages on the default layout.
 const OWNER_HOST: &str = "Host: bench.localhost";
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn spread(v: &[f64]) -> (f64, f64) {
-    (
-        v.iter().copied().fold(f64::INFINITY, f64::min),
-        v.iter().copied().fold(0.0, f64::max),
-    )
-}
 
 #[tokio::main]
 async fn main() {
@@ -229,8 +78,8 @@ async fn main() {
     std::fs::create_dir_all(&docroot).unwrap();
     std::fs::write(docroot.join("index.html"), &html).unwrap();
     let nginx = [
-        Nginx::start(work.path(), &docroot, true, workers, pin),
-        Nginx::start(work.path(), &docroot, false, workers, pin),
+        Nginx::serving(work.path(), &docroot, true, workers, pin),
+        Nginx::serving(work.path(), &docroot, false, workers, pin),
     ];
 
     let quire_dir = work.path().join("quire");
@@ -271,12 +120,12 @@ async fn main() {
     let chosen: String = env_or("QUIRE_BENCH_TARGETS", "bcde".to_owned());
     let mut targets: Vec<(&str, String, Option<&str>)> = vec![
         (
-            nginx[0].label,
+            nginx[0].label.as_str(),
             format!("http://127.0.0.1:{}/index.html", nginx[0].port),
             None,
         ),
         (
-            nginx[1].label,
+            nginx[1].label.as_str(),
             format!("http://127.0.0.1:{}/index.html", nginx[1].port),
             None,
         ),

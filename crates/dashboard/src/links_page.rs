@@ -1,0 +1,404 @@
+//! The Links page: the account's URL links per project (short link, where it leads, access
+//! and state, views against the budget, last view) with a form that shortens a URL, and a
+//! link's detail: its short link with the QR code, the views chart (previews and crawlers
+//! apart) and referrer hosts, the settings the API offers (target, access, password,
+//! expiry, budget), archive, restore and delete. Each action goes through the link service,
+//! as the API's routes do.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use quire_kernel::{LinkId, Principal};
+use quire_links::{LinkError, LinkPatch, LinkView, NewLink};
+use time::OffsetDateTime;
+
+use quire_edge::ApiError;
+use quire_edge::AppState;
+
+use super::chart::views_chart;
+use super::guards::{Owner, Posted, Unparsed};
+use super::page_row::{ACCESS_CHOICES, access_badge};
+use super::pages_page::qr_svg;
+use super::render::{page, see_other};
+use super::session::query;
+use super::when::{When, expiry_field, local_input};
+use crate::nav::{Who, section};
+
+/// A link as the list and the detail show it.
+struct LinkRow {
+    id: String,
+    short_url: String,
+    url: String,
+    title: String,
+    project: String,
+    /// `active` or `archived`: what archive and restore change.
+    status: &'static str,
+    /// What a visitor meets: `active`, `archived`, `expired` or `spent`.
+    state: &'static str,
+    access: String,
+    access_class: &'static str,
+    access_word: &'static str,
+    expires: Option<When>,
+    expires_input: String,
+    views: String,
+    max_views_input: String,
+    last_viewed: Option<When>,
+}
+
+impl LinkRow {
+    fn new(v: LinkView, now: OffsetDateTime) -> Self {
+        let l = &v.link;
+        let access = l.policy.access.as_str();
+        let (access_class, access_word) = access_badge(access);
+        let status = if l.archived_at.is_some() {
+            "archived"
+        } else {
+            "active"
+        };
+        let state = if l.archived_at.is_some() {
+            "archived"
+        } else if l.policy.expires_at.is_some_and(|t| t <= now) {
+            "expired"
+        } else if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
+            "spent"
+        } else {
+            "active"
+        };
+        Self {
+            id: l.id.0.to_string(),
+            url: l.url().unwrap_or_default().to_owned(),
+            title: l
+                .title
+                .clone()
+                .unwrap_or_else(|| l.url().unwrap_or_default().to_owned()),
+            project: v.project_slug.as_str().to_owned(),
+            status,
+            state,
+            access: access.to_owned(),
+            access_class,
+            access_word,
+            expires: l.policy.expires_at.map(|t| When::new(t, now)),
+            expires_input: l.policy.expires_at.map(local_input).unwrap_or_default(),
+            views: match l.policy.max_views {
+                Some(max) => format!("{} of {max}", l.view_count),
+                None => l.view_count.to_string(),
+            },
+            max_views_input: l
+                .policy
+                .max_views
+                .map(|m| m.to_string())
+                .unwrap_or_default(),
+            last_viewed: l.last_viewed_at.map(|t| When::new(t, now)),
+            short_url: v.short_url,
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "links.html")]
+struct LinksPage<'a> {
+    signed_in_as: Option<Who>,
+    error: Option<String>,
+    projects: Vec<String>,
+    project: &'a str,
+    status: &'a str,
+    links: Vec<LinkRow>,
+    accesses: [(&'static str, &'static str); 4],
+}
+
+#[derive(Template)]
+#[template(path = "link_detail.html")]
+struct DetailPage {
+    signed_in_as: Option<Who>,
+    error: Option<String>,
+    l: LinkRow,
+    qr_svg: String,
+    accesses: [(&'static str, &'static str); 4],
+    chart: String,
+    chart_days: u16,
+    bots: u64,
+    referrers: Vec<(String, u64)>,
+}
+
+/// How many days the views chart shows.
+const CHART_DAYS: u16 = 30;
+
+/// The create and settings forms; a field a form lacks is empty.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct LinkFields {
+    action: String,
+    url: String,
+    title: String,
+    alias: String,
+    access: String,
+    password: String,
+    expires_at: String,
+    max_views: String,
+    project: String,
+    confirm: String,
+}
+
+fn refusal_status(e: &LinkError) -> StatusCode {
+    actix_web::ResponseError::status_code(&ApiError::from(e.clone()))
+}
+
+fn optional(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    (!raw.is_empty()).then(|| raw.to_owned())
+}
+
+fn max_views(raw: &str) -> Result<Option<i128>, LinkError> {
+    optional(raw)
+        .map(|n| {
+            n.parse::<i128>()
+                .map_err(|_| LinkError::Invalid("max_views must be a whole number".into()))
+        })
+        .transpose()
+}
+
+fn expires(raw: &str) -> Option<String> {
+    optional(raw).map(|raw| expiry_field(&raw).unwrap_or(raw))
+}
+
+async fn list_page(
+    state: &AppState,
+    req: &HttpRequest,
+    account: &quire_accounts::Account,
+    principal: &Principal,
+    shown: (StatusCode, Option<String>),
+) -> Result<HttpResponse, ApiError> {
+    let q = query(req);
+    let projects: Vec<String> = state
+        .projects
+        .list(principal)
+        .await
+        .map_err(ApiError::from)?
+        .into_iter()
+        .map(|p| p.slug.as_str().to_owned())
+        .collect();
+    let status = q.get("status").map_or("active", String::as_str);
+    let now = state.links.now();
+    let (mut status_code, mut error) = shown;
+    let (project, rows) = match state
+        .links
+        .list(
+            principal,
+            q.get("project").map(String::as_str),
+            Some(status),
+            None,
+        )
+        .await
+    {
+        Ok((slug, views)) => (
+            slug.as_str().to_owned(),
+            views.into_iter().map(|v| LinkRow::new(v, now)).collect(),
+        ),
+        Err(LinkError::Infra(e)) => return Err(e.into()),
+        Err(e) => {
+            status_code = refusal_status(&e);
+            error = Some(e.to_string());
+            (String::new(), Vec::new())
+        }
+    };
+    page(
+        state,
+        status_code,
+        &LinksPage {
+            signed_in_as: Who::of(account, section::LINKS),
+            error,
+            projects,
+            project: &project,
+            status: if status == "archived" {
+                "archived"
+            } else {
+                "active"
+            },
+            links: rows,
+            accesses: ACCESS_CHOICES,
+        },
+    )
+}
+
+/// `GET /account/links?project=&status=`.
+pub async fn links(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    Owner { account, principal }: Owner,
+) -> Result<HttpResponse, ApiError> {
+    list_page(&state, &req, &account, &principal, (StatusCode::OK, None)).await
+}
+
+/// `POST /account/links`: shorten a URL; on success, its detail.
+pub async fn create_link(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    Posted(f, Owner { account, principal }): Posted<Unparsed<LinkFields>, Owner>,
+) -> Result<HttpResponse, ApiError> {
+    let f = f.parse()?;
+    let made = async {
+        state
+            .links
+            .create(
+                &principal,
+                NewLink {
+                    url: f.url.trim().to_owned(),
+                    alias: optional(&f.alias),
+                    title: optional(&f.title),
+                    access: optional(&f.access),
+                    password: optional(&f.password),
+                    expires_at: expires(&f.expires_at),
+                    max_views: max_views(&f.max_views)?,
+                    project: optional(&f.project),
+                    ..NewLink::default()
+                },
+            )
+            .await
+    }
+    .await;
+    match made {
+        Ok(view) => Ok(see_other(&format!("/account/links/{}", view.link.id.0))),
+        Err(LinkError::Infra(e)) => Err(e.into()),
+        Err(e) => {
+            list_page(
+                &state,
+                &req,
+                &account,
+                &principal,
+                (refusal_status(&e), Some(e.to_string())),
+            )
+            .await
+        }
+    }
+}
+
+fn link_id(raw: &str) -> Result<LinkId, ApiError> {
+    uuid::Uuid::parse_str(raw)
+        .map(LinkId)
+        .map_err(|_| ApiError::from(LinkError::NotFound))
+}
+
+async fn detail_page(
+    state: &AppState,
+    principal: &Principal,
+    handle: &str,
+    id: LinkId,
+    shown: (StatusCode, Option<String>),
+) -> Result<HttpResponse, ApiError> {
+    let now = state.links.now();
+    let span = state.links.stats_span(None, None).map_err(ApiError::from)?;
+    let (view, stats) = state
+        .links
+        .stats(principal, id, span)
+        .await
+        .map_err(ApiError::from)?;
+    let counted: std::collections::HashMap<time::Date, u64> =
+        stats.days.iter().map(|d| (d.day, d.views)).collect();
+    let days: Vec<(time::Date, u64)> = (0..i64::from(CHART_DAYS))
+        .map(|n| {
+            let day = span.from + time::Duration::days(n);
+            (day, counted.get(&day).copied().unwrap_or(0))
+        })
+        .collect();
+    let l = LinkRow::new(view, now);
+    page(
+        state,
+        shown.0,
+        &DetailPage {
+            signed_in_as: Who::acting(principal, handle, section::LINKS),
+            error: shown.1,
+            qr_svg: qr_svg(&l.short_url),
+            l,
+            accesses: ACCESS_CHOICES,
+            chart: views_chart(&days),
+            chart_days: CHART_DAYS,
+            bots: stats.days.iter().map(|d| d.bot_views).sum(),
+            referrers: stats.referrers,
+        },
+    )
+}
+
+/// `GET /account/links/{id}`.
+pub async fn link_detail(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    Owner { account, principal }: Owner,
+) -> Result<HttpResponse, ApiError> {
+    let id = link_id(&id)?;
+    detail_page(
+        &state,
+        &principal,
+        account.handle.as_str(),
+        id,
+        (StatusCode::OK, None),
+    )
+    .await
+}
+
+/// `POST /account/links/{id}`: `action` is `settings`, `archive`, `restore` or `delete`.
+pub async fn link_action(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    Posted(f, Owner { account, principal }): Posted<Unparsed<LinkFields>, Owner>,
+) -> Result<HttpResponse, ApiError> {
+    let id = link_id(&id)?;
+    let f = f.parse()?;
+    let patch = match f.action.as_str() {
+        "delete" if f.confirm == "yes" => {
+            let view = state
+                .links
+                .get(&principal, id)
+                .await
+                .map_err(ApiError::from)?;
+            state
+                .links
+                .delete(&principal, id)
+                .await
+                .map_err(ApiError::from)?;
+            return Ok(see_other(&format!(
+                "/account/links?project={}",
+                view.project_slug.as_str()
+            )));
+        }
+        "delete" => Err(LinkError::Invalid(
+            "tick \"delete for good\" to delete the link".into(),
+        )),
+        "archive" => Ok(LinkPatch {
+            status: Some("archived".into()),
+            ..LinkPatch::default()
+        }),
+        "restore" => Ok(LinkPatch {
+            status: Some("active".into()),
+            ..LinkPatch::default()
+        }),
+        "settings" => max_views(&f.max_views).map(|budget| LinkPatch {
+            url: optional(&f.url),
+            access: Some(f.access.clone()),
+            password: optional(&f.password).map(Some),
+            expires_at: Some(expires(&f.expires_at)),
+            max_views: Some(budget),
+            ..LinkPatch::default()
+        }),
+        _ => Err(LinkError::Invalid(
+            "action must be settings, archive, restore or delete".into(),
+        )),
+    };
+    let result = match patch {
+        Ok(patch) => state.links.update(&principal, id, patch).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => Ok(see_other(&format!("/account/links/{}", id.0))),
+        Err(LinkError::Infra(e)) => Err(e.into()),
+        Err(e) => {
+            detail_page(
+                &state,
+                &principal,
+                account.handle.as_str(),
+                id,
+                (refusal_status(&e), Some(e.to_string())),
+            )
+            .await
+        }
+    }
+}
