@@ -1,6 +1,7 @@
 //! Every dashboard page in headless Chromium, audited (`audit.rs`: axe-core, 390 px with no
 //! sideways scroll, desktop and phone screenshots): from the first-run setup of a new server,
-//! through the Pages overview empty and with pages, a page's detail, keys, projects,
+//! through the Pages overview empty and with pages, a page's detail, the Links overview and a
+//! link's detail, keys, projects,
 //! security, the agent consent (project picker and read-only choice), the Agents page
 //! without and with a connected agent (a card per agent on a phone), the admin's pages and
 //! a message page, to the signed-out forms and, on a second server, the activation page of
@@ -126,6 +127,30 @@ async fn every_dashboard_page_passes_the_audit() {
     assert!(browser.find("#short-url").await.is_some(), "a short link");
     assert!(browser.find("svg.qr").await.is_some(), "its QR code");
     browser.audit("page-detail").await;
+
+    // Links: the overview with a budgeted and a password link, then one link's detail.
+    let mut link_ids = Vec::new();
+    for body in [
+        json!({"url": "https://example.com/quarterly-report-2026?utm_source=newsletter&utm_medium=email",
+               "title": "Report in the newsletter", "alias": "q3-report", "maxViews": 250}),
+        json!({"url": "https://example.org/board/minutes", "access": "password",
+               "password": "correct horse battery", "expiresAt": "2030-01-31T00:00:00Z"}),
+    ] {
+        let r = srv.post("/api/link/v1/links", &key, body).await;
+        link_ids.push(r.assert_status(201)["id"].as_str().unwrap().to_owned());
+    }
+    browser.go(&format!("{base}/account/links")).await;
+    assert_eq!(
+        browser.text("nav.site-nav a[aria-current=page]").await,
+        "Links"
+    );
+    assert!(browser.text("#links").await.contains("0 of 250"));
+    browser.audit("links").await;
+    browser
+        .go(&format!("{base}/account/links/{}", link_ids[0]))
+        .await;
+    assert!(browser.find("svg.qr").await.is_some(), "the link's QR code");
+    browser.audit("link-detail").await;
 
     // An agent's sign-in request waiting for consent.
     let started: serde_json::Value = crate::harness::client()

@@ -169,4 +169,76 @@ async fn visitor_pages_pass_axe_and_fit_a_phone_in_chromium() {
             .contains("no longer available")
     );
     browser.audit("visitor-410").await;
+
+    links_are_followed_in_chromium(&browser, &srv, &ann.key).await;
+}
+
+/// URL links in the browser: the continue page of a budgeted link (whose button spends the
+/// view and leads on), the password form of a link, and an allow-list link through the
+/// dashboard's sign-in pass, each landing on the link's target (a public page here).
+async fn links_are_followed_in_chromium(browser: &Driver, srv: &Server, key: &str) {
+    publish(srv, key, "open", json!({"access": "public"})).await;
+    let target = srv.page("/ann/open/");
+    let shorten = |body: Value| async move {
+        srv.post("/api/link/v1/links", key, body)
+            .await
+            .assert_status(201)
+            .clone()
+    };
+    shorten(json!({"url": target, "alias": "one-look", "maxViews": 1, "title": "One look"})).await;
+    shorten(
+        json!({"url": target, "alias": "pw-link", "access": "password",
+        "password": "open sesame"}),
+    )
+    .await;
+    shorten(json!({"url": target, "alias": "for-bob", "access": "allow_list", "allow": ["bob"]}))
+        .await;
+    let short = |code: &str| format!("{}/s/{code}", srv.pages);
+
+    // A budgeted link: the continue page spends nothing; its button does, once.
+    browser.go(&short("one-look")).await;
+    assert_eq!(browser.status().await, 200);
+    assert_eq!(browser.text("#gate-title").await, "One look");
+    assert!(
+        browser
+            .text("#target-host")
+            .await
+            .starts_with("ann.localhost")
+    );
+    browser.audit("visitor-link-continue").await;
+    browser.go(&short("one-look")).await;
+    browser.click("#continue").await;
+    assert_eq!(browser.url().await, target);
+    assert_eq!(browser.text("#home").await, "home");
+    crate::harness::eventually("the spent link answers 410", || async {
+        browser.go(&short("one-look")).await;
+        browser.status().await == 410
+    })
+    .await;
+
+    // A password link: the form, then the target.
+    browser.go(&short("pw-link")).await;
+    assert_eq!(browser.status().await, 401);
+    browser.audit("visitor-link-password").await;
+    browser.fill("#password", "open sesame").await;
+    browser.click("#unlock").await;
+    assert_eq!(browser.url().await, target);
+
+    // An allow-list link: signed in on the dashboard as bob (still signed in from above,
+    // or again), handed over by a pass, then the target.
+    browser.go(&short("for-bob")).await;
+    assert_eq!(browser.status().await, 403);
+    browser.click("#sign-in").await;
+    if browser
+        .url()
+        .await
+        .starts_with(&format!("{}/login", srv.base))
+    {
+        browser.sign_in("bob").await;
+    }
+    assert_eq!(
+        browser.url().await,
+        target,
+        "bob lands on the link's target"
+    );
 }

@@ -2,8 +2,8 @@
 //! password reset, server-rendered sign-in (password, then the second factor), TOTP
 //! enrollment, the consent screen of the device login with its decision endpoint, the OAuth
 //! authorization endpoint with its consent page and decision endpoint, the activation page
-//! and the account's routes under `/api/account`, the create-key action; the Pages, Keys,
-//! Projects and Agents pages (the last: the agents connected through OAuth, and
+//! and the account's routes under `/api/account`, the create-key action; the Pages, Links,
+//! Keys, Projects and Agents pages (the last: the agents connected through OAuth, and
 //! disconnecting one), acting with a master key's scope through the same use cases as the
 //! API.
 //!

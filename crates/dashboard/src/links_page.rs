@@ -30,6 +30,8 @@ struct LinkRow {
     short_url: String,
     url: String,
     title: String,
+    /// The owner named it (else `title` is its URL, shown once).
+    titled: bool,
     project: String,
     /// `active` or `archived`: what archive and restore change.
     status: &'static str,
@@ -71,6 +73,7 @@ impl LinkRow {
                 .title
                 .clone()
                 .unwrap_or_else(|| l.url().unwrap_or_default().to_owned()),
+            titled: l.title.is_some(),
             project: v.project_slug.as_str().to_owned(),
             status,
             state,

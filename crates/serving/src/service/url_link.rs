@@ -154,6 +154,11 @@ impl ServingService {
                 site.spent.store(true, Ordering::Relaxed);
                 return Ok(lapsed(link));
             }
+            // `left` is at least what the budget has (counts only grow): the last view is
+            // taken, and the next browser is told so at once rather than on its post.
+            if left <= 1 {
+                site.spent.store(true, Ordering::Relaxed);
+            }
         } else if !bot && !visit.head {
             self.inner.views.add(link.id);
         }
