@@ -2,7 +2,7 @@
 //! release binary, measures it and a reference in the same run, and prints both with their
 //! ratio. It depends on no Quire crate: it speaks HTTP only.
 
-#![allow(clippy::unwrap_used)] // benchmark programs: a panic is the report
+#![allow(clippy::unwrap_used, clippy::print_stdout)] // benchmark programs: a panic is the report, stdout the result
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ pub mod bare;
 pub mod load;
 pub mod measure;
 pub mod nginx;
+pub mod rounds;
 
 /// The server's public origin: form posts (sign-in, consent) name it in `Origin`.
 const BASE_URL: &str = "http://quire.bench";

@@ -84,6 +84,43 @@ pub fn max_views(raw: i128) -> Result<u64, Invalid> {
         .ok_or_else(|| Invalid("maxViews must be a positive integer".into()))
 }
 
+/// What a change does to a link's password: a patch's `password` field (`null` or `""`
+/// clears it, a new one is checked by [`page_password`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PasswordChange {
+    Keep,
+    Set(String),
+    Clear,
+}
+
+impl PasswordChange {
+    /// The change a patch's `password` asks for.
+    ///
+    /// # Errors
+    /// A new password [`page_password`] refuses.
+    pub fn of_patch(sent: Option<Option<String>>) -> Result<Self, Invalid> {
+        match sent {
+            None => Ok(Self::Keep),
+            Some(None) => Ok(Self::Clear),
+            Some(Some(p)) if p.is_empty() => Ok(Self::Clear),
+            Some(Some(p)) => {
+                page_password(&p)?;
+                Ok(Self::Set(p))
+            }
+        }
+    }
+
+    /// Whether the link has a password after the change, when it `has` one before.
+    #[must_use]
+    pub fn leaves_password(&self, has: bool) -> bool {
+        match self {
+            Self::Keep => has,
+            Self::Set(_) => true,
+            Self::Clear => false,
+        }
+    }
+}
+
 /// Why an allow list was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllowError {

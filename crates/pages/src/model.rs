@@ -128,13 +128,7 @@ impl Default for Limits {
     }
 }
 
-/// What to do with a link's password.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PasswordChange {
-    Keep,
-    Set(String),
-    Clear,
-}
+pub use quire_links::rules::PasswordChange;
 
 /// A page shared with the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]

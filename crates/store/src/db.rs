@@ -33,7 +33,8 @@ use crate::error::StoreError;
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
-const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+pub(crate) const SQLITE_MIGRATIONS: EmbeddedMigrations =
+    embed_migrations!("../../migrations/sqlite");
 
 /// Names of the embedded PostgreSQL migrations, in order.
 pub static MIGRATION_NAMES_POSTGRES: std::sync::LazyLock<Vec<String>> =

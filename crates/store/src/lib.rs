@@ -19,6 +19,8 @@ mod error;
 mod keys;
 mod limits;
 mod link_counts;
+#[cfg(test)]
+mod link_target_migration;
 mod links;
 mod mail;
 mod oauth;

@@ -1,6 +1,11 @@
 DROP TABLE link_referrers;
 ALTER TABLE link_views_daily DROP COLUMN bot_views;
 DELETE FROM links WHERE target_kind <> 'page';
+-- The rebuild of `up.sql`, backwards, keeping what points at the links aside the same way.
+CREATE TEMP TABLE keep_link_codes AS SELECT * FROM link_codes;
+CREATE TEMP TABLE keep_link_allow AS SELECT * FROM link_allow;
+CREATE TEMP TABLE keep_link_views_daily AS SELECT link_id, day, views FROM link_views_daily;
+CREATE TEMP TABLE keep_view_leases AS SELECT * FROM view_leases;
 CREATE TABLE links_old (
     id TEXT PRIMARY KEY,
     page_id TEXT NOT NULL CONSTRAINT links_page_key UNIQUE,
@@ -25,4 +30,12 @@ SELECT id, target_id, account_id, project_id, public_id, alias, access, password
 FROM links;
 DROP TABLE links;
 ALTER TABLE links_old RENAME TO links;
+INSERT INTO link_codes SELECT * FROM keep_link_codes;
+INSERT INTO link_allow SELECT * FROM keep_link_allow;
+INSERT INTO link_views_daily (link_id, day, views) SELECT * FROM keep_link_views_daily;
+INSERT INTO view_leases SELECT * FROM keep_view_leases;
+DROP TABLE keep_link_codes;
+DROP TABLE keep_link_allow;
+DROP TABLE keep_link_views_daily;
+DROP TABLE keep_view_leases;
 CREATE INDEX links_project_idx ON links (project_id);

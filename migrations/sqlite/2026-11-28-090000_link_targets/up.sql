@@ -4,11 +4,15 @@
 -- once expired or spent, choose their redirect status, and remember when they were last
 -- followed.
 --
--- SQLite cannot drop `page_id`'s NOT NULL and UNIQUE in place, so the table is rebuilt
--- (the procedure of SQLite's "ALTER TABLE" page). Migrations run on a connection without
--- `foreign_keys`, so dropping the old table takes no codes, allow entries, daily counts or
--- leases with it, and those tables' references name `links` again once the new one takes
--- the name.
+-- SQLite cannot drop `page_id`'s NOT NULL and UNIQUE in place, so the table is rebuilt.
+-- Migrations run inside a transaction with `foreign_keys` on (diesel turns it on, and the
+-- pragma cannot change inside a transaction), where dropping a parent table first deletes
+-- its rows and so cascades to the codes, allow entries, daily counts and leases. Those rows
+-- are kept aside and put back once the new table holds the links; all in one transaction.
+CREATE TEMP TABLE keep_link_codes AS SELECT * FROM link_codes;
+CREATE TEMP TABLE keep_link_allow AS SELECT * FROM link_allow;
+CREATE TEMP TABLE keep_link_views_daily AS SELECT * FROM link_views_daily;
+CREATE TEMP TABLE keep_view_leases AS SELECT * FROM view_leases;
 CREATE TABLE links_new (
     id TEXT PRIMARY KEY,
     target_kind TEXT NOT NULL,
@@ -45,6 +49,14 @@ SELECT id, 'page', page_id, account_id, project_id, public_id, alias, access, pa
 FROM links;
 DROP TABLE links;
 ALTER TABLE links_new RENAME TO links;
+INSERT INTO link_codes SELECT * FROM keep_link_codes;
+INSERT INTO link_allow SELECT * FROM keep_link_allow;
+INSERT INTO link_views_daily SELECT * FROM keep_link_views_daily;
+INSERT INTO view_leases SELECT * FROM keep_view_leases;
+DROP TABLE keep_link_codes;
+DROP TABLE keep_link_allow;
+DROP TABLE keep_link_views_daily;
+DROP TABLE keep_view_leases;
 CREATE INDEX links_project_idx ON links (project_id);
 -- A project's standalone links, newest first.
 CREATE INDEX links_project_kind_idx ON links (project_id, target_kind, created_at);

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use quire_bench::measure::env_or;
+use quire_bench::measure::{env_or, median};
 use quire_bench::{server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
@@ -96,11 +96,6 @@ async fn measure(
         l.await.unwrap();
     }
     done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[tokio::main]

@@ -19,9 +19,10 @@
 
 use std::time::Duration;
 
-use quire_bench::load::{Generator, Measure};
-use quire_bench::measure::{env_or, median, spread};
+use quire_bench::load::Generator;
+use quire_bench::measure::env_or;
 use quire_bench::nginx::{Nginx, install_tools};
+use quire_bench::rounds::{Plan, Target, compare};
 use quire_bench::{server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
@@ -86,24 +87,23 @@ async fn main() {
     )
     .await;
 
-    let targets: [(&str, String, Option<&str>); 3] = [
-        (
-            nginx.label.as_str(),
-            format!("http://127.0.0.1:{}/s/open", nginx.port),
-            None,
-        ),
-        (
-            "quire public link",
-            format!("{}/s/open", quire.pages),
-            Some(LINKS_HOST),
-        ),
-        (
-            "quire maxViews link",
-            format!("{}/s/budgeted", quire.pages),
-            Some(LINKS_HOST),
-        ),
+    let targets = [
+        Target {
+            label: nginx.label.as_str(),
+            url: format!("http://127.0.0.1:{}/s/open", nginx.port),
+            header: None,
+        },
+        Target {
+            label: "quire public link",
+            url: format!("{}/s/open", quire.pages),
+            header: Some(LINKS_HOST),
+        },
+        Target {
+            label: "quire maxViews link",
+            url: format!("{}/s/budgeted", quire.pages),
+            header: Some(LINKS_HOST),
+        },
     ];
-    let ratio_names = ["e/a (public link)", "f/a (maxViews link)"];
     println!(
         "link benchmark: a 302 to a {}-byte URL, {}, {workers} worker(s) for nginx and Quire{}, {rounds} round(s), on {} core(s)",
         TARGET.len(),
@@ -112,71 +112,17 @@ async fn main() {
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
     println!("server: {} ({storage})", bin.display());
-    for (_, url, header) in &targets {
-        let _warm_up = load.run(url, 2, connections, *header);
-    }
-    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); 2];
-    let mut p99_ratios: Vec<Vec<f64>> = vec![Vec::new(); 2];
-    let mut table: Vec<Vec<Measure>> = vec![Vec::new(); 3];
-    for round in 0..rounds {
-        let mut order: Vec<usize> = (0..targets.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        let mut got = vec![
-            Measure {
-                rps: 0.0,
-                p99_ms: 0.0
-            };
-            targets.len()
-        ];
-        for i in order {
-            let (_, url, header) = &targets[i];
-            got[i] = load.run(url, seconds, connections, *header);
-        }
-        println!("round {round}:");
-        for (i, (label, _, _)) in targets.iter().enumerate() {
-            println!(
-                "  {label:<20} {:>10.0} req/s   p99 {:>7.2} ms   {:>5.2}x nginx   p99 {:>5.2}x nginx's",
-                got[i].rps,
-                got[i].p99_ms,
-                got[i].rps / got[0].rps,
-                got[i].p99_ms / got[0].p99_ms
-            );
-            table[i].push(got[i]);
-        }
-        for slot in 0..2 {
-            ratios[slot].push(got[slot + 1].rps / got[0].rps);
-            p99_ratios[slot].push(got[slot + 1].p99_ms / got[0].p99_ms);
-        }
-    }
-    println!();
-    println!(
-        "{:<20} {:>12} {:>12}",
-        "target", "median req/s", "median p99"
+    compare(
+        &load,
+        &targets,
+        1,
+        &["e/a (public link)", "f/a (maxViews link)"],
+        Plan {
+            rounds,
+            seconds,
+            connections,
+        },
     );
-    for (i, (label, _, _)) in targets.iter().enumerate() {
-        println!(
-            "{label:<20} {:>12.0} {:>9.2} ms",
-            median(table[i].iter().map(|m| m.rps).collect()),
-            median(table[i].iter().map(|m| m.p99_ms).collect())
-        );
-    }
-    println!();
-    for (slot, name) in ratio_names.iter().enumerate() {
-        let (min, max) = spread(&ratios[slot]);
-        println!(
-            "ratio {name:<20} median {:.2} (min {min:.2}, max {max:.2})",
-            median(ratios[slot].clone())
-        );
-    }
-    for (slot, name) in ratio_names.iter().enumerate() {
-        let (min, max) = spread(&p99_ratios[slot]);
-        println!(
-            "p99 {name:<22} median {:.2} (min {min:.2}, max {max:.2}) of nginx's p99",
-            median(p99_ratios[slot].clone())
-        );
-    }
     drop(quire);
     tokio::time::sleep(Duration::from_millis(100)).await;
 }

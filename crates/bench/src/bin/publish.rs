@@ -29,6 +29,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use quire_bench::measure::median;
 use quire_bench::{bare, server_binary, start_server, storage_from_env};
 use rand::RngExt;
 use serde_json::json;
@@ -315,11 +316,6 @@ fn print_memory(pid: u32, baseline_kib: u64, request_mib: f64, after: &str) {
         rss as f64 / 1024.0,
         growth_mib / request_mib
     );
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[tokio::main]

@@ -28,9 +28,10 @@
 
 use std::time::Duration;
 
-use quire_bench::load::{Generator, Measure};
-use quire_bench::measure::{env_or, median, spread};
+use quire_bench::load::Generator;
+use quire_bench::measure::env_or;
 use quire_bench::nginx::{Nginx, install_tools};
+use quire_bench::rounds::{Plan, Target, compare};
 use quire_bench::{bearer_token, server_binary, start_server, storage_from_env};
 use serde_json::{Value, json};
 
@@ -165,75 +166,21 @@ async fn main() {
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
     println!("server: {} ({storage})", bin.display());
-    for (_, url, header) in &targets {
-        let _warm_up = load.run(url, 2, connections, *header);
-    }
-    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); targets.len() - 2];
-    // Each target's p99 over the lower of nginx's two p99s in the same round.
-    let mut p99_ratios: Vec<Vec<f64>> = vec![Vec::new(); targets.len() - 2];
-    let mut table: Vec<Vec<Measure>> = vec![Vec::new(); targets.len()];
-    for round in 0..rounds {
-        // Alternate the order each round so no target always runs on a warmer machine.
-        let mut order: Vec<usize> = (0..targets.len()).collect();
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        let mut got = vec![
-            Measure {
-                rps: 0.0,
-                p99_ms: 0.0
-            };
-            targets.len()
-        ];
-        for i in order {
-            let (_, url, header) = &targets[i];
-            got[i] = load.run(url, seconds, connections, *header);
-        }
-        let reference = got[0].rps.max(got[1].rps);
-        let reference_p99 = got[0].p99_ms.min(got[1].p99_ms);
-        println!("round {round}:");
-        for (i, (label, _, _)) in targets.iter().enumerate() {
-            println!(
-                "  {label:<22} {:>10.0} req/s   p99 {:>7.2} ms   {:>5.2}x nginx best   p99 {:>5.2}x nginx's lower",
-                got[i].rps,
-                got[i].p99_ms,
-                got[i].rps / reference,
-                got[i].p99_ms / reference_p99
-            );
-            table[i].push(got[i]);
-        }
-        for (slot, ratio) in ratios.iter_mut().enumerate() {
-            ratio.push(got[slot + 2].rps / reference);
-            p99_ratios[slot].push(got[slot + 2].p99_ms / reference_p99);
-        }
-    }
-    println!();
-    println!(
-        "{:<22} {:>12} {:>12}",
-        "target", "median req/s", "median p99"
+    let targets: Vec<Target<'_>> = targets
+        .into_iter()
+        .map(|(label, url, header)| Target { label, url, header })
+        .collect();
+    compare(
+        &load,
+        &targets,
+        2,
+        &ratio_names,
+        Plan {
+            rounds,
+            seconds,
+            connections,
+        },
     );
-    for (i, (label, _, _)) in targets.iter().enumerate() {
-        println!(
-            "{label:<22} {:>12.0} {:>9.2} ms",
-            median(table[i].iter().map(|m| m.rps).collect()),
-            median(table[i].iter().map(|m| m.p99_ms).collect())
-        );
-    }
-    println!();
-    for (slot, name) in ratio_names.iter().enumerate() {
-        let (min, max) = spread(&ratios[slot]);
-        println!(
-            "ratio {name:<20} median {:.2} (min {min:.2}, max {max:.2})",
-            median(ratios[slot].clone())
-        );
-    }
-    for (slot, name) in ratio_names.iter().enumerate() {
-        let (min, max) = spread(&p99_ratios[slot]);
-        println!(
-            "p99 {name:<22} median {:.2} (min {min:.2}, max {max:.2}) of nginx's lower p99",
-            median(p99_ratios[slot].clone())
-        );
-    }
     drop(quire);
     tokio::time::sleep(Duration::from_millis(100)).await;
 }

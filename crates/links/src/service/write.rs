@@ -8,7 +8,7 @@ use super::{LinkError, LinkPatch, LinkService, LinkView, NewLink};
 use crate::model::{Link, RedirectStatus, Target};
 use crate::policy::{Access, Policy};
 use crate::ports::LinkWriteError;
-use crate::rules;
+use crate::rules::{self, PasswordChange};
 
 /// Longest title of a URL link, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -46,13 +46,6 @@ fn status_archived(raw: &str) -> Result<bool, LinkError> {
             "status must be active or archived".into(),
         )),
     }
-}
-
-/// What a password field asks for: `None` keeps it, an empty one clears it.
-enum PasswordChange {
-    Keep,
-    Clear,
-    Set(String),
 }
 
 impl LinkService {
@@ -205,21 +198,9 @@ impl LinkService {
         if let Some(allow) = &req.allow {
             link.policy.allow = rules::resolve_allow(self.ports.accounts.as_ref(), allow).await?;
         }
-        let password = match req.password {
-            None => PasswordChange::Keep,
-            Some(None) => PasswordChange::Clear,
-            Some(Some(p)) if p.is_empty() => PasswordChange::Clear,
-            Some(Some(p)) => {
-                rules::page_password(&p)?;
-                PasswordChange::Set(p)
-            }
-        };
-        let will_have_password = match &password {
-            PasswordChange::Keep => link.has_password(),
-            PasswordChange::Set(_) => true,
-            PasswordChange::Clear => false,
-        };
-        if link.policy.access == Access::Password && !will_have_password {
+        let password = PasswordChange::of_patch(req.password)?;
+        if link.policy.access == Access::Password && !password.leaves_password(link.has_password())
+        {
             return Err(LinkError::PasswordRequired);
         }
         match password {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
 /// A field that may be sent as `null` (clears) or left out (unchanged).
-fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+pub(super) fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     de: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(de).map(Some)

@@ -41,12 +41,12 @@ struct Done {
     target: Option<String>,
 }
 
-fn parse<T: DeserializeOwned>(args: Option<JsonObject>) -> Result<T, ToolError> {
+pub(super) fn parse<T: DeserializeOwned>(args: Option<JsonObject>) -> Result<T, ToolError> {
     serde_json::from_value(serde_json::Value::Object(args.unwrap_or_default()))
         .map_err(|e| ToolError::new("invalid_request", format!("arguments: {e}")))
 }
 
-fn json<T: Serialize>(out: &T) -> Result<serde_json::Value, ToolError> {
+pub(super) fn json<T: Serialize>(out: &T) -> Result<serde_json::Value, ToolError> {
     serde_json::to_value(out).map_err(|e| ToolError::new("internal_error", e.to_string()))
 }
 

@@ -7,18 +7,13 @@ use quire_kernel::LinkId;
 use quire_links::{LinkPatch, LinkView, NewLink};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 
-use super::ToolError;
-use super::refused;
+use super::args::nullable;
+use super::calls::{json, parse};
+use super::{ToolError, refused};
 use crate::transport::Caller;
-
-fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    de: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(de).map(Some)
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -167,15 +162,6 @@ pub struct LinkStatsOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LinkDeletedOut {
     pub deleted: String,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(args: Option<JsonObject>) -> Result<T, ToolError> {
-    serde_json::from_value(serde_json::Value::Object(args.unwrap_or_default()))
-        .map_err(|e| ToolError::new("invalid_request", format!("arguments: {e}")))
-}
-
-fn json<T: Serialize>(out: &T) -> Result<serde_json::Value, ToolError> {
-    serde_json::to_value(out).map_err(|e| ToolError::new("internal_error", e.to_string()))
 }
 
 fn to_i128(n: u64) -> i128 {

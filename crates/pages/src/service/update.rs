@@ -69,21 +69,9 @@ impl PageService {
         if let Some(allow) = &req.allow {
             link.policy.allow = self.resolve_allow(allow).await?;
         }
-        let password = match req.password {
-            None => PasswordChange::Keep,
-            Some(None) => PasswordChange::Clear,
-            Some(Some(p)) if p.is_empty() => PasswordChange::Clear,
-            Some(Some(p)) => {
-                validate::page_password(&p)?;
-                PasswordChange::Set(p)
-            }
-        };
-        let will_have_password = match &password {
-            PasswordChange::Keep => link.has_password(),
-            PasswordChange::Set(_) => true,
-            PasswordChange::Clear => false,
-        };
-        if link.policy.access == Access::Password && !will_have_password {
+        let password = PasswordChange::of_patch(req.password)?;
+        if link.policy.access == Access::Password && !password.leaves_password(link.has_password())
+        {
             return Err(PageError::PasswordRequired);
         }
         match password {
