@@ -10,12 +10,13 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{Backend, Server, TestDb, eventually, on_both_backends};
-use crate::serving::{publish, settled_view_count, site, visit, with};
+use crate::serving::{publish, reply, settled_view_count, site, visit, visit_with, visitor, with};
 
 on_both_backends!(
     exactly_max_views_of_500_racing_requests_on_one_or_two_replicas,
     a_small_budget_is_fully_served_across_two_replicas,
     a_killed_replica_never_overspends_and_idle_blocks_come_back,
+    browsers_spend_a_page_view_from_its_continue_page_and_previews_never,
 );
 
 /// Statuses of `n` requests for `path`, all at once, spread over `servers`.
@@ -156,4 +157,63 @@ async fn a_killed_replica_never_overspends_and_idle_blocks_come_back(b: Backend)
     assert_eq!(8 + rest, 40, "every view of the budget was served");
     let id = page["id"].as_str().unwrap();
     assert_eq!(settled_view_count(&survivor, &ann.key, id, 40).await, 40);
+}
+
+async fn browsers_spend_a_page_view_from_its_continue_page_and_previews_never(b: Backend) {
+    let Some(db) = TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let srv = db.start();
+    let page = publish(&srv, &ann.key, with(site("two"), "maxViews", json!(2))).await;
+    let browser = [("accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    for _ in 0..5 {
+        let asked = visit_with(&srv, "/ann/two/", &browser).await;
+        assert_eq!(asked.status, 200);
+        assert!(asked.text.contains("name=\"continue\""), "{}", asked.text);
+        assert!(
+            !asked.text.contains("id=\"home\""),
+            "not the page yet: {}",
+            asked.text
+        );
+    }
+    for ua in [
+        "Slackbot-LinkExpanding 1.0",
+        "WhatsApp/2.23.20.0",
+        "Twitterbot/1.0",
+    ] {
+        let preview = visit_with(&srv, "/ann/two/", &[("user-agent", ua)]).await;
+        assert!(preview.text.contains("name=\"continue\""), "{ua}");
+    }
+    // Only the continue page's own post, from the page's origin, spends a view.
+    let url = srv.page("/ann/two/");
+    let post = |origin: &str, body: &'static str| {
+        visitor()
+            .post(&url)
+            .header("origin", origin)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let elsewhere = reply(
+        post("https://attacker.example", "continue=1")
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(elsewhere.status, 403);
+    let not_a_continue = reply(post(&srv.owner("ann"), "x=1").await.unwrap()).await;
+    assert_eq!(not_a_continue.status, 405);
+    let spent = reply(post(&srv.owner("ann"), "continue=1").await.unwrap()).await;
+    assert_eq!(spent.status, 200);
+    assert!(
+        spent.text.contains("id=\"home\""),
+        "the page itself: {}",
+        spent.text
+    );
+    // A client that does not ask for HTML spends the other at once, and nothing is left.
+    assert_eq!(visit(&srv, "/ann/two/").await.status, 200);
+    assert_eq!(visit(&srv, "/ann/two/").await.status, 410);
+    let id = page["id"].as_str().unwrap();
+    assert_eq!(settled_view_count(&srv, &ann.key, id, 2).await, 2);
 }

@@ -26,8 +26,8 @@ struct UnlockPage<'a> {
 #[template(path = "continue.html")]
 struct ContinuePage<'a> {
     title: Option<&'a str>,
-    host: &'a str,
-    code: &'a str,
+    host: Option<&'a str>,
+    action: &'a str,
 }
 
 #[derive(Template)]
@@ -206,14 +206,14 @@ fn sign_in(prompt: &SignInPrompt) -> Response {
 const LINK_PAGE_CSP: &str = "default-src 'none'; style-src 'self'; form-action 'self' http: https:; \
      frame-ancestors 'none'; base-uri 'none'";
 
-/// The continue page of a budgeted link: its button posts back to the link.
+/// The continue page of a budgeted link or page: its button posts back to its address.
 fn continue_page(prompt: &ContinuePrompt) -> Response {
     own_page(
         200,
         ContinuePage {
             title: prompt.title.as_deref(),
-            host: &prompt.host,
-            code: &prompt.code,
+            host: prompt.host.as_deref(),
+            action: &prompt.action,
         }
         .render(),
     )

@@ -52,6 +52,30 @@ pub(super) async fn confirm(state: &PagesState, request: &Request<'_>, code: &st
     super::visit::short_link(state, request, code, true).await
 }
 
+/// Whether a post is a continue page's (its one field, `continue=1`): any other post to a
+/// page's address is refused as before (405).
+pub(super) fn is_continue(request: &Request<'_>) -> bool {
+    request.body == b"continue=1"
+}
+
+/// `POST` of a budgeted page's address from its continue page: the view is spent and the
+/// page sent, from the page's own origin only.
+pub(super) async fn confirm_page(state: &PagesState, request: &Request<'_>) -> Response {
+    let origin = match state.page_owner(request) {
+        Some(Some(handle)) => state.origins().owner_origin(&handle),
+        Some(None) => state.origins().links_origin(),
+        None => return not_found(),
+    };
+    if !sent_from(request.header("origin"), request.header("referer"), &origin) {
+        return notice(
+            403,
+            "Refused",
+            "A page's views can only be spent from its own continue page.",
+        );
+    }
+    super::visit::visit(state, request, true).await
+}
+
 /// The password form of a URL link, on the links origin.
 async fn unlock_link(state: &PagesState, request: &Request<'_>, f: &UnlockForm) -> Response {
     let client = client_of(state, request);

@@ -101,9 +101,10 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
         (path, _) if path.starts_with(answers::ASSETS) => answers::method_not_allowed("GET, HEAD"),
         (_, "POST") => match visit::short_link_code(state, request) {
             Some(code) => forms::confirm(state, request, code).await,
+            None if forms::is_continue(request) => forms::confirm_page(state, request).await,
             None => answers::method_not_allowed("GET, HEAD"),
         },
-        (_, "GET" | "HEAD") => visit::visit(state, request).await,
+        (_, "GET" | "HEAD") => visit::visit(state, request, false).await,
         _ if visit::short_link_code(state, request).is_some() => {
             answers::method_not_allowed("GET, HEAD, POST")
         }

@@ -2,7 +2,7 @@
 //! serving use case asked, its answer written.
 
 use quire_kernel::Principal;
-use quire_serving::{Conditions, LinkVisit, TokenKind, Visit, Visitor, cookie_kind};
+use quire_serving::{Asker, Conditions, LinkVisit, TokenKind, Visit, Visitor, cookie_kind};
 
 use super::answers::{infra_failure, method_not_allowed, not_found, respond};
 use super::{PagesState, Target};
@@ -154,7 +154,6 @@ pub(super) async fn short_link(
         .serving
         .short_link(LinkVisit {
             code,
-            confirm,
             head: request.method == "HEAD",
             visitor: Visitor {
                 principal: principal.as_ref(),
@@ -162,8 +161,7 @@ pub(super) async fn short_link(
                 access: cookie_values(request, TokenKind::Access),
                 view: Vec::new(),
             },
-            user_agent: request.header("user-agent"),
-            accept: request.header("accept"),
+            asker: asker(request, confirm),
             referer: request.header("referer"),
         })
         .await;
@@ -174,12 +172,22 @@ pub(super) async fn short_link(
     .header("x-robots-tag", "noindex")
 }
 
+/// Who asks, as a budget judges it; `confirm` for the continue page's post.
+fn asker<'a>(request: &Request<'a>, confirm: bool) -> Asker<'a> {
+    Asker {
+        user_agent: request.header("user-agent"),
+        accept: request.header("accept"),
+        confirm,
+    }
+}
+
 /// `GET`/`HEAD` of anything but the origin's own endpoints: a short link (`/s/{code}`) or a
-/// page's file.
-pub(super) async fn visit(state: &PagesState, request: &Request<'_>) -> Response {
+/// page's file; or (`confirm`) the `POST` of a budgeted page's continue page.
+pub(super) async fn visit(state: &PagesState, request: &Request<'_>, confirm: bool) -> Response {
     let head = match request.method {
         "GET" => false,
         "HEAD" => true,
+        "POST" if confirm => false,
         _ => return method_not_allowed("GET, HEAD"),
     };
     let https = state.origins().https();
@@ -218,6 +226,7 @@ pub(super) async fn visit(state: &PagesState, request: &Request<'_>) -> Response
             },
             conditions: conditions(request),
             accepts_gzip: accepts_gzip(request),
+            asker: asker(request, confirm),
         })
         .await;
     match answer {

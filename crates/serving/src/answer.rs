@@ -33,18 +33,41 @@ pub struct Visit<'a> {
     /// The conditional and range headers; evaluated only once the visitor has access.
     pub conditions: Conditions<'a>,
     pub accepts_gzip: bool,
+    pub asker: Asker<'a>,
+}
+
+/// Who asks, as a budget judges it: a person's browser is shown the continue page first, a
+/// preview or crawler never spends a view, any other client spends one at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asker<'a> {
+    pub user_agent: Option<&'a str>,
+    pub accept: Option<&'a str>,
+    /// The continue page's post, which spends the view.
+    pub confirm: bool,
+}
+
+impl Asker<'_> {
+    /// A known preview or crawler.
+    #[must_use]
+    pub fn bot(&self) -> bool {
+        crate::bots::is_bot(self.user_agent)
+    }
+
+    /// Whether a budgeted view waits for the continue page's post: always for a preview or
+    /// crawler, and for a browser until it posts.
+    #[must_use]
+    pub fn holds_back(&self) -> bool {
+        self.bot() || (!self.confirm && crate::bots::wants_html(self.accept))
+    }
 }
 
 /// A `GET`, `HEAD` or `POST` of a short link `/s/{code}`.
 #[derive(Debug, Clone)]
 pub struct LinkVisit<'a> {
     pub code: &'a str,
-    /// `POST`: the continue page's button, which claims a view of a budgeted link.
-    pub confirm: bool,
     pub head: bool,
     pub visitor: Visitor<'a>,
-    pub user_agent: Option<&'a str>,
-    pub accept: Option<&'a str>,
+    pub asker: Asker<'a>,
     pub referer: Option<&'a str>,
 }
 
@@ -54,25 +77,23 @@ impl<'a> LinkVisit<'a> {
     pub fn plain(code: &'a str) -> Self {
         Self {
             code,
-            confirm: false,
             head: false,
             visitor: Visitor::default(),
-            user_agent: None,
-            accept: None,
+            asker: Asker::default(),
             referer: None,
         }
     }
 }
 
-/// The page a person's browser is shown before a budgeted link spends a view: its button
-/// posts back to the link, and only that post is counted.
+/// The page a person's browser is shown before a budgeted link or page spends a view: its
+/// button posts back to the same address, and only that post is counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContinuePrompt {
     pub title: Option<String>,
-    /// The host the link leads to.
-    pub host: String,
-    /// The code it was opened by (`/s/{code}`).
-    pub code: String,
+    /// The host a link leads to; `None` for a page.
+    pub host: Option<String>,
+    /// Where the button posts: `/s/{code}`, or the page's path.
+    pub action: String,
 }
 
 /// How browsers may keep a response.

@@ -33,9 +33,9 @@ pub mod token;
 mod views;
 
 pub use answer::{
-    Admitted, Answer, ByteRange, CacheRule, ContinuePrompt, FileAnswer, IssuedCookie, LinkUnlock,
-    LinkVisit, PageCard, PassError, PasswordPrompt, SignInPrompt, Unlock, UnlockError, Visit,
-    Visitor,
+    Admitted, Answer, Asker, ByteRange, CacheRule, ContinuePrompt, FileAnswer, IssuedCookie,
+    LinkUnlock, LinkVisit, PageCard, PassError, PasswordPrompt, SignInPrompt, Unlock, UnlockError,
+    Visit, Visitor,
 };
 pub use cache::CachedFile;
 pub use leases::{IDLE_RETURN, LEASE_TTL, MAX_BLOCK, ViewLeases};

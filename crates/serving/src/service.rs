@@ -24,7 +24,9 @@ use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::answer::{Answer, IssuedCookie, PasswordPrompt, SignInPrompt, Visit, Visitor};
+use crate::answer::{
+    Answer, ContinuePrompt, IssuedCookie, PasswordPrompt, SignInPrompt, Visit, Visitor,
+};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
 use crate::notes::NoteTally;
@@ -308,6 +310,21 @@ impl ServingService {
                 None => return Ok(Answer::NotFound),
             },
         };
+        // A view of a budgeted page is spent by a person's own request only: a browser is
+        // shown the continue page (whose post comes back here), a preview or crawler never
+        // spends one (it is counted apart).
+        if document && found && !visit.head && site.link.policy.max_views.is_some() {
+            if visit.asker.bot() {
+                self.inner.notes.bot(site.link.id);
+            }
+            if visit.asker.holds_back() {
+                return Ok(Answer::Continue(ContinuePrompt {
+                    title: Some(site.page.title.clone()),
+                    host: None,
+                    action: with_query(visit.path.to_owned(), visit.query),
+                }));
+            }
+        }
         self.file_answer(&site, slot, found, document, &visit, now)
             .await
     }

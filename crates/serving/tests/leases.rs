@@ -61,6 +61,7 @@ async fn view(serving: &ServingService) -> bool {
             visitor: Visitor::default(),
             conditions: Conditions::default(),
             accepts_gzip: false,
+            asker: quire_serving::Asker::default(),
         })
         .await
         .unwrap()
@@ -317,6 +318,7 @@ async fn a_lease_the_store_refuses_serves_nothing_and_counts_nothing() {
             visitor: Visitor::default(),
             conditions: Conditions::default(),
             accepts_gzip: false,
+            asker: quire_serving::Asker::default(),
         })
         .await;
     assert!(refused.is_err());

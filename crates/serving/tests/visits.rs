@@ -69,6 +69,7 @@ async fn etags_give_304s_and_gzip_is_offered_for_text() {
             ..Conditions::default()
         },
         accepts_gzip: gz,
+        asker: quire_serving::Asker::default(),
     };
     let Answer::File(plain) = w.serving.visit(visit(None, false)).await.unwrap() else {
         panic!()
@@ -152,6 +153,7 @@ async fn views_count_documents_only_and_reach_the_store_on_flush() {
             visitor: Visitor::default(),
             conditions: Conditions::default(),
             accepts_gzip: false,
+            asker: quire_serving::Asker::default(),
         })
         .await
         .unwrap();
@@ -249,6 +251,7 @@ async fn exactly_max_views_succeed_however_many_race() {
                     visitor: Visitor::default(),
                     conditions: Conditions::default(),
                     accepts_gzip: false,
+                    asker: quire_serving::Asker::default(),
                 })
                 .await
                 .unwrap()
@@ -303,6 +306,7 @@ async fn a_view_is_not_counted_when_the_file_cannot_be_read() {
                 visitor: Visitor::default(),
                 conditions: Conditions::default(),
                 accepts_gzip: false,
+                asker: quire_serving::Asker::default(),
             })
             .await
             .is_err()
@@ -350,6 +354,7 @@ async fn conditional(w: &common::World, path: &str, conditions: Conditions<'_>) 
             visitor: Visitor::default(),
             conditions,
             accepts_gzip: true,
+            asker: quire_serving::Asker::default(),
         })
         .await
         .unwrap()

@@ -157,6 +157,11 @@ impl ServingService {
                     site.spent.store(true, Ordering::Relaxed);
                     return Ok(Answer::Gone);
                 }
+                // `left` is at least what the budget has (counts only grow): the last view
+                // is taken, so the next visitor is told at once.
+                if left <= 1 {
+                    site.spent.store(true, Ordering::Relaxed);
+                }
                 cookie = Some(self.cookie(
                     VIEW_COOKIE,
                     site,

@@ -27,7 +27,7 @@ impl ServingService {
         let key = match target {
             CodeTarget::Url(site) => return self.follow(&site, visit).await,
             // A page's link has no continue page to post to.
-            CodeTarget::Page(_) if visit.confirm => return Ok(Answer::NotFound),
+            CodeTarget::Page(_) if visit.asker.confirm => return Ok(Answer::NotFound),
             CodeTarget::Page(key) => key,
         };
         let Some((handle, slug)) = key.split_once('/') else {

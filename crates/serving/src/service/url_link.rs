@@ -15,7 +15,7 @@ use crate::answer::{
     Admitted, Answer, CacheRule, ContinuePrompt, IssuedCookie, LinkUnlock, LinkVisit, PassError,
     PasswordPrompt, SignInPrompt, UnlockError,
 };
-use crate::bots::{is_bot, referrer_host, wants_html};
+use crate::bots::referrer_host;
 use crate::policy::{Gate, expired, fingerprint, unix_after};
 use crate::token::{Claims, TokenKind};
 
@@ -130,18 +130,18 @@ impl ServingService {
         let continue_page = || {
             Answer::Continue(ContinuePrompt {
                 title: link.title.clone(),
-                host: host_of(target),
-                code: visit.code.to_owned(),
+                host: Some(host_of(target)),
+                action: format!("/s/{}", visit.code),
             })
         };
-        let bot = is_bot(visit.user_agent);
+        let bot = visit.asker.bot();
         if bot {
             self.inner.notes.bot(link.id);
         }
         if let Some(budget) = link.policy.max_views {
             // Nothing but a person's own request spends a view, and nothing else learns
             // where the link leads.
-            if bot || visit.head || (!visit.confirm && wants_html(visit.accept)) {
+            if visit.head || visit.asker.holds_back() {
                 return Ok(continue_page());
             }
             let left = budget.saturating_sub(link.view_count);
@@ -169,7 +169,7 @@ impl ServingService {
         }
         let free = policy_free(link);
         let status = match link.redirect.code() {
-            _ if visit.confirm => 303,
+            _ if visit.asker.confirm => 303,
             301 if !free => 302,
             308 if !free => 307,
             code => code,

@@ -122,6 +122,7 @@ impl World {
                 visitor,
                 conditions: Conditions::default(),
                 accepts_gzip: false,
+                asker: quire_serving::Asker::default(),
             })
             .await
             .unwrap()
