@@ -1,9 +1,7 @@
 //! The link service over HTTP on both databases: URL links created, listed, changed and
-//! deleted through `/api/link/v1` with every refusal's code; followed at `/s/{code}` under
-//! each policy; exact budgets under 500 racing requests that previews and browsers' first
-//! GETs never spend.
+//! deleted through `/api/link/v1` with every refusal's code, and followed at `/s/{code}`
+//! under each policy (budgets are in `link_budgets.rs`).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,12 +12,11 @@ on_both_backends!(
     url_links_are_created_listed_changed_and_deleted,
     every_url_rule_refuses_with_its_own_code,
     links_are_followed_under_their_policies,
-    exactly_max_views_of_500_racing_requests_and_previews_spend_nothing,
 );
 
-const LINKS: &str = "/api/link/v1/links";
+pub(crate) const LINKS: &str = "/api/link/v1/links";
 
-fn no_redirects() -> reqwest::Client {
+pub(crate) fn no_redirects() -> reqwest::Client {
     crate::harness::client()
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(0)
@@ -28,12 +25,12 @@ fn no_redirects() -> reqwest::Client {
         .unwrap()
 }
 
-async fn create(s: &Server, key: &str, body: Value) -> Value {
+pub(crate) async fn create(s: &Server, key: &str, body: Value) -> Value {
     s.post(LINKS, key, body).await.assert_status(201).clone()
 }
 
 /// Status and `Location` of a GET of `url` with `headers`.
-async fn follow(
+pub(crate) async fn follow(
     url: &str,
     headers: &[(&str, &str)],
 ) -> (u16, Option<String>, reqwest::header::HeaderMap, String) {
@@ -406,101 +403,4 @@ async fn links_are_followed_under_their_policies(b: Backend) {
         follow(&format!("{}/s/nope-nope", s.pages), &[]).await.0,
         404
     );
-}
-
-async fn exactly_max_views_of_500_racing_requests_and_previews_spend_nothing(b: Backend) {
-    let Some(db) = TestDb::create(b).await else {
-        return;
-    };
-    let ann = db.create_account("ann", &[]);
-    let wide = [("QUIRE_MAX_CONNECTIONS_PER_CLIENT", "1000")];
-    let (first, second) = (db.start_with(&wide), db.start_with(&wide));
-    for (alias, servers) in [
-        ("race-one", vec![&first]),
-        ("race-two", vec![&first, &second]),
-    ] {
-        create(
-            &first,
-            &ann.key,
-            json!({"url": "https://example.com/", "alias": alias, "maxViews": 50}),
-        )
-        .await;
-        let client = no_redirects();
-        let requests = (0..500).map(|i| {
-            let client = client.clone();
-            let url = format!("{}/s/{alias}", servers[i % servers.len()].pages);
-            tokio::spawn(async move { client.get(url).send().await.unwrap().status().as_u16() })
-        });
-        let mut statuses = BTreeMap::new();
-        for r in futures_util::future::join_all(requests).await {
-            *statuses.entry(r.unwrap()).or_insert(0) += 1;
-        }
-        assert_eq!(statuses, BTreeMap::from([(302, 50), (410, 450)]), "{alias}");
-    }
-
-    // Browsers see the continue page; previews never spend; the post does, once per view.
-    let link = create(
-        &first,
-        &ann.key,
-        json!({"url": "https://example.com/once", "alias": "one-time", "maxViews": 1}),
-    )
-    .await;
-    let url = format!("{}/s/one-time", first.pages);
-    let browser = [("accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")];
-    for _ in 0..3 {
-        let (status, location, _, body) = follow(&url, &browser).await;
-        assert_eq!((status, location), (200, None));
-        assert!(body.contains("action=\"/s/one-time\""), "{body}");
-        assert!(!body.contains("/once"), "the target stays unknown: {body}");
-    }
-    for ua in [
-        "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
-        "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)",
-        "Twitterbot/1.0",
-        "facebookexternalhit/1.1",
-        "WhatsApp/2.23.20.0",
-        "TelegramBot (like TwitterBot)",
-    ] {
-        for _ in 0..3 {
-            let (status, location, _, _) = follow(&url, &[("user-agent", ua)]).await;
-            assert_eq!((status, location), (200, None), "{ua}");
-        }
-    }
-    let head = no_redirects().head(&url).send().await.unwrap();
-    assert_eq!(head.status().as_u16(), 200, "a HEAD spends nothing");
-    let elsewhere = no_redirects()
-        .post(&url)
-        .header("origin", "https://attacker.example")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        elsewhere.status().as_u16(),
-        403,
-        "only its own page spends a view"
-    );
-    let confirmed = no_redirects()
-        .post(&url)
-        .header("origin", first.pages.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(confirmed.status().as_u16(), 303);
-    assert_eq!(confirmed.headers()["location"], "https://example.com/once");
-    let again = no_redirects()
-        .post(&url)
-        .header("origin", first.pages.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(again.status().as_u16(), 410);
-    let id = link["id"].as_str().unwrap();
-    eventually("bots are counted apart", || async {
-        let stats = first
-            .get(&format!("{LINKS}/{id}/stats"), &ann.key)
-            .await
-            .body;
-        stats["total"] == 1 && stats["bots"] == 18
-    })
-    .await;
 }

@@ -35,6 +35,7 @@ mod hardening;
 mod http_semantics;
 mod interop;
 mod keys;
+mod link_budgets;
 mod link_projects;
 mod links;
 mod mcp;
