@@ -345,6 +345,19 @@ async fn links_are_followed_under_their_policies(b: Backend) {
         .to_owned();
     let (status, location, _, _) = follow(&url, &[("cookie", &cookie)]).await;
     assert_eq!((status, location.as_deref()), (302, Some(target)));
+    // Guesses are throttled as a page's are: a few at once, then 429 with `Retry-After`.
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let r = unlock("another guess").await;
+        let status = r.status().as_u16();
+        statuses.push(status);
+        if status == 429 {
+            assert!(r.headers().contains_key("retry-after"), "{statuses:?}");
+            break;
+        }
+        assert_eq!(status, 401, "{statuses:?}");
+    }
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
 
     // Private: the sign-in page, or a key of the project with `link`.
     create(

@@ -140,7 +140,7 @@ impl ServingService {
         }
         if let Some(budget) = link.policy.max_views {
             // Nothing but a person's own request spends a view, and nothing else learns
-            // where the link leads.
+            // more of where the link leads than its host.
             if visit.head || visit.asker.holds_back() {
                 return Ok(continue_page());
             }
