@@ -19,7 +19,7 @@ use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
 use super::page_row::{ACCESS_CHOICES, access_badge};
 use super::pages_page::qr_svg;
-use super::render::{page, see_other};
+use super::render::{page, refusal_status, see_other};
 use super::session::query;
 use super::when::{When, expiry_field, local_input};
 use crate::nav::{Who, section};
@@ -140,10 +140,6 @@ pub(crate) struct LinkFields {
     max_views: String,
     project: String,
     confirm: String,
-}
-
-fn refusal_status(e: &LinkError) -> StatusCode {
-    actix_web::ResponseError::status_code(&ApiError::from(e.clone()))
 }
 
 fn optional(raw: &str) -> Option<String> {

@@ -17,7 +17,7 @@ use quire_edge::AppState;
 use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
 use super::page_row::{ACCESS_CHOICES, PageRow, human_bytes};
-use super::render::{page, see_other};
+use super::render::{page, refusal_status, see_other};
 use super::session::query;
 use super::when::expiry_field;
 use crate::nav::{Who, section};
@@ -84,11 +84,6 @@ pub(crate) struct ActionFields {
     confirm: String,
     /// `yes` once the person has confirmed a budget that takes the page offline.
     confirm_budget: String,
-}
-
-/// The status the API gives the same refusal.
-fn refusal_status(e: &PageError) -> StatusCode {
-    actix_web::ResponseError::status_code(&ApiError::from(e.clone()))
 }
 
 /// `GET /account/pages?project=&status=`.

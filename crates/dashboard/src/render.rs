@@ -121,6 +121,14 @@ pub(super) fn retry_after(mut response: HttpResponse, secs: Option<u64>) -> Http
     response
 }
 
+/// The status the API gives the same refusal (one mapping, `quire-edge`'s).
+pub(super) fn refusal_status<E: Clone>(e: &E) -> actix_web::http::StatusCode
+where
+    quire_edge::ApiError: From<E>,
+{
+    actix_web::ResponseError::status_code(&quire_edge::ApiError::from(e.clone()))
+}
+
 pub(super) fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, location))
