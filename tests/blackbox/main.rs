@@ -49,6 +49,7 @@ mod oauth_consent;
 mod oauth_documents;
 mod oauth_flow;
 mod oauth_tokens;
+mod objects;
 mod ops;
 mod page_failures;
 mod page_validation;

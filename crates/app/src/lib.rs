@@ -37,6 +37,7 @@ use quire_oauth::{
     ClientService, ConnectedAgents, ConsentService, DynamicRegistration, MetadataDocuments,
     TokenAudience, TokenPorts, TokenService,
 };
+use quire_objects::{ObjectConfig, ObjectPorts, ObjectService};
 use quire_pages::{PageConfig, PagePorts, PageService};
 use quire_projects::ProjectService;
 use quire_read_cache::{CachedKeyStore, CachedPageStore};
@@ -52,6 +53,8 @@ pub struct Settings {
     pub pages: PageConfig,
     /// The URL links' rules; where short links live is the pages' (`links_origin`).
     pub links: LinkConfig,
+    /// The objects' cap and lease; where they live is the pages' (`origins`).
+    pub objects: ObjectConfig,
     pub serving: ServingConfig,
     /// The public origin of the API and dashboard; device-login links are built on it, and
     /// it is the issuer of OAuth access tokens.
@@ -85,6 +88,8 @@ pub struct Services {
     pub pages: PageService,
     /// URL links (`/api/link/v1`).
     pub links: LinkService,
+    /// Objects (`/api/object/v1`).
+    pub objects: ObjectService,
     pub serving: ServingService,
     pub sessions: SessionService,
     pub activation: ActivationService,
@@ -133,6 +138,8 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
                 directory,
                 ids,
                 requests,
+                objects,
+                object_bytes,
             },
         mail: MailPorts {
             mailer,
@@ -199,6 +206,22 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         },
         link_config,
     );
+    let mut object_config = settings.objects;
+    object_config.origins = settings.pages.origins.clone();
+    let objects = ObjectService::new(
+        ObjectPorts {
+            records: objects,
+            bytes: object_bytes,
+            links: page_cache.clone(),
+            accounts: directory.clone(),
+            projects: projects.clone(),
+            clock: clock.clone(),
+            offload: offload.clone(),
+            ids: ids.clone(),
+            changes: changes.clone(),
+        },
+        object_config,
+    );
     let pages = PageService::new(
         PagePorts {
             pages: page_cache.clone(),
@@ -257,6 +280,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         ),
         pages,
         links,
+        objects,
         serving,
         sessions: SessionService::new(
             accounts.clone(),

@@ -11,6 +11,7 @@ use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::{MailDispatch, MailQuota, Mailer};
 use quire_oauth::{ClientMetadataDocuments, ClientStore, GrantStore, SigningKeyStore};
+use quire_objects::{ObjectBytes, ObjectRecords};
 use quire_pages::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
 use quire_projects::ProjectStore;
 use quire_signup::SignupStore;
@@ -63,6 +64,9 @@ pub struct PageStores {
     pub ids: Arc<dyn PublicIds>,
     /// Publishes by request id (a retried publish replays).
     pub requests: Arc<dyn PublishRequests>,
+    /// Object records and their bytes.
+    pub objects: Arc<dyn ObjectRecords>,
+    pub object_bytes: Arc<dyn ObjectBytes>,
 }
 
 /// Outbound email.
@@ -89,6 +93,7 @@ pub struct RuntimePorts {
 #[derive(Debug, Clone)]
 pub struct OtherAdapters {
     pub bundles: Arc<dyn BundleStore>,
+    pub object_bytes: Arc<dyn ObjectBytes>,
     pub ids: Arc<dyn PublicIds>,
     pub mailer: Arc<dyn Mailer>,
     pub dispatch: Arc<dyn MailDispatch>,
@@ -112,6 +117,7 @@ impl Ports {
             + PublishRequests
             + AccountDirectory
             + LinkStore
+            + ObjectRecords
             + DeviceGrantStore
             + RateLimiter
             + ClientStore
@@ -125,6 +131,7 @@ impl Ports {
     {
         let OtherAdapters {
             bundles,
+            object_bytes,
             ids,
             mailer,
             dispatch,
@@ -157,6 +164,8 @@ impl Ports {
                 directory: store.clone(),
                 ids,
                 requests: store.clone(),
+                objects: store.clone(),
+                object_bytes,
             },
             mail: MailPorts {
                 mailer,

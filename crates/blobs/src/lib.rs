@@ -13,6 +13,7 @@
 //! a live page's manifest does not name yet) are written straight under their names.
 
 mod local;
+mod objects;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //! `App`, the dashboard's documented routes and the JSON API on one OpenAPI document (the
 //! dashboard's first: an actix scope answers every path under its prefix), the document
 //! itself, the dashboard's pages, and for anything else a JSON 405 (a documented path) or
-//! 404. The link service's API (`quire-links-api`, `/api/link/v1`) is registered beside
-//! the page API. The hosted agent endpoint (`quire-mcp`, `/mcp`) is mounted before them. The pages
+//! 404. The link service's API (`quire-links-api`, `/api/link/v1`) and the object
+//! service's (`quire-objects-api`, `/api/object/v1`) are registered beside the page API. The hosted agent endpoint (`quire-mcp`, `/mcp`) is mounted before them. The pages
 //! origin is `quire-pages-origin` on `quire-wire`, mounted by the server.
 //!
 //! It holds no handler of its own: each surface is a crate of its own on `quire-edge`, and
@@ -23,6 +23,7 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         quire_dashboard::register(&mut api);
         quire_api::register(&mut api, page_limit);
         quire_links_api::register(&mut api);
+        quire_objects_api::register(&mut api);
         let (cfg, document) = api.finish();
         let documented = quire_api::publish(cfg, document);
         quire_dashboard::configure(cfg);

@@ -64,6 +64,10 @@ id_type!(
     LinkId
 );
 id_type!(
+    /// Identifies an object: one file published on its own.
+    ObjectId
+);
+id_type!(
     /// Identifies one lease on a link's views: a replica's block holder for that link.
     LeaseId
 );

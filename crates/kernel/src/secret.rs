@@ -88,6 +88,22 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     lower_hex(&Sha256::digest(bytes))
 }
 
+/// SHA-256 of bytes that arrive in pieces (an upload, as it streams in).
+#[derive(Debug, Clone, Default)]
+pub struct Sha256Running(Sha256);
+
+impl Sha256Running {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// Lowercase hex of everything given so far.
+    #[must_use]
+    pub fn hex(self) -> String {
+        lower_hex(&self.0.finalize())
+    }
+}
+
 /// `bytes` as lowercase hex, two digits each.
 #[must_use]
 pub fn lower_hex(bytes: &[u8]) -> String {

@@ -1,25 +1,27 @@
 //! The stored link: what it leads to, the codes it answers to, the policy visitors meet.
 
-use quire_kernel::{AccountId, LinkId, PageId, ProjectId};
+use quire_kernel::{AccountId, LinkId, ObjectId, PageId, ProjectId};
 use time::OffsetDateTime;
 
 use crate::policy::Policy;
 
-/// What a link leads to. A page's link is owned by its page (its policy is the page's, and
-/// it is edited and deleted through the page); a URL link stands alone.
+/// What a link leads to. A page's or an object's link is owned by it (its policy is theirs,
+/// and it is edited and deleted through them); a URL link stands alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Page(PageId),
+    Object(ObjectId),
     /// An http or https URL, as [`crate::TargetUrl`] normalised it.
     Url(String),
 }
 
 impl Target {
-    /// The stored kind: `page` or `url` (`object` is reserved for objects' links).
+    /// The stored kind: `page`, `object` or `url`.
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             Target::Page(_) => "page",
+            Target::Object(_) => "object",
             Target::Url(_) => "url",
         }
     }
@@ -124,6 +126,15 @@ impl Link {
         }
     }
 
+    /// The object the link belongs to; `None` for a page's or a URL's.
+    #[must_use]
+    pub fn object(&self) -> Option<ObjectId> {
+        match self.target {
+            Target::Object(object) => Some(object),
+            Target::Page(_) | Target::Url(_) => None,
+        }
+    }
+
     /// The code of the short URL: the alias when there is one.
     #[must_use]
     pub fn code(&self) -> &str {
@@ -140,7 +151,7 @@ impl Link {
     pub fn page(&self) -> Option<PageId> {
         match self.target {
             Target::Page(page) => Some(page),
-            Target::Url(_) => None,
+            Target::Object(_) | Target::Url(_) => None,
         }
     }
 
@@ -149,7 +160,7 @@ impl Link {
     pub fn url(&self) -> Option<&str> {
         match &self.target {
             Target::Url(url) => Some(url),
-            Target::Page(_) => None,
+            Target::Page(_) | Target::Object(_) => None,
         }
     }
 }

@@ -157,6 +157,13 @@ impl PageOrigins {
         )
     }
 
+    /// The public URL of an object: a file, so no trailing slash.
+    #[must_use]
+    pub fn object_url(&self, handle: &str, slug: &str) -> String {
+        let page = self.page_url(handle, slug);
+        page.strip_suffix('/').unwrap_or(&page).to_owned()
+    }
+
     /// The origin of short links: the bare pages domain, or the shared origin.
     #[must_use]
     pub fn links_origin(&self) -> String {

@@ -36,6 +36,8 @@ pub struct Config {
     pub max_file_bytes: u64,
     /// Largest page, in bytes (decoded, all files).
     pub max_page_bytes: u64,
+    /// Largest object, in bytes (`QUIRE_MAX_OBJECT_BYTES`).
+    pub max_object_bytes: u64,
     /// Seconds between janitor passes (interrupted publishes, orphaned files).
     pub janitor_interval_secs: u64,
     /// Seconds a publish holds its pending page without renewing it: a publish that dies
@@ -136,6 +138,7 @@ impl Default for Config {
             max_files: 1_000,
             max_file_bytes: 10 * 1024 * 1024,
             max_page_bytes: 50 * 1024 * 1024,
+            max_object_bytes: quire_objects::validate::DEFAULT_MAX_OBJECT_BYTES,
             janitor_interval_secs: 300,
             publish_lease_secs: 60,
             view_lease_secs: 120,
@@ -184,6 +187,7 @@ struct FileConfig {
     max_files: Option<usize>,
     max_file_bytes: Option<u64>,
     max_page_bytes: Option<u64>,
+    max_object_bytes: Option<u64>,
     janitor_interval_secs: Option<u64>,
     publish_lease_secs: Option<u64>,
     view_lease_secs: Option<u64>,
@@ -257,6 +261,7 @@ impl Config {
                 max_files,
                 max_file_bytes,
                 max_page_bytes,
+                max_object_bytes,
                 janitor_interval_secs,
                 publish_lease_secs,
                 view_lease_secs,
@@ -366,6 +371,7 @@ impl Config {
         };
         wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
+        wide("QUIRE_MAX_OBJECT_BYTES", &mut c.max_object_bytes)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         wide("QUIRE_PUBLISH_LEASE_SECS", &mut c.publish_lease_secs)?;
         wide("QUIRE_VIEW_LEASE_SECS", &mut c.view_lease_secs)?;

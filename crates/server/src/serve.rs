@@ -131,7 +131,8 @@ fn edge_limits(config: &Config, page_body_limit: usize) -> EdgeLimits {
     EdgeLimits {
         body_timeout: Duration::from_secs(config.body_timeout_secs),
         body_min_rate: config.body_min_rate,
-        max_body: page_body_limit as u64,
+        // An object upload may be the longest body; its deadline grows with its length.
+        max_body: (page_body_limit as u64).max(config.max_object_bytes),
         per_client: config.max_connections_per_client,
     }
 }
@@ -214,6 +215,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             Arc::new(db.clone()),
             quire_app::OtherAdapters {
                 bundles: Arc::new(bundles.clone()),
+                object_bytes: Arc::new(bundles.clone()),
                 clock: Arc::new(SystemClock),
                 timer: Arc::new(TokioTimer),
                 offload: Arc::new(BlockingPool),

@@ -21,6 +21,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
         sign_up,
         serving,
         oauth_registration,
+        objects,
         ..
     } = services.clone();
     tokio::spawn(async move {
@@ -77,6 +78,16 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+            }
+            match objects.sweep(quire_pages::LEFTOVER_AGE).await {
+                Ok(swept) if swept != quire_objects::Swept::default() => tracing::info!(
+                    dead_uploads = swept.dead_uploads,
+                    orphaned_objects = swept.orphaned,
+                    partial_uploads = swept.partial,
+                    "janitor removed what object uploads and deletes left"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "janitor object pass failed"),
             }
             match serving.settle_lapsed_leases().await {
                 Ok(0) => {}

@@ -16,6 +16,7 @@ use quire_kernel::offload::{Job, Running};
 use quire_kernel::{InfraError, Offload, Timer};
 use quire_links::{LinkConfig, UrlRules};
 use quire_mail::Mailer;
+use quire_objects::ObjectConfig;
 use quire_pages::{Limits, PageConfig, PageOrigins};
 use quire_serving::ServingConfig;
 use quire_signup::{ActivationMode, SignUpMode};
@@ -122,6 +123,12 @@ pub(crate) fn settings(
                 deny: config.deny_hosts().unwrap_or_default(),
             },
             ..LinkConfig::default()
+        },
+        objects: ObjectConfig {
+            origins: origins.clone(),
+            max_bytes: config.max_object_bytes,
+            lease: Duration::from_secs(config.publish_lease_secs.max(3)),
+            ..ObjectConfig::default()
         },
         serving: ServingConfig {
             origins: origins.clone(),

@@ -29,6 +29,8 @@ pub enum StoreError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     PublicIdTaken,
+    /// The owner has a page or an object of that slug.
+    SlugTaken,
     ProjectNotEmpty,
     ResourceNotFound,
     MasterKey,

@@ -26,6 +26,7 @@ mod mail;
 mod oauth;
 mod oauth_grants;
 mod oauth_signing_keys;
+mod objects;
 mod page_details;
 mod page_files;
 mod page_lists;

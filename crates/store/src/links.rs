@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, PageId, ProjectId};
+use quire_kernel::{AccountId, Email, InfraError, LeaseId, LinkId, ObjectId, PageId, ProjectId};
 use quire_links::{
     Access, AllowEntry, Link, LinkStats, LinkStore, LinkWriteError, Policy, RedirectStatus, Target,
     VisitNotes,
@@ -48,6 +48,8 @@ pub(crate) struct LinkRow {
 pub(crate) const PAGE_KIND: &str = "page";
 /// The stored kind of a URL link.
 pub(crate) const URL_KIND: &str = "url";
+/// The stored kind of an object's link.
+pub(crate) const OBJECT_KIND: &str = "object";
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = link_allow)]
@@ -67,6 +69,7 @@ impl LinkRow {
     fn from_link(l: &Link) -> Self {
         let (target_id, target_url) = match &l.target {
             Target::Page(page) => (Some(DbId(page.0)), None),
+            Target::Object(object) => (Some(DbId(object.0)), None),
             Target::Url(url) => (None, Some(url.clone())),
         };
         Self {
@@ -141,6 +144,7 @@ pub(crate) fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, Store
         .collect::<Result<Vec<_>, _>>()?;
     let target = match (row.target_kind.as_str(), row.target_id, row.target_url) {
         (PAGE_KIND, Some(page), None) => Target::Page(PageId(page.0)),
+        (OBJECT_KIND, Some(object), None) => Target::Object(ObjectId(object.0)),
         (URL_KIND, None, Some(url)) => Target::Url(url),
         _ => return Err(corrupt("target")),
     };

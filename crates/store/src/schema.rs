@@ -110,6 +110,31 @@ diesel::table! {
 
 diesel::table! {
     use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    objects (id) {
+        id -> DbUuid,
+        public_id -> Text,
+        account_id -> DbUuid,
+        project_id -> DbUuid,
+        slug -> Text,
+        title -> Text,
+        filename -> Text,
+        content_type -> Text,
+        size_bytes -> BigInt,
+        sha256 -> Text,
+        blob -> Text,
+        status -> Text,
+        state -> Text,
+        created_at -> DbTime,
+        updated_at -> DbTime,
+        archived_at -> Nullable<DbTime>,
+        lease_until -> Nullable<DbTime>,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
     use crate::types::sql::DbUuid;
 
     page_files (page_id, path) {
@@ -414,6 +439,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     project_grants,
     pages,
     page_files,
+    objects,
     links,
     link_views_daily,
     link_referrers,

@@ -34,5 +34,5 @@ pub mod world;
 pub use documents::MemoryDocuments;
 pub use fixtures::{FixedClock, HandTimer, Heartbeats, ThreadOffload};
 pub use mailer::MemoryMailer;
-pub use memory::{MemoryBundles, MemoryStore};
+pub use memory::{MemoryBundles, MemoryObjectBytes, MemoryStore};
 pub use world::World;

@@ -19,7 +19,8 @@ use quire_pages::{AccountDirectory, PageOrigins, PublicIds, RandomPublicIds};
 use crate::fixtures::{create_account, master};
 use crate::memory::Op;
 use crate::{
-    FixedClock, HandTimer, MemoryBundles, MemoryDocuments, MemoryMailer, MemoryStore, ThreadOffload,
+    FixedClock, HandTimer, MemoryBundles, MemoryDocuments, MemoryMailer, MemoryObjectBytes,
+    MemoryStore, ThreadOffload,
 };
 
 /// The origin of the API and dashboard in every world unless a test says otherwise.
@@ -31,6 +32,8 @@ pub const BASE_URL: &str = "https://quire.test";
 pub struct World {
     pub store: Arc<MemoryStore>,
     pub bundles: Arc<MemoryBundles>,
+    /// Objects' bytes.
+    pub object_bytes: Arc<MemoryObjectBytes>,
     pub clock: Arc<FixedClock>,
     pub timer: Arc<HandTimer>,
     /// The relay of the email route: what was sent, or a refusal to make.
@@ -218,6 +221,7 @@ impl WorldBuilder {
             store.fail(op);
         }
         let bundles = Arc::new(MemoryBundles::new());
+        let object_bytes = Arc::new(MemoryObjectBytes::default());
         let timer = Arc::new(HandTimer::new());
         let mailer = Arc::new(MemoryMailer::new());
         let documents = Arc::new(MemoryDocuments::new());
@@ -225,6 +229,7 @@ impl WorldBuilder {
             store.clone(),
             OtherAdapters {
                 bundles: bundles.clone(),
+                object_bytes: object_bytes.clone(),
                 ids: self.ids,
                 mailer: mailer.clone(),
                 dispatch: mailer.clone(),
@@ -241,6 +246,7 @@ impl WorldBuilder {
             services: quire_app::build(ports.clone(), self.settings.clone()),
             store,
             bundles,
+            object_bytes,
             clock,
             timer,
             mailer,

@@ -7,6 +7,7 @@ use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfErr
 use quire_links::{LinkError, UrlRefusal};
 use quire_mail::MailError;
 use quire_oauth::{ClientError, DecisionError, RegistrationError, TokenError};
+use quire_objects::ObjectError;
 use quire_pages::PageError;
 use quire_projects::{
     AddressError, AssignError, DeleteProjectError, GetProjectError, GrantError, ListProjectsError,
@@ -326,6 +327,30 @@ impl From<ActivationError> for ApiError {
             ActivationError::NotEligible => ErrorCode::NotEligible,
             ActivationError::UnknownAccount => ErrorCode::InvalidApiKey,
             ActivationError::Infra(e) => return e.clone().into(),
+        };
+        worded(code, &e)
+    }
+}
+
+impl From<ObjectError> for ApiError {
+    fn from(e: ObjectError) -> Self {
+        let code = match e {
+            ObjectError::InsufficientScope => ErrorCode::InsufficientScope,
+            ObjectError::NotFound => ErrorCode::NotFound,
+            ObjectError::Invalid(_) => ErrorCode::InvalidRequest,
+            ObjectError::PasswordRequired => ErrorCode::PasswordRequired,
+            ObjectError::SlugConflict => ErrorCode::SlugConflict,
+            ObjectError::SlugTaken => ErrorCode::SlugTaken,
+            ObjectError::AliasConflict => ErrorCode::AliasConflict,
+            ObjectError::TooLarge { .. } => {
+                return worded(ErrorCode::PayloadTooLarge, &e)
+                    .with_field("limit", Value::from("object_size"));
+            }
+            ObjectError::PublicIdExhausted => ErrorCode::PublicIdExhausted,
+            ObjectError::ProfileHandleMissing => ErrorCode::ProfileHandleMissing,
+            ObjectError::StorageCleanupFailed => ErrorCode::StorageCleanupFailed,
+            ObjectError::LinkCleanupFailed => ErrorCode::LinkCleanupFailed,
+            ObjectError::Infra(e) => return e.into(),
         };
         worded(code, &e)
     }

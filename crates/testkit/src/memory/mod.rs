@@ -13,6 +13,7 @@ mod keys;
 mod links;
 mod mail;
 mod oauth;
+mod objects;
 mod pages;
 mod projects;
 mod publish_requests;
@@ -21,6 +22,7 @@ mod signup;
 
 pub use activation::InvitedNumber;
 pub use bundles::{Batch, MemoryBundles};
+pub use objects::MemoryObjectBytes;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -93,6 +95,10 @@ pub enum Op {
     InsertLink,
     InsertOAuthGrant,
     InsertPending,
+    InsertObject,
+    ObjectById,
+    UpdateObject,
+    DeleteObject,
     InsertProject,
     InsertSession,
     InsertSigningKey,
@@ -194,6 +200,10 @@ pub struct State {
     pub grants: Vec<Grant>,
     /// Pages with whether they are ready (visible).
     pub pages: Vec<(Page, bool)>,
+    /// Objects with whether they are ready (visible).
+    pub objects: Vec<(quire_objects::Object, bool)>,
+    /// When the lease of each pending object ends.
+    pub object_leases: HashMap<quire_kernel::ObjectId, OffsetDateTime>,
     /// When the lease of each pending page ends.
     pub leases: HashMap<PageId, OffsetDateTime>,
     pub files: HashMap<PageId, Vec<FileEntry>>,

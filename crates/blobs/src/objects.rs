@@ -1,0 +1,165 @@
+//! `ObjectBytes` on the same storage as bundles, under `{prefix}/objects/{object_id}/{blob}`.
+//! An upload streams through `object_store`'s multipart write (5 MiB parts, at most
+//! [`PARTS_IN_FLIGHT`] of them in flight), so memory stays bounded whatever the size: on
+//! S3 a multipart upload, completed or aborted; on local disk a `{blob}#N` staging file that
+//! is renamed into place, which an interrupted write leaves for [`ObjectBytes::sweep_partial`].
+
+use std::ops::Range;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStoreExt, WriteMultipart};
+use quire_kernel::{InfraError, ObjectId};
+use quire_objects::{ByteSink, ByteStream, ObjectBytes};
+
+use crate::local::sweep_local;
+use crate::{ObjectBundleStore, infra};
+
+/// Parts written at once by one upload: with 5 MiB parts, at most 10 MiB of an upload is
+/// held in memory.
+const PARTS_IN_FLIGHT: usize = 2;
+
+impl ObjectBundleStore {
+    fn objects_root(&self) -> Path {
+        self.root.clone().join("objects")
+    }
+
+    fn object_root(&self, object: ObjectId) -> Path {
+        self.objects_root().join(object.to_string())
+    }
+
+    fn blob(&self, object: ObjectId, blob: &str) -> Path {
+        self.object_root(object).join(blob)
+    }
+
+    /// Where a blob lies on local disk, for answers sent straight from the file.
+    #[must_use]
+    pub fn local_blob(&self, object: ObjectId, blob: &str) -> Option<std::path::PathBuf> {
+        self.local_dir
+            .as_ref()
+            .map(|dir| dir.join("objects").join(object.to_string()).join(blob))
+    }
+}
+
+struct MultipartSink(WriteMultipart);
+
+#[async_trait]
+impl ByteSink for MultipartSink {
+    async fn write(&mut self, chunk: Bytes) -> Result<(), InfraError> {
+        self.0
+            .wait_for_capacity(PARTS_IN_FLIGHT)
+            .await
+            .map_err(|e| infra("write", &e))?;
+        self.0.put(chunk);
+        Ok(())
+    }
+
+    async fn finish(self: Box<Self>) -> Result<(), InfraError> {
+        self.0
+            .finish()
+            .await
+            .map(|_| ())
+            .map_err(|e| infra("write", &e))
+    }
+
+    async fn abort(self: Box<Self>) {
+        let _ = self.0.abort().await;
+    }
+}
+
+#[async_trait]
+impl ObjectBytes for ObjectBundleStore {
+    async fn start(&self, object: ObjectId, blob: &str) -> Result<Box<dyn ByteSink>, InfraError> {
+        let upload = self
+            .store
+            .put_multipart(&self.blob(object, blob))
+            .await
+            .map_err(|e| infra("start an upload", &e))?;
+        Ok(Box::new(MultipartSink(WriteMultipart::new(upload))))
+    }
+
+    async fn read(
+        &self,
+        object: ObjectId,
+        blob: &str,
+        range: Option<Range<u64>>,
+    ) -> Result<Option<ByteStream>, InfraError> {
+        let options = GetOptions {
+            range: range.map(GetRange::Bounded),
+            ..GetOptions::default()
+        };
+        match self.store.get_opts(&self.blob(object, blob), options).await {
+            Ok(result) => Ok(Some(
+                result
+                    .into_stream()
+                    .map(|piece| piece.map_err(|e| infra("read", &e)))
+                    .boxed(),
+            )),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(infra("read", &e)),
+        }
+    }
+
+    async fn delete_blob(&self, object: ObjectId, blob: &str) -> Result<(), InfraError> {
+        match self.store.delete(&self.blob(object, blob)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(infra("delete", &e)),
+        }
+    }
+
+    async fn delete_object(&self, object: ObjectId) -> Result<(), InfraError> {
+        let blobs: Vec<Path> = self
+            .store
+            .list(Some(&self.object_root(object)))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await
+            .map_err(|e| infra("list", &e))?;
+        for location in blobs {
+            match self.store.delete(&location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(infra("delete", &e)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn objects(&self) -> Result<Vec<ObjectId>, InfraError> {
+        let listing = self
+            .store
+            .list_with_delimiter(Some(&self.objects_root()))
+            .await
+            .map_err(|e| infra("list", &e))?;
+        let mut objects = Vec::new();
+        for prefix in listing.common_prefixes {
+            let Some(id) = prefix.filename().and_then(|name| name.parse().ok()) else {
+                continue;
+            };
+            let holds_blobs = self
+                .store
+                .list(Some(&prefix))
+                .try_next()
+                .await
+                .map_err(|e| infra("list", &e))?
+                .is_some();
+            if holds_blobs {
+                objects.push(ObjectId(id));
+            }
+        }
+        Ok(objects)
+    }
+
+    async fn sweep_partial(&self, older_than: Duration) -> Result<usize, InfraError> {
+        let Some(dir) = self.local_dir.clone() else {
+            // S3 keeps an unfinished multipart upload's parts until the bucket's lifecycle
+            // rule for incomplete uploads removes them; object_store cannot list them.
+            return Ok(0);
+        };
+        tokio::task::spawn_blocking(move || sweep_local(&dir.join("objects"), older_than))
+            .await
+            .map_err(|e| InfraError::new(format!("object storage: sweep: {e}")))?
+    }
+}

@@ -1,0 +1,89 @@
+//! Wire shapes of the object API: the object (never its password) and lists.
+
+use quire_objects::ObjectView;
+use serde::Serialize;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// An object: one file, published with the policy visitors meet.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectDto {
+    pub id: Uuid,
+    /// The object's public id (its short link's code unless it has an alias).
+    #[serde(rename = "public_id")]
+    pub public_id: String,
+    /// Its address on the owner's origin.
+    pub url: String,
+    /// Its short link.
+    pub short_url: String,
+    pub slug: String,
+    pub title: String,
+    /// What a download is saved as.
+    pub filename: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+    /// Lowercase hex SHA-256 of the bytes (the `ETag` visitors see).
+    pub sha256: String,
+    /// The short link's alias, when it has one.
+    pub alias: Option<String>,
+    /// `private`, `password`, `allow_list` or `public`.
+    pub access: String,
+    /// `active` or `archived`.
+    pub status: String,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<OffsetDateTime>,
+    /// Downloads people may make; `null`: no limit.
+    pub max_views: Option<u64>,
+    pub view_count: u64,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub archived_at: Option<OffsetDateTime>,
+    /// Slug of its project.
+    pub project: String,
+}
+
+impl From<ObjectView> for ObjectDto {
+    fn from(v: ObjectView) -> Self {
+        let o = v.object;
+        let link = v.link;
+        Self {
+            id: o.id.0,
+            public_id: o.public_id,
+            url: v.url,
+            short_url: v.short_url,
+            slug: o.slug,
+            title: o.title,
+            filename: o.filename,
+            content_type: o.content_type,
+            size_bytes: o.size_bytes,
+            sha256: o.sha256,
+            alias: link.alias,
+            access: link.policy.access.as_str().to_owned(),
+            status: o.status.as_str().to_owned(),
+            expires_at: link.policy.expires_at,
+            max_views: link.policy.max_views,
+            view_count: link.view_count,
+            created_at: o.created_at,
+            updated_at: o.updated_at,
+            archived_at: o.archived_at,
+            project: v.project_slug.as_str().to_owned(),
+        }
+    }
+}
+
+/// A project's objects, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ObjectList {
+    pub objects: Vec<ObjectDto>,
+    /// Slug of the project listed.
+    pub project: String,
+}

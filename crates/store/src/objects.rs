@@ -1,0 +1,349 @@
+//! `ObjectRecords` on both backends. Slugs are one namespace per owner across pages and
+//! objects: a write that claims one first locks its owner's account row (a no-op update: a
+//! row lock on PostgreSQL; SQLite's write transaction holds the whole database already), then
+//! looks at the other table, so a page publish and an object upload of one owner cannot both
+//! take the same slug.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use quire_kernel::{AccountId, InfraError, ObjectId, ProjectId};
+use quire_objects::{InsertObjectError, Object, ObjectRecords, ObjectStatus};
+use time::OffsetDateTime;
+
+use crate::db::{Database, with_conn, with_tx};
+use crate::error::{Outcome, StoreError, infra};
+use crate::pages::{READY, to_u64};
+use crate::schema::{accounts, link_codes, objects, pages};
+use crate::types::{DbId, DbTs};
+
+const PENDING: &str = "pending";
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = objects)]
+#[diesel(treat_none_as_null = true)]
+struct ObjectRow {
+    id: DbId,
+    public_id: String,
+    account_id: DbId,
+    project_id: DbId,
+    slug: String,
+    title: String,
+    filename: String,
+    content_type: String,
+    size_bytes: i64,
+    sha256: String,
+    blob: String,
+    status: String,
+    state: String,
+    created_at: DbTs,
+    updated_at: DbTs,
+    archived_at: Option<DbTs>,
+    lease_until: Option<DbTs>,
+}
+
+impl ObjectRow {
+    fn new(o: &Object, state: &str, lease_until: Option<OffsetDateTime>) -> Self {
+        Self {
+            id: DbId(o.id.0),
+            public_id: o.public_id.clone(),
+            account_id: DbId(o.account_id.0),
+            project_id: DbId(o.project_id.0),
+            slug: o.slug.clone(),
+            title: o.title.clone(),
+            filename: o.filename.clone(),
+            content_type: o.content_type.clone(),
+            size_bytes: i64::try_from(o.size_bytes).unwrap_or(i64::MAX),
+            sha256: o.sha256.clone(),
+            blob: o.blob.clone(),
+            status: o.status.as_str().to_owned(),
+            state: state.to_owned(),
+            created_at: DbTs(o.created_at),
+            updated_at: DbTs(o.updated_at),
+            archived_at: o.archived_at.map(DbTs),
+            lease_until: lease_until.map(DbTs),
+        }
+    }
+}
+
+impl TryFrom<ObjectRow> for Object {
+    type Error = StoreError;
+    fn try_from(r: ObjectRow) -> Result<Self, StoreError> {
+        Ok(Object {
+            id: ObjectId(r.id.0),
+            status: ObjectStatus::parse(&r.status)
+                .ok_or_else(|| StoreError::Corrupt(format!("object {}: status", r.id.0)))?,
+            public_id: r.public_id,
+            account_id: AccountId(r.account_id.0),
+            project_id: ProjectId(r.project_id.0),
+            slug: r.slug,
+            title: r.title,
+            filename: r.filename,
+            content_type: r.content_type,
+            size_bytes: to_u64(r.size_bytes),
+            sha256: r.sha256,
+            blob: r.blob,
+            created_at: r.created_at.0,
+            updated_at: r.updated_at.0,
+            archived_at: r.archived_at.map(|t| t.0),
+        })
+    }
+}
+
+fn objects_of(rows: Vec<ObjectRow>) -> Result<Vec<Object>, InfraError> {
+    rows.into_iter()
+        .map(Object::try_from)
+        .collect::<Result<_, _>>()
+        .map_err(infra)
+}
+
+#[async_trait]
+impl ObjectRecords for Database {
+    async fn insert_pending(
+        &self,
+        object: &Object,
+        lease_until: OffsetDateTime,
+    ) -> Result<(), InsertObjectError> {
+        let row = ObjectRow::new(object, PENDING, Some(lease_until));
+        let result = with_tx!(self, |conn| {
+            diesel::update(accounts::table.find(row.account_id))
+                .set(accounts::id.eq(accounts::id))
+                .execute(conn)
+                .await?;
+            let page_slugs: i64 = pages::table
+                .filter(pages::account_id.eq(row.account_id))
+                .filter(pages::slug.eq(&row.slug))
+                .count()
+                .get_result(conn)
+                .await?;
+            if page_slugs > 0 {
+                return Err(StoreError::Outcome(Outcome::SlugTaken));
+            }
+            let code_in_use: i64 = link_codes::table
+                .filter(link_codes::code.eq(&row.public_id))
+                .count()
+                .get_result(conn)
+                .await?;
+            if code_in_use > 0 {
+                return Err(StoreError::Outcome(Outcome::PublicIdTaken));
+            }
+            diesel::insert_into(objects::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
+            Ok(())
+        });
+        result.map_err(insert_error)
+    }
+
+    async fn renew_lease(&self, id: ObjectId, until: OffsetDateTime) -> Result<bool, InfraError> {
+        let renewed = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                objects::table
+                    .find(DbId(id.0))
+                    .filter(objects::state.eq(PENDING)),
+            )
+            .set(objects::lease_until.eq(DbTs(until)))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        Ok(renewed > 0)
+    }
+
+    async fn mark_ready(&self, object: &Object) -> Result<(), InfraError> {
+        let row = ObjectRow::new(object, READY, None);
+        let marked = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                objects::table
+                    .find(row.id)
+                    .filter(objects::state.eq(PENDING)),
+            )
+            .set((
+                objects::state.eq(READY),
+                objects::lease_until.eq(None::<DbTs>),
+                objects::size_bytes.eq(row.size_bytes),
+                objects::sha256.eq(&row.sha256),
+                objects::updated_at.eq(row.updated_at),
+            ))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        if marked == 0 {
+            return Err(InfraError::new(
+                "the upload lost its pending record: its lease lapsed",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn object(&self, id: ObjectId) -> Result<Option<Object>, InfraError> {
+        let row: Option<ObjectRow> = with_conn!(self, |conn| {
+            Ok(objects::table
+                .find(DbId(id.0))
+                .filter(objects::state.eq(READY))
+                .select(ObjectRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Object::try_from).transpose().map_err(infra)
+    }
+
+    async fn object_by_slug(
+        &self,
+        owner: AccountId,
+        slug: &str,
+    ) -> Result<Option<Object>, InfraError> {
+        let slug = slug.to_owned();
+        let row: Option<ObjectRow> = with_conn!(self, |conn| {
+            Ok(objects::table
+                .filter(objects::account_id.eq(DbId(owner.0)))
+                .filter(objects::slug.eq(&slug))
+                .filter(objects::state.eq(READY))
+                .select(ObjectRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        row.map(Object::try_from).transpose().map_err(infra)
+    }
+
+    async fn project_objects(
+        &self,
+        project: ProjectId,
+        status: Option<ObjectStatus>,
+    ) -> Result<Vec<Object>, InfraError> {
+        let status = status.map(|s| s.as_str().to_owned());
+        let rows: Vec<ObjectRow> = with_conn!(self, |conn| {
+            let mut query = objects::table
+                .filter(objects::project_id.eq(DbId(project.0)))
+                .filter(objects::state.eq(READY))
+                .into_boxed();
+            if let Some(s) = &status {
+                query = query.filter(objects::status.eq(s.clone()));
+            }
+            Ok(query
+                .order((objects::created_at.desc(), objects::id.desc()))
+                .select(ObjectRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        objects_of(rows)
+    }
+
+    async fn update_object(&self, object: &Object) -> Result<(), InsertObjectError> {
+        let row = ObjectRow::new(object, READY, None);
+        let result = with_tx!(self, |conn| {
+            diesel::update(accounts::table.find(row.account_id))
+                .set(accounts::id.eq(accounts::id))
+                .execute(conn)
+                .await?;
+            let page_slugs: i64 = pages::table
+                .filter(pages::account_id.eq(row.account_id))
+                .filter(pages::slug.eq(&row.slug))
+                .count()
+                .get_result(conn)
+                .await?;
+            if page_slugs > 0 {
+                return Err(StoreError::Outcome(Outcome::SlugTaken));
+            }
+            diesel::update(objects::table.find(row.id))
+                .set((
+                    objects::slug.eq(&row.slug),
+                    objects::title.eq(&row.title),
+                    objects::filename.eq(&row.filename),
+                    objects::content_type.eq(&row.content_type),
+                    objects::size_bytes.eq(row.size_bytes),
+                    objects::sha256.eq(&row.sha256),
+                    objects::blob.eq(&row.blob),
+                    objects::status.eq(&row.status),
+                    objects::updated_at.eq(row.updated_at),
+                    objects::archived_at.eq(row.archived_at),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(())
+        });
+        result.map_err(insert_error)
+    }
+
+    async fn delete_object(&self, id: ObjectId) -> Result<(), InfraError> {
+        with_conn!(self, |conn| {
+            diesel::delete(objects::table.find(DbId(id.0)))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .map_err(infra)
+    }
+
+    async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<ObjectId>, InfraError> {
+        let ids: Vec<DbId> = with_conn!(self, |conn| {
+            Ok(objects::table
+                .filter(objects::state.eq(PENDING))
+                .filter(
+                    objects::lease_until
+                        .lt(DbTs(now))
+                        .or(objects::lease_until.is_null()),
+                )
+                .select(objects::id)
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(ids.into_iter().map(|i| ObjectId(i.0)).collect())
+    }
+
+    async fn object_exists(&self, id: ObjectId) -> Result<bool, InfraError> {
+        let n: i64 = with_conn!(self, |conn| {
+            Ok(objects::table
+                .find(DbId(id.0))
+                .count()
+                .get_result(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        Ok(n > 0)
+    }
+
+    async fn lapsed_slug_holder(
+        &self,
+        owner: AccountId,
+        slug: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<ObjectId>, InfraError> {
+        let slug = slug.to_owned();
+        let id: Option<DbId> = with_conn!(self, |conn| {
+            Ok(objects::table
+                .filter(objects::account_id.eq(DbId(owner.0)))
+                .filter(objects::slug.eq(&slug))
+                .filter(objects::state.eq(PENDING))
+                .filter(objects::lease_until.lt(DbTs(now)))
+                .select(objects::id)
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        Ok(id.map(|i| ObjectId(i.0)))
+    }
+}
+
+fn insert_error(e: StoreError) -> InsertObjectError {
+    if e.is_outcome(Outcome::PublicIdTaken)
+        || e.is_unique_violation("objects_public_id_key", "objects.public_id")
+    {
+        InsertObjectError::PublicIdTaken
+    } else if e.is_outcome(Outcome::SlugTaken)
+        || e.is_unique_violation("objects_account_slug_key", "objects.slug")
+    {
+        InsertObjectError::SlugTaken
+    } else {
+        InsertObjectError::Infra(e.into())
+    }
+}
