@@ -50,6 +50,7 @@ mod oauth_documents;
 mod oauth_flow;
 mod oauth_tokens;
 mod objects;
+mod objects_large;
 mod ops;
 mod page_failures;
 mod page_validation;

@@ -24,6 +24,9 @@ use quire_objects::{ObjectError, ObjectView, Upload};
 pub(crate) const MAX_FIELD_BYTES: usize = 64 * 1024;
 /// Most text fields of one upload.
 const MAX_FIELDS: usize = 32;
+/// The most a multipart body can hold besides the file: its fields, part heads and
+/// boundaries.
+const MULTIPART_ROOM: u64 = (MAX_FIELDS as u64 + 1) * (MAX_FIELD_BYTES as u64 + 8 * 1024);
 
 fn malformed(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidMultipartBody, message)
@@ -104,7 +107,9 @@ where
                     .content_disposition()
                     .and_then(|d| d.get_filename())
                     .map(str::to_owned),
-                declared_size: declared_length(req),
+                // The file is at least the body less what its fields and part heads can
+                // take: when even that passes the cap, nothing is stored.
+                declared_size: declared_length(req).map(|n| n.saturating_sub(MULTIPART_ROOM)),
             };
             let mut started = begin(std::mem::take(&mut fields), info).await?;
             loop {
