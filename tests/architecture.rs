@@ -19,6 +19,7 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-accounts",
     "quire-pages",
     "quire-links",
+    "quire-objects",
     "quire-device-auth",
     "quire-oauth",
     "quire-mail",
@@ -134,6 +135,8 @@ fn the_domain_holds_no_caches_and_never_reaches_up_to_the_application_layer() {
 /// The HTTP surfaces: each is mounted by a composition, never by another surface.
 const SURFACE_CRATES: &[&str] = &[
     "quire-api",
+    "quire-links-api",
+    "quire-objects-api",
     "quire-dashboard",
     "quire-mcp",
     "quire-pages-origin",
