@@ -9,7 +9,9 @@ use uuid::Uuid;
 /// An object: one file, published with the policy visitors meet.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::object_dto)]
 pub struct ObjectDto {
+    /// The object's id.
     pub id: Uuid,
     /// The object's public id (its short link's code unless it has an alias).
     #[serde(rename = "public_id")]
@@ -18,11 +20,15 @@ pub struct ObjectDto {
     pub url: String,
     /// Its short link.
     pub short_url: String,
+    /// Its address's last segment; one namespace with the owner's pages.
     pub slug: String,
+    /// The owner's name for it.
     pub title: String,
     /// What a download is saved as.
     pub filename: String,
+    /// Its media type, as sent or guessed from the file name.
     pub content_type: String,
+    /// Its length in bytes.
     pub size_bytes: u64,
     /// Lowercase hex SHA-256 of the bytes (the `ETag` visitors see).
     pub sha256: String,
@@ -32,18 +38,23 @@ pub struct ObjectDto {
     pub access: String,
     /// `active` or `archived`.
     pub status: String,
+    /// When it stops being served; `null`: never.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expires_at: Option<OffsetDateTime>,
     /// Downloads people may make; `null`: no limit.
     pub max_views: Option<u64>,
+    /// Downloads counted so far (one per download, however many ranges it took).
     pub view_count: u64,
+    /// When it was uploaded.
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// When it or its bytes last changed.
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
+    /// When it was archived; `null` while active.
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub archived_at: Option<OffsetDateTime>,
@@ -82,7 +93,9 @@ impl From<ObjectView> for ObjectDto {
 
 /// A project's objects, newest first.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::object_list)]
 pub struct ObjectList {
+    /// The objects, newest first.
     pub objects: Vec<ObjectDto>,
     /// Slug of the project listed.
     pub project: String,

@@ -10,6 +10,7 @@
 //! mounts it.
 
 mod dto;
+mod examples;
 mod routes;
 mod upload;
 

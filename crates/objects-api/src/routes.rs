@@ -11,6 +11,7 @@ use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, ObjectId};
 use quire_objects::{NewObject, ObjectPatch};
 use serde::Deserialize;
+use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -69,6 +70,7 @@ fn new_object(mut fields: Fields, part: PartInfo) -> Result<NewObject, ApiError>
 /// held whole).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::upload_form)]
 #[allow(dead_code)]
 pub struct UploadForm {
     /// Text fields first, then this part: the file's bytes.
@@ -155,7 +157,8 @@ pub struct RawQuery {
 #[utoipa::path(tag = "objects",
     security(("bearer" = [])),
     params(RawQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream",
+        example = json!(crate::examples::BYTES)),
     responses(
         (status = 201, body = ObjectDto),
         (status = 400, description = "invalid_request, password_required"),
@@ -276,7 +279,8 @@ pub async fn get(
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
     responses(
-        (status = 200, description = "the bytes, as an attachment", content_type = "application/octet-stream"),
+        (status = 200, description = "the bytes, as an attachment", body = Vec<u8>,
+            content_type = "application/octet-stream", example = json!(crate::examples::BYTES)),
         (status = 401, description = "invalid_api_key, invalid_token"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 404, description = "not_found")))]
@@ -308,15 +312,19 @@ pub async fn content(
 /// The bytes, codes and counts stay.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::patch_object_body)]
 pub struct PatchObjectBody {
+    /// 1-200 characters.
     #[serde(default)]
     #[schema(min_length = 1, max_length = 200)]
     pub title: Option<String>,
     /// A new slug (one namespace with the owner's pages).
     #[serde(default)]
     pub slug: Option<String>,
+    /// What a download is saved as.
     #[serde(default)]
     pub filename: Option<String>,
+    /// A media type such as `application/pdf`.
     #[serde(default)]
     pub content_type: Option<String>,
     /// `private`, `password`, `allow_list` or `public`.
@@ -329,12 +337,15 @@ pub struct PatchObjectBody {
     /// Replaces the allow list.
     #[serde(default)]
     pub allow: Option<Vec<String>>,
+    /// RFC 3339, in the future; `null` removes the expiry.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(format = DateTime)]
     pub expires_at: Option<Option<String>>,
+    /// A new download budget; `null` removes it.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<u64>, minimum = 1)]
     pub max_views: Option<Option<MaxViews>>,
+    /// A new alias of its short link; `null` removes it.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(min_length = 3, max_length = 64, pattern = "^[A-Za-z0-9_-]+$")]
     pub alias: Option<Option<String>>,
