@@ -152,7 +152,7 @@ async fn round_trip(srv: &Server, key: &str) -> String {
         after_download < PEAK_LIMIT_KIB,
         "peak RSS {after_download} KiB during the download"
     );
-    println!(
+    eprintln!(
         "peak RSS: {after_upload} KiB after the upload, {after_download} KiB after the download"
     );
     id

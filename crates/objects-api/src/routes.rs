@@ -11,7 +11,6 @@ use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, ObjectId};
 use quire_objects::{NewObject, ObjectPatch};
 use serde::Deserialize;
-use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 

@@ -23,6 +23,7 @@ mod keys;
 mod links;
 mod mail;
 mod oauth;
+mod objects;
 mod page_files;
 mod page_lists;
 mod page_replace;
@@ -44,6 +45,7 @@ use quire_keys::KeyStore;
 use quire_links::LinkStore;
 use quire_mail::MailQuota;
 use quire_oauth::{ClientStore, GrantStore, SigningKeyStore};
+use quire_objects::ObjectRecords;
 use quire_pages::{AccountDirectory, PageStore, PublishRequests};
 use quire_projects::ProjectStore;
 use quire_signup::SignupStore;
@@ -79,6 +81,7 @@ macro_rules! __contract_list {
             links::links_keep_policy_and_allow_lists,
             url_links::url_links_are_stored_listed_changed_and_deleted,
             url_links::link_counts_keep_bots_and_referrers_apart,
+            objects::objects_are_invisible_until_ready_and_share_slugs_with_pages,
             projects::projects_hold_and_move_pages_and_links,
             device::device_grants_change_state_by_compare_and_set,
             device::old_grants_and_rate_windows_are_swept,
@@ -130,6 +133,7 @@ macro_rules! __contract_dispatch {
                 + PublishRequests
                 + AccountDirectory
                 + LinkStore
+                + ObjectRecords
                 + DeviceGrantStore
                 + RateLimiter
                 + ClientStore

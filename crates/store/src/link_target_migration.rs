@@ -130,9 +130,7 @@ fn rebuilding_links_keeps_every_page_link_and_what_points_at_it() {
     }
     // Reverted (with every later migration) and applied again, the same rows are there.
     loop {
-        let reverted = conn
-            .revert_last_migration(SQLITE_MIGRATIONS)
-            .expect("down");
+        let reverted = conn.revert_last_migration(SQLITE_MIGRATIONS).expect("down");
         if reverted.to_string().replace('-', "") == LINK_TARGETS {
             break;
         }

@@ -31,6 +31,9 @@ impl PageStore for MemoryStore {
             if s.pages
                 .iter()
                 .any(|(p, _)| p.account_id == page.account_id && p.slug == page.slug)
+                || s.objects
+                    .iter()
+                    .any(|(o, _)| o.account_id == page.account_id && o.slug == page.slug)
             {
                 return Err(InsertPageError::SlugTaken);
             }
@@ -175,7 +178,11 @@ impl PageStore for MemoryStore {
         self.with(|s| {
             if s.pages.iter().any(|(p, _)| {
                 p.id != page.id && p.account_id == page.account_id && p.slug == page.slug
-            }) {
+            }) || s
+                .objects
+                .iter()
+                .any(|(o, _)| o.account_id == page.account_id && o.slug == page.slug)
+            {
                 return Err(UpdatePageStoreError::SlugTaken);
             }
             for (p, _) in &mut s.pages {
