@@ -203,6 +203,11 @@ impl MemoryObjectBytes {
         self.failing.lock().expect("lock").ops.insert(op);
     }
 
+    /// Clears every failure switch.
+    pub fn heal(&self) {
+        *self.failing.lock().expect("lock") = Failing::default();
+    }
+
     /// The blobs stored, by object.
     #[must_use]
     pub fn stored(&self) -> Vec<(ObjectId, String, usize)> {
