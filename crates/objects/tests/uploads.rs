@@ -196,7 +196,7 @@ async fn a_replacement_keeps_link_and_counts_and_a_failed_one_keeps_the_old_byte
     assert_ne!(second.object.blob, first.object.blob);
     assert_eq!(
         w.object_bytes.stored(),
-        vec![(id, second.object.blob.clone(), 6)]
+        vec![(id, second.object.blob, 6)]
     );
 }
 
