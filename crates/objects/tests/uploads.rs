@@ -55,7 +55,14 @@ async fn an_upload_stores_bytes_link_and_record_in_that_order() {
         .await
         .unwrap();
     // Pending: invisible, no link yet.
-    assert!(objects(&w).list(&ann, None, None).await.unwrap().0.is_empty());
+    assert!(
+        objects(&w)
+            .list(&ann, None, None)
+            .await
+            .unwrap()
+            .0
+            .is_empty()
+    );
     assert!(w.store.snapshot().links.is_empty());
     upload.write(Bytes::from_static(b"%PDF-")).await.unwrap();
     upload.write(Bytes::from_static(b"1.7")).await.unwrap();
@@ -194,10 +201,7 @@ async fn a_replacement_keeps_link_and_counts_and_a_failed_one_keeps_the_old_byte
     assert_eq!(second.short_url, first.short_url);
     assert_eq!(second.link, first.link);
     assert_ne!(second.object.blob, first.object.blob);
-    assert_eq!(
-        w.object_bytes.stored(),
-        vec![(id, second.object.blob, 6)]
-    );
+    assert_eq!(w.object_bytes.stored(), vec![(id, second.object.blob, 6)]);
 }
 
 #[tokio::test]

@@ -394,8 +394,11 @@ impl ProjectService {
             })?;
         match resource_type {
             ResourceType::Page => self.changes.page_changed(PageId(resource_id)),
-            ResourceType::Link => self.changes.link_changed(LinkId(resource_id)),
-            ResourceType::Object | ResourceType::Database | ResourceType::Key => {}
+            // An object's link has the object's id.
+            ResourceType::Link | ResourceType::Object => {
+                self.changes.link_changed(LinkId(resource_id));
+            }
+            ResourceType::Database | ResourceType::Key => {}
         }
         Ok(())
     }

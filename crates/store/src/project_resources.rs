@@ -9,7 +9,7 @@ use quire_projects::{ResourceEntry, ResourceType};
 use crate::db::{Database, with_conn};
 use crate::error::{StoreError, infra};
 use crate::links::URL_KIND;
-use crate::schema::{api_keys, links, pages};
+use crate::schema::{api_keys, links, objects, pages};
 use crate::types::{DbId, DbTs};
 
 /// A resource row: id, name, creation time.
@@ -104,8 +104,29 @@ impl Database {
                     }
                 })
             }),
+            ResourceType::Object => with_conn!(self, |conn| {
+                let listed = objects::table
+                    .filter(objects::project_id.eq(p))
+                    .filter(objects::state.eq("ready"))
+                    .order((objects::created_at.asc(), objects::id.asc()))
+                    .limit(limit)
+                    .select((objects::id, objects::title, objects::created_at));
+                Ok(match after {
+                    None => listed.load(conn).await?,
+                    Some((at, id)) => {
+                        listed
+                            .filter(
+                                objects::created_at
+                                    .gt(at)
+                                    .or(objects::created_at.eq(at).and(objects::id.gt(id))),
+                            )
+                            .load(conn)
+                            .await?
+                    }
+                })
+            }),
             // Not stored yet: a project holds none.
-            ResourceType::Object | ResourceType::Database => Ok::<_, StoreError>(Vec::new()),
+            ResourceType::Database => Ok::<_, StoreError>(Vec::new()),
         }
         .map_err(infra)?;
         Ok(rows.into_iter().map(entry).collect())

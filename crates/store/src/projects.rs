@@ -13,8 +13,10 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
-use crate::links::{PAGE_KIND, URL_KIND};
-use crate::schema::{accounts, api_keys, links, oauth_clients, pages, project_grants, projects};
+use crate::links::{OBJECT_KIND, PAGE_KIND, URL_KIND};
+use crate::schema::{
+    accounts, api_keys, links, oauth_clients, objects, pages, project_grants, projects,
+};
 use crate::types::{DbId, DbTs};
 
 pub(crate) use crate::project_rows::ProjectRow;
@@ -182,7 +184,7 @@ impl ProjectStore for Database {
                 })
                 .collect()
         };
-        let (keys, page_rows, link_rows) = with_conn!(self, |conn| {
+        let (keys, page_rows, link_rows, object_rows) = with_conn!(self, |conn| {
             let p = DbId(project.0);
             let keys: Vec<(DbId, String, DbTs)> = api_keys::table
                 .filter(api_keys::project_id.eq(p))
@@ -205,12 +207,20 @@ impl ProjectStore for Database {
                 .select((links::id, links::public_id, links::alias, links::created_at))
                 .load(conn)
                 .await?;
-            Ok((keys, page_rows, link_rows))
+            let object_rows: Vec<(DbId, String, DbTs)> = objects::table
+                .filter(objects::project_id.eq(p))
+                .filter(objects::state.eq("ready"))
+                .order(objects::created_at.asc())
+                .select((objects::id, objects::title, objects::created_at))
+                .load(conn)
+                .await?;
+            Ok((keys, page_rows, link_rows, object_rows))
         })
         .map_err(infra)?;
         Ok(Resources {
             keys: entries(keys),
             pages: entries(page_rows),
+            objects: entries(object_rows),
             links: link_rows
                 .into_iter()
                 .map(|(id, public_id, alias, created)| ResourceEntry {
@@ -260,6 +270,10 @@ impl ProjectStore for Database {
                         .set(links::project_id.eq(dest))
                         .execute(conn)
                         .await?;
+                    diesel::update(objects::table.filter(objects::project_id.eq(id)))
+                        .set(objects::project_id.eq(dest))
+                        .execute(conn)
+                        .await?;
                 }
                 None => {
                     let keys: i64 = live_keys.count().get_result(conn).await?;
@@ -273,7 +287,12 @@ impl ProjectStore for Database {
                         .count()
                         .get_result(conn)
                         .await?;
-                    if keys + page_count + link_count > 0 {
+                    let object_count: i64 = objects::table
+                        .filter(objects::project_id.eq(id))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if keys + page_count + link_count + object_count > 0 {
                         return Err(StoreError::Outcome(Outcome::ProjectNotEmpty));
                     }
                 }
@@ -377,10 +396,33 @@ impl ProjectStore for Database {
                 }
                 Ok(())
             }),
-            // Objects and databases are not stored by Quire: none can be found.
-            ResourceType::Object | ResourceType::Database => {
-                Err(StoreError::Outcome(Outcome::ResourceNotFound))
-            }
+            // An object moves with its link.
+            ResourceType::Object => with_tx!(self, |conn| {
+                let id = DbId(resource_id);
+                let moved = diesel::update(
+                    objects::table
+                        .find(id)
+                        .filter(objects::account_id.eq(account))
+                        .filter(objects::state.eq("ready")),
+                )
+                .set(objects::project_id.eq(DbId(dest.0)))
+                .execute(conn)
+                .await?;
+                if moved == 0 {
+                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
+                }
+                diesel::update(
+                    links::table
+                        .filter(links::target_kind.eq(OBJECT_KIND))
+                        .filter(links::target_id.eq(id)),
+                )
+                .set(links::project_id.eq(DbId(dest.0)))
+                .execute(conn)
+                .await?;
+                Ok(())
+            }),
+            // Databases are not stored by Quire yet: none can be found.
+            ResourceType::Database => Err(StoreError::Outcome(Outcome::ResourceNotFound)),
         };
         result.map_err(|e| {
             if e.is_outcome(Outcome::ResourceNotFound) {

@@ -74,6 +74,16 @@ fn resources_in(s: &State, project: ProjectId) -> Resources {
                 created_at: l.created_at,
             })
             .collect(),
+        objects: s
+            .objects
+            .iter()
+            .filter(|(o, ready)| *ready && o.project_id == project)
+            .map(|(o, _)| ResourceEntry {
+                id: o.id.0,
+                name: o.title.clone(),
+                created_at: o.created_at,
+            })
+            .collect(),
         ..Resources::default()
     }
 }
@@ -189,6 +199,7 @@ impl ProjectStore for MemoryStore {
         self.check(Op::DeleteProject)?;
         self.with(|s| {
             let holds_pages = s.pages.iter().any(|(p, _)| p.project_id == project.id)
+                || s.objects.iter().any(|(o, _)| o.project_id == project.id)
                 || s.links.iter().any(|l| l.project_id == project.id);
             if move_to.is_none()
                 && (live_app_keys_in(s, project.id).next().is_some() || holds_pages)
@@ -204,6 +215,11 @@ impl ProjectStore for MemoryStore {
                 for l in &mut s.links {
                     if l.project_id == project.id {
                         l.project_id = dest;
+                    }
+                }
+                for (o, _) in &mut s.objects {
+                    if o.project_id == project.id {
+                        o.project_id = dest;
                     }
                 }
             }
@@ -287,7 +303,25 @@ impl ProjectStore for MemoryStore {
                     Ok(())
                 });
             }
-            ResourceType::Object | ResourceType::Database => {
+            ResourceType::Object => {
+                return self.with(|s| {
+                    let (object, _) = s
+                        .objects
+                        .iter_mut()
+                        .find(|(o, ready)| {
+                            *ready && o.id.0 == resource_id && o.account_id == account
+                        })
+                        .ok_or(AssignStoreError::NotFound)?;
+                    object.project_id = dest;
+                    for l in &mut s.links {
+                        if l.object().is_some_and(|o| o.0 == resource_id) {
+                            l.project_id = dest;
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            ResourceType::Database => {
                 return Err(AssignStoreError::NotFound);
             }
         }
