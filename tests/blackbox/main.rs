@@ -23,6 +23,7 @@ mod bundles;
 mod cli;
 mod cli_links;
 mod cli_mcp;
+mod cli_objects;
 mod cli_pages;
 mod dashboard;
 mod dashboard_agents;

@@ -319,7 +319,7 @@ fn id_of(link: &Value) -> Result<String, Failure> {
 }
 
 /// `?a=1&b=2` of the pairs given, or nothing.
-fn serde_urlencoded_pairs(pairs: &[(&str, String)]) -> String {
+pub(crate) fn serde_urlencoded_pairs(pairs: &[(&str, String)]) -> String {
     if pairs.is_empty() {
         return String::new();
     }

@@ -6,6 +6,7 @@
 //! The one question it asks is before `pages delete`, on a terminal only; elsewhere that
 //! needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
 //! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`), `links`,
+//! `objects` (`upload` and `objects`),
 //! `platform` (projects and keys), `oauth_clients`, `email`, `mcp` (the MCP endpoint and
 //! client configurations); `api`, `bundle` and `config` beneath them.
 
@@ -21,6 +22,7 @@ mod links;
 mod login;
 mod mcp;
 mod oauth_clients;
+mod objects;
 mod page_ref;
 mod page_update;
 mod pages;
@@ -77,6 +79,11 @@ enum Command {
     /// Manage pages.
     #[command(subcommand)]
     Pages(pages::PagesCommand),
+    /// Upload a file as an object: its own URL and short link, under the pages' policies.
+    Upload(objects::UploadArgs),
+    /// Manage objects (uploaded files).
+    #[command(subcommand)]
+    Objects(objects::ObjectsCommand),
     /// Shorten URLs: links under the same policies as pages.
     #[command(subcommand)]
     Links(links::LinksCommand),
@@ -188,6 +195,8 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Publish(args) => publish::publish(&api(server)?, args).await,
         Command::Pages(cmd) => pages::pages(&api(server)?, cmd).await,
         Command::Links(cmd) => links::links(&api(server)?, cmd).await,
+        Command::Upload(args) => objects::upload(&api(server)?, args).await,
+        Command::Objects(cmd) => objects::objects(&api(server)?, cmd).await,
         Command::Projects(cmd) => platform::projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => platform::keys(&api(server)?, cmd).await,
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,
