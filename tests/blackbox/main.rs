@@ -52,6 +52,7 @@ mod oauth_flow;
 mod oauth_tokens;
 mod objects;
 mod objects_large;
+mod objects_serving;
 mod ops;
 mod page_failures;
 mod page_validation;

@@ -168,6 +168,8 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             sessions: sessions.clone(),
             clock: clock.clone(),
             offload: offload.clone(),
+            objects: objects.clone(),
+            object_bytes: object_bytes.clone(),
         },
         settings.serving,
         &settings.signing_key,

@@ -5,11 +5,12 @@
 use std::borrow::Cow;
 
 use askama::Template;
+use futures_util::StreamExt;
 use quire_serving::{
-    Answer, CacheRule, ContinuePrompt, IssuedCookie, PasswordPrompt, SignInPrompt,
+    Answer, CacheRule, ContinuePrompt, IssuedCookie, ObjectAnswer, PasswordPrompt, SignInPrompt,
 };
 
-use quire_wire::Response;
+use quire_wire::{Pieces, Response};
 
 #[derive(Template)]
 #[template(path = "unlock.html")]
@@ -268,6 +269,55 @@ pub(super) fn with_cookie(
     }
 }
 
+/// An object's bytes as they come from storage.
+struct ObjectPieces(quire_objects::ByteStream);
+
+impl Pieces for ObjectPieces {
+    fn next_piece(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Option<std::io::Result<bytes::Bytes>>> + Send + '_>>
+    {
+        Box::pin(async move {
+            self.0
+                .next()
+                .await
+                .map(|piece| piece.map_err(|e| std::io::Error::other(e.to_string())))
+        })
+    }
+}
+
+/// An object: its bytes streamed, never held whole. Whatever a browser would run is an
+/// attachment in a sandbox with no script: the owner's origin holds the pages' cookies.
+fn object_response(object: ObjectAnswer) -> Response {
+    let status = if object.range.is_some() { 206 } else { 200 };
+    let mut response = Response::new(status)
+        .header("content-type", Cow::Owned(object.content_type))
+        .header("content-disposition", object.disposition)
+        .header("cache-control", cache_control(object.cache))
+        .header("x-content-type-options", "nosniff")
+        .header("etag", object.etag)
+        .header("last-modified", object.last_modified)
+        .header("accept-ranges", "bytes");
+    if let Some(range) = object.range {
+        response = response.header(
+            "content-range",
+            format!("bytes {}-{}/{}", range.start, range.end, range.length),
+        );
+    }
+    if object.active {
+        response = response.header("content-security-policy", "sandbox; default-src 'none'");
+    } else if object.guarded {
+        response = response
+            .header("content-security-policy", "frame-ancestors 'self'")
+            .header("x-frame-options", "SAMEORIGIN")
+            .header("cross-origin-resource-policy", "same-origin");
+    }
+    match object.body.take() {
+        Some(stream) => response.streamed(object.length, Box::new(ObjectPieces(stream))),
+        None => Response::new(500).header("cache-control", "no-store"),
+    }
+}
+
 /// The response to what the serving use cases answered.
 pub(super) fn respond(answer: Answer, https: bool) -> Response {
     match answer {
@@ -308,6 +358,7 @@ pub(super) fn respond(answer: Answer, https: bool) -> Response {
             }
             with_cookie(response.body(file.body), https, file.cookie.as_ref())
         }
+        Answer::Object(object) => object_response(*object),
         // RFC 9110 §15.4.5: the ETag, Vary and Cache-Control the 200 would carry.
         Answer::NotModified {
             etag,

@@ -140,6 +140,50 @@ pub struct FileAnswer {
     pub cookie: Option<IssuedCookie>,
 }
 
+/// An object to send: its bytes stream from storage.
+#[derive(Debug, Clone)]
+pub struct ObjectAnswer {
+    pub content_type: String,
+    /// `Content-Disposition`: an attachment for types a browser would run, else inline.
+    pub disposition: String,
+    /// HTML, XHTML, SVG or XML: sent with `Content-Security-Policy: sandbox`.
+    pub active: bool,
+    pub etag: String,
+    pub last_modified: Arc<str>,
+    /// `Some` for a 206.
+    pub range: Option<ByteRange>,
+    /// The length of what is sent.
+    pub length: u64,
+    pub cache: CacheRule,
+    pub guarded: bool,
+    /// The bytes, taken once by whoever sends them.
+    pub body: SharedStream,
+}
+
+/// A stream of bytes an answer carries; cloning the answer shares it, and the first taker
+/// has it.
+#[derive(Clone)]
+pub struct SharedStream(Arc<std::sync::Mutex<Option<quire_objects::ByteStream>>>);
+
+impl SharedStream {
+    #[must_use]
+    pub fn new(stream: quire_objects::ByteStream) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(Some(stream))))
+    }
+
+    /// The stream, once.
+    #[must_use]
+    pub fn take(&self) -> Option<quire_objects::ByteStream> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+impl std::fmt::Debug for SharedStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedStream")
+    }
+}
+
 /// Bytes `start..=end` of a representation of `length` bytes (`Content-Range`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteRange {
@@ -185,6 +229,8 @@ pub struct PageCard {
 #[derive(Debug, Clone)]
 pub enum Answer {
     File(Box<FileAnswer>),
+    /// An object's bytes (200 or 206).
+    Object(Box<ObjectAnswer>),
     /// 304, with the validators and caching headers the 200 would carry.
     NotModified {
         etag: String,

@@ -39,6 +39,7 @@ use crate::views::ViewTally;
 
 mod admission;
 mod files;
+mod objects;
 mod short_link;
 mod url_link;
 
@@ -136,6 +137,9 @@ pub struct ServingPorts {
     /// Where page passwords are verified: argon2id on the worker would hold every
     /// connection that worker serves.
     pub offload: Arc<dyn Offload>,
+    /// Objects, served at `/{slug}` of their owner's origin.
+    pub objects: Arc<dyn quire_objects::ObjectRecords>,
+    pub object_bytes: Arc<dyn quire_objects::ObjectBytes>,
 }
 
 /// The visitor side of published pages.
@@ -230,6 +234,10 @@ impl ServingService {
             return Ok(Answer::NotFound);
         };
         let Some(site) = self.site(path.handle, path.slug).await? else {
+            // An object is a file: `/{slug}`, with nothing after it.
+            if path.rest.is_none() {
+                return self.object_visit(path.handle, path.slug, &visit).await;
+            }
             return Ok(Answer::NotFound);
         };
         if site.page.status == PageStatus::Archived {

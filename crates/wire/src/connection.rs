@@ -20,7 +20,7 @@ use super::framing::{
     Framing, MAX_HEAD, MAX_HEADERS, bad_request, frame, head_too_large, pipelined, shed_cookies,
     split_target,
 };
-use super::message::{Request, Response};
+use super::message::{Pieces, Request, Response};
 use super::server::WireLimits;
 use super::turns::Turn;
 use super::writing::{write_answer, write_both};
@@ -102,6 +102,24 @@ impl<H: Handler> Connection<H> {
             buf.advance(total);
             let keep_alive = framing.keep_alive && !response.closes() && !self.stopping.get();
             let large = write_answer(&mut out, &response, is_head, keep_alive, framing.http10);
+            if let Some((length, pieces)) = response.take_stream() {
+                if is_head {
+                    drop(pieces);
+                } else {
+                    if self.write_out(&out, large.as_deref()).await.is_err() {
+                        return;
+                    }
+                    out.clear();
+                    if self.write_pieces(length, pieces).await.is_err() {
+                        return;
+                    }
+                    self.turn.after_answer();
+                    if !keep_alive {
+                        return self.linger().await;
+                    }
+                    continue;
+                }
+            }
             let more = keep_alive && large.is_none() && pipelined(&buf);
             if !more || out.len() >= GATHER {
                 if self.write_out(&out, large.as_deref()).await.is_err() {
@@ -283,6 +301,33 @@ impl<H: Handler> Connection<H> {
             Ok(Ok(())) => Ok(()),
             _ => Err(()),
         }
+    }
+
+    /// Sends a streamed body of `length` bytes as its pieces come, by the edge's deadline for
+    /// that many bytes. A source that fails, or gives more or fewer bytes than promised,
+    /// ends the connection: the client sees a body cut short, never a wrong one.
+    async fn write_pieces(&mut self, length: u64, mut pieces: Box<dyn Pieces>) -> Result<(), ()> {
+        let deadline = Instant::now() + self.limits.edge.body_deadline(Some(length));
+        let mut sent = 0u64;
+        while sent < length {
+            let piece = match timeout_at(deadline, pieces.next_piece()).await {
+                Ok(Some(Ok(piece))) => piece,
+                Ok(Some(Err(e))) => {
+                    tracing::warn!(error = %e, "a streamed body failed half-way");
+                    return Err(());
+                }
+                Ok(None) | Err(_) => return Err(()),
+            };
+            if sent + piece.len() as u64 > length {
+                return Err(());
+            }
+            sent += piece.len() as u64;
+            match timeout_at(deadline, self.stream.write_all(&piece)).await {
+                Ok(Ok(())) => {}
+                _ => return Err(()),
+            }
+        }
+        Ok(())
     }
 
     /// Answers with a refusal of the server's own and closes.

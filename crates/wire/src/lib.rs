@@ -36,7 +36,7 @@ mod server;
 mod turns;
 mod writing;
 
-pub use message::{Request, Response};
+pub use message::{Pieces, Request, Response, Streamed};
 pub use server::{Running, WireLimits, Workers, start};
 
 /// What answers the requests of the pages origin: called once per request, on the worker

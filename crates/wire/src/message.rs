@@ -100,6 +100,30 @@ impl From<Arc<str>> for Value {
     }
 }
 
+/// The bytes of a body too large to hold, as they come (a file read from storage).
+pub trait Pieces: Send {
+    /// The next piece; `None` at the end.
+    fn next_piece(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Option<std::io::Result<Bytes>>> + Send + '_>>;
+}
+
+/// A body sent as it comes: its length (the `Content-Length`) and its pieces, which the
+/// connection takes once (a clone of the answer shares them).
+#[derive(Clone)]
+pub struct Streamed {
+    length: u64,
+    pieces: Arc<std::sync::Mutex<Option<Box<dyn Pieces>>>>,
+}
+
+impl std::fmt::Debug for Streamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("length", &self.length)
+            .finish_non_exhaustive()
+    }
+}
+
 /// An answer: status, headers and body. The connection adds `Content-Length`, `Date` and,
 /// when it closes, `Connection: close`; for `HEAD` it sends the head only.
 #[derive(Debug, Clone)]
@@ -107,6 +131,7 @@ pub struct Response {
     status: u16,
     headers: Vec<(&'static str, Value)>,
     body: Bytes,
+    streamed: Option<Streamed>,
     close: bool,
 }
 
@@ -117,8 +142,36 @@ impl Response {
             status,
             headers: Vec::with_capacity(12),
             body: Bytes::new(),
+            streamed: None,
             close: false,
         }
+    }
+
+    /// A body of `length` bytes sent as `pieces` yields them, with no copy held whole. A
+    /// source that ends early or fails closes the connection (the length was promised).
+    #[must_use]
+    pub fn streamed(mut self, length: u64, pieces: Box<dyn Pieces>) -> Self {
+        self.body = Bytes::new();
+        self.streamed = Some(Streamed {
+            length,
+            pieces: Arc::new(std::sync::Mutex::new(Some(pieces))),
+        });
+        self
+    }
+
+    /// The length of the body: held or streamed.
+    #[must_use]
+    pub fn body_length(&self) -> u64 {
+        self.streamed
+            .as_ref()
+            .map_or(self.body.len() as u64, |s| s.length)
+    }
+
+    /// The streamed body's length and pieces, once.
+    pub(super) fn take_stream(&self) -> Option<(u64, Box<dyn Pieces>)> {
+        let streamed = self.streamed.as_ref()?;
+        let pieces = streamed.pieces.lock().ok()?.take()?;
+        Some((streamed.length, pieces))
     }
 
     /// Adds a header (names are written as given; values must not hold line breaks, or

@@ -95,7 +95,7 @@ fn write_head(out: &mut Vec<u8>, response: &Response, keep_alive: bool, http10: 
     }
     if has_body(status) {
         out.extend_from_slice(b"content-length: ");
-        out.extend_from_slice(number.format(response.body_bytes().len()).as_bytes());
+        out.extend_from_slice(number.format(response.body_length()).as_bytes());
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"date: ");

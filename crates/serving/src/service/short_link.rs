@@ -16,7 +16,8 @@ use crate::sites::site_key;
 
 impl ServingService {
     /// The short link `/s/{code}`: for a page's link a 302 to the page, or 404 / 410 as the
-    /// page would answer; for a URL link its visit (`url_link`).
+    /// page would answer; for an object's a 302 to its address, where its policy applies;
+    /// for a URL link its visit (`url_link`).
     ///
     /// # Errors
     /// [`InfraError`] on store failure.
@@ -26,6 +27,13 @@ impl ServingService {
         };
         let key = match target {
             CodeTarget::Url(site) => return self.follow(&site, visit).await,
+            CodeTarget::Object(_) if visit.asker.confirm => return Ok(Answer::NotFound),
+            CodeTarget::Object(location) => {
+                return Ok(Answer::Redirect {
+                    location,
+                    permanent: false,
+                });
+            }
             // A page's link has no continue page to post to.
             CodeTarget::Page(_) if visit.asker.confirm => return Ok(Answer::NotFound),
             CodeTarget::Page(key) => key,
@@ -67,6 +75,24 @@ impl ServingService {
                 };
                 if link.url().is_some() {
                     return Ok(Some(CodeTarget::Url(Arc::new(LinkSite::new(link)))));
+                }
+                if let Some(id) = link.object() {
+                    let Some(object) = inner.ports.objects.object(id).await? else {
+                        return Ok(None);
+                    };
+                    let Some((handle, _)) = inner
+                        .ports
+                        .accounts
+                        .handle_and_email(object.account_id)
+                        .await?
+                    else {
+                        return Ok(None);
+                    };
+                    let location = inner
+                        .config
+                        .origins
+                        .object_url(handle.as_str(), &object.slug);
+                    return Ok(Some(CodeTarget::Object(location)));
                 }
                 let Some(site) = inner.load_by_code(&owned).await? else {
                     return Ok(None);

@@ -24,6 +24,8 @@ use crate::token::{Claims, TokenKind};
 pub(crate) enum CodeTarget {
     /// A page, as `handle/slug`.
     Page(String),
+    /// An object, as its address: the visit there applies its policy.
+    Object(String),
     Url(std::sync::Arc<LinkSite>),
 }
 
