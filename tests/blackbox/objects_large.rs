@@ -1,6 +1,7 @@
 //! A gibibyte through the object service, on local disk and on the S3-compatible server:
-//! streamed in and out while the server's peak resident memory (read from `/proc`) stays
-//! under 200 MiB, and what comes back hashes the same.
+//! streamed in, out to its owner and out to a visitor of the owner's origin, while the
+//! server's peak resident memory (read from `/proc`) stays under 200 MiB, and what comes
+//! back hashes the same.
 
 use futures_util::StreamExt;
 use quire_kernel::secret::Sha256Running;
@@ -151,6 +152,31 @@ async fn round_trip(srv: &Server, key: &str) -> String {
     assert!(
         after_download < PEAK_LIMIT_KIB,
         "peak RSS {after_download} KiB during the download"
+    );
+    // And once more to a visitor, from the owner's origin.
+    srv.patch(
+        &format!("{OBJECTS}/{id}"),
+        key,
+        serde_json::json!({"access": "public"}),
+    )
+    .await
+    .assert_status(200);
+    let resp = client
+        .get(made["url"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut got = Sha256Running::default();
+    let mut stream = resp.bytes_stream();
+    while let Some(piece) = stream.next().await {
+        got.update(&piece.unwrap());
+    }
+    assert_eq!(got.hex(), sent);
+    let after_visit = peak_rss_kib(srv);
+    assert!(
+        after_visit < PEAK_LIMIT_KIB,
+        "peak RSS {after_visit} KiB during the visitor's download"
     );
     eprintln!(
         "peak RSS: {after_upload} KiB after the upload, {after_download} KiB after the download"
