@@ -139,6 +139,54 @@ impl ObjectBundleStore {
         self.page_root(page).join(sha256)
     }
 
+    /// Deletes everything under `prefix`; nothing there is no error.
+    async fn delete_under(&self, prefix: &Path) -> Result<(), InfraError> {
+        let locations: Vec<Path> = self
+            .store
+            .list(Some(prefix))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await
+            .map_err(|e| infra("list", &e))?;
+        for location in locations {
+            match self.store.delete(&location).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(infra("delete", &e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The ids named by the folders under `root` that hold anything (on local disk an
+    /// emptied folder stays behind, holding nothing).
+    async fn folders_holding<T: std::str::FromStr>(
+        &self,
+        root: &Path,
+    ) -> Result<Vec<T>, InfraError> {
+        let listing = self
+            .store
+            .list_with_delimiter(Some(root))
+            .await
+            .map_err(|e| infra("list", &e))?;
+        let mut ids = Vec::new();
+        for prefix in listing.common_prefixes {
+            let Some(id) = prefix.filename().and_then(|name| name.parse().ok()) else {
+                continue;
+            };
+            let holds_something = self
+                .store
+                .list(Some(&prefix))
+                .try_next()
+                .await
+                .map_err(|e| infra("list", &e))?
+                .is_some();
+            if holds_something {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
+    }
+
     /// Lists the root, to tell whether the storage answers.
     ///
     /// # Errors
@@ -220,47 +268,11 @@ impl BundleStore for ObjectBundleStore {
     }
 
     async fn delete_page(&self, page: PageId) -> Result<(), InfraError> {
-        let prefix = self.page_root(page);
-        let objects: Vec<Path> = self
-            .store
-            .list(Some(&prefix))
-            .map_ok(|m| m.location)
-            .try_collect()
-            .await
-            .map_err(|e| infra("list", &e))?;
-        for location in objects {
-            match self.store.delete(&location).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(infra("delete", &e)),
-            }
-        }
-        Ok(())
+        self.delete_under(&self.page_root(page)).await
     }
 
     async fn pages(&self) -> Result<Vec<PageId>, InfraError> {
-        let listing = self
-            .store
-            .list_with_delimiter(Some(&self.pages_root()))
-            .await
-            .map_err(|e| infra("list", &e))?;
-        let mut pages = Vec::new();
-        for prefix in listing.common_prefixes {
-            let Some(id) = prefix.filename().and_then(|name| name.parse().ok()) else {
-                continue;
-            };
-            // On local disk an emptied page leaves its directory behind; it holds nothing.
-            let holds_objects = self
-                .store
-                .list(Some(&prefix))
-                .try_next()
-                .await
-                .map_err(|e| infra("list", &e))?
-                .is_some();
-            if holds_objects {
-                pages.push(id);
-            }
-        }
-        Ok(pages)
+        self.folders_holding(&self.pages_root()).await
     }
 
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError> {

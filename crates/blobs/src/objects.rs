@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use futures_util::{StreamExt, TryStreamExt};
-use object_store::path::Path;
+use futures_util::StreamExt;
 use object_store::{GetOptions, GetRange, ObjectStoreExt, WriteMultipart};
 use quire_kernel::{InfraError, ObjectId};
 use quire_objects::{ByteSink, ByteStream, ObjectBytes};
@@ -23,15 +22,15 @@ use crate::{ObjectBundleStore, infra};
 const PARTS_IN_FLIGHT: usize = 2;
 
 impl ObjectBundleStore {
-    fn objects_root(&self) -> Path {
+    fn objects_root(&self) -> object_store::path::Path {
         self.root.clone().join("objects")
     }
 
-    fn object_root(&self, object: ObjectId) -> Path {
+    fn object_root(&self, object: ObjectId) -> object_store::path::Path {
         self.objects_root().join(object.to_string())
     }
 
-    fn blob(&self, object: ObjectId, blob: &str) -> Path {
+    fn blob(&self, object: ObjectId, blob: &str) -> object_store::path::Path {
         self.object_root(object).join(blob)
     }
 
@@ -111,45 +110,11 @@ impl ObjectBytes for ObjectBundleStore {
     }
 
     async fn delete_object(&self, object: ObjectId) -> Result<(), InfraError> {
-        let blobs: Vec<Path> = self
-            .store
-            .list(Some(&self.object_root(object)))
-            .map_ok(|m| m.location)
-            .try_collect()
-            .await
-            .map_err(|e| infra("list", &e))?;
-        for location in blobs {
-            match self.store.delete(&location).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(infra("delete", &e)),
-            }
-        }
-        Ok(())
+        self.delete_under(&self.object_root(object)).await
     }
 
     async fn objects(&self) -> Result<Vec<ObjectId>, InfraError> {
-        let listing = self
-            .store
-            .list_with_delimiter(Some(&self.objects_root()))
-            .await
-            .map_err(|e| infra("list", &e))?;
-        let mut objects = Vec::new();
-        for prefix in listing.common_prefixes {
-            let Some(id) = prefix.filename().and_then(|name| name.parse().ok()) else {
-                continue;
-            };
-            let holds_blobs = self
-                .store
-                .list(Some(&prefix))
-                .try_next()
-                .await
-                .map_err(|e| infra("list", &e))?
-                .is_some();
-            if holds_blobs {
-                objects.push(ObjectId(id));
-            }
-        }
-        Ok(objects)
+        self.folders_holding(&self.objects_root()).await
     }
 
     async fn sweep_partial(&self, older_than: Duration) -> Result<usize, InfraError> {

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::pages::{READY, to_u64};
-use crate::schema::{accounts, link_codes, objects, pages};
+use crate::schema::{link_codes, objects};
 use crate::types::{DbId, DbTs};
 
 const PENDING: &str = "pending";
@@ -97,6 +97,28 @@ fn objects_of(rows: Vec<ObjectRow>) -> Result<Vec<Object>, InfraError> {
         .map_err(infra)
 }
 
+/// In a write transaction: locks the account row of `$owner` until the transaction ends (a
+/// no-op update), then refuses `$slug` when the owner's `$other` table (`pages` or `objects`)
+/// holds it, with `Outcome::SlugTaken`.
+macro_rules! claim_slug {
+    ($conn:ident, $owner:expr, $slug:expr, $other:ident) => {{
+        diesel::update(crate::schema::accounts::table.find($owner))
+            .set(crate::schema::accounts::id.eq(crate::schema::accounts::id))
+            .execute($conn)
+            .await?;
+        let taken: i64 = crate::schema::$other::table
+            .filter(crate::schema::$other::account_id.eq($owner))
+            .filter(crate::schema::$other::slug.eq($slug))
+            .count()
+            .get_result($conn)
+            .await?;
+        if taken > 0 {
+            return Err(StoreError::Outcome(Outcome::SlugTaken));
+        }
+    }};
+}
+pub(crate) use claim_slug;
+
 #[async_trait]
 impl ObjectRecords for Database {
     async fn insert_pending(
@@ -106,19 +128,7 @@ impl ObjectRecords for Database {
     ) -> Result<(), InsertObjectError> {
         let row = ObjectRow::new(object, PENDING, Some(lease_until));
         let result = with_tx!(self, |conn| {
-            diesel::update(accounts::table.find(row.account_id))
-                .set(accounts::id.eq(accounts::id))
-                .execute(conn)
-                .await?;
-            let page_slugs: i64 = pages::table
-                .filter(pages::account_id.eq(row.account_id))
-                .filter(pages::slug.eq(&row.slug))
-                .count()
-                .get_result(conn)
-                .await?;
-            if page_slugs > 0 {
-                return Err(StoreError::Outcome(Outcome::SlugTaken));
-            }
+            claim_slug!(conn, row.account_id, &row.slug, pages);
             let code_in_use: i64 = link_codes::table
                 .filter(link_codes::code.eq(&row.public_id))
                 .count()
@@ -239,19 +249,7 @@ impl ObjectRecords for Database {
     async fn update_object(&self, object: &Object) -> Result<(), InsertObjectError> {
         let row = ObjectRow::new(object, READY, None);
         let result = with_tx!(self, |conn| {
-            diesel::update(accounts::table.find(row.account_id))
-                .set(accounts::id.eq(accounts::id))
-                .execute(conn)
-                .await?;
-            let page_slugs: i64 = pages::table
-                .filter(pages::account_id.eq(row.account_id))
-                .filter(pages::slug.eq(&row.slug))
-                .count()
-                .get_result(conn)
-                .await?;
-            if page_slugs > 0 {
-                return Err(StoreError::Outcome(Outcome::SlugTaken));
-            }
+            claim_slug!(conn, row.account_id, &row.slug, pages);
             diesel::update(objects::table.find(row.id))
                 .set((
                     objects::slug.eq(&row.slug),

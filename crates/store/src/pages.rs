@@ -13,8 +13,9 @@ use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
+use crate::objects::claim_slug;
 use crate::page_files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
-use crate::schema::{accounts, link_codes, objects, page_files, pages};
+use crate::schema::{link_codes, page_files, pages};
 use crate::types::{DbId, DbTs};
 
 const PENDING: &str = "pending";
@@ -111,20 +112,8 @@ impl PageStore for Database {
         let row = PageRow::from_page(page, PENDING, Some(lease_until));
         let file_rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(page.id, f)).collect();
         let result = with_tx!(self, |conn| {
-            // One slug namespace with the owner's objects (see `objects.rs`).
-            diesel::update(accounts::table.find(row.account_id))
-                .set(accounts::id.eq(accounts::id))
-                .execute(conn)
-                .await?;
-            let object_slugs: i64 = objects::table
-                .filter(objects::account_id.eq(row.account_id))
-                .filter(objects::slug.eq(&row.slug))
-                .count()
-                .get_result(conn)
-                .await?;
-            if object_slugs > 0 {
-                return Err(StoreError::Outcome(Outcome::SlugTaken));
-            }
+            // One slug namespace with the owner's objects.
+            claim_slug!(conn, row.account_id, &row.slug, objects);
             let code_in_use: i64 = link_codes::table
                 .filter(link_codes::code.eq(&row.public_id))
                 .count()
@@ -258,19 +247,7 @@ impl PageStore for Database {
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
         let row = PageRow::from_page(page, READY, None);
         with_tx!(self, |conn| {
-            diesel::update(accounts::table.find(row.account_id))
-                .set(accounts::id.eq(accounts::id))
-                .execute(conn)
-                .await?;
-            let object_slugs: i64 = objects::table
-                .filter(objects::account_id.eq(row.account_id))
-                .filter(objects::slug.eq(&row.slug))
-                .count()
-                .get_result(conn)
-                .await?;
-            if object_slugs > 0 {
-                return Err(StoreError::Outcome(Outcome::SlugTaken));
-            }
+            claim_slug!(conn, row.account_id, &row.slug, objects);
             diesel::update(pages::table.find(row.id))
                 .set((
                     pages::slug.eq(&row.slug),
