@@ -31,6 +31,7 @@ mod page_details;
 mod page_files;
 mod page_lists;
 mod pages;
+mod project_assign;
 mod project_resources;
 mod project_rows;
 mod projects;

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
-use crate::links::{OBJECT_KIND, PAGE_KIND, URL_KIND};
+use crate::links::URL_KIND;
 use crate::schema::{
     accounts, api_keys, links, oauth_clients, objects, pages, project_grants, projects,
 };
@@ -335,104 +335,8 @@ impl ProjectStore for Database {
         dest: ProjectId,
         _now: OffsetDateTime,
     ) -> Result<(), AssignStoreError> {
-        let account = DbId(account.0);
-        let result = match resource_type {
-            ResourceType::Key => with_tx!(self, |conn| {
-                let tier: Option<String> = api_keys::table
-                    .find(DbId(resource_id))
-                    .filter(api_keys::account_id.eq(account))
-                    .select(api_keys::tier)
-                    .first(conn)
-                    .await
-                    .optional()?;
-                match tier.as_deref() {
-                    None => return Err(StoreError::Outcome(Outcome::ResourceNotFound)),
-                    Some("master") => return Err(StoreError::Outcome(Outcome::MasterKey)),
-                    Some(_) => {}
-                }
-                diesel::update(api_keys::table.find(DbId(resource_id)))
-                    .set(api_keys::project_id.eq(DbId(dest.0)))
-                    .execute(conn)
-                    .await?;
-                Ok(())
-            }),
-            // A page moves with its link.
-            ResourceType::Page => with_tx!(self, |conn| {
-                let id = DbId(resource_id);
-                let moved = diesel::update(
-                    pages::table
-                        .find(id)
-                        .filter(pages::account_id.eq(account))
-                        .filter(pages::state.eq("ready")),
-                )
-                .set(pages::project_id.eq(DbId(dest.0)))
-                .execute(conn)
-                .await?;
-                if moved == 0 {
-                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
-                }
-                diesel::update(
-                    links::table
-                        .filter(links::target_kind.eq(PAGE_KIND))
-                        .filter(links::target_id.eq(id)),
-                )
-                .set(links::project_id.eq(DbId(dest.0)))
-                .execute(conn)
-                .await?;
-                Ok(())
-            }),
-            ResourceType::Link => with_conn!(self, |conn| {
-                let moved = diesel::update(
-                    links::table
-                        .find(DbId(resource_id))
-                        .filter(links::account_id.eq(account))
-                        .filter(links::target_kind.eq(URL_KIND)),
-                )
-                .set(links::project_id.eq(DbId(dest.0)))
-                .execute(conn)
-                .await?;
-                if moved == 0 {
-                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
-                }
-                Ok(())
-            }),
-            // An object moves with its link.
-            ResourceType::Object => with_tx!(self, |conn| {
-                let id = DbId(resource_id);
-                let moved = diesel::update(
-                    objects::table
-                        .find(id)
-                        .filter(objects::account_id.eq(account))
-                        .filter(objects::state.eq("ready")),
-                )
-                .set(objects::project_id.eq(DbId(dest.0)))
-                .execute(conn)
-                .await?;
-                if moved == 0 {
-                    return Err(StoreError::Outcome(Outcome::ResourceNotFound));
-                }
-                diesel::update(
-                    links::table
-                        .filter(links::target_kind.eq(OBJECT_KIND))
-                        .filter(links::target_id.eq(id)),
-                )
-                .set(links::project_id.eq(DbId(dest.0)))
-                .execute(conn)
-                .await?;
-                Ok(())
-            }),
-            // Databases are not stored by Quire yet: none can be found.
-            ResourceType::Database => Err(StoreError::Outcome(Outcome::ResourceNotFound)),
-        };
-        result.map_err(|e| {
-            if e.is_outcome(Outcome::ResourceNotFound) {
-                AssignStoreError::NotFound
-            } else if e.is_outcome(Outcome::MasterKey) {
-                AssignStoreError::MasterKey
-            } else {
-                AssignStoreError::Infra(e.into())
-            }
-        })
+        crate::project_assign::assign_resource(self, account, resource_type, resource_id, dest)
+            .await
     }
 
     async fn key_account(&self, key: KeyId) -> Result<Option<AccountId>, InfraError> {
