@@ -13,7 +13,7 @@ async fn every_upload_refusal_has_its_code_and_stores_nothing(b: Backend) {
         return;
     };
     let ann = db.create_account("ann", &[]);
-    db.create_account("bob", &[]);
+    let bob = db.create_account("bob", &[]);
     let srv = db.start_with(&[("QUIRE_MAX_OBJECT_BYTES", "1000")]);
     let multipart = format!("multipart/form-data; boundary={BOUNDARY}");
     let file = |bytes: &'static [u8]| Part::File(Some("f.bin"), bytes);
@@ -169,9 +169,14 @@ async fn every_upload_refusal_has_its_code_and_stores_nothing(b: Backend) {
     let by_app = upload(&srv, &serve_key, &[file(b"app")]).await;
     let by_app_id = by_app.assert_status(201)["id"].as_str().unwrap().to_owned();
 
-    // Another account's object does not exist for ann's neighbours.
-    let bob_key = srv.mint(&ann.key, &["serve"], None).await.0;
-    let _ = bob_key;
+    // Another account's object does not exist for bob.
+    srv.get(&format!("{OBJECTS}/{by_app_id}"), &bob.key)
+        .await
+        .assert_error(404, "not_found");
+    srv.delete(&format!("{OBJECTS}/{by_app_id}"), &bob.key, None)
+        .await
+        .assert_error(404, "not_found");
+    assert_eq!(download(&srv, &bob.key, &by_app_id).await.0, 404);
     let missing = uuid::Uuid::new_v4();
     srv.get(&format!("{OBJECTS}/{missing}"), &ann.key)
         .await

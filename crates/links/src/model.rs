@@ -106,9 +106,50 @@ impl Link {
         policy: Policy,
         now: OffsetDateTime,
     ) -> Self {
+        Self::owned(
+            LinkId::new(),
+            Target::Page(page),
+            account_id,
+            project_id,
+            public_id,
+            policy,
+            now,
+        )
+    }
+
+    /// An object's link, as an upload makes it: it has the object's id.
+    #[must_use]
+    pub fn of_object(
+        object: ObjectId,
+        account_id: AccountId,
+        project_id: ProjectId,
+        public_id: String,
+        policy: Policy,
+        now: OffsetDateTime,
+    ) -> Self {
+        Self::owned(
+            LinkId(object.0),
+            Target::Object(object),
+            account_id,
+            project_id,
+            public_id,
+            policy,
+            now,
+        )
+    }
+
+    fn owned(
+        id: LinkId,
+        target: Target,
+        account_id: AccountId,
+        project_id: ProjectId,
+        public_id: String,
+        policy: Policy,
+        now: OffsetDateTime,
+    ) -> Self {
         Self {
-            id: LinkId::new(),
-            target: Target::Page(page),
+            id,
+            target,
             account_id,
             project_id,
             public_id,

@@ -2,7 +2,7 @@
 
 use quire_kernel::secret::Sha256Running;
 use quire_kernel::{LinkId, ObjectId, Principal};
-use quire_links::{Access, Link, Policy, Target, rules};
+use quire_links::{Access, Link, Policy, rules};
 use quire_pages::validate as page_rules;
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
@@ -119,12 +119,10 @@ impl ObjectService {
         self.insert_with_fresh_ids(&mut object, explicit_slug.as_deref())
             .await?;
         let link = Link {
-            id: object.link_id(),
-            target: Target::Object(object.id),
             alias,
             password_hash,
-            ..Link::of_page(
-                quire_kernel::PageId(object.id.0),
+            ..Link::of_object(
+                object.id,
                 object.account_id,
                 object.project_id,
                 object.public_id.clone(),
