@@ -52,6 +52,7 @@ mod oauth_flow;
 mod oauth_tokens;
 mod object_projects;
 mod objects;
+mod objects_access;
 mod objects_large;
 mod objects_refusals;
 mod objects_serving;

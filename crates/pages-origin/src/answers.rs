@@ -288,7 +288,7 @@ impl Pieces for ObjectPieces {
 
 /// An object: its bytes streamed, never held whole. Whatever a browser would run is an
 /// attachment in a sandbox with no script: the owner's origin holds the pages' cookies.
-fn object_response(object: ObjectAnswer) -> Response {
+fn object_response(object: ObjectAnswer, https: bool) -> Response {
     let status = if object.range.is_some() { 206 } else { 200 };
     let mut response = Response::new(status)
         .header("content-type", Cow::Owned(object.content_type))
@@ -312,6 +312,7 @@ fn object_response(object: ObjectAnswer) -> Response {
             .header("x-frame-options", "SAMEORIGIN")
             .header("cross-origin-resource-policy", "same-origin");
     }
+    let response = with_cookie(response, https, object.cookie.as_ref());
     match object.body.take() {
         Some(stream) => response.streamed(object.length, Box::new(ObjectPieces(stream))),
         None => Response::new(500).header("cache-control", "no-store"),
@@ -358,7 +359,7 @@ pub(super) fn respond(answer: Answer, https: bool) -> Response {
             }
             with_cookie(response.body(file.body), https, file.cookie.as_ref())
         }
-        Answer::Object(object) => object_response(*object),
+        Answer::Object(object) => object_response(*object, https),
         // RFC 9110 §15.4.5: the ETag, Vary and Cache-Control the 200 would carry.
         Answer::NotModified {
             etag,

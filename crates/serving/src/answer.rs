@@ -156,6 +156,8 @@ pub struct ObjectAnswer {
     pub length: u64,
     pub cache: CacheRule,
     pub guarded: bool,
+    /// The view cookie of a budgeted object's counted download.
+    pub cookie: Option<IssuedCookie>,
     /// The bytes, taken once by whoever sends them.
     pub body: SharedStream,
 }

@@ -39,6 +39,7 @@ use crate::views::ViewTally;
 
 mod admission;
 mod files;
+mod object_admission;
 mod objects;
 mod short_link;
 mod url_link;
@@ -354,12 +355,25 @@ impl ServingService {
     }
 
     fn cookie(&self, kind: &str, site: &Site, claims: &Claims, ttl: Duration) -> IssuedCookie {
+        self.slug_cookie(kind, &site.page.slug, self.base_path(site), claims, ttl)
+    }
+
+    /// A visitor cookie of the page or object at `slug`: named for the slug on its owner's
+    /// origin, else on the shared origin under `shared_path` (the slug's own path).
+    fn slug_cookie(
+        &self,
+        kind: &str,
+        slug: &str,
+        shared_path: String,
+        claims: &Claims,
+        ttl: Duration,
+    ) -> IssuedCookie {
         let origins = &self.inner.config.origins;
         let (name, path) = if origins.per_owner() {
             let prefix = if origins.https() { "__Host-" } else { "" };
-            (format!("{prefix}{kind}_{}", site.page.slug), "/".to_owned())
+            (format!("{prefix}{kind}_{slug}"), "/".to_owned())
         } else {
-            (kind.to_owned(), self.base_path(site))
+            (kind.to_owned(), shared_path)
         };
         IssuedCookie {
             name,

@@ -30,7 +30,7 @@ impl ServingService {
     pub async fn unlock(&self, attempt: Unlock<'_>) -> Result<Admitted, UnlockError> {
         let next = parse_relative(attempt.next).unwrap_or_default();
         let Some(site) = self.fresh_site(attempt.handle, attempt.slug).await? else {
-            return Err(UnlockError::NotFound);
+            return self.unlock_object(&attempt).await;
         };
         if site.page.status == PageStatus::Archived {
             return Err(UnlockError::NotFound);
@@ -176,16 +176,22 @@ impl ServingService {
         session: &str,
         next: &str,
     ) -> Result<String, PassError> {
-        // Archived pages load as `None`; a URL link's pass lands on the links origin.
+        // Archived pages load as `None`; a URL link's pass lands on the links origin, an
+        // object's on its owner's.
+        let origins = &self.inner.config.origins;
         let (link, landing) = match self.inner.load_by_code(code).await? {
             Some(site) => (
                 site.link.clone(),
-                self.inner.config.origins.owner_origin(site.handle.as_str()),
+                origins.owner_origin(site.handle.as_str()),
             ),
             None => match self.inner.ports.links.link_by_code(code).await? {
                 Some(link) if link.url().is_some() && link.archived_at.is_none() => {
-                    (link, self.inner.config.origins.links_origin())
+                    (link, origins.links_origin())
                 }
+                Some(link) if link.object().is_some() => match self.object_of(link).await? {
+                    Some(site) => (site.link, origins.owner_origin(site.handle.as_str())),
+                    None => return Err(PassError::NotFound),
+                },
                 _ => return Err(PassError::NotFound),
             },
         };
@@ -221,6 +227,9 @@ impl ServingService {
         let Some(link) = ports.links.link_by_code(code).await? else {
             return Ok(None);
         };
+        if link.object().is_some() {
+            return self.object_card(link).await;
+        }
         let Some(page) = link.page() else {
             return Ok(
                 (link.url().is_some() && link.archived_at.is_none()).then(|| PageCard {
@@ -272,25 +281,28 @@ impl ServingService {
         // The page and its owner first: a pass shown to another owner's origin is refused
         // without being spent. A URL link's pass lands on the links origin only.
         let site = self.inner.load_by_id(PageId(claims.page)).await?;
-        let link = match &site {
+        let object = match &site {
             Some(_) => None,
-            None if owner.is_none() => self
+            None => self.object_for_pass(owner, claims.page).await?,
+        };
+        let link = match (&site, &object) {
+            (None, None) if owner.is_none() => self
                 .inner
                 .ports
                 .links
                 .link(LinkId(claims.page))
                 .await?
                 .filter(|l| l.url().is_some()),
-            None => None,
+            _ => None,
         };
-        match (&site, &link) {
-            (Some(site), _) => {
+        match (&site, &object, &link) {
+            (Some(site), _, _) => {
                 if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
                     return Err(PassError::NotFound);
                 }
             }
-            (None, Some(_)) => {}
-            (None, None) => return Err(PassError::NotFound),
+            (None, Some(_), _) | (None, None, Some(_)) => {}
+            (None, None, None) => return Err(PassError::NotFound),
         }
         // Each pass works once. Its uses are counted in the window that holds its expiry, the
         // same window for every use of one pass, so a replay is seen on any replica.
@@ -310,6 +322,9 @@ impl ServingService {
             .await?;
         if !first_use {
             return Err(PassError::Forbidden);
+        }
+        if let Some(object) = object {
+            return Ok(self.admit_to_object(&object, claims, now));
         }
         let Some(site) = site else {
             return self.admit_to_link(LinkId(claims.page), claims).await;

@@ -1,23 +1,91 @@
 //! An object at `/{slug}` of its owner's origin: the same expiry, gate and exact budget as
 //! a page, then its bytes streamed from storage, whole or the range asked for.
 //!
-//! One download is one view: a `200`, or a `206` that starts at byte 0 (a player or a
-//! download manager asks for the later ranges of the same download, which are free). A
-//! budgeted object shows a browser the continue page first, and previews never spend one.
+//! One download is one view: a `200`, or a `206` that starts at byte 0. A budgeted
+//! object's counted download sets the view cookie, and the later ranges of that download
+//! (a player seeking, a download manager's other connections) are free with it; a later
+//! range without it is a download of its own. A budgeted object shows a browser the
+//! continue page first, and previews never spend one. Its password form and sign-in pass
+//! are the pages' (`admission`), pointed at the object.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use quire_kernel::conditional::{Method, Outcome, Validators, evaluate, http_date};
 use quire_kernel::{App, Handle, InfraError};
+use quire_links::{Access, Link};
+use quire_objects::Object;
 
-use quire_links::Access;
+use super::{ServingService, VIEW_COOKIE};
+use crate::answer::{
+    Answer, ByteRange, ContinuePrompt, IssuedCookie, ObjectAnswer, PasswordPrompt, SharedStream,
+    SignInPrompt, Visit,
+};
+use crate::policy::{Gate, cache_rule, expired, guarded, unix_after, with_query};
+use crate::token::{Claims, TokenKind};
 
-use super::ServingService;
-use crate::answer::{Answer, ByteRange, ContinuePrompt, ObjectAnswer, SharedStream, Visit};
-use crate::policy::Gate;
-use crate::policy::{cache_rule, expired, guarded, with_query};
+/// An object found at `handle/slug` on its owner's origin, with its link.
+pub(super) struct ObjectSite {
+    pub(super) handle: Handle,
+    pub(super) object: Object,
+    pub(super) link: Link,
+}
 
 impl ServingService {
+    /// The object at `handle/slug` and its link, unless either is missing or archived.
+    pub(super) async fn object_site(
+        &self,
+        handle: &str,
+        slug: &str,
+    ) -> Result<Option<ObjectSite>, InfraError> {
+        let ports = &self.inner.ports;
+        // Nothing else can be an object (`/favicon.ico` costs no lookup).
+        if !quire_pages::validate::is_slug(slug) {
+            return Ok(None);
+        }
+        let Ok(handle) = Handle::parse(handle) else {
+            return Ok(None);
+        };
+        let Some(owner) = ports.accounts.account_by_handle(&handle).await? else {
+            return Ok(None);
+        };
+        let Some(object) = ports.objects.object_by_slug(owner, slug).await? else {
+            return Ok(None);
+        };
+        let Some(link) = ports.links.link(object.link_id()).await? else {
+            return Ok(None);
+        };
+        if object.archived_at.is_some() || link.archived_at.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(ObjectSite {
+            handle,
+            object,
+            link,
+        }))
+    }
+
+    /// The object's path on its owner's origin (no trailing slash: it is a file).
+    pub(super) fn object_path(&self, site: &ObjectSite) -> String {
+        let path = self
+            .inner
+            .config
+            .origins
+            .base_path(site.handle.as_str(), &site.object.slug);
+        path.strip_suffix('/').unwrap_or(&path).to_owned()
+    }
+
+    /// A visitor cookie of the object: as a page's, under the object's own path.
+    pub(super) fn object_cookie(
+        &self,
+        kind: &str,
+        site: &ObjectSite,
+        claims: &Claims,
+        ttl: Duration,
+    ) -> IssuedCookie {
+        self.slug_cookie(kind, &site.object.slug, self.object_path(site), claims, ttl)
+    }
+
     pub(super) async fn object_visit(
         &self,
         handle: &str,
@@ -25,48 +93,65 @@ impl ServingService {
         visit: &Visit<'_>,
     ) -> Result<Answer, InfraError> {
         let ports = &self.inner.ports;
-        // Nothing else can be an object (`/favicon.ico` costs no lookup).
-        if !quire_pages::validate::is_slug(slug) {
-            return Ok(Answer::NotFound);
-        }
-        let Ok(handle) = Handle::parse(handle) else {
+        let Some(site) = self.object_site(handle, slug).await? else {
             return Ok(Answer::NotFound);
         };
-        let Some(owner) = ports.accounts.account_by_handle(&handle).await? else {
-            return Ok(Answer::NotFound);
-        };
-        let Some(object) = ports.objects.object_by_slug(owner, slug).await? else {
-            return Ok(Answer::NotFound);
-        };
-        let Some(link) = ports.links.link(object.link_id()).await? else {
-            return Ok(Answer::NotFound);
-        };
-        if object.archived_at.is_some() || link.archived_at.is_some() {
-            return Ok(Answer::NotFound);
-        }
+        let (object, link) = (&site.object, &site.link);
         let now = ports.clock.now();
-        if expired(&link, now)
-            || link
-                .policy
-                .max_views
-                .is_some_and(|max| link.view_count >= max)
-        {
+        if expired(link, now) {
+            return Ok(Answer::Gone);
+        }
+        let subject = object.id.0;
+        let viewed = || {
+            visit.visitor.view.iter().any(|t| {
+                self.inner
+                    .signer
+                    .check(t, TokenKind::View, subject, now)
+                    .is_some()
+            })
+        };
+        let spent = link
+            .policy
+            .max_views
+            .is_some_and(|max| link.view_count >= max);
+        if spent && !viewed() {
             return Ok(Answer::Gone);
         }
         let apps = [App::Serve, App::Page];
-        match self
-            .gate(&link, object.id.0, &apps, &visit.visitor, now)
-            .await?
-        {
+        match self.gate(link, subject, &apps, &visit.visitor, now).await? {
             Gate::Open => {}
-            // The password form and the sign-in pass know pages and URL links only: an
-            // object that is not public opens to its owner's keys and agents alone.
-            Gate::Password | Gate::SignIn | Gate::Forbidden(_) => return Ok(Answer::NotFound),
+            Gate::Password => {
+                return Ok(Answer::Password(PasswordPrompt {
+                    title: object.title.clone(),
+                    handle: site.handle.as_str().to_owned(),
+                    slug: object.slug.clone(),
+                    next: String::new(),
+                    wrong: false,
+                    code: None,
+                }));
+            }
+            Gate::SignIn => {
+                return Ok(Answer::SignIn(SignInPrompt {
+                    title: object.title.clone(),
+                    shared: link.policy.access == Access::AllowList,
+                    location: format!(
+                        "{}/visit?page={}",
+                        self.inner.config.base_url.trim_end_matches('/'),
+                        link.public_id
+                    ),
+                }));
+            }
+            Gate::Forbidden(email) => {
+                return Ok(Answer::Forbidden {
+                    title: object.title.clone(),
+                    email,
+                });
+            }
         }
         let etag = format!("\"{}\"", object.sha256);
         let modified = object.updated_at.unix_timestamp();
         let last_modified: Arc<str> = http_date(modified).into();
-        let cache = cache_rule(&link);
+        let cache = cache_rule(link);
         let mut range = None;
         if !visit.conditions.is_empty() {
             let outcome = evaluate(
@@ -108,9 +193,13 @@ impl ServingService {
                 }
             }
         }
-        let starts_a_download = !visit.head && range.is_none_or(|r| r.start == 0);
-        if starts_a_download {
-            if let Some(budget) = link.policy.max_views {
+        // A budgeted object's later range is free only to the download that was counted.
+        let budget = link.policy.max_views;
+        let counts =
+            !visit.head && (range.is_none_or(|r| r.start == 0) || (budget.is_some() && !viewed()));
+        let mut cookie = None;
+        if counts {
+            if let Some(budget) = budget {
                 if visit.asker.bot() {
                     self.inner.notes.bot(link.id);
                 }
@@ -130,6 +219,21 @@ impl ServingService {
                 {
                     return Ok(Answer::Gone);
                 }
+                let ttl = self.inner.config.view_cookie_ttl;
+                cookie = Some(self.object_cookie(
+                    VIEW_COOKIE,
+                    &site,
+                    &Claims {
+                        kind: TokenKind::View,
+                        page: subject,
+                        expires: unix_after(now, ttl),
+                        account: None,
+                        fingerprint: None,
+                        session: None,
+                        nonce: None,
+                    },
+                    ttl,
+                ));
             } else {
                 self.inner.views.add(link.id);
             }
@@ -152,7 +256,7 @@ impl ServingService {
             quire_objects::disposition::inline(&object.filename)
         };
         Ok(Answer::Object(Box::new(ObjectAnswer {
-            content_type: object.content_type,
+            content_type: object.content_type.clone(),
             disposition,
             active,
             etag,
@@ -160,7 +264,8 @@ impl ServingService {
             range,
             length,
             cache,
-            guarded: guarded(&link),
+            guarded: guarded(link),
+            cookie,
             body: SharedStream::new(bytes),
         })))
     }
