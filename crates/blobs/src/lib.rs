@@ -44,6 +44,10 @@ pub enum BlobConfigError {
 #[derive(Debug, Clone)]
 pub struct ObjectBundleStore {
     store: Arc<dyn ObjectStore>,
+    /// Where objects are written: on local disk the same directory, with each finished
+    /// upload and its rename synced to disk (an object is one large file whose record says
+    /// ready only after the bytes are durable); elsewhere `store`.
+    objects: Arc<dyn ObjectStore>,
     root: Path,
     /// The directory of a `file://` store, for what its listings hide.
     local_dir: Option<PathBuf>,
@@ -81,8 +85,12 @@ impl ObjectBundleStore {
         if let Some(dir) = url.strip_prefix("file://") {
             std::fs::create_dir_all(dir).map_err(|e| open_err(&e))?;
             let fs = LocalFileSystem::new_with_prefix(dir).map_err(|e| open_err(&e))?;
+            let durable = LocalFileSystem::new_with_prefix(dir)
+                .map_err(|e| open_err(&e))?
+                .with_fsync(true);
             return Ok(Self {
                 local_dir: Some(PathBuf::from(dir)),
+                objects: Arc::new(durable),
                 ..Self::with_store(Arc::new(fs), "")
             });
         }
@@ -121,6 +129,7 @@ impl ObjectBundleStore {
     #[must_use]
     pub fn with_store(store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
         Self {
+            objects: store.clone(),
             store,
             root: Path::from(prefix.trim_matches('/')),
             local_dir: None,

@@ -33,14 +33,6 @@ impl ObjectBundleStore {
     fn blob(&self, object: ObjectId, blob: &str) -> object_store::path::Path {
         self.object_root(object).join(blob)
     }
-
-    /// Where a blob lies on local disk, for answers sent straight from the file.
-    #[must_use]
-    pub fn local_blob(&self, object: ObjectId, blob: &str) -> Option<std::path::PathBuf> {
-        self.local_dir
-            .as_ref()
-            .map(|dir| dir.join("objects").join(object.to_string()).join(blob))
-    }
 }
 
 struct MultipartSink(WriteMultipart);
@@ -71,9 +63,15 @@ impl ByteSink for MultipartSink {
 
 #[async_trait]
 impl ObjectBytes for ObjectBundleStore {
+    fn local_file(&self, object: ObjectId, blob: &str) -> Option<std::path::PathBuf> {
+        self.local_dir
+            .as_ref()
+            .map(|dir| dir.join("objects").join(object.to_string()).join(blob))
+    }
+
     async fn start(&self, object: ObjectId, blob: &str) -> Result<Box<dyn ByteSink>, InfraError> {
         let upload = self
-            .store
+            .objects
             .put_multipart(&self.blob(object, blob))
             .await
             .map_err(|e| infra("start an upload", &e))?;

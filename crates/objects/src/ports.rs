@@ -140,6 +140,13 @@ pub trait ObjectBytes: Send + Sync + Debug {
         range: Option<Range<u64>>,
     ) -> Result<Option<ByteStream>, InfraError>;
 
+    /// The file on this machine's disk that holds a blob, when storage is a local
+    /// directory (the pages origin then sends it with `sendfile`); `None` on remote storage.
+    fn local_file(&self, object: ObjectId, blob: &str) -> Option<std::path::PathBuf> {
+        let _ = (object, blob);
+        None
+    }
+
     /// Removes one blob; a missing one is no error.
     ///
     /// # Errors

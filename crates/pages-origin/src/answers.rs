@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use askama::Template;
 use futures_util::StreamExt;
 use quire_serving::{
-    Answer, CacheRule, ContinuePrompt, IssuedCookie, ObjectAnswer, PasswordPrompt, SignInPrompt,
+    Answer, CacheRule, ContinuePrompt, IssuedCookie, ObjectAnswer, ObjectBody, PasswordPrompt,
+    SignInPrompt,
 };
 
 use quire_wire::{Pieces, Response};
@@ -269,8 +270,8 @@ pub(super) fn with_cookie(
     }
 }
 
-/// An object's bytes as they come from storage.
-struct ObjectPieces(quire_objects::ByteStream);
+/// An object's bytes as they come from storage, or its file on local disk.
+struct ObjectPieces(Option<ObjectBody>);
 
 impl Pieces for ObjectPieces {
     fn next_piece(
@@ -278,11 +279,24 @@ impl Pieces for ObjectPieces {
     ) -> std::pin::Pin<Box<dyn Future<Output = Option<std::io::Result<bytes::Bytes>>> + Send + '_>>
     {
         Box::pin(async move {
-            self.0
-                .next()
-                .await
-                .map(|piece| piece.map_err(|e| std::io::Error::other(e.to_string())))
+            match &mut self.0 {
+                Some(ObjectBody::Stream(stream)) => stream
+                    .next()
+                    .await
+                    .map(|piece| piece.map_err(|e| std::io::Error::other(e.to_string()))),
+                Some(ObjectBody::File { .. }) | None => None,
+            }
         })
+    }
+
+    fn file(&mut self) -> Option<(std::fs::File, u64)> {
+        match self.0.take() {
+            Some(ObjectBody::File { file, offset }) => Some((file, offset)),
+            other => {
+                self.0 = other;
+                None
+            }
+        }
     }
 }
 
@@ -314,7 +328,7 @@ fn object_response(object: ObjectAnswer, https: bool) -> Response {
     }
     let response = with_cookie(response, https, object.cookie.as_ref());
     match object.body.take() {
-        Some(stream) => response.streamed(object.length, Box::new(ObjectPieces(stream))),
+        Some(body) => response.streamed(object.length, Box::new(ObjectPieces(Some(body)))),
         None => Response::new(500).header("cache-control", "no-store"),
     }
 }

@@ -162,20 +162,35 @@ pub struct ObjectAnswer {
     pub body: SharedStream,
 }
 
-/// A stream of bytes an answer carries; cloning the answer shares it, and the first taker
-/// has it.
+/// Where an object's bytes come from: storage's stream, or a file on this machine's disk
+/// from an offset (sent with `sendfile`).
+pub enum ObjectBody {
+    Stream(quire_objects::ByteStream),
+    File { file: std::fs::File, offset: u64 },
+}
+
+impl std::fmt::Debug for ObjectBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stream(_) => f.write_str("Stream"),
+            Self::File { offset, .. } => f.debug_struct("File").field("offset", offset).finish(),
+        }
+    }
+}
+
+/// The body an answer carries; cloning the answer shares it, and the first taker has it.
 #[derive(Clone)]
-pub struct SharedStream(Arc<std::sync::Mutex<Option<quire_objects::ByteStream>>>);
+pub struct SharedStream(Arc<std::sync::Mutex<Option<ObjectBody>>>);
 
 impl SharedStream {
     #[must_use]
-    pub fn new(stream: quire_objects::ByteStream) -> Self {
-        Self(Arc::new(std::sync::Mutex::new(Some(stream))))
+    pub fn new(body: ObjectBody) -> Self {
+        Self(Arc::new(std::sync::Mutex::new(Some(body))))
     }
 
-    /// The stream, once.
+    /// The body, once.
     #[must_use]
-    pub fn take(&self) -> Option<quire_objects::ByteStream> {
+    pub fn take(&self) -> Option<ObjectBody> {
         self.0.lock().ok()?.take()
     }
 }

@@ -34,8 +34,8 @@ mod views;
 
 pub use answer::{
     Admitted, Answer, Asker, ByteRange, CacheRule, ContinuePrompt, FileAnswer, IssuedCookie,
-    LinkUnlock, LinkVisit, ObjectAnswer, PageCard, PassError, PasswordPrompt, SharedStream,
-    SignInPrompt, Unlock, UnlockError, Visit, Visitor,
+    LinkUnlock, LinkVisit, ObjectAnswer, ObjectBody, PageCard, PassError, PasswordPrompt,
+    SharedStream, SignInPrompt, Unlock, UnlockError, Visit, Visitor,
 };
 pub use cache::CachedFile;
 pub use leases::{IDLE_RETURN, LEASE_TTL, MAX_BLOCK, ViewLeases};

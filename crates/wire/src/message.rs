@@ -106,6 +106,13 @@ pub trait Pieces: Send {
     fn next_piece(
         &mut self,
     ) -> std::pin::Pin<Box<dyn Future<Output = Option<std::io::Result<Bytes>>> + Send + '_>>;
+
+    /// A file on this machine's disk holding the body from the offset given: the
+    /// connection sends it with `sendfile`, no byte of it through user space. Asked once,
+    /// before any piece.
+    fn file(&mut self) -> Option<(std::fs::File, u64)> {
+        None
+    }
 }
 
 /// A body sent as it comes: its length (the `Content-Length`) and its pieces, which the

@@ -18,8 +18,8 @@ use quire_objects::Object;
 
 use super::{ServingService, VIEW_COOKIE};
 use crate::answer::{
-    Answer, ByteRange, ContinuePrompt, IssuedCookie, ObjectAnswer, PasswordPrompt, SharedStream,
-    SignInPrompt, Visit,
+    Answer, ByteRange, ContinuePrompt, IssuedCookie, ObjectAnswer, ObjectBody, PasswordPrompt,
+    SharedStream, SignInPrompt, Visit,
 };
 use crate::policy::{Gate, cache_rule, expired, guarded, unix_after, with_query};
 use crate::token::{Claims, TokenKind};
@@ -84,6 +84,37 @@ impl ServingService {
         ttl: Duration,
     ) -> IssuedCookie {
         self.slug_cookie(kind, &site.object.slug, self.object_path(site), claims, ttl)
+    }
+
+    /// The object's bytes, all or `range` of them: its file on local disk (the answer is
+    /// sent with `sendfile`), else storage's stream; `None` when they are missing.
+    async fn object_body(
+        &self,
+        object: &Object,
+        range: Option<std::ops::Range<u64>>,
+    ) -> Result<Option<ObjectBody>, InfraError> {
+        let bytes = &self.inner.ports.object_bytes;
+        let Some(path) = bytes.local_file(object.id, &object.blob) else {
+            return Ok(bytes
+                .read(object.id, &object.blob, range)
+                .await?
+                .map(ObjectBody::Stream));
+        };
+        // Opened on the worker, as nginx opens what it sends: a lookup in the directory
+        // cache, not worth a thread hop.
+        let file = match std::fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(InfraError::new(format!("open an object's file: {e}"))),
+        };
+        // A file shorter than its record says is no object to send (the connection would
+        // cut the answer short).
+        let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if length < object.size_bytes {
+            return Ok(None);
+        }
+        let offset = range.map_or(0, |r| r.start);
+        Ok(Some(ObjectBody::File { file, offset }))
     }
 
     pub(super) async fn object_visit(
@@ -242,11 +273,7 @@ impl ServingService {
             Some(r) => (r.end - r.start + 1, Some(r.start..r.end + 1)),
             None => (object.size_bytes, None),
         };
-        let Some(bytes) = ports
-            .object_bytes
-            .read(object.id, &object.blob, wanted)
-            .await?
-        else {
+        let Some(body) = self.object_body(object, wanted).await? else {
             return Ok(Answer::NotFound);
         };
         let active = object.is_active_content();
@@ -266,7 +293,7 @@ impl ServingService {
             cache,
             guarded: guarded(link),
             cookie,
-            body: SharedStream::new(bytes),
+            body: SharedStream::new(body),
         })))
     }
 }

@@ -2,7 +2,7 @@
 //! was given: framing (keep-alive, pipelining, `HEAD`, bodies, `100 Continue`), what it
 //! refuses, every deadline a client could otherwise hold open, the connection shares, and the
 //! graceful stop; `workers.rs`: how connections are shared out among the workers, and the
-//! workers bound to CPUs.
+//! workers bound to CPUs; `files.rs`: bodies sent from a file with `sendfile`.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -16,10 +16,12 @@ use quire_wire::{self as wire, Handler, Request, Response, Running, WireLimits, 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod files;
 mod workers;
 
 /// Answers `{method} {path}?{query} [{body}] headers={n}`; `/slow` after 400 ms; `/big`
-/// with 8 MiB; `/worker` with the name of the thread that serves it; `/cpus` with that name
+/// with 8 MiB; `/file?{path}&{offset}&{length}` with that part of a file, by `sendfile`;
+/// `/worker` with the name of the thread that serves it; `/cpus` with that name
 /// and the CPUs the thread may run on, as the kernel lists them; `/cookies` with the length
 /// of each `Cookie` line it was given. Its own cookies are those whose name starts `own`.
 #[derive(Debug, Clone)]
@@ -40,6 +42,9 @@ impl Handler for Echo {
         }
         if request.path == "/big" {
             return Response::new(200).body(vec![b'x'; 8 << 20]);
+        }
+        if request.path == "/file" {
+            return files::respond(request.query);
         }
         if request.path == "/worker" {
             let name = std::thread::current().name().unwrap_or_default().to_owned();
