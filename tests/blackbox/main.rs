@@ -53,6 +53,7 @@ mod oauth_tokens;
 mod object_projects;
 mod objects;
 mod objects_access;
+mod objects_killed;
 mod objects_large;
 mod objects_refusals;
 mod objects_serving;

@@ -13,6 +13,7 @@
 //! a live page's manifest does not name yet) are written straight under their names.
 
 mod local;
+mod marked;
 mod objects;
 
 use std::path::PathBuf;
@@ -48,6 +49,8 @@ pub struct ObjectBundleStore {
     /// upload and its rename synced to disk (an object is one large file whose record says
     /// ready only after the bytes are durable); elsewhere `store`.
     objects: Arc<dyn ObjectStore>,
+    /// S3's multipart calls, for uploads that can always be aborted (`marked`).
+    multipart: Option<Arc<object_store::aws::AmazonS3>>,
     root: Path,
     /// The directory of a `file://` store, for what its listings hide.
     local_dir: Option<PathBuf>,
@@ -120,8 +123,11 @@ impl ObjectBundleStore {
                     .with_allow_http(endpoint.starts_with("http://"))
                     .with_endpoint(endpoint);
             }
-            let s3 = builder.build().map_err(|e| open_err(&e))?;
-            return Ok(Self::with_store(Arc::new(s3), prefix));
+            let s3 = Arc::new(builder.build().map_err(|e| open_err(&e))?);
+            return Ok(Self {
+                multipart: Some(s3.clone()),
+                ..Self::with_store(s3, prefix)
+            });
         }
         Err(BlobConfigError::Scheme(url.to_owned()))
     }
@@ -130,6 +136,7 @@ impl ObjectBundleStore {
     pub fn with_store(store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
         Self {
             objects: store.clone(),
+            multipart: None,
             store,
             root: Path::from(prefix.trim_matches('/')),
             local_dir: None,

@@ -1,8 +1,10 @@
 //! `ObjectBytes` on the same storage as bundles, under `{prefix}/objects/{object_id}/{blob}`.
-//! An upload streams through `object_store`'s multipart write (5 MiB parts, at most
-//! [`PARTS_IN_FLIGHT`] of them in flight), so memory stays bounded whatever the size: on
-//! S3 a multipart upload, completed or aborted; on local disk a `{blob}#N` staging file that
-//! is renamed into place, which an interrupted write leaves for [`ObjectBytes::sweep_partial`].
+//! An upload streams in 5 MiB parts, at most two of them in flight, so memory stays bounded
+//! whatever the size: on S3 a multipart upload named by a marker until it completes or is
+//! aborted (`marked`), so a killed server's parts are found and aborted with the object's
+//! folder; on local disk `object_store`'s multipart write to a `{blob}#N` staging file that
+//! is synced and renamed into place, which an interrupted write leaves for
+//! [`ObjectBytes::sweep_partial`].
 
 use std::ops::Range;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use quire_kernel::{InfraError, ObjectId};
 use quire_objects::{ByteSink, ByteStream, ObjectBytes};
 
 use crate::local::sweep_local;
+use crate::marked::{MarkedSink, abort_marked};
 use crate::{ObjectBundleStore, infra};
 
 /// Parts written at once by one upload: with 5 MiB parts, at most 10 MiB of an upload is
@@ -70,6 +73,13 @@ impl ObjectBytes for ObjectBundleStore {
     }
 
     async fn start(&self, object: ObjectId, blob: &str) -> Result<Box<dyn ByteSink>, InfraError> {
+        if let Some(parts) = &self.multipart {
+            return Ok(Box::new(MarkedSink::new(
+                self.objects.clone(),
+                parts.clone(),
+                self.blob(object, blob),
+            )));
+        }
         let upload = self
             .objects
             .put_multipart(&self.blob(object, blob))
@@ -108,7 +118,21 @@ impl ObjectBytes for ObjectBundleStore {
     }
 
     async fn delete_object(&self, object: ObjectId) -> Result<(), InfraError> {
-        self.delete_under(&self.object_root(object)).await
+        if let Some(dir) = &self.local_dir {
+            // The whole folder, with the staging files of an upload cut short that
+            // `object_store`'s listings do not show.
+            let folder = dir.join("objects").join(object.to_string());
+            return match tokio::fs::remove_dir_all(&folder).await {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(InfraError::new(format!("object storage: delete: {e}"))),
+            };
+        }
+        let root = self.object_root(object);
+        if let Some(parts) = &self.multipart {
+            abort_marked(self.store.as_ref(), parts.as_ref(), &root).await?;
+        }
+        self.delete_under(&root).await
     }
 
     async fn objects(&self) -> Result<Vec<ObjectId>, InfraError> {
@@ -117,8 +141,8 @@ impl ObjectBytes for ObjectBundleStore {
 
     async fn sweep_partial(&self, older_than: Duration) -> Result<usize, InfraError> {
         let Some(dir) = self.local_dir.clone() else {
-            // S3 keeps an unfinished multipart upload's parts until the bucket's lifecycle
-            // rule for incomplete uploads removes them; object_store cannot list them.
+            // On S3 an unfinished upload is named by its marker, and aborted with the
+            // object's folder (`marked`): nothing lies outside a folder to sweep.
             return Ok(0);
         };
         tokio::task::spawn_blocking(move || sweep_local(&dir.join("objects"), older_than))
