@@ -25,6 +25,7 @@ mod cli_links;
 mod cli_mcp;
 mod cli_objects;
 mod cli_pages;
+mod cli_upload_retries;
 mod dashboard;
 mod dashboard_agents;
 mod dashboard_links;

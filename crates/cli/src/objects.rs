@@ -177,8 +177,35 @@ fn line(o: &Value) -> String {
     )
 }
 
+/// A failed send, and whether every byte of the file had gone out (only then can the
+/// server have made the object: it takes an upload once it has all of it).
+struct NotSent {
+    failure: Failure,
+    whole: bool,
+}
+
+impl From<Failure> for NotSent {
+    fn from(failure: Failure) -> Self {
+        Self {
+            failure,
+            whole: false,
+        }
+    }
+}
+
 /// Sends `file` as the raw body of `method path`, a piece at a time, with a progress bar.
 async fn send_file(api: &Api, method: Method, path: &str, file: &Path) -> Result<Value, Failure> {
+    send_counted(api, method, path, file)
+        .await
+        .map_err(|e| e.failure)
+}
+
+async fn send_counted(
+    api: &Api,
+    method: Method,
+    path: &str,
+    file: &Path,
+) -> Result<Value, NotSent> {
     let opened = tokio::fs::File::open(file)
         .await
         .map_err(|e| Failure::local(format!("{}: {e}", file.display())))?;
@@ -189,8 +216,10 @@ async fn send_file(api: &Api, method: Method, path: &str, file: &Path) -> Result
         .len();
     let progress = pages::bar(size, "uploading");
     let shown = progress.clone();
+    let read_out = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = read_out.clone();
     let pieces = futures_util::stream::unfold(opened, move |mut f| {
-        let shown = shown.clone();
+        let (shown, counted) = (shown.clone(), counted.clone());
         async move {
             let mut buf = BytesMut::zeroed(PIECE);
             match f.read(&mut buf).await {
@@ -198,6 +227,7 @@ async fn send_file(api: &Api, method: Method, path: &str, file: &Path) -> Result
                 Ok(n) => {
                     buf.truncate(n);
                     shown.inc(n as u64);
+                    counted.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
                     Some((Ok::<_, std::io::Error>(buf.freeze()), f))
                 }
                 Err(e) => Some((Err(e), f)),
@@ -211,7 +241,115 @@ async fn send_file(api: &Api, method: Method, path: &str, file: &Path) -> Result
         .send()
         .await;
     progress.finish_and_clear();
-    read(sent?).await
+    let whole = read_out.load(std::sync::atomic::Ordering::Relaxed) >= size;
+    let answered = match sent {
+        Ok(resp) => read(resp).await,
+        Err(e) => Err(e.into()),
+    };
+    answered.map_err(|failure| NotSent { failure, whole })
+}
+
+/// Attempts of an upload before it gives up, and the wait before the first retry (doubled
+/// after each).
+const ATTEMPTS: u32 = 4;
+const FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Worth another attempt: the network, or the server failing or busy.
+fn retryable(failure: &Failure) -> bool {
+    match failure {
+        Failure::Local(_) => true,
+        Failure::Api { status, .. } => *status >= 500 || *status == 429,
+        Failure::Refused(_) => false,
+    }
+}
+
+/// The ids of the objects of the upload's project, before it starts.
+async fn object_ids(api: &Api, list_path: &str) -> Result<Vec<String>, Failure> {
+    let list = api.get(list_path).await?;
+    Ok(list["objects"]
+        .as_array()
+        .map(|objects| {
+            objects
+                .iter()
+                .filter_map(|o| o["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// The object an attempt made though its answer was lost: one not listed before the upload,
+/// of the same file name and size.
+async fn landed(
+    api: &Api,
+    list_path: &str,
+    before: &[String],
+    filename: &str,
+    size: u64,
+) -> Result<Option<Value>, Failure> {
+    let list = api.get(list_path).await?;
+    Ok(list["objects"].as_array().and_then(|objects| {
+        objects
+            .iter()
+            .find(|o| {
+                o["id"]
+                    .as_str()
+                    .is_some_and(|id| !before.iter().any(|b| b == id))
+                    && o["filename"] == filename
+                    && o["sizeBytes"].as_u64() == Some(size)
+            })
+            .cloned()
+    }))
+}
+
+/// Uploads with retries that never make a second object: a failure before the last byte
+/// went out is retried as is; after it, the object is looked for first (the answer may be
+/// what was lost), and the upload is sent again only if it is not there.
+async fn upload_with_retries(
+    api: &Api,
+    path: &str,
+    list_path: &str,
+    file: &Path,
+    filename: &str,
+) -> Result<Value, Failure> {
+    let size = tokio::fs::metadata(file)
+        .await
+        .map_err(|e| Failure::local(format!("{}: {e}", file.display())))?
+        .len();
+    let before = object_ids(api, list_path).await?;
+    let mut wait = FIRST_WAIT;
+    let mut attempt = 1;
+    loop {
+        let failure = match send_counted(api, Method::PUT, path, file).await {
+            Ok(object) => return Ok(object),
+            Err(NotSent { failure, whole }) => {
+                if whole
+                    && let Ok(Some(object)) = landed(api, list_path, &before, filename, size).await
+                {
+                    return Ok(object);
+                }
+                failure
+            }
+        };
+        if attempt >= ATTEMPTS || !retryable(&failure) {
+            return Err(failure);
+        }
+        eprintln!(
+            "upload failed ({}); trying again in {:.1} s ({}/{ATTEMPTS})",
+            describe(&failure),
+            wait.as_secs_f64(),
+            attempt + 1
+        );
+        tokio::time::sleep(wait).await;
+        wait *= 2;
+        attempt += 1;
+    }
+}
+
+fn describe(failure: &Failure) -> String {
+    match failure {
+        Failure::Api { status, code, .. } => format!("{status} {code}"),
+        Failure::Local(message) | Failure::Refused(message) => message.clone(),
+    }
 }
 
 pub(crate) async fn upload(api: &Api, args: UploadArgs) -> Result<Output, Failure> {
@@ -220,11 +358,13 @@ pub(crate) async fn upload(api: &Api, args: UploadArgs) -> Result<Output, Failur
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| Failure::local(format!("{} is not a file", args.file.display())))?;
-    let mut q = vec![("filename", filename)];
+    let mut q = vec![("filename", filename.clone())];
     q.extend(args.fields.pairs()?);
-    q.extend(args.project.map(|p| ("project", p)));
+    let project: Vec<(&str, String)> = args.project.map(|p| ("project", p)).into_iter().collect();
+    q.extend(project.iter().cloned());
     let path = format!("{OBJECTS}{}", serde_urlencoded_pairs(&q));
-    let object = send_file(api, Method::PUT, &path, &args.file).await?;
+    let list_path = format!("{OBJECTS}{}", serde_urlencoded_pairs(&project));
+    let object = upload_with_retries(api, &path, &list_path, &args.file, &filename).await?;
     let text = format!(
         "{}\n{}  ({} bytes, sha256 {})",
         object["url"].as_str().unwrap_or(""),
