@@ -73,8 +73,12 @@ pub(crate) struct Freshness {
 
 impl Freshness {
     pub(crate) fn trusts(&self, site: &Site) -> bool {
-        fresh(site.loaded_at, self.now, self.ttl)
-            && self.changed_at.is_none_or(|c| site.loaded_at > c)
+        self.trusts_load(site.loaded_at)
+    }
+
+    /// Whether what was loaded at `loaded_at` may still be served.
+    pub(crate) fn trusts_load(&self, loaded_at: OffsetDateTime) -> bool {
+        fresh(loaded_at, self.now, self.ttl) && self.changed_at.is_none_or(|c| loaded_at > c)
     }
 }
 

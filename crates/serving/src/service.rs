@@ -157,7 +157,8 @@ pub(crate) struct Inner {
     /// the other policy caches age by the clock of the ports.
     pub(crate) sites: ClockCache<String, Option<Arc<Site>>>,
     /// Short-link code → what it leads to.
-    pub(crate) codes: ClockCache<String, Option<CodeTarget>>,
+    /// What each short-link code leads to, with when that was read.
+    pub(crate) codes: ClockCache<String, (OffsetDateTime, Option<CodeTarget>)>,
     pub(crate) files: Cache<(PageId, String), Arc<CachedFile>>,
     /// Session id hash → its account and email while it is still signed in (fully), kept
     /// for the policy TTL.

@@ -107,12 +107,9 @@ impl ServingService {
         Ok(leased? + tallied?)
     }
 
-    pub(crate) async fn site(
-        &self,
-        handle: &str,
-        slug: &str,
-    ) -> Result<Option<Arc<Site>>, InfraError> {
-        let freshness = Freshness {
+    /// What this thread's front caches may trust now.
+    pub(crate) fn freshness(&self) -> Freshness {
+        Freshness {
             now: self.inner.ports.clock.now(),
             ttl: self.inner.config.policy_ttl,
             changed_at: match self.inner.changed.load(Ordering::Acquire) {
@@ -121,7 +118,15 @@ impl ServingService {
                     OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000).ok()
                 }
             },
-        };
+        }
+    }
+
+    pub(crate) async fn site(
+        &self,
+        handle: &str,
+        slug: &str,
+    ) -> Result<Option<Arc<Site>>, InfraError> {
+        let freshness = self.freshness();
         if let Some(site) = front_get(self.inner.id, handle, slug, &freshness) {
             return Ok(Some(site));
         }

@@ -9,12 +9,17 @@ use quire_kernel::LinkId;
 
 /// Shards of the tally: each thread counts into its own, so worker threads serving the same
 /// page do not wait on one lock.
-const SHARDS: usize = 16;
+pub(crate) const SHARDS: usize = 16;
 
 static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     static SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
+}
+
+/// This thread's shard of a sharded tally.
+pub(crate) fn shard() -> usize {
+    SHARD.with(|s| *s)
 }
 
 type Counts = HashMap<LinkId, u64>;
@@ -39,8 +44,7 @@ fn lock(m: &Mutex<Counts>) -> std::sync::MutexGuard<'_, Counts> {
 
 impl ViewTally {
     pub fn add(&self, link: LinkId) {
-        let shard = SHARD.with(|s| *s);
-        *lock(&self.shards[shard]).entry(link).or_insert(0) += 1;
+        *lock(&self.shards[shard()]).entry(link).or_insert(0) += 1;
     }
 
     /// Takes every pending count, leaving the tally empty.
