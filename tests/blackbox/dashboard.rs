@@ -132,6 +132,24 @@ impl<'a> Browser<'a> {
         self.send(req).await
     }
 
+    /// A `PUT` with `body` as the raw request body (the Files page's upload script), with
+    /// the dashboard's `Origin` as a browser's script sends it.
+    pub(crate) async fn put(
+        &mut self,
+        path: &str,
+        content_type: Option<&str>,
+        body: reqwest::Body,
+    ) -> Reply {
+        let mut req = self.http.put(format!("{}{path}", self.srv.base)).body(body);
+        if let Some(t) = content_type {
+            req = req.header("content-type", t);
+        }
+        if let Some(origin) = &self.origin {
+            req = req.header("origin", origin);
+        }
+        self.send(req).await
+    }
+
     pub(crate) async fn sign_in(&mut self, login: &str) -> Reply {
         self.post(
             "/login",

@@ -83,7 +83,7 @@ fn render(
 }
 
 /// The stylesheet and the copy buttons' script (under their hashed names), the vendored
-/// widget and the activation page's own script.
+/// widget, the activation page's own script and the Files page's upload script.
 pub async fn asset(req: HttpRequest) -> HttpResponse {
     let name = req.path().strip_prefix("/assets/");
     let hashed = if name == Some(quire_style::file_name()) {
@@ -115,6 +115,10 @@ pub async fn asset(req: HttpRequest) -> HttpResponse {
         ),
         "/assets/activate.js" => (
             include_bytes!("../assets/activate.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "/assets/files.js" => (
+            include_bytes!("../assets/files.js"),
             "text/javascript; charset=utf-8",
         ),
         _ => return HttpResponse::NotFound().finish(),

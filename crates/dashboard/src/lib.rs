@@ -3,12 +3,15 @@
 //! enrollment, the consent screen of the device login with its decision endpoint, the OAuth
 //! authorization endpoint with its consent page and decision endpoint, the activation page
 //! and the account's routes under `/api/account`, the create-key action; the Pages, Links,
-//! Keys, Projects and Agents pages (the last: the agents connected through OAuth, and
+//! Files, Keys, Projects and Agents pages (the last: the agents connected through OAuth, and
 //! disconnecting one), acting with a master key's scope through the same use cases as the
 //! API.
 //!
 //! Every page works without JavaScript: the one script every page loads (from this origin,
-//! under a hashed name) only shows copy buttons; the activation page adds its captcha widget.
+//! under a hashed name) only shows copy buttons; the activation page adds its captcha widget,
+//! and the Files page its upload script (a file read as it is sent, with a progress bar,
+//! which a form post cannot do): without it that page lists and manages files, and says to
+//! upload with the CLI.
 //! An account not yet activated reaches the activation and security pages, the device
 //! login's consent (so the CLI can sign in to activate) and sign-out; the OAuth consent
 //! shows it a screen that says to activate first, with no Approve button. Every form post must
@@ -28,6 +31,8 @@ mod admin;
 mod agents_page;
 mod chart;
 mod consent;
+mod files_page;
+mod files_upload;
 mod first_run;
 mod guards;
 mod keys_page;
@@ -59,6 +64,8 @@ use admin::{
 };
 use agents_page::{agents, disconnect};
 use consent::consent;
+use files_page::{file_action, file_detail, files};
+use files_upload::upload;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
 use links_page::{create_link, link_action, link_detail, links};
@@ -173,6 +180,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(resource(
         "/account/links/{id}",
         [(M::GET, to(link_detail)), (M::POST, to(link_action))],
+    ))
+    .service(resource(
+        "/account/files",
+        [(M::GET, to(files)), (M::PUT, to(upload))],
+    ))
+    .service(resource(
+        "/account/files/{id}",
+        [(M::GET, to(file_detail)), (M::POST, to(file_action))],
     ))
     .service(resource("/account/agents", [(M::GET, to(agents))]))
     .service(resource(

@@ -13,6 +13,7 @@ use quire_kernel::Principal;
 pub(crate) mod section {
     pub(crate) const PAGES: &str = "pages";
     pub(crate) const LINKS: &str = "links";
+    pub(crate) const FILES: &str = "files";
     pub(crate) const KEYS: &str = "keys";
     pub(crate) const PROJECTS: &str = "projects";
     pub(crate) const SECURITY: &str = "security";

@@ -27,6 +27,23 @@ pub(super) fn page_posting_to(
     render(state, status, template, form_target, "", "'self'")
 }
 
+/// [`page`] for the Files pages: their script sends the upload to this origin (XHR, for the
+/// progress), so `connect-src 'self'`; nothing else changes.
+pub(super) fn page_with_uploads(
+    state: &AppState,
+    status: StatusCode,
+    template: &impl Template,
+) -> Result<HttpResponse, ApiError> {
+    render(
+        state,
+        status,
+        template,
+        "",
+        "connect-src 'self'; ",
+        "'self'",
+    )
+}
+
 /// [`page`] for the activation page (the captcha): its scripts' workers and fetches from
 /// this origin only, and the styles the widget writes inline.
 pub(super) fn page_with_scripts(

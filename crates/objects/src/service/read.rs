@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use quire_kernel::{InfraError, ObjectId, Principal, ProjectSlug};
+use quire_links::{AllowEntry, Link};
 use quire_projects::{ProjectAccess, address_project};
+use time::Date;
 
 use super::{ObjectError, ObjectService, ObjectView, status_of};
 use crate::model::Object;
@@ -99,5 +101,56 @@ impl ObjectService {
             .await?
             .ok_or(ObjectError::NotFound)?;
         Ok(Download { object, bytes })
+    }
+
+    /// Downloads counted per day over the last `days` days up to today (UTC), oldest first,
+    /// every day present (0 where none): the dashboard draws them.
+    ///
+    /// # Errors
+    /// `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn daily_views(
+        &self,
+        principal: &Principal,
+        id: ObjectId,
+        days: u16,
+    ) -> Result<Vec<(Date, u64)>, ObjectError> {
+        let (object, _, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
+        let span = i64::from(days.max(1));
+        let first = self.ports.clock.now().date() - time::Duration::days(span - 1);
+        let counted: HashMap<Date, u64> = self
+            .ports
+            .links
+            .daily_views(object.link_id(), first)
+            .await?
+            .into_iter()
+            .collect();
+        Ok((0..span)
+            .map(|n| {
+                let day = first + time::Duration::days(n);
+                (day, counted.get(&day).copied().unwrap_or(0))
+            })
+            .collect())
+    }
+
+    /// An object's allow list as its owner would type it again: the handle of each account
+    /// it names (an account gone since is left out), and each email.
+    ///
+    /// # Errors
+    /// `Infra`.
+    pub async fn allowed(&self, link: &Link) -> Result<Vec<String>, ObjectError> {
+        let mut names = Vec::with_capacity(link.policy.allow.len());
+        for entry in &link.policy.allow {
+            match entry {
+                AllowEntry::Account(account) => {
+                    if let Some((handle, _)) =
+                        self.ports.accounts.handle_and_email(*account).await?
+                    {
+                        names.push(handle.as_str().to_owned());
+                    }
+                }
+                AllowEntry::Email(email) => names.push(email.as_str().to_owned()),
+            }
+        }
+        Ok(names)
     }
 }
