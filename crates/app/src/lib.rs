@@ -221,6 +221,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             offload: offload.clone(),
             ids: ids.clone(),
             changes: changes.clone(),
+            limiter: limiter.clone(),
         },
         object_config,
     );

@@ -1,5 +1,6 @@
 //! The endpoint over the testkit's world: the gate's refusals, both protocol eras, and the
-//! tools end to end (publish, replay, read, update, delete), as a client sees them.
+//! tools end to end (publish, replay, read, update, delete; an object's upload URL, its
+//! bytes, change and delete), as a client sees them.
 
 #![allow(
     clippy::unwrap_used,
@@ -242,7 +243,11 @@ async fn both_eras_list_the_tools_on_one_url() {
             "list_links",
             "update_link",
             "delete_link",
-            "link_stats"
+            "link_stats",
+            "list_objects",
+            "update_object",
+            "delete_object",
+            "create_upload"
         ]
     );
     assert!(listed.body["result"].to_string().len() < 20 * 1024);
@@ -353,6 +358,101 @@ async fn a_page_is_published_replayed_read_updated_and_deleted_through_the_tools
         modern_call(&key, "get_page", json!({"page": "report"}))
     ));
     assert!(gone.starts_with("not_found: "), "{gone}");
+}
+
+#[actix_web::test]
+async fn an_upload_url_makes_an_object_that_the_object_tools_change_and_delete() {
+    let w = world().await;
+    let app = app!(w);
+    let key = w.key("ann");
+    let made = send!(
+        &app,
+        modern_call(
+            &key,
+            "create_upload",
+            json!({"filename": "q3 report.pdf", "access": "public", "max_views": 3, "max_bytes": 64})
+        ),
+    );
+    let made = structured(&made).clone();
+    let url = made["uploadUrl"].as_str().unwrap();
+    let token = url.rsplit('/').next().unwrap();
+    assert!(
+        url.ends_with(&format!("/api/object/v1/uploads/{token}")),
+        "{url}"
+    );
+    assert_eq!(
+        made["curl"],
+        format!("curl -sS -T './q3 report.pdf' '{url}'")
+    );
+    assert_eq!(made["maxBytes"], 64);
+    assert_eq!(made["slug"], "q3-report-pdf");
+    // The URL's bytes, as the upload route gives them to the service.
+    let mut upload = w.services.objects.accept_offer(token, None).await.unwrap();
+    upload
+        .write(bytes::Bytes::from_static(b"%PDF"))
+        .await
+        .unwrap();
+    upload.finish().await.unwrap();
+
+    let listed = send!(&app, modern_call(&key, "list_objects", json!({})));
+    let listed = structured(&listed).clone();
+    assert_eq!(listed["objects"][0]["id"], made["id"]);
+    assert_eq!(listed["objects"][0]["sizeBytes"], 4);
+    assert_eq!(listed["objects"][0]["maxViews"], 3);
+    let updated = send!(
+        &app,
+        modern_call(
+            &key,
+            "update_object",
+            json!({"object": "q3-report-pdf", "title": "Q3", "max_views": null, "status": "archived"})
+        ),
+    );
+    let updated = structured(&updated).clone();
+    assert_eq!(updated["title"], "Q3");
+    assert_eq!(updated["status"], "archived");
+    assert!(updated.get("maxViews").is_none(), "{updated}");
+    let unconfirmed = tool_error(&send!(
+        &app,
+        modern_call(
+            &key,
+            "delete_object",
+            json!({"object": made["id"], "confirm": "yes"})
+        )
+    ));
+    assert!(unconfirmed.starts_with("invalid_request: confirm must be the object's slug"));
+    let deleted = send!(
+        &app,
+        modern_call(
+            &key,
+            "delete_object",
+            json!({"object": made["id"], "confirm": "q3-report-pdf"})
+        ),
+    );
+    assert_eq!(structured(&deleted)["deleted"], made["id"]);
+    let gone = tool_error(&send!(
+        &app,
+        modern_call(
+            &key,
+            "update_object",
+            json!({"object": "q3-report-pdf", "title": "x"})
+        )
+    ));
+    assert!(
+        gone.starts_with("not_found: ") && gone.ends_with("Check the object with list_objects."),
+        "{gone}"
+    );
+    let refused = tool_error(&send!(
+        &app,
+        modern_call(
+            &key,
+            "create_upload",
+            json!({"filename": "a.txt", "max_bytes": 0})
+        )
+    ));
+    assert!(
+        refused.starts_with("invalid_request: maxBytes must be from 1 to "),
+        "{refused}"
+    );
 }
 
 #[actix_web::test]

@@ -1,9 +1,10 @@
 //! `quire-objects-api`: the object service's JSON API, `/api/object/v1`: objects uploaded
 //! (streamed `multipart/form-data`, or a raw body for `curl -T`), listed, fetched,
-//! downloaded by their owner, changed, given new bytes and deleted. Each route is written
-//! once on its handler (actix route macro + `#[utoipa::path]`) and registered through
+//! downloaded by their owner, changed, given new bytes and deleted; and the bytes of an
+//! upload URL (`offered.rs`), the one route whose credential is in its path. Each route is
+//! written once on its handler (actix route macro + `#[utoipa::path]`) and registered through
 //! `quire-edge`'s `Documented`; the multipart reading is in `upload.rs`, answers in `dto.rs`.
-//! Every route needs `serve` in the credential's apps (master keys always have it).
+//! Every other route needs `serve` in the credential's apps (master keys always have it).
 //!
 //! It depends on `quire-edge`, `quire-objects` and the kernel, actix-web, actix-multipart
 //! and utoipa; never on another surface crate (the architecture test says so). `quire-http`
@@ -11,6 +12,7 @@
 
 mod dto;
 mod examples;
+mod offered;
 mod routes;
 mod upload;
 
@@ -30,6 +32,7 @@ pub fn register(api: &mut Documented<'_>) {
             .service(routes::content)
             .service(routes::patch)
             .service(routes::replace)
-            .service(routes::delete),
+            .service(routes::delete)
+            .service(offered::upload_by_url),
     );
 }

@@ -22,6 +22,6 @@ pub use model::{Object, ObjectStatus};
 pub use ports::{ByteSink, ByteStream, InsertObjectError, ObjectBytes, ObjectRecords};
 pub use service::{
     Download, NewObject, ObjectConfig, ObjectError, ObjectPatch, ObjectPorts, ObjectService,
-    ObjectView, Swept,
+    ObjectView, Swept, UPLOAD_URL_TTL, UploadOffer, UploadUrl,
 };
 pub use upload::Upload;

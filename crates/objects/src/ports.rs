@@ -54,6 +54,16 @@ pub trait ObjectRecords: Send + Sync + Debug {
     /// Storage failures, or a record that is no longer pending.
     async fn mark_ready(&self, object: &Object) -> Result<(), InfraError>;
 
+    /// A pending record and the end of its lease (an upload URL's record waits for its
+    /// bytes this way; see `service::offer`).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn pending_object(
+        &self,
+        id: ObjectId,
+    ) -> Result<Option<(Object, OffsetDateTime)>, InfraError>;
+
     /// A ready object.
     ///
     /// # Errors

@@ -17,11 +17,15 @@ use crate::service::{ObjectError, ObjectService, ObjectView};
 pub(crate) enum Purpose {
     /// A new object: its pending record is stored; its link is stored at the end.
     Create,
+    /// A new object offered an upload URL: its pending record and its link were stored
+    /// when the URL was made; the record becomes ready at the end.
+    Offered,
     /// New bytes for a ready object; the blob it had goes once the record names the new one.
     Replace { old_blob: String },
 }
 
-/// An upload begun by [`ObjectService::begin`] or [`ObjectService::begin_replace`]: give it
+/// An upload begun by [`ObjectService::begin`], [`ObjectService::begin_replace`] or
+/// [`ObjectService::accept_offer`]: give it
 /// the bytes with [`Upload::write`], then [`Upload::finish`], or [`Upload::abandon`] it. An
 /// upload dropped half-way (the client went away) leaves a pending record that the janitor
 /// removes, with its bytes, once its lease lapses.
@@ -35,6 +39,8 @@ pub struct Upload {
     pub(crate) sink: Option<Box<dyn ByteSink>>,
     pub(crate) hasher: Sha256Running,
     pub(crate) size: u64,
+    /// Most bytes of this upload: the server's cap, or an upload URL's own.
+    pub(crate) limit: u64,
     pub(crate) renew_at: OffsetDateTime,
 }
 
@@ -60,7 +66,7 @@ impl Upload {
     /// `TooLarge` once the bytes pass the cap, or a storage failure; either way the upload
     /// is abandoned (nothing of it stays).
     pub async fn write(&mut self, chunk: Bytes) -> Result<(), ObjectError> {
-        let limit = self.service.config.max_bytes;
+        let limit = self.limit;
         if self.size.saturating_add(chunk.len() as u64) > limit {
             self.discard().await;
             return Err(ObjectError::TooLarge { limit });
@@ -79,7 +85,7 @@ impl Upload {
 
     /// A slow upload keeps its pending record: renewed a third of the way into the lease.
     async fn keep_lease(&mut self) -> Result<(), ObjectError> {
-        if !matches!(self.purpose, Purpose::Create) {
+        if matches!(self.purpose, Purpose::Replace { .. }) {
             return Ok(());
         }
         let now = self.service.ports.clock.now();
@@ -127,8 +133,10 @@ impl Upload {
         self.object.sha256 = std::mem::take(&mut self.hasher).hex();
         self.object.updated_at = now;
         match std::mem::replace(&mut self.purpose, Purpose::Create) {
-            Purpose::Create => {
-                if let Err(e) = ports.links.insert_link(&self.link).await {
+            purpose @ (Purpose::Create | Purpose::Offered) => {
+                let offered = matches!(purpose, Purpose::Offered);
+                self.purpose = purpose;
+                if !offered && let Err(e) = ports.links.insert_link(&self.link).await {
                     self.discard().await;
                     return Err(e.into());
                 }
@@ -172,7 +180,15 @@ impl Upload {
             .bytes
             .delete_blob(self.object.id, &self.object.blob)
             .await;
-        if matches!(self.purpose, Purpose::Create) {
+        if matches!(self.purpose, Purpose::Offered) {
+            // Stored with the URL: it goes with the record. Kept when it cannot go, with
+            // the record, so the janitor finds both again.
+            if ports.links.delete_link(self.link.id).await.is_err() {
+                return;
+            }
+            ports.changes.link_changed(self.link.id);
+        }
+        if !matches!(self.purpose, Purpose::Replace { .. }) {
             // Kept when its bytes could not go, so the janitor finds it again.
             if ports.bytes.delete_object(self.object.id).await.is_ok() {
                 let _ = ports.records.delete_object(self.object.id).await;

@@ -70,10 +70,18 @@ pub(super) async fn objects_are_invisible_until_ready_and_share_slugs_with_pages
             .unwrap()
             .is_empty()
     );
+    assert_eq!(
+        s.pending_object(report.id).await.unwrap(),
+        Some((report.clone(), lease))
+    );
     assert!(
         ObjectRecords::renew_lease(s.as_ref(), report.id, lease + Duration::minutes(1))
             .await
             .unwrap()
+    );
+    assert_eq!(
+        s.pending_object(report.id).await.unwrap(),
+        Some((report.clone(), lease + Duration::minutes(1)))
     );
     report.size_bytes = 42;
     report.sha256 = "ab".repeat(32);
@@ -90,6 +98,8 @@ pub(super) async fn objects_are_invisible_until_ready_and_share_slugs_with_pages
             .await
             .unwrap()
     );
+    // Ready, it is no longer pending.
+    assert_eq!(s.pending_object(report.id).await.unwrap(), None);
 
     // One slug namespace per owner, across pages and objects, both ways.
     let twin = object(&ann, "report", "OOOOOOOOO2", &clock);

@@ -188,6 +188,28 @@ impl ObjectRecords for Database {
         Ok(())
     }
 
+    async fn pending_object(
+        &self,
+        id: ObjectId,
+    ) -> Result<Option<(Object, OffsetDateTime)>, InfraError> {
+        let row: Option<ObjectRow> = with_conn!(self, |conn| {
+            Ok(objects::table
+                .find(DbId(id.0))
+                .filter(objects::state.eq(PENDING))
+                .select(ObjectRow::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .map_err(infra)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        // A pending record always has a lease; one without is past due.
+        let lease = row.lease_until.map_or(OffsetDateTime::UNIX_EPOCH, |t| t.0);
+        Ok(Some((Object::try_from(row).map_err(infra)?, lease)))
+    }
+
     async fn object(&self, id: ObjectId) -> Result<Option<Object>, InfraError> {
         let row: Option<ObjectRow> = with_conn!(self, |conn| {
             Ok(objects::table

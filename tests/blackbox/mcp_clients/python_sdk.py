@@ -3,8 +3,8 @@ streamable HTTP with an API key, in the protocol era given: `legacy` (initialize
 or `2026-07-28` (stateless, per-request `_meta`). Each run is a new client, as a retrying agent
 would be; it prints one JSON object with what the server answered.
 
-usage: python_sdk.py URL KEY MODE STEP [SLUG]
-  STEP: list | publish | password | delete
+usage: python_sdk.py URL KEY MODE STEP [SLUG | TOOL ARGUMENTS_JSON]
+  STEP: list | publish | password | delete | tool (calls TOOL with the JSON arguments)
 """
 
 import asyncio
@@ -43,6 +43,8 @@ async def run(url: str, key: str, mode: str, step: str, slug: str | None) -> dic
                 )
             elif step == "delete":
                 result = await client.call_tool("delete_page", {"page": slug, "confirm": slug})
+            elif step == "tool":
+                result = await client.call_tool(slug, json.loads(sys.argv[6]))
             else:
                 raise SystemExit(f"unknown step {step}")
             text = [c.text for c in result.content if getattr(c, "type", "") == "text"]

@@ -350,6 +350,11 @@ impl From<ObjectError> for ApiError {
             ObjectError::ProfileHandleMissing => ErrorCode::ProfileHandleMissing,
             ObjectError::StorageCleanupFailed => ErrorCode::StorageCleanupFailed,
             ObjectError::LinkCleanupFailed => ErrorCode::LinkCleanupFailed,
+            // An upload URL is a one-time grant: the device login's RFC 8628 codes say
+            // what became of it (docs/decisions/object-service.md).
+            ObjectError::UploadUrlUnknown => ErrorCode::NotFound,
+            ObjectError::UploadUrlUsed => ErrorCode::InvalidGrant,
+            ObjectError::UploadUrlExpired => ErrorCode::ExpiredToken,
             ObjectError::Infra(e) => return e.into(),
         };
         worded(code, &e)

@@ -19,7 +19,7 @@ pub struct NoArgs {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPagesArgs {
-    /// Project slug; default: the credential's home project.
+    /// Project slug; default: the home project.
     pub project: Option<String>,
     /// `active` (default) or `archived`.
     pub status: Option<String>,
@@ -89,7 +89,7 @@ pub struct PublishArgs {
     pub allow: Option<Vec<String>>,
     /// Project slug; default: the home project.
     pub project: Option<String>,
-    /// Up to 64 characters; a retry with the same id returns the first result.
+    /// Up to 64 characters.
     pub request_id: Option<String>,
 }
 

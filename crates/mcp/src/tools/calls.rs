@@ -111,7 +111,9 @@ pub async fn call(
             )),
             target: None,
         }
-    } else if (WRITE_TOOLS.contains(&name) || super::LINK_WRITE_TOOLS.contains(&name))
+    } else if (WRITE_TOOLS.contains(&name)
+        || super::LINK_WRITE_TOOLS.contains(&name)
+        || super::OBJECT_WRITE_TOOLS.contains(&name))
         && let Err(wait) = limiter.hit(&caller.client, started)
     {
         Done {
@@ -161,6 +163,10 @@ async fn run(state: &AppState, caller: &Caller, name: &str, args: Option<JsonObj
         "update_link" => super::links::update_link(state, caller, args, &mut target).await,
         "delete_link" => super::links::delete_link(state, caller, args, &mut target).await,
         "link_stats" => super::links::link_stats(state, caller, args, &mut target).await,
+        "list_objects" => super::objects::list_objects(state, caller, args).await,
+        "update_object" => super::objects::update_object(state, caller, args, &mut target).await,
+        "delete_object" => super::objects::delete_object(state, caller, args, &mut target).await,
+        "create_upload" => super::objects::create_upload(state, caller, args, &mut target).await,
         _ => Err(ToolError::new("not_found", format!("no tool {name}"))),
     };
     Done { value, target }

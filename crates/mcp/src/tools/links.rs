@@ -36,7 +36,7 @@ pub struct CreateLinkArgs {
     /// Views people may make; previews never spend one.
     #[schemars(range(min = 1))]
     pub max_views: Option<u64>,
-    /// Project slug; default: the credential's home project.
+    /// Project slug; default: the home project.
     pub project: Option<String>,
 }
 

@@ -6,6 +6,7 @@
 mod args;
 mod calls;
 mod links;
+mod objects;
 mod output;
 
 use std::sync::{Arc, OnceLock};
@@ -26,6 +27,13 @@ pub const LINK_WRITE_TOOLS: [&str; 3] = ["create_link", "update_link", "delete_l
 /// The link tools that only read: they need `link` in the credential's apps.
 pub const LINK_READ_TOOLS: [&str; 2] = ["list_links", "link_stats"];
 
+/// The object tools that change something: they need write access to `serve`, the app of
+/// the object API.
+pub const OBJECT_WRITE_TOOLS: [&str; 3] = ["update_object", "delete_object", "create_upload"];
+
+/// The object tools that only read: they need `serve` in the credential's apps.
+pub const OBJECT_READ_TOOLS: [&str; 1] = ["list_objects"];
+
 /// How a tool behaves, as its annotations say.
 #[derive(Debug, Clone, Copy)]
 struct Kind {
@@ -41,12 +49,21 @@ const READ: Kind = Kind {
 };
 
 /// A schema as short as it can be and still say the same to a client: no `$schema` (the
-/// 2020-12 default), no integer `format`s (`minimum` says unsigned), and an optional field
-/// that is never `null` typed as what it is (only fields whose description names `null`
-/// take it). The whole list stays a few thousand tokens of the model's context.
-fn compact(schema: &mut JsonObject) {
+/// 2020-12 default), no integer `format`s (`minimum` says unsigned), no `default: null`, and
+/// an optional field that is never `null` typed as what it is (only fields whose description
+/// names `null` take it), no doc of a named type. An output schema keeps only names and
+/// types: the model reads the values themselves, and the tool's description says what they
+/// mean. The whole list stays a few thousand tokens of the model's context.
+fn compact(schema: &mut JsonObject, output: bool) {
     schema.remove("$schema");
-    if schema.remove("format").is_some() && schema.get("minimum") == Some(&0.into()) {
+    if schema.get("default") == Some(&serde_json::Value::Null) {
+        schema.remove("default");
+    }
+    if output {
+        for key in ["description", "format", "minimum", "required"] {
+            schema.remove(key);
+        }
+    } else if schema.remove("format").is_some() && schema.get("minimum") == Some(&0.into()) {
         schema.insert("minimum".into(), 0.into());
     }
     let required: Vec<String> = schema
@@ -75,16 +92,18 @@ fn compact(schema: &mut JsonObject) {
             {
                 property.insert("type".into(), only);
             }
-            compact(property);
+            compact(property, output);
         }
     }
     for key in ["items", "$defs"] {
         match schema.get_mut(key) {
-            Some(serde_json::Value::Object(inner)) if key == "items" => compact(inner),
+            Some(serde_json::Value::Object(inner)) if key == "items" => compact(inner, output),
             Some(serde_json::Value::Object(defs)) => {
                 for def in defs.values_mut() {
                     if let serde_json::Value::Object(def) = def {
-                        compact(def);
+                        // A type's own doc (`One file of a bundle.`): its name says it.
+                        def.remove("description");
+                        compact(def, output);
                     }
                 }
             }
@@ -93,9 +112,9 @@ fn compact(schema: &mut JsonObject) {
     }
 }
 
-fn compacted(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
+fn compacted(schema: &Arc<JsonObject>, output: bool) -> Arc<JsonObject> {
     let mut schema = schema.as_ref().clone();
-    compact(&mut schema);
+    compact(&mut schema, output);
     Arc::new(schema)
 }
 
@@ -107,15 +126,19 @@ fn tool<I: JsonSchema + 'static, O: JsonSchema + 'static>(
     let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
         .with_input_schema::<I>()
         .with_output_schema::<O>();
-    tool.input_schema = compacted(&tool.input_schema);
-    tool.output_schema = tool.output_schema.as_ref().map(compacted);
-    tool.annotate(
-        ToolAnnotations::new()
-            .read_only(kind.read_only)
+    tool.input_schema = compacted(&tool.input_schema, false);
+    tool.output_schema = tool.output_schema.as_ref().map(|s| compacted(s, true));
+    let annotations = ToolAnnotations::new()
+        .read_only(kind.read_only)
+        .open_world(false);
+    // The destructive and idempotent hints mean nothing for a read-only tool (MCP says so).
+    tool.annotate(if kind.read_only {
+        annotations
+    } else {
+        annotations
             .destructive(kind.destructive)
             .idempotent(kind.idempotent)
-            .open_world(false),
-    )
+    })
 }
 
 /// Every tool, in a fixed order (clients cache the list).
@@ -222,12 +245,44 @@ pub fn catalogue() -> &'static [Tool] {
                 "A link's views per day over 30 days, bot views apart, and referrer hosts. Read-only.",
                 READ,
             ),
+            tool::<objects::ListObjectsArgs, objects::ObjectsOut>(
+                "list_objects",
+                "List a project's objects (files shared by URL), newest first. Read-only.",
+                READ,
+            ),
+            tool::<objects::UpdateObjectArgs, objects::ObjectOut>(
+                "update_object",
+                "Change an object's fields or policy (ask before public), or archive/restore it.",
+                Kind {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: true,
+                },
+            ),
+            tool::<objects::DeleteObjectArgs, objects::ObjectDeletedOut>(
+                "delete_object",
+                "Delete an object, its bytes and short link for good. Ask the user first; confirm must repeat its slug.",
+                Kind {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: true,
+                },
+            ),
+            tool::<objects::CreateUploadArgs, objects::UploadOut>(
+                "create_upload",
+                "A one-time URL (15 min) and curl line to upload one file as a new object from a shell; its bytes skip the chat. Private unless access is given.",
+                Kind {
+                    read_only: false,
+                    destructive: false,
+                    idempotent: false,
+                },
+            ),
         ]
     })
 }
 
 /// Whether `principal` sees tool `name`: write tools need write access to pages (links for
-/// the link tools, which need `link` even to read), and
+/// the link tools, which need `link` even to read; `serve` for the object tools), and
 /// `list_projects` a credential that may list projects (not an app key).
 #[must_use]
 pub fn visible_to(principal: &Principal, name: &str) -> bool {
@@ -239,6 +294,12 @@ pub fn visible_to(principal: &Principal, name: &str) -> bool {
     }
     if LINK_READ_TOOLS.contains(&name) {
         return principal.has_app(App::Link);
+    }
+    if OBJECT_WRITE_TOOLS.contains(&name) {
+        return principal.can_write(App::Serve);
+    }
+    if OBJECT_READ_TOOLS.contains(&name) {
+        return principal.has_app(App::Serve);
     }
     if name == "list_projects" {
         return principal.is_master() || principal.is_oauth_client();
@@ -276,6 +337,9 @@ impl ToolError {
         match self.code.as_str() {
             "invalid_request" | "invalid_limit" | "invalid_cursor" | "invalid_body" => {
                 "Fix the arguments and call again.".into()
+            }
+            "not_found" if self.message.contains("object") => {
+                "Check the object with list_objects.".into()
             }
             "not_found" => "Check the page with list_pages.".into(),
             "invalid_url" | "url_too_long" | "url_credentials" | "url_loop" | "url_denied" => {
@@ -350,6 +414,46 @@ mod tests {
     fn the_whole_list_stays_under_twenty_kilobytes() {
         let json = serde_json::to_string(catalogue()).unwrap_or_default();
         assert!(json.len() < 20 * 1024, "tools/list is {} bytes", json.len());
+    }
+
+    #[test]
+    fn object_tools_follow_the_serve_app() {
+        use quire_kernel::{AccountId, Apps, KeyId, PrincipalKind, ProjectId, Tier};
+        let with = |kind| Principal {
+            account_id: AccountId::new(),
+            kind,
+            home_project_id: ProjectId::new(),
+            is_platform_admin: false,
+        };
+        let key = |apps: &[App]| {
+            with(PrincipalKind::Key {
+                key_id: KeyId::new(),
+                tier: Tier::App(Apps::new(apps.iter().copied()).unwrap_or_else(|| unreachable!())),
+            })
+        };
+        let names = |p: &Principal| -> Vec<String> {
+            listed_for(p)
+                .into_iter()
+                .map(|t| t.name.into_owned())
+                .filter(|n| n.contains("object") || n == "create_upload")
+                .collect()
+        };
+        assert_eq!(
+            names(&key(&[App::Serve])),
+            [
+                "list_objects",
+                "update_object",
+                "delete_object",
+                "create_upload"
+            ]
+        );
+        assert!(names(&key(&[App::Page, App::Link])).is_empty());
+        let page_reader = with(PrincipalKind::OAuthClient {
+            client_id: "c".into(),
+            scopes: quire_kernel::Scopes::from_words(["page:read"])
+                .unwrap_or_else(|| unreachable!()),
+        });
+        assert!(names(&page_reader).is_empty());
     }
 
     #[test]

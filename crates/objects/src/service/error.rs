@@ -36,6 +36,16 @@ pub enum ObjectError {
     StorageCleanupFailed,
     #[error("the object was deleted but its short link was not")]
     LinkCleanupFailed,
+    /// An upload URL that matches no waiting upload (never issued, or cleared once it
+    /// expired or its upload failed). Its message never repeats the URL.
+    #[error(
+        "no upload URL matches this one: it was never issued, or it expired or failed and was cleared; ask for a new one"
+    )]
+    UploadUrlUnknown,
+    #[error("this upload URL was already used; ask for a new one")]
+    UploadUrlUsed,
+    #[error("this upload URL has expired; ask for a new one")]
+    UploadUrlExpired,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }

@@ -1,7 +1,7 @@
 //! The object use cases (`/api/object/v1`): upload (through an [`Upload`]), list, fetch, the
-//! owner's download, change, replace the bytes, delete, and the janitor's sweep.
+//! owner's download, change, replace the bytes, delete, upload URLs, and the janitor's sweep.
 //!
-//! Writes are in `write`, reads in `read`, the refusals in `error`.
+//! Writes are in `write`, upload URLs in `offer`, reads in `read`, the refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use quire_kernel::password::hash_password_unchecked;
 use quire_kernel::{
     AccountId, Clock, Handle, InfraError, ObjectId, Offload, PageChanges, Principal, ProjectSlug,
-    offloaded,
+    RateLimiter, offloaded,
 };
 use quire_links::{Access, AccountDirectory, Link, LinkStore, PublicIds};
 use quire_pages::PageOrigins;
@@ -20,10 +20,12 @@ use crate::ports::{ObjectBytes, ObjectRecords};
 use crate::validate::DEFAULT_MAX_OBJECT_BYTES;
 
 mod error;
+mod offer;
 mod read;
 mod write;
 
 pub use error::ObjectError;
+pub use offer::{UPLOAD_URL_TTL, UploadOffer, UploadUrl};
 pub use read::Download;
 
 /// Settings of the object service.
@@ -65,6 +67,8 @@ pub struct ObjectPorts {
     pub ids: Arc<dyn PublicIds>,
     /// Told of every committed change to an object's link.
     pub changes: Arc<dyn PageChanges>,
+    /// Counts the uses of upload URLs, so each is used once on whichever replica.
+    pub limiter: Arc<dyn RateLimiter>,
 }
 
 /// A new object's fields, as the request typed them; the bytes follow through the

@@ -15,6 +15,22 @@ use crate::ports::InsertObjectError;
 use crate::upload::{Purpose, Upload};
 use crate::validate;
 
+/// How a new object's pending record is stored.
+pub(crate) struct Reserve {
+    pub(crate) id: ObjectId,
+    pub(crate) lease_until: OffsetDateTime,
+    /// What the record holds until its bytes are measured: 0, or an upload URL's cap.
+    pub(crate) size_bytes: u64,
+}
+
+/// A new object checked and its pending record stored, before its bytes.
+pub(crate) struct Prepared {
+    pub(crate) object: Object,
+    pub(crate) link: Link,
+    pub(crate) handle: quire_kernel::Handle,
+    pub(crate) project: quire_kernel::ProjectSlug,
+}
+
 /// A fresh name for an upload's bytes.
 fn blob_name() -> String {
     LinkId::new().to_string()
@@ -44,6 +60,49 @@ impl ObjectService {
         req: NewObject,
         part_filename: Option<&str>,
     ) -> Result<Upload, ObjectError> {
+        let reserve = Reserve {
+            id: ObjectId::new(),
+            lease_until: self.lease_end(),
+            size_bytes: 0,
+        };
+        let new = self.prepare(principal, req, part_filename, reserve).await?;
+        let sink = match self
+            .ports
+            .bytes
+            .start(new.object.id, &new.object.blob)
+            .await
+        {
+            Ok(sink) => sink,
+            Err(e) => {
+                let _ = self.ports.records.delete_object(new.object.id).await;
+                return Err(e.into());
+            }
+        };
+        Ok(Upload {
+            service: self.clone(),
+            object: new.object,
+            link: new.link,
+            handle: new.handle,
+            project: new.project,
+            purpose: Purpose::Create,
+            sink: Some(sink),
+            hasher: Sha256Running::default(),
+            size: 0,
+            limit: self.config.max_bytes,
+            renew_at: self.renew_point(),
+        })
+    }
+
+    /// What [`ObjectService::begin`] and an upload URL share: the fields checked, and the
+    /// pending record stored as `reserve` says, with its link made but not stored.
+    /// Nothing is stored on error.
+    pub(crate) async fn prepare(
+        &self,
+        principal: &Principal,
+        req: NewObject,
+        part_filename: Option<&str>,
+        reserve: Reserve,
+    ) -> Result<Prepared, ObjectError> {
         let project = address_project(
             self.ports.projects.as_ref(),
             principal,
@@ -100,7 +159,7 @@ impl ObjectService {
             None => None,
         };
         let mut object = Object {
-            id: ObjectId::new(),
+            id: reserve.id,
             public_id: String::new(),
             account_id: project.account_id,
             project_id: project.id,
@@ -108,7 +167,7 @@ impl ObjectService {
             title,
             filename,
             content_type,
-            size_bytes: 0,
+            size_bytes: reserve.size_bytes,
             sha256: String::new(),
             blob: blob_name(),
             status: ObjectStatus::Active,
@@ -116,7 +175,7 @@ impl ObjectService {
             updated_at: now,
             archived_at: None,
         };
-        self.insert_with_fresh_ids(&mut object, explicit_slug.as_deref())
+        self.insert_with_fresh_ids(&mut object, explicit_slug.as_deref(), reserve.lease_until)
             .await?;
         let link = Link {
             alias,
@@ -130,24 +189,11 @@ impl ObjectService {
                 now,
             )
         };
-        let sink = match self.ports.bytes.start(object.id, &object.blob).await {
-            Ok(sink) => sink,
-            Err(e) => {
-                let _ = self.ports.records.delete_object(object.id).await;
-                return Err(e.into());
-            }
-        };
-        Ok(Upload {
-            service: self.clone(),
+        Ok(Prepared {
             object,
             link,
             handle,
             project: project.slug,
-            purpose: Purpose::Create,
-            sink: Some(sink),
-            hasher: Sha256Running::default(),
-            size: 0,
-            renew_at: self.renew_point(),
         })
     }
 
@@ -197,6 +243,7 @@ impl ObjectService {
             sink: Some(sink),
             hasher: Sha256Running::default(),
             size: 0,
+            limit: self.config.max_bytes,
             renew_at: self.renew_point(),
         })
     }
@@ -207,6 +254,7 @@ impl ObjectService {
         &self,
         object: &mut Object,
         explicit_slug: Option<&str>,
+        lease_until: OffsetDateTime,
     ) -> Result<(), ObjectError> {
         let base =
             explicit_slug.map_or_else(|| page_rules::slug_from_title(&object.title), str::to_owned);
@@ -216,12 +264,7 @@ impl ObjectService {
         object.public_id = self.ports.ids.next_id();
         loop {
             object.slug = page_rules::slug_candidate(&base, candidate);
-            match self
-                .ports
-                .records
-                .insert_pending(object, self.lease_end())
-                .await
-            {
+            match self.ports.records.insert_pending(object, lease_until).await {
                 Ok(()) => return Ok(()),
                 Err(InsertObjectError::SlugTaken) if !reclaimed => {
                     reclaimed = true;
@@ -259,7 +302,7 @@ impl ObjectService {
 
     /// Removes a dead upload: its link (if it got that far), bytes, then the record (kept
     /// when either cannot go, so the janitor finds it again). Returns whether it went.
-    async fn reclaim(&self, id: ObjectId) -> bool {
+    pub(crate) async fn reclaim(&self, id: ObjectId) -> bool {
         self.ports
             .links
             .delete_link(quire_kernel::LinkId(id.0))

@@ -77,6 +77,18 @@ impl ObjectRecords for MemoryStore {
         })
     }
 
+    async fn pending_object(
+        &self,
+        id: ObjectId,
+    ) -> Result<Option<(Object, OffsetDateTime)>, InfraError> {
+        self.check(Op::ObjectById)?;
+        Ok(self.with(|s| {
+            let (object, _) = s.objects.iter().find(|(o, ready)| !*ready && o.id == id)?;
+            let lease = s.object_leases.get(&id)?;
+            Some((object.clone(), *lease))
+        }))
+    }
+
     async fn object(&self, id: ObjectId) -> Result<Option<Object>, InfraError> {
         self.check(Op::ObjectById)?;
         Ok(self.with(|s| {

@@ -1,0 +1,355 @@
+//! The object tools: list, change and delete objects (single files published like pages),
+//! on the object service's use cases with the REST API's codes, and `create_upload`, which
+//! gives a one-time upload URL and a `curl` line instead of taking the bytes: an agent with
+//! a shell moves a file without its bytes passing through the model. An object is named by
+//! its id, or by its slug, public id or alias among the home project's objects.
+
+use quire_edge::AppState;
+use quire_kernel::ObjectId;
+use quire_objects::{NewObject, ObjectPatch, ObjectView};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+
+use super::args::nullable;
+use super::calls::{json, parse};
+use super::{ToolError, refused};
+use crate::transport::Caller;
+
+/// Where an upload URL's bytes go: the route of `quire-objects-api` that takes them (no
+/// surface depends on another, so the path is repeated here; the black-box suite runs the
+/// URL a tool gives).
+const UPLOADS_PATH: &str = "/api/object/v1/uploads/";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListObjectsArgs {
+    /// Project slug; default: the home project.
+    pub project: Option<String>,
+    /// `active` or `archived`; default both.
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateObjectArgs {
+    /// The object: id, slug, public id or alias.
+    pub object: String,
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub filename: Option<String>,
+    pub content_type: Option<String>,
+    /// `private`, `password`, `allow_list` or `public`.
+    pub access: Option<String>,
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub password: Option<Option<String>>,
+    /// Replaces the allow list.
+    pub allow: Option<Vec<String>>,
+    /// RFC 3339; `null` removes the expiry.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub expires_at: Option<Option<String>>,
+    /// `null` removes the budget.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<u64>")]
+    pub max_views: Option<Option<u64>>,
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub alias: Option<Option<String>>,
+    /// `active` or `archived`.
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteObjectArgs {
+    /// The object: id, slug, public id or alias.
+    pub object: String,
+    /// The object's slug, typed again to confirm.
+    pub confirm: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateUploadArgs {
+    /// E.g. `report.pdf`.
+    pub filename: String,
+    pub title: Option<String>,
+    pub slug: Option<String>,
+    pub content_type: Option<String>,
+    /// `private` (default), `password`, `allow_list` or `public`.
+    pub access: Option<String>,
+    /// Required for `password` access.
+    pub password: Option<String>,
+    /// Emails or handles, for `allow_list`.
+    pub allow: Option<Vec<String>>,
+    /// RFC 3339, in the future.
+    pub expires_at: Option<String>,
+    /// Downloads allowed.
+    pub max_views: Option<u64>,
+    /// Short link alias.
+    pub alias: Option<String>,
+    /// Project slug; default: the home project.
+    pub project: Option<String>,
+    /// Default and ceiling: the server's limit.
+    pub max_bytes: Option<u64>,
+}
+
+/// An object as the tools show it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectOut {
+    pub id: String,
+    pub slug: String,
+    pub title: String,
+    pub filename: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+    pub url: String,
+    pub short_url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    pub access: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_views: Option<u64>,
+    pub view_count: u64,
+    pub project: String,
+}
+
+impl From<ObjectView> for ObjectOut {
+    fn from(v: ObjectView) -> Self {
+        let o = v.object;
+        let l = v.link;
+        Self {
+            id: o.id.0.to_string(),
+            slug: o.slug,
+            title: o.title,
+            filename: o.filename,
+            content_type: o.content_type,
+            size_bytes: o.size_bytes,
+            url: v.url,
+            short_url: v.short_url,
+            alias: l.alias,
+            access: l.policy.access.as_str().to_owned(),
+            status: o.status.as_str().to_owned(),
+            expires_at: l.policy.expires_at.and_then(|t| t.format(&Rfc3339).ok()),
+            max_views: l.policy.max_views,
+            view_count: l.view_count,
+            project: v.project_slug.as_str().to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ObjectsOut {
+    pub objects: Vec<ObjectOut>,
+    pub project: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ObjectDeletedOut {
+    pub deleted: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadOut {
+    /// PUT the file's bytes here as the raw body, once, no credential.
+    pub upload_url: String,
+    /// A shell line doing that; change the local path if the file is elsewhere.
+    pub curl: String,
+    pub expires_at: String,
+    pub max_bytes: u64,
+    /// The object it makes (served once the bytes arrive).
+    pub id: String,
+    pub url: String,
+    pub short_url: String,
+    pub slug: String,
+}
+
+/// `text` single-quoted for a POSIX shell.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The object named by its id, or by a slug, public id or alias among the home project's.
+async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<ObjectView, ToolError> {
+    if let Ok(id) = uuid::Uuid::parse_str(name.trim()) {
+        return state
+            .objects
+            .get(&caller.principal, ObjectId(id))
+            .await
+            .map_err(refused);
+    }
+    let (objects, _) = state
+        .objects
+        .list(&caller.principal, None, None)
+        .await
+        .map_err(refused)?;
+    objects
+        .into_iter()
+        .find(|v| {
+            v.object.slug == name
+                || v.object.public_id == name
+                || v.link.alias.as_deref() == Some(name)
+        })
+        .ok_or_else(|| {
+            ToolError::new(
+                "not_found",
+                format!("no object is named {name:?} in the credential's project"),
+            )
+        })
+}
+
+pub(super) async fn list_objects(
+    state: &AppState,
+    caller: &Caller,
+    args: Option<JsonObject>,
+) -> Result<serde_json::Value, ToolError> {
+    let sent: ListObjectsArgs = parse(args)?;
+    let (objects, project) = state
+        .objects
+        .list(
+            &caller.principal,
+            sent.project.as_deref(),
+            sent.status.as_deref(),
+        )
+        .await
+        .map_err(refused)?;
+    json(&ObjectsOut {
+        objects: objects.into_iter().map(ObjectOut::from).collect(),
+        project: project.as_str().to_owned(),
+    })
+}
+
+pub(super) async fn update_object(
+    state: &AppState,
+    caller: &Caller,
+    args: Option<JsonObject>,
+    target: &mut Option<String>,
+) -> Result<serde_json::Value, ToolError> {
+    let sent: UpdateObjectArgs = parse(args)?;
+    let id = find(state, caller, &sent.object).await?.object.id;
+    *target = Some(id.0.to_string());
+    let view = state
+        .objects
+        .update(
+            &caller.principal,
+            id,
+            ObjectPatch {
+                title: sent.title,
+                slug: sent.slug,
+                filename: sent.filename,
+                content_type: sent.content_type,
+                access: sent.access,
+                password: sent.password,
+                allow: sent.allow,
+                expires_at: sent.expires_at,
+                max_views: sent.max_views.map(|m| m.map(i128::from)),
+                alias: sent.alias,
+                status: sent.status,
+            },
+        )
+        .await
+        .map_err(refused)?;
+    json(&ObjectOut::from(view))
+}
+
+pub(super) async fn delete_object(
+    state: &AppState,
+    caller: &Caller,
+    args: Option<JsonObject>,
+    target: &mut Option<String>,
+) -> Result<serde_json::Value, ToolError> {
+    let sent: DeleteObjectArgs = parse(args)?;
+    let view = find(state, caller, &sent.object).await?;
+    *target = Some(view.object.id.0.to_string());
+    if sent.confirm != view.object.slug {
+        return Err(ToolError::new(
+            "invalid_request",
+            format!(
+                "confirm must be the object's slug {:?}; nothing was deleted",
+                view.object.slug
+            ),
+        ));
+    }
+    state
+        .objects
+        .delete(&caller.principal, view.object.id)
+        .await
+        .map_err(refused)?;
+    json(&ObjectDeletedOut {
+        deleted: view.object.id.0.to_string(),
+    })
+}
+
+pub(super) async fn create_upload(
+    state: &AppState,
+    caller: &Caller,
+    args: Option<JsonObject>,
+    target: &mut Option<String>,
+) -> Result<serde_json::Value, ToolError> {
+    let sent: CreateUploadArgs = parse(args)?;
+    let offer = state
+        .objects
+        .offer_upload(
+            &caller.principal,
+            NewObject {
+                title: sent.title,
+                slug: sent.slug,
+                filename: Some(sent.filename),
+                content_type: sent.content_type,
+                access: sent.access,
+                password: sent.password,
+                allow: sent.allow.unwrap_or_default(),
+                expires_at: sent.expires_at,
+                max_views: sent.max_views.map(i128::from),
+                alias: sent.alias,
+                project: sent.project,
+                declared_size: None,
+            },
+            sent.max_bytes,
+        )
+        .await
+        .map_err(refused)?;
+    *target = Some(offer.view.object.id.0.to_string());
+    let upload_url = format!(
+        "{}{UPLOADS_PATH}{}",
+        state.base_url.trim_end_matches('/'),
+        offer.token.expose()
+    );
+    let object = offer.view.object;
+    let curl = format!(
+        "curl -sS -T {} {}",
+        shell_quoted(&format!("./{}", object.filename)),
+        shell_quoted(&upload_url)
+    );
+    json(&UploadOut {
+        upload_url,
+        curl,
+        expires_at: offer.expires_at.format(&Rfc3339).unwrap_or_default(),
+        max_bytes: offer.max_bytes,
+        id: object.id.0.to_string(),
+        url: offer.view.url,
+        short_url: offer.view.short_url,
+        slug: object.slug,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_path_is_quoted_for_the_shell() {
+        assert_eq!(shell_quoted("./report.pdf"), "'./report.pdf'");
+        assert_eq!(shell_quoted("./it's.pdf"), r"'./it'\''s.pdf'");
+    }
+}
