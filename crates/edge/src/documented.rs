@@ -103,7 +103,9 @@ impl AllowedMethods {
         let Some((_, allow)) = self.0.iter().find(|(def, _)| def.is_match(req.path())) else {
             return actix_web::ResponseError::error_response(&ApiError::new(
                 ErrorCode::NotFound,
-                format!("no route for {} {}", asked_method(req), req.path()),
+                // The path is not repeated: it can be long, or carry a secret (an upload
+                // URL's token under a mistyped route).
+                format!("no {} route at this path", asked_method(req)),
             ));
         };
         method_not_allowed(req, allow)
