@@ -379,13 +379,22 @@ async fn header_limits_count_only_the_origins_own_cookies() {
         ]),
     )
     .await;
-    assert_eq!((code, body), (200, own.len().to_string()));
+    // Cookies are shed only while the head is over a limit, as its bytes arrive: how many
+    // foreign ones remain depends on how the reads fall (framing's unit tests pin down
+    // what is kept); what reaches the handler is within the limits and holds its own.
+    let within = |body: &str| {
+        let n: usize = body.parse().unwrap();
+        (own.len()..64 * 1024).contains(&n)
+    };
+    assert_eq!(code, 200);
+    assert!(within(&body), "{body}");
     let (code, body) = one(
         addr,
         &get_with(&[format!("Cookie: {own}; {}", foreign(256))]),
     )
     .await;
-    assert_eq!((code, body), (200, own.len().to_string()));
+    assert_eq!(code, 200);
+    assert!(within(&body), "{body}");
     let mut lines: Vec<String> = (0..300)
         .map(|_| format!("Cookie: {}", foreign(1)))
         .collect();
