@@ -21,13 +21,15 @@ mod ports;
 use std::sync::Arc;
 
 pub use ports::{
-    AccountPorts, AuthPorts, MailPorts, OtherAdapters, PageStores, Ports, RuntimePorts,
+    AccountPorts, AuthPorts, DatabasePorts, MailPorts, OtherAdapters, PageStores, Ports,
+    RuntimePorts,
 };
 use quire_accounts::{
     AccountService, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys, InvitationList,
     SealingKey, SessionService,
 };
 use quire_bearer::{BearerPorts, BearerVerifier};
+use quire_databases::{DatabaseConfig, DatabaseService};
 use quire_device_auth::DeviceAuthService;
 use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
@@ -55,6 +57,8 @@ pub struct Settings {
     pub links: LinkConfig,
     /// The objects' cap and lease; where they live is the pages' (`origins`).
     pub objects: ObjectConfig,
+    /// The databases' creation lease; where the data API lives is `base_url`'s.
+    pub databases: DatabaseConfig,
     pub serving: ServingConfig,
     /// The public origin of the API and dashboard; device-login links are built on it, and
     /// it is the issuer of OAuth access tokens.
@@ -90,6 +94,8 @@ pub struct Services {
     pub links: LinkService,
     /// Objects (`/api/object/v1`).
     pub objects: ObjectService,
+    /// Databases (`/api/database/v1`).
+    pub databases: DatabaseService,
     pub serving: ServingService,
     pub sessions: SessionService,
     pub activation: ActivationService,
@@ -146,6 +152,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             dispatch,
             quota,
         },
+        databases: database_ports,
         runtime:
             RuntimePorts {
                 clock,
@@ -259,6 +266,23 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         clock: clock.clone(),
         offload: offload.clone(),
     };
+    let sealing = settings
+        .sealing_key
+        .clone()
+        .unwrap_or_else(SealingKey::ephemeral);
+    let mut database_config = settings.databases;
+    database_config.base_url.clone_from(&settings.base_url);
+    let databases = DatabaseService::new(
+        quire_databases::DatabasePorts {
+            records: database_ports.records,
+            cluster: database_ports.cluster,
+            projects: projects.clone(),
+            clock: clock.clone(),
+            runtime: database_ports.runtime,
+            sealing: sealing.clone(),
+        },
+        database_config,
+    );
     let letterhead = Letterhead {
         base_url: settings.base_url.clone(),
         mail_from: settings.mail_from.clone(),
@@ -284,6 +308,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         pages,
         links,
         objects,
+        databases,
         serving,
         sessions: SessionService::new(
             accounts.clone(),
@@ -291,10 +316,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             limiter.clone(),
             clock.clone(),
             offload,
-            settings
-                .sealing_key
-                .clone()
-                .unwrap_or_else(SealingKey::ephemeral),
+            sealing,
         ),
         activation: ActivationService::new(
             ActivationPorts {

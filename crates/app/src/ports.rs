@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use quire_accounts::{AccountStore, CaptchaLedger, InvitationStore, SessionStore};
+use quire_databases::{Cluster, DataApiRuntime, DatabaseRecords};
 use quire_device_auth::DeviceGrantStore;
 use quire_kernel::{Clock, Offload, RateLimiter, Timer};
 use quire_keys::KeyStore;
@@ -24,7 +25,17 @@ pub struct Ports {
     pub auth: AuthPorts,
     pub pages: PageStores,
     pub mail: MailPorts,
+    pub databases: DatabasePorts,
     pub runtime: RuntimePorts,
+}
+
+/// The database service: its records, the cluster its databases live on (`None`: the
+/// service is off), and this replica's running data API instances.
+#[derive(Debug, Clone)]
+pub struct DatabasePorts {
+    pub records: Arc<dyn DatabaseRecords>,
+    pub cluster: Option<Arc<dyn Cluster>>,
+    pub runtime: Arc<dyn DataApiRuntime>,
 }
 
 /// Accounts, their dashboard sessions and the flows that make or recover them.
@@ -101,6 +112,9 @@ pub struct OtherAdapters {
     pub timer: Arc<dyn Timer>,
     pub offload: Arc<dyn Offload>,
     pub client_documents: Arc<dyn ClientMetadataDocuments>,
+    /// The database service's cluster; `None` turns the service off.
+    pub cluster: Option<Arc<dyn Cluster>>,
+    pub data_api: Arc<dyn DataApiRuntime>,
 }
 
 impl Ports {
@@ -118,6 +132,7 @@ impl Ports {
             + AccountDirectory
             + LinkStore
             + ObjectRecords
+            + DatabaseRecords
             + DeviceGrantStore
             + RateLimiter
             + ClientStore
@@ -139,6 +154,8 @@ impl Ports {
             timer,
             offload,
             client_documents,
+            cluster,
+            data_api,
         } = others;
         Self {
             accounts: AccountPorts {
@@ -171,6 +188,11 @@ impl Ports {
                 mailer,
                 dispatch,
                 quota: store.clone(),
+            },
+            databases: DatabasePorts {
+                records: store.clone(),
+                cluster,
+                runtime: data_api,
             },
             runtime: RuntimePorts {
                 clock,

@@ -104,6 +104,10 @@ error_codes! {
     UrlCredentials = ("url_credentials", 400),
     UrlLoop = ("url_loop", 400),
     UrlDenied = ("url_denied", 400),
+    // Quire's own: the database service has no PostgreSQL cluster configured.
+    DatabaseServiceUnavailable = ("database_service_unavailable", 503),
+    // Quire's own: a database's SQL failed in PostgreSQL (with its SQLSTATE).
+    SqlError = ("sql_error", 400),
 }
 
 impl fmt::Display for ErrorCode {

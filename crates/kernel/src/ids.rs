@@ -68,6 +68,10 @@ id_type!(
     ObjectId
 );
 id_type!(
+    /// Identifies a tenant database of the database service.
+    DatabaseId
+);
+id_type!(
     /// Identifies one lease on a link's views: a replica's block holder for that link.
     LeaseId
 );

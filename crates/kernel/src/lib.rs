@@ -27,7 +27,7 @@ pub mod values;
 pub use changes::{Listeners, NoListener, PageChanges};
 pub use clock::{Clock, SystemClock, Timer};
 pub use error::{ErrorCode, InfraError, InfraKind};
-pub use ids::{AccountId, KeyId, LeaseId, LinkId, ObjectId, PageId, ProjectId};
+pub use ids::{AccountId, DatabaseId, KeyId, LeaseId, LinkId, ObjectId, PageId, ProjectId};
 pub use offload::{Offload, offloaded};
 pub use paging::{CursorKey, NameKey, Paged, Paging, PagingError, TimeKey};
 pub use principal::{App, Apps, Principal, PrincipalKind, Resource, Tier};

@@ -18,6 +18,8 @@
 
 mod accounts;
 mod activation;
+mod database_projects;
+mod databases;
 mod device;
 mod keys;
 mod links;
@@ -39,6 +41,7 @@ mod url_links;
 use std::sync::Arc;
 
 use quire_accounts::{AccountStore, CaptchaLedger, InvitationStore, SessionStore};
+use quire_databases::DatabaseRecords;
 use quire_device_auth::DeviceGrantStore;
 use quire_kernel::RateLimiter;
 use quire_keys::KeyStore;
@@ -82,6 +85,12 @@ macro_rules! __contract_list {
             url_links::url_links_are_stored_listed_changed_and_deleted,
             url_links::link_counts_keep_bots_and_referrers_apart,
             objects::objects_are_invisible_until_ready_and_share_slugs_with_pages,
+            databases::database_records_keep_every_field,
+            databases::database_states_change_only_from_their_own,
+            databases::database_slugs_are_held_across_accounts_and_states,
+            databases::project_databases_are_the_ready_ones_newest_first,
+            databases::janitor_finds_lapsed_creations_deletes_and_ends,
+            database_projects::projects_hold_assign_and_move_databases,
             projects::projects_hold_and_move_pages_and_links,
             device::device_grants_change_state_by_compare_and_set,
             device::old_grants_and_rate_windows_are_swept,
@@ -134,6 +143,7 @@ macro_rules! __contract_dispatch {
                 + AccountDirectory
                 + LinkStore
                 + ObjectRecords
+                + DatabaseRecords
                 + DeviceGrantStore
                 + RateLimiter
                 + ClientStore

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use quire_accounts::AccountStore;
+use quire_databases::DatabaseRecords;
 use quire_kernel::{Clock, TimeKey};
 use quire_keys::KeyStore;
 use quire_links::LinkStore;
@@ -13,6 +14,7 @@ use quire_projects::{ProjectStore, ResourceEntry, ResourceType};
 use time::Duration;
 use uuid::Uuid;
 
+use super::databases::{database_in, ready_database};
 use super::support::{app_key_in, client_of, file, link_for, page_of, project_of, seed, url_link};
 use quire_testkit::fixtures::FixedClock;
 
@@ -61,7 +63,7 @@ fn in_order(entries: &[ResourceEntry]) -> Vec<Uuid> {
 }
 
 pub(super) async fn project_resources_are_listed_by_keyset_kind_by_kind<
-    S: AccountStore + ProjectStore + PageStore + LinkStore + KeyStore + 'static,
+    S: AccountStore + ProjectStore + PageStore + LinkStore + KeyStore + DatabaseRecords + 'static,
 >(
     s: Arc<S>,
 ) {
@@ -128,13 +130,27 @@ pub(super) async fn project_resources_are_listed_by_keyset_kind_by_kind<
         }
     }
 
+    for n in 0..4 {
+        let mut database = database_in(&ann, project.id, &format!("res_db_{n}"), &clock);
+        if n < 3 {
+            database.created_at = tie;
+            database.updated_at = tie;
+        }
+        ready_database(s.as_ref(), &database, &clock).await;
+    }
+    // A database being created is not held yet.
+    let pending = database_in(&ann, project.id, "res_db_pending", &clock);
+    s.insert_database(&pending).await.unwrap();
+
     let whole = s.resources(project.id).await.unwrap();
     assert_eq!(whole.pages.len(), 5);
+    assert_eq!(whole.databases.len(), 4);
     assert_eq!(whole.links.len(), 3);
     assert_eq!(whole.keys.len(), 3);
     for (kind, expected) in [
         (ResourceType::Page, &whole.pages),
         (ResourceType::Link, &whole.links),
+        (ResourceType::Database, &whole.databases),
         (ResourceType::Key, &whole.keys),
     ] {
         for limit in [1, 2, 10] {
@@ -149,13 +165,11 @@ pub(super) async fn project_resources_are_listed_by_keyset_kind_by_kind<
     let mut listed: Vec<Uuid> = whole.keys.iter().map(|k| k.id).collect();
     listed.sort();
     assert_eq!(listed, keys, "the live app keys only");
-    for kind in [ResourceType::Object, ResourceType::Database] {
-        assert!(
-            resources_through(s.as_ref(), project.id, kind, 2)
-                .await
-                .is_empty()
-        );
-    }
+    assert!(
+        resources_through(s.as_ref(), project.id, ResourceType::Object, 2)
+            .await
+            .is_empty()
+    );
     // Another project's list is its own.
     assert!(
         resources_through(s.as_ref(), ann.project.id, ResourceType::Page, 3)

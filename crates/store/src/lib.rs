@@ -1,8 +1,8 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
 //! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `DeviceGrantStore`, `RateLimiter`, `ClientStore`,
-//! `GrantStore`, `SigningKeyStore`, `MailQuota`, `InvitationStore`, `CaptchaLedger`,
-//! `SignupStore`) on
+//! `AccountDirectory`, `LinkStore`, `ObjectRecords`, `DatabaseRecords`, `DeviceGrantStore`,
+//! `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`, `MailQuota`,
+//! `InvitationStore`, `CaptchaLedger`, `SignupStore`) on
 //! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
 //! (see [`db`]).
 //!
@@ -13,6 +13,7 @@
 mod account_directory;
 mod accounts;
 mod activation;
+mod databases;
 pub mod db;
 mod device;
 mod error;

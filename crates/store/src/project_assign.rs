@@ -1,5 +1,5 @@
 //! `ProjectStore::assign_resource` on both backends: a key, a page or an object (each with
-//! its link) or a URL link moved to another project of its account.
+//! its link), a URL link or a ready database moved to another project of its account.
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -7,10 +7,11 @@ use quire_kernel::{AccountId, ProjectId};
 use quire_projects::{AssignStoreError, ResourceType};
 use uuid::Uuid;
 
+use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError};
 use crate::links::{OBJECT_KIND, PAGE_KIND, URL_KIND};
-use crate::schema::{api_keys, links, objects, pages};
+use crate::schema::{api_keys, databases, links, objects, pages};
 use crate::types::DbId;
 
 pub(crate) async fn assign_resource(
@@ -106,8 +107,22 @@ pub(crate) async fn assign_resource(
             .await?;
             Ok(())
         }),
-        // Databases are not stored by Quire yet: none can be found.
-        ResourceType::Database => Err(StoreError::Outcome(Outcome::ResourceNotFound)),
+        // Only a ready database: one being created or dropped is not the account's to see.
+        ResourceType::Database => with_conn!(db, |conn| {
+            let moved = diesel::update(
+                databases::table
+                    .find(DbId(resource_id))
+                    .filter(databases::account_id.eq(account))
+                    .filter(databases::status.eq(DATABASE_READY)),
+            )
+            .set(databases::project_id.eq(DbId(dest.0)))
+            .execute(conn)
+            .await?;
+            if moved == 0 {
+                return Err(StoreError::Outcome(Outcome::ResourceNotFound));
+            }
+            Ok(())
+        }),
     };
     result.map_err(|e| {
         if e.is_outcome(Outcome::ResourceNotFound) {

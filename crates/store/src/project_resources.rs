@@ -6,10 +6,11 @@ use diesel_async::RunQueryDsl;
 use quire_kernel::{InfraError, ProjectId, TimeKey};
 use quire_projects::{ResourceEntry, ResourceType};
 
+use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn};
-use crate::error::{StoreError, infra};
+use crate::error::infra;
 use crate::links::URL_KIND;
-use crate::schema::{api_keys, links, objects, pages};
+use crate::schema::{api_keys, databases, links, objects, pages};
 use crate::types::{DbId, DbTs};
 
 /// A resource row: id, name, creation time.
@@ -125,8 +126,27 @@ impl Database {
                     }
                 })
             }),
-            // Not stored yet: a project holds none.
-            ResourceType::Database => Ok::<_, StoreError>(Vec::new()),
+            ResourceType::Database => with_conn!(self, |conn| {
+                let listed = databases::table
+                    .filter(databases::project_id.eq(p))
+                    .filter(databases::status.eq(DATABASE_READY))
+                    .order((databases::created_at.asc(), databases::id.asc()))
+                    .limit(limit)
+                    .select((databases::id, databases::name, databases::created_at));
+                Ok(match after {
+                    None => listed.load(conn).await?,
+                    Some((at, id)) => {
+                        listed
+                            .filter(
+                                databases::created_at
+                                    .gt(at)
+                                    .or(databases::created_at.eq(at).and(databases::id.gt(id))),
+                            )
+                            .load(conn)
+                            .await?
+                    }
+                })
+            }),
         }
         .map_err(infra)?;
         Ok(rows.into_iter().map(entry).collect())

@@ -11,11 +11,12 @@ use quire_projects::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::links::URL_KIND;
 use crate::schema::{
-    accounts, api_keys, links, oauth_clients, objects, pages, project_grants, projects,
+    accounts, api_keys, databases, links, oauth_clients, objects, pages, project_grants, projects,
 };
 use crate::types::{DbId, DbTs};
 
@@ -184,7 +185,7 @@ impl ProjectStore for Database {
                 })
                 .collect()
         };
-        let (keys, page_rows, link_rows, object_rows) = with_conn!(self, |conn| {
+        let (keys, page_rows, link_rows, object_rows, database_rows) = with_conn!(self, |conn| {
             let p = DbId(project.0);
             let keys: Vec<(DbId, String, DbTs)> = api_keys::table
                 .filter(api_keys::project_id.eq(p))
@@ -214,13 +215,21 @@ impl ProjectStore for Database {
                 .select((objects::id, objects::title, objects::created_at))
                 .load(conn)
                 .await?;
-            Ok((keys, page_rows, link_rows, object_rows))
+            let database_rows: Vec<(DbId, String, DbTs)> = databases::table
+                .filter(databases::project_id.eq(p))
+                .filter(databases::status.eq(DATABASE_READY))
+                .order(databases::created_at.asc())
+                .select((databases::id, databases::name, databases::created_at))
+                .load(conn)
+                .await?;
+            Ok((keys, page_rows, link_rows, object_rows, database_rows))
         })
         .map_err(infra)?;
         Ok(Resources {
             keys: entries(keys),
             pages: entries(page_rows),
             objects: entries(object_rows),
+            databases: entries(database_rows),
             links: link_rows
                 .into_iter()
                 .map(|(id, public_id, alias, created)| ResourceEntry {
@@ -229,7 +238,6 @@ impl ProjectStore for Database {
                     created_at: created.0,
                 })
                 .collect(),
-            ..Resources::default()
         })
     }
 
@@ -274,6 +282,10 @@ impl ProjectStore for Database {
                         .set(objects::project_id.eq(dest))
                         .execute(conn)
                         .await?;
+                    diesel::update(databases::table.filter(databases::project_id.eq(id)))
+                        .set(databases::project_id.eq(dest))
+                        .execute(conn)
+                        .await?;
                 }
                 None => {
                     let keys: i64 = live_keys.count().get_result(conn).await?;
@@ -292,7 +304,13 @@ impl ProjectStore for Database {
                         .count()
                         .get_result(conn)
                         .await?;
-                    if keys + page_count + link_count + object_count > 0 {
+                    // Any state: a database being created or dropped still holds its project.
+                    let database_count: i64 = databases::table
+                        .filter(databases::project_id.eq(id))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if keys + page_count + link_count + object_count + database_count > 0 {
                         return Err(StoreError::Outcome(Outcome::ProjectNotEmpty));
                     }
                 }

@@ -135,6 +135,28 @@ diesel::table! {
 
 diesel::table! {
     use diesel::sql_types::*;
+    use crate::types::sql::{DbTime, DbUuid};
+
+    databases (id) {
+        id -> DbUuid,
+        account_id -> DbUuid,
+        project_id -> DbUuid,
+        slug -> Text,
+        name -> Text,
+        status -> Text,
+        lease_until -> Nullable<DbTime>,
+        expires_at -> Nullable<DbTime>,
+        owner_secret -> Text,
+        authenticator_secret -> Text,
+        jwt_secret -> Nullable<Text>,
+        data_api_enabled -> Bool,
+        created_at -> DbTime,
+        updated_at -> DbTime,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
     use crate::types::sql::DbUuid;
 
     page_files (page_id, path) {
@@ -440,6 +462,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     pages,
     page_files,
     objects,
+    databases,
     links,
     link_views_daily,
     link_referrers,

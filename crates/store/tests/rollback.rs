@@ -9,7 +9,8 @@ use quire_accounts::{
     AccountService, AccountStore, Binding, CreateAccount, CreateAccountError, InvitationStore,
     PhoneNumber,
 };
-use quire_kernel::{AccountId, Clock, ProjectSlug, SystemClock};
+use quire_databases::{DatabaseRecords, DatabaseStatus};
+use quire_kernel::{AccountId, Clock, DatabaseId, ProjectSlug, SystemClock};
 use quire_keys::KeyStore;
 use quire_oauth::grant::{CodeChallenge, default_scopes};
 use quire_oauth::{
@@ -68,7 +69,7 @@ async fn create_account_rolls_back_on_sqlite_and_postgres() {
     }
 }
 
-/// A fault after the move, or after the delete, restores keys, grants and the default.
+/// A fault after the move, or after the delete, restores keys, databases and the default.
 async fn delete_with_move_rolls_back(db: Database) {
     db.migrate().await.expect("migrate");
     let db = Arc::new(db);
@@ -89,6 +90,23 @@ async fn delete_with_move_rolls_back(db: Database) {
         clock.now(),
     );
     db.insert_key(&key).await.unwrap();
+    let database = quire_databases::Database {
+        id: DatabaseId(uuid::Uuid::now_v7()),
+        account_id: account,
+        project_id: ann.project.id,
+        slug: ProjectSlug::parse("ann_db").unwrap(),
+        name: "db".into(),
+        status: DatabaseStatus::Provisioning,
+        lease_until: Some(clock.now()),
+        expires_at: None,
+        owner_secret: quire_accounts::SealedSecret::stored("o".into()),
+        authenticator_secret: quire_accounts::SealedSecret::stored("a".into()),
+        jwt_secret: None,
+        data_api_enabled: false,
+        created_at: clock.now(),
+        updated_at: clock.now(),
+    };
+    db.insert_database(&database).await.unwrap();
 
     for step in ["delete_project:moved", "delete_project:deleted"] {
         db.fail_at(step);
@@ -107,6 +125,11 @@ async fn delete_with_move_rolls_back(db: Database) {
             "{step}: key moved although the delete failed"
         );
         assert_eq!(
+            db.database(database.id).await.unwrap().unwrap().project_id,
+            ann.project.id,
+            "{step}: database moved although the delete failed"
+        );
+        assert_eq!(
             db.default_project_of(account).await.unwrap(),
             Some(ann.project.id)
         );
@@ -117,6 +140,10 @@ async fn delete_with_move_rolls_back(db: Database) {
     assert_eq!(
         db.default_project_of(account).await.unwrap(),
         Some(second.id)
+    );
+    assert_eq!(
+        db.database(database.id).await.unwrap().unwrap().project_id,
+        second.id
     );
 }
 

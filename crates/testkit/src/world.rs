@@ -114,6 +114,7 @@ pub struct WorldBuilder {
     ids: Arc<dyn PublicIds>,
     offload: Arc<dyn Offload>,
     directory: Option<Arc<dyn AccountDirectory>>,
+    cluster: Option<Arc<dyn quire_databases::Cluster>>,
     settings: Settings,
     failing: Vec<Op>,
 }
@@ -125,6 +126,7 @@ impl Default for WorldBuilder {
             ids: Arc::new(RandomPublicIds),
             offload: Arc::new(ThreadOffload),
             directory: None,
+            cluster: None,
             settings: Settings {
                 signing_key: b"test signing key".to_vec(),
                 oauth_dynamic_registration: true,
@@ -172,6 +174,14 @@ impl WorldBuilder {
     #[must_use]
     pub fn directory(mut self, directory: Arc<dyn AccountDirectory>) -> Self {
         self.directory = Some(directory);
+        self
+    }
+
+    /// The database service runs on `cluster` (without one it is off, as on a server with
+    /// no PostgreSQL cluster configured).
+    #[must_use]
+    pub fn cluster(mut self, cluster: Arc<dyn quire_databases::Cluster>) -> Self {
+        self.cluster = Some(cluster);
         self
     }
 
@@ -237,6 +247,8 @@ impl WorldBuilder {
                 timer: timer.clone(),
                 offload: self.offload,
                 client_documents: documents.clone(),
+                cluster: self.cluster,
+                data_api: Arc::new(quire_databases::NoRuntime),
             },
         );
         if let Some(directory) = self.directory {

@@ -8,6 +8,7 @@
 mod accounts;
 mod activation;
 mod bundles;
+mod databases;
 mod device;
 mod keys;
 mod links;
@@ -56,10 +57,14 @@ pub enum Op {
     CreateAccount,
     CreateFirstAccount,
     DailyViews,
+    DatabaseById,
+    DatabaseBySlug,
+    DatabasesDue,
     Decide,
     DefaultProjectOf,
     Delete,
     DeleteClient,
+    DeleteDatabase,
     TouchClient,
     IdleDynamicClients,
     DeleteExpiredSessions,
@@ -90,6 +95,7 @@ pub enum Op {
     GiveBack,
     Hit,
     InsertClient,
+    InsertDatabase,
     InsertGrant,
     InsertKey,
     InsertLink,
@@ -120,6 +126,8 @@ pub enum Op {
     LiveClients,
     LiveGrants,
     LiveLink,
+    MarkDatabaseDeleting,
+    MarkDatabaseReady,
     MarkMfaSatisfied,
     MarkReady,
     Page,
@@ -130,6 +138,7 @@ pub enum Op {
     ProjectPages,
     SharedPages,
     ProjectById,
+    ProjectDatabases,
     ProjectBySlug,
     ProjectsOfAccount,
     Put,
@@ -158,6 +167,7 @@ pub enum Op {
     SessionByHash,
     SetActivated,
     SetClientSecret,
+    SetDataApi,
     SetPasswordHash,
     SetPendingTotp,
     SettleLapsedLeases,
@@ -202,6 +212,8 @@ pub struct State {
     pub pages: Vec<(Page, bool)>,
     /// Objects with whether they are ready (visible).
     pub objects: Vec<(quire_objects::Object, bool)>,
+    /// Database records in every state (the lease is on the record).
+    pub databases: Vec<quire_databases::Database>,
     /// When the lease of each pending object ends.
     pub object_leases: HashMap<quire_kernel::ObjectId, OffsetDateTime>,
     /// When the lease of each pending page ends.

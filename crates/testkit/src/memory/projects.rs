@@ -1,6 +1,7 @@
 //! Projects, grants and resource assignments.
 
 use async_trait::async_trait;
+use quire_databases::DatabaseStatus;
 use quire_kernel::{AccountId, InfraError, KeyId, ProjectId, ProjectSlug, Tier, TimeKey};
 use quire_keys::KeyRecord;
 use quire_projects::{
@@ -84,7 +85,16 @@ fn resources_in(s: &State, project: ProjectId) -> Resources {
                 created_at: o.created_at,
             })
             .collect(),
-        ..Resources::default()
+        databases: s
+            .databases
+            .iter()
+            .filter(|d| d.status == DatabaseStatus::Ready && d.project_id == project)
+            .map(|d| ResourceEntry {
+                id: d.id.0,
+                name: d.name.clone(),
+                created_at: d.created_at,
+            })
+            .collect(),
     }
 }
 
@@ -198,9 +208,11 @@ impl ProjectStore for MemoryStore {
     ) -> Result<(), DeleteProjectStoreError> {
         self.check(Op::DeleteProject)?;
         self.with(|s| {
+            // Records in any state hold their project, as their foreign keys do in SQL.
             let holds_pages = s.pages.iter().any(|(p, _)| p.project_id == project.id)
                 || s.objects.iter().any(|(o, _)| o.project_id == project.id)
-                || s.links.iter().any(|l| l.project_id == project.id);
+                || s.links.iter().any(|l| l.project_id == project.id)
+                || s.databases.iter().any(|d| d.project_id == project.id);
             if move_to.is_none()
                 && (live_app_keys_in(s, project.id).next().is_some() || holds_pages)
             {
@@ -220,6 +232,11 @@ impl ProjectStore for MemoryStore {
                 for (o, _) in &mut s.objects {
                     if o.project_id == project.id {
                         o.project_id = dest;
+                    }
+                }
+                for d in &mut s.databases {
+                    if d.project_id == project.id {
+                        d.project_id = dest;
                     }
                 }
             }
@@ -322,7 +339,19 @@ impl ProjectStore for MemoryStore {
                 });
             }
             ResourceType::Database => {
-                return Err(AssignStoreError::NotFound);
+                return self.with(|s| {
+                    let database = s
+                        .databases
+                        .iter_mut()
+                        .find(|d| {
+                            d.status == DatabaseStatus::Ready
+                                && d.id.0 == resource_id
+                                && d.account_id == account
+                        })
+                        .ok_or(AssignStoreError::NotFound)?;
+                    database.project_id = dest;
+                    Ok(())
+                });
             }
         }
         self.with(|s| {

@@ -1,0 +1,34 @@
+//! `quire-databases`: the database service's domain. A Quire database is a PostgreSQL
+//! database of its own on an operator's cluster, with an owner role that runs the account's
+//! SQL and an authenticator role that the data API's requests switch from (to `anon`,
+//! `authenticated` or `service_role`, the shared roles Supabase's SQL names). This crate
+//! holds the records' rules (slug, name, expiry, the `provisioning → ready → deleting`
+//! states), the use cases (create all-or-nothing, list, get, delete, SQL as the owner, the
+//! data API's switch, secret, keys and reload, the janitor's sweep) and the data API's keys
+//! (HS256 JWTs under a per-database secret, as Supabase makes them).
+//!
+//! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
+//! `quire-accounts` (the sealing key that keeps role passwords and JWT secrets encrypted at
+//! rest) and small pure crates (jsonwebtoken, serde_json, rand). Its ports:
+//! [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL cluster)
+//! and [`ports::DataApiSignals`] (what the running data API instances must hear).
+
+pub mod keys;
+pub mod model;
+pub mod ports;
+pub mod runtime;
+pub mod service;
+
+pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, verify_token};
+pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
+pub use ports::{
+    Cluster, ClusterError, DataApiSignals, DatabaseRecords, InsertDatabaseError, SqlOutcome,
+    SqlRefusal,
+};
+pub use runtime::{
+    DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,
+};
+pub use service::{
+    DataApiSecret, DatabaseConfig, DatabaseError, DatabasePorts, DatabaseService, DatabaseView,
+    GatewayError, NewDatabase, Reach, Swept,
+};

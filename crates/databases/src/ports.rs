@@ -1,0 +1,186 @@
+//! What the database use cases need from the outside: the records, the cluster, and the
+//! running data API instances.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use quire_accounts::SealedSecret;
+use quire_kernel::{DatabaseId, InfraError, ProjectId};
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::model::{Database, TenantAccess, TenantNames};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InsertDatabaseError {
+    /// A database of any account, in any state, has that slug.
+    #[error("slug taken")]
+    SlugTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// The database records (Quire's metadata, on either of its databases).
+#[async_trait]
+pub trait DatabaseRecords: Send + Sync + Debug {
+    /// Stores `database` as given (status `provisioning`, with its lease).
+    ///
+    /// # Errors
+    /// `SlugTaken` when any record holds the slug (checked by the write itself, so two
+    /// racing creates of one slug make one database); storage failures.
+    async fn insert_database(&self, database: &Database) -> Result<(), InsertDatabaseError>;
+
+    /// Marks a provisioning record ready; `false` when it is not provisioning any more (the
+    /// janitor took it as dead).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn mark_ready(&self, id: DatabaseId, at: OffsetDateTime) -> Result<bool, InfraError>;
+
+    /// A record in any state.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn database(&self, id: DatabaseId) -> Result<Option<Database>, InfraError>;
+
+    /// A record in any state, by slug.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn database_by_slug(&self, slug: &str) -> Result<Option<Database>, InfraError>;
+
+    /// The ready databases of a project, newest first.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn project_databases(&self, project: ProjectId) -> Result<Vec<Database>, InfraError>;
+
+    /// Switches a ready database's data API; a `jwt_secret` is stored with it (the first
+    /// enable), `None` keeps the stored one. `false` when no ready record has that id.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn set_data_api(
+        &self,
+        id: DatabaseId,
+        enabled: bool,
+        jwt_secret: Option<&SealedSecret>,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Marks a ready record `deleting`; `false` when it is not ready.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn mark_deleting(&self, id: DatabaseId, at: OffsetDateTime) -> Result<bool, InfraError>;
+
+    /// Removes the record; a missing one is no error.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn delete_database(&self, id: DatabaseId) -> Result<(), InfraError>;
+
+    /// What the janitor must finish at `now`: provisioning records whose lease lapsed,
+    /// deleting records, and ready records whose `expires_at` passed.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn janitor_due(&self, now: OffsetDateTime) -> Result<Vec<Database>, InfraError>;
+}
+
+/// The result of the last statement of some SQL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlOutcome {
+    pub columns: Vec<String>,
+    /// At most the limit asked for; values as JSON (numbers, booleans and JSON as such,
+    /// everything else as PostgreSQL's text).
+    pub rows: Vec<Vec<Value>>,
+    /// Rows the statement returned or touched (a `SELECT` of more rows than were kept
+    /// counts them all).
+    pub row_count: u64,
+}
+
+/// PostgreSQL refused the SQL: its own words, never the SQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlRefusal {
+    pub message: String,
+    pub sqlstate: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// 1-based character position in the SQL, when PostgreSQL gives one.
+    pub position: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("PostgreSQL refused the SQL: {} ({})", .0.message, .0.sqlstate)]
+    Refused(SqlRefusal),
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// The PostgreSQL cluster the databases live on. Each step of a creation is its own call,
+/// so the use case can undo exactly what was done; every undo is [`Cluster::drop_tenant`].
+#[async_trait]
+pub trait Cluster: Send + Sync + Debug {
+    /// Creates the owner role and the authenticator role (`LOGIN` with their passwords; the
+    /// authenticator `NOINHERIT`, a member of `anon`, `authenticated` and `service_role`,
+    /// with a connection limit).
+    ///
+    /// # Errors
+    /// The cluster failed or refused (a role of that name exists).
+    async fn create_roles(&self, tenant: &TenantAccess) -> Result<(), InfraError>;
+
+    /// Creates the database, owned by the owner role, `CONNECT` for its two roles alone.
+    ///
+    /// # Errors
+    /// The cluster failed or refused.
+    async fn create_database(&self, names: &TenantNames) -> Result<(), InfraError>;
+
+    /// Inside the new database: what the shared roles may use (Supabase's default grants),
+    /// each role's `statement_timeout`, and the trigger that announces DDL to the data API.
+    ///
+    /// # Errors
+    /// The cluster failed or refused.
+    async fn prepare_database(&self, names: &TenantNames) -> Result<(), InfraError>;
+
+    /// Drops the database (closing its connections) and both roles. What is missing is no
+    /// error, so it undoes any prefix of a creation and can be retried.
+    ///
+    /// # Errors
+    /// The cluster failed.
+    async fn drop_tenant(&self, names: &TenantNames) -> Result<(), InfraError>;
+
+    /// Runs `sql` (one statement or several) connected as the owner role, and returns the
+    /// last statement's result with at most `max_rows` rows.
+    ///
+    /// # Errors
+    /// `Refused` with PostgreSQL's error; `Infra` when the cluster failed.
+    async fn run_sql(
+        &self,
+        tenant: &TenantAccess,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<SqlOutcome, ClusterError>;
+
+    /// Tells every data API instance serving the database to load its schema again
+    /// (a `NOTIFY` in the database, which every replica's instance listens for).
+    ///
+    /// # Errors
+    /// The cluster failed.
+    async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError>;
+
+    /// The size in bytes of each of these databases that exists, by database name.
+    ///
+    /// # Errors
+    /// The cluster failed.
+    async fn sizes(&self, names: &[TenantNames]) -> Result<HashMap<String, u64>, InfraError>;
+}
+
+/// What this replica's running data API instances must hear at once (other replicas
+/// read the records).
+pub trait DataApiSignals: Send + Sync + Debug {
+    /// The database's data API was turned off, or the database is going: stop serving it.
+    fn stop(&self, id: DatabaseId);
+}

@@ -1,0 +1,128 @@
+//! The data API's running side, as the gateway sees it: an instance per database on each
+//! replica (a small pool as the authenticator role and the schema cache), started on first
+//! use and stopped when idle, disabled or deleted. The instances are an adapter's
+//! (`quire-pgcluster`); the gateway reaches them through [`DataApiRuntime`].
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use quire_dataapi::{Plan, PlanRow, SchemaCache};
+use quire_kernel::InfraError;
+
+use crate::keys::KeyRole;
+use crate::model::{Database, TenantAccess};
+use crate::ports::DataApiSignals;
+
+/// What a request of the data API needs of its database: the record, the roles' passwords
+/// and the JWT secret, opened. `Debug` shows the slug only.
+#[derive(Clone)]
+pub struct GatewayTarget {
+    pub database: Database,
+    pub tenant: TenantAccess,
+    pub jwt_secret: String,
+}
+
+impl Debug for GatewayTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayTarget")
+            .field("slug", &self.database.slug)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an instance cannot take a request now.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum InstanceError {
+    /// Still connecting or loading its schema: retry shortly.
+    #[error("database starting")]
+    Starting,
+    /// Its cluster did not answer, or refused the authenticator.
+    #[error("upstream unavailable")]
+    Unavailable,
+    /// The replica holds as many data API connections as the cluster may take.
+    #[error("too many data API connections")]
+    Saturated,
+}
+
+/// PostgreSQL refused a request's statement (PostgREST answers with its fields).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgRefusal {
+    pub sqlstate: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RunError {
+    #[error("PostgreSQL refused the statement ({})", .0.sqlstate)]
+    Refused(PgRefusal),
+    #[error(transparent)]
+    Instance(#[from] InstanceError),
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// One database's data API on this replica.
+#[async_trait]
+pub trait DataApiInstance: Send + Sync + Debug {
+    fn target(&self) -> &GatewayTarget;
+
+    /// The schema as last loaded.
+    fn schema(&self) -> Arc<SchemaCache>;
+
+    /// Loads the schema again now, unless it was loaded very recently (a request naming
+    /// a table the cache lacks may be just after the DDL that made it, before the
+    /// notification arrived); whether it loaded.
+    async fn reload_schema(&self) -> bool;
+
+    /// Runs `plan` in one transaction as `role` (`SET LOCAL ROLE`) with `claims` as
+    /// `request.jwt.claims`; a `READ ONLY` one when the plan says so.
+    ///
+    /// # Errors
+    /// `Refused` with PostgreSQL's error (the transaction rolled back); `Instance` when the
+    /// instance cannot take it; `Infra` when the connection failed mid-way.
+    async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError>;
+}
+
+/// No instances: for a server without a cluster, and for tests of the records alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRuntime;
+
+impl DataApiSignals for NoRuntime {
+    fn stop(&self, _id: quire_kernel::DatabaseId) {}
+}
+
+#[async_trait]
+impl DataApiRuntime for NoRuntime {
+    fn fresh(&self, _slug: &str) -> Option<Arc<dyn DataApiInstance>> {
+        None
+    }
+
+    async fn instance(
+        &self,
+        _target: GatewayTarget,
+    ) -> Result<Arc<dyn DataApiInstance>, InstanceError> {
+        Err(InstanceError::Unavailable)
+    }
+}
+
+/// This replica's data API instances.
+#[async_trait]
+pub trait DataApiRuntime: DataApiSignals {
+    /// The running instance of database `slug`, when this replica has one whose record
+    /// it checked within the last second; `None` sends the gateway to the records.
+    fn fresh(&self, slug: &str) -> Option<Arc<dyn DataApiInstance>>;
+
+    /// The instance for `target`, started if it is not running (waiting a little for it),
+    /// its record taken as checked now.
+    ///
+    /// # Errors
+    /// `Starting` when it is not up within the wait; `Unavailable` when its cluster does
+    /// not answer; `Saturated`.
+    async fn instance(
+        &self,
+        target: GatewayTarget,
+    ) -> Result<Arc<dyn DataApiInstance>, InstanceError>;
+}

@@ -1,0 +1,138 @@
+//! The data API's lifecycle: on, off, its secret and keys, and a schema reload.
+
+use quire_kernel::secret::random_url_token;
+use quire_kernel::{DatabaseId, Principal};
+use quire_projects::ProjectAccess;
+
+use super::{DatabaseError, DatabaseService, DatabaseView};
+use crate::keys::ApiKeys;
+use crate::model::Database;
+
+/// What a client of the data API needs. `Debug` shows the URLs only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DataApiSecret {
+    pub jwt_secret: String,
+    pub keys: ApiKeys,
+    pub api_url: String,
+    pub rest_url: String,
+    pub auth_url: String,
+}
+
+impl std::fmt::Debug for DataApiSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataApiSecret")
+            .field("rest_url", &self.rest_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DatabaseService {
+    /// Turns the data API on; the first time, makes its 256-bit JWT secret (and so its
+    /// keys). Instances start on their first request.
+    ///
+    /// # Errors
+    /// `Unavailable`, `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn enable_data_api(
+        &self,
+        principal: &Principal,
+        id: DatabaseId,
+    ) -> Result<DatabaseView, DatabaseError> {
+        let (mut database, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let fresh = database
+            .jwt_secret
+            .is_none()
+            .then(|| self.seal(id, "jwt", &random_url_token()));
+        let now = self.ports.clock.now();
+        if !self
+            .ports
+            .records
+            .set_data_api(id, true, fresh.as_ref(), now)
+            .await?
+        {
+            return Err(DatabaseError::NotFound);
+        }
+        if let Some(secret) = fresh {
+            database.jwt_secret = Some(secret);
+        }
+        database.data_api_enabled = true;
+        database.updated_at = now;
+        Ok(self.view(database, project, None))
+    }
+
+    /// Turns the data API off: this replica's instance stops at once, the others at their
+    /// next look at the record. The secret is kept, so the keys work again once re-enabled.
+    ///
+    /// # Errors
+    /// `Unavailable`, `NotFound`, `InsufficientScope`, `Infra`.
+    pub async fn disable_data_api(
+        &self,
+        principal: &Principal,
+        id: DatabaseId,
+    ) -> Result<(), DatabaseError> {
+        self.reachable(principal, id, ProjectAccess::Write).await?;
+        let now = self.ports.clock.now();
+        if !self
+            .ports
+            .records
+            .set_data_api(id, false, None, now)
+            .await?
+        {
+            return Err(DatabaseError::NotFound);
+        }
+        self.ports.runtime.stop(id);
+        Ok(())
+    }
+
+    /// The JWT secret, the keys and the URLs.
+    ///
+    /// # Errors
+    /// `Unavailable`, `NotFound`, `InsufficientScope`, `DataApiNotEnabled` (never enabled),
+    /// `Infra`.
+    pub async fn secret(
+        &self,
+        principal: &Principal,
+        id: DatabaseId,
+    ) -> Result<DataApiSecret, DatabaseError> {
+        let (database, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let jwt_secret = self.jwt_secret(&database)?;
+        let view = self.view(database, project, None);
+        Ok(DataApiSecret {
+            keys: ApiKeys::derive(
+                &jwt_secret,
+                view.database.slug.as_str(),
+                view.database.created_at,
+            ),
+            jwt_secret,
+            api_url: view.api_url,
+            rest_url: view.rest_url,
+            auth_url: view.auth_url,
+        })
+    }
+
+    /// Has every replica's instance load the schema again.
+    ///
+    /// # Errors
+    /// `Unavailable`, `NotFound`, `InsufficientScope`, `DataApiDisabled` (off now, by the
+    /// shared record, whatever this replica runs), `Infra`.
+    pub async fn reload(&self, principal: &Principal, id: DatabaseId) -> Result<(), DatabaseError> {
+        let (database, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        if !database.data_api_enabled {
+            return Err(DatabaseError::DataApiDisabled);
+        }
+        let tenant = self.access(&database)?;
+        self.cluster()?.announce_reload(&tenant).await?;
+        Ok(())
+    }
+
+    /// The database's JWT secret, opened.
+    ///
+    /// # Errors
+    /// `DataApiNotEnabled` when it was never made; `Infra` when it does not open.
+    pub fn jwt_secret(&self, database: &Database) -> Result<String, DatabaseError> {
+        let sealed = database
+            .jwt_secret
+            .as_ref()
+            .ok_or(DatabaseError::DataApiNotEnabled)?;
+        self.open(database.id, "jwt", sealed)
+    }
+}
