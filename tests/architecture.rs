@@ -24,6 +24,8 @@ const DOMAIN_CRATES: &[&str] = &[
     "quire-oauth",
     "quire-mail",
     "quire-signup",
+    "quire-dataapi",
+    "quire-databases",
 ];
 /// Above the domain, below the edge: the pages origin's application layer and the access
 /// token verifier (caches of their own), and the composition root. They too stay free of
@@ -137,6 +139,8 @@ const SURFACE_CRATES: &[&str] = &[
     "quire-api",
     "quire-links-api",
     "quire-objects-api",
+    "quire-databases-api",
+    "quire-data-gateway",
     "quire-dashboard",
     "quire-mcp",
     "quire-pages-origin",

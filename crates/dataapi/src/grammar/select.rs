@@ -1,0 +1,111 @@
+//! `select=` items: columns with aliases and casts, `*`, and the embeddings and aggregates
+//! the planner refuses.
+
+use super::lexer::P;
+use super::{R, SelectItem};
+
+impl P {
+    pub(super) fn forest(&mut self) -> R<Vec<SelectItem>> {
+        let mut items = Vec::new();
+        self.ws();
+        if self.at_end_of_item() {
+            return Ok(items);
+        }
+        loop {
+            items.push(self.select_item()?);
+            self.ws();
+            if !self.eat(',') {
+                return Ok(items);
+            }
+            self.ws();
+        }
+    }
+
+    pub(super) fn select_item(&mut self) -> R<SelectItem> {
+        let start = self.pos;
+        if let Some(item) = self.try_embed()? {
+            return Ok(item);
+        }
+        self.pos = start;
+        if self.eat('*') {
+            self.ws();
+            return if self.at_end_of_item() {
+                Ok(SelectItem::Star)
+            } else {
+                Err(self.err("\")\", \",\" or end of input"))
+            };
+        }
+        let alias = self.alias();
+        if self.eat_str("count()") {
+            self.cast()?;
+            return self.end_of_field(SelectItem::Aggregate);
+        }
+        let field = self.field()?;
+        let cast = self.cast()?;
+        let before_agg = self.pos;
+        if self.eat('.') {
+            let agg = ["sum", "avg", "count", "max", "min"]
+                .iter()
+                .any(|a| self.eat_str(&format!("{a}()")));
+            if agg {
+                self.cast()?;
+                return self.end_of_field(SelectItem::Aggregate);
+            }
+            self.pos = before_agg;
+        }
+        self.end_of_field(SelectItem::Column { alias, field, cast })
+    }
+
+    pub(super) fn end_of_field(&mut self, item: SelectItem) -> R<SelectItem> {
+        self.ws();
+        if self.at_end_of_item() {
+            Ok(item)
+        } else {
+            Err(self.err("\"->>\", \"->\", \"::\", \".\", \")\", \",\" or end of input"))
+        }
+    }
+
+    /// `alias:`, not to be confused with a cast's `::`.
+    pub(super) fn alias(&mut self) -> Option<String> {
+        let save = self.pos;
+        self.ws();
+        if let Ok(name) = self.field_name()
+            && self.peek() == Some(':')
+            && self.peek_at(1) != Some(':')
+        {
+            self.pos += 1;
+            return Some(name);
+        }
+        self.pos = save;
+        None
+    }
+
+    /// `...rel(…)` or `[alias:]rel[!hint][!inner](…)`; `None` (input untouched) otherwise.
+    pub(super) fn try_embed(&mut self) -> R<Option<SelectItem>> {
+        let start = self.pos;
+        self.ws();
+        let spread = self.eat_str("...");
+        if !spread {
+            self.alias();
+        }
+        let Ok(name) = self.field_name() else {
+            self.pos = start;
+            return Ok(None);
+        };
+        for _ in 0..2 {
+            if self.eat('!') && self.field_name().is_err() {
+                self.pos = start;
+                return Ok(None);
+            }
+        }
+        if (!spread && name == "count") || self.peek() != Some('(') {
+            self.pos = start;
+            return Ok(None);
+        }
+        self.pos += 1;
+        self.forest()?;
+        self.expect(')', "\")\"")?;
+        self.ws();
+        Ok(Some(SelectItem::Embed { name }))
+    }
+}

@@ -1,0 +1,50 @@
+//! `GET` and `HEAD` on a table or view.
+
+use super::{Sql, Target, outer, qualified};
+use crate::answer::{Kind, body_sql};
+use crate::error::RestError;
+use crate::query::Range;
+use crate::schema::Table;
+use crate::{Ctx, Plan};
+
+pub(crate) fn table(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
+    let from = qualified(&table.name);
+    let target = Target {
+        sql_name: from.clone(),
+        label: &table.name,
+        columns: &table.columns,
+    };
+    let mut sql = Sql::default();
+    let select = target.select_list(&ctx.query.select)?;
+    let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
+    let order = target.order_by(&ctx.query.order)?;
+    let source = format!(
+        "pgrst_source AS (SELECT {select} FROM {from}{where_}{order}{})",
+        ctx.range.sql()
+    );
+    let (ctes, total) = counted(ctx, source, &format!("SELECT 1 FROM {from}{where_}"));
+    let body = if ctx.head {
+        "NULL".to_owned()
+    } else {
+        body_sql(ctx.media, false, false)
+    };
+    Ok(Plan {
+        sql: outer(&ctes, &total, &body, "SELECT * FROM pgrst_source"),
+        params: sql.params,
+        read_only: true,
+        shape: ctx.shape(Kind::Read, false),
+    })
+}
+
+/// The CTEs and the `total` expression. With a count and a range, the count has a CTE of
+/// its own, over the same filters without the range; without a range it is the page's.
+pub(crate) fn counted(ctx: &Ctx<'_>, source: String, count_query: &str) -> (String, String) {
+    match ctx.prefer.count {
+        None => (source, "NULL".to_owned()),
+        Some(_) if ctx.range == Range::ALL => (source, "pg_catalog.count(_postgrest_t)".to_owned()),
+        Some(_) => (
+            format!("{source}, pgrst_source_count AS ({count_query})"),
+            "(SELECT pg_catalog.count(*) FROM pgrst_source_count)".to_owned(),
+        ),
+    }
+}
