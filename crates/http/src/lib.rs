@@ -3,7 +3,9 @@
 //! dashboard's first: an actix scope answers every path under its prefix), the document
 //! itself, the dashboard's pages, and for anything else a JSON 405 (a documented path) or
 //! 404. The link service's API (`quire-links-api`, `/api/link/v1`) and the object
-//! service's (`quire-objects-api`, `/api/object/v1`) are registered beside the page API. The hosted agent endpoint (`quire-mcp`, `/mcp`) is mounted before them. The pages
+//! service's (`quire-objects-api`, `/api/object/v1`) and the database service's
+//! (`quire-databases-api`, `/api/database/v1`) are registered beside the page API. The hosted agent endpoint (`quire-mcp`, `/mcp`) and the databases' data gateway
+//! (`quire-data-gateway`, `/db/{slug}/…`) are mounted before them. The pages
 //! origin is `quire-pages-origin` on `quire-wire`, mounted by the server.
 //!
 //! It holds no handler of its own: each surface is a crate of its own on `quire-edge`, and
@@ -18,12 +20,14 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let page_limit = page_body_limit(&state.pages.limits());
         quire_mcp::register(cfg, &state, &state.mcp_origins);
+        quire_data_gateway::register(cfg);
         cfg.app_data(web::Data::new(state));
         let mut api = Documented::new(cfg, quire_api::openapi::document());
         quire_dashboard::register(&mut api);
         quire_api::register(&mut api, page_limit);
         quire_links_api::register(&mut api);
         quire_objects_api::register(&mut api);
+        quire_databases_api::register(&mut api);
         let (cfg, document) = api.finish();
         let documented = quire_api::publish(cfg, document);
         quire_dashboard::configure(cfg);

@@ -1,6 +1,7 @@
 //! Each domain error to its code, once.
 
 use quire_accounts::{ActivationError, RequestProblem};
+use quire_databases::DatabaseError;
 use quire_device_auth::{PollError, StartError};
 use quire_kernel::{ErrorCode, PagingError};
 use quire_keys::{AuthError, ListKeysError, MintError, RevokeError, RevokeSelfError};
@@ -356,6 +357,39 @@ impl From<ObjectError> for ApiError {
             ObjectError::UploadUrlUsed => ErrorCode::InvalidGrant,
             ObjectError::UploadUrlExpired => ErrorCode::ExpiredToken,
             ObjectError::Infra(e) => return e.into(),
+        };
+        worded(code, &e)
+    }
+}
+
+impl From<DatabaseError> for ApiError {
+    fn from(e: DatabaseError) -> Self {
+        let code = match e {
+            DatabaseError::Unavailable => ErrorCode::DatabaseServiceUnavailable,
+            DatabaseError::InsufficientScope => ErrorCode::InsufficientScope,
+            DatabaseError::NotFound => ErrorCode::NotFound,
+            DatabaseError::InvalidSlug => ErrorCode::InvalidSlug,
+            DatabaseError::Invalid(_) => ErrorCode::InvalidRequest,
+            DatabaseError::SlugTaken => ErrorCode::SlugTaken,
+            DatabaseError::DataApiNotEnabled => ErrorCode::DataApiNotEnabled,
+            DatabaseError::DataApiDisabled => ErrorCode::DataApiDisabled,
+            // PostgreSQL's own words about the owner's SQL: they quote only what the owner
+            // sent, to the owner.
+            DatabaseError::Sql(ref refusal) => {
+                let mut error = worded(ErrorCode::SqlError, &e)
+                    .with_field("sqlstate", Value::from(refusal.sqlstate.clone()));
+                if let Some(detail) = &refusal.detail {
+                    error = error.with_field("detail", Value::from(detail.clone()));
+                }
+                if let Some(hint) = &refusal.hint {
+                    error = error.with_field("hint", Value::from(hint.clone()));
+                }
+                if let Some(position) = refusal.position {
+                    error = error.with_field("position", Value::from(position));
+                }
+                return error;
+            }
+            DatabaseError::Infra(e) => return e.into(),
         };
         worded(code, &e)
     }

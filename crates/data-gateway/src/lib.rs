@@ -1,0 +1,30 @@
+//! `quire-data-gateway`: the databases' data gateway on the API origin, `/db/{slug}/…`, in
+//! Supabase's shape so its clients work unchanged: the key checks Kong's key-auth makes in
+//! front of a Supabase project (`apikey`, then the bearer token), the spec's error table in
+//! its order (`errors.rs`), CORS open to every origin as Supabase's, and the REST subset at
+//! `/rest/v1/*` (`rest.rs`): the request planned by `quire-dataapi` against the instance's
+//! schema cache and run by the instance in one transaction as the token's role.
+//!
+//! It depends on `quire-edge`, `quire-databases`, `quire-dataapi` and the kernel, and
+//! actix-web; never on another surface crate. `quire-http` mounts it.
+
+mod credentials;
+mod errors;
+mod rest;
+
+use actix_web::web;
+
+/// The data gateway's prefix.
+pub const PREFIX: &str = "/db";
+
+/// Largest body the gateway takes (an insert of many rows).
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// Mounts the gateway: every method under `/db/{slug}/`.
+pub fn register(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/db/{slug}/{tail:.*}")
+            .app_data(web::PayloadConfig::new(MAX_BODY))
+            .default_service(web::to(rest::serve)),
+    );
+}

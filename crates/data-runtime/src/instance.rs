@@ -1,0 +1,342 @@
+//! One database's data API on this replica: its pool, its schema cache, its listener.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use quire_dataapi::{Plan, PlanRow, SchemaCache};
+use quire_databases::{
+    DataApiInstance, GatewayTarget, InstanceError, KeyRole, PgRefusal, RunError,
+};
+use quire_kernel::InfraError;
+use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::task::JoinHandle;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{AsyncMessage, Client};
+
+use crate::pool::{Acquire, Pool};
+
+/// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
+const CHANNEL: &str = "pgrst";
+
+/// The least time between two schema loads a request's unknown name may cause: a client
+/// asking for tables that do not exist must not make the catalog read on every request.
+/// The `statement_timeout` each role has in this database (`ALTER ROLE … IN DATABASE`).
+const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
+    FROM pg_db_role_setting s
+    JOIN pg_roles r ON r.oid = s.setrole
+    CROSS JOIN LATERAL unnest(s.setconfig) AS c
+    WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND c LIKE 'statement_timeout=%'";
+
+const RELOAD_ON_MISS_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Starting,
+    Running,
+    Failed,
+}
+
+pub(crate) struct Instance {
+    target: GatewayTarget,
+    pool: Pool,
+    schema: RwLock<Arc<SchemaCache>>,
+    /// Each shared role's `statement_timeout` in this database. PostgreSQL applies a
+    /// role's settings at login, not on `SET ROLE`, so each request sets its role's (as
+    /// PostgREST does).
+    timeouts: RwLock<HashMap<String, String>>,
+    loaded_at: Mutex<Instant>,
+    pub(crate) state: watch::Sender<State>,
+    pub(crate) checked: Mutex<Instant>,
+    pub(crate) last_used: Mutex<Instant>,
+    pub(crate) failed_at: Mutex<Option<Instant>>,
+    listener: Mutex<Option<(Client, OwnedSemaphorePermit, JoinHandle<()>)>>,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance")
+            .field("target", &self.target)
+            .field("state", &*self.state.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
+    InfraError::new(format!("{what}: {e}"))
+}
+
+fn refusal(e: &tokio_postgres::Error) -> Option<PgRefusal> {
+    let db = e.as_db_error()?;
+    Some(PgRefusal {
+        sqlstate: db.code().code().to_owned(),
+        message: db.message().to_owned(),
+        detail: db.detail().map(str::to_owned),
+        hint: db.hint().map(str::to_owned),
+    })
+}
+
+fn run_error(e: &tokio_postgres::Error) -> RunError {
+    match refusal(e) {
+        Some(r) => RunError::Refused(r),
+        None => RunError::Infra(infra("a data API connection failed", e)),
+    }
+}
+
+impl Instance {
+    pub fn new(target: GatewayTarget, pool: Pool) -> Arc<Self> {
+        let now = Instant::now();
+        Arc::new(Self {
+            target,
+            pool,
+            schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
+            timeouts: RwLock::new(HashMap::new()),
+            loaded_at: Mutex::new(now),
+            state: watch::channel(State::Starting).0,
+            checked: Mutex::new(now),
+            last_used: Mutex::new(now),
+            failed_at: Mutex::new(None),
+            listener: Mutex::new(None),
+        })
+    }
+
+    pub fn state(&self) -> State {
+        *self.state.borrow()
+    }
+
+    pub fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    /// Connects, loads the schema, starts listening: `Running`, or `Failed` with the cause
+    /// logged (never a password: the errors name the role and database only).
+    pub async fn start(self: Arc<Self>) {
+        let outcome = async {
+            self.load_schema().await?;
+            self.clone().listen().await
+        }
+        .await;
+        match outcome {
+            Ok(()) => {
+                self.state.send_replace(State::Running);
+            }
+            Err(e) => {
+                tracing::warn!(
+                    database = %self.target.database.slug,
+                    error = %e,
+                    "a data API instance did not start"
+                );
+                if let Ok(mut at) = self.failed_at.lock() {
+                    *at = Some(Instant::now());
+                }
+                self.state.send_replace(State::Failed);
+            }
+        }
+    }
+
+    async fn load_schema(&self) -> Result<(), InfraError> {
+        let mut conn = self.pool.get().await.map_err(acquire_infra)?;
+        // The cache's query as a subquery, so its one column arrives as text whatever type
+        // it builds.
+        let sql = format!(
+            "SELECT cache::text FROM ({}) AS loaded(cache)",
+            SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
+        );
+        let row = conn
+            .query_one(&sql, &[])
+            .await
+            .map_err(|e| infra("loading the schema cache", e))?;
+        let timeouts = conn
+            .query(ROLE_TIMEOUTS, &[])
+            .await
+            .map_err(|e| infra("reading the roles' timeouts", e))?;
+        conn.clean();
+        if let Ok(mut map) = self.timeouts.write() {
+            *map = timeouts
+                .iter()
+                .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
+                .collect();
+        }
+        let text: String = row
+            .try_get(0)
+            .map_err(|e| infra("reading the schema cache", e))?;
+        let cache = SchemaCache::from_json(&text).map_err(|e| infra("the schema cache", e.0))?;
+        if let Ok(mut schema) = self.schema.write() {
+            *schema = Arc::new(cache);
+        }
+        if let Ok(mut at) = self.loaded_at.lock() {
+            *at = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// A connection that hears `NOTIFY pgrst` and loads the schema again; if it ends, the
+    /// instance fails, and the next request starts another.
+    async fn listen(self: Arc<Self>) -> Result<(), InfraError> {
+        let (client, mut connection, permit) =
+            self.pool.open_listening().await.map_err(acquire_infra)?;
+        let weak: Weak<Self> = Arc::downgrade(&self);
+        let task = tokio::spawn(async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(message) = messages.next().await {
+                match message {
+                    Ok(AsyncMessage::Notification(n)) if n.channel() == CHANNEL => {
+                        let Some(instance) = weak.upgrade() else {
+                            return;
+                        };
+                        if let Err(e) = instance.load_schema().await {
+                            tracing::warn!(error = %e, "a data API schema reload failed");
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            if let Some(instance) = weak.upgrade() {
+                instance.state.send_replace(State::Failed);
+            }
+        });
+        client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .await
+            .map_err(|e| infra("listening for schema reloads", e))?;
+        if let Ok(mut listener) = self.listener.lock() {
+            *listener = Some((client, permit, task));
+        }
+        Ok(())
+    }
+
+    /// Stops listening; the pool's connections close as the instance is dropped.
+    pub fn stop(&self) {
+        if let Ok(mut listener) = self.listener.lock()
+            && let Some((_, _, task)) = listener.take()
+        {
+            task.abort();
+        }
+        self.state.send_replace(State::Failed);
+    }
+}
+
+fn plan_row(rows: &[tokio_postgres::Row]) -> Result<PlanRow, RunError> {
+    let row = rows
+        .first()
+        .ok_or_else(|| RunError::Infra(InfraError::new("a plan returned no row")))?;
+    let read = |e: tokio_postgres::Error| RunError::Infra(infra("a plan's row", e));
+    Ok(PlanRow {
+        total: row.try_get(0).map_err(read)?,
+        page_total: row.try_get(1).map_err(read)?,
+        body: row.try_get(2).map_err(read)?,
+    })
+}
+
+fn acquire_infra(e: Acquire) -> InfraError {
+    match e {
+        Acquire::Saturated => InfraError::new("the data API connection cap is reached"),
+        Acquire::Connect(e) => infra("connecting as the authenticator", e),
+    }
+}
+
+#[async_trait]
+impl DataApiInstance for Instance {
+    fn target(&self) -> &GatewayTarget {
+        &self.target
+    }
+
+    fn schema(&self) -> Arc<SchemaCache> {
+        self.schema
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    async fn reload_schema(&self) -> bool {
+        let recent = self
+            .loaded_at
+            .lock()
+            .map(|at| at.elapsed() < RELOAD_ON_MISS_EVERY)
+            .unwrap_or(true);
+        !recent && self.load_schema().await.is_ok()
+    }
+
+    async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError> {
+        self.touch();
+        let mut conn = self.pool.get().await.map_err(|e| match e {
+            Acquire::Saturated => RunError::Instance(InstanceError::Saturated),
+            Acquire::Connect(_) => RunError::Instance(InstanceError::Unavailable),
+        })?;
+        let begin = if plan.read_only {
+            "BEGIN READ ONLY"
+        } else {
+            "BEGIN"
+        };
+        // The role is one of three fixed names, never the client's text; its timeout comes
+        // from the catalog, quoted anyway.
+        let timeout = self
+            .timeouts
+            .read()
+            .ok()
+            .and_then(|t| t.get(role.as_str()).cloned());
+        let setup = match timeout {
+            Some(t) => format!(
+                "{begin}; SET LOCAL ROLE {}; SET LOCAL statement_timeout = '{}'",
+                role.as_str(),
+                t.replace('\'', "''")
+            ),
+            None => format!("{begin}; SET LOCAL ROLE {}", role.as_str()),
+        };
+        let params: Vec<(&(dyn ToSql + Sync), Type)> = plan
+            .params
+            .iter()
+            .map(|p| (p as &(dyn ToSql + Sync), Type::TEXT))
+            .collect();
+        let claims_param: [(&(dyn ToSql + Sync), Type); 1] = [(&claims, Type::TEXT)];
+        let begun = async {
+            let (began, claimed, rows) = tokio::join!(
+                conn.batch_execute(&setup),
+                conn.query_typed(
+                    "SELECT set_config('request.jwt.claims', $1, true)",
+                    &claims_param
+                ),
+                conn.query_typed(&plan.sql, &params),
+            );
+            began?;
+            claimed?;
+            rows
+        };
+        let rows = if plan.read_only {
+            // A read commits whatever its answer: BEGIN, the role, the claims, the
+            // statement and COMMIT go as one pipeline, one round trip. A statement that
+            // fails aborts the transaction, and the COMMIT then rolls it back.
+            let (rows, committed) = tokio::join!(begun, conn.batch_execute("COMMIT"));
+            committed.map_err(|e| run_error(&e))?;
+            conn.clean();
+            rows.map_err(|e| run_error(&e))?
+        } else {
+            // A write commits only an answer PostgREST would give (a singular PATCH that
+            // touched two rows is undone), so its end waits for the row.
+            let rows = match begun.await {
+                Ok(rows) => rows,
+                Err(e) => {
+                    if conn.batch_execute("ROLLBACK").await.is_ok() {
+                        conn.clean();
+                    }
+                    return Err(run_error(&e));
+                }
+            };
+            let keep = plan_row(&rows)
+                .ok()
+                .is_some_and(|row| quire_dataapi::respond(plan, row).is_ok());
+            conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
+                .await
+                .map_err(|e| run_error(&e))?;
+            conn.clean();
+            rows
+        };
+        plan_row(&rows)
+    }
+}

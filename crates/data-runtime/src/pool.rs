@@ -1,0 +1,140 @@
+//! A small pool of connections as one role to one database. Each connection holds a permit
+//! of the replica-wide cap for as long as it is open.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_postgres::{Client, Config, NoTls};
+
+/// A connection and the share of the replica's cap it holds.
+pub(crate) struct Pooled {
+    pub client: Client,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Why no connection could be had.
+#[derive(Debug)]
+pub(crate) enum Acquire {
+    /// The replica holds as many data API connections as it may, and none came free.
+    Saturated,
+    /// The cluster did not take a new connection.
+    Connect(tokio_postgres::Error),
+}
+
+pub(crate) struct Pool {
+    config: Config,
+    idle: Mutex<Vec<Pooled>>,
+    /// Connections this pool may have open, idle or lent.
+    size: Arc<Semaphore>,
+    /// The replica's cap, shared by every pool.
+    cap: Arc<Semaphore>,
+    wait: Duration,
+}
+
+/// A lent connection: back to the pool when dropped, if it was marked clean and did not
+/// break. A request dropped halfway (its client went away) may leave a transaction open,
+/// so its connection is closed rather than handed to the next request.
+pub(crate) struct Lent<'p> {
+    pool: &'p Pool,
+    conn: Option<Pooled>,
+    clean: bool,
+    _slot: tokio::sync::SemaphorePermit<'p>,
+}
+
+impl Lent<'_> {
+    /// No transaction is open on it: it may serve the next request.
+    pub fn clean(&mut self) {
+        self.clean = true;
+    }
+}
+
+impl std::ops::Deref for Lent<'_> {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        match &self.conn {
+            Some(conn) => &conn.client,
+            None => unreachable!("a lent connection is held until dropped"),
+        }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take()
+            && self.clean
+            && !conn.client.is_closed()
+            && let Ok(mut idle) = self.pool.idle.lock()
+        {
+            idle.push(conn);
+        }
+    }
+}
+
+impl Pool {
+    pub fn new(config: Config, size: usize, cap: Arc<Semaphore>, wait: Duration) -> Self {
+        Self {
+            config,
+            idle: Mutex::new(Vec::new()),
+            size: Arc::new(Semaphore::new(size)),
+            cap,
+            wait,
+        }
+    }
+
+    /// An idle connection, or a new one.
+    pub async fn get(&self) -> Result<Lent<'_>, Acquire> {
+        let slot = tokio::time::timeout(self.wait, self.size.acquire())
+            .await
+            .map_err(|_| Acquire::Saturated)?
+            .map_err(|_| Acquire::Saturated)?;
+        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.open().await?,
+        };
+        Ok(Lent {
+            pool: self,
+            conn: Some(conn),
+            clean: false,
+            _slot: slot,
+        })
+    }
+
+    /// A connection outside the pool's count (the instance's listener), under the cap.
+    pub async fn open(&self) -> Result<Pooled, Acquire> {
+        let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
+            .await
+            .map_err(|_| Acquire::Saturated)?
+            .map_err(|_| Acquire::Saturated)?;
+        let (client, connection) = self.config.connect(NoTls).await.map_err(Acquire::Connect)?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server closes the connection.
+            let _ = connection.await;
+        });
+        Ok(Pooled {
+            client,
+            _permit: permit,
+        })
+    }
+
+    /// A connection whose messages (notifications) the caller reads itself.
+    pub async fn open_listening(
+        &self,
+    ) -> Result<
+        (
+            Client,
+            tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
+            OwnedSemaphorePermit,
+        ),
+        Acquire,
+    > {
+        let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
+            .await
+            .map_err(|_| Acquire::Saturated)?
+            .map_err(|_| Acquire::Saturated)?;
+        let (client, connection) = self.config.connect(NoTls).await.map_err(Acquire::Connect)?;
+        Ok((client, connection, permit))
+    }
+}
