@@ -2,7 +2,7 @@
 //! so cargo reports a test that needs one as ignored, with the reason, instead of it passing
 //! without having run (docs/decisions/test-skips.md): PostgreSQL (`QUIRE_TEST_POSTGRES_URL`),
 //! Chromium and chromedriver, axe-core, Schemathesis, the MCP Python SDK (in
-//! `target/mcp-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
+//! `target/mcp-python`), Supabase's Python client (in `target/supabase-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
 //! run on (in `target/inspector`, `target/conformance` and `target/node22`). Under `CI=true` nothing is ever
 //! skipped: the tests run and fail on what is missing.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 7] = [
+const SKIPS: [&str; 8] = [
     "no_postgres",
     "no_chromium",
     "no_axe",
@@ -18,6 +18,7 @@ const SKIPS: [&str; 7] = [
     "no_mcp_python",
     "no_mcp_inspector",
     "no_mcp_conformance",
+    "no_supabase_python",
 ];
 /// The MCP Inspector's entry point and the Node that runs it, under `target`.
 const INSPECTOR: &str =
@@ -84,6 +85,9 @@ fn main() {
     }
     if !present(&target.join("mcp-python/bin/python"), &target) {
         missing.push("no_mcp_python");
+    }
+    if !present(&target.join("supabase-python/bin/python"), &target) {
+        missing.push("no_supabase_python");
     }
     // Each probed (`&`, not `&&`), so each is watched.
     let node22 = present(&target.join(NODE22), &target);

@@ -96,6 +96,16 @@ pub struct Config {
     /// What a signed-up account does before its keys work: `invitation` (a captcha and a
     /// phone number on the invitation list) or `none`.
     pub activation: String,
+    /// The PostgreSQL cluster the database service creates databases on (a role with
+    /// CREATEDB and CREATEROLE); empty: none, unless `databases` is `local`.
+    pub databases_url: Redacted,
+    /// `local`: the database service runs a private cluster under the data folder with the
+    /// PostgreSQL server binaries found on the machine; empty: `databases_url` or nothing.
+    pub databases: String,
+    /// Where `databases = local` keeps its private cluster.
+    pub databases_dir: String,
+    /// Seconds a database's data API instance stays up with no request.
+    pub data_api_idle_secs: u64,
     /// Whether agents may register themselves as OAuth clients (RFC 7591,
     /// `POST /api/oauth/register`); on by default, since real MCP clients need it.
     pub oauth_dynamic_registration: bool,
@@ -165,6 +175,10 @@ impl Default for Config {
             oauth_dynamic_registration: true,
             oauth_client_metadata_documents: true,
             oauth_documents_on_loopback_http: false,
+            databases_url: Redacted::default(),
+            databases: String::new(),
+            databases_dir: "./data/postgres".into(),
+            data_api_idle_secs: 600,
         }
     }
 }
@@ -210,6 +224,10 @@ struct FileConfig {
     activation: Option<String>,
     oauth_dynamic_registration: Option<bool>,
     oauth_client_metadata_documents: Option<bool>,
+    databases_url: Option<String>,
+    databases: Option<String>,
+    databases_dir: Option<String>,
+    data_api_idle_secs: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -283,8 +301,14 @@ impl Config {
                 signup,
                 activation,
                 oauth_dynamic_registration,
-                oauth_client_metadata_documents
+                oauth_client_metadata_documents,
+                databases,
+                databases_dir,
+                data_api_idle_secs
             );
+            if let Some(url) = file.databases_url {
+                c.databases_url = Redacted(url);
+            }
         }
         let text = |name: &str, slot: &mut String| {
             if let Some(v) = env(name) {
@@ -308,6 +332,9 @@ impl Config {
         text("QUIRE_SECRET_KEY_FILE", &mut c.secret_key_file);
         text("QUIRE_SIGNUP", &mut c.signup);
         text("QUIRE_ACTIVATION", &mut c.activation);
+        text("QUIRE_DATABASES_URL", &mut c.databases_url.0);
+        text("QUIRE_DATABASES", &mut c.databases);
+        text("QUIRE_DATABASES_DIR", &mut c.databases_dir);
         let flag = |name: &'static str, slot: &mut bool| -> Result<(), ConfigError> {
             if let Some(v) = env(name) {
                 *slot = match v.as_str() {
@@ -372,6 +399,7 @@ impl Config {
         wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
         wide("QUIRE_MAX_OBJECT_BYTES", &mut c.max_object_bytes)?;
+        wide("QUIRE_DATA_API_IDLE_SECS", &mut c.data_api_idle_secs)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         wide("QUIRE_PUBLISH_LEASE_SECS", &mut c.publish_lease_secs)?;
         wide("QUIRE_VIEW_LEASE_SECS", &mut c.view_lease_secs)?;
@@ -396,6 +424,20 @@ impl Config {
                 name: "QUIRE_POLICY_CACHE_MS",
                 expected: "at most 1000 (policy changes must reach visitors within a second)",
                 value: c.policy_cache_ms.to_string(),
+            });
+        }
+        if !matches!(c.databases.as_str(), "" | "local") {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_DATABASES",
+                expected: "local, or unset",
+                value: c.databases,
+            });
+        }
+        if c.databases == "local" && !c.databases_url.0.is_empty() {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_DATABASES",
+                expected: "unset when QUIRE_DATABASES_URL names a cluster",
+                value: c.databases,
             });
         }
         if !matches!(c.log_format.as_str(), "pretty" | "json") {

@@ -46,6 +46,8 @@ pub(crate) enum ServerError {
     SameSecretKeyFile(std::path::PathBuf),
     #[error("cannot re-seal the stored secrets under the new key (nothing was changed)")]
     Reseal(#[source] StoreError),
+    #[error("the database service cannot start: {0}")]
+    Databases(#[source] quire_kernel::InfraError),
     #[error("cannot issue the first-run setup link")]
     FirstRun(#[source] InfraError),
     #[error("cannot listen on {addr} ({listener})")]

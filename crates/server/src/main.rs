@@ -8,6 +8,7 @@
 mod admin;
 mod cli;
 mod config;
+mod databases;
 mod error;
 mod serve;
 mod tasks;

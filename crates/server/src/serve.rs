@@ -210,6 +210,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
             "QUIRE_OAUTH_CIMD_ALLOW_LOOPBACK_HTTP ignored: it is for test servers on a loopback http base URL"
         );
     }
+    let databases = crate::databases::wire(&config).await?;
     let services = quire_app::build(
         Ports::from_store(
             Arc::new(db.clone()),
@@ -225,6 +226,8 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 client_documents: Arc::new(quire_documents::DocumentFetcher::new(
                     documents_on_loopback,
                 )),
+                cluster: databases.cluster.clone(),
+                data_api: databases.runtime.clone(),
             },
         ),
         settings(&config, &origins, signing_key, captcha_secret, sealing_key),
@@ -361,6 +364,11 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let (api, visitors) = tokio::join!(api.run(), visitors.run());
     if let Err(e) = serving.close_views().await {
         tracing::warn!(error = %e, "view counts of the last second were not written");
+    }
+    if let Some(local) = databases.local
+        && let Err(e) = local.stop().await
+    {
+        tracing::warn!(error = %e, "the private database cluster did not stop cleanly");
     }
     api.map_err(|source| ServerError::Serve {
         listener: "API",

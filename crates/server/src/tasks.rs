@@ -9,7 +9,7 @@ use quire_serving::ServingService;
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
 /// rate-limit events, email sends out of every window, spent captcha solutions, expired
-/// one-time links and lapsed view leases now, then every `interval`; and unmaps the mapping kept for long request
+/// one-time links, lapsed view leases, and databases abandoned, half-deleted or expired now, then every `interval`; and unmaps the mapping kept for long request
 /// bodies once it has waited a whole `interval`.
 pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
     let Services {
@@ -22,6 +22,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
         serving,
         oauth_registration,
         objects,
+        databases,
         ..
     } = services.clone();
     tokio::spawn(async move {
@@ -88,6 +89,16 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                 ),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "janitor object pass failed"),
+            }
+            match databases.sweep().await {
+                Ok(swept) if swept != quire_databases::Swept::default() => tracing::info!(
+                    abandoned_creations = swept.abandoned,
+                    finished_deletions = swept.deleted,
+                    expired_databases = swept.expired,
+                    "janitor dropped databases"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "janitor database pass failed"),
             }
             match serving.settle_lapsed_leases().await {
                 Ok(0) => {}

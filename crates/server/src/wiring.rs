@@ -130,6 +130,10 @@ pub(crate) fn settings(
             lease: Duration::from_secs(config.publish_lease_secs.max(3)),
             ..ObjectConfig::default()
         },
+        databases: quire_databases::DatabaseConfig {
+            base_url: config.base_url.clone(),
+            ..quire_databases::DatabaseConfig::default()
+        },
         serving: ServingConfig {
             origins: origins.clone(),
             base_url: config.base_url.clone(),

@@ -1,0 +1,194 @@
+//! Data API benchmark (i): reads of one row by primary key per second, for
+//!   (a) a bare tokio-postgres client: `SELECT * FROM items WHERE id = $1`, prepared, on a
+//!       pool of 4 connections (the data API instance's size), each query holding its
+//!       connection alone as a pooled request does, from as many concurrent callers as the
+//!       load generator has connections (the reference);
+//!   (i) Quire's data gateway: `GET /db/bench/rest/v1/items?id=eq.N` with the anon key, from
+//!       `wrk` (or `oha`): the key checked, the plan built, one transaction run as `anon`
+//!       with its claims, the row turned into JSON by PostgreSQL.
+//! Alternating order, several rounds, each after a warm-up; prints every round and the
+//! median of i/a with its min and max. Needs a PostgreSQL cluster for the tenant database:
+//! `QUIRE_BENCH_CLUSTER` (default `postgres://postgres@127.0.0.1:5432/postgres`, a
+//! superuser). Quire's own metadata stays on SQLite unless `QUIRE_BENCH_POSTGRES` says.
+//!
+//! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin
+//! data_api` (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS`, default 5;
+//! `QUIRE_BENCH_CONNECTIONS`, default 32; `QUIRE_BENCH_WORKERS`, default 2).
+
+#![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use quire_bench::load::Generator;
+use quire_bench::measure::{env_or, median, spread};
+use quire_bench::nginx::install_tools;
+use quire_bench::{server_binary, start_server, storage_from_env};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_postgres::NoTls;
+
+const POOL: usize = 4;
+const ROWS: i64 = 10_000;
+const ID: i64 = 4_242;
+
+async fn call(api: &str, key: &str, method: reqwest::Method, path: &str, body: Value) -> Value {
+    let resp = reqwest::Client::new()
+        .request(method, format!("{api}{path}"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let text = resp.text().await.unwrap();
+    assert!(status.is_success(), "{path}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+/// Queries per second of the bare client over `seconds`, from `callers` concurrent callers
+/// sharing `POOL` connections, each query with a connection to itself.
+async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> f64 {
+    let (give, take) = mpsc::channel(POOL);
+    for _ in 0..POOL {
+        let (client, conn) = config.connect(NoTls).await.unwrap();
+        tokio::spawn(conn);
+        let statement = client
+            .prepare("SELECT * FROM items WHERE id = $1")
+            .await
+            .unwrap();
+        give.send((client, statement)).await.unwrap();
+    }
+    let take = Arc::new(tokio::sync::Mutex::new(take));
+    let done = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..callers {
+        let (give, take, done) = (give.clone(), take.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            while Instant::now() < until {
+                let (client, statement) = take.lock().await.recv().await.unwrap();
+                let row = client.query_one(&statement, &[&ID]).await.unwrap();
+                assert_eq!(row.get::<_, i64>(0), ID);
+                give.send((client, statement)).await.unwrap();
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / seconds as f64
+}
+
+#[tokio::main]
+async fn main() {
+    let rounds: usize = env_or("QUIRE_BENCH_ROUNDS", 3);
+    let seconds: u64 = env_or("QUIRE_BENCH_SECONDS", 5);
+    let workers: usize = env_or("QUIRE_BENCH_WORKERS", 2);
+    let connections: usize = env_or("QUIRE_BENCH_CONNECTIONS", 32);
+    let cluster = std::env::var("QUIRE_BENCH_CLUSTER")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let load = Generator::from_env();
+    let bin = server_binary();
+    install_tools();
+
+    let work = tempfile::tempdir().unwrap();
+    let (storage, mut env) = storage_from_env().await;
+    env.push(("QUIRE_WORKERS", workers.to_string()));
+    env.push(("QUIRE_DATABASES_URL", cluster.clone()));
+    let quire = start_server(&bin, work.path(), &env);
+    let made = call(
+        &quire.api,
+        &quire.key,
+        reqwest::Method::POST,
+        "/api/database/v1/databases",
+        json!({ "slug": "bench" }),
+    )
+    .await;
+    let id = made["id"].as_str().unwrap().to_owned();
+    let base = format!("/api/database/v1/databases/{id}");
+    call(
+        &quire.api,
+        &quire.key,
+        reqwest::Method::POST,
+        &format!("{base}/query"),
+        json!({ "sql": format!(
+            "create table items (id bigint primary key, name text not null, price numeric);
+             insert into items select n, 'item ' || n, n / 100.0 from generate_series(1, {ROWS}) n"
+        ) }),
+    )
+    .await;
+    call(
+        &quire.api,
+        &quire.key,
+        reqwest::Method::POST,
+        &format!("{base}/data-api"),
+        json!({}),
+    )
+    .await;
+    let secret = call(
+        &quire.api,
+        &quire.key,
+        reqwest::Method::GET,
+        &format!("{base}/secret"),
+        Value::Null,
+    )
+    .await;
+    let anon = secret["anonKey"].as_str().unwrap().to_owned();
+    let url = format!("{}/db/bench/rest/v1/items?id=eq.{ID}", quire.api);
+    let header = format!("apikey: {anon}");
+
+    // The reference connects as the database's owner: the same database, table and row.
+    let mut config: tokio_postgres::Config = cluster.parse().unwrap();
+    config.dbname(&format!("q_{}", id.replace('-', "")));
+
+    println!(
+        "data API benchmark: one row by primary key ({ROWS} rows), {}, a pool of {POOL} on both sides, Quire with {workers} worker(s), {rounds} round(s), on {} core(s)",
+        load.describe(connections, seconds),
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get)
+    );
+    println!(
+        "server: {} ({storage}; tenant cluster {})",
+        bin.display(),
+        cluster.split('@').next_back().unwrap_or("")
+    );
+    let _ = load.run(&url, 2, connections, Some(&header));
+    let _ = bare(&config, connections, 2).await;
+    let mut ratios = Vec::new();
+    for round in 0..rounds {
+        let (reference, quire_run) = if round % 2 == 0 {
+            let r = bare(&config, connections, seconds).await;
+            (r, load.run(&url, seconds, connections, Some(&header)))
+        } else {
+            let q = load.run(&url, seconds, connections, Some(&header));
+            (bare(&config, connections, seconds).await, q)
+        };
+        let ratio = quire_run.rps / reference;
+        ratios.push(ratio);
+        println!(
+            "round {}: (a) bare tokio-postgres {:>9.0} q/s | (i) Quire data API {:>9.0} req/s, p99 {:.2} ms | i/a {:.2}",
+            round + 1,
+            reference,
+            quire_run.rps,
+            quire_run.p99_ms,
+            ratio
+        );
+    }
+    let (min, max) = spread(&ratios);
+    println!(
+        "i/a (data API read by key): median {:.2} (min {min:.2}, max {max:.2}); goal >= 0.5",
+        median(ratios.clone())
+    );
+    call(
+        &quire.api,
+        &quire.key,
+        reqwest::Method::DELETE,
+        &base,
+        Value::Null,
+    )
+    .await;
+    drop(quire);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}

@@ -1,0 +1,64 @@
+//! The database service's wiring: the cluster databases live on (`QUIRE_DATABASES_URL`, or a
+//! private one under the data folder with `QUIRE_DATABASES=local`), and this replica's data
+//! API instances on the same cluster. Without either setting the service is off: the ports
+//! say so, and every route but the list answers `database_service_unavailable`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_data_runtime::{Runtime, RuntimeSettings};
+use quire_databases::{Cluster, DataApiRuntime, NoRuntime};
+use quire_pgcluster::{LocalCluster, PgCluster, PgClusterSettings};
+
+use crate::config::Config;
+use crate::error::ServerError;
+
+/// The service's adapters, and the private cluster when Quire runs one (stopped when this
+/// is dropped, after the listeners).
+pub(crate) struct DatabaseWiring {
+    pub cluster: Option<Arc<dyn Cluster>>,
+    pub runtime: Arc<dyn DataApiRuntime>,
+    pub local: Option<LocalCluster>,
+}
+
+impl std::fmt::Debug for DatabaseWiring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseWiring")
+            .field("available", &self.cluster.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError> {
+    let (url, local) = if !config.databases_url.0.is_empty() {
+        (config.databases_url.0.clone(), None)
+    } else if config.databases == "local" {
+        let local = LocalCluster::start(Path::new(&config.databases_dir))
+            .await
+            .map_err(ServerError::Databases)?;
+        (local.url().to_owned(), Some(local))
+    } else {
+        return Ok(DatabaseWiring {
+            cluster: None,
+            runtime: Arc::new(NoRuntime),
+            local: None,
+        });
+    };
+    let cluster = PgCluster::connect(&url, PgClusterSettings::default())
+        .await
+        .map_err(ServerError::Databases)?;
+    let runtime = Runtime::start(
+        cluster.base_config(),
+        RuntimeSettings {
+            idle: Duration::from_secs(config.data_api_idle_secs.max(1)),
+            ..RuntimeSettings::default()
+        },
+    );
+    tracing::info!(local = local.is_some(), "the database service is on");
+    Ok(DatabaseWiring {
+        cluster: Some(Arc::new(cluster)),
+        runtime,
+        local,
+    })
+}
