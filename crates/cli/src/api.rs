@@ -14,6 +14,9 @@ pub enum Failure {
         code: String,
         message: String,
         body: Value,
+        /// A fuller account than the one-line `error: code: message`, printed instead of it
+        /// (PostgreSQL's refusal of SQL, with a caret under where it stopped).
+        text: Option<String>,
     },
     /// Anything on this side: bad input, no login, the network.
     Local(String),
@@ -123,5 +126,6 @@ pub async fn read(resp: reqwest::Response) -> Result<Value, Failure> {
         code,
         message,
         body,
+        text: None,
     })
 }

@@ -115,6 +115,7 @@ pub(crate) async fn login(
                 code,
                 message,
                 body,
+                text,
             }) => {
                 let message = match code.as_str() {
                     "access_denied" => "the sign-in was denied in the browser".to_owned(),
@@ -129,6 +130,7 @@ pub(crate) async fn login(
                     code,
                     message,
                     body,
+                    text,
                 });
             }
             Err(e) => return Err(e),

@@ -3,10 +3,10 @@
 //! It speaks only the public HTTP API (no domain crate), so it is what any agent could
 //! write: the RFC 8628 device login, then the page and platform APIs with the key it got.
 //! Every command takes `--json`; `QUIRE_URL` and `QUIRE_KEY` override the stored login.
-//! The one question it asks is before `pages delete`, on a terminal only; elsewhere that
-//! needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
+//! The one question it asks is before `pages delete` and `db delete`, on a terminal only;
+//! elsewhere that needs `--yes` (exit code 2 without it). By concern: `login` (device login, logout,
 //! whoami), `publish`, `pages` (with `page_ref`, naming a page, and `page_update`), `links`,
-//! `objects` (`upload` and `objects`),
+//! `objects` (`upload` and `objects`), `databases` (`db`: databases, their SQL and data API),
 //! `platform` (projects and keys), `oauth_clients`, `email`, `mcp` (the MCP endpoint and
 //! client configurations); `api`, `bundle` and `config` beneath them.
 
@@ -17,6 +17,7 @@ mod account;
 mod api;
 mod bundle;
 mod config;
+mod databases;
 mod email;
 mod links;
 mod login;
@@ -87,6 +88,9 @@ enum Command {
     /// Shorten URLs: links under the same policies as pages.
     #[command(subcommand)]
     Links(links::LinksCommand),
+    /// PostgreSQL databases of your own: SQL, and a data API for Supabase's clients.
+    #[command(subcommand, name = "db", visible_alias = "databases")]
+    Db(databases::DbCommand),
     /// Manage projects.
     #[command(subcommand)]
     Projects(platform::ProjectsCommand),
@@ -143,11 +147,15 @@ async fn main() -> ExitCode {
             code,
             message,
             body,
+            text,
         }) => {
             if json {
                 println!("{body}");
             }
-            eprintln!("error: {code}: {message} (HTTP {status})");
+            match text {
+                Some(text) => eprintln!("{text}"),
+                None => eprintln!("error: {code}: {message} (HTTP {status})"),
+            }
             ExitCode::FAILURE
         }
         Err(Failure::Local(message)) => {
@@ -197,6 +205,7 @@ async fn run(cli: Cli) -> Result<Output, Failure> {
         Command::Links(cmd) => links::links(&api(server)?, cmd).await,
         Command::Upload(args) => objects::upload(&api(server)?, args).await,
         Command::Objects(cmd) => objects::objects(&api(server)?, cmd).await,
+        Command::Db(cmd) => databases::run(&api(server)?, cmd).await,
         Command::Projects(cmd) => platform::projects(&api(server)?, cmd).await,
         Command::Keys(cmd) => platform::keys(&api(server)?, cmd).await,
         Command::OAuthClients(cmd) => oauth_clients::run(&api(server)?, cmd).await,

@@ -79,7 +79,7 @@ fn last_segment(name: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-fn is_uuid(s: &str) -> bool {
+pub(crate) fn is_uuid(s: &str) -> bool {
     s.len() == 36
         && s.char_indices().all(|(i, c)| match i {
             8 | 13 | 18 | 23 => c == '-',

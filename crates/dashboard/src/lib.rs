@@ -3,9 +3,9 @@
 //! enrollment, the consent screen of the device login with its decision endpoint, the OAuth
 //! authorization endpoint with its consent page and decision endpoint, the activation page
 //! and the account's routes under `/api/account`, the create-key action; the Pages, Links,
-//! Files, Keys, Projects and Agents pages (the last: the agents connected through OAuth, and
-//! disconnecting one), acting with a master key's scope through the same use cases as the
-//! API.
+//! Files, Databases, Keys, Projects and Agents pages (the last: the agents connected through
+//! OAuth, and disconnecting one), acting with a master key's scope through the same use
+//! cases as the API.
 //!
 //! Every page works without JavaScript: the one script every page loads (from this origin,
 //! under a hashed name) only shows copy buttons; the activation page adds its captcha widget,
@@ -31,6 +31,8 @@ mod admin;
 mod agents_page;
 mod chart;
 mod consent;
+mod database_view;
+mod databases_page;
 mod files_page;
 mod files_upload;
 mod first_run;
@@ -52,6 +54,7 @@ mod visit;
 mod when;
 
 use actix_web::web;
+use quire_edge::body::BodyLimit;
 use quire_edge::documented::Documented;
 use quire_edge::routing::{resource, to};
 use utoipa_actix_web::scope;
@@ -64,6 +67,7 @@ use admin::{
 };
 use agents_page::{agents, disconnect};
 use consent::consent;
+use databases_page::{create_database, database_action, database_detail, databases};
 use files_page::{file_action, file_detail, files};
 use files_upload::upload;
 use first_run::{setup, setup_form};
@@ -189,6 +193,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/account/files/{id}",
         [(M::GET, to(file_detail)), (M::POST, to(file_action))],
     ))
+    .service(resource(
+        "/account/databases",
+        [(M::GET, to(databases)), (M::POST, to(create_database))],
+    ))
+    .service(
+        resource(
+            "/account/databases/{id}",
+            [
+                (M::GET, to(database_detail)),
+                (M::POST, to(database_action)),
+            ],
+        )
+        // The SQL box posts up to the service's 1 MiB of SQL, form-encoded.
+        .app_data(BodyLimit(databases_page::SQL_FORM_LIMIT)),
+    )
     .service(resource("/account/agents", [(M::GET, to(agents))]))
     .service(resource(
         "/account/agents/{client}/disconnect",

@@ -14,6 +14,7 @@ pub(crate) mod section {
     pub(crate) const PAGES: &str = "pages";
     pub(crate) const LINKS: &str = "links";
     pub(crate) const FILES: &str = "files";
+    pub(crate) const DATABASES: &str = "databases";
     pub(crate) const KEYS: &str = "keys";
     pub(crate) const PROJECTS: &str = "projects";
     pub(crate) const SECURITY: &str = "security";

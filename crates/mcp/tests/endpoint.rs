@@ -247,10 +247,14 @@ async fn both_eras_list_the_tools_on_one_url() {
             "list_objects",
             "update_object",
             "delete_object",
-            "create_upload"
+            "create_upload",
+            "list_databases",
+            "create_database",
+            "run_sql",
+            "database_keys"
         ]
     );
-    assert!(listed.body["result"].to_string().len() < 20 * 1024);
+    assert!(listed.body["result"].to_string().len() < 24 * 1024);
     let a = send!(&app, modern_call(&key, "list_pages", json!({})));
     assert_eq!(structured(&a)["pages"], json!([]));
     // The modern era's header rules: a mismatch is 400 -32020.

@@ -107,13 +107,14 @@ pub async fn call(
         Done {
             value: Err(ToolError::new(
                 "insufficient_scope",
-                format!("this credential may not call {name}"),
+                super::databases::scope_refusal(name),
             )),
             target: None,
         }
     } else if (WRITE_TOOLS.contains(&name)
         || super::LINK_WRITE_TOOLS.contains(&name)
-        || super::OBJECT_WRITE_TOOLS.contains(&name))
+        || super::OBJECT_WRITE_TOOLS.contains(&name)
+        || super::DATABASE_WRITE_TOOLS.contains(&name))
         && let Err(wait) = limiter.hit(&caller.client, started)
     {
         Done {
@@ -141,7 +142,7 @@ pub async fn call(
         "mcp tool call"
     );
     Some(match done.value {
-        Ok(value) => CallToolResult::structured(value),
+        Ok(value) => super::databases::answer(name, value),
         Err(e) => CallToolResult::error(vec![ContentBlock::text(e.text())]),
     })
 }
@@ -167,6 +168,12 @@ async fn run(state: &AppState, caller: &Caller, name: &str, args: Option<JsonObj
         "update_object" => super::objects::update_object(state, caller, args, &mut target).await,
         "delete_object" => super::objects::delete_object(state, caller, args, &mut target).await,
         "create_upload" => super::objects::create_upload(state, caller, args, &mut target).await,
+        "list_databases" => super::databases::list_databases(state, caller, args).await,
+        "create_database" => {
+            super::databases::create_database(state, caller, args, &mut target).await
+        }
+        "run_sql" => super::databases::run_sql(state, caller, args, &mut target).await,
+        "database_keys" => super::databases::database_keys(state, caller, args, &mut target).await,
         _ => Err(ToolError::new("not_found", format!("no tool {name}"))),
     };
     Done { value, target }
