@@ -377,3 +377,39 @@ async fn databases_are_held_moved_and_counted_by_projects(b: Backend) {
         .await
         .assert_status(204);
 }
+
+/// `QUIRE_DATABASES=local`: Quire runs a private cluster under its data folder with the
+/// machine's PostgreSQL binaries, and stops it when it stops.
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL's server binaries")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_cluster_runs_and_stops_with_quire() {
+    let db = TestDb::create(Backend::Sqlite).await.unwrap();
+    let ann = db.create_account("ann", &[]);
+    let folder = db.dir.path().join("postgres");
+    let mut srv = db.start_with(&[
+        ("QUIRE_DATABASES", "local"),
+        ("QUIRE_DATABASES_DIR", folder.to_str().unwrap()),
+    ]);
+    let made = create(&srv, &ann.key, json!({ "slug": "local_one" })).await;
+    let id = made["id"].as_str().unwrap();
+    let answer = sql(&srv, &ann.key, id, "select 6 * 7 as answer").await;
+    assert_eq!(answer.assert_status(200)["rows"], json!([[42]]));
+    let pid_file = std::fs::read_to_string(folder.join("postgres/postmaster.pid"))
+        .expect("the private cluster's postmaster.pid");
+    let postgres: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();
+    assert!(std::path::Path::new(&format!("/proc/{postgres}")).exists());
+    // A clean stop of Quire stops its cluster.
+    let quire = i32::try_from(srv.child.id()).unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &quire.to_string()])
+        .status()
+        .unwrap();
+    let stopped = srv.child.wait().unwrap();
+    assert!(stopped.success(), "{stopped:?}\n{}", srv.logs());
+    crate::harness::eventually("the private cluster is stopped", || async {
+        !std::path::Path::new(&format!("/proc/{postgres}")).exists()
+            || std::fs::read_to_string(format!("/proc/{postgres}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    })
+    .await;
+}

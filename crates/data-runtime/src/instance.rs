@@ -1,6 +1,7 @@
 //! One database's data API on this replica: its pool, its schema cache, its listener.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use quire_databases::{
 use quire_kernel::InfraError;
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::task::JoinHandle;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Client};
 
 use crate::pool::{Acquire, Pool};
@@ -23,6 +24,12 @@ const CHANNEL: &str = "pgrst";
 
 /// The least time between two schema loads a request's unknown name may cause: a client
 /// asking for tables that do not exist must not make the catalog read on every request.
+/// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
+/// sets, in one statement).
+const SETUP: &str = "SELECT set_config('role', $1, true), \
+    set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
+    set_config('request.jwt.claims', $3, true)";
+
 /// The `statement_timeout` each role has in this database (`ALTER ROLE … IN DATABASE`).
 const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
     FROM pg_db_role_setting s
@@ -49,6 +56,8 @@ pub(crate) struct Instance {
     /// PostgREST does).
     timeouts: RwLock<HashMap<String, String>>,
     loaded_at: Mutex<Instant>,
+    /// Counts schema loads: statements prepared under an older one are prepared again.
+    generation: AtomicU64,
     pub(crate) state: watch::Sender<State>,
     pub(crate) checked: Mutex<Instant>,
     pub(crate) last_used: Mutex<Instant>,
@@ -95,6 +104,7 @@ impl Instance {
             schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
             timeouts: RwLock::new(HashMap::new()),
             loaded_at: Mutex::new(now),
+            generation: AtomicU64::new(0),
             state: watch::channel(State::Starting).0,
             checked: Mutex::new(now),
             last_used: Mutex::new(now),
@@ -172,6 +182,7 @@ impl Instance {
         if let Ok(mut at) = self.loaded_at.lock() {
             *at = Instant::now();
         }
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
@@ -220,6 +231,17 @@ impl Instance {
         }
         self.state.send_replace(State::Failed);
     }
+}
+
+/// The error of a request's statement; a plan PostgreSQL calls stale (the table changed
+/// under a prepared statement, before the schema's notification came) empties the
+/// connection's statements, so the next request prepares afresh.
+fn forget_stale(conn: &mut crate::pool::Lent<'_>, e: &tokio_postgres::Error) -> RunError {
+    let error = run_error(e);
+    if matches!(&error, RunError::Refused(r) if r.sqlstate == "0A000") {
+        conn.forget_statements();
+    }
+    error
 }
 
 fn plan_row(rows: &[tokio_postgres::Row]) -> Result<PlanRow, RunError> {
@@ -274,35 +296,42 @@ impl DataApiInstance for Instance {
         } else {
             "BEGIN"
         };
-        // The role is one of three fixed names, never the client's text; its timeout comes
-        // from the catalog, quoted anyway.
+        // The role is one of three fixed names, never the client's text; its timeout is
+        // the catalog's (no setting keeps the authenticator's).
         let timeout = self
             .timeouts
             .read()
             .ok()
             .and_then(|t| t.get(role.as_str()).cloned());
-        let setup = match timeout {
-            Some(t) => format!(
-                "{begin}; SET LOCAL ROLE {}; SET LOCAL statement_timeout = '{}'",
-                role.as_str(),
-                t.replace('\'', "''")
-            ),
-            None => format!("{begin}; SET LOCAL ROLE {}", role.as_str()),
+        let generation = self.generation.load(Ordering::Acquire);
+        let prepared = async {
+            let setup = conn.prepared(SETUP, 3, generation).await?;
+            let statement = conn
+                .prepared(&plan.sql, plan.params.len(), generation)
+                .await?;
+            Ok::<_, tokio_postgres::Error>((setup, statement))
+        }
+        .await;
+        let (setup, statement) = match prepared {
+            Ok(both) => both,
+            Err(e) => {
+                // Nothing was begun: the connection is as clean as it was lent.
+                conn.clean();
+                return Err(run_error(&e));
+            }
         };
-        let params: Vec<(&(dyn ToSql + Sync), Type)> = plan
+        let role_name = role.as_str();
+        let setup_params: [&(dyn ToSql + Sync); 3] = [&role_name, &timeout, &claims];
+        let params: Vec<&(dyn ToSql + Sync)> = plan
             .params
             .iter()
-            .map(|p| (p as &(dyn ToSql + Sync), Type::TEXT))
+            .map(|p| p as &(dyn ToSql + Sync))
             .collect();
-        let claims_param: [(&(dyn ToSql + Sync), Type); 1] = [(&claims, Type::TEXT)];
         let begun = async {
             let (began, claimed, rows) = tokio::join!(
-                conn.batch_execute(&setup),
-                conn.query_typed(
-                    "SELECT set_config('request.jwt.claims', $1, true)",
-                    &claims_param
-                ),
-                conn.query_typed(&plan.sql, &params),
+                conn.batch_execute(begin),
+                conn.query(&setup, &setup_params),
+                conn.query(&statement, &params),
             );
             began?;
             claimed?;
@@ -315,7 +344,10 @@ impl DataApiInstance for Instance {
             let (rows, committed) = tokio::join!(begun, conn.batch_execute("COMMIT"));
             committed.map_err(|e| run_error(&e))?;
             conn.clean();
-            rows.map_err(|e| run_error(&e))?
+            match rows {
+                Ok(rows) => rows,
+                Err(e) => return Err(forget_stale(&mut conn, &e)),
+            }
         } else {
             // A write commits only an answer PostgREST would give (a singular PATCH that
             // touched two rows is undone), so its end waits for the row.
@@ -325,7 +357,7 @@ impl DataApiInstance for Instance {
                     if conn.batch_execute("ROLLBACK").await.is_ok() {
                         conn.clean();
                     }
-                    return Err(run_error(&e));
+                    return Err(forget_stale(&mut conn, &e));
                 }
             };
             let keep = plan_row(&rows)

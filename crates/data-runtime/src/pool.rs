@@ -1,16 +1,24 @@
 //! A small pool of connections as one role to one database. Each connection holds a permit
 //! of the replica-wide cap for as long as it is open.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
-/// A connection and the share of the replica's cap it holds.
+/// Most statements one connection keeps prepared; past it the cache starts again.
+const STATEMENTS_KEPT: usize = 256;
+
+/// A connection, the share of the replica's cap it holds, and the statements prepared on
+/// it (by their text, for the schema generation they were prepared under).
 pub(crate) struct Pooled {
     pub client: Client,
     _permit: OwnedSemaphorePermit,
+    statements: HashMap<String, Statement>,
+    generation: u64,
 }
 
 /// Why no connection could be had.
@@ -46,6 +54,38 @@ impl Lent<'_> {
     /// No transaction is open on it: it may serve the next request.
     pub fn clean(&mut self) {
         self.clean = true;
+    }
+
+    /// `sql` prepared on this connection with every parameter `text`: from the cache when
+    /// it was prepared under the schema `generation`, else now (one round trip). A schema
+    /// loaded again empties the cache, so no plan outlives the DDL that changed its types.
+    pub async fn prepared(
+        &mut self,
+        sql: &str,
+        params: usize,
+        generation: u64,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        let Some(conn) = self.conn.as_mut() else {
+            unreachable!("a lent connection is held until dropped");
+        };
+        if conn.generation != generation || conn.statements.len() >= STATEMENTS_KEPT {
+            conn.statements.clear();
+            conn.generation = generation;
+        }
+        if let Some(statement) = conn.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let types = vec![Type::TEXT; params];
+        let statement = conn.client.prepare_typed(sql, &types).await?;
+        conn.statements.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Forgets the prepared statements (PostgreSQL said a plan no longer fits).
+    pub fn forget_statements(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.statements.clear();
+        }
     }
 }
 
@@ -116,6 +156,8 @@ impl Pool {
         Ok(Pooled {
             client,
             _permit: permit,
+            statements: HashMap::new(),
+            generation: 0,
         })
     }
 

@@ -142,7 +142,7 @@ async fn main() {
 
     // The reference connects as the database's owner: the same database, table and row.
     let mut config: tokio_postgres::Config = cluster.parse().unwrap();
-    config.dbname(&format!("q_{}", id.replace('-', "")));
+    config.dbname(format!("q_{}", id.replace('-', "")));
 
     println!(
         "data API benchmark: one row by primary key ({ROWS} rows), {}, a pool of {POOL} on both sides, Quire with {workers} worker(s), {rounds} round(s), on {} core(s)",
