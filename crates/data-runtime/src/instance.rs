@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Client};
 
-use crate::pool::{Acquire, Pool};
+use crate::pool::{Acquire, Pools};
 
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
@@ -49,7 +49,7 @@ pub(crate) enum State {
 
 pub(crate) struct Instance {
     target: GatewayTarget,
-    pool: Pool,
+    pools: Pools,
     schema: RwLock<Arc<SchemaCache>>,
     /// Each shared role's `statement_timeout` in this database. PostgreSQL applies a
     /// role's settings at login, not on `SET ROLE`, so each request sets its role's (as
@@ -96,11 +96,11 @@ fn run_error(e: &tokio_postgres::Error) -> RunError {
 }
 
 impl Instance {
-    pub fn new(target: GatewayTarget, pool: Pool) -> Arc<Self> {
+    pub fn new(target: GatewayTarget, pools: Pools) -> Arc<Self> {
         let now = Instant::now();
         Arc::new(Self {
             target,
-            pool,
+            pools,
             schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
             timeouts: RwLock::new(HashMap::new()),
             loaded_at: Mutex::new(now),
@@ -150,7 +150,8 @@ impl Instance {
     }
 
     async fn load_schema(&self) -> Result<(), InfraError> {
-        let mut conn = self.pool.get().await.map_err(acquire_infra)?;
+        let pool = self.pools.here();
+        let mut conn = pool.get().await.map_err(acquire_infra)?;
         // The cache's query as a subquery, so its one column arrives as text whatever type
         // it builds.
         let sql = format!(
@@ -189,8 +190,12 @@ impl Instance {
     /// A connection that hears `NOTIFY pgrst` and loads the schema again; if it ends, the
     /// instance fails, and the next request starts another.
     async fn listen(self: Arc<Self>) -> Result<(), InfraError> {
-        let (client, mut connection, permit) =
-            self.pool.open_listening().await.map_err(acquire_infra)?;
+        let (client, mut connection, permit) = self
+            .pools
+            .here()
+            .open_listening()
+            .await
+            .map_err(acquire_infra)?;
         let weak: Weak<Self> = Arc::downgrade(&self);
         let task = tokio::spawn(async move {
             let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
@@ -287,7 +292,8 @@ impl DataApiInstance for Instance {
 
     async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError> {
         self.touch();
-        let mut conn = self.pool.get().await.map_err(|e| match e {
+        let pool = self.pools.here();
+        let mut conn = pool.get().await.map_err(|e| match e {
             Acquire::Saturated => RunError::Instance(InstanceError::Saturated),
             Acquire::Connect(_) => RunError::Instance(InstanceError::Unavailable),
         })?;

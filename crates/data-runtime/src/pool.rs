@@ -180,3 +180,53 @@ impl Pool {
         Ok((client, connection, permit))
     }
 }
+
+/// An instance's connections: a pool for each thread that serves its requests. Each API
+/// worker runs a runtime of its own on one thread, and a connection's task runs where it
+/// was opened, so a connection lent to another thread would cost a cross-thread wake-up
+/// for every message; the instance's connections are shared out among the threads instead.
+pub(crate) struct Pools {
+    config: Config,
+    per_thread: usize,
+    cap: Arc<Semaphore>,
+    wait: Duration,
+    pools: Mutex<HashMap<std::thread::ThreadId, Arc<Pool>>>,
+}
+
+impl Pools {
+    pub fn new(
+        config: Config,
+        size: usize,
+        threads: usize,
+        cap: Arc<Semaphore>,
+        wait: Duration,
+    ) -> Self {
+        Self {
+            config,
+            per_thread: size.div_ceil(threads.max(1)).max(1),
+            cap,
+            wait,
+            pools: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The pool of the calling thread.
+    pub fn here(&self) -> Arc<Pool> {
+        let thread = std::thread::current().id();
+        let mut pools = self
+            .pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pools
+            .entry(thread)
+            .or_insert_with(|| {
+                Arc::new(Pool::new(
+                    self.config.clone(),
+                    self.per_thread,
+                    self.cap.clone(),
+                    self.wait,
+                ))
+            })
+            .clone()
+    }
+}

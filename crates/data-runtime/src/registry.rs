@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use tokio_postgres::Config;
 
 use crate::instance::{Instance, State};
-use crate::pool::Pool;
+use crate::pool::Pools;
 
 /// How long a record check holds: a database deleted or its data API turned off on another
 /// replica stops being served here within this.
@@ -26,8 +26,10 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
 pub struct RuntimeSettings {
-    /// Connections of one instance (its listener aside).
+    /// Connections of one instance (its listener aside), shared out among `threads`.
     pub pool_size: usize,
+    /// The threads that serve requests (the API's workers).
+    pub threads: usize,
     /// Connections of every instance together, listeners included (protects the
     /// cluster's `max_connections`).
     pub max_connections: usize,
@@ -43,6 +45,7 @@ impl Default for RuntimeSettings {
     fn default() -> Self {
         Self {
             pool_size: 4,
+            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             max_connections: 64,
             idle: Duration::from_secs(600),
             start_wait: Duration::from_millis(1_500),
@@ -190,13 +193,14 @@ impl DataApiRuntime for Runtime {
                     instance.clone()
                 }
                 None => {
-                    let pool = Pool::new(
+                    let pools = Pools::new(
                         self.config_for(&target),
                         self.settings.pool_size,
+                        self.settings.threads,
                         self.cap.clone(),
                         self.settings.acquire_wait,
                     );
-                    let instance = Instance::new(target, pool);
+                    let instance = Instance::new(target, pools);
                     if let Some(old) = instances.insert(slug, instance.clone()) {
                         old.stop();
                     }

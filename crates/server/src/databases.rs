@@ -52,6 +52,10 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
         cluster.base_config(),
         RuntimeSettings {
             idle: Duration::from_secs(config.data_api_idle_secs.max(1)),
+            threads: match config.workers {
+                0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+                n => n,
+            },
             ..RuntimeSettings::default()
         },
     );
