@@ -35,6 +35,7 @@ mod dashboard_databases;
 mod dashboard_files;
 mod dashboard_links;
 mod dashboard_manage;
+mod data_api_instances;
 mod data_gateway;
 mod databases;
 mod email;

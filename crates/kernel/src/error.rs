@@ -224,7 +224,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 60);
+        assert_eq!(ErrorCode::ALL.len(), 62);
     }
 
     #[derive(Debug, thiserror::Error)]
