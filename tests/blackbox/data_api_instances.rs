@@ -54,9 +54,14 @@ async fn ddl_reaches_a_running_instance_by_its_notification(b: Backend) {
     // A name the cache lacks loads the schema again, at most once a second: right after
     // such a miss, only the notification can bring the next table in.
     assert_eq!(get(&srv, &format!("{path}/nowhere"), &anon).await.0, 404);
-    sql(&srv, &ann.key, &id, "create table second (id int primary key)")
-        .await
-        .assert_status(200);
+    sql(
+        &srv,
+        &ann.key,
+        &id,
+        "create table second (id int primary key)",
+    )
+    .await
+    .assert_status(200);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (status, body) = get(&srv, &format!("{path}/second"), &anon).await;
     assert_eq!((status, body), (200, json!([])));
@@ -83,7 +88,10 @@ async fn an_idle_instance_lets_go_of_its_connections(b: Backend) {
     let (_db, srv, ann) = with_cluster(b, &[("QUIRE_DATA_API_IDLE_SECS", "1")]).await;
     let (id, anon) = database(&srv, &ann.key, "sleepy").await;
     assert_eq!(get(&srv, "/db/sleepy/rest/v1/first", &anon).await.0, 200);
-    assert!(authenticator_connections(&id).await > 0, "the instance is up");
+    assert!(
+        authenticator_connections(&id).await > 0,
+        "the instance is up"
+    );
     eventually("the idle instance closes its connections", || {
         let id = id.clone();
         async move { authenticator_connections(&id).await == 0 }
