@@ -36,6 +36,7 @@ mod dashboard_files;
 mod dashboard_links;
 mod dashboard_manage;
 mod data_api_instances;
+mod data_auth;
 mod data_gateway;
 mod databases;
 mod email;

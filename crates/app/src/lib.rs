@@ -280,6 +280,8 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             clock: clock.clone(),
             runtime: database_ports.runtime,
             sealing: sealing.clone(),
+            offload: offload.clone(),
+            limiter: limiter.clone(),
         },
         database_config,
     );

@@ -41,7 +41,8 @@ fn apikey(req: &HttpRequest) -> Option<String> {
         .map(|(_, value)| value.into_owned())
 }
 
-fn bearer(req: &HttpRequest) -> Option<String> {
+/// The bearer token of `req`, if any.
+pub fn bearer(req: &HttpRequest) -> Option<String> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme
@@ -83,6 +84,31 @@ fn acting(role: KeyRole, claims: Map<String, Value>) -> Acting {
     }
 }
 
+/// The request's `apikey`, checked: one of `target`'s two keys, or a Quire key that may
+/// act for it; and who it acts as.
+///
+/// # Errors
+/// The spec's 401s.
+pub async fn checked_key(
+    state: &AppState,
+    req: &HttpRequest,
+    target: &GatewayTarget,
+) -> Result<(String, Acting), GatewayRefusal> {
+    let key = apikey(req).ok_or(GatewayRefusal::NoApiKey)?;
+    let acts = if is_quire_key(&key) {
+        quire_key_serves(state, target, &key)
+            .await
+            .then(service_role)
+    } else {
+        verify_token(&target.jwt_secret, &key, OffsetDateTime::now_utc())
+            .ok()
+            .filter(|t| t.role != KeyRole::Authenticated)
+            .map(|t| acting(t.role, t.claims))
+    };
+    let acts = acts.ok_or(GatewayRefusal::InvalidApiKey)?;
+    Ok((key, acts))
+}
+
 /// Settles who `req` acts as for `target`.
 ///
 /// # Errors
@@ -93,18 +119,9 @@ pub async fn settle(
     target: &GatewayTarget,
 ) -> Result<Acting, Refused> {
     let now = OffsetDateTime::now_utc();
-    let key = apikey(req).ok_or(Refused::Gateway(GatewayRefusal::NoApiKey))?;
-    let key_acts = if is_quire_key(&key) {
-        quire_key_serves(state, target, &key)
-            .await
-            .then(service_role)
-    } else {
-        verify_token(&target.jwt_secret, &key, now)
-            .ok()
-            .filter(|t| t.role != KeyRole::Authenticated)
-            .map(|t| acting(t.role, t.claims))
-    };
-    let key_acts = key_acts.ok_or(Refused::Gateway(GatewayRefusal::InvalidApiKey))?;
+    let (key, key_acts) = checked_key(state, req, target)
+        .await
+        .map_err(Refused::Gateway)?;
     let Some(token) = bearer(req) else {
         return Ok(key_acts);
     };

@@ -3,11 +3,14 @@
 //! front of a Supabase project (`apikey`, then the bearer token), the spec's error table in
 //! its order (`errors.rs`), CORS open to every origin as Supabase's, and the REST subset at
 //! `/rest/v1/*` (`rest.rs`): the request planned by `quire-dataapi` against the instance's
-//! schema cache and run by the instance in one transaction as the token's role.
+//! schema cache and run by the instance in one transaction as the token's role; and the
+//! auth subset at `/auth/v1/*` (`auth.rs`), GoTrue's paths and JSON over the domain's
+//! `TenantAuth`.
 //!
 //! It depends on `quire-edge`, `quire-databases`, `quire-dataapi` and the kernel, and
 //! actix-web; never on another surface crate. `quire-http` mounts it.
 
+mod auth;
 mod credentials;
 mod errors;
 mod rest;

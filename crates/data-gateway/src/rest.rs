@@ -1,6 +1,6 @@
 //! One request through the gateway, the spec's checks in order: the database (404
 //! `database not found`), the path (404 `Not found`), the keys (401), the instance (503
-//! `database starting`, 502 `upstream unavailable`), then the REST subset.
+//! `database starting`, 502 `upstream unavailable`), then the REST or the auth subset.
 
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
@@ -8,23 +8,23 @@ use quire_dataapi::{RestRequest, from_pg_error, plan, respond};
 use quire_databases::{DatabaseError, GatewayError, InstanceError, KeyRole, RunError};
 use quire_edge::{ApiError, AppState};
 
-use crate::credentials::{Refused, settle};
+use crate::credentials::{Refused, checked_key, settle};
 use crate::errors::{GatewayRefusal, cors, preflight, rest};
 
 /// Where a path under `/db/{slug}/` leads.
 enum Route<'a> {
     /// The REST subset; the path after `/rest/v1/`, still percent-encoded.
     Rest(&'a str),
-    /// The auth subset's prefix (its routes come with the auth subset).
-    Auth,
+    /// The auth subset; the path after `/auth/v1/`.
+    Auth(&'a str),
     Elsewhere,
 }
 
 fn route(tail: &str) -> Route<'_> {
     if let Some(rest) = tail.strip_prefix("rest/v1/") {
         Route::Rest(rest)
-    } else if tail == "auth/v1" || tail.starts_with("auth/v1/") {
-        Route::Auth
+    } else if let Some(auth) = tail.strip_prefix("auth/v1/") {
+        Route::Auth(auth)
     } else {
         Route::Elsewhere
     }
@@ -79,7 +79,23 @@ pub async fn serve(
         .map_or("", |(_, tail)| tail);
     let rest_path = match route(tail) {
         Route::Rest(path) => path,
-        Route::Auth | Route::Elsewhere => return GatewayRefusal::PathNotFound.answer(),
+        Route::Auth(path) => {
+            if let Err(refusal) = checked_key(&state, &req, reach.target()).await {
+                return refusal.answer();
+            }
+            return match state.databases.serve_data_api(reach).await {
+                Ok(instance) => {
+                    let auth = state.databases.tenant_auth(instance);
+                    crate::auth::serve(&state, &req, auth, path, &body).await
+                }
+                Err(GatewayError::Instance(e)) => instance_refusal(&e).answer(),
+                Err(e) => {
+                    tracing::error!(error = %e, "data gateway could not start an instance");
+                    GatewayRefusal::Internal.answer()
+                }
+            };
+        }
+        Route::Elsewhere => return GatewayRefusal::PathNotFound.answer(),
     };
     let acting = match settle(&state, &req, reach.target()).await {
         Ok(acting) => acting,

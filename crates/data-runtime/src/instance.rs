@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 use quire_dataapi::{Plan, PlanRow, SchemaCache};
 use quire_databases::{
-    DataApiInstance, GatewayTarget, InstanceError, KeyRole, PgRefusal, RunError,
+    DataApiInstance, GatewayTarget, InstanceError, KeyRole, PgRefusal, RunError, TenantUsers,
 };
 use quire_kernel::InfraError;
 use tokio::sync::{OwnedSemaphorePermit, watch};
@@ -18,6 +18,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Client};
 
 use crate::pool::{Acquire, Pools};
+use crate::users::Users;
 
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
@@ -50,6 +51,8 @@ pub(crate) enum State {
 pub(crate) struct Instance {
     target: GatewayTarget,
     pools: Pools,
+    /// The database's end users, reached as its owner.
+    users: Users,
     schema: RwLock<Arc<SchemaCache>>,
     /// Each shared role's `statement_timeout` in this database. PostgreSQL applies a
     /// role's settings at login, not on `SET ROLE`, so each request sets its role's (as
@@ -96,11 +99,12 @@ fn run_error(e: &tokio_postgres::Error) -> RunError {
 }
 
 impl Instance {
-    pub fn new(target: GatewayTarget, pools: Pools) -> Arc<Self> {
+    pub fn new(target: GatewayTarget, pools: Pools, users: Users) -> Arc<Self> {
         let now = Instant::now();
         Arc::new(Self {
             target,
             pools,
+            users,
             schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
             timeouts: RwLock::new(HashMap::new()),
             loaded_at: Mutex::new(now),
@@ -126,6 +130,15 @@ impl Instance {
     /// Connects, loads the schema, starts listening: `Running`, or `Failed` with the cause
     /// logged (never a password: the errors name the role and database only).
     pub async fn start(self: Arc<Self>) {
+        // The REST subset works without it, so a database whose owner made an `auth` of
+        // another shape still serves; its auth requests fail until the owner repairs it.
+        if let Err(e) = self.users.ensure_schema().await {
+            tracing::warn!(
+                database = %self.target.database.slug,
+                error = %e,
+                "a data API instance could not make its auth schema"
+            );
+        }
         let outcome = async {
             self.load_schema().await?;
             self.clone().listen().await
@@ -272,6 +285,10 @@ fn acquire_infra(e: Acquire) -> InfraError {
 impl DataApiInstance for Instance {
     fn target(&self) -> &GatewayTarget {
         &self.target
+    }
+
+    fn users(&self) -> &dyn TenantUsers {
+        &self.users
     }
 
     fn schema(&self) -> Arc<SchemaCache> {

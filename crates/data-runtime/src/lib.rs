@@ -11,11 +11,16 @@
 //! Each request is one transaction, sent as one pipeline (one round trip): `BEGIN`, `SET
 //! LOCAL ROLE`, the claims, the plan's statement, `COMMIT`.
 //!
+//! Each instance also reaches the database's end users (`users.rs`, the `TenantUsers`
+//! port) in its `auth` schema, as the database's owner on a pool of two connections; the
+//! schema is made when an instance starts and the database lacks it.
+//!
 //! An adapter: it depends on `quire-databases` (the port), `quire-dataapi` (the schema
 //! cache's query and the plans), tokio and tokio-postgres.
 
 mod instance;
 mod pool;
 mod registry;
+mod users;
 
 pub use registry::{Runtime, RuntimeSettings};

@@ -14,7 +14,11 @@ use tokio::sync::Semaphore;
 use tokio_postgres::Config;
 
 use crate::instance::{Instance, State};
-use crate::pool::Pools;
+use crate::pool::{Pool, Pools};
+use crate::users::Users;
+
+/// Connections as the owner per instance, for sign-ups, grants and sessions.
+const OWNER_POOL_SIZE: usize = 2;
 
 /// How long a record check holds: a database deleted or its data API turned off on another
 /// replica stops being served here within this.
@@ -99,6 +103,18 @@ impl Runtime {
             .user(&target.tenant.names.authenticator_role)
             .password(target.tenant.authenticator_password.as_bytes())
             .application_name("quire data api")
+            .connect_timeout(Duration::from_secs(5));
+        config
+    }
+
+    /// The owner's connections, for the `auth` schema the owner owns.
+    fn owner_config_for(&self, target: &GatewayTarget) -> Config {
+        let mut config = self.base.clone();
+        config
+            .dbname(&target.tenant.names.database)
+            .user(&target.tenant.names.owner_role)
+            .password(target.tenant.owner_password.as_bytes())
+            .application_name("quire data api auth")
             .connect_timeout(Duration::from_secs(5));
         config
     }
@@ -200,7 +216,13 @@ impl DataApiRuntime for Runtime {
                         self.cap.clone(),
                         self.settings.acquire_wait,
                     );
-                    let instance = Instance::new(target, pools);
+                    let users = Users::new(Pool::new(
+                        self.owner_config_for(&target),
+                        OWNER_POOL_SIZE,
+                        self.cap.clone(),
+                        self.settings.acquire_wait,
+                    ));
+                    let instance = Instance::new(target, pools, users);
                     if let Some(old) = instances.insert(slug, instance.clone()) {
                         old.stop();
                     }

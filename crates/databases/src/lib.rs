@@ -7,23 +7,31 @@
 //! data API's switch, secret, keys and reload, the janitor's sweep) and the data API's keys
 //! (HS256 JWTs under a per-database secret, as Supabase makes them).
 //!
+//! The auth subset's use cases (`auth`): the database's end users, GoTrue's sign-up,
+//! grants and sessions, over the tenant's `auth` schema ([`ports::TenantUsers`]).
+//!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
 //! `quire-accounts` (the sealing key that keeps role passwords and JWT secrets encrypted at
 //! rest) and small pure crates (jsonwebtoken, serde_json, rand). Its ports:
 //! [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL cluster)
 //! and [`ports::DataApiSignals`] (what the running data API instances must hear).
 
+pub mod auth;
 pub mod keys;
 pub mod model;
 pub mod ports;
 pub mod runtime;
 pub mod service;
 
-pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, verify_token};
+pub use auth::{
+    AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser, SignOutScope, SignedUp,
+    TenantAuth, UserChange,
+};
+pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
-    Cluster, ClusterError, DataApiSignals, DatabaseRecords, InsertDatabaseError, SqlOutcome,
-    SqlRefusal,
+    Cluster, ClusterError, DataApiSignals, DatabaseRecords, InsertDatabaseError, Rotation,
+    SqlOutcome, SqlRefusal, TenantUsers, UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,

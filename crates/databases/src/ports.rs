@@ -10,6 +10,11 @@ use quire_kernel::{DatabaseId, InfraError, ProjectId};
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::auth::{AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
 use crate::model::{Database, TenantAccess, TenantNames};
 
 #[derive(Debug, thiserror::Error)]
@@ -183,4 +188,123 @@ pub trait Cluster: Send + Sync + Debug {
 pub trait DataApiSignals: Send + Sync + Debug {
     /// The database's data API was turned off, or the database is going: stop serving it.
     fn stop(&self, id: DatabaseId);
+}
+
+/// Why a user could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum UserWriteError {
+    /// Another user of the database has that email (any case): checked by a unique index,
+    /// so racing sign-ups of one address make one user.
+    #[error("email taken")]
+    EmailTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// What presenting a refresh token did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rotation {
+    /// The token was current (or just rotated, within the grace): it is revoked and
+    /// `new_hash` is the session's current token.
+    Rotated { user: EndUser, session: Uuid },
+    /// No such token, or its session ended.
+    Unknown,
+    /// A token already rotated was presented again: its whole session (the family of
+    /// tokens) is ended.
+    Reused,
+}
+
+/// A database's end users, sessions and refresh tokens (the tenant's `auth` schema), as
+/// the data API's instance reaches them.
+#[async_trait]
+pub trait TenantUsers: Send + Sync + Debug {
+    /// The database's auth settings (`auth.settings`, which the owner may change with SQL).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn settings(&self) -> Result<AuthSettings, InfraError>;
+
+    /// Stores a new user.
+    ///
+    /// # Errors
+    /// `EmailTaken`; storage failures.
+    async fn insert_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError>;
+
+    /// The user with `email` (compared without case) and their password hash.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn user_by_email(&self, email: &str) -> Result<Option<(EndUser, String)>, InfraError>;
+
+    /// # Errors
+    /// Storage failures.
+    async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError>;
+
+    /// Applies `change` to user `id`; `None` when there is no such user.
+    ///
+    /// # Errors
+    /// `EmailTaken` when the new email is another user's; storage failures.
+    async fn update_user(
+        &self,
+        id: Uuid,
+        change: &UserChange,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, UserWriteError>;
+
+    /// Starts session `session` of `user` with its first refresh token (stored as
+    /// `token_hash`) and records the sign-in, in one transaction.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn start_session(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<EndUser, InfraError>;
+
+    /// Rotates the refresh token whose hash is `presented` to `new_hash`, in one
+    /// transaction. A token revoked less than `grace` ago whose successor is still current
+    /// (a client that lost the answer and retried) is rotated again; any other revoked one
+    /// ends its session and is `Reused`.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn rotate(
+        &self,
+        presented: &str,
+        new_hash: &str,
+        now: OffsetDateTime,
+        grace: Duration,
+    ) -> Result<Rotation, InfraError>;
+
+    /// Whether session `session` is still open.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn session_open(&self, session: Uuid) -> Result<bool, InfraError>;
+
+    /// Ends sessions of `user`: `session` alone, every one, or every other one.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn end_sessions(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        scope: SignOutScope,
+    ) -> Result<(), InfraError>;
+
+    /// Every user, newest first, at most `limit`, and how many there are.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError>;
+
+    /// Deletes user `id` with their sessions; whether there was one.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn delete_user(&self, id: Uuid) -> Result<bool, InfraError>;
 }

@@ -12,7 +12,7 @@ use quire_kernel::InfraError;
 
 use crate::keys::KeyRole;
 use crate::model::{Database, TenantAccess};
-use crate::ports::DataApiSignals;
+use crate::ports::{DataApiSignals, TenantUsers};
 
 /// What a request of the data API needs of its database: the record, the roles' passwords
 /// and the JWT secret, opened. `Debug` shows the slug only.
@@ -68,6 +68,9 @@ pub enum RunError {
 #[async_trait]
 pub trait DataApiInstance: Send + Sync + Debug {
     fn target(&self) -> &GatewayTarget;
+
+    /// The database's end users (its `auth` schema).
+    fn users(&self) -> &dyn TenantUsers;
 
     /// The schema as last loaded.
     fn schema(&self) -> Arc<SchemaCache>;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_accounts::{SealedSecret, SealingKey};
-use quire_kernel::{Clock, DatabaseId, InfraError, Principal, ProjectSlug};
+use quire_kernel::{Clock, DatabaseId, InfraError, Offload, Principal, ProjectSlug, RateLimiter};
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
 use crate::model::{Database, TenantAccess};
@@ -62,6 +62,10 @@ pub struct DatabasePorts {
     pub runtime: Arc<dyn DataApiRuntime>,
     /// Seals role passwords and JWT secrets at rest.
     pub sealing: SealingKey,
+    /// Runs argon2id off the async workers (end users' passwords).
+    pub offload: Arc<dyn Offload>,
+    /// Counts end users' sign-ups and grants, shared by every replica.
+    pub limiter: Arc<dyn RateLimiter>,
 }
 
 /// A database as the API shows it.

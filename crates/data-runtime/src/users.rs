@@ -1,0 +1,433 @@
+//! A database's end users in its `auth` schema, the `TenantUsers` adapter: statements run
+//! as the database's owner role on a small pool of its own, since the owner owns the
+//! schema (as `postgres` owns Supabase's) and no role a token can name may read it.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use quire_databases::{
+    AuthSettings, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers, UserChange,
+    UserWriteError,
+};
+use quire_kernel::InfraError;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+use uuid::Uuid;
+
+use crate::pool::{Acquire, Lent, Pool};
+
+/// The `auth` schema: users, sessions, refresh tokens, settings, and the functions RLS
+/// policies call. Every statement tolerates what exists, and the advisory lock keeps two
+/// replicas starting at once from racing on the catalog, so it runs on every start: an
+/// older database gets the schema the first time its data API starts.
+const AUTH_SCHEMA_SQL: &str = "
+SELECT pg_advisory_xact_lock(hashtext('quire auth schema'));
+CREATE SCHEMA IF NOT EXISTS auth;
+CREATE TABLE IF NOT EXISTS auth.users (
+  id uuid PRIMARY KEY,
+  email text NOT NULL,
+  encrypted_password text NOT NULL,
+  email_confirmed_at timestamptz,
+  raw_user_meta_data jsonb NOT NULL DEFAULT '{}',
+  raw_app_meta_data jsonb NOT NULL DEFAULT '{\"provider\": \"email\", \"providers\": [\"email\"]}',
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  last_sign_in_at timestamptz
+);
+CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON auth.users (lower(email));
+CREATE TABLE IF NOT EXISTS auth.sessions (
+  id uuid PRIMARY KEY,
+  user_id uuid NOT NULL REFERENCES auth.users ON DELETE CASCADE,
+  created_at timestamptz NOT NULL,
+  refreshed_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS sessions_user ON auth.sessions (user_id);
+CREATE TABLE IF NOT EXISTS auth.refresh_tokens (
+  token_hash text PRIMARY KEY,
+  session_id uuid NOT NULL REFERENCES auth.sessions ON DELETE CASCADE,
+  parent_hash text,
+  revoked_at timestamptz,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refresh_tokens_session ON auth.refresh_tokens (session_id);
+CREATE INDEX IF NOT EXISTS refresh_tokens_parent ON auth.refresh_tokens (parent_hash);
+CREATE TABLE IF NOT EXISTS auth.settings (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  disable_signup boolean NOT NULL DEFAULT false,
+  confirm_email boolean NOT NULL DEFAULT false
+);
+INSERT INTO auth.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
+CREATE OR REPLACE FUNCTION auth.jwt() RETURNS jsonb LANGUAGE sql STABLE
+  AS $$ SELECT coalesce(nullif(current_setting('request.jwt.claims', true), ''), '{}')::jsonb $$;
+CREATE OR REPLACE FUNCTION auth.uid() RETURNS uuid LANGUAGE sql STABLE
+  AS $$ SELECT nullif(auth.jwt() ->> 'sub', '')::uuid $$;
+CREATE OR REPLACE FUNCTION auth.role() RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT auth.jwt() ->> 'role' $$;
+CREATE OR REPLACE FUNCTION auth.email() RETURNS text LANGUAGE sql STABLE
+  AS $$ SELECT auth.jwt() ->> 'email' $$;
+GRANT USAGE ON SCHEMA auth TO anon, authenticated, service_role;
+GRANT EXECUTE ON FUNCTION auth.jwt(), auth.uid(), auth.role(), auth.email()
+  TO anon, authenticated, service_role;
+";
+
+const USER_COLUMNS: &str = "id, email, email_confirmed_at, raw_user_meta_data, \
+    raw_app_meta_data, created_at, updated_at, last_sign_in_at";
+
+/// PostgreSQL's `unique_violation`.
+const UNIQUE_VIOLATION: &str = "23505";
+
+pub(crate) struct Users {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for Users {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Users")
+    }
+}
+
+fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
+    InfraError::new(format!("{what}: {e}"))
+}
+
+fn acquired(e: Acquire) -> InfraError {
+    match e {
+        Acquire::Saturated => InfraError::new("no connection as the database owner came free"),
+        Acquire::Connect(e) => infra("connecting as the database owner", e),
+    }
+}
+
+fn user_of(row: &Row) -> Result<EndUser, InfraError> {
+    let read = |e: tokio_postgres::Error| infra("reading a user", e);
+    Ok(EndUser {
+        id: row.try_get(0).map_err(read)?,
+        email: row.try_get(1).map_err(read)?,
+        email_confirmed_at: row.try_get(2).map_err(read)?,
+        user_metadata: row.try_get(3).map_err(read)?,
+        app_metadata: row.try_get(4).map_err(read)?,
+        created_at: row.try_get(5).map_err(read)?,
+        updated_at: row.try_get(6).map_err(read)?,
+        last_sign_in_at: row.try_get(7).map_err(read)?,
+    })
+}
+
+fn write_error(e: &tokio_postgres::Error) -> UserWriteError {
+    if e.code().is_some_and(|c| c.code() == UNIQUE_VIOLATION) {
+        UserWriteError::EmailTaken
+    } else {
+        UserWriteError::Infra(infra("writing a user", e))
+    }
+}
+
+impl Users {
+    pub fn new(pool: Pool) -> Self {
+        Self { pool }
+    }
+
+    async fn conn(&self) -> Result<Lent<'_>, InfraError> {
+        self.pool.get().await.map_err(acquired)
+    }
+
+    /// Makes the `auth` schema if the database lacks any of it.
+    pub async fn ensure_schema(&self) -> Result<(), InfraError> {
+        let mut conn = self.conn().await?;
+        let sql = format!("BEGIN;\n{AUTH_SCHEMA_SQL}\nCOMMIT;");
+        conn.batch_execute(&sql)
+            .await
+            .map_err(|e| infra("making the auth schema", e))?;
+        conn.clean();
+        Ok(())
+    }
+
+    /// Runs `work` in a transaction on one connection: committed when it returns `Ok`,
+    /// rolled back otherwise (a connection whose rollback fails is not reused).
+    async fn in_transaction<T>(
+        &self,
+        work: impl AsyncFnOnce(&Lent<'_>) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, InfraError> {
+        let mut conn = self.conn().await?;
+        conn.batch_execute("BEGIN")
+            .await
+            .map_err(|e| infra("beginning an auth transaction", e))?;
+        match work(&conn).await {
+            Ok(value) => {
+                conn.batch_execute("COMMIT")
+                    .await
+                    .map_err(|e| infra("committing an auth transaction", e))?;
+                conn.clean();
+                Ok(value)
+            }
+            Err(e) => {
+                if conn.batch_execute("ROLLBACK").await.is_ok() {
+                    conn.clean();
+                }
+                Err(infra("an auth transaction", e))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl TenantUsers for Users {
+    async fn settings(&self) -> Result<AuthSettings, InfraError> {
+        let mut conn = self.conn().await?;
+        let row = conn
+            .query_opt(
+                "SELECT disable_signup, confirm_email FROM auth.settings LIMIT 1",
+                &[],
+            )
+            .await
+            .map_err(|e| infra("reading the auth settings", e))?;
+        conn.clean();
+        let Some(row) = row else {
+            return Ok(AuthSettings::default());
+        };
+        Ok(AuthSettings {
+            disable_signup: row.try_get(0).map_err(|e| infra("auth settings", e))?,
+            confirm_email: row.try_get(1).map_err(|e| infra("auth settings", e))?,
+        })
+    }
+
+    async fn insert_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError> {
+        let mut conn = self.conn().await?;
+        let sql = format!(
+            "INSERT INTO auth.users (id, email, encrypted_password, email_confirmed_at, \
+             raw_user_meta_data, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {USER_COLUMNS}"
+        );
+        let row = conn
+            .query_one(
+                &sql,
+                &[
+                    &user.id,
+                    &user.email,
+                    &user.password_hash,
+                    &user.email_confirmed_at,
+                    &user.user_metadata,
+                    &user.now,
+                ],
+            )
+            .await
+            .map_err(|e| write_error(&e));
+        conn.clean();
+        Ok(user_of(&row?)?)
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<(EndUser, String)>, InfraError> {
+        let mut conn = self.conn().await?;
+        let sql = format!(
+            "SELECT {USER_COLUMNS}, encrypted_password FROM auth.users WHERE lower(email) = lower($1)"
+        );
+        let row = conn
+            .query_opt(&sql, &[&email])
+            .await
+            .map_err(|e| infra("reading a user", e))?;
+        conn.clean();
+        row.map(|row| {
+            let hash = row
+                .try_get(8)
+                .map_err(|e| infra("reading a password hash", e))?;
+            Ok((user_of(&row)?, hash))
+        })
+        .transpose()
+    }
+
+    async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError> {
+        let mut conn = self.conn().await?;
+        let sql = format!("SELECT {USER_COLUMNS} FROM auth.users WHERE id = $1");
+        let row = conn
+            .query_opt(&sql, &[&id])
+            .await
+            .map_err(|e| infra("reading a user", e))?;
+        conn.clean();
+        row.as_ref().map(user_of).transpose()
+    }
+
+    async fn update_user(
+        &self,
+        id: Uuid,
+        change: &UserChange,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, UserWriteError> {
+        let mut conn = self.conn().await?;
+        let metadata = change.user_metadata.clone().map(serde_json::Value::Object);
+        let sql = format!(
+            "UPDATE auth.users SET email = coalesce($2, email), \
+             encrypted_password = coalesce($3, encrypted_password), \
+             raw_user_meta_data = raw_user_meta_data || coalesce($4, '{{}}'::jsonb), \
+             updated_at = $5 WHERE id = $1 RETURNING {USER_COLUMNS}"
+        );
+        let row = conn
+            .query_opt(
+                &sql,
+                &[&id, &change.email, &change.password_hash, &metadata, &now],
+            )
+            .await
+            .map_err(|e| write_error(&e));
+        conn.clean();
+        Ok(row?.as_ref().map(user_of).transpose()?)
+    }
+
+    async fn start_session(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<EndUser, InfraError> {
+        let mut conn = self.conn().await?;
+        // One statement, so one transaction: the session, its first token, the sign-in.
+        let sql = format!(
+            "WITH s AS (INSERT INTO auth.sessions (id, user_id, created_at) \
+                 VALUES ($2, $1, $4) RETURNING id), \
+             t AS (INSERT INTO auth.refresh_tokens (token_hash, session_id, created_at) \
+                 SELECT $3, id, $4 FROM s) \
+             UPDATE auth.users SET last_sign_in_at = $4 WHERE id = $1 RETURNING {USER_COLUMNS}"
+        );
+        let row = conn
+            .query_one(&sql, &[&user, &session, &token_hash, &now])
+            .await
+            .map_err(|e| infra("starting a session", e))?;
+        conn.clean();
+        user_of(&row)
+    }
+
+    async fn rotate(
+        &self,
+        presented: &str,
+        new_hash: &str,
+        now: OffsetDateTime,
+        grace: Duration,
+    ) -> Result<Rotation, InfraError> {
+        let grace_start = now - grace;
+        let outcome = self
+            .in_transaction(async |conn| {
+                // Both rows locked: two refreshes of one session take turns.
+                let Some(found) = conn
+                    .query_opt(
+                        "SELECT t.session_id, t.revoked_at, s.user_id \
+                         FROM auth.refresh_tokens t JOIN auth.sessions s ON s.id = t.session_id \
+                         WHERE t.token_hash = $1 FOR UPDATE OF t, s",
+                        &[&presented],
+                    )
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let session: Uuid = found.try_get(0)?;
+                let revoked_at: Option<OffsetDateTime> = found.try_get(1)?;
+                let user: Uuid = found.try_get(2)?;
+                let parent = match revoked_at {
+                    None => presented.to_owned(),
+                    Some(at) => {
+                        let successor = conn
+                            .query_opt(
+                                "SELECT token_hash FROM auth.refresh_tokens \
+                                 WHERE parent_hash = $1 AND revoked_at IS NULL",
+                                &[&presented],
+                            )
+                            .await?;
+                        match successor {
+                            Some(row) if at > grace_start => row.try_get::<_, String>(0)?,
+                            _ => {
+                                conn.execute("DELETE FROM auth.sessions WHERE id = $1", &[&session])
+                                    .await?;
+                                return Ok(Some(Err(())));
+                            }
+                        }
+                    }
+                };
+                conn.execute(
+                    "UPDATE auth.refresh_tokens SET revoked_at = $2 WHERE token_hash = $1",
+                    &[&parent, &now],
+                )
+                .await?;
+                conn.execute(
+                    "INSERT INTO auth.refresh_tokens (token_hash, session_id, parent_hash, created_at) \
+                     VALUES ($1, $2, $3, $4)",
+                    &[&new_hash, &session, &parent, &now],
+                )
+                .await?;
+                conn.execute(
+                    "UPDATE auth.sessions SET refreshed_at = $2 WHERE id = $1",
+                    &[&session, &now],
+                )
+                .await?;
+                let sql = format!("SELECT {USER_COLUMNS} FROM auth.users WHERE id = $1");
+                let row = conn.query_one(&sql, &[&user]).await?;
+                Ok(Some(Ok((row, session))))
+            })
+            .await?;
+        Ok(match outcome {
+            None => Rotation::Unknown,
+            Some(Err(())) => Rotation::Reused,
+            Some(Ok((row, session))) => Rotation::Rotated {
+                user: user_of(&row)?,
+                session,
+            },
+        })
+    }
+
+    async fn session_open(&self, session: Uuid) -> Result<bool, InfraError> {
+        let mut conn = self.conn().await?;
+        let row = conn
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM auth.sessions WHERE id = $1)",
+                &[&session],
+            )
+            .await
+            .map_err(|e| infra("reading a session", e))?;
+        conn.clean();
+        row.try_get(0).map_err(|e| infra("reading a session", e))
+    }
+
+    async fn end_sessions(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        scope: SignOutScope,
+    ) -> Result<(), InfraError> {
+        let filter = match scope {
+            SignOutScope::Global => "",
+            SignOutScope::Local => " AND id = $2",
+            SignOutScope::Others => " AND id <> $2",
+        };
+        let sql = format!(
+            "DELETE FROM auth.sessions WHERE user_id = $1 AND ($2::uuid IS NOT NULL){filter}"
+        );
+        let mut conn = self.conn().await?;
+        conn.execute(&sql, &[&user, &session])
+            .await
+            .map_err(|e| infra("ending sessions", e))?;
+        conn.clean();
+        Ok(())
+    }
+
+    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
+        let mut conn = self.conn().await?;
+        let sql =
+            format!("SELECT {USER_COLUMNS} FROM auth.users ORDER BY created_at DESC, id LIMIT $1");
+        let rows = conn
+            .query(&sql, &[&i64::from(limit)])
+            .await
+            .map_err(|e| infra("listing users", e))?;
+        let count = conn
+            .query_one("SELECT count(*) FROM auth.users", &[])
+            .await
+            .map_err(|e| infra("counting users", e))?;
+        conn.clean();
+        let total: i64 = count.try_get(0).map_err(|e| infra("counting users", e))?;
+        let users = rows.iter().map(user_of).collect::<Result<_, _>>()?;
+        Ok((users, u64::try_from(total).unwrap_or(0)))
+    }
+
+    async fn delete_user(&self, id: Uuid) -> Result<bool, InfraError> {
+        let mut conn = self.conn().await?;
+        let deleted = conn
+            .execute("DELETE FROM auth.users WHERE id = $1", &[&id])
+            .await
+            .map_err(|e| infra("deleting a user", e))?;
+        conn.clean();
+        Ok(deleted > 0)
+    }
+}

@@ -1,0 +1,106 @@
+//! Why an auth request is refused, each with GoTrue's status and `error_code`, so
+//! supabase-js and supabase-py raise the errors their users already handle.
+
+use quire_kernel::InfraError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// A malformed request: the message says what is wrong.
+    #[error("{0}")]
+    Validation(String),
+    #[error(
+        "Password should be at least {} characters.",
+        super::MIN_PASSWORD_CHARS
+    )]
+    WeakPassword,
+    #[error("Signups not allowed for this instance")]
+    SignupDisabled,
+    #[error("User already registered")]
+    UserExists,
+    #[error("A user with this email address has already been registered")]
+    EmailExists,
+    #[error("Invalid login credentials")]
+    InvalidCredentials,
+    #[error("Email not confirmed")]
+    EmailNotConfirmed,
+    #[error("Invalid Refresh Token: Refresh Token Not Found")]
+    RefreshTokenNotFound,
+    #[error("Invalid Refresh Token: Already Used")]
+    RefreshTokenReused,
+    #[error("unsupported_grant_type")]
+    UnsupportedGrant,
+    #[error("This endpoint requires a Bearer token")]
+    NoAuthorization,
+    #[error("invalid JWT: unable to parse or verify signature, {0}")]
+    BadJwt(&'static str),
+    #[error("Session from session_id claim in JWT does not exist")]
+    SessionNotFound,
+    #[error("User from sub claim in JWT does not exist")]
+    UserNotFound,
+    #[error("Request rate limit reached")]
+    RateLimited { retry_after_secs: u64 },
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+impl AuthError {
+    /// GoTrue's HTTP status for the refusal.
+    #[must_use]
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Validation(_)
+            | Self::InvalidCredentials
+            | Self::EmailNotConfirmed
+            | Self::RefreshTokenNotFound
+            | Self::RefreshTokenReused
+            | Self::UnsupportedGrant => 400,
+            Self::NoAuthorization => 401,
+            Self::BadJwt(_) | Self::SessionNotFound => 403,
+            Self::UserNotFound => 404,
+            Self::WeakPassword | Self::SignupDisabled | Self::UserExists | Self::EmailExists => 422,
+            Self::RateLimited { .. } => 429,
+            Self::Infra(_) => 500,
+        }
+    }
+
+    /// GoTrue's `error_code`.
+    #[must_use]
+    pub fn error_code(&self) -> &'static str {
+        match self {
+            Self::Validation(_) => "validation_failed",
+            Self::WeakPassword => "weak_password",
+            Self::SignupDisabled => "signup_disabled",
+            Self::UserExists => "user_already_exists",
+            Self::EmailExists => "email_exists",
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::EmailNotConfirmed => "email_not_confirmed",
+            Self::RefreshTokenNotFound => "refresh_token_not_found",
+            Self::RefreshTokenReused => "refresh_token_already_used",
+            Self::UnsupportedGrant => "unsupported_grant_type",
+            Self::NoAuthorization => "no_authorization",
+            Self::BadJwt(_) => "bad_jwt",
+            Self::SessionNotFound => "session_not_found",
+            Self::UserNotFound => "user_not_found",
+            Self::RateLimited { .. } => "over_request_rate_limit",
+            Self::Infra(_) => "unexpected_failure",
+        }
+    }
+
+    /// The message a client may show: never the cause of an internal failure.
+    #[must_use]
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Infra(_) => "Unexpected failure, please try again".to_owned(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl From<crate::ports::UserWriteError> for AuthError {
+    fn from(e: crate::ports::UserWriteError) -> Self {
+        match e {
+            crate::ports::UserWriteError::EmailTaken => Self::UserExists,
+            crate::ports::UserWriteError::Infra(e) => Self::Infra(e),
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! A database's end users and their sessions, as GoTrue shows them.
+
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use uuid::Uuid;
+
+/// A user of an owner's app, in the database's `auth.users`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndUser {
+    pub id: Uuid,
+    pub email: String,
+    pub email_confirmed_at: Option<OffsetDateTime>,
+    /// What the user may change (`data` on sign-up and `PUT user`).
+    pub user_metadata: Value,
+    /// What only the owner may change (with SQL): `provider`, `providers`, roles of their own.
+    pub app_metadata: Value,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+    pub last_sign_in_at: Option<OffsetDateTime>,
+}
+
+fn rfc3339(t: OffsetDateTime) -> Value {
+    t.format(&Rfc3339).map_or(Value::Null, Value::String)
+}
+
+impl EndUser {
+    /// The user in GoTrue's JSON, as supabase-js and supabase-py parse it.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let confirmed = self.email_confirmed_at.map_or(Value::Null, rfc3339);
+        json!({
+            "id": self.id,
+            "aud": "authenticated",
+            "role": "authenticated",
+            "email": self.email,
+            "phone": "",
+            "email_confirmed_at": confirmed,
+            "confirmed_at": confirmed,
+            "last_sign_in_at": self.last_sign_in_at.map_or(Value::Null, rfc3339),
+            "app_metadata": self.app_metadata,
+            "user_metadata": self.user_metadata,
+            "identities": [],
+            "created_at": rfc3339(self.created_at),
+            "updated_at": rfc3339(self.updated_at),
+            "is_anonymous": false,
+        })
+    }
+
+    /// The claims of an access token of this user in session `session`, valid from `now`
+    /// until `expires_at`: what `auth.uid()`, `auth.email()` and `auth.jwt()` read.
+    #[must_use]
+    pub fn access_claims(
+        &self,
+        issuer: &str,
+        session: Uuid,
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> Map<String, Value> {
+        let claims = json!({
+            "iss": issuer,
+            "aud": "authenticated",
+            "sub": self.id,
+            "role": "authenticated",
+            "email": self.email,
+            "phone": "",
+            "app_metadata": self.app_metadata,
+            "user_metadata": self.user_metadata,
+            "aal": "aal1",
+            "amr": [{"method": "password", "timestamp": now.unix_timestamp()}],
+            "session_id": session,
+            "is_anonymous": false,
+            "iat": now.unix_timestamp(),
+            "exp": expires_at.unix_timestamp(),
+        });
+        match claims {
+            Value::Object(map) => map,
+            _ => unreachable!("a json! object is an object"),
+        }
+    }
+}
+
+/// A user to store: the email already checked and lowercased, the password hashed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEndUser {
+    pub id: Uuid,
+    pub email: String,
+    pub password_hash: String,
+    pub user_metadata: Value,
+    /// `None` until the address is confirmed (when the database asks for confirmation).
+    pub email_confirmed_at: Option<OffsetDateTime>,
+    pub now: OffsetDateTime,
+}
+
+/// What `PUT user` changes; `None` leaves a field as it is. New metadata is merged into
+/// the old at the top level, as GoTrue does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserChange {
+    pub email: Option<String>,
+    pub password_hash: Option<String>,
+    pub user_metadata: Option<Map<String, Value>>,
+}
+
+/// A database's auth settings, one row of `auth.settings` that the owner changes with SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AuthSettings {
+    /// Nobody may sign up (users the owner inserts can still sign in).
+    pub disable_signup: bool,
+    /// A new user cannot sign in before their address is confirmed.
+    pub confirm_email: bool,
+}
+
+/// Which sessions a sign-out ends (GoTrue's `scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SignOutScope {
+    /// Every session of the user.
+    #[default]
+    Global,
+    /// The token's session.
+    Local,
+    /// Every session but the token's.
+    Others,
+}
+
+impl SignOutScope {
+    #[must_use]
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "global" => Some(Self::Global),
+            "local" => Some(Self::Local),
+            "others" => Some(Self::Others),
+            _ => None,
+        }
+    }
+}
+
+/// A signed-in session, as the token endpoint answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthSession {
+    pub access_token: String,
+    pub refresh_token: String,
+    pub expires_in: i64,
+    pub expires_at: i64,
+    pub user: EndUser,
+}
+
+impl AuthSession {
+    /// GoTrue's session JSON.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        json!({
+            "access_token": self.access_token,
+            "token_type": "bearer",
+            "expires_in": self.expires_in,
+            "expires_at": self.expires_at,
+            "refresh_token": self.refresh_token,
+            "user": self.user.to_json(),
+        })
+    }
+}
