@@ -1,9 +1,10 @@
 //! The Databases page in headless Chromium, with tenant databases on the test PostgreSQL
 //! cluster: a person signs in, creates a database from the form, runs SQL in the box and
 //! sees the last statement's rows as a table, sees a bad statement's SQLSTATE with the SQL
-//! still in the box, turns the data API on, shows its keys (the answer to a post), turns it
-//! off and deletes the database; each page passes the audit (axe-core, 390 px with no
-//! sideways scroll: the result table scrolls in its own box).
+//! still in the box, turns the data API on, shows its keys (the answer to a post), sees the
+//! users who signed up and deletes one, turns it off and deletes the database; each page
+//! passes the audit (axe-core, 390 px with no sideways scroll: the result table scrolls in
+//! its own box, the users become a card each).
 
 use serde_json::{Value, json};
 
@@ -166,6 +167,42 @@ async fn a_person_makes_queries_and_drops_a_database_in_chromium() {
         browser.find("#anon-key").await.is_none(),
         "a GET shows no key"
     );
+
+    // The users who signed up (one with a long address), each deleted once confirmed.
+    let long = "someone.with.a.rather.long.address.indeed@subdomain.example.com";
+    for email in [long, "bo@example.com"] {
+        let signed_up = srv
+            .http
+            .post(format!("{base}/db/browser_shop/auth/v1/signup"))
+            .header("apikey", anon.as_str())
+            .json(&json!({ "email": email, "password": "correct horse" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(signed_up.status(), 200);
+    }
+    browser.go(&detail).await;
+    assert_eq!(browser.text("#users-count").await, "2 users.");
+    assert_eq!(
+        browser
+            .script("return [...document.querySelectorAll('#users-table tbody .lead-cell')].map(c => c.textContent)")
+            .await,
+        json!(["bo@example.com", long])
+    );
+    // The screenshots show the section, not the top of the page.
+    browser
+        .script("document.getElementById('users').scrollIntoView()")
+        .await;
+    browser.audit("database-users").await;
+    browser
+        .tick("#users-table tbody tr:first-child input[name=confirm]")
+        .await;
+    browser
+        .click("#users-table tbody tr:first-child button")
+        .await;
+    assert!(browser.text("#users-notice").await.contains("deleted"));
+    assert_eq!(browser.text("#users-count").await, "1 user.");
+    browser.audit("database-user-deleted").await;
     browser.click("#data-api-off").await;
     assert_eq!(browser.text("#database-data-api").await, "off");
 

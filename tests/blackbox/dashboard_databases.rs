@@ -2,8 +2,12 @@
 //! databases on the test PostgreSQL cluster: a database created from the form, listed, its
 //! SQL box answering a table or PostgreSQL's refusal with the SQL kept, the data API
 //! switched, its keys shown only on the answer to a post (never cached, never on a page a
-//! GET fetches), and deleted; the refusals: another site's post, another account's
-//! database; and a server with no cluster saying what the operator must set.
+//! GET fetches), and deleted; the database's end users listed with their count and
+//! deleted (the deleted one can no longer sign in); the refusals: another site's post,
+//! another account's database; and a server with no cluster saying what the operator must
+//! set.
+
+use serde_json::{Value, json};
 
 use crate::dashboard::{Browser, PASSWORD, element, location};
 use crate::databases::{DATABASES, cluster_url};
@@ -20,6 +24,7 @@ mod on_a_cluster {
         #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
         databases_are_made_queried_switched_and_dropped_in_the_dashboard,
         the_databases_page_refuses_other_sites_and_other_accounts,
+        a_databases_users_are_listed_and_deleted_in_the_dashboard,
     );
 }
 
@@ -329,4 +334,238 @@ async fn the_databases_page_refuses_other_sites_and_other_accounts(b: Backend) {
         .post(&detail_path, &[("action", "delete"), ("confirm", "yes")])
         .await;
     assert_eq!(gone.status, 303);
+}
+
+/// A GoTrue call to `/db/{slug}/auth/v1/{path}` with the anon key.
+async fn auth_call(srv: &Server, slug: &str, path: &str, anon: &str, body: Value) -> (u16, Value) {
+    let response = srv
+        .http
+        .post(format!("{}/db/{slug}/auth/v1/{path}", srv.base))
+        .header("apikey", anon)
+        .json(&body)
+        .send()
+        .await
+        .expect("the gateway answers");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// The id of the user row whose email cell holds `email`, on the detail page.
+fn user_id(html: &str, email: &str) -> String {
+    let cell = format!("\">{email}</td>");
+    let before = &html[..html
+        .find(&cell)
+        .unwrap_or_else(|| panic!("{email}: {html}"))];
+    let start = before.rfind("id=\"user-email-").unwrap() + "id=\"user-email-".len();
+    before[start..].to_owned()
+}
+
+async fn a_databases_users_are_listed_and_deleted_in_the_dashboard(b: Backend) {
+    let (_db, srv, key) = with_cluster(b).await;
+    let mut ann = Browser::new(&srv);
+    ann.sign_in("ann").await;
+    let made = ann
+        .post(
+            "/account/databases",
+            &[("slug", "dash_users"), ("project", "ann")],
+        )
+        .await;
+    let detail_path = location(&made).to_owned();
+
+    // Off: the section says when users appear, and lists nothing.
+    let off = ann.get(&detail_path).await;
+    assert_eq!(off.status, 200, "{}", off.text);
+    assert!(
+        element(&off.text, "users-off")
+            .unwrap()
+            .contains("once the data API is on"),
+        "{}",
+        off.text
+    );
+    assert!(element(&off.text, "users-count").is_none());
+
+    let on = ann.post(&detail_path, &[("action", "data_api_on")]).await;
+    assert_eq!(location(&on), detail_path);
+    let id = detail_path.rsplit('/').next().unwrap();
+    let secret = srv.get(&format!("{DATABASES}/{id}/secret"), &key).await;
+    let anon = secret.assert_status(200)["anonKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The instance starts on the first request.
+    crate::harness::eventually("the data API instance runs", || async {
+        srv.http
+            .get(format!("{}/db/dash_users/auth/v1/health", srv.base))
+            .header("apikey", anon.as_str())
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    let empty = ann.get(&detail_path).await;
+    assert_eq!(
+        element(&empty.text, "users-count").as_deref(),
+        Some("No users yet.")
+    );
+    assert!(element(&empty.text, "users-off").is_none());
+
+    let (cat, dog) = ("cat@example.com", "dog@example.com");
+    for email in [cat, dog] {
+        let (status, body) = auth_call(
+            &srv,
+            "dash_users",
+            "signup",
+            &anon,
+            json!({ "email": email, "password": "correct horse" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}\n{}", srv.logs());
+    }
+
+    let listed = ann.get(&detail_path).await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(
+        element(&listed.text, "users-count").as_deref(),
+        Some("2 users.")
+    );
+    let table = listed.text.split("id=\"users-table\"").nth(1).unwrap();
+    let table = &table[..table.find("</table>").unwrap()];
+    assert!(table.contains(cat) && table.contains(dog), "{table}");
+    assert!(
+        table.contains("<time datetime="),
+        "when they signed up: {table}"
+    );
+    let cat_id = user_id(&listed.text, cat);
+    let dog_id = user_id(&listed.text, dog);
+    assert!(
+        element(&listed.text, &format!("delete-user-{cat_id}")).is_some(),
+        "each user has a delete button"
+    );
+    let delete_cat = [
+        ("action", "delete_user"),
+        ("user", cat_id.as_str()),
+        ("confirm", "yes"),
+    ];
+
+    // Another site's post is refused before anything runs; another account finds nothing.
+    ann.origin = Some("http://evil.example".into());
+    ann.post(&detail_path, &delete_cat)
+        .await
+        .assert_error(403, "invalid origin");
+    ann.origin = Some(srv.base.clone());
+    let mut bob = Browser::new(&srv);
+    bob.sign_in("bob").await;
+    bob.post(&detail_path, &delete_cat)
+        .await
+        .assert_error(404, "not_found");
+    let still = ann.get(&detail_path).await;
+    assert_eq!(
+        element(&still.text, "users-count").as_deref(),
+        Some("2 users.")
+    );
+
+    // Only once confirmed.
+    let unconfirmed = ann
+        .post(
+            &detail_path,
+            &[("action", "delete_user"), ("user", cat_id.as_str())],
+        )
+        .await;
+    assert_eq!(unconfirmed.status, 400, "{}", unconfirmed.text);
+    assert!(
+        element(&unconfirmed.text, "users-error")
+            .unwrap()
+            .contains("delete for good")
+    );
+
+    let deleted = ann.post(&detail_path, &delete_cat).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    assert!(
+        element(&deleted.text, "users-notice")
+            .unwrap()
+            .contains("deleted"),
+        "{}",
+        deleted.text
+    );
+    assert_eq!(
+        element(&deleted.text, "users-count").as_deref(),
+        Some("1 user.")
+    );
+    assert!(!deleted.text.contains(cat), "{}", deleted.text);
+    assert!(element(&deleted.text, &format!("user-{dog_id}")).is_some());
+
+    // The deleted user can no longer sign in; the other still can.
+    let refused = auth_call(
+        &srv,
+        "dash_users",
+        "token?grant_type=password",
+        &anon,
+        json!({ "email": cat, "password": "correct horse" }),
+    )
+    .await;
+    assert_eq!(refused.0, 400, "{}", refused.1);
+    assert_eq!(
+        refused.1["error_code"], "invalid_credentials",
+        "{}",
+        refused.1
+    );
+    let granted = auth_call(
+        &srv,
+        "dash_users",
+        "token?grant_type=password",
+        &anon,
+        json!({ "email": dog, "password": "correct horse" }),
+    )
+    .await;
+    assert_eq!(granted.0, 200, "{}", granted.1);
+
+    // A user the owner inserted with SQL, who never signed in.
+    let inserted = ann
+        .post(
+            &detail_path,
+            &[
+                ("action", "sql"),
+                (
+                    "sql",
+                    "insert into auth.users (id, email, encrypted_password) \
+                     values (gen_random_uuid(), 'owl@example.com', 'no password')",
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(inserted.status, 200, "{}", inserted.text);
+    assert_eq!(
+        element(&inserted.text, "users-count").as_deref(),
+        Some("2 users.")
+    );
+    let owl_id = user_id(&inserted.text, "owl@example.com");
+    let owl_row = inserted
+        .text
+        .split(&format!("id=\"user-{owl_id}\""))
+        .nth(1)
+        .unwrap();
+    let owl_row = &owl_row[..owl_row.find("</tr>").unwrap()];
+    assert!(
+        owl_row.contains("<span class=\"muted\">never</span>"),
+        "{owl_row}"
+    );
+
+    // Deleted already: said in the section.
+    let again = ann.post(&detail_path, &delete_cat).await;
+    assert_eq!(again.status, 404, "{}", again.text);
+    assert!(
+        element(&again.text, "users-error")
+            .unwrap()
+            .contains("does not exist")
+    );
+
+    // Off again: the list goes, and so does the delete.
+    ann.post(&detail_path, &[("action", "data_api_off")]).await;
+    let off = ann.get(&detail_path).await;
+    assert!(element(&off.text, "users-off").is_some(), "{}", off.text);
+    assert!(!off.text.contains(dog));
 }

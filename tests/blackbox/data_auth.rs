@@ -1,8 +1,8 @@
 //! The auth subset `/db/{slug}/auth/v1/*` over HTTP, as GoTrue answers: sign-up, the
 //! password and refresh-token grants, the user, sign-out; row-level security with
 //! `auth.uid()` showing each user their own rows; refresh tokens rotated with reuse
-//! detection; every refusal in GoTrue's shape; tokens of one database, tampered, expired
-//! or unsigned ones refused; racing sign-ups of one address making one user; the rate limit.
+//! detection; racing sign-ups of one address making one user; the confirmation email when
+//! the owner asks for one. The refusals are in `data_auth_refusals.rs`.
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ use crate::harness::{Account, Backend, Server, on_both_backends};
 
 /// A database `slug` with the data API on, a `todos` table under the tutorial's policy, and
 /// its secret.
-async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
+pub(crate) async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
     let made = create(srv, &ann.key, json!({ "slug": slug })).await;
     let id = made["id"].as_str().unwrap().to_owned();
     srv.post(&format!("{DATABASES}/{id}/data-api"), &ann.key, json!({}))
@@ -51,7 +51,7 @@ async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
 }
 
 /// A request to `/db/{slug}/{path}` with the anon key, and `bearer` when given.
-async fn call(
+pub(crate) async fn call(
     srv: &Server,
     method: &str,
     slug: &str,
@@ -80,7 +80,7 @@ async fn call(
     )
 }
 
-async fn sign_up(srv: &Server, slug: &str, secret: &Value, email: &str) -> Value {
+pub(crate) async fn sign_up(srv: &Server, slug: &str, secret: &Value, email: &str) -> Value {
     let (status, body) = call(
         srv,
         "POST",
@@ -91,11 +91,11 @@ async fn sign_up(srv: &Server, slug: &str, secret: &Value, email: &str) -> Value
         Some(json!({ "email": email, "password": "correct horse", "data": {"name": email} })),
     )
     .await;
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 200, "{body}\n{}", srv.logs());
     body
 }
 
-async fn password_grant(
+pub(crate) async fn password_grant(
     srv: &Server,
     slug: &str,
     secret: &Value,
@@ -114,7 +114,7 @@ async fn password_grant(
     .await
 }
 
-async fn refresh(srv: &Server, slug: &str, secret: &Value, token: &str) -> (u16, Value) {
+pub(crate) async fn refresh(srv: &Server, slug: &str, secret: &Value, token: &str) -> (u16, Value) {
     call(
         srv,
         "POST",
@@ -128,7 +128,7 @@ async fn refresh(srv: &Server, slug: &str, secret: &Value, token: &str) -> (u16,
 }
 
 #[track_caller]
-fn assert_gotrue(got: &(u16, Value), status: u16, code: &str) {
+pub(crate) fn assert_gotrue(got: &(u16, Value), status: u16, code: &str) {
     assert_eq!(got.0, status, "{}", got.1);
     assert_eq!(got.1["code"], status, "{}", got.1);
     assert_eq!(got.1["error_code"], code, "{}", got.1);
@@ -139,7 +139,7 @@ fn assert_gotrue(got: &(u16, Value), status: u16, code: &str) {
     );
 }
 
-fn signed(secret: &str, claims: &Value) -> String {
+pub(crate) fn signed(secret: &str, claims: &Value) -> String {
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         claims,
@@ -152,9 +152,8 @@ on_both_backends!(
     #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
     end_users_sign_up_and_see_only_their_own_rows,
     refresh_tokens_rotate_and_a_reused_one_ends_its_session,
-    every_refusal_is_in_gotrues_shape,
-    tokens_not_of_this_database_are_refused,
-    racing_sign_ups_of_one_address_make_one_user
+    racing_sign_ups_of_one_address_make_one_user,
+    a_confirmation_email_confirms_the_address
 );
 
 async fn end_users_sign_up_and_see_only_their_own_rows(b: Backend) {
@@ -428,309 +427,6 @@ async fn refresh_tokens_rotate_and_a_reused_one_ends_its_session(b: Backend) {
     assert_eq!(held["rows"][0][0], 0);
 }
 
-async fn every_refusal_is_in_gotrues_shape(b: Backend) {
-    let (_db, srv, ann) = with_cluster(b, &[]).await;
-    let (id, secret) = database(&srv, &ann, "shape").await;
-    sign_up(&srv, "shape", &secret, "ann@example.com").await;
-    let signup = |body: Value| {
-        let srv = &srv;
-        let secret = &secret;
-        async move {
-            call(
-                srv,
-                "POST",
-                "shape",
-                "auth/v1/signup",
-                secret,
-                None,
-                Some(body),
-            )
-            .await
-        }
-    };
-    assert_gotrue(
-        &signup(json!({"email": "ANN@example.com", "password": "long enough"})).await,
-        422,
-        "user_already_exists",
-    );
-    assert_gotrue(
-        &signup(json!({"email": "new@example.com", "password": "short"})).await,
-        422,
-        "weak_password",
-    );
-    assert_gotrue(
-        &signup(json!({"email": "not-an-address", "password": "long enough"})).await,
-        400,
-        "validation_failed",
-    );
-    assert_gotrue(
-        &signup(json!({"password": "long enough"})).await,
-        400,
-        "validation_failed",
-    );
-    assert_gotrue(
-        &password_grant(&srv, "shape", &secret, "ann@example.com", "wrong one").await,
-        400,
-        "invalid_credentials",
-    );
-    assert_gotrue(
-        &password_grant(&srv, "shape", &secret, "nobody@example.com", "wrong one").await,
-        400,
-        "invalid_credentials",
-    );
-    let grant = call(
-        &srv,
-        "POST",
-        "shape",
-        "auth/v1/token?grant_type=magic",
-        &secret,
-        None,
-        Some(json!({})),
-    )
-    .await;
-    assert_gotrue(&grant, 400, "unsupported_grant_type");
-    assert_gotrue(
-        &refresh(&srv, "shape", &secret, "no-such-token").await,
-        400,
-        "refresh_token_not_found",
-    );
-    let no_bearer = call(&srv, "GET", "shape", "auth/v1/user", &secret, None, None).await;
-    // No bearer: no user; the anon key as the bearer names none either.
-    assert_gotrue(&no_bearer, 401, "no_authorization");
-    let anon = secret["anonKey"].as_str().unwrap();
-    assert_gotrue(
-        &call(
-            &srv,
-            "GET",
-            "shape",
-            "auth/v1/user",
-            &secret,
-            Some(anon),
-            None,
-        )
-        .await,
-        403,
-        "bad_jwt",
-    );
-    let (status, body) = call(&srv, "GET", "shape", "auth/v1/nowhere", &secret, None, None).await;
-    assert_eq!(
-        (status, body["error_code"].as_str()),
-        (404, Some("not_found"))
-    );
-    // The gateway's own checks come first: no key, or another's.
-    let response = srv
-        .http
-        .post(format!("{}/db/shape/auth/v1/signup", srv.base))
-        .json(&json!({"email": "x@example.com", "password": "long enough"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
-
-    // The owner's settings: confirmation asked for, then sign-up off.
-    sql(
-        &srv,
-        &ann.key,
-        &id,
-        "update auth.settings set confirm_email = true",
-    )
-    .await
-    .assert_status(200);
-    let (status, body) =
-        signup(json!({"email": "cy@example.com", "password": "long enough"})).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.get("access_token").is_none(), "{body}");
-    assert!(body["email_confirmed_at"].is_null(), "{body}");
-    assert_gotrue(
-        &password_grant(&srv, "shape", &secret, "cy@example.com", "long enough").await,
-        400,
-        "email_not_confirmed",
-    );
-    let (_, settings) = call(
-        &srv,
-        "GET",
-        "shape",
-        "auth/v1/settings",
-        &secret,
-        None,
-        None,
-    )
-    .await;
-    assert_eq!(settings["mailer_autoconfirm"], false);
-    sql(
-        &srv,
-        &ann.key,
-        &id,
-        "update auth.settings set disable_signup = true",
-    )
-    .await
-    .assert_status(200);
-    assert_gotrue(
-        &signup(json!({"email": "dee@example.com", "password": "long enough"})).await,
-        422,
-        "signup_disabled",
-    );
-    let held = sql(&srv, &ann.key, &id, "select count(*)::int from auth.users")
-        .await
-        .assert_status(200)
-        .clone();
-    assert_eq!(held["rows"][0][0], 2, "refusals stored nothing: {held}");
-
-    // The rate limit: 30 sign-ups an hour per address (the ones above count).
-    let mut last = (0, Value::Null);
-    for n in 0..30 {
-        last = signup(json!({"email": format!("bad{n}"), "password": "long enough"})).await;
-        if last.0 == 429 {
-            break;
-        }
-    }
-    assert_gotrue(&last, 429, "over_request_rate_limit");
-}
-
-async fn tokens_not_of_this_database_are_refused(b: Backend) {
-    let (_db, srv, ann) = with_cluster(b, &[]).await;
-    let (_, one) = database(&srv, &ann, "one").await;
-    let (_, two) = database(&srv, &ann, "two").await;
-    let user = sign_up(&srv, "one", &one, "ida@example.com").await;
-    let token = user["access_token"].as_str().unwrap();
-    // One database's user token at the other's gateway.
-    let (status, body) = call(&srv, "GET", "two", "rest/v1/todos", &two, Some(token), None).await;
-    assert_eq!(
-        (status, body["code"].as_str()),
-        (401, Some("PGRST301")),
-        "{body}"
-    );
-    assert_gotrue(
-        &call(&srv, "GET", "two", "auth/v1/user", &two, Some(token), None).await,
-        403,
-        "bad_jwt",
-    );
-    // service_role claimed under another secret; tampered; expired; unsigned.
-    let forged = signed(
-        "not-the-secret",
-        &json!({"role": "service_role", "exp": 4_000_000_000_i64}),
-    );
-    let (status, _) = call(
-        &srv,
-        "GET",
-        "one",
-        "rest/v1/todos",
-        &one,
-        Some(&forged),
-        None,
-    )
-    .await;
-    assert_eq!(status, 401);
-    let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
-    let claims = String::from_utf8(base64_url(&parts[1]))
-        .unwrap()
-        .replace("\"authenticated\"", "\"service_role\"");
-    parts[1] = base64_url_encode(claims.as_bytes());
-    let tampered = parts.join(".");
-    let (status, _) = call(
-        &srv,
-        "GET",
-        "one",
-        "rest/v1/todos",
-        &one,
-        Some(&tampered),
-        None,
-    )
-    .await;
-    assert_eq!(status, 401);
-    assert_gotrue(
-        &call(
-            &srv,
-            "GET",
-            "one",
-            "auth/v1/user",
-            &one,
-            Some(&tampered),
-            None,
-        )
-        .await,
-        403,
-        "bad_jwt",
-    );
-    let one_secret = one["jwtSecret"].as_str().unwrap();
-    let expired = signed(
-        one_secret,
-        &json!({"role": "authenticated", "sub": user["user"]["id"], "session_id": "00000000-0000-0000-0000-000000000000", "exp": 1_000_000_000_i64}),
-    );
-    let (status, body) = call(
-        &srv,
-        "GET",
-        "one",
-        "rest/v1/todos",
-        &one,
-        Some(&expired),
-        None,
-    )
-    .await;
-    assert_eq!((status, body["code"].as_str()), (401, Some("PGRST303")));
-    assert_gotrue(
-        &call(
-            &srv,
-            "GET",
-            "one",
-            "auth/v1/user",
-            &one,
-            Some(&expired),
-            None,
-        )
-        .await,
-        403,
-        "bad_jwt",
-    );
-    let unsigned = format!(
-        "{}.{}.",
-        base64_url_encode(br#"{"alg":"none","typ":"JWT"}"#),
-        base64_url_encode(br#"{"role":"service_role","exp":4000000000}"#)
-    );
-    let (status, _) = call(
-        &srv,
-        "GET",
-        "one",
-        "rest/v1/todos",
-        &one,
-        Some(&unsigned),
-        None,
-    )
-    .await;
-    assert_eq!(status, 401);
-    // A token of a session that never existed names no user.
-    let orphan = signed(
-        one_secret,
-        &json!({"role": "authenticated", "sub": user["user"]["id"], "session_id": "00000000-0000-0000-0000-000000000000", "exp": 4_000_000_000_i64}),
-    );
-    assert_gotrue(
-        &call(
-            &srv,
-            "GET",
-            "one",
-            "auth/v1/user",
-            &one,
-            Some(&orphan),
-            None,
-        )
-        .await,
-        403,
-        "session_not_found",
-    );
-}
-
-fn base64_url(text: &str) -> Vec<u8> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .unwrap()
-}
-
-fn base64_url_encode(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
 async fn racing_sign_ups_of_one_address_make_one_user(b: Backend) {
     let (_db, srv, ann) = with_cluster(b, &[]).await;
     let (id, secret) = database(&srv, &ann, "race").await;
@@ -762,4 +458,111 @@ async fn racing_sign_ups_of_one_address_make_one_user(b: Backend) {
         .assert_status(200)
         .clone();
     assert_eq!(held["rows"][0][0], 1);
+}
+
+async fn a_confirmation_email_confirms_the_address(b: Backend) {
+    let (db, srv, ann) = with_cluster(b, &[]).await;
+    let (id, secret) = database(&srv, &ann, "club").await;
+    sql(
+        &srv,
+        &ann.key,
+        &id,
+        "update auth.settings set confirm_email = true",
+    )
+    .await
+    .assert_status(200);
+    let (status, user) = call(
+        &srv,
+        "POST",
+        "club",
+        "auth/v1/signup",
+        &secret,
+        None,
+        Some(json!({ "email": "cy@example.com", "password": "long enough" })),
+    )
+    .await;
+    assert_eq!(status, 200, "{user}");
+    assert!(user.get("access_token").is_none(), "no session yet: {user}");
+    assert!(user["email_confirmed_at"].is_null(), "{user}");
+    let early = password_grant(&srv, "club", &secret, "cy@example.com", "long enough").await;
+    assert_gotrue(&early, 400, "email_not_confirmed");
+    let (_, settings) = call(&srv, "GET", "club", "auth/v1/settings", &secret, None, None).await;
+    assert_eq!(settings["mailer_autoconfirm"], false);
+
+    // The link, opened with no key (from a mail client), confirms once.
+    let mail = crate::signup::mail_to(db.dir.path(), "cy@example.com", 0).await;
+    assert!(mail.contains("Reply-To: "), "the account answers: {mail}");
+    let link = crate::signup::link_in(&mail, "/db/club/auth/v1/verify");
+    assert!(!mail.contains("long enough"), "no password in mail");
+    let open = |link: String| {
+        let srv = &srv;
+        async move {
+            let response = srv
+                .http
+                .get(format!(
+                    "{}{}",
+                    srv.base,
+                    link.trim_start_matches(&srv.base)
+                ))
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let policy = response.headers()["referrer-policy"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            (status, policy, response.text().await.unwrap())
+        }
+    };
+    let (status, policy, page) = open(link.clone()).await;
+    assert_eq!((status, policy.as_str()), (200, "no-referrer"), "{page}");
+    assert!(page.contains("Address confirmed"), "{page}");
+    let (status, _, page) = open(link).await;
+    assert_eq!(status, 403, "a spent link: {page}");
+    let (status, session) =
+        password_grant(&srv, "club", &secret, "cy@example.com", "long enough").await;
+    assert_eq!(status, 200, "{session}");
+    assert!(session["user"]["email_confirmed_at"].is_string());
+    let (status, _, _) = open("/db/club/auth/v1/verify?token=forged&type=signup".to_owned()).await;
+    assert_eq!(status, 403);
+
+    // The mails count in the account's quota (10 a day): past it, the sign-up is refused
+    // and leaves no user, so the address is free when the quota is back.
+    for n in 1..10 {
+        let (status, body) = call(
+            &srv,
+            "POST",
+            "club",
+            "auth/v1/signup",
+            &secret,
+            None,
+            Some(json!({ "email": format!("m{n}@example.com"), "password": "long enough" })),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    for _ in 0..2 {
+        let full = call(
+            &srv,
+            "POST",
+            "club",
+            "auth/v1/signup",
+            &secret,
+            None,
+            Some(json!({ "email": "late@example.com", "password": "long enough" })),
+        )
+        .await;
+        assert_gotrue(&full, 429, "over_email_send_rate_limit");
+    }
+    let held = sql(
+        &srv,
+        &ann.key,
+        &id,
+        "select count(*)::int, count(*) filter (where email = 'late@example.com')::int from auth.users",
+    )
+    .await
+    .assert_status(200)
+    .clone();
+    assert_eq!(held["rows"][0], json!([10, 0]), "{held}");
 }

@@ -37,6 +37,7 @@ mod dashboard_links;
 mod dashboard_manage;
 mod data_api_instances;
 mod data_auth;
+mod data_auth_refusals;
 mod data_gateway;
 mod databases;
 mod email;

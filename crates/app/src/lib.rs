@@ -16,6 +16,7 @@
 //! It depends on the domain crates, the kernel and the application crates that hold caches
 //! (`quire-serving`, `quire-bearer`, `quire-read-cache`).
 
+mod end_user_mail;
 mod ports;
 
 use std::sync::Arc;
@@ -270,6 +271,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         .sealing_key
         .clone()
         .unwrap_or_else(SealingKey::ephemeral);
+    let mail = MailService::new(mailer, quota, accounts.clone(), clock.clone());
     let mut database_config = settings.databases;
     database_config.base_url.clone_from(&settings.base_url);
     let databases = DatabaseService::new(
@@ -282,6 +284,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             sealing: sealing.clone(),
             offload: offload.clone(),
             limiter: limiter.clone(),
+            mail: Arc::new(end_user_mail::AccountMail(mail.clone())),
         },
         database_config,
     );
@@ -356,7 +359,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             clock.clone(),
         ),
         oauth_tokens,
-        mail: MailService::new(mailer, quota, accounts, clock.clone()),
+        mail,
         oauth_registration: DynamicRegistration::new(
             oauth_clients.clone(),
             limiter.clone(),

@@ -1,8 +1,9 @@
 //! What the Databases pages show, made from the database service's answers: a database as
 //! a row and a detail, the last statement's result as a table, PostgreSQL's refusal with its
-//! SQLSTATE, and the data API's keys. Every field is text askama escapes; nothing here is
+//! SQLSTATE, the data API's keys, and the database's end users. Every field is text askama escapes; nothing here is
 //! markup but the `<time>` elements `When` makes.
 
+use quire_databases::service::EndUsersView;
 use quire_databases::{DataApiSecret, DatabaseView, SqlOutcome, SqlRefusal};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -180,6 +181,51 @@ impl Keys {
     }
 }
 
+/// An end user of the database, as the Users section lists them.
+pub(crate) struct UserRow {
+    pub id: String,
+    pub email: String,
+    pub created: When,
+    /// `None` when they never signed in.
+    pub last_sign_in: Option<When>,
+}
+
+/// The database's end users: the newest ones, and how many there are in all.
+pub(crate) struct UserList {
+    pub rows: Vec<UserRow>,
+    pub total: u64,
+}
+
+impl UserList {
+    pub(crate) fn new(v: EndUsersView, now: OffsetDateTime) -> Self {
+        Self {
+            rows: v
+                .users
+                .into_iter()
+                .map(|u| UserRow {
+                    id: u.id.to_string(),
+                    email: u.email,
+                    created: When::new(u.created_at, now),
+                    last_sign_in: u.last_sign_in_at.map(|t| When::new(t, now)),
+                })
+                .collect(),
+            total: v.total,
+        }
+    }
+
+    /// What the count says, and whether the list is cut.
+    pub(crate) fn summary(&self) -> String {
+        let n = self.total;
+        let shown = self.rows.len() as u64;
+        match n {
+            0 => "No users yet.".into(),
+            1 => "1 user.".into(),
+            _ if shown < n => format!("{n} users; the newest {shown} are shown."),
+            _ => format!("{n} users."),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -198,6 +244,56 @@ mod tests {
         assert_eq!((row[1].text.as_str(), row[1].null), ("NULL", false));
         assert_eq!((row[2].text.as_str(), row[2].null), ("NULL", true));
         assert_eq!(table.summary(), "1 row.");
+    }
+
+    #[test]
+    fn the_users_count_says_how_many_and_what_was_cut() {
+        let now = OffsetDateTime::now_utc();
+        let user = |email: &str, signed_in: bool| quire_databases::EndUser {
+            id: uuid::Uuid::new_v4(),
+            email: email.into(),
+            email_confirmed_at: Some(now),
+            user_metadata: json!({}),
+            app_metadata: json!({}),
+            created_at: now,
+            updated_at: now,
+            last_sign_in_at: signed_in.then_some(now),
+        };
+        let none = UserList::new(
+            EndUsersView {
+                users: vec![],
+                total: 0,
+            },
+            now,
+        );
+        assert_eq!(none.summary(), "No users yet.");
+        let one = UserList::new(
+            EndUsersView {
+                users: vec![user("a@example.com", false)],
+                total: 1,
+            },
+            now,
+        );
+        assert_eq!(one.summary(), "1 user.");
+        assert!(one.rows[0].last_sign_in.is_none());
+        assert_eq!(one.rows[0].email, "a@example.com");
+        let cut = UserList::new(
+            EndUsersView {
+                users: vec![user("a@example.com", true), user("b@example.com", true)],
+                total: 75,
+            },
+            now,
+        );
+        assert_eq!(cut.summary(), "75 users; the newest 2 are shown.");
+        assert!(cut.rows[1].last_sign_in.is_some());
+        let all = UserList::new(
+            EndUsersView {
+                users: vec![user("a@example.com", true), user("b@example.com", false)],
+                total: 2,
+            },
+            now,
+        );
+        assert_eq!(all.summary(), "2 users.");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! detail: the SQL box (run as the database's owner; the last statement's result as a table,
 //! or PostgreSQL's refusal with its SQLSTATE, the SQL kept in the box), the data API's
 //! switch, its keys (shown only on the answer to a post, never on a page a GET can fetch
-//! again), and delete. Each action goes through the database service, as the API's routes
-//! do. On a server with no cluster the page says what the operator must set, and offers
-//! nothing.
+//! again), its end users while the data API is on (the count, the newest 50 with when they
+//! signed up and last signed in, each with a delete), and delete. Each action goes through
+//! the database service, as the API's routes do. On a server with no cluster the page
+//! says what the operator must set, and offers nothing.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -16,7 +17,7 @@ use quire_kernel::{DatabaseId, Principal};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use super::database_view::{DatabaseRow, Keys, ResultTable, SqlBox};
+use super::database_view::{DatabaseRow, Keys, ResultTable, SqlBox, UserList};
 use super::guards::{Owner, Posted, Unparsed};
 use super::render::{page, refusal_status, see_other};
 use super::session::query;
@@ -26,6 +27,9 @@ use crate::nav::{Who, section};
 /// The longest form the SQL box may post: the service's 1 MiB of SQL, form-encoded (up to
 /// three bytes for one), and the other fields.
 pub(crate) const SQL_FORM_LIMIT: usize = 3 * quire_databases::service::MAX_SQL_BYTES + 4096;
+
+/// Most end users the detail lists (the newest).
+const USERS_SHOWN: u32 = 50;
 
 #[derive(Template)]
 #[template(path = "databases.html")]
@@ -49,6 +53,16 @@ struct DetailPage {
     d: DatabaseRow,
     sql: SqlBox,
     keys: Option<Keys>,
+    users: Users,
+}
+
+/// The Users section: the list when the data API is on and its instance answered (`None`
+/// with the data API on: they could not be read now), and what came of a deletion.
+#[derive(Default)]
+struct Users {
+    list: Option<UserList>,
+    notice: Option<String>,
+    error: Option<String>,
 }
 
 /// The create form and the detail's forms; a field a form lacks is empty.
@@ -62,6 +76,8 @@ pub(crate) struct DatabaseFields {
     expires_at: String,
     sql: String,
     confirm: String,
+    /// The end user a `delete_user` deletes.
+    user: String,
 }
 
 fn optional(raw: &str) -> Option<String> {
@@ -207,12 +223,15 @@ fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
         .map_err(|_| ApiError::from(DatabaseError::NotFound))
 }
 
-/// What the detail shows beside the database: a refusal, the SQL box, the keys.
+/// What the detail shows beside the database: a refusal, the SQL box, the keys, what a
+/// user's deletion came to.
 struct Shown {
     status: StatusCode,
     error: Option<String>,
     sql: SqlBox,
     keys: Option<Keys>,
+    users_notice: Option<String>,
+    users_error: Option<String>,
 }
 
 impl Shown {
@@ -222,6 +241,8 @@ impl Shown {
             error: None,
             sql: SqlBox::default(),
             keys: None,
+            users_notice: None,
+            users_error: None,
         }
     }
 
@@ -255,15 +276,31 @@ async fn detail_page(
         .get(principal, id)
         .await
         .map_err(ApiError::from)?;
+    let now = state.links.now();
+    let mut users = Users {
+        notice: shown.users_notice,
+        error: shown.users_error,
+        ..Users::default()
+    };
+    if view.database.data_api_enabled {
+        match state.databases.end_users(principal, id, USERS_SHOWN).await {
+            Ok(listed) => users.list = Some(UserList::new(listed, now)),
+            // The rest of the page stands without them: said in the section, the cause logged.
+            Err(e) => {
+                tracing::warn!(database = %id.0, error = %e, "users of a database not read");
+            }
+        }
+    }
     page(
         state,
         shown.status,
         &DetailPage {
             signed_in_as: who,
             error: shown.error,
-            d: DatabaseRow::new(view, state.links.now()),
+            d: DatabaseRow::new(view, now),
             sql: shown.sql,
             keys: shown.keys,
+            users,
         },
     )
 }
@@ -286,7 +323,7 @@ pub async fn database_detail(
 }
 
 /// `POST /account/databases/{id}`: `action` is `sql`, `data_api_on`, `data_api_off`,
-/// `keys` or `delete`.
+/// `keys`, `delete_user` (of `user`, confirmed) or `delete`.
 pub async fn database_action(
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -314,6 +351,7 @@ pub async fn database_action(
             },
             Err(e) => Shown::refused(e)?,
         },
+        "delete_user" => delete_user(&state, &principal, id, &f).await?,
         "delete" if f.confirm == "yes" => {
             let view = state
                 .databases
@@ -334,10 +372,55 @@ pub async fn database_action(
             "tick \"delete for good\" to delete the database".into(),
         ))?,
         _ => Shown::refused(DatabaseError::Invalid(
-            "action must be sql, data_api_on, data_api_off, keys or delete".into(),
+            "action must be sql, data_api_on, data_api_off, keys, delete_user or delete".into(),
         ))?,
     };
     detail_page(&state, &principal, handle, id, shown).await
+}
+
+/// Deletes the end user the form names, once confirmed; what came of it is said in the
+/// Users section.
+async fn delete_user(
+    state: &AppState,
+    principal: &Principal,
+    id: DatabaseId,
+    f: &DatabaseFields,
+) -> Result<Shown, ApiError> {
+    let refused = |status: StatusCode, text: &str| Shown {
+        status,
+        users_error: Some(text.to_owned()),
+        ..Shown::plain()
+    };
+    if f.confirm != "yes" {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "tick \"delete for good\" to delete the user",
+        ));
+    }
+    // Not a user's id: no such user (another account's database is not found either, by
+    // the page that answers).
+    let no_user = "That user does not exist (deleted already?).";
+    let Ok(user) = uuid::Uuid::parse_str(f.user.trim()) else {
+        return Ok(refused(StatusCode::NOT_FOUND, no_user));
+    };
+    Ok(
+        match state.databases.delete_end_user(principal, id, user).await {
+            Ok(()) => {
+                tracing::info!(database = %id.0, %user, "end user deleted from the dashboard");
+                Shown {
+                    users_notice: Some(
+                        "The user is deleted with their sessions: they can no longer sign in."
+                            .into(),
+                    ),
+                    ..Shown::plain()
+                }
+            }
+            // The database itself is checked again by the page, which is then not found.
+            Err(DatabaseError::NotFound) => refused(StatusCode::NOT_FOUND, no_user),
+            Err(DatabaseError::Infra(e)) => return Err(e.into()),
+            Err(e) => refused(refusal_status(&e), &e.to_string()),
+        },
+    )
 }
 
 /// Runs the SQL box's SQL: its result, or PostgreSQL's refusal, with the SQL kept.

@@ -49,8 +49,14 @@ fn json_answer(status: StatusCode, body: &Value) -> HttpResponse {
 
 /// A refusal in GoTrue's shape.
 fn refused(e: &AuthError) -> HttpResponse {
-    if let AuthError::Infra(cause) = e {
-        tracing::error!(error = %cause, "a data API auth request failed");
+    match e {
+        AuthError::Infra(cause) => {
+            tracing::error!(error = %cause, "a data API auth request failed");
+        }
+        AuthError::EmailNotSent(cause) => {
+            tracing::warn!(error = %cause, "a confirmation email was not sent");
+        }
+        _ => {}
     }
     let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = json_answer(
@@ -131,6 +137,7 @@ pub async fn serve(
                 "description": "Quire's auth subset for a database's users",
             }),
         ),
+        (&Method::GET, "verify") => verified(&auth, req).await,
         (&Method::GET, "settings") => answer(auth.settings().await.map(settings_json)),
         (&Method::POST, "signup") => answer(sign_up(&auth, &client, raw).await),
         (&Method::POST, "token") => {
@@ -156,6 +163,57 @@ pub async fn serve(
         }
         _ => not_found(),
     }
+}
+
+/// The confirmation link's page: plain HTML that says what happened and what to do next,
+/// with nothing to load (no redirect: the link's `redirect_to` would be an open one).
+async fn verified(auth: &TenantAuth, req: &HttpRequest) -> HttpResponse {
+    let token = query_value(req, "token").unwrap_or_default();
+    let kind = query_value(req, "type").unwrap_or_default();
+    let (status, title, text) = if kind != "signup" {
+        (
+            StatusCode::BAD_REQUEST,
+            "Unknown link",
+            "This link is not one this service sent.",
+        )
+    } else {
+        match auth.verify(&token).await {
+            Ok(_) => (
+                StatusCode::OK,
+                "Address confirmed",
+                "Your address is confirmed. You can close this page and sign in.",
+            ),
+            Err(AuthError::LinkInvalid) => (
+                StatusCode::FORBIDDEN,
+                "Link expired",
+                "This link has expired or was already used. Sign up again to get a new one.",
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, "a confirmation link could not be checked");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Something went wrong",
+                    "The address could not be confirmed now. Open the link again in a minute.",
+                )
+            }
+        }
+    };
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title></head><body style=\"font-family: system-ui, sans-serif; \
+         max-width: 32rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5\">\
+         <h1>{title}</h1><p>{text}</p></body></html>"
+    );
+    HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .body(page)
 }
 
 async fn sign_up(auth: &TenantAuth, client: &str, raw: &[u8]) -> Result<Value, AuthError> {

@@ -80,7 +80,10 @@ pub async fn serve(
     let rest_path = match route(tail) {
         Route::Rest(path) => path,
         Route::Auth(path) => {
-            if let Err(refusal) = checked_key(&state, &req, reach.target()).await {
+            // The confirmation link is opened from an email, with no key: as behind
+            // Supabase's Kong, it alone is open.
+            let open = path == "verify" && req.method() == Method::GET;
+            if !open && let Err(refusal) = checked_key(&state, &req, reach.target()).await {
                 return refusal.answer();
             }
             return match state.databases.serve_data_api(reach).await {

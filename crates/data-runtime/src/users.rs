@@ -34,7 +34,10 @@ CREATE TABLE IF NOT EXISTS auth.users (
   updated_at timestamptz NOT NULL DEFAULT now(),
   last_sign_in_at timestamptz
 );
+ALTER TABLE auth.users ADD COLUMN IF NOT EXISTS confirmation_token_hash text,
+  ADD COLUMN IF NOT EXISTS confirmation_sent_at timestamptz;
 CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON auth.users (lower(email));
+CREATE UNIQUE INDEX IF NOT EXISTS users_confirmation_key ON auth.users (confirmation_token_hash);
 CREATE TABLE IF NOT EXISTS auth.sessions (
   id uuid PRIMARY KEY,
   user_id uuid NOT NULL REFERENCES auth.users ON DELETE CASCADE,
@@ -86,19 +89,36 @@ impl std::fmt::Debug for Users {
     }
 }
 
-fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
-    InfraError::new(format!("{what}: {e}"))
+/// A failure, with PostgreSQL's own message when it sent one (the error's `Display` says
+/// only "db error"). Messages name objects, never values.
+fn infra<E: std::fmt::Display + AsDbError>(what: &str, e: &E) -> InfraError {
+    match e.db_message() {
+        Some(message) => InfraError::new(format!("{what}: {message}")),
+        None => InfraError::new(format!("{what}: {e}")),
+    }
 }
+
+trait AsDbError {
+    fn db_message(&self) -> Option<String>;
+}
+
+impl AsDbError for tokio_postgres::Error {
+    fn db_message(&self) -> Option<String> {
+        self.as_db_error()
+            .map(|db| format!("{} ({})", db.message(), db.code().code()))
+    }
+}
+
 
 fn acquired(e: Acquire) -> InfraError {
     match e {
         Acquire::Saturated => InfraError::new("no connection as the database owner came free"),
-        Acquire::Connect(e) => infra("connecting as the database owner", e),
+        Acquire::Connect(e) => infra("connecting as the database owner", &e),
     }
 }
 
 fn user_of(row: &Row) -> Result<EndUser, InfraError> {
-    let read = |e: tokio_postgres::Error| infra("reading a user", e);
+    let read = |e: tokio_postgres::Error| infra("reading a user", &e);
     Ok(EndUser {
         id: row.try_get(0).map_err(read)?,
         email: row.try_get(1).map_err(read)?,
@@ -134,7 +154,7 @@ impl Users {
         let sql = format!("BEGIN;\n{AUTH_SCHEMA_SQL}\nCOMMIT;");
         conn.batch_execute(&sql)
             .await
-            .map_err(|e| infra("making the auth schema", e))?;
+            .map_err(|e| infra("making the auth schema", &e))?;
         conn.clean();
         Ok(())
     }
@@ -148,12 +168,12 @@ impl Users {
         let mut conn = self.conn().await?;
         conn.batch_execute("BEGIN")
             .await
-            .map_err(|e| infra("beginning an auth transaction", e))?;
+            .map_err(|e| infra("beginning an auth transaction", &e))?;
         match work(&conn).await {
             Ok(value) => {
                 conn.batch_execute("COMMIT")
                     .await
-                    .map_err(|e| infra("committing an auth transaction", e))?;
+                    .map_err(|e| infra("committing an auth transaction", &e))?;
                 conn.clean();
                 Ok(value)
             }
@@ -161,7 +181,7 @@ impl Users {
                 if conn.batch_execute("ROLLBACK").await.is_ok() {
                     conn.clean();
                 }
-                Err(infra("an auth transaction", e))
+                Err(infra("an auth transaction", &e))
             }
         }
     }
@@ -177,14 +197,14 @@ impl TenantUsers for Users {
                 &[],
             )
             .await
-            .map_err(|e| infra("reading the auth settings", e))?;
+            .map_err(|e| infra("reading the auth settings", &e))?;
         conn.clean();
         let Some(row) = row else {
             return Ok(AuthSettings::default());
         };
         Ok(AuthSettings {
-            disable_signup: row.try_get(0).map_err(|e| infra("auth settings", e))?,
-            confirm_email: row.try_get(1).map_err(|e| infra("auth settings", e))?,
+            disable_signup: row.try_get(0).map_err(|e| infra("auth settings", &e))?,
+            confirm_email: row.try_get(1).map_err(|e| infra("auth settings", &e))?,
         })
     }
 
@@ -192,8 +212,10 @@ impl TenantUsers for Users {
         let mut conn = self.conn().await?;
         let sql = format!(
             "INSERT INTO auth.users (id, email, encrypted_password, email_confirmed_at, \
-             raw_user_meta_data, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING {USER_COLUMNS}"
+             raw_user_meta_data, created_at, updated_at, confirmation_token_hash, \
+             confirmation_sent_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7::text, CASE WHEN $7::text IS NULL THEN NULL ELSE $6::timestamptz END) \
+             RETURNING {USER_COLUMNS}"
         );
         let row = conn
             .query_one(
@@ -205,6 +227,7 @@ impl TenantUsers for Users {
                     &user.email_confirmed_at,
                     &user.user_metadata,
                     &user.now,
+                    &user.confirmation_hash,
                 ],
             )
             .await
@@ -221,12 +244,12 @@ impl TenantUsers for Users {
         let row = conn
             .query_opt(&sql, &[&email])
             .await
-            .map_err(|e| infra("reading a user", e))?;
+            .map_err(|e| infra("reading a user", &e))?;
         conn.clean();
         row.map(|row| {
             let hash = row
                 .try_get(8)
-                .map_err(|e| infra("reading a password hash", e))?;
+                .map_err(|e| infra("reading a password hash", &e))?;
             Ok((user_of(&row)?, hash))
         })
         .transpose()
@@ -238,7 +261,28 @@ impl TenantUsers for Users {
         let row = conn
             .query_opt(&sql, &[&id])
             .await
-            .map_err(|e| infra("reading a user", e))?;
+            .map_err(|e| infra("reading a user", &e))?;
+        conn.clean();
+        row.as_ref().map(user_of).transpose()
+    }
+
+    async fn confirm_email(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+    ) -> Result<Option<EndUser>, InfraError> {
+        let mut conn = self.conn().await?;
+        let sql = format!(
+            "UPDATE auth.users SET email_confirmed_at = $2, updated_at = $2, \
+             confirmation_token_hash = NULL \
+             WHERE confirmation_token_hash = $1 AND email_confirmed_at IS NULL \
+             AND confirmation_sent_at > $3 RETURNING {USER_COLUMNS}"
+        );
+        let row = conn
+            .query_opt(&sql, &[&token_hash, &now, &(now - within)])
+            .await
+            .map_err(|e| infra("confirming an address", &e))?;
         conn.clean();
         row.as_ref().map(user_of).transpose()
     }
@@ -287,7 +331,7 @@ impl TenantUsers for Users {
         let row = conn
             .query_one(&sql, &[&user, &session, &token_hash, &now])
             .await
-            .map_err(|e| infra("starting a session", e))?;
+            .map_err(|e| infra("starting a session", &e))?;
         conn.clean();
         user_of(&row)
     }
@@ -376,9 +420,9 @@ impl TenantUsers for Users {
                 &[&session],
             )
             .await
-            .map_err(|e| infra("reading a session", e))?;
+            .map_err(|e| infra("reading a session", &e))?;
         conn.clean();
-        row.try_get(0).map_err(|e| infra("reading a session", e))
+        row.try_get(0).map_err(|e| infra("reading a session", &e))
     }
 
     async fn end_sessions(
@@ -398,7 +442,7 @@ impl TenantUsers for Users {
         let mut conn = self.conn().await?;
         conn.execute(&sql, &[&user, &session])
             .await
-            .map_err(|e| infra("ending sessions", e))?;
+            .map_err(|e| infra("ending sessions", &e))?;
         conn.clean();
         Ok(())
     }
@@ -410,13 +454,13 @@ impl TenantUsers for Users {
         let rows = conn
             .query(&sql, &[&i64::from(limit)])
             .await
-            .map_err(|e| infra("listing users", e))?;
+            .map_err(|e| infra("listing users", &e))?;
         let count = conn
             .query_one("SELECT count(*) FROM auth.users", &[])
             .await
-            .map_err(|e| infra("counting users", e))?;
+            .map_err(|e| infra("counting users", &e))?;
         conn.clean();
-        let total: i64 = count.try_get(0).map_err(|e| infra("counting users", e))?;
+        let total: i64 = count.try_get(0).map_err(|e| infra("counting users", &e))?;
         let users = rows.iter().map(user_of).collect::<Result<_, _>>()?;
         Ok((users, u64::try_from(total).unwrap_or(0)))
     }
@@ -426,7 +470,7 @@ impl TenantUsers for Users {
         let deleted = conn
             .execute("DELETE FROM auth.users WHERE id = $1", &[&id])
             .await
-            .map_err(|e| infra("deleting a user", e))?;
+            .map_err(|e| infra("deleting a user", &e))?;
         conn.clean();
         Ok(deleted > 0)
     }

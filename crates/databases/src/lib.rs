@@ -30,8 +30,8 @@ pub use auth::{
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
-    Cluster, ClusterError, DataApiSignals, DatabaseRecords, InsertDatabaseError, Rotation,
-    SqlOutcome, SqlRefusal, TenantUsers, UserWriteError,
+    Cluster, ClusterError, DataApiSignals, DatabaseRecords, EndUserMail, EndUserMailError,
+    InsertDatabaseError, Rotation, SqlOutcome, SqlRefusal, TenantUsers, UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,

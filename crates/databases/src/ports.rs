@@ -6,7 +6,7 @@ use std::fmt::Debug;
 
 use async_trait::async_trait;
 use quire_accounts::SealedSecret;
-use quire_kernel::{DatabaseId, InfraError, ProjectId};
+use quire_kernel::{AccountId, DatabaseId, InfraError, ProjectId};
 use serde_json::Value;
 use time::OffsetDateTime;
 
@@ -240,6 +240,18 @@ pub trait TenantUsers: Send + Sync + Debug {
     /// Storage failures.
     async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError>;
 
+    /// Confirms the address of the unconfirmed user whose confirmation token hashes to
+    /// `token_hash`, if the token was made less than `within` ago; the token is spent.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn confirm_email(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+    ) -> Result<Option<EndUser>, InfraError>;
+
     /// Applies `change` to user `id`; `None` when there is no such user.
     ///
     /// # Errors
@@ -307,4 +319,33 @@ pub trait TenantUsers: Send + Sync + Debug {
     /// # Errors
     /// Storage failures.
     async fn delete_user(&self, id: Uuid) -> Result<bool, InfraError>;
+}
+
+/// Why a message to an end user was not sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndUserMailError {
+    /// The account has used its daily quota.
+    #[error("the account's email quota is used up")]
+    QuotaExceeded,
+    /// The relay refused or failed; the text says why (no address, no message text).
+    #[error("the message was not sent: {0}")]
+    Failed(String),
+}
+
+/// Email to a database's end users, sent on behalf of the database's account and counted
+/// in its quota.
+#[async_trait]
+pub trait EndUserMail: Send + Sync + Debug {
+    /// Sends `text` under `subject` to `to`, from the operator's address with the account's
+    /// as Reply-To.
+    ///
+    /// # Errors
+    /// [`EndUserMailError`]; a message not sent uses no quota.
+    async fn send(
+        &self,
+        account: AccountId,
+        to: &str,
+        subject: &str,
+        text: &str,
+    ) -> Result<(), EndUserMailError>;
 }

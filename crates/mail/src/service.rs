@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use quire_accounts::AccountStore;
-use quire_kernel::{Clock, InfraError, Principal};
+use quire_kernel::{AccountId, Clock, InfraError, Principal};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
@@ -117,14 +117,27 @@ impl MailService {
         request: &MailRequest,
     ) -> Result<Sent, MailError> {
         Self::authorize(principal)?;
+        self.send_for_account(principal.account_id, request).await
+    }
+
+    /// [`Self::send`] for `account` without a credential: a message Quire sends on the
+    /// account's behalf (a database's confirmation email), counted in its quota.
+    ///
+    /// # Errors
+    /// As [`Self::send`], but never `InsufficientScope`.
+    pub async fn send_for_account(
+        &self,
+        account: AccountId,
+        request: &MailRequest,
+    ) -> Result<Sent, MailError> {
         let to = Recipient::parse(&request.to).map_err(MailError::InvalidInput)?;
         let subject = check_subject(&request.subject).map_err(MailError::InvalidInput)?;
         let text = check_text(&request.text).map_err(MailError::InvalidInput)?;
         let account = self
             .accounts
-            .account_by_id(principal.account_id)
+            .account_by_id(account)
             .await?
-            .ok_or_else(|| InfraError::new("an authenticated key names no account"))?;
+            .ok_or_else(|| InfraError::new("a message for an account that does not exist"))?;
         let mail_id = Uuid::now_v7();
         let now = self.clock.now();
         let used = match self

@@ -39,6 +39,14 @@ pub enum AuthError {
     UserNotFound,
     #[error("Request rate limit reached")]
     RateLimited { retry_after_secs: u64 },
+    /// The account's daily email quota cannot carry the confirmation.
+    #[error("Email rate limit exceeded")]
+    EmailQuotaExceeded,
+    /// The relay did not take the confirmation; the cause is for the log only.
+    #[error("Error sending confirmation email")]
+    EmailNotSent(String),
+    #[error("Email link is invalid or has expired")]
+    LinkInvalid,
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -55,11 +63,11 @@ impl AuthError {
             | Self::RefreshTokenReused
             | Self::UnsupportedGrant => 400,
             Self::NoAuthorization => 401,
-            Self::BadJwt(_) | Self::SessionNotFound => 403,
+            Self::BadJwt(_) | Self::SessionNotFound | Self::LinkInvalid => 403,
             Self::UserNotFound => 404,
             Self::WeakPassword | Self::SignupDisabled | Self::UserExists | Self::EmailExists => 422,
-            Self::RateLimited { .. } => 429,
-            Self::Infra(_) => 500,
+            Self::RateLimited { .. } | Self::EmailQuotaExceeded => 429,
+            Self::EmailNotSent(_) | Self::Infra(_) => 500,
         }
     }
 
@@ -82,7 +90,9 @@ impl AuthError {
             Self::SessionNotFound => "session_not_found",
             Self::UserNotFound => "user_not_found",
             Self::RateLimited { .. } => "over_request_rate_limit",
-            Self::Infra(_) => "unexpected_failure",
+            Self::EmailQuotaExceeded => "over_email_send_rate_limit",
+            Self::LinkInvalid => "otp_expired",
+            Self::EmailNotSent(_) | Self::Infra(_) => "unexpected_failure",
         }
     }
 

@@ -26,7 +26,7 @@ pub use error::AuthError;
 pub use model::{AuthSession, AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
 
 use crate::keys::{KeyRole, TokenError, sign_token, verify_token};
-use crate::ports::{Rotation, TenantUsers};
+use crate::ports::{EndUserMail, EndUserMailError, Rotation, TenantUsers};
 use crate::runtime::DataApiInstance;
 use crate::service::DatabaseService;
 
@@ -37,6 +37,8 @@ pub const ACCESS_TOKEN_SECS: i64 = 3600;
 /// A rotated refresh token presented again this soon, while its successor is unused, is
 /// a retry (a lost answer, two tabs refreshing at once), not a theft.
 pub const REFRESH_REUSE_GRACE: Duration = Duration::from_secs(10);
+/// How long a confirmation link works (GoTrue's `MAILER_OTP_EXP`).
+pub const CONFIRMATION_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// Most `user_metadata` a user may keep, as JSON text.
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
 
@@ -62,6 +64,7 @@ pub struct TenantAuth {
     clock: Arc<dyn quire_kernel::Clock>,
     offload: Arc<dyn Offload>,
     limiter: Arc<dyn RateLimiter>,
+    mail: Arc<dyn EndUserMail>,
 }
 
 /// A sign-up's answer: a session when the user may sign in at once, else the user alone
@@ -90,6 +93,7 @@ impl DatabaseService {
             clock: self.ports.clock.clone(),
             offload: self.ports.offload.clone(),
             limiter: self.ports.limiter.clone(),
+            mail: self.ports.mail.clone(),
         }
     }
 }
@@ -210,6 +214,7 @@ impl TenantAuth {
         let metadata = checked_metadata(data)?.unwrap_or_default();
         let password_hash = self.hash(password).await?;
         let now = self.clock.now();
+        let confirmation = settings.confirm_email.then(random_url_token);
         let user = self
             .users()
             .insert_user(&NewEndUser {
@@ -218,13 +223,59 @@ impl TenantAuth {
                 password_hash,
                 user_metadata: Value::Object(metadata),
                 email_confirmed_at: (!settings.confirm_email).then_some(now),
+                confirmation_hash: confirmation.as_deref().map(|t| sha256_hex(t.as_bytes())),
                 now,
             })
             .await?;
-        if user.email_confirmed_at.is_none() {
-            return Ok(SignedUp::Unconfirmed(user));
+        let Some(token) = confirmation else {
+            return Ok(SignedUp::Session(self.open_session(&user).await?));
+        };
+        if let Err(e) = self.send_confirmation(&user, &token).await {
+            // A user whose link never left cannot confirm: nothing of the sign-up stays,
+            // and the address may sign up again.
+            self.users().delete_user(user.id).await?;
+            return Err(e);
         }
-        Ok(SignedUp::Session(self.open_session(&user).await?))
+        Ok(SignedUp::Unconfirmed(user))
+    }
+
+    async fn send_confirmation(&self, user: &EndUser, token: &str) -> Result<(), AuthError> {
+        let database = &self.instance.target().database;
+        let subject = format!("Confirm your address for {}", database.name);
+        let text = format!(
+            "Someone signed up for {name} with this address.\n\n\
+             To confirm it, open this link within 24 hours:\n\
+             {issuer}/verify?token={token}&type=signup\n\n\
+             If it was not you, ignore this message: nothing happens without the link.\n",
+            name = database.name,
+            issuer = self.issuer,
+        );
+        self.mail
+            .send(database.account_id, &user.email, &subject, &text)
+            .await
+            .map_err(|e| match e {
+                EndUserMailError::QuotaExceeded => AuthError::EmailQuotaExceeded,
+                EndUserMailError::Failed(cause) => AuthError::EmailNotSent(cause),
+            })
+    }
+
+    /// `GET verify?type=signup&token=…`, the link of the confirmation email: the address is
+    /// confirmed and the token spent.
+    ///
+    /// # Errors
+    /// `LinkInvalid` for an unknown, spent or expired token.
+    pub async fn verify(&self, token: &str) -> Result<EndUser, AuthError> {
+        if token.is_empty() || token.len() > 256 {
+            return Err(AuthError::LinkInvalid);
+        }
+        self.users()
+            .confirm_email(
+                &sha256_hex(token.as_bytes()),
+                self.clock.now(),
+                CONFIRMATION_LIFETIME,
+            )
+            .await?
+            .ok_or(AuthError::LinkInvalid)
     }
 
     /// `POST token?grant_type=password`.

@@ -89,6 +89,8 @@ pub struct NewEndUser {
     pub user_metadata: Value,
     /// `None` until the address is confirmed (when the database asks for confirmation).
     pub email_confirmed_at: Option<OffsetDateTime>,
+    /// The SHA-256 of the link's token that confirms it, then.
+    pub confirmation_hash: Option<String>,
     pub now: OffsetDateTime,
 }
 

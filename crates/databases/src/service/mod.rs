@@ -2,7 +2,7 @@
 //! API's switch, secret and reload, and the janitor's sweep.
 //!
 //! Writes are in `write`, reads in `read`, SQL in `sql`, the data API's lifecycle in
-//! `data_api`, the refusals in `error`.
+//! `data_api`, the owner's view of end users in `users`, the refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use quire_kernel::{Clock, DatabaseId, InfraError, Offload, Principal, ProjectSlu
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
 use crate::model::{Database, TenantAccess};
-use crate::ports::{Cluster, DatabaseRecords};
+use crate::ports::{Cluster, DatabaseRecords, EndUserMail};
 use crate::runtime::DataApiRuntime;
 
 mod data_api;
@@ -20,12 +20,14 @@ mod error;
 mod gateway;
 mod read;
 mod sql;
+mod users;
 mod write;
 
 pub use data_api::DataApiSecret;
 pub use error::DatabaseError;
 pub use gateway::{GatewayError, Reach};
 pub use sql::MAX_SQL_BYTES;
+pub use users::{EndUsersView, MAX_END_USERS_LISTED};
 pub use write::{NewDatabase, Swept};
 
 /// Most rows of a query's answer.
@@ -66,6 +68,8 @@ pub struct DatabasePorts {
     pub offload: Arc<dyn Offload>,
     /// Counts end users' sign-ups and grants, shared by every replica.
     pub limiter: Arc<dyn RateLimiter>,
+    /// Confirmation emails to end users, in the account's quota.
+    pub mail: Arc<dyn EndUserMail>,
 }
 
 /// A database as the API shows it.
