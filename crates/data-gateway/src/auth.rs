@@ -6,7 +6,7 @@
 
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse};
-use quire_databases::{AuthError, SignOutScope, SignedUp, TenantAuth};
+use quire_databases::{AuthError, SignOutScope, SignedUp, TenantAuth, plausible_link_token};
 use quire_edge::AppState;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -137,7 +137,7 @@ pub async fn serve(
                 "description": "Quire's auth subset for a database's users",
             }),
         ),
-        (&Method::GET, "verify") => verified(&auth, req).await,
+        (&Method::GET, "verify") => verified(&auth, &client, req).await,
         (&Method::GET, "settings") => answer(auth.settings().await.map(settings_json)),
         (&Method::POST, "signup") => answer(sign_up(&auth, &client, raw).await),
         (&Method::POST, "token") => {
@@ -165,39 +165,53 @@ pub async fn serve(
     }
 }
 
+/// Whether the request is a confirmation link this gateway could have sent.
+pub fn plausible_link(req: &HttpRequest) -> bool {
+    query_value(req, "type").as_deref() == Some("signup")
+        && query_value(req, "token").is_some_and(|t| plausible_link_token(&t))
+}
+
+/// The page for a link this gateway never sent.
+pub fn unknown_link() -> HttpResponse {
+    link_page(
+        StatusCode::BAD_REQUEST,
+        "Unknown link",
+        "This link is not one this service sent.",
+    )
+}
+
 /// The confirmation link's page: plain HTML that says what happened and what to do next,
 /// with nothing to load (no redirect: the link's `redirect_to` would be an open one).
-async fn verified(auth: &TenantAuth, req: &HttpRequest) -> HttpResponse {
+async fn verified(auth: &TenantAuth, client: &str, req: &HttpRequest) -> HttpResponse {
     let token = query_value(req, "token").unwrap_or_default();
-    let kind = query_value(req, "type").unwrap_or_default();
-    let (status, title, text) = if kind != "signup" {
-        (
-            StatusCode::BAD_REQUEST,
-            "Unknown link",
-            "This link is not one this service sent.",
-        )
-    } else {
-        match auth.verify(&token).await {
-            Ok(_) => (
-                StatusCode::OK,
-                "Address confirmed",
-                "Your address is confirmed. You can close this page and sign in.",
-            ),
-            Err(AuthError::LinkInvalid) => (
-                StatusCode::FORBIDDEN,
-                "Link expired",
-                "This link has expired or was already used. Sign up again to get a new one.",
-            ),
-            Err(e) => {
-                tracing::error!(error = %e, "a confirmation link could not be checked");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "Something went wrong",
-                    "The address could not be confirmed now. Open the link again in a minute.",
-                )
-            }
+    match auth.verify(client, &token).await {
+        Ok(_) => link_page(
+            StatusCode::OK,
+            "Address confirmed",
+            "Your address is confirmed. You can close this page and sign in.",
+        ),
+        Err(AuthError::LinkInvalid) => link_page(
+            StatusCode::FORBIDDEN,
+            "Link expired",
+            "This link has expired or was already used. Sign up again to get a new one.",
+        ),
+        Err(AuthError::RateLimited { .. }) => link_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many links",
+            "Too many links were opened from this address. Try again in a few minutes.",
+        ),
+        Err(e) => {
+            tracing::error!(error = %e, "a confirmation link could not be checked");
+            link_page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong",
+                "The address could not be confirmed now. Open the link again in a minute.",
+            )
         }
-    };
+    }
+}
+
+fn link_page(status: StatusCode, title: &str, text: &str) -> HttpResponse {
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\

@@ -83,6 +83,10 @@ pub async fn serve(
             // The confirmation link is opened from an email, with no key: as behind
             // Supabase's Kong, it alone is open.
             let open = path == "verify" && req.method() == Method::GET;
+            if open && !crate::auth::plausible_link(&req) {
+                // Nothing this gateway sent: no instance is started for it.
+                return crate::auth::unknown_link();
+            }
             if !open && let Err(refusal) = checked_key(&state, &req, reach.target()).await {
                 return refusal.answer();
             }

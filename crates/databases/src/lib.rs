@@ -25,7 +25,7 @@ pub mod service;
 
 pub use auth::{
     AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser, SignOutScope, SignedUp,
-    TenantAuth, UserChange,
+    TenantAuth, UserChange, plausible_link_token,
 };
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};

@@ -2,6 +2,7 @@
 //! list with its count, newest first and cut at the limit; deleting one, and `NotFound` for
 //! a user that is not there; nothing for another account; refused while the data API is
 //! off or was never on; an instance that cannot start is the infrastructure's failure.
+//! And a sign-up whose confirmation email the relay refuses leaves no user behind.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -13,11 +14,11 @@ use async_trait::async_trait;
 use quire_accounts::SealingKey;
 use quire_dataapi::{Plan, PlanRow, SchemaCache};
 use quire_databases::{
-    AuthSettings, Cluster, ClusterError, DataApiInstance, DataApiRuntime, DataApiSignals,
-    DatabaseConfig, DatabaseError, DatabasePorts, DatabaseService, EndUser, EndUserMail,
-    EndUserMailError, GatewayTarget, InstanceError, KeyRole, NewDatabase, NewEndUser, Rotation,
-    RunError, SignOutScope, SqlOutcome, TenantAccess, TenantNames, TenantUsers, UserChange,
-    UserWriteError,
+    AuthError, AuthSettings, Cluster, ClusterError, DataApiInstance, DataApiRuntime,
+    DataApiSignals, DatabaseConfig, DatabaseError, DatabasePorts, DatabaseService, EndUser,
+    EndUserMail, EndUserMailError, GatewayTarget, InstanceError, KeyRole, NewDatabase, NewEndUser,
+    Rotation, RunError, SignOutScope, SqlOutcome, TenantAccess, TenantNames, TenantUsers,
+    UserChange, UserWriteError,
 };
 use quire_kernel::{AccountId, DatabaseId, InfraError, Principal};
 use quire_testkit::{ThreadOffload, World};
@@ -72,7 +73,7 @@ impl EndUserMail for NoMail {
 
 /// The users of one database, newest last.
 #[derive(Debug, Default)]
-struct MemoryUsers(Mutex<Vec<EndUser>>);
+struct MemoryUsers(Mutex<Vec<EndUser>>, std::sync::atomic::AtomicBool);
 
 fn no_such(what: &str) -> InfraError {
     InfraError::new(format!("{what} is not used by these tests"))
@@ -81,10 +82,24 @@ fn no_such(what: &str) -> InfraError {
 #[async_trait]
 impl TenantUsers for MemoryUsers {
     async fn settings(&self) -> Result<AuthSettings, InfraError> {
-        Ok(AuthSettings::default())
+        Ok(AuthSettings {
+            confirm_email: self.1.load(std::sync::atomic::Ordering::SeqCst),
+            ..AuthSettings::default()
+        })
     }
-    async fn insert_user(&self, _: &NewEndUser) -> Result<EndUser, UserWriteError> {
-        Err(no_such("insert_user").into())
+    async fn insert_user(&self, new: &NewEndUser) -> Result<EndUser, UserWriteError> {
+        let user = EndUser {
+            id: new.id,
+            email: new.email.clone(),
+            email_confirmed_at: new.email_confirmed_at,
+            user_metadata: new.user_metadata.clone(),
+            app_metadata: json!({"provider": "email"}),
+            created_at: new.now,
+            updated_at: new.now,
+            last_sign_in_at: None,
+        };
+        self.0.lock().unwrap().push(user.clone());
+        Ok(user)
     }
     async fn user_by_email(&self, _: &str) -> Result<Option<(EndUser, String)>, InfraError> {
         Err(no_such("user_by_email"))
@@ -400,4 +415,27 @@ async fn an_instance_that_cannot_start_is_the_infrastructures_failure() {
         panic!("an instance that does not start is Infra");
     };
     assert!(e.to_string().contains("upstream unavailable"), "{e}");
+}
+
+#[tokio::test]
+async fn a_sign_up_whose_confirmation_is_not_sent_leaves_no_user() {
+    let f = fixture().await;
+    let id = f.database("club").await;
+    f.service.enable_data_api(&f.ann(), id).await.unwrap();
+    let users = f.runtime.users_of(id);
+    users.1.store(true, std::sync::atomic::Ordering::SeqCst);
+    let target = f.service.data_api("club").await.unwrap();
+    let instance = f.service.serve_data_api(target).await.unwrap();
+    let auth = f.service.tenant_auth(instance);
+
+    let refused = auth
+        .sign_up("192.0.2.1", "cy@example.com", "long enough".into(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, AuthError::EmailNotSent(_)), "{refused:?}");
+    assert_eq!(
+        (refused.status(), refused.error_code()),
+        (500, "unexpected_failure")
+    );
+    assert!(users.0.lock().unwrap().is_empty(), "the user was undone");
 }

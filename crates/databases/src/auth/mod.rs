@@ -48,6 +48,8 @@ const SIGN_UPS_PER_HOUR: u32 = 30;
 /// `RATE_LIMIT_TOKEN_REFRESH` counts both grants; passwords are the ones guessed).
 const PASSWORD_GRANTS_PER_5_MIN: u32 = 30;
 const REFRESH_GRANTS_PER_5_MIN: u32 = 150;
+/// Confirmation links opened per client address and database in five minutes.
+const VERIFY_PER_5_MIN: u32 = 30;
 const HOUR: Duration = Duration::from_secs(3600);
 const FIVE_MINUTES: Duration = Duration::from_secs(300);
 
@@ -96,6 +98,17 @@ impl DatabaseService {
             mail: self.ports.mail.clone(),
         }
     }
+}
+
+/// Whether `token` has the shape of the links' tokens ([`random_url_token`]: 43
+/// characters of base64url), so that the gateway need not start an instance (the link is
+/// the one route open without a key) for what cannot be one.
+#[must_use]
+pub fn plausible_link_token(token: &str) -> bool {
+    token.len() == 43
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 fn checked_email(raw: &str) -> Result<String, AuthError> {
@@ -263,9 +276,11 @@ impl TenantAuth {
     /// confirmed and the token spent.
     ///
     /// # Errors
-    /// `LinkInvalid` for an unknown, spent or expired token.
-    pub async fn verify(&self, token: &str) -> Result<EndUser, AuthError> {
-        if token.is_empty() || token.len() > 256 {
+    /// `RateLimited`; `LinkInvalid` for an unknown, spent or expired token.
+    pub async fn verify(&self, client: &str, token: &str) -> Result<EndUser, AuthError> {
+        self.admit("verify", client, FIVE_MINUTES, VERIFY_PER_5_MIN)
+            .await?;
+        if !plausible_link_token(token) {
             return Err(AuthError::LinkInvalid);
         }
         self.users()
@@ -399,6 +414,12 @@ impl TenantAuth {
     ) -> Result<EndUser, AuthError> {
         let bearer = self.bearer(token).await?;
         let email = email.map(checked_email).transpose()?;
+        if email.is_some() && self.users().settings().await?.confirm_email {
+            // An address taken without its confirmation would undo what the owner asked.
+            return Err(AuthError::Validation(
+                "Changing the address needs a confirmation this database does not offer yet".into(),
+            ));
+        }
         let user_metadata = checked_metadata(data)?;
         let password_hash = match password {
             Some(p) => Some(self.hash(p).await?),
