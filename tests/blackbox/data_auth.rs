@@ -23,14 +23,6 @@ pub(crate) async fn database(srv: &Server, ann: &Account, slug: &str) -> (String
         .await
         .assert_status(200)
         .clone();
-    // The auth schema comes with the instance, which the first request starts.
-    crate::harness::eventually("the data API instance runs", || async {
-        call(srv, "GET", slug, "auth/v1/health", &secret, None, None)
-            .await
-            .0
-            == 200
-    })
-    .await;
     sql(
         srv,
         &ann.key,

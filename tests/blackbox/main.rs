@@ -87,4 +87,5 @@ mod serving_origins;
 mod serving_visitors;
 mod signup;
 mod slow_clients;
+mod supabase_auth_interop;
 mod supabase_interop;

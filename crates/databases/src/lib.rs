@@ -24,7 +24,7 @@ pub mod runtime;
 pub mod service;
 
 pub use auth::{
-    AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser, SignOutScope, SignedUp,
+    AUTH_SCHEMA_SQL,     AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser, SignOutScope, SignedUp,
     TenantAuth, UserChange, plausible_link_token,
 };
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};

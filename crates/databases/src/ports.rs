@@ -144,11 +144,12 @@ pub trait Cluster: Send + Sync + Debug {
     async fn create_database(&self, names: &TenantNames) -> Result<(), InfraError>;
 
     /// Inside the new database: what the shared roles may use (Supabase's default grants),
-    /// each role's `statement_timeout`, and the trigger that announces DDL to the data API.
+    /// the trigger that announces DDL to the data API, and, as the owner, the `auth` schema
+    /// ([`crate::auth::AUTH_SCHEMA_SQL`]), so tutorial SQL naming `auth.users` works at once.
     ///
     /// # Errors
     /// The cluster failed or refused.
-    async fn prepare_database(&self, names: &TenantNames) -> Result<(), InfraError>;
+    async fn prepare_database(&self, tenant: &TenantAccess) -> Result<(), InfraError>;
 
     /// Drops the database (closing its connections) and both roles. What is missing is no
     /// error, so it undoes any prefix of a creation and can be retried.

@@ -38,7 +38,7 @@ impl Cluster for NoopCluster {
     async fn create_database(&self, _: &TenantNames) -> Result<(), InfraError> {
         Ok(())
     }
-    async fn prepare_database(&self, _: &TenantNames) -> Result<(), InfraError> {
+    async fn prepare_database(&self, _: &TenantAccess) -> Result<(), InfraError> {
         Ok(())
     }
     async fn drop_tenant(&self, _: &TenantNames) -> Result<(), InfraError> {

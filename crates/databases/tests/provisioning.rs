@@ -70,8 +70,8 @@ impl Cluster for Faulty {
         self.step(Step::Database).await
     }
 
-    async fn prepare_database(&self, names: &TenantNames) -> Result<(), InfraError> {
-        self.inner.prepare_database(names).await?;
+    async fn prepare_database(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
+        self.inner.prepare_database(tenant).await?;
         self.step(Step::Prepare).await
     }
 

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use quire_databases::{Cluster, ClusterError, SqlOutcome, TenantAccess, TenantNames};
+use quire_databases::{
+    AUTH_SCHEMA_SQL, Cluster, ClusterError, SqlOutcome, TenantAccess, TenantNames,
+};
 use quire_kernel::InfraError;
 use tokio_postgres::{Client, Config};
 
@@ -173,7 +175,8 @@ impl Cluster for PgCluster {
         .await
     }
 
-    async fn prepare_database(&self, names: &TenantNames) -> Result<(), InfraError> {
+    async fn prepare_database(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
+        let names = &tenant.names;
         let mut config = self.admin.config().clone();
         config.dbname(&names.database);
         let client = open(&config, "connecting to a new database as the admin role").await?;
@@ -186,6 +189,16 @@ impl Cluster for PgCluster {
             self.admin.deadline(),
             "preparing a database",
             client.batch_execute(&sql),
+        )
+        .await?;
+        // The `auth` schema belongs to the owner, so the owner makes it.
+        let owner = self.owner_client(tenant).await?;
+        let auth = format!("BEGIN;\n{AUTH_SCHEMA_SQL}\nCOMMIT;");
+        within(
+            &owner,
+            self.admin.deadline(),
+            "making a database's auth schema",
+            owner.batch_execute(&auth),
         )
         .await
     }

@@ -67,7 +67,7 @@ async fn a_local_cluster_starts_serves_a_tenant_and_stops() {
     let created = Instant::now();
     cluster.create_roles(&tenant).await.unwrap();
     cluster.create_database(&tenant.names).await.unwrap();
-    cluster.prepare_database(&tenant.names).await.unwrap();
+    cluster.prepare_database(&tenant).await.unwrap();
     let create = created.elapsed();
     let out = cluster
         .run_sql(

@@ -11,6 +11,7 @@
 
 mod error;
 mod model;
+mod schema;
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -23,6 +24,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 pub use error::AuthError;
+pub use schema::AUTH_SCHEMA_SQL;
 pub use model::{AuthSession, AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
 
 use crate::keys::{KeyRole, TokenError, sign_token, verify_token};

@@ -100,7 +100,7 @@ impl DatabaseService {
         let made = async {
             cluster.create_roles(&tenant).await?;
             cluster.create_database(&tenant.names).await?;
-            cluster.prepare_database(&tenant.names).await?;
+            cluster.prepare_database(&tenant).await?;
             if self
                 .ports
                 .records

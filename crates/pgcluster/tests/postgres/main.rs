@@ -50,7 +50,7 @@ pub(crate) async fn created(cluster: &PgCluster) -> TenantAccess {
     let tenant = new_tenant();
     cluster.create_roles(&tenant).await.unwrap();
     cluster.create_database(&tenant.names).await.unwrap();
-    cluster.prepare_database(&tenant.names).await.unwrap();
+    cluster.prepare_database(&tenant).await.unwrap();
     tenant
 }
 

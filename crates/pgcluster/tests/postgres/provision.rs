@@ -20,7 +20,7 @@ async fn a_tenant_is_created_with_its_roles_grants_and_timeouts_then_dropped() {
     let started = Instant::now();
     cluster.create_roles(&tenant).await.unwrap();
     cluster.create_database(names).await.unwrap();
-    cluster.prepare_database(names).await.unwrap();
+    cluster.prepare_database(&tenant).await.unwrap();
     let create = started.elapsed();
     assert_eq!(exists(&admin, names).await, (true, true, true));
 
@@ -139,7 +139,7 @@ async fn drop_undoes_every_prefix_of_a_creation() {
             cluster.create_database(&tenant.names).await.unwrap();
         }
         if steps >= 3 {
-            cluster.prepare_database(&tenant.names).await.unwrap();
+            cluster.prepare_database(&tenant).await.unwrap();
             // With a session open on it, as the data API would have.
             let sql = cluster.run_sql(&tenant, "select 1", 1);
             sql.await.unwrap();
