@@ -69,6 +69,7 @@ async fn paging_across_2500_pages_gives_each_once_while_pages_are_added(b: Backe
             created_at: at,
             updated_at: at,
             archived_at: None,
+            database: None,
         };
         let file = FileEntry {
             path: "index.html".into(),

@@ -156,7 +156,8 @@ pub fn page_dto() -> Value {
         "fileCount": 3,
         "createdAt": "2026-11-25T09:30:00Z",
         "updatedAt": "2026-11-26T14:05:00Z",
-        "archivedAt": null
+        "archivedAt": null,
+        "database": "shop"
     })
 }
 
@@ -178,7 +179,8 @@ pub fn published_dto() -> Value {
         "access": "password",
         "fileCount": 3,
         "sizeBytes": 18432,
-        "project": "marketing"
+        "project": "marketing",
+        "database": "shop"
     })
 }
 
@@ -348,7 +350,8 @@ pub fn publish_body() -> Value {
         "password": "correct horse battery",
         "expiresAt": "2031-06-30T12:00:00Z",
         "maxViews": 500,
-        "project": "marketing"
+        "project": "marketing",
+        "database": "shop"
     })
 }
 

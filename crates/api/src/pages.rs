@@ -73,13 +73,18 @@ pub struct PublishBody {
     #[serde(default)]
     #[schema(schema_with = schema::project_slug_optional)]
     pub project: Option<String>,
+    /// A database of yours in the same project, served to the page at `/-/db.json`.
+    #[serde(default)]
+    #[schema(schema_with = schema::page_database)]
+    pub database: Option<String>,
 }
 
 impl RequestBody for PublishBody {
     const CODE: ErrorCode = ErrorCode::InvalidRequest;
 }
 
-/// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
+/// The fields to change; `null` clears `password`, `expiresAt`, `maxViews`, `alias` and
+/// `database`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(example = crate::examples::patch_page_body)]
@@ -115,6 +120,10 @@ pub struct PatchPageBody {
     #[serde(default)]
     #[schema(schema_with = schema::allow)]
     pub allow: Option<Vec<String>>,
+    /// A database of yours in the page's project; `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = schema::page_database)]
+    pub database: Option<Option<String>>,
 }
 
 impl RequestBody for PatchPageBody {
@@ -197,7 +206,7 @@ pub async fn list(
     responses(
         (status = 201, body = PublishedDto,
             headers(("Location" = String, description = "The page's URL in this API: `/api/page/v1/pages/{id}`"))),
-        (status = 400, description = "invalid_json, invalid_request (names the field), password_required"),
+        (status = 400, description = "invalid_json, invalid_request (names the field; `database` when it names no database of yours in the page's project), password_required"),
         ScopeRefusals,
         (status = 409, description = "slug_conflict, alias_conflict"),
         LongBodyRefusals,
@@ -227,6 +236,7 @@ pub async fn publish(
         alias: sent.alias,
         allow: sent.allow.unwrap_or_default(),
         project: sent.project,
+        database: sent.database,
     };
     let view = state.pages.publish(&auth.0, req).await?;
     let access = view.exposure().access.as_str().to_owned();
@@ -242,6 +252,7 @@ pub async fn publish(
             file_count: view.page.file_count,
             size_bytes: view.page.size_bytes,
             project: view.project_slug.as_str().to_owned(),
+            database: view.page.database,
         },
     ))
 }
@@ -271,7 +282,7 @@ pub async fn get(
     request_body = PatchPageBody,
     responses(
         (status = 200, body = PageDto),
-        (status = 400, description = "invalid_json, invalid_request, password_required"),
+        (status = 400, description = "invalid_json, invalid_request (names the field; `database` when it names no database of yours in the page's project), password_required"),
         ScopeRefusals,
         (status = 404),
         (status = 409, description = "slug_taken, alias_conflict")))]
@@ -294,6 +305,7 @@ pub async fn patch(
         alias: sent.alias,
         status: sent.status,
         allow: sent.allow,
+        database: sent.database,
     };
     let view = state.pages.update(&auth.0, id, req).await?;
     Ok(Answer::ok(PageDto::from(view)))

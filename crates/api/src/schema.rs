@@ -143,6 +143,12 @@ pub fn project_slug_optional() -> Object {
         "A project's slug (3-30 lowercase letters, digits or underscores). Omitted: the default the operation states (the key's home project, or unchanged on update).",
     )
 }
+pub fn page_database() -> Object {
+    described(
+        text(3, 30, project_slug_pattern(), true),
+        "The slug of one of your databases in the page's project: the page's scripts then read its data API's URL and anon key at `/-/db.json` on the page's origin. Omitted: none (unchanged on update); `null` on update removes it.",
+    )
+}
 pub fn oauth_client_id() -> Object {
     let max = quire_projects::MAX_CLIENT_ID_LEN;
     described(

@@ -17,6 +17,7 @@
 //! (`quire-serving`, `quire-bearer`, `quire-read-cache`).
 
 mod end_user_mail;
+mod page_databases;
 mod ports;
 
 use std::sync::Arc;
@@ -233,22 +234,6 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         },
         object_config,
     );
-    let pages = PageService::new(
-        PagePorts {
-            pages: page_cache.clone(),
-            bundles,
-            links: page_cache,
-            accounts: directory,
-            projects: projects.clone(),
-            clock: clock.clone(),
-            timer,
-            offload: offload.clone(),
-            ids,
-            changes: changes.clone(),
-            requests,
-        },
-        settings.pages,
-    );
     let oauth_tokens = TokenService::new(
         TokenPorts {
             clients: oauth_clients.clone(),
@@ -287,6 +272,24 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             mail: Arc::new(end_user_mail::AccountMail(mail.clone())),
         },
         database_config,
+    );
+    // A page may name a database of its owner in its project.
+    let pages = PageService::new(
+        PagePorts {
+            pages: page_cache.clone(),
+            bundles,
+            links: page_cache,
+            accounts: directory,
+            projects: projects.clone(),
+            clock: clock.clone(),
+            timer,
+            offload: offload.clone(),
+            ids,
+            changes: changes.clone(),
+            requests,
+            databases: Arc::new(page_databases::ServiceDatabases(databases.clone())),
+        },
+        settings.pages,
     );
     let letterhead = Letterhead {
         base_url: settings.base_url.clone(),

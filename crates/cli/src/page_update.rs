@@ -27,6 +27,9 @@ pub(crate) struct UpdateArgs {
     /// Remove the view limit.
     #[arg(long, conflicts_with = "max_views")]
     no_max_views: bool,
+    /// Stop naming a database: the page's `/-/db.json` answers 404.
+    #[arg(long, conflicts_with = "database")]
+    no_database: bool,
     /// Read the password from the first line of standard input.
     #[arg(long, conflicts_with = "password")]
     password_stdin: bool,
@@ -68,6 +71,9 @@ pub(crate) async fn update(api: &Api, args: UpdateArgs) -> Result<Output, Failur
     }
     if args.no_max_views {
         body.insert("maxViews".into(), Value::Null);
+    }
+    if args.no_database {
+        body.insert("database".into(), Value::Null);
     }
     if args.password_stdin {
         let mut line = String::new();
@@ -118,6 +124,9 @@ fn describe(sent: &Map<String, Value>, page: &Value) -> String {
                 .as_u64()
                 .map_or_else(|| "no view limit".to_owned(), |n| format!("max views {n}")),
             "alias" => format!("alias {}", value.as_str().unwrap_or("-")),
+            "database" => page["database"]
+                .as_str()
+                .map_or_else(|| "no database".to_owned(), |d| format!("database {d}")),
             "allow" => {
                 let who: Vec<&str> = value
                     .as_array()

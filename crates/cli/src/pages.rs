@@ -33,6 +33,10 @@ pub(crate) struct PageFields {
     /// Emails or handles allowed to view (`--access allow_list`); repeat or comma-separate.
     #[arg(long, value_delimiter = ',')]
     allow: Vec<String>,
+    /// The slug of one of your databases in the page's project: the page finds its data
+    /// API's URL and anon key at `/-/db.json` on its origin.
+    #[arg(long)]
+    database: Option<String>,
 }
 
 impl PageFields {
@@ -44,6 +48,7 @@ impl PageFields {
             || self.max_views.is_some()
             || self.alias.is_some()
             || !self.allow.is_empty()
+            || self.database.is_some()
     }
 
     pub(crate) fn into_json(self, body: &mut Map<String, Value>) -> Result<(), Failure> {
@@ -66,6 +71,7 @@ impl PageFields {
             "allow",
             (!self.allow.is_empty()).then(|| Value::from(self.allow)),
         );
+        put("database", self.database.map(Value::from));
         Ok(())
     }
 }

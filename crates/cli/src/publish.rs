@@ -52,7 +52,7 @@ impl PublishArgs {
             }
         }
         if self.fields.any() {
-            given.push("a page setting (--access, --expires, --max-views, …)");
+            given.push("a page setting (--access, --expires, --max-views, --database, …)");
         }
         given
     }
@@ -157,6 +157,13 @@ async fn publish_new(api: &Api, args: PublishArgs) -> Result<Output, Failure> {
         published["url"].as_str().unwrap_or("-"),
         published["shortUrl"].as_str().unwrap_or("-"),
     );
+    let text = match published["database"].as_str() {
+        Some(database) => format!(
+            "{text}\nDatabase:  {database} (its URL and anon key at {}-/db.json)",
+            published["url"].as_str().unwrap_or("-")
+        ),
+        None => text,
+    };
     Ok(out(published, text))
 }
 

@@ -162,6 +162,7 @@ async fn the_pages_origin_answers_500_when_storage_fails_and_counts_nothing() {
     let pages_state = pages_origin::PagesState {
         serving: serving.clone(),
         keys: state.keys.clone(),
+        databases: state.databases.clone(),
         trusted_proxies: quire_edge::client_ip::TrustedProxies::default(),
     };
     let api = test::init_service(App::new().configure(quire_http::configure(state))).await;
@@ -237,6 +238,7 @@ async fn a_failed_replace_leaves_the_old_files_served_and_no_new_object() {
     let pages_state = pages_origin::PagesState {
         serving: state.serving.clone(),
         keys: state.keys.clone(),
+        databases: state.databases.clone(),
         trusted_proxies: quire_edge::client_ip::TrustedProxies::default(),
     };
     let api = test::init_service(App::new().configure(quire_http::configure(state))).await;

@@ -3,7 +3,8 @@
 //! owner's pages at `/{slug}/...`, and the bare `{domain}` serves short links at `/s/{code}`.
 //! On a shared origin (single tenant) pages are at `/{handle}/{slug}/...` beside `/s/{code}`.
 //! Each origin has two endpoints of its own under `/-/` (a prefix no slug or handle can
-//! take): the password form's post and the landing of the dashboard's sign-in pass; and
+//! take): the password form's post, the landing of the dashboard's sign-in pass and
+//! `/-/db.json` (also under each page, `/{slug}/-/db.json`: the database the page names); and
 //! under `/.quire/` the stylesheet of its own pages (`quire-style`), so they load it from
 //! the origin they are on and their CSP stays `style-src 'self'`.
 //!
@@ -13,13 +14,15 @@
 //! headers. It runs on a server of its own (`quire-wire`), not actix-web: see that crate for
 //! why.
 //!
-//! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `answers`
+//! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `database`
+//! (`/-/db.json`), `answers`
 //! (the responses). It depends on `quire-wire`, the serving application layer and the
-//! domain crates it names (keys, pages, kernel), `quire-style`, askama for its pages, and never on
+//! domain crates it names (keys, pages, databases, kernel), `quire-style`, askama for its pages, and never on
 //! actix-web or another surface crate (the architecture test says so).
 
 use std::borrow::Cow;
 
+use quire_databases::DatabaseService;
 use quire_keys::KeyService;
 use quire_pages::{HostOwner, PageOrigins};
 use quire_serving::ServingService;
@@ -27,6 +30,7 @@ use quire_serving::ServingService;
 use quire_wire::client_ip::TrustedProxies;
 
 mod answers;
+mod database;
 mod forms;
 mod visit;
 
@@ -38,6 +42,8 @@ pub struct PagesState {
     pub serving: ServingService,
     /// Agents may read non-public pages with a key of the page's project.
     pub keys: KeyService,
+    /// The data API's client of the database a page names (`/-/db.json`).
+    pub databases: DatabaseService,
     pub trusted_proxies: TrustedProxies,
 }
 
@@ -97,6 +103,10 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
         ("/-/pass", _) => answers::method_not_allowed("GET"),
         ("/-/healthz", "GET" | "HEAD") => forms::healthz(),
         ("/-/healthz", _) => answers::method_not_allowed("GET, HEAD"),
+        (path, "GET" | "HEAD") if database::is_db_json(path) => {
+            database::db_json(state, &state.databases, request).await
+        }
+        (path, _) if database::is_db_json(path) => answers::method_not_allowed("GET, HEAD"),
         (path, "GET" | "HEAD") if path.starts_with(answers::ASSETS) => answers::asset(path),
         (path, _) if path.starts_with(answers::ASSETS) => answers::method_not_allowed("GET, HEAD"),
         (_, "POST") => match visit::short_link_code(state, request) {

@@ -11,7 +11,7 @@ use quire_keys::AuthError;
 use quire_wire::{Request, Response};
 
 /// Values of every visitor cookie of `kind` (one per page; each names its page inside).
-fn cookie_values<'a>(request: &Request<'a>, kind: TokenKind) -> Vec<&'a str> {
+pub(super) fn cookie_values<'a>(request: &Request<'a>, kind: TokenKind) -> Vec<&'a str> {
     request
         .all("cookie")
         .flat_map(|header| header.split(';'))
@@ -112,7 +112,7 @@ fn refused(e: AuthError) -> Response {
 }
 
 /// The caller of an `Authorization` header, if it has one; a refused one is answered.
-async fn principal(
+pub(super) async fn principal(
     state: &PagesState,
     request: &Request<'_>,
 ) -> Result<Option<Principal>, Response> {

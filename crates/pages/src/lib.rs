@@ -6,7 +6,8 @@
 //! `quire-links` (a page's short link carries its policy) and small pure crates (bytes,
 //! rand, mime_guess; SHA-256 comes from the kernel). Files arrive decoded: reading a
 //! request's encoding is its adapter's work. Its ports:
-//! [`ports::PageStore`], [`ports::BundleStore`], [`ports::AccountDirectory`], `quire-links`'
+//! [`ports::PageStore`], [`ports::BundleStore`], [`ports::AccountDirectory`],
+//! [`ports::PageDatabases`] (the databases a page may name), `quire-links`'
 //! `LinkStore` and the kernel's `Clock`, `Timer` and `Offload` (where a large batch is
 //! hashed, off the async workers).
 
@@ -23,9 +24,9 @@ pub use model::{
 };
 pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
-    AccountDirectory, BundleStore, InsertPageError, PageStore, PageTotals, PublicIds,
-    PublishRequests, PutFilesError, RandomPublicIds, Readers, ReplacedFiles, UpdatePageStoreError,
-    put_concurrently,
+    AccountDirectory, BundleStore, InsertPageError, NoDatabases, PageDatabases, PageStore,
+    PageTotals, PublicIds, PublishRequests, PutFilesError, RandomPublicIds, Readers, ReplacedFiles,
+    UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
     Exposure, FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST,

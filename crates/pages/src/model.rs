@@ -47,6 +47,10 @@ pub struct Page {
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
     pub archived_at: Option<OffsetDateTime>,
+    /// The slug of the database the page names (`database` at publish or patch): one of its
+    /// owner's, in its project when named. The pages origin answers `/-/db.json` with its
+    /// data API's address and anon key, checking owner and project again then.
+    pub database: Option<String>,
 }
 
 /// A ready page with what the API shows beside it: its project (for the access rules), its

@@ -422,3 +422,29 @@ pub trait PublishRequests: Send + Sync + std::fmt::Debug {
     /// [`InfraError`] on storage failure.
     async fn forget_before(&self, before: OffsetDateTime) -> Result<u64, InfraError>;
 }
+
+/// The databases a page may name (`database` at publish and patch).
+#[async_trait]
+pub trait PageDatabases: Send + Sync + std::fmt::Debug {
+    /// Whether `slug` names a ready database of `account` in `project`.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn may_name(
+        &self,
+        account: AccountId,
+        project: ProjectId,
+        slug: &str,
+    ) -> Result<bool, InfraError>;
+}
+
+/// No database service: a page can name no database.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoDatabases;
+
+#[async_trait]
+impl PageDatabases for NoDatabases {
+    async fn may_name(&self, _: AccountId, _: ProjectId, _: &str) -> Result<bool, InfraError> {
+        Ok(false)
+    }
+}

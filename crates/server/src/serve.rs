@@ -251,6 +251,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let serving = services.serving.clone();
     spawn_view_flusher(serving.clone());
     let keys = services.keys.clone();
+    let page_databases = services.databases.clone();
     let state = AppState::new(
         services,
         config.base_url.clone(),
@@ -313,6 +314,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let pages_state = PagesState {
         serving: serving.clone(),
         keys,
+        databases: page_databases,
         trusted_proxies,
     };
     // No per-request log line here: on the hot path it would cost more than the answer.

@@ -43,8 +43,8 @@ pub use path::{PagePath, parse_owner_path, parse_page_path, parse_relative};
 pub use policy::cookie_kind;
 pub use quire_kernel::conditional::Conditions;
 pub use service::{
-    ACCESS_COOKIE, PASS_BUCKET, ServingConfig, ServingPorts, ServingService, UNLOCK_BUCKET,
-    UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET, VIEW_COOKIE,
+    ACCESS_COOKIE, PASS_BUCKET, PageDatabase, ServingConfig, ServingPorts, ServingService,
+    UNLOCK_BUCKET, UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET, VIEW_COOKIE,
 };
 pub use token::{Claims, Signer, TokenKind};
 pub use views::ViewTally;

@@ -38,12 +38,14 @@ use crate::token::{Claims, Signer, TokenKind};
 use crate::views::ViewTally;
 
 mod admission;
+mod database;
 mod files;
 mod object_admission;
 mod objects;
 mod short_link;
 mod url_link;
 
+pub use database::PageDatabase;
 pub(crate) use url_link::CodeTarget;
 
 /// Cookie of a page whose password was given.
@@ -269,40 +271,8 @@ impl ServingService {
         if self.known_spent(&site) && (document || !viewed()) {
             return Ok(Answer::Gone);
         }
-        let apps = [App::Serve, App::Page];
-        match self
-            .gate(&site.link, site.page.id.0, &apps, &visit.visitor, now)
-            .await?
-        {
-            Gate::Open => {}
-            Gate::Password => {
-                return Ok(Answer::Password(PasswordPrompt {
-                    title: site.page.title.clone(),
-                    handle: site.handle.as_str().to_owned(),
-                    slug: site.page.slug.clone(),
-                    next: rest.into_owned(),
-                    wrong: false,
-                    code: None,
-                }));
-            }
-            Gate::SignIn => {
-                return Ok(Answer::SignIn(SignInPrompt {
-                    title: site.page.title.clone(),
-                    shared: site.link.policy.access == Access::AllowList,
-                    location: format!(
-                        "{}/visit?page={}&next={}",
-                        self.inner.config.base_url.trim_end_matches('/'),
-                        site.link.public_id,
-                        encode_query(&rest)
-                    ),
-                }));
-            }
-            Gate::Forbidden(email) => {
-                return Ok(Answer::Forbidden {
-                    title: site.page.title.clone(),
-                    email,
-                });
-            }
+        if let Some(refusal) = self.admit(&site, &rest, &visit.visitor, now).await? {
+            return Ok(refusal);
         }
         let (slot, found) = match resolved {
             Resolved::File(slot) => (slot, true),
@@ -337,6 +307,49 @@ impl ServingService {
         }
         self.file_answer(&site, slot, found, document, &visit, now)
             .await
+    }
+
+    /// The page's access rule applied to `visitor`: `None` when it may see the page, else
+    /// the answer (the password form, the sign-in page, a refusal); `rest` is where in the
+    /// page a form or sign-in brings the visitor back to.
+    pub(crate) async fn admit(
+        &self,
+        site: &Site,
+        rest: &str,
+        visitor: &Visitor<'_>,
+        now: OffsetDateTime,
+    ) -> Result<Option<Answer>, InfraError> {
+        let apps = [App::Serve, App::Page];
+        Ok(
+            match self
+                .gate(&site.link, site.page.id.0, &apps, visitor, now)
+                .await?
+            {
+                Gate::Open => None,
+                Gate::Password => Some(Answer::Password(PasswordPrompt {
+                    title: site.page.title.clone(),
+                    handle: site.handle.as_str().to_owned(),
+                    slug: site.page.slug.clone(),
+                    next: rest.to_owned(),
+                    wrong: false,
+                    code: None,
+                })),
+                Gate::SignIn => Some(Answer::SignIn(SignInPrompt {
+                    title: site.page.title.clone(),
+                    shared: site.link.policy.access == Access::AllowList,
+                    location: format!(
+                        "{}/visit?page={}&next={}",
+                        self.inner.config.base_url.trim_end_matches('/'),
+                        site.link.public_id,
+                        encode_query(rest)
+                    ),
+                })),
+                Gate::Forbidden(email) => Some(Answer::Forbidden {
+                    title: site.page.title.clone(),
+                    email,
+                }),
+            },
+        )
     }
 
     fn known_spent(&self, site: &Site) -> bool {

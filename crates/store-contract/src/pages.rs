@@ -126,7 +126,18 @@ pub(super) async fn pages_are_invisible_until_ready_and_slugs_unique_per_owner<
     let mut archived = second.clone();
     archived.status = PageStatus::Archived;
     archived.archived_at = Some(clock.now());
+    // The database a page names is kept by slug, set and read back as written.
+    archived.database = Some("shop".into());
     s.update_page(&archived).await.unwrap();
+    assert_eq!(
+        s.page(archived.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .database
+            .as_deref(),
+        Some("shop")
+    );
     assert_eq!(
         s.project_pages(ann.project.id, PageStatus::Archived, None, 1000)
             .await

@@ -107,6 +107,7 @@ pub(super) fn page_of(
         created_at: now,
         updated_at: now,
         archived_at: None,
+        database: None,
     }
 }
 

@@ -40,6 +40,7 @@ pub(crate) struct PageRow {
     updated_at: DbTs,
     archived_at: Option<DbTs>,
     lease_until: Option<DbTs>,
+    database_slug: Option<String>,
 }
 
 fn to_i64(n: u64) -> i64 {
@@ -68,6 +69,7 @@ impl PageRow {
             updated_at: DbTs(p.updated_at),
             archived_at: p.archived_at.map(DbTs),
             lease_until: lease_until.map(DbTs),
+            database_slug: p.database.clone(),
         }
     }
 }
@@ -90,6 +92,7 @@ impl TryFrom<PageRow> for Page {
             created_at: r.created_at.0,
             updated_at: r.updated_at.0,
             archived_at: r.archived_at.map(|t| t.0),
+            database: r.database_slug,
         })
     }
 }
@@ -255,6 +258,7 @@ impl PageStore for Database {
                     pages::status.eq(&row.status),
                     pages::updated_at.eq(row.updated_at),
                     pages::archived_at.eq(row.archived_at),
+                    pages::database_slug.eq(&row.database_slug),
                 ))
                 .execute(conn)
                 .await?;

@@ -105,6 +105,7 @@ diesel::table! {
         updated_at -> DbTime,
         archived_at -> Nullable<DbTime>,
         lease_until -> Nullable<DbTime>,
+        database_slug -> Nullable<Text>,
     }
 }
 

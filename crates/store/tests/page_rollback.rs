@@ -52,6 +52,7 @@ async fn replace_files_rolls_back(db: Database) {
         created_at: now,
         updated_at: now,
         archived_at: None,
+        database: None,
     };
     db.insert_pending(&page, &old, now + time::Duration::minutes(1))
         .await

@@ -54,6 +54,10 @@ pub struct PageDto {
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub archived_at: Option<OffsetDateTime>,
+    /// The slug of the database the page names, whose data API's URL and anon key it finds
+    /// at `/-/db.json` on its origin; `null`: none.
+    #[schema(example = "shop")]
+    pub database: Option<String>,
 }
 
 impl From<quire_pages::PageView> for PageDto {
@@ -83,6 +87,7 @@ impl From<quire_pages::PageView> for PageDto {
             created_at: v.page.created_at,
             updated_at: v.page.updated_at,
             archived_at: v.page.archived_at,
+            database: v.page.database,
         }
     }
 }
@@ -124,6 +129,9 @@ pub struct PublishedDto {
     pub size_bytes: u64,
     /// The slug of the project it belongs to.
     pub project: String,
+    /// The slug of the database it names (served at `/-/db.json`); `null`: none.
+    #[schema(example = "shop")]
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -2,7 +2,8 @@
 //! API's switch, secret and reload, and the janitor's sweep.
 //!
 //! Writes are in `write`, reads in `read`, SQL in `sql`, the data API's lifecycle in
-//! `data_api`, the owner's view of end users in `users`, the refusals in `error`.
+//! `data_api`, the owner's view of end users in `users`, what pages ask (the database a
+//! page names, its client at `/-/db.json`) in `pages`, the refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use crate::runtime::DataApiRuntime;
 mod data_api;
 mod error;
 mod gateway;
+mod pages;
 mod read;
 mod sql;
 mod users;
@@ -26,6 +28,7 @@ mod write;
 pub use data_api::DataApiSecret;
 pub use error::DatabaseError;
 pub use gateway::{GatewayError, Reach};
+pub use pages::PageClient;
 pub use sql::MAX_SQL_BYTES;
 pub use users::{EndUsersView, MAX_END_USERS_LISTED};
 pub use write::{NewDatabase, Swept};

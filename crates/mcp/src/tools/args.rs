@@ -89,6 +89,9 @@ pub struct PublishArgs {
     pub allow: Option<Vec<String>>,
     /// Project slug; default: the home project.
     pub project: Option<String>,
+    /// Slug of one of your databases in the page's project: the page then finds its data
+    /// API's URL and anon key at `/-/db.json` on its origin.
+    pub database: Option<String>,
     /// Up to 64 characters.
     pub request_id: Option<String>,
 }
@@ -131,6 +134,11 @@ pub struct UpdatePageArgs {
     pub status: Option<String>,
     /// Replaces the allow list.
     pub allow: Option<Vec<String>>,
+    /// Slug of one of your databases in the page's project (served at `/-/db.json`);
+    /// `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    pub database: Option<Option<String>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -348,6 +348,7 @@ async fn publish_page(
         alias: sent.alias,
         allow: sent.allow.unwrap_or_default(),
         project: sent.project,
+        database: sent.database,
     };
     let (view, replayed) = state
         .pages
@@ -423,6 +424,7 @@ async fn update_page(
         alias: sent.alias,
         status: sent.status,
         allow: sent.allow,
+        database: sent.database,
     };
     let updated = state
         .pages

@@ -43,6 +43,9 @@ pub struct PageOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_views: Option<u64>,
     pub view_count: u64,
+    /// The database the page names (its `/-/db.json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
     pub updated_at: String,
 }
 
@@ -70,6 +73,7 @@ impl From<quire_pages::PageView> for PageOut {
             expires_at: expires_at.map(rfc3339),
             max_views,
             view_count,
+            database: v.page.database,
             updated_at: rfc3339(v.page.updated_at),
         }
     }

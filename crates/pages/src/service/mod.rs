@@ -23,8 +23,8 @@ use std::time::Duration;
 use quire_kernel::PageChanges;
 use quire_kernel::password::hash_password_unchecked;
 use quire_kernel::{
-    AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectSlug, Timer,
-    offloaded,
+    AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectId,
+    ProjectSlug, Timer, offloaded,
 };
 use quire_links::rules::AllowError;
 use quire_links::{Access, AllowEntry, Link, LinkStore};
@@ -33,7 +33,10 @@ use time::OffsetDateTime;
 
 use crate::model::{FileInput, Limits, Page};
 use crate::origins::PageOrigins;
-use crate::ports::{AccountDirectory, BundleStore, PageStore, PublicIds, PublishRequests};
+use crate::ports::{
+    AccountDirectory, BundleStore, PageDatabases, PageStore, PublicIds, PublishRequests,
+};
+use crate::validate;
 
 mod error;
 mod lists;
@@ -131,6 +134,8 @@ pub struct PublishRequest {
     pub alias: Option<String>,
     pub allow: Vec<String>,
     pub project: Option<String>,
+    /// The slug of a database of the owner in the page's project.
+    pub database: Option<String>,
 }
 
 /// A patch: `None` keeps a field; `Some(None)` clears a nullable one.
@@ -145,6 +150,7 @@ pub struct PatchRequest {
     pub alias: Option<Option<String>>,
     pub status: Option<String>,
     pub allow: Option<Vec<String>>,
+    pub database: Option<Option<String>>,
 }
 
 /// The result of adding files.
@@ -194,6 +200,7 @@ pub struct PageService {
     ids: Arc<dyn PublicIds>,
     changes: Arc<dyn PageChanges>,
     requests: Arc<dyn PublishRequests>,
+    databases: Arc<dyn PageDatabases>,
     config: PageConfig,
 }
 
@@ -215,6 +222,8 @@ pub struct PagePorts {
     pub changes: Arc<dyn PageChanges>,
     /// Publishes by request id, so a retried publish replays (the MCP tools).
     pub requests: Arc<dyn PublishRequests>,
+    /// The databases a page may name.
+    pub databases: Arc<dyn PageDatabases>,
 }
 
 impl PageService {
@@ -237,6 +246,7 @@ impl PageService {
             ids: ports.ids,
             changes: ports.changes,
             requests: ports.requests,
+            databases: ports.databases,
             config,
         }
     }
@@ -285,6 +295,29 @@ impl PageService {
             link,
             project_slug: project,
         }
+    }
+
+    /// The database a page of `account` in `project` is to name: `None` for none (an empty
+    /// slug is none); a slug naming no ready database of the account in that project is
+    /// `Invalid`, whether it names nothing or another owner's or project's.
+    async fn check_database(
+        &self,
+        account: AccountId,
+        project: ProjectId,
+        raw: Option<&str>,
+    ) -> Result<Option<String>, PageError> {
+        let Some(slug) = raw.filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if ProjectSlug::parse(slug).is_err()
+            || !self.databases.may_name(account, project, slug).await?
+        {
+            return Err(PageError::Invalid(format!(
+                "database {} is not a database of yours in the page's project",
+                validate::quoted(slug)
+            )));
+        }
+        Ok(Some(slug.to_owned()))
     }
 
     /// Parses an allow list, then resolves its handles in one lookup (`quire-links`' rule).

@@ -62,6 +62,9 @@ impl PageService {
             validate::page_password(p)?;
         }
         let allow = self.resolve_allow(&req.allow).await?;
+        let database = self
+            .check_database(project.account_id, project.id, req.database.as_deref())
+            .await?;
         let files = self.check_batch(req.files, &[]).await?;
         if !files.iter().any(|f| f.entry.path == entrypoint) {
             return Err(PageError::Invalid(format!(
@@ -86,6 +89,7 @@ impl PageService {
             created_at: now,
             updated_at: now,
             archived_at: None,
+            database,
         };
         self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
             .await?;

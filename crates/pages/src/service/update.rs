@@ -51,6 +51,11 @@ impl PageService {
             }
             page.status = status;
         }
+        if let Some(database) = &req.database {
+            page.database = self
+                .check_database(page.account_id, page.project_id, database.as_deref())
+                .await?;
+        }
         if let Some(a) = &req.access {
             link.policy.access = access_of(a)?;
         }

@@ -192,6 +192,7 @@ impl PageStore for MemoryStore {
                     p.status = page.status;
                     p.updated_at = page.updated_at;
                     p.archived_at = page.archived_at;
+                    p.database.clone_from(&page.database);
                 }
             }
             Ok(())
