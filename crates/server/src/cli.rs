@@ -90,6 +90,20 @@ pub(crate) enum AdminCommand {
         #[arg(long)]
         new_key_file: PathBuf,
     },
+    /// Copy the database (SQLite online, while servers run; PostgreSQL: prints the pg_dump
+    /// to run), the bundles on local disk and the key file into DIR, a new or empty
+    /// directory, with a manifest.json. See docs/operations.md, "Backups".
+    Backup {
+        /// The directory to fill (made when missing; must be empty).
+        dir: PathBuf,
+    },
+    /// Put a backup made by `admin backup` back: the database file, the bundles and the key
+    /// file; the current ones are moved aside (`*.before-restore-<time>`). Stop every server
+    /// first.
+    Restore {
+        /// The directory `admin backup` filled.
+        dir: PathBuf,
+    },
     /// Send a test message through the configured relay (or the outbox) and print what it
     /// answered.
     MailTest {

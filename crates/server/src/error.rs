@@ -83,6 +83,10 @@ pub(crate) enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    #[error("backup: {0}")]
+    Backup(String),
+    #[error("restore refused: {0}")]
+    Restore(String),
     #[error("the test message was not sent: {0}")]
     MailTest(#[source] quire_mail::SendFailure),
 }

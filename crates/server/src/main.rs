@@ -3,9 +3,11 @@
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
 //! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin` (accounts,
-//! passwords, the invitation list, the mail test, the sealing key's rotation), `error` (what stops it, with its cause).
+//! passwords, the invitation list, the mail test, the sealing key's rotation), `backup`
+//! (`admin backup` and `admin restore`), `error` (what stops it, with its cause).
 
 mod admin;
+mod backup;
 mod cli;
 mod config;
 mod databases;
@@ -136,6 +138,22 @@ async fn run(cli: Cli) -> Result<(), ServerError> {
                 new_key_file.display()
             );
             Ok(())
+        }
+        Command::Admin {
+            command: AdminCommand::Backup { dir },
+        } => {
+            drop(db);
+            tokio::task::spawn_blocking(move || backup::backup(&config, &dir))
+                .await
+                .map_err(|e| ServerError::Backup(e.to_string()))?
+        }
+        Command::Admin {
+            command: AdminCommand::Restore { dir },
+        } => {
+            drop(db);
+            tokio::task::spawn_blocking(move || backup::restore(&config, &dir))
+                .await
+                .map_err(|e| ServerError::Restore(e.to_string()))?
         }
         Command::Admin {
             command: AdminCommand::MailTest { to },
