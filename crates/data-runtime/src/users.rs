@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AUTH_SCHEMA_SQL, AuthSettings, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers, UserChange,
-    UserWriteError,
+    AUTH_SCHEMA_SQL, AuthSettings, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers,
+    UserChange, UserWriteError,
 };
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
@@ -15,7 +15,6 @@ use tokio_postgres::Row;
 use uuid::Uuid;
 
 use crate::pool::{Acquire, Lent, Pool};
-
 
 const USER_COLUMNS: &str = "id, email, email_confirmed_at, raw_user_meta_data, \
     raw_app_meta_data, created_at, updated_at, last_sign_in_at";

@@ -24,8 +24,8 @@ pub mod runtime;
 pub mod service;
 
 pub use auth::{
-    AUTH_SCHEMA_SQL,     AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser, SignOutScope, SignedUp,
-    TenantAuth, UserChange, plausible_link_token,
+    AUTH_SCHEMA_SQL, AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser,
+    SignOutScope, SignedUp, TenantAuth, UserChange, plausible_link_token,
 };
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};

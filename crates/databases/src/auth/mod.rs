@@ -24,8 +24,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 pub use error::AuthError;
-pub use schema::AUTH_SCHEMA_SQL;
 pub use model::{AuthSession, AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
+pub use schema::AUTH_SCHEMA_SQL;
 
 use crate::keys::{KeyRole, TokenError, sign_token, verify_token};
 use crate::ports::{EndUserMail, EndUserMailError, Rotation, TenantUsers};
