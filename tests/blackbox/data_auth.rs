@@ -4,7 +4,6 @@
 //! detection; racing sign-ups of one address making one user; the confirmation email when
 //! the owner asks for one. The refusals are in `data_auth_refusals.rs`.
 
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 use crate::databases::{DATABASES, create, sql, with_cluster};
@@ -129,15 +128,6 @@ pub(crate) fn assert_gotrue(got: &(u16, Value), status: u16, code: &str) {
         "{}",
         got.1
     );
-}
-
-pub(crate) fn signed(secret: &str, claims: &Value) -> String {
-    jsonwebtoken::encode(
-        &Header::new(Algorithm::HS256),
-        claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .unwrap()
 }
 
 on_both_backends!(

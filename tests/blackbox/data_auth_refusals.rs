@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::data_auth::{assert_gotrue, call, database, password_grant, refresh, sign_up, signed};
+use crate::data_auth::{assert_gotrue, call, database, password_grant, refresh, sign_up};
+use crate::data_gateway::signed;
 use crate::databases::{sql, with_cluster};
 use crate::harness::{Backend, on_both_backends};
 

@@ -62,7 +62,7 @@ fn gateway_error(status: u16, message: &str) -> Value {
     json!({ "message": message, "code": status.to_string(), "hint": null, "details": null })
 }
 
-fn signed(secret: &str, claims: &Value) -> String {
+pub(crate) fn signed(secret: &str, claims: &Value) -> String {
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         claims,

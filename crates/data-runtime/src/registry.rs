@@ -96,25 +96,14 @@ impl Runtime {
         self.instances.lock().map(|m| m.len()).unwrap_or(0)
     }
 
-    fn config_for(&self, target: &GatewayTarget) -> Config {
+    /// A connection to the target's database as `role` with `password`.
+    fn config_for(&self, target: &GatewayTarget, role: &str, password: &str, name: &str) -> Config {
         let mut config = self.base.clone();
         config
             .dbname(&target.tenant.names.database)
-            .user(&target.tenant.names.authenticator_role)
-            .password(target.tenant.authenticator_password.as_bytes())
-            .application_name("quire data api")
-            .connect_timeout(Duration::from_secs(5));
-        config
-    }
-
-    /// The owner's connections, for the `auth` schema the owner owns.
-    fn owner_config_for(&self, target: &GatewayTarget) -> Config {
-        let mut config = self.base.clone();
-        config
-            .dbname(&target.tenant.names.database)
-            .user(&target.tenant.names.owner_role)
-            .password(target.tenant.owner_password.as_bytes())
-            .application_name("quire data api auth")
+            .user(role)
+            .password(password.as_bytes())
+            .application_name(name)
             .connect_timeout(Duration::from_secs(5));
         config
     }
@@ -210,14 +199,25 @@ impl DataApiRuntime for Runtime {
                 }
                 None => {
                     let pools = Pools::new(
-                        self.config_for(&target),
+                        self.config_for(
+                            &target,
+                            &target.tenant.names.authenticator_role,
+                            &target.tenant.authenticator_password,
+                            "quire data api",
+                        ),
                         self.settings.pool_size,
                         self.settings.threads,
                         self.cap.clone(),
                         self.settings.acquire_wait,
                     );
                     let users = Users::new(Pool::new(
-                        self.owner_config_for(&target),
+                        // The owner's connections, for the `auth` schema the owner owns.
+                        self.config_for(
+                            &target,
+                            &target.tenant.names.owner_role,
+                            &target.tenant.owner_password,
+                            "quire data api auth",
+                        ),
                         OWNER_POOL_SIZE,
                         self.cap.clone(),
                         self.settings.acquire_wait,
