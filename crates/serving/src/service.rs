@@ -1,6 +1,6 @@
 //! The serving use cases: a visit here, the answer with its file in `files`; the password
 //! form's post and the sign-in pass in `admission`, the short link in `short_link` (the view
-//! flush is in `crate::sites`).
+//! flush is in `crate::sites`); the settings in `config`.
 //!
 //! Order of decisions for a visit, each before any byte of the page is read:
 //! path → page (unknown or archived: 404) → trailing slash → expiry (410) → known spent
@@ -14,11 +14,9 @@ use std::time::Duration;
 
 use moka::future::Cache;
 use quire_accounts::SessionStore;
-use quire_kernel::{
-    AccountId, App, Budget, Clock, Email, InfraError, Offload, PageId, RateLimiter,
-};
+use quire_kernel::{AccountId, App, Clock, Email, InfraError, Offload, PageId, RateLimiter};
 use quire_links::{Access, Link, LinkStore};
-use quire_pages::{AccountDirectory, BundleStore, PageOrigins, PageStatus, PageStore};
+use quire_pages::{AccountDirectory, BundleStore, PageStatus, PageStore};
 use quire_projects::{AddressError, ProjectAccess, ProjectStore, authorize_project};
 use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
@@ -38,6 +36,7 @@ use crate::token::{Claims, Signer, TokenKind};
 use crate::views::ViewTally;
 
 mod admission;
+mod config;
 mod database;
 mod files;
 mod object_admission;
@@ -45,6 +44,7 @@ mod objects;
 mod short_link;
 mod url_link;
 
+pub use config::ServingConfig;
 pub use database::PageDatabase;
 pub(crate) use url_link::CodeTarget;
 
@@ -60,70 +60,6 @@ pub const UNLOCK_BUCKET: &str = "page_unlock";
 pub const UNLOCK_PAGE_BUCKET: &str = "page_unlock_all";
 /// Rate-limit bucket that remembers used passes (limit 1), shared by replicas.
 pub const PASS_BUCKET: &str = "page_pass";
-
-/// Settings of the serving service.
-#[derive(Debug, Clone)]
-pub struct ServingConfig {
-    /// Where pages and short links live (`QUIRE_PAGES_URL`).
-    pub origins: PageOrigins,
-    /// Public origin of the dashboard (`QUIRE_BASE_URL`), where visitors sign in.
-    pub base_url: String,
-    /// How long a page's policy and manifest are served from memory before they are read
-    /// again: the most a change made on another replica takes to show.
-    pub policy_ttl: Duration,
-    /// Most pages whose policy is kept in memory.
-    pub max_cached_pages: u64,
-    /// Bytes of file content kept in memory (identity plus gzip).
-    pub file_cache_bytes: u64,
-    /// Largest file kept in memory (and gzipped); larger ones are read per request.
-    pub max_cached_file: u64,
-    /// Wrong passwords per page from one client address (its /64 for IPv6).
-    pub unlock_per_address: Budget,
-    /// Wrong passwords per page from every address together; past it, only an address that
-    /// has not failed on the page is let try.
-    pub unlock_per_page: Budget,
-    pub unlock_cookie_ttl: Duration,
-    pub access_cookie_ttl: Duration,
-    /// Life of the sign-in pass the dashboard hands over in a URL.
-    pub pass_ttl: Duration,
-    /// How long the assets of a counted view of a page with a budget keep loading.
-    pub view_cookie_ttl: Duration,
-    /// How long a view lease lives in the store after its last grant or settle
-    /// ([`crate::LEASE_TTL`] by default).
-    pub view_lease_ttl: Duration,
-}
-
-impl Default for ServingConfig {
-    fn default() -> Self {
-        Self {
-            origins: PageOrigins::default(),
-            base_url: "http://127.0.0.1:8080".into(),
-            policy_ttl: Duration::from_millis(800),
-            max_cached_pages: 10_000,
-            file_cache_bytes: 64 * 1024 * 1024,
-            max_cached_file: 1024 * 1024,
-            // 10 in 15 minutes, the last five 1, 2, 4, 8 and 16 s apart.
-            unlock_per_address: Budget::with_backoff(
-                10,
-                Duration::from_secs(15 * 60),
-                5,
-                Duration::from_secs(1),
-            ),
-            // 20 in 15 minutes, then waits from 1 s that double up to 15 minutes.
-            unlock_per_page: Budget::with_backoff(
-                100,
-                Duration::from_secs(15 * 60),
-                20,
-                Duration::from_secs(1),
-            ),
-            unlock_cookie_ttl: Duration::from_secs(24 * 3600),
-            access_cookie_ttl: Duration::from_secs(12 * 3600),
-            pass_ttl: Duration::from_secs(60),
-            view_cookie_ttl: Duration::from_secs(10 * 60),
-            view_lease_ttl: crate::LEASE_TTL,
-        }
-    }
-}
 
 /// The adapters a [`ServingService`] works through.
 #[derive(Debug, Clone)]
