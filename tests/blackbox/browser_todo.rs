@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::audit::PHONE_WIDTH;
 use crate::browser::Driver;
-use crate::databases::{DATABASES, create, sql, with_cluster};
+use crate::databases::{create, enable_data_api, sql, with_cluster};
 use crate::harness::{Backend, Server};
 
 const PAGES: &str = "/api/page/v1/pages";
@@ -135,14 +135,7 @@ impl Driver {
 async fn set_up(srv: &Server, key: &str) -> (String, String, Value) {
     let made = create(srv, key, json!({ "slug": "todo" })).await;
     let id = made["id"].as_str().unwrap().to_owned();
-    srv.post(&format!("{DATABASES}/{id}/data-api"), key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(srv, key, &id).await;
     let schema = std::fs::read_to_string(example().join("schema.sql")).unwrap();
     sql(srv, key, &id, &schema).await.assert_status(200);
 

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::databases::{DATABASES, create, sql, with_cluster};
+use crate::databases::{create, enable_data_api, sql, with_cluster};
 use crate::harness::{Account, Backend, Server, on_both_backends};
 
 /// A database `slug` with the data API on, a `todos` table under the tutorial's policy, and
@@ -14,14 +14,7 @@ use crate::harness::{Account, Backend, Server, on_both_backends};
 pub(crate) async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
     let made = create(srv, &ann.key, json!({ "slug": slug })).await;
     let id = made["id"].as_str().unwrap().to_owned();
-    srv.post(&format!("{DATABASES}/{id}/data-api"), &ann.key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), &ann.key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(srv, &ann.key, &id).await;
     sql(
         srv,
         &ann.key,

@@ -9,7 +9,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use tokio_postgres::NoTls;
 
-use crate::databases::{DATABASES, cluster_url, create, sql, tenant_names, with_cluster};
+use crate::databases::{cluster_url, create, enable_data_api, sql, tenant_names, with_cluster};
 use crate::harness::{Account, Backend, Server, on_both_backends};
 
 /// A database with the data API on, a table `notes` of two rows that `anon` may read, and
@@ -28,14 +28,7 @@ async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
     )
     .await
     .assert_status(200);
-    srv.post(&format!("{DATABASES}/{id}/data-api"), &ann.key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), &ann.key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(srv, &ann.key, &id).await;
     (id, secret)
 }
 

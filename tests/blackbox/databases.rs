@@ -64,6 +64,17 @@ pub async fn create(srv: &Server, key: &str, body: Value) -> Value {
         .clone()
 }
 
+/// Turns database `id`'s data API on and returns its secret (`url`, the keys, `jwtSecret`).
+pub async fn enable_data_api(srv: &Server, key: &str, id: &str) -> Value {
+    srv.post(&format!("{DATABASES}/{id}/data-api"), key, json!({}))
+        .await
+        .assert_status(202);
+    srv.get(&format!("{DATABASES}/{id}/secret"), key)
+        .await
+        .assert_status(200)
+        .clone()
+}
+
 pub async fn sql(srv: &Server, key: &str, id: &str, sql: &str) -> crate::harness::Reply {
     srv.post(
         &format!("{DATABASES}/{id}/query"),

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::databases::{DATABASES, create, sql, with_cluster};
+use crate::databases::{DATABASES, create, enable_data_api, sql, with_cluster};
 use crate::harness::{Account, Backend, Reply, Server, on_both_backends};
 use crate::serving::visitor;
 
@@ -36,14 +36,7 @@ async fn database(srv: &Server, key: &str, slug: &str, project: Option<&str>) ->
     )
     .await
     .assert_status(200);
-    srv.post(&format!("{DATABASES}/{id}/data-api"), key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(srv, key, &id).await;
     (id, secret)
 }
 

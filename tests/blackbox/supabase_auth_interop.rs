@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::databases::{DATABASES, create, sql, with_cluster};
+use crate::databases::{create, enable_data_api, sql, with_cluster};
 use crate::harness::{Backend, on_both_backends};
 
 on_both_backends!(
@@ -38,14 +38,7 @@ async fn supabase_py_signs_two_users_in_and_rls_keeps_their_rows_apart(b: Backen
     let (_db, srv, ann) = with_cluster(b, &[]).await;
     let made = create(&srv, &ann.key, json!({ "slug": "todo" })).await;
     let id = made["id"].as_str().unwrap();
-    srv.post(&format!("{DATABASES}/{id}/data-api"), &ann.key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), &ann.key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(&srv, &ann.key, &id).await;
     sql(&srv, &ann.key, id, SCHEMA).await.assert_status(200);
 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

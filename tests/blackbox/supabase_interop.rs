@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::databases::{DATABASES, create, sql, with_cluster};
+use crate::databases::{create, enable_data_api, sql, with_cluster};
 use crate::harness::{Backend, on_both_backends};
 
 on_both_backends!(
@@ -44,14 +44,7 @@ async fn supabase_py_reads_and_writes_a_quire_database_unchanged(b: Backend) {
     let made = create(&srv, &ann.key, json!({ "slug": "shop" })).await;
     let id = made["id"].as_str().unwrap();
     sql(&srv, &ann.key, id, SCHEMA).await.assert_status(200);
-    srv.post(&format!("{DATABASES}/{id}/data-api"), &ann.key, json!({}))
-        .await
-        .assert_status(202);
-    let secret = srv
-        .get(&format!("{DATABASES}/{id}/secret"), &ann.key)
-        .await
-        .assert_status(200)
-        .clone();
+    let secret = enable_data_api(&srv, &ann.key, &id).await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/blackbox/supabase_clients/rest.py");
     let out = Command::new(target().join("supabase-python/bin/python"))
