@@ -38,7 +38,7 @@ async fn supabase_py_signs_two_users_in_and_rls_keeps_their_rows_apart(b: Backen
     let (_db, srv, ann) = with_cluster(b, &[]).await;
     let made = create(&srv, &ann.key, json!({ "slug": "todo" })).await;
     let id = made["id"].as_str().unwrap();
-    let secret = enable_data_api(&srv, &ann.key, &id).await;
+    let secret = enable_data_api(&srv, &ann.key, id).await;
     sql(&srv, &ann.key, id, SCHEMA).await.assert_status(200);
 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -44,7 +44,7 @@ async fn supabase_py_reads_and_writes_a_quire_database_unchanged(b: Backend) {
     let made = create(&srv, &ann.key, json!({ "slug": "shop" })).await;
     let id = made["id"].as_str().unwrap();
     sql(&srv, &ann.key, id, SCHEMA).await.assert_status(200);
-    let secret = enable_data_api(&srv, &ann.key, &id).await;
+    let secret = enable_data_api(&srv, &ann.key, id).await;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/blackbox/supabase_clients/rest.py");
     let out = Command::new(target().join("supabase-python/bin/python"))
