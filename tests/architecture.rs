@@ -36,9 +36,9 @@ const APPLICATION_CRATES: &[&str] = &[
     "quire-read-cache",
     "quire-app",
 ];
-/// What only the application layer may hold: caches and compression are about speed, not
-/// about what the domain decides.
-const APPLICATION_ONLY: &[&str] = &["moka", "flate2"];
+/// What only the layers above the domain may hold: caches and compression are about speed,
+/// and metrics about how the service runs, not about what the domain decides.
+const APPLICATION_ONLY: &[&str] = &["moka", "flate2", "metrics"];
 const FORBIDDEN: &[&str] = &[
     "actix-web",
     "diesel",

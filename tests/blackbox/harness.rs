@@ -180,11 +180,13 @@ impl TestDb {
             .expect("pages address")
             .to_owned();
         let pages_port = pages_addr.rsplit_once(':').expect("port").1.to_owned();
+        let metrics = v["listening"]["metrics"].as_str().map(str::to_owned);
         Server {
             child,
             base: format!("http://{addr}"),
             pages: format!("http://localhost:{pages_port}"),
             pages_addr,
+            metrics,
             addr,
             log,
             http: client()
@@ -212,6 +214,8 @@ pub struct Server {
     /// pages are on `http://{handle}.localhost:port` ([`Server::owner`]).
     pub pages: String,
     pub pages_addr: String,
+    /// The metrics listener's address, when `QUIRE_METRICS_LISTEN` was set.
+    pub metrics: Option<String>,
     pub log: PathBuf,
     pub http: reqwest::Client,
 }

@@ -59,6 +59,7 @@ mod mcp_inspector;
 mod mcp_interop;
 mod mcp_links;
 mod mcp_objects;
+mod metrics;
 mod oauth_agents;
 mod oauth_clients;
 mod oauth_consent;

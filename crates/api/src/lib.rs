@@ -8,7 +8,8 @@
 //! states, `examples.rs` an example of every body, and `refusals.rs` the refusals many routes
 //! document alike.
 //!
-//! It depends on `quire-edge`, the application and domain crates, actix-web and utoipa; never
+//! It depends on `quire-edge`, the application and domain crates, actix-web, utoipa and
+//! `metrics` (publish durations and sizes); never
 //! on another surface crate (the architecture test says so).
 
 pub(crate) mod agent_login;

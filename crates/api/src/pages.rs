@@ -1,5 +1,7 @@
 //! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
 
+use std::time::Instant;
+
 use actix_web::Either;
 use actix_web::web;
 use actix_web::{delete, get, patch, post, put};
@@ -238,7 +240,14 @@ pub async fn publish(
         project: sent.project,
         database: sent.database,
     };
-    let view = state.pages.publish(&auth.0, req).await?;
+    let started = Instant::now();
+    let view = state.pages.publish(&auth.0, req).await;
+    record_write(
+        "publish",
+        started,
+        view.as_ref().ok().map(|v| v.page.size_bytes),
+    );
+    let view = view?;
     let access = view.exposure().access.as_str().to_owned();
     Ok(Created::at(
         format!("{PAGE}/pages/{}", view.page.id.0),
@@ -420,11 +429,28 @@ pub async fn replace_files(
     body: WritableBody,
 ) -> Result<Answer<FilesAddedDto>, ApiError> {
     let id = page_id(&id)?;
-    let replaced = state
-        .pages
-        .replace_files(&auth.0, id, sent_files(body).await?)
-        .await?;
-    Ok(Answer::ok(replaced.into()))
+    let sent = sent_files(body).await?;
+    let started = Instant::now();
+    let replaced = state.pages.replace_files(&auth.0, id, sent).await;
+    let size = replaced.as_ref().ok().map(|r| r.size_bytes);
+    record_write("replace_files", started, size);
+    Ok(Answer::ok(replaced?.into()))
+}
+
+/// Records a publish or a replacement of a page's files in the metrics: how long the write
+/// took from the parsed request to its answer, and the page's size when it landed.
+fn record_write(operation: &'static str, started: Instant, size: Option<u64>) {
+    let outcome = if size.is_some() { "ok" } else { "error" };
+    metrics::histogram!(
+        "quire_publish_duration_seconds",
+        "operation" => operation,
+        "outcome" => outcome,
+    )
+    .record(started.elapsed());
+    if let Some(size) = size {
+        #[allow(clippy::cast_precision_loss)] // a histogram's value: sizes far below 2^53
+        metrics::histogram!("quire_publish_bytes", "operation" => operation).record(size as f64);
+    }
 }
 
 /// Pages others shared with the caller (allow lists naming its account or email).

@@ -83,10 +83,11 @@ impl BearerVerifier {
         let clock = ports.clock.clone();
         Self {
             audience,
-            keys: ClockCache::new(1, KEY_CACHE_TTL, clock.clone()),
-            verified: ClockCache::new(10_000, KEY_CACHE_TTL, clock.clone()),
-            clients: ClockCache::new(10_000, CLIENT_CACHE_TTL, clock.clone()),
-            subjects: ClockCache::new(10_000, SUBJECT_TTL, clock),
+            keys: ClockCache::new(1, KEY_CACHE_TTL, clock.clone()).named("oauth_signing_keys"),
+            verified: ClockCache::new(10_000, KEY_CACHE_TTL, clock.clone()).named("bearer_tokens"),
+            clients: ClockCache::new(10_000, CLIENT_CACHE_TTL, clock.clone())
+                .named("oauth_clients"),
+            subjects: ClockCache::new(10_000, SUBJECT_TTL, clock).named("bearer_subjects"),
             ports,
             last_forced_reload: Arc::new(Mutex::new(None)),
         }

@@ -9,10 +9,10 @@
 //! JSON bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]);
 //! same-origin checks ([`origin`]); the client's address ([`client_ip`]); connection limits and
 //! body deadlines ([`limits`]); the headers every answer carries ([`answer_headers`]); and the
-//! request log ([`request_log`]).
+//! request log and the count of requests by route in the metrics ([`request_log`]).
 //!
 //! It depends on the application (`quire-app`'s services) and domain crates, actix-web,
-//! utoipa and `quire-wire` (for what both listeners count the same way); it never touches a
+//! utoipa, `metrics` and `quire-wire` (for what both listeners count the same way); it never touches a
 //! database or a file directly (readiness is asked through the [`Readiness`] port,
 //! implemented by the server).
 

@@ -1,5 +1,6 @@
 //! One log line per API request, at info, once its answer is known: the method, the route as
-//! registered (`/api/page/v1/pages/{id}`), the status and the time taken.
+//! registered (`/api/page/v1/pages/{id}`), the status and the time taken. The same three
+//! label the request's count and latency in the metrics.
 //!
 //! The raw path and query are never logged: a query may carry a one-time token (activation,
 //! password reset, a page pass) and a path is as long as the client likes. Anything logged
@@ -16,7 +17,7 @@ use tracing::Instrument;
 /// Route recorded for a request no route matched (its path is the client's text).
 const UNMATCHED: &str = "(no route)";
 
-/// Middleware: logs the request once, when it completes.
+/// Middleware: logs and counts the request once, when it completes.
 ///
 /// # Errors
 /// Those of the wrapped service, unchanged.
@@ -26,22 +27,35 @@ pub async fn log_request(
 ) -> Result<ServiceResponse<impl MessageBody + 'static>, Error> {
     let started = Instant::now();
     let route = req.match_pattern();
-    let span = tracing::info_span!(
-        "request",
-        method = %req.method(),
-        route = %route.as_deref().unwrap_or(UNMATCHED),
-    );
+    let route = route.as_deref().unwrap_or(UNMATCHED).to_owned();
+    let method = req.method().as_str().to_owned();
+    let span = tracing::info_span!("request", method = %method, route = %route);
     let outcome = next.call(req).instrument(span.clone()).await;
     let status = match &outcome {
         Ok(response) => response.status(),
         Err(error) => error.as_response_error().status_code(),
     };
+    let took = started.elapsed();
     tracing::info!(
         parent: &span,
         status = status.as_u16(),
-        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         "answered"
     );
+    let status = quire_wire::message::status_text(status.as_u16());
+    metrics::counter!(
+        "quire_http_requests_total",
+        "method" => method.clone(),
+        "route" => route.clone(),
+        "status" => status,
+    )
+    .increment(1);
+    metrics::histogram!(
+        "quire_http_request_duration_seconds",
+        "method" => method,
+        "route" => route,
+    )
+    .record(took);
     outcome
 }
 

@@ -17,10 +17,11 @@
 //! By concern: `visit` (pages and short links), `forms` (the `/-/` endpoints), `database`
 //! (`/-/db.json`), `answers`
 //! (the responses). It depends on `quire-wire`, the serving application layer and the
-//! domain crates it names (keys, pages, databases, kernel), `quire-style`, askama for its pages, and never on
+//! domain crates it names (keys, pages, databases, kernel), `quire-style`, askama for its pages, `metrics` (each answer counted), and never on
 //! actix-web or another surface crate (the architecture test says so).
 
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use quire_databases::DatabaseService;
 use quire_keys::KeyService;
@@ -123,8 +124,11 @@ pub async fn handle(state: &PagesState, request: &Request<'_>) -> Response {
 }
 
 impl quire_wire::Handler for PagesState {
-    fn handle<'a>(&'a self, request: &'a Request<'a>) -> impl Future<Output = Response> + 'a {
-        handle(self, request)
+    async fn handle<'a>(&'a self, request: &'a Request<'a>) -> Response {
+        let started = Instant::now();
+        let response = handle(self, request).await;
+        record(request, &response, started.elapsed());
+        response
     }
 
     /// The visitor cookies this origin sets (`quire_unlock_*`, `quire_access_*`,
@@ -133,6 +137,17 @@ impl quire_wire::Handler for PagesState {
     fn owns_cookie(&self, name: &[u8]) -> bool {
         std::str::from_utf8(name).is_ok_and(|name| quire_serving::cookie_kind(name).is_some())
     }
+}
+
+/// Counts an answer in the metrics (a no-op unless the server exports them): by status, the
+/// body bytes it sends (none for `HEAD`), and the time taken to make it.
+fn record(request: &Request<'_>, response: &Response, took: Duration) {
+    let status = quire_wire::message::status_text(response.status());
+    metrics::counter!("quire_pages_requests_total", "status" => status).increment(1);
+    if request.method != "HEAD" {
+        metrics::counter!("quire_pages_response_bytes_total").increment(response.body_length());
+    }
+    metrics::histogram!("quire_pages_request_duration_seconds").record(took);
 }
 
 /// The largest request body the pages origin takes (the password form).

@@ -2,7 +2,8 @@
 //! than by moka's own: each entry keeps the time it was stored, and a read past the TTL
 //! treats it as missing. A test then ages what is held by moving its clock, not by sleeping,
 //! and a clock that stands still keeps what was read. The bound is moka's, as before: a
-//! stale entry is replaced by the next read of its key, or evicted like any other.
+//! stale entry is replaced by the next read of its key, or evicted like any other. Each
+//! lookup is counted in the metrics as a hit or a miss, under the cache's name.
 
 use std::hash::Hash;
 use std::sync::Arc;
@@ -26,11 +27,14 @@ pub struct ClockCache<K, V> {
     entries: Cache<K, Stamped<V>>,
     clock: Arc<dyn Clock>,
     ttl: Duration,
+    /// The `cache` label of its lookups in the metrics.
+    name: &'static str,
 }
 
 impl<K, V> std::fmt::Debug for ClockCache<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClockCache")
+            .field("name", &self.name)
             .field("ttl", &self.ttl)
             .field("entries", &self.entries.entry_count())
             .finish_non_exhaustive()
@@ -43,6 +47,7 @@ impl<K, V> Clone for ClockCache<K, V> {
             entries: self.entries.clone(),
             clock: self.clock.clone(),
             ttl: self.ttl,
+            name: self.name,
         }
     }
 }
@@ -74,7 +79,21 @@ where
             entries,
             clock,
             ttl,
+            name: "unnamed",
         }
+    }
+
+    /// Names the cache in the metrics (`quire_cache_lookups_total{cache=…}`).
+    #[must_use]
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    fn count(&self, hit: bool) {
+        let result = if hit { "hit" } else { "miss" };
+        metrics::counter!("quire_cache_lookups_total", "cache" => self.name, "result" => result)
+            .increment(1);
     }
 
     /// Whether a value stored at `at` is still trusted. One stored "after now" is not: the
@@ -86,11 +105,14 @@ where
 
     /// The value held for `key`, if it is fresh.
     pub async fn get(&self, key: &K) -> Option<V> {
-        self.entries
+        let held = self
+            .entries
             .get(key)
             .await
             .filter(|held| self.fresh(held.at))
-            .map(|held| held.value)
+            .map(|held| held.value);
+        self.count(held.is_some());
+        held
     }
 
     /// Holds `value` for `key` from now.
@@ -111,10 +133,12 @@ where
     ) -> Result<V, Arc<E>> {
         if let Some(held) = self.entries.get(&key).await {
             if self.fresh(held.at) {
+                self.count(true);
                 return Ok(held.value);
             }
             self.drop_stale(key.clone(), held.at).await;
         }
+        self.count(false);
         let clock = self.clock.clone();
         let stamped = self
             .entries

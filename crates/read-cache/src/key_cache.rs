@@ -42,7 +42,7 @@ impl CachedKeyStore {
     pub fn new(store: Arc<dyn KeyStore>, clock: Arc<dyn Clock>) -> Self {
         Self {
             store,
-            owners: ClockCache::new(10_000, KEY_LOOKUP_TTL, clock),
+            owners: ClockCache::new(10_000, KEY_LOOKUP_TTL, clock).named("api_keys"),
             touched: Mutex::new(HashMap::new()),
         }
     }

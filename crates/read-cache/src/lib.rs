@@ -9,8 +9,8 @@
 //! decorators, `quire-serving` and `quire-bearer` hold what they read in, keeps when each
 //! entry was stored, so a test ages them by moving its clock.
 //!
-//! It depends on the kernel, the ports it decorates (`quire-keys`, `quire-pages`) and
-//! `moka`; like `quire-serving` and `quire-bearer` it holds caches, which the domain may not.
+//! It depends on the kernel, the ports it decorates (`quire-keys`, `quire-pages`),
+//! `moka` and `metrics` (hits and misses); like `quire-serving` and `quire-bearer` it holds caches, which the domain may not.
 
 mod clock_cache;
 mod key_cache;

@@ -54,7 +54,8 @@ impl CachedPageStore {
         Self {
             store,
             links,
-            details: ClockCache::with_invalidation_closures(CAPACITY, PAGE_READ_TTL, clock),
+            details: ClockCache::with_invalidation_closures(CAPACITY, PAGE_READ_TTL, clock)
+                .named("api_pages"),
             page_of_link: Mutex::new(HashMap::new()),
         }
     }

@@ -15,6 +15,9 @@ pub struct Config {
     pub base_url: String,
     /// Published pages listener.
     pub pages_listen: String,
+    /// Prometheus metrics listener (`GET /metrics`); empty (the default) means none. Bind
+    /// it to a private address: it is never on the public listeners.
+    pub metrics_listen: String,
     /// Public origin of published pages and short links; empty means `http://` + the
     /// address the pages listener got.
     pub pages_url: String,
@@ -138,6 +141,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             base_url: String::new(),
             pages_listen: "127.0.0.1:8081".into(),
+            metrics_listen: String::new(),
             pages_url: String::new(),
             database_url: "sqlite://./data/quire.db".into(),
             database_max_connections: 8,
@@ -191,6 +195,7 @@ struct FileConfig {
     listen: Option<String>,
     base_url: Option<String>,
     pages_listen: Option<String>,
+    metrics_listen: Option<String>,
     pages_url: Option<String>,
     database_url: Option<String>,
     database_max_connections: Option<usize>,
@@ -269,6 +274,7 @@ impl Config {
                 listen,
                 base_url,
                 pages_listen,
+                metrics_listen,
                 pages_url,
                 database_url,
                 database_max_connections,
@@ -318,6 +324,7 @@ impl Config {
         text("QUIRE_LISTEN", &mut c.listen);
         text("QUIRE_BASE_URL", &mut c.base_url);
         text("QUIRE_PAGES_LISTEN", &mut c.pages_listen);
+        text("QUIRE_METRICS_LISTEN", &mut c.metrics_listen);
         text("QUIRE_PAGES_URL", &mut c.pages_url);
         text("QUIRE_DATABASE_URL", &mut c.database_url);
         text("QUIRE_STORAGE_URL", &mut c.storage_url);

@@ -87,6 +87,8 @@ pub(crate) enum ServerError {
     Backup(String),
     #[error("restore refused: {0}")]
     Restore(String),
+    #[error("cannot install the metrics recorder: {0}")]
+    Metrics(String),
     #[error("the test message was not sent: {0}")]
     MailTest(#[source] quire_mail::SendFailure),
 }

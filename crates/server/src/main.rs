@@ -2,7 +2,7 @@
 //! (database, bundle storage), has the composition root (`quire-app`) build the services on
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
-//! settings), `serve` (listeners and limits), `tasks` (janitor, view flush), `admin` (accounts,
+//! settings), `serve` (listeners and limits), `exporter` (the metrics endpoint), `tasks` (janitor, view flush), `admin` (accounts,
 //! passwords, the invitation list, the mail test, the sealing key's rotation), `backup`
 //! (`admin backup` and `admin restore`), `error` (what stops it, with its cause).
 
@@ -12,6 +12,7 @@ mod cli;
 mod config;
 mod databases;
 mod error;
+mod exporter;
 mod serve;
 mod tasks;
 mod telemetry;

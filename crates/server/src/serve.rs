@@ -1,4 +1,5 @@
-//! `serve`: the two listeners (API and dashboard; pages), their limits, and a clean shutdown.
+//! `serve`: the two listeners (API and dashboard; pages), their limits, the metrics listener
+//! when it is asked for, and a clean shutdown.
 
 use std::net::{TcpListener, ToSocketAddrs};
 use std::sync::Arc;
@@ -157,6 +158,13 @@ async fn announce_first_run(services: &quire_app::Services) -> Result<(), Server
 }
 
 pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), ServerError> {
+    // Before anything records: what is recorded with no recorder installed is lost.
+    let metrics = if config.metrics_listen.is_empty() {
+        None
+    } else {
+        let (listener, addr) = bind("metrics", &config.metrics_listen)?;
+        Some((listener, addr, crate::exporter::install()?))
+    };
     migrate(&db).await?;
     let (listener, addr) = bind("API", &config.listen)?;
     let (pages_listener, pages_addr) = bind("pages", &config.pages_listen)?;
@@ -256,7 +264,10 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         services,
         config.base_url.clone(),
         trusted_proxies.clone(),
-        Arc::new(StackReadiness { db, bundles }),
+        Arc::new(StackReadiness {
+            db: db.clone(),
+            bundles,
+        }),
     )
     .with_mcp_origins(
         config
@@ -280,9 +291,10 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     let per_worker = (budget.ordinary / 2 / workers).max(8);
     let api_per_worker = (budget.fit / 2 / workers).max(per_worker);
     let counts = Arc::new(ConnectionCounts::default());
+    let api_share = ListenerShare::new(per_worker * workers);
     let api_connect = limits::on_connect(
         counts.clone(),
-        ListenerShare::new(per_worker * workers),
+        api_share.clone(),
         edge,
         trusted_proxies.clone(),
     );
@@ -345,6 +357,23 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     if config.workers > 0 {
         api = api.workers(config.workers);
     }
+    let mut listening = serde_json::json!({
+        "api": addr.to_string(),
+        "pages": pages_addr.to_string(),
+    });
+    let metrics = match metrics {
+        Some((listener, metrics_addr, handle)) => {
+            let sampled = crate::exporter::Sampled {
+                db,
+                api_connections: api_share,
+                pages_connections: visitors.open_connections(),
+            };
+            listening["metrics"] = metrics_addr.to_string().into();
+            tracing::info!(metrics = %metrics_addr, "metrics at /metrics");
+            Some(crate::exporter::server(listener, handle, sampled)?)
+        }
+        None => None,
+    };
     tracing::info!(
         api = %addr,
         pages = %pages_addr,
@@ -355,15 +384,18 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
     // One machine-readable line on stdout, for scripts and the black-box tests.
     #[allow(clippy::print_stdout)]
     {
-        println!(
-            "{}",
-            serde_json::json!({ "listening": {
-                "api": addr.to_string(),
-                "pages": pages_addr.to_string(),
-            } })
-        );
+        println!("{}", serde_json::json!({ "listening": listening }));
     }
-    let (api, visitors) = tokio::join!(api.run(), visitors.run());
+    let metrics = async {
+        match metrics {
+            Some(server) => server.await,
+            None => Ok(()),
+        }
+    };
+    let (api, visitors, metrics) = tokio::join!(api.run(), visitors.run(), metrics);
+    if let Err(e) = metrics {
+        tracing::warn!(error = %e, "the metrics listener stopped with an error");
+    }
     if let Err(e) = serving.close_views().await {
         tracing::warn!(error = %e, "view counts of the last second were not written");
     }

@@ -1,6 +1,6 @@
 //! Background work of a running server: the janitor and the view-count flush.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use quire_app::Services;
 use quire_edge::mapping;
@@ -27,18 +27,19 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
     } = services.clone();
     tokio::spawn(async move {
         loop {
+            let started = Instant::now();
             match oauth_registration.expire_idle().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(
                     clients = n,
                     "janitor deleted dynamic OAuth clients unused for 30 days"
                 ),
-                Err(e) => tracing::warn!(error = %e, "janitor OAuth client pass failed"),
+                Err(e) => failed("oauth_clients", "janitor OAuth client pass failed", &e),
             }
             match sessions.sweep_expired().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(sessions = n, "janitor removed expired sessions"),
-                Err(e) => tracing::warn!(error = %e, "janitor session pass failed"),
+                Err(e) => failed("sessions", "janitor session pass failed", &e),
             }
             match device_auth.sweep().await {
                 Ok((0, 0)) => {}
@@ -47,7 +48,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     rate_windows = windows,
                     "janitor removed old device grants and rate windows"
                 ),
-                Err(e) => tracing::warn!(error = %e, "janitor device-login pass failed"),
+                Err(e) => failed("device_logins", "janitor device-login pass failed", &e),
             }
             match mail.sweep().await {
                 Ok(0) => {}
@@ -55,7 +56,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     email_sends = n,
                     "janitor forgot email sends past the quota window"
                 ),
-                Err(e) => tracing::warn!(error = %e, "janitor mail pass failed"),
+                Err(e) => failed("mail_quota", "janitor mail pass failed", &e),
             }
             match activation.sweep().await {
                 Ok(0) => {}
@@ -63,12 +64,12 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     captcha_solutions = n,
                     "janitor forgot spent captcha solutions past their expiry"
                 ),
-                Err(e) => tracing::warn!(error = %e, "janitor captcha pass failed"),
+                Err(e) => failed("captcha", "janitor captcha pass failed", &e),
             }
             match sign_up.sweep().await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(links = n, "janitor forgot expired one-time links"),
-                Err(e) => tracing::warn!(error = %e, "janitor link pass failed"),
+                Err(e) => failed("one_time_links", "janitor link pass failed", &e),
             }
             match pages.sweep().await {
                 Ok(swept) if swept != Swept::default() => tracing::info!(
@@ -78,7 +79,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     "janitor removed leftovers"
                 ),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "janitor pass failed"),
+                Err(e) => failed("pages", "janitor page pass failed", &e),
             }
             match objects.sweep(quire_pages::LEFTOVER_AGE).await {
                 Ok(swept) if swept != quire_objects::Swept::default() => tracing::info!(
@@ -88,7 +89,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     "janitor removed what object uploads and deletes left"
                 ),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "janitor object pass failed"),
+                Err(e) => failed("objects", "janitor object pass failed", &e),
             }
             match databases.sweep().await {
                 Ok(swept) if swept != quire_databases::Swept::default() => tracing::info!(
@@ -98,7 +99,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     "janitor dropped databases"
                 ),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "janitor database pass failed"),
+                Err(e) => failed("databases", "janitor database pass failed", &e),
             }
             match serving.settle_lapsed_leases().await {
                 Ok(0) => {}
@@ -106,15 +107,24 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     views = n,
                     "janitor counted the views of lapsed view leases as served"
                 ),
-                Err(e) => tracing::warn!(error = %e, "janitor view-lease pass failed"),
+                Err(e) => failed("view_leases", "janitor view-lease pass failed", &e),
             }
             let unmapped = mapping::release_idle(interval);
             if unmapped > 0 {
                 tracing::info!(bytes = unmapped, "janitor unmapped an idle body mapping");
             }
+            metrics::counter!("quire_janitor_runs_total").increment(1);
+            metrics::histogram!("quire_janitor_run_duration_seconds").record(started.elapsed());
             tokio::time::sleep(interval).await;
         }
     });
+}
+
+/// Logs a janitor pass that failed, and counts it in the metrics by pass; the next run tries
+/// again.
+fn failed(pass: &'static str, message: &'static str, error: &dyn std::fmt::Display) {
+    tracing::warn!(error = %error, "{message}");
+    metrics::counter!("quire_janitor_pass_failures_total", "pass" => pass).increment(1);
 }
 
 /// Writes the views counted in memory every second, so `viewCount` is at most about a

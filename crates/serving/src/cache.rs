@@ -82,6 +82,14 @@ impl Freshness {
     }
 }
 
+/// Counts a lookup of one of the hot path's caches in the metrics (a no-op unless the server
+/// exports them).
+pub(crate) fn count_lookup(cache: &'static str, hit: bool) {
+    let result = if hit { "hit" } else { "miss" };
+    metrics::counter!("quire_cache_lookups_total", "cache" => cache, "result" => result)
+        .increment(1);
+}
+
 /// The site this thread holds for `handle`/`slug`, if `freshness` trusts it.
 pub(crate) fn front_get(
     service: u64,

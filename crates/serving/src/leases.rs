@@ -96,6 +96,12 @@ impl Lease {
 }
 
 /// `at` in milliseconds since the Unix epoch (0 before it).
+/// Counts a lease asked of the store in the metrics, by its outcome, and the views it gave.
+fn count_lease(result: &'static str, views: u64) {
+    metrics::counter!("quire_budget_leases_total", "result" => result).increment(1);
+    metrics::counter!("quire_budget_views_leased_total").increment(views);
+}
+
 fn unix_ms(at: OffsetDateTime) -> u64 {
     u64::try_from(at.unix_timestamp_nanos() / 1_000_000).unwrap_or(0)
 }
@@ -233,12 +239,15 @@ impl ViewLeases {
             .lease_views(link, lease.id, first, want, until)
             .await?
         else {
+            count_lease("lapsed", 0);
             self.forget(link, &lease);
             return Ok(None);
         };
         if granted == 0 {
+            count_lease("exhausted", 0);
             return Ok(Some(false));
         }
+        count_lease("granted", granted);
         lease.in_store.store(true, Ordering::Release);
         lease.last_block.store(granted, Ordering::Release);
         // One view of the block is this request's.

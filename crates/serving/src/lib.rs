@@ -16,7 +16,8 @@
 //! It is not a domain crate: it depends on the domain crates (`quire-kernel`, `quire-pages`,
 //! `quire-links`, `quire-projects`, `quire-accounts`) for their ports and rules, on
 //! `quire-read-cache` for caches that age by the clock, and on small crates for caching,
-//! signing and one async lock (moka, hmac/sha2, flate2, futures-util). No HTTP type and no
+//! signing and one async lock (moka, hmac/sha2, flate2, futures-util), and on the `metrics`
+//! facade (cache lookups, view leases). No HTTP type and no
 //! adapter technology appears here (the architecture test holds it to that): the
 //! pages-origin edge in `quire-pages-origin` maps [`Answer`]s to responses.
 

@@ -129,9 +129,11 @@ impl ServingService {
     #[must_use]
     pub fn new(ports: ServingPorts, config: ServingConfig, signing_key: &[u8]) -> Self {
         let (pages, ttl) = (config.max_cached_pages, config.policy_ttl);
-        let sites = ClockCache::with_invalidation_closures(pages, ttl, ports.clock.clone());
-        let codes = ClockCache::new(pages, ttl, ports.clock.clone());
-        let sessions = ClockCache::new(pages, ttl, ports.clock.clone());
+        let sites = ClockCache::with_invalidation_closures(pages, ttl, ports.clock.clone())
+            .named("serving_pages");
+        let codes = ClockCache::new(pages, ttl, ports.clock.clone()).named("serving_short_links");
+        let sessions =
+            ClockCache::new(pages, ttl, ports.clock.clone()).named("serving_sign_in_passes");
         let leases = ViewLeases::with_ttl(config.view_lease_ttl);
         let files = Cache::builder()
             .max_capacity(config.file_cache_bytes)

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use quire_kernel::conditional::http_date;
@@ -12,7 +12,9 @@ use quire_kernel::{Handle, InfraError, LinkId, PageChanges, PageId, ProjectId};
 use quire_pages::{Page, PageStatus};
 use time::OffsetDateTime;
 
-use crate::cache::{CachedFile, FileSlot, Freshness, Site, front_get, front_put, gzip};
+use crate::cache::{
+    CachedFile, FileSlot, Freshness, Site, count_lookup, front_get, front_put, gzip,
+};
 use crate::service::{Inner, ServingService};
 
 pub(crate) fn site_key(handle: &str, slug: &str) -> String {
@@ -128,8 +130,10 @@ impl ServingService {
     ) -> Result<Option<Arc<Site>>, InfraError> {
         let freshness = self.freshness();
         if let Some(site) = front_get(self.inner.id, handle, slug, &freshness) {
+            count_lookup("serving_pages_front", true);
             return Ok(Some(site));
         }
+        count_lookup("serving_pages_front", false);
         let site = self.cached_site(handle, slug).await?;
         // Judged at the time the load ended: a site loaded just now was loaded after `now`.
         let freshness = Freshness {
@@ -180,10 +184,12 @@ impl ServingService {
         slot: &FileSlot,
     ) -> Result<Arc<CachedFile>, InfraError> {
         if let Some(file) = slot.bytes.get() {
+            count_lookup("serving_files", true);
             return Ok(file.clone());
         }
         let entry = &slot.entry;
         if entry.size_bytes > self.inner.config.max_cached_file {
+            count_lookup("serving_files", false);
             let bytes = self.inner.load_bytes(page, &entry.sha256).await?;
             return Ok(Arc::new(CachedFile {
                 identity: bytes,
@@ -192,9 +198,13 @@ impl ServingService {
         }
         let inner = self.inner.clone();
         let (sha, content_type) = (entry.sha256.clone(), entry.content_type.clone());
-        self.inner
+        let loaded = Arc::new(AtomicBool::new(false));
+        let loading = loaded.clone();
+        let file = self
+            .inner
             .files
             .try_get_with((page, entry.sha256.clone()), async move {
+                loading.store(true, Ordering::Relaxed);
                 let identity = inner.load_bytes(page, &sha).await?;
                 let gzip = gzip(&content_type, &identity);
                 Ok::<_, InfraError>(Arc::new(CachedFile { identity, gzip }))
@@ -203,7 +213,9 @@ impl ServingService {
             .map_err(|e| (*e).clone())
             .inspect(|file| {
                 let _ = slot.bytes.set(file.clone());
-            })
+            });
+        count_lookup("serving_files", !loaded.load(Ordering::Relaxed));
+        file
     }
 }
 

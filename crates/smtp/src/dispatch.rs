@@ -1,4 +1,5 @@
-//! Sending off the request path: each message goes to the mailer in a task of its own.
+//! Sending off the request path: each message goes to the mailer in a task of its own. The
+//! messages not yet sent are the mail queue of the metrics.
 
 use std::sync::Arc;
 
@@ -21,13 +22,21 @@ impl BackgroundDispatch {
 impl MailDispatch for BackgroundDispatch {
     fn dispatch(&self, mail: OutboundMail) {
         let mailer = self.mailer.clone();
+        let queued = metrics::gauge!("quire_mail_queue_depth");
+        queued.increment(1);
         tokio::spawn(async move {
-            match mailer.send(&mail).await {
-                Ok(reply) => tracing::info!(mail_id = %mail.mail_id, %reply, "account mail sent"),
+            let outcome = match mailer.send(&mail).await {
+                Ok(reply) => {
+                    tracing::info!(mail_id = %mail.mail_id, %reply, "account mail sent");
+                    "sent"
+                }
                 Err(failure) => {
                     tracing::warn!(mail_id = %mail.mail_id, %failure, "account mail not sent");
+                    "failed"
                 }
-            }
+            };
+            queued.decrement(1);
+            metrics::counter!("quire_mail_dispatched_total", "outcome" => outcome).increment(1);
         });
     }
 }

@@ -6,7 +6,8 @@
 //! `Message-ID` made of the mail id. [`BackgroundDispatch`] sends through either off the
 //! request path, for the account flows.
 //!
-//! It may depend on `quire-mail`, `mail-send` (with its message builder), tokio and url.
+//! It may depend on `quire-mail`, `mail-send` (with its message builder), tokio, url and
+//! `metrics` (the queue of messages sent off the request path).
 
 mod dispatch;
 mod message;

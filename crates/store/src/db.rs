@@ -84,6 +84,15 @@ pub(crate) enum DbPool {
     Sqlite(Pool<SqliteConn>),
 }
 
+/// What [`Database::pool_status`] reads off the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub max: usize,
+    pub open: usize,
+    pub in_use: usize,
+    pub waiting: usize,
+}
+
 /// The database: a pool over one of the two backends. Cheap to clone.
 #[derive(Clone)]
 pub struct Database {
@@ -228,6 +237,22 @@ impl Database {
         .map_err(|e| StoreError::Migration(e.to_string()))?
     }
 
+    /// The pool's connections now: how many may be open, are open, and are in use, and how
+    /// many callers wait for one.
+    #[must_use]
+    pub fn pool_status(&self) -> PoolStatus {
+        let status = match &*self.pool {
+            DbPool::Postgres(pool) => pool.status(),
+            DbPool::Sqlite(pool) => pool.status(),
+        };
+        PoolStatus {
+            max: status.max_size,
+            open: status.size,
+            in_use: status.size.saturating_sub(status.available),
+            waiting: status.waiting,
+        }
+    }
+
     /// Runs `SELECT 1` on a pooled connection.
     ///
     /// # Errors
@@ -284,6 +309,27 @@ where
         .map_err(|e| StoreError::Pool(e.to_string()))
 }
 
+/// A connection of `pool`, the wait for it recorded in the metrics
+/// (`quire_db_pool_wait_seconds`, and `quire_db_pool_timeouts_total` when none came in time).
+pub(crate) async fn checkout<C>(
+    pool: &Pool<C>,
+) -> Result<diesel_async::pooled_connection::deadpool::Object<C>, StoreError>
+where
+    C: 'static,
+    AsyncDieselConnectionManager<C>: deadpool::managed::Manager,
+    deadpool::managed::PoolError<
+        <AsyncDieselConnectionManager<C> as deadpool::managed::Manager>::Error,
+    >: std::fmt::Display,
+{
+    let asked = std::time::Instant::now();
+    let got = pool.get().await;
+    metrics::histogram!("quire_db_pool_wait_seconds").record(asked.elapsed());
+    if matches!(got, Err(deadpool::managed::PoolError::Timeout(_))) {
+        metrics::counter!("quire_db_pool_timeouts_total").increment(1);
+    }
+    got.map_err(pool_error)
+}
+
 pub(crate) fn pool_error(e: impl std::fmt::Display) -> StoreError {
     StoreError::Pool(e.to_string())
 }
@@ -317,12 +363,12 @@ macro_rules! with_conn {
         $crate::db::on_db_runtime!($db, $dbv, async {
             match &*$dbv.pool {
                 $crate::db::DbPool::Postgres(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let mut obj = $crate::db::checkout(pool).await?;
                     let $conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
                     $body
                 }
                 $crate::db::DbPool::Sqlite(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let mut obj = $crate::db::checkout(pool).await?;
                     let $conn: &mut $crate::db::SqliteConn = &mut *obj;
                     $body
                 }
@@ -341,7 +387,7 @@ macro_rules! with_tx {
         $crate::db::on_db_runtime!($db, $dbv, async {
             match &*$dbv.pool {
                 $crate::db::DbPool::Postgres(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let mut obj = $crate::db::checkout(pool).await?;
                     let conn: &mut diesel_async::AsyncPgConnection = &mut *obj;
                     diesel_async::AsyncConnection::transaction(
                         conn,
@@ -350,7 +396,7 @@ macro_rules! with_tx {
                     .await
                 }
                 $crate::db::DbPool::Sqlite(pool) => {
-                    let mut obj = pool.get().await.map_err($crate::db::pool_error)?;
+                    let mut obj = $crate::db::checkout(pool).await?;
                     let conn: &mut $crate::db::SqliteConn = &mut *obj;
                     conn.immediate_transaction(
                         async |$conn| -> Result<_, $crate::error::StoreError> { $body },

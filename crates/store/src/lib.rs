@@ -7,7 +7,7 @@
 //! (see [`db`]).
 //!
 //! It may depend on the domain crates and kernel (for the ports and types it implements),
-//! diesel, diesel-async, deadpool and tokio. SQL lives here and nowhere else; row structs are
+//! diesel, diesel-async, deadpool, tokio and `metrics` (the pool's waits). SQL lives here and nowhere else; row structs are
 //! private and converted to domain types at the edge of this crate.
 
 mod account_directory;
@@ -44,6 +44,8 @@ mod signup;
 mod types;
 mod view_leases;
 
-pub use db::{Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
+pub use db::{
+    Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE, PoolStatus,
+};
 pub use error::StoreError;
 pub use secrets::{Resealed, SealedAtStart};

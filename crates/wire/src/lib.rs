@@ -37,7 +37,7 @@ mod turns;
 mod writing;
 
 pub use message::{Pieces, Request, Response, Streamed};
-pub use server::{Running, WireLimits, Workers, start};
+pub use server::{ConnectionsOpen, Running, WireLimits, Workers, start};
 
 /// What answers the requests of the pages origin: called once per request, on the worker
 /// thread that read it.

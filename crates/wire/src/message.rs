@@ -250,6 +250,17 @@ impl Response {
     }
 }
 
+/// A status code as text (`"404"`) with no allocation per call: the label of an answer in
+/// the metrics.
+#[must_use]
+pub fn status_text(status: u16) -> &'static str {
+    static CODES: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| (0..600).map(|code: u16| code.to_string()).collect());
+    CODES
+        .get(usize::from(status))
+        .map_or("other", String::as_str)
+}
+
 /// The reason phrase of the statuses this origin sends.
 pub(super) fn reason(status: u16) -> &'static str {
     match status {

@@ -57,6 +57,7 @@ pub struct Workers {
 #[derive(Debug)]
 pub struct Running {
     workers: Vec<JoinHandle<()>>,
+    loads: Arc<[AtomicUsize]>,
     /// `Some(grace)` once stopping.
     stop: watch::Sender<Option<Duration>>,
     grace: Duration,
@@ -115,6 +116,7 @@ pub fn start<H: Handler>(
             })?;
         threads.push(thread);
     }
+    let acceptor_loads = loads.clone();
     let acceptor = Acceptor {
         listener: listener.try_clone()?,
         room: Arc::new(Semaphore::new(
@@ -131,6 +133,7 @@ pub fn start<H: Handler>(
     );
     Ok(Running {
         workers: threads,
+        loads: acceptor_loads,
         stop,
         grace,
     })
@@ -170,7 +173,24 @@ fn on_own_runtime(work: impl Future<Output = ()>) {
     local.block_on(&runtime, work);
 }
 
+/// How many connections the workers hold open now, readable while they serve.
+#[derive(Debug, Clone)]
+pub struct ConnectionsOpen(Arc<[AtomicUsize]>);
+
+impl ConnectionsOpen {
+    #[must_use]
+    pub fn now(&self) -> usize {
+        self.0.iter().map(|l| l.load(Ordering::Relaxed)).sum()
+    }
+}
+
 impl Running {
+    /// The count of open connections, for the metrics.
+    #[must_use]
+    pub fn open_connections(&self) -> ConnectionsOpen {
+        ConnectionsOpen(self.loads.clone())
+    }
+
     /// Serves until SIGTERM or SIGINT (requests in flight get the grace to finish) or
     /// SIGQUIT (they do not), then stops.
     ///
