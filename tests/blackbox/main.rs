@@ -81,6 +81,7 @@ mod page_writes;
 mod pages;
 mod paging;
 mod projects;
+mod replicas;
 mod routes;
 mod secrets_at_rest;
 mod security;
