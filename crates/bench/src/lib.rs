@@ -13,6 +13,7 @@ use serde_json::Value;
 pub mod bare;
 pub mod load;
 pub mod measure;
+pub mod mixed;
 pub mod nginx;
 pub mod rounds;
 
@@ -66,33 +67,48 @@ impl Drop for Server {
 /// When the binary is missing or does not start: the benchmark cannot run.
 #[must_use]
 pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
+    let key = create_account(bin, dir, env);
+    launch_server(bin, dir, env, key)
+}
+
+/// The server's command in `dir`: SQLite and local disk under `dir`, free ports, info logs,
+/// then `env` over them.
+fn server_command(program: &Path, dir: &Path, env: &[(&str, String)]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .env(
+            "QUIRE_DATABASE_URL",
+            format!("sqlite://{}/quire.db", dir.display()),
+        )
+        .env(
+            "QUIRE_STORAGE_URL",
+            format!("file://{}/bundles", dir.display()),
+        )
+        .env("QUIRE_LISTEN", "127.0.0.1:0")
+        .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
+        .env("QUIRE_BASE_URL", BASE_URL)
+        // What a deployment logs: one line per API request (none per page view).
+        .env("RUST_LOG", "info");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Creates the platform admin `bench` with `quire-server admin create-account` in `dir`
+/// (with the server's environment `env`, which runs the migrations) and returns its master
+/// key.
+///
+/// # Panics
+/// When the binary is missing or the account cannot be made.
+#[must_use]
+pub fn create_account(bin: &Path, dir: &Path, env: &[(&str, String)]) -> String {
     assert!(
         bin.exists(),
         "build the server first: cargo build --release -p quire-server ({})",
         bin.display()
     );
-    let command = |program: &Path| {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(dir)
-            .env(
-                "QUIRE_DATABASE_URL",
-                format!("sqlite://{}/quire.db", dir.display()),
-            )
-            .env(
-                "QUIRE_STORAGE_URL",
-                format!("file://{}/bundles", dir.display()),
-            )
-            .env("QUIRE_LISTEN", "127.0.0.1:0")
-            .env("QUIRE_PAGES_LISTEN", "127.0.0.1:0")
-            .env("QUIRE_BASE_URL", BASE_URL)
-            // What a deployment logs: one line per API request (none per page view).
-            .env("RUST_LOG", "info");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd
-    };
-    let out = command(bin)
+    let out = server_command(bin, dir, env)
         .args([
             "admin",
             "create-account",
@@ -111,11 +127,21 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let key = serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["masterKey"]
         .as_str()
         .unwrap()
-        .to_owned();
-    let mut child = command(Path::new(SETSID))
+        .to_owned()
+}
+
+/// Starts the server in `dir` with the extra environment `env` (through `setsid`, see
+/// [`SETSID`]) and returns once it listens; `key` is the account's master key, for the
+/// caller. Several may run in one `dir`: they share its key file and its data.
+///
+/// # Panics
+/// When the server does not start.
+#[must_use]
+pub fn launch_server(bin: &Path, dir: &Path, env: &[(&str, String)], key: String) -> Server {
+    let mut child = server_command(Path::new(SETSID), dir, env)
         .arg(bin)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -150,11 +176,27 @@ pub fn start_server(bin: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
 /// # Panics
 /// When the database or the bucket cannot be made.
 pub async fn storage_from_env() -> (Storage, Vec<(&'static str, String)>) {
+    storage(
+        std::env::var("QUIRE_BENCH_POSTGRES").ok(),
+        std::env::var("QUIRE_BENCH_S3_ENDPOINT").ok(),
+    )
+    .await
+}
+
+/// A fresh database on the PostgreSQL server of the admin URL `postgres` (else SQLite) and a
+/// fresh bucket on the S3-compatible server `s3` (else local disk), as [`storage_from_env`].
+///
+/// # Panics
+/// When the database or the bucket cannot be made.
+pub async fn storage(
+    postgres: Option<String>,
+    s3: Option<String>,
+) -> (Storage, Vec<(&'static str, String)>) {
     let mut env = Vec::new();
     let suffix = format!("{}_{}", std::process::id(), rand::random::<u32>());
     let mut made_database = None;
-    let database = match std::env::var("QUIRE_BENCH_POSTGRES") {
-        Ok(admin) => {
+    let database = match postgres {
+        Some(admin) => {
             let name = format!("quire_bench_{suffix}");
             let made = Command::new("psql")
                 .args([admin.as_str(), "-qc", &format!("CREATE DATABASE {name}")])
@@ -163,13 +205,13 @@ pub async fn storage_from_env() -> (Storage, Vec<(&'static str, String)>) {
             assert!(made.success(), "psql could not create {name}");
             let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
             env.push(("QUIRE_DATABASE_URL", format!("{base}/{name}")));
-            made_database = Some((admin.clone(), name));
+            made_database = Some((admin, name));
             "PostgreSQL"
         }
-        Err(_) => "SQLite",
+        None => "SQLite",
     };
-    let bundles = match std::env::var("QUIRE_BENCH_S3_ENDPOINT") {
-        Ok(endpoint) => {
+    let bundles = match s3 {
+        Some(endpoint) => {
             let bucket = format!("quire-bench-{}", suffix.replace('_', "-"));
             let made = reqwest::Client::new()
                 .put(format!("{endpoint}/{bucket}"))
@@ -190,7 +232,7 @@ pub async fn storage_from_env() -> (Storage, Vec<(&'static str, String)>) {
             ]);
             "S3-compatible server"
         }
-        Err(_) => "local disk",
+        None => "local disk",
     };
     let storage = Storage {
         label: format!("{database} + {bundles}"),

@@ -52,3 +52,32 @@ pub fn spread(v: &[f64]) -> (f64, f64) {
         v.iter().copied().fold(0.0, f64::max),
     )
 }
+
+/// CPU ticks (user and system, 100 a second) of `pid` so far; 0 when it is gone.
+#[must_use]
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0)
+}
+
+/// The machine's (busy, all) ticks so far, from `/proc/stat`.
+#[must_use]
+pub fn machine_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpu: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let all: u64 = cpu.iter().take(8).sum();
+    let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+    (all - idle, all)
+}
