@@ -130,22 +130,30 @@ async fn sigterm_lets_an_in_flight_request_finish(b: Backend) {
         return;
     };
     let body = json!({"name": "Late", "tag": "t", "color": "red", "slug": "late_one"}).to_string();
-    let (head, tail) = body.split_at(10);
     let mut stream = std::net::TcpStream::connect(&srv.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
+    // `Expect: 100-continue`: the interim answer tells that the server has read the head and
+    // holds the request, however slow the machine; a fixed wait did not on a loaded one.
     write!(
         stream,
         "POST /api/platform/v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\
+         Connection: close\r\n\r\n",
         ann.key,
         body.len()
     )
     .unwrap();
     stream.flush().unwrap();
-    // Time for the server to read the head; nothing outside it tells when it has.
-    std::thread::sleep(Duration::from_millis(300));
+    let mut interim = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !interim.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        interim.push(byte[0]);
+    }
+    let interim = String::from_utf8(interim).unwrap();
+    assert!(interim.starts_with("HTTP/1.1 100"), "{interim}");
     let pid = srv.child.id().to_string();
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &pid])
@@ -154,7 +162,7 @@ async fn sigterm_lets_an_in_flight_request_finish(b: Backend) {
     assert!(killed.success());
     // Time for the server to begin its shutdown while the request is still in flight.
     std::thread::sleep(Duration::from_millis(500));
-    stream.write_all(tail.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 201"), "{response}");
