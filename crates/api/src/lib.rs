@@ -28,6 +28,7 @@ pub(crate) mod paging;
 pub(crate) mod projects;
 pub(crate) mod refusals;
 pub(crate) mod schema;
+pub(crate) mod write_metrics;
 
 use actix_web::web;
 use quire_edge::ApiError;

@@ -20,13 +20,13 @@ use crate::files::{FileBody, parse_with_files};
 use crate::paging::{ListWriter, PagingQuery, WrittenJson};
 use crate::projects::path_id;
 use crate::refusals::{LongBodyRefusals, ScopeRefusals};
+use crate::write_metrics::record_write;
 use crate::{PAGE, schema};
-use quire_edge::ApiError;
-use quire_edge::AppState;
 use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::{PageApp, Scoped};
 use quire_edge::body::{Body, WritableBody};
 use quire_edge::json::{RequestBody, nullable, parse};
+use quire_edge::{ApiError, AppState};
 
 pub use quire_edge::json::MaxViews;
 
@@ -435,22 +435,6 @@ pub async fn replace_files(
     let size = replaced.as_ref().ok().map(|r| r.size_bytes);
     record_write("replace_files", started, size);
     Ok(Answer::ok(replaced?.into()))
-}
-
-/// Records a publish or a replacement of a page's files in the metrics: how long the write
-/// took from the parsed request to its answer, and the page's size when it landed.
-fn record_write(operation: &'static str, started: Instant, size: Option<u64>) {
-    let outcome = if size.is_some() { "ok" } else { "error" };
-    metrics::histogram!(
-        "quire_publish_duration_seconds",
-        "operation" => operation,
-        "outcome" => outcome,
-    )
-    .record(started.elapsed());
-    if let Some(size) = size {
-        #[allow(clippy::cast_precision_loss)] // a histogram's value: sizes far below 2^53
-        metrics::histogram!("quire_publish_bytes", "operation" => operation).record(size as f64);
-    }
 }
 
 /// Pages others shared with the caller (allow lists naming its account or email).
