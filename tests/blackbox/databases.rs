@@ -405,6 +405,37 @@ async fn a_private_cluster_runs_and_stops_with_quire() {
     let id = made["id"].as_str().unwrap();
     let answer = sql(&srv, &ann.key, id, "select 6 * 7 as answer").await;
     assert_eq!(answer.assert_status(200)["rows"], json!([[42]]));
+    // The data API's own connections log in as the authenticator by SCRAM over the
+    // cluster's unix socket (the cluster asks every role for its password).
+    sql(
+        &srv,
+        &ann.key,
+        id,
+        "create table notes (id int primary key, body text); insert into notes values (1, 'hi');",
+    )
+    .await
+    .assert_status(200);
+    let secret = enable_data_api(&srv, &ann.key, id).await;
+    let anon = secret["anonKey"].as_str().unwrap().to_owned();
+    let url = format!("{}/db/local_one/rest/v1/notes?id=eq.1", srv.base);
+    // The first request may meet the instance starting (503).
+    let mut rows = Value::Null;
+    for _ in 0..100 {
+        let response = srv
+            .http
+            .get(&url)
+            .header("apikey", &anon)
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 200 {
+            rows = response.json().await.unwrap();
+            break;
+        }
+        assert_eq!(response.status(), 503, "{}", srv.logs());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(rows, json!([{ "id": 1, "body": "hi" }]));
     let pid_file = std::fs::read_to_string(folder.join("postgres/postmaster.pid"))
         .expect("the private cluster's postmaster.pid");
     let postgres: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();

@@ -14,17 +14,24 @@ use quire_databases::{
 use quire_kernel::InfraError;
 use tokio::sync::{OwnedSemaphorePermit, watch};
 use tokio::task::JoinHandle;
-use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Client};
 
-use crate::pool::{Acquire, Pools};
+use crate::pool::{Acquire, Lent, Pools};
 use crate::users::Users;
+use crate::wire::{DbError, Row, Step, Wire, WireError};
 
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
 
-/// The least time between two schema loads a request's unknown name may cause: a client
-/// asking for tables that do not exist must not make the catalog read on every request.
+const COMMIT: Step<'static> = Step {
+    sql: "COMMIT",
+    params: &[],
+};
+const ROLLBACK: Step<'static> = Step {
+    sql: "ROLLBACK",
+    params: &[],
+};
+
 /// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
 /// sets, in one statement).
 const SETUP: &str = "SELECT set_config('role', $1, true), \
@@ -39,6 +46,8 @@ const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
     WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND c LIKE 'statement_timeout=%'";
 
+/// The least time between two schema loads a request's unknown name may cause: a client
+/// asking for tables that do not exist must not make the catalog read on every request.
 const RELOAD_ON_MISS_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,20 +90,15 @@ fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
     InfraError::new(format!("{what}: {e}"))
 }
 
-fn refusal(e: &tokio_postgres::Error) -> Option<PgRefusal> {
-    let db = e.as_db_error()?;
-    Some(PgRefusal {
-        sqlstate: db.code().code().to_owned(),
-        message: db.message().to_owned(),
-        detail: db.detail().map(str::to_owned),
-        hint: db.hint().map(str::to_owned),
-    })
-}
-
-fn run_error(e: &tokio_postgres::Error) -> RunError {
-    match refusal(e) {
-        Some(r) => RunError::Refused(r),
-        None => RunError::Infra(infra("a data API connection failed", e)),
+fn run_error(e: WireError) -> RunError {
+    match e {
+        WireError::Db(db) => RunError::Refused(PgRefusal {
+            sqlstate: db.sqlstate,
+            message: db.message,
+            detail: db.detail,
+            hint: db.hint,
+        }),
+        WireError::Broken(e) => RunError::Infra(infra("a data API connection failed", e)),
     }
 }
 
@@ -171,8 +175,8 @@ impl Instance {
             "SELECT cache::text FROM ({}) AS loaded(cache)",
             SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
         );
-        let row = conn
-            .query_one(&sql, &[])
+        let rows = conn
+            .query(&sql, &[])
             .await
             .map_err(|e| infra("loading the schema cache", e))?;
         let timeouts = conn
@@ -182,13 +186,18 @@ impl Instance {
         conn.clean();
         if let Ok(mut map) = self.timeouts.write() {
             *map = timeouts
-                .iter()
-                .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
+                .into_iter()
+                .filter_map(|r| {
+                    let mut columns = r.into_iter();
+                    Some((columns.next()??, columns.next()??))
+                })
                 .collect();
         }
-        let text: String = row
-            .try_get(0)
-            .map_err(|e| infra("reading the schema cache", e))?;
+        let text = rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .ok_or_else(|| InfraError::new("the schema cache's query returned no row"))?;
         let cache = SchemaCache::from_json(&text).map_err(|e| infra("the schema cache", e.0))?;
         if let Ok(mut schema) = self.schema.write() {
             *schema = Arc::new(cache);
@@ -251,30 +260,43 @@ impl Instance {
     }
 }
 
-/// The error of a request's statement; a plan PostgreSQL calls stale (the table changed
-/// under a prepared statement, before the schema's notification came) empties the
-/// connection's statements, so the next request prepares afresh.
-fn forget_stale(conn: &mut crate::pool::Lent<'_>, e: &tokio_postgres::Error) -> RunError {
-    let error = run_error(e);
-    if matches!(&error, RunError::Refused(r) if r.sqlstate == "0A000") {
+/// A statement's refusal; a plan PostgreSQL calls stale (the table changed under a
+/// prepared statement, before the schema's notification came) empties the connection's
+/// statements, so the next request prepares afresh.
+fn refused(conn: &mut Wire, e: DbError) -> RunError {
+    if e.sqlstate == "0A000" {
         conn.forget_statements();
     }
-    error
+    run_error(WireError::Db(e))
 }
 
-fn plan_row(rows: &[tokio_postgres::Row]) -> Result<PlanRow, RunError> {
-    let row = rows
-        .first()
-        .ok_or_else(|| RunError::Infra(InfraError::new("a plan returned no row")))?;
-    let read = |e: tokio_postgres::Error| RunError::Infra(infra("a plan's row", e));
+/// Ends a transaction a refused statement left failed, so the connection may serve again.
+async fn roll_back(conn: &mut Lent<'_, Wire>) {
+    if let Ok(answer) = conn.pipeline(&[ROLLBACK]).await
+        && answer.status == b'I'
+    {
+        conn.clean();
+    }
+}
+
+fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
+    let bad = |what: &str| RunError::Infra(InfraError::new(format!("a plan's row: {what}")));
+    let row = rows.first().ok_or_else(|| bad("none returned"))?;
+    let number = |i: usize| -> Result<Option<i64>, RunError> {
+        match row.get(i) {
+            Some(Some(text)) => text.parse().map(Some).map_err(|_| bad("not a number")),
+            Some(None) => Ok(None),
+            None => Err(bad("a column is missing")),
+        }
+    };
     Ok(PlanRow {
-        total: row.try_get(0).map_err(read)?,
-        page_total: row.try_get(1).map_err(read)?,
-        body: row.try_get(2).map_err(read)?,
+        total: number(0)?,
+        page_total: number(1)?.ok_or_else(|| bad("no page total"))?,
+        body: row.get(2).cloned().ok_or_else(|| bad("no body"))?,
     })
 }
 
-fn acquire_infra(e: Acquire) -> InfraError {
+fn acquire_infra<E: std::fmt::Display>(e: Acquire<E>) -> InfraError {
     match e {
         Acquire::Saturated => InfraError::new("the data API connection cap is reached"),
         Acquire::Connect(e) => infra("connecting as the authenticator", e),
@@ -314,11 +336,7 @@ impl DataApiInstance for Instance {
             Acquire::Saturated => RunError::Instance(InstanceError::Saturated),
             Acquire::Connect(_) => RunError::Instance(InstanceError::Unavailable),
         })?;
-        let begin = if plan.read_only {
-            "BEGIN READ ONLY"
-        } else {
-            "BEGIN"
-        };
+        conn.at_generation(self.generation.load(Ordering::Acquire));
         // The role is one of three fixed names, never the client's text; its timeout is
         // the catalog's (no setting keeps the authenticator's).
         let timeout = self
@@ -326,72 +344,67 @@ impl DataApiInstance for Instance {
             .read()
             .ok()
             .and_then(|t| t.get(role.as_str()).cloned());
-        let generation = self.generation.load(Ordering::Acquire);
-        let prepared = async {
-            let setup = conn.prepared(SETUP, 3, generation).await?;
-            let statement = conn
-                .prepared(&plan.sql, plan.params.len(), generation)
-                .await?;
-            Ok::<_, tokio_postgres::Error>((setup, statement))
-        }
-        .await;
-        let (setup, statement) = match prepared {
-            Ok(both) => both,
-            Err(e) => {
-                // Nothing was begun: the connection is as clean as it was lent.
-                conn.clean();
-                return Err(run_error(&e));
-            }
+        let setup_params = [Some(role.as_str()), timeout.as_deref(), Some(claims)];
+        let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
+        let begin = Step {
+            sql: if plan.read_only {
+                "BEGIN READ ONLY"
+            } else {
+                "BEGIN"
+            },
+            params: &[],
         };
-        let role_name = role.as_str();
-        let setup_params: [&(dyn ToSql + Sync); 3] = [&role_name, &timeout, &claims];
-        let params: Vec<&(dyn ToSql + Sync)> = plan
-            .params
-            .iter()
-            .map(|p| p as &(dyn ToSql + Sync))
-            .collect();
-        let begun = async {
-            let (began, claimed, rows) = tokio::join!(
-                conn.batch_execute(begin),
-                conn.query(&setup, &setup_params),
-                conn.query(&statement, &params),
-            );
-            began?;
-            claimed?;
-            rows
+        let setup = Step {
+            sql: SETUP,
+            params: &setup_params,
         };
-        let rows = if plan.read_only {
+        let statement = Step {
+            sql: &plan.sql,
+            params: &params,
+        };
+        if plan.read_only {
             // A read commits whatever its answer: BEGIN, the role, the claims, the
-            // statement and COMMIT go as one pipeline, one round trip. A statement that
-            // fails aborts the transaction, and the COMMIT then rolls it back.
-            let (rows, committed) = tokio::join!(begun, conn.batch_execute("COMMIT"));
-            committed.map_err(|e| run_error(&e))?;
-            conn.clean();
-            match rows {
-                Ok(rows) => rows,
-                Err(e) => return Err(forget_stale(&mut conn, &e)),
-            }
-        } else {
-            // A write commits only an answer PostgREST would give (a singular PATCH that
-            // touched two rows is undone), so its end waits for the row.
-            let rows = match begun.await {
-                Ok(rows) => rows,
-                Err(e) => {
-                    if conn.batch_execute("ROLLBACK").await.is_ok() {
-                        conn.clean();
-                    }
-                    return Err(forget_stale(&mut conn, &e));
-                }
-            };
-            let keep = plan_row(&rows)
-                .ok()
-                .is_some_and(|row| quire_dataapi::respond(plan, row).is_ok());
-            conn.batch_execute(if keep { "COMMIT" } else { "ROLLBACK" })
+            // statement and COMMIT go as one pipeline. A refused statement leaves the
+            // transaction failed (the server skips the COMMIT after it), so it is rolled
+            // back before the connection serves again.
+            let answer = conn
+                .pipeline(&[begin, setup, statement, COMMIT])
                 .await
-                .map_err(|e| run_error(&e))?;
+                .map_err(run_error)?;
+            if let Some(e) = answer.refused {
+                roll_back(&mut conn).await;
+                return Err(refused(&mut conn, e));
+            }
+            if answer.status == b'I' {
+                conn.clean();
+            }
+            return plan_row(answer.rows.get(2).map_or(&[][..], Vec::as_slice));
+        }
+        // A write commits only an answer PostgREST would give (a singular PATCH that
+        // touched two rows is undone), so its end waits for the row.
+        let answer = conn
+            .pipeline(&[begin, setup, statement])
+            .await
+            .map_err(run_error)?;
+        if let Some(e) = answer.refused {
+            roll_back(&mut conn).await;
+            return Err(refused(&mut conn, e));
+        }
+        let rows = answer.rows.get(2).map_or(&[][..], Vec::as_slice);
+        let row = plan_row(rows);
+        let keep = row
+            .as_ref()
+            .is_ok_and(|row| quire_dataapi::respond(plan, row.clone()).is_ok());
+        let ended = conn
+            .pipeline(&[if keep { COMMIT } else { ROLLBACK }])
+            .await
+            .map_err(run_error)?;
+        if ended.status == b'I' {
             conn.clean();
-            rows
-        };
-        plan_row(&rows)
+        }
+        if let Some(e) = ended.refused {
+            return Err(refused(&mut conn, e));
+        }
+        row
     }
 }

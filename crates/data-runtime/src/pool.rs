@@ -1,38 +1,84 @@
-//! A small pool of connections as one role to one database. Each connection holds a permit
-//! of the replica-wide cap for as long as it is open.
+//! A small pool of connections as one role to one database: tokio-postgres's clients for
+//! the owner, pipelining connections (`wire.rs`) for the authenticator. Each connection
+//! holds a permit of the replica-wide cap for as long as it is open.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::{Client, Config, NoTls};
 
-/// Most statements one connection keeps prepared; past it the cache starts again.
-const STATEMENTS_KEPT: usize = 256;
+use crate::wire::{Wire, WireError};
 
-/// A connection, the share of the replica's cap it holds, and the statements prepared on
-/// it (by their text, for the schema generation they were prepared under).
-pub(crate) struct Pooled {
-    pub client: Client,
+/// A connection a pool can open and keep.
+#[async_trait]
+pub(crate) trait Connection: Send + Sized + 'static {
+    /// The error of a connection the cluster did not take.
+    type Error: std::fmt::Display + Send;
+
+    /// Opens one as `config` says.
+    ///
+    /// # Errors
+    /// When the cluster cannot be reached or refuses the login.
+    async fn open(config: &Config) -> Result<Self, Self::Error>;
+
+    /// Whether it closed or broke, and must not serve another request.
+    fn is_closed(&self) -> bool;
+}
+
+/// The owner's connections: tokio-postgres's client, whose task runs beside it.
+#[async_trait]
+impl Connection for Client {
+    type Error = tokio_postgres::Error;
+
+    async fn open(config: &Config) -> Result<Self, Self::Error> {
+        let (client, connection) = config.connect(NoTls).await?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server closes the connection.
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+
+    fn is_closed(&self) -> bool {
+        Client::is_closed(self)
+    }
+}
+
+/// The authenticator's connections: one pipeline per request (`wire.rs`).
+#[async_trait]
+impl Connection for Wire {
+    type Error = WireError;
+
+    async fn open(config: &Config) -> Result<Self, Self::Error> {
+        Wire::connect(config).await
+    }
+
+    fn is_closed(&self) -> bool {
+        self.is_broken()
+    }
+}
+
+/// A connection and the share of the replica's cap it holds.
+pub(crate) struct Pooled<C> {
+    pub conn: C,
     _permit: OwnedSemaphorePermit,
-    statements: HashMap<String, Statement>,
-    generation: u64,
 }
 
 /// Why no connection could be had.
 #[derive(Debug)]
-pub(crate) enum Acquire {
+pub(crate) enum Acquire<E> {
     /// The replica holds as many data API connections as it may, and none came free.
     Saturated,
     /// The cluster did not take a new connection.
-    Connect(tokio_postgres::Error),
+    Connect(E),
 }
 
-pub(crate) struct Pool {
+pub(crate) struct Pool<C> {
     config: Config,
-    idle: Mutex<Vec<Pooled>>,
+    idle: Mutex<Vec<Pooled<C>>>,
     /// Connections this pool may have open, idle or lent.
     size: Arc<Semaphore>,
     /// The replica's cap, shared by every pool.
@@ -43,68 +89,45 @@ pub(crate) struct Pool {
 /// A lent connection: back to the pool when dropped, if it was marked clean and did not
 /// break. A request dropped halfway (its client went away) may leave a transaction open,
 /// so its connection is closed rather than handed to the next request.
-pub(crate) struct Lent<'p> {
-    pool: &'p Pool,
-    conn: Option<Pooled>,
+pub(crate) struct Lent<'p, C: Connection> {
+    pool: &'p Pool<C>,
+    conn: Option<Pooled<C>>,
     clean: bool,
     _slot: tokio::sync::SemaphorePermit<'p>,
 }
 
-impl Lent<'_> {
+impl<C: Connection> Lent<'_, C> {
     /// No transaction is open on it: it may serve the next request.
     pub fn clean(&mut self) {
         self.clean = true;
     }
-
-    /// `sql` prepared on this connection with every parameter `text`: from the cache when
-    /// it was prepared under the schema `generation`, else now (one round trip). A schema
-    /// loaded again empties the cache, so no plan outlives the DDL that changed its types.
-    pub async fn prepared(
-        &mut self,
-        sql: &str,
-        params: usize,
-        generation: u64,
-    ) -> Result<Statement, tokio_postgres::Error> {
-        let Some(conn) = self.conn.as_mut() else {
-            unreachable!("a lent connection is held until dropped");
-        };
-        if conn.generation != generation || conn.statements.len() >= STATEMENTS_KEPT {
-            conn.statements.clear();
-            conn.generation = generation;
-        }
-        if let Some(statement) = conn.statements.get(sql) {
-            return Ok(statement.clone());
-        }
-        let types = vec![Type::TEXT; params];
-        let statement = conn.client.prepare_typed(sql, &types).await?;
-        conn.statements.insert(sql.to_owned(), statement.clone());
-        Ok(statement)
-    }
-
-    /// Forgets the prepared statements (PostgreSQL said a plan no longer fits).
-    pub fn forget_statements(&mut self) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.statements.clear();
-        }
-    }
 }
 
-impl std::ops::Deref for Lent<'_> {
-    type Target = Client;
+impl<C: Connection> std::ops::Deref for Lent<'_, C> {
+    type Target = C;
 
-    fn deref(&self) -> &Client {
+    fn deref(&self) -> &C {
         match &self.conn {
-            Some(conn) => &conn.client,
+            Some(conn) => &conn.conn,
             None => unreachable!("a lent connection is held until dropped"),
         }
     }
 }
 
-impl Drop for Lent<'_> {
+impl<C: Connection> std::ops::DerefMut for Lent<'_, C> {
+    fn deref_mut(&mut self) -> &mut C {
+        match &mut self.conn {
+            Some(conn) => &mut conn.conn,
+            None => unreachable!("a lent connection is held until dropped"),
+        }
+    }
+}
+
+impl<C: Connection> Drop for Lent<'_, C> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take()
             && self.clean
-            && !conn.client.is_closed()
+            && !conn.conn.is_closed()
             && let Ok(mut idle) = self.pool.idle.lock()
         {
             idle.push(conn);
@@ -112,7 +135,7 @@ impl Drop for Lent<'_> {
     }
 }
 
-impl Pool {
+impl<C: Connection> Pool<C> {
     pub fn new(config: Config, size: usize, cap: Arc<Semaphore>, wait: Duration) -> Self {
         Self {
             config,
@@ -124,7 +147,7 @@ impl Pool {
     }
 
     /// An idle connection, or a new one.
-    pub async fn get(&self) -> Result<Lent<'_>, Acquire> {
+    pub async fn get(&self) -> Result<Lent<'_, C>, Acquire<C::Error>> {
         let slot = tokio::time::timeout(self.wait, self.size.acquire())
             .await
             .map_err(|_| Acquire::Saturated)?
@@ -143,21 +166,15 @@ impl Pool {
     }
 
     /// A connection outside the pool's count (the instance's listener), under the cap.
-    pub async fn open(&self) -> Result<Pooled, Acquire> {
+    pub async fn open(&self) -> Result<Pooled<C>, Acquire<C::Error>> {
         let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
             .await
             .map_err(|_| Acquire::Saturated)?
             .map_err(|_| Acquire::Saturated)?;
-        let (client, connection) = self.config.connect(NoTls).await.map_err(Acquire::Connect)?;
-        tokio::spawn(async move {
-            // Ends when the client is dropped or the server closes the connection.
-            let _ = connection.await;
-        });
+        let conn = C::open(&self.config).await.map_err(Acquire::Connect)?;
         Ok(Pooled {
-            client,
+            conn,
             _permit: permit,
-            statements: HashMap::new(),
-            generation: 0,
         })
     }
 
@@ -170,7 +187,7 @@ impl Pool {
             tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
             OwnedSemaphorePermit,
         ),
-        Acquire,
+        Acquire<tokio_postgres::Error>,
     > {
         let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
             .await
@@ -190,7 +207,7 @@ pub(crate) struct Pools {
     per_thread: usize,
     cap: Arc<Semaphore>,
     wait: Duration,
-    pools: Mutex<HashMap<std::thread::ThreadId, Arc<Pool>>>,
+    pools: Mutex<HashMap<std::thread::ThreadId, Arc<Pool<Wire>>>>,
 }
 
 impl Pools {
@@ -211,7 +228,7 @@ impl Pools {
     }
 
     /// The pool of the calling thread.
-    pub fn here(&self) -> Arc<Pool> {
+    pub fn here(&self) -> Arc<Pool<Wire>> {
         let thread = std::thread::current().id();
         let mut pools = self
             .pools

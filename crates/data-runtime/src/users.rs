@@ -11,7 +11,7 @@ use quire_databases::{
 };
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
-use tokio_postgres::Row;
+use tokio_postgres::{Client, Row};
 use uuid::Uuid;
 
 use crate::pool::{Acquire, Lent, Pool};
@@ -23,7 +23,7 @@ const USER_COLUMNS: &str = "id, email, email_confirmed_at, raw_user_meta_data, \
 const UNIQUE_VIOLATION: &str = "23505";
 
 pub(crate) struct Users {
-    pool: Pool,
+    pool: Pool<Client>,
 }
 
 impl std::fmt::Debug for Users {
@@ -52,7 +52,7 @@ impl AsDbError for tokio_postgres::Error {
     }
 }
 
-fn acquired(e: Acquire) -> InfraError {
+fn acquired(e: Acquire<tokio_postgres::Error>) -> InfraError {
     match e {
         Acquire::Saturated => InfraError::new("no connection as the database owner came free"),
         Acquire::Connect(e) => infra("connecting as the database owner", &e),
@@ -82,11 +82,11 @@ fn write_error(e: &tokio_postgres::Error) -> UserWriteError {
 }
 
 impl Users {
-    pub fn new(pool: Pool) -> Self {
+    pub fn new(pool: Pool<Client>) -> Self {
         Self { pool }
     }
 
-    async fn conn(&self) -> Result<Lent<'_>, InfraError> {
+    async fn conn(&self) -> Result<Lent<'_, Client>, InfraError> {
         self.pool.get().await.map_err(acquired)
     }
 
@@ -105,7 +105,7 @@ impl Users {
     /// rolled back otherwise (a connection whose rollback fails is not reused).
     async fn in_transaction<T>(
         &self,
-        work: impl AsyncFnOnce(&Lent<'_>) -> Result<T, tokio_postgres::Error>,
+        work: impl AsyncFnOnce(&Lent<'_, Client>) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T, InfraError> {
         let mut conn = self.conn().await?;
         conn.batch_execute("BEGIN")
