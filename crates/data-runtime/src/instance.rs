@@ -23,15 +23,6 @@ use crate::wire::{DbError, Row, Step, Wire, WireError};
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
 
-const COMMIT: Step<'static> = Step {
-    sql: "COMMIT",
-    params: &[],
-};
-const ROLLBACK: Step<'static> = Step {
-    sql: "ROLLBACK",
-    params: &[],
-};
-
 /// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
 /// sets, in one statement).
 const SETUP: &str = "SELECT set_config('role', $1, true), \
@@ -272,7 +263,7 @@ fn refused(conn: &mut Wire, e: DbError) -> RunError {
 
 /// Ends a transaction a refused statement left failed, so the connection may serve again.
 async fn roll_back(conn: &mut Lent<'_, Wire>) {
-    if let Ok(answer) = conn.pipeline(&[ROLLBACK]).await
+    if let Ok(answer) = conn.pipeline(&[Step::ROLLBACK]).await
         && answer.status == b'I'
     {
         conn.clean();
@@ -346,13 +337,10 @@ impl DataApiInstance for Instance {
             .and_then(|t| t.get(role.as_str()).cloned());
         let setup_params = [Some(role.as_str()), timeout.as_deref(), Some(claims)];
         let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
-        let begin = Step {
-            sql: if plan.read_only {
-                "BEGIN READ ONLY"
-            } else {
-                "BEGIN"
-            },
-            params: &[],
+        let begin = if plan.read_only {
+            Step::bare("BEGIN READ ONLY")
+        } else {
+            Step::BEGIN
         };
         let setup = Step {
             sql: SETUP,
@@ -368,7 +356,7 @@ impl DataApiInstance for Instance {
             // transaction failed (the server skips the COMMIT after it), so it is rolled
             // back before the connection serves again.
             let answer = conn
-                .pipeline(&[begin, setup, statement, COMMIT])
+                .pipeline(&[begin, setup, statement, Step::COMMIT])
                 .await
                 .map_err(run_error)?;
             if let Some(e) = answer.refused {
@@ -396,7 +384,7 @@ impl DataApiInstance for Instance {
             .as_ref()
             .is_ok_and(|row| quire_dataapi::respond(plan, row.clone()).is_ok());
         let ended = conn
-            .pipeline(&[if keep { COMMIT } else { ROLLBACK }])
+            .pipeline(&[if keep { Step::COMMIT } else { Step::ROLLBACK }])
             .await
             .map_err(run_error)?;
         if ended.status == b'I' {

@@ -9,7 +9,7 @@
 //! flood of databases (`registry.rs`).
 //!
 //! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip,
-//! one answer; `wire.rs` speaks the protocol for this, as no client library lets it):
+//! one answer; `wire/` speaks the protocol for this, as no client library lets it):
 //! `BEGIN`, `SET LOCAL ROLE`, the claims, the plan's statement, `COMMIT`.
 //!
 //! Each instance also reaches the database's end users (`users.rs`, the `TenantUsers`

@@ -1,5 +1,5 @@
 //! A small pool of connections as one role to one database: tokio-postgres's clients for
-//! the owner, pipelining connections (`wire.rs`) for the authenticator. Each connection
+//! the owner, pipelining connections (`wire/`) for the authenticator. Each connection
 //! holds a permit of the replica-wide cap for as long as it is open.
 
 use std::collections::HashMap;
@@ -47,7 +47,7 @@ impl Connection for Client {
     }
 }
 
-/// The authenticator's connections: one pipeline per request (`wire.rs`).
+/// The authenticator's connections: one pipeline per request (`wire/`).
 #[async_trait]
 impl Connection for Wire {
     type Error = WireError;

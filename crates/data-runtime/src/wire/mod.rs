@@ -11,19 +11,13 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
-use std::time::Duration;
 
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
-use postgres_protocol::authentication::md5_hash;
-use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::backend::{ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
-use tokio_postgres::Config;
-use tokio_postgres::config::Host;
 
 /// The type every parameter is declared with: `text`.
 const TEXT_OID: u32 = 25;
@@ -74,6 +68,17 @@ pub(crate) struct Step<'a> {
     pub params: &'a [Option<&'a str>],
 }
 
+impl Step<'static> {
+    pub const BEGIN: Self = Self::bare("BEGIN");
+    pub const COMMIT: Self = Self::bare("COMMIT");
+    pub const ROLLBACK: Self = Self::bare("ROLLBACK");
+
+    /// A statement without parameters.
+    pub const fn bare(sql: &'static str) -> Self {
+        Self { sql, params: &[] }
+    }
+}
+
 /// What a pipeline came back with: the rows of each step that ran (steps after a refused
 /// one are skipped by the server), the refusal if any, and the transaction status after the
 /// `Sync` (`I` idle, `T` in a transaction, `E` in a failed one).
@@ -120,128 +125,6 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
-    /// Connects and logs in as `config` says: its first reachable host (TCP or a unix
-    /// socket's directory), with a password by SCRAM-SHA-256, MD5 or in clear as the server
-    /// asks, or none under `trust`.
-    ///
-    /// # Errors
-    /// `Broken` when no host answers in the connect timeout; `Db` when the server refuses
-    /// the login.
-    pub async fn connect(config: &Config) -> Result<Self, WireError> {
-        let timeout = config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(Duration::from_secs(5));
-        let mut last = WireError::Broken("no host to connect to".to_owned());
-        for (i, host) in config.get_hosts().iter().enumerate() {
-            let port = config
-                .get_ports()
-                .get(i)
-                .or_else(|| config.get_ports().first())
-                .copied()
-                .unwrap_or(5432);
-            let opened = tokio::time::timeout(timeout, async {
-                let stream = match host {
-                    Host::Tcp(name) => {
-                        let s = TcpStream::connect((name.as_str(), port)).await?;
-                        s.set_nodelay(true)?;
-                        Stream::Tcp(s)
-                    }
-                    Host::Unix(dir) => Stream::Unix(
-                        UnixStream::connect(Path::new(dir).join(format!(".s.PGSQL.{port}")))
-                            .await?,
-                    ),
-                };
-                let mut wire = Self {
-                    stream,
-                    read: BytesMut::with_capacity(8192),
-                    write: BytesMut::with_capacity(1024),
-                    statements: HashMap::new(),
-                    to_close: Vec::new(),
-                    named: 0,
-                    generation: 0,
-                    broken: false,
-                };
-                wire.login(config).await?;
-                Ok::<_, WireError>(wire)
-            })
-            .await;
-            match opened {
-                Ok(Ok(wire)) => return Ok(wire),
-                Ok(Err(e @ WireError::Db(_))) => return Err(e),
-                Ok(Err(e)) => last = e,
-                Err(_) => last = WireError::Broken("connecting timed out".to_owned()),
-            }
-        }
-        Err(last)
-    }
-
-    async fn login(&mut self, config: &Config) -> Result<(), WireError> {
-        let user = config.get_user().unwrap_or("postgres");
-        let mut params = vec![("user", user), ("client_encoding", "UTF8")];
-        if let Some(db) = config.get_dbname() {
-            params.push(("database", db));
-        }
-        if let Some(name) = config.get_application_name() {
-            params.push(("application_name", name));
-        }
-        frontend::startup_message(params, &mut self.write)?;
-        self.flush().await?;
-        let password = config.get_password().unwrap_or_default();
-        let mut scram: Option<ScramSha256> = None;
-        loop {
-            match self.message().await? {
-                Message::AuthenticationOk => break,
-                Message::AuthenticationCleartextPassword => {
-                    frontend::password_message(password, &mut self.write)?;
-                    self.flush().await?;
-                }
-                Message::AuthenticationMd5Password(body) => {
-                    let hash = md5_hash(user.as_bytes(), password, body.salt());
-                    frontend::password_message(hash.as_bytes(), &mut self.write)?;
-                    self.flush().await?;
-                }
-                Message::AuthenticationSasl(body) => {
-                    let mut mechanisms = body.mechanisms();
-                    let mut offered = false;
-                    while let Some(m) = mechanisms.next()? {
-                        offered |= m == SCRAM_SHA_256;
-                    }
-                    if !offered {
-                        return Err(WireError::Broken(
-                            "the server offers no SASL mechanism this client has".to_owned(),
-                        ));
-                    }
-                    let s = ScramSha256::new(password, ChannelBinding::unsupported());
-                    frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.write)?;
-                    self.flush().await?;
-                    scram = Some(s);
-                }
-                Message::AuthenticationSaslContinue(body) => {
-                    let s = scram.as_mut().ok_or_else(|| out_of_turn("SASL continue"))?;
-                    s.update(body.data())?;
-                    frontend::sasl_response(s.message(), &mut self.write)?;
-                    self.flush().await?;
-                }
-                Message::AuthenticationSaslFinal(body) => {
-                    scram
-                        .as_mut()
-                        .ok_or_else(|| out_of_turn("SASL final"))?
-                        .finish(body.data())?;
-                }
-                Message::ErrorResponse(body) => return Err(WireError::Db(db_error(&body)?)),
-                _ => return Err(out_of_turn("an authentication message")),
-            }
-        }
-        loop {
-            match self.message().await? {
-                Message::ReadyForQuery(_) => return Ok(()),
-                Message::ErrorResponse(body) => return Err(WireError::Db(db_error(&body)?)),
-                _ => {}
-            }
-        }
-    }
-
     /// Whether the connection broke: it must not serve another request.
     pub fn is_broken(&self) -> bool {
         self.broken
@@ -468,160 +351,6 @@ fn db_error(body: &ErrorResponseBody) -> Result<DbError, WireError> {
     Ok(error)
 }
 
-/// Against a real PostgreSQL (`QUIRE_TEST_POSTGRES_URL`, skipped when unset). Logins with a
-/// password by SCRAM over a unix socket are exercised by the private cluster's black-box
-/// test, whose cluster asks for them.
+mod login;
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::print_stdout)]
-mod tests {
-    use super::*;
-
-    async fn connect() -> Option<Wire> {
-        let Ok(url) = std::env::var("QUIRE_TEST_POSTGRES_URL") else {
-            println!("skipped: QUIRE_TEST_POSTGRES_URL is not set");
-            return None;
-        };
-        Some(Wire::connect(&url.parse().unwrap()).await.unwrap())
-    }
-
-    const BEGIN: Step<'static> = Step {
-        sql: "BEGIN",
-        params: &[],
-    };
-    const COMMIT: Step<'static> = Step {
-        sql: "COMMIT",
-        params: &[],
-    };
-
-    fn text(rows: &[Row]) -> Vec<Option<&str>> {
-        rows.iter()
-            .flat_map(|r| r.iter().map(Option::as_deref))
-            .collect()
-    }
-
-    #[tokio::test]
-    async fn one_pipeline_is_one_transaction_and_its_statements_are_kept() {
-        let Some(mut wire) = connect().await else {
-            return;
-        };
-        let set = "SELECT set_config('quire.test', $1, true)";
-        let read = "SELECT current_setting('quire.test', true), $1::text IS NULL";
-        for value in ["one", "two"] {
-            let answer = wire
-                .pipeline(&[
-                    BEGIN,
-                    Step {
-                        sql: set,
-                        params: &[Some(value)],
-                    },
-                    Step {
-                        sql: read,
-                        params: &[None],
-                    },
-                    COMMIT,
-                ])
-                .await
-                .unwrap();
-            assert!(answer.refused.is_none(), "{answer:?}");
-            assert_eq!(answer.status, b'I');
-            assert_eq!(answer.rows.len(), 4);
-            assert_eq!(text(&answer.rows[2]), [Some(value), Some("t")]);
-        }
-        // The setting was local to each transaction, and four statements were prepared
-        // once each for both pipelines.
-        let after = wire.query(read, &[Some("x")]).await.unwrap();
-        assert_eq!(text(&after), [Some(""), Some("f")]);
-        assert_eq!(wire.statements.len(), 4);
-        let prepared = wire
-            .query("SELECT count(*) FROM pg_prepared_statements", &[])
-            .await
-            .unwrap();
-        assert_eq!(text(&prepared), [Some("5")]);
-    }
-
-    #[tokio::test]
-    async fn a_refused_step_skips_the_rest_and_leaves_the_transaction_failed() {
-        let Some(mut wire) = connect().await else {
-            return;
-        };
-        let answer = wire
-            .pipeline(&[
-                BEGIN,
-                Step {
-                    sql: "SELECT 1 / $1::int",
-                    params: &[Some("0")],
-                },
-                Step {
-                    sql: "SELECT 2",
-                    params: &[],
-                },
-                COMMIT,
-            ])
-            .await
-            .unwrap();
-        let refused = answer.refused.unwrap();
-        assert_eq!(refused.sqlstate, "22012");
-        assert_eq!(refused.message, "division by zero");
-        assert_eq!(answer.rows.len(), 1, "only BEGIN completed");
-        assert_eq!(answer.status, b'E');
-        let rolled = wire
-            .pipeline(&[Step {
-                sql: "ROLLBACK",
-                params: &[],
-            }])
-            .await
-            .unwrap();
-        assert_eq!(rolled.status, b'I');
-        assert!(!wire.is_broken());
-
-        // A statement PostgreSQL cannot parse is refused and never taken as prepared.
-        let Err(WireError::Db(e)) = wire.query("SELEC 1", &[]).await else {
-            panic!("a syntax error is a refusal");
-        };
-        assert_eq!(e.sqlstate, "42601");
-        assert!(!wire.statements.contains_key("SELEC 1"));
-        assert_eq!(
-            text(&wire.query("SELECT 'still here'", &[]).await.unwrap()),
-            [Some("still here")]
-        );
-    }
-
-    #[tokio::test]
-    async fn forgotten_statements_are_closed_on_the_server() {
-        let Some(mut wire) = connect().await else {
-            return;
-        };
-        for n in 0..3 {
-            let sql = format!("SELECT {n}");
-            wire.query(&sql, &[]).await.unwrap();
-        }
-        wire.at_generation(1);
-        assert!(wire.statements.is_empty());
-        let prepared = wire
-            .query("SELECT count(*) FROM pg_prepared_statements", &[])
-            .await
-            .unwrap();
-        assert_eq!(
-            text(&prepared),
-            [Some("1")],
-            "only the count's own statement"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_connection_the_server_ends_is_broken() {
-        let Some(mut wire) = connect().await else {
-            return;
-        };
-        let ended = wire
-            .query("SELECT pg_terminate_backend(pg_backend_pid())", &[])
-            .await;
-        assert!(matches!(
-            ended,
-            Err(WireError::Db(_)) | Err(WireError::Broken(_))
-        ));
-        let next = wire.query("SELECT 1", &[]).await;
-        assert!(matches!(next, Err(WireError::Broken(_))), "{next:?}");
-        assert!(wire.is_broken());
-    }
-}
+mod tests;
