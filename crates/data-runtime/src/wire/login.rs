@@ -30,6 +30,14 @@ impl Wire {
             .get_connect_timeout()
             .copied()
             .unwrap_or(Duration::from_secs(5));
+        if !config.get_hostaddrs().is_empty() {
+            // Refused rather than ignored: a connection elsewhere than the owner's would be
+            // a surprise.
+            return Err(WireError::Broken(
+                "hostaddr is not supported for the data API's connections: name the host"
+                    .to_owned(),
+            ));
+        }
         let mut last = WireError::Broken("no host to connect to".to_owned());
         for (i, host) in config.get_hosts().iter().enumerate() {
             let port = config
@@ -43,6 +51,13 @@ impl Wire {
                     Host::Tcp(name) => {
                         let s = TcpStream::connect((name.as_str(), port)).await?;
                         s.set_nodelay(true)?;
+                        if config.get_keepalives() {
+                            // As tokio-postgres does: a peer that vanished is noticed.
+                            socket2::SockRef::from(&s).set_tcp_keepalive(
+                                &socket2::TcpKeepalive::new()
+                                    .with_time(config.get_keepalives_idle()),
+                            )?;
+                        }
                         Stream::Tcp(s)
                     }
                     Host::Unix(dir) => Stream::Unix(
@@ -75,8 +90,13 @@ impl Wire {
     }
 
     async fn login(&mut self, config: &Config) -> Result<(), WireError> {
-        let user = config.get_user().unwrap_or("postgres");
+        let user = config
+            .get_user()
+            .ok_or_else(|| WireError::Broken("the configuration names no user".to_owned()))?;
         let mut params = vec![("user", user), ("client_encoding", "UTF8")];
+        if let Some(options) = config.get_options() {
+            params.push(("options", options));
+        }
         if let Some(db) = config.get_dbname() {
             params.push(("database", db));
         }

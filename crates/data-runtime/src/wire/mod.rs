@@ -22,6 +22,9 @@ use tokio::net::{TcpStream, UnixStream};
 /// The type every parameter is declared with: `text`.
 const TEXT_OID: u32 = 25;
 
+/// The most read buffer a connection keeps between answers.
+const READ_KEPT: usize = 1 << 20;
+
 /// Most statements one connection keeps prepared; past it they are closed and the cache
 /// starts again.
 const STATEMENTS_KEPT: usize = 256;
@@ -153,9 +156,15 @@ impl Wire {
     /// marked broken. A statement PostgreSQL refuses is not an error here but the answer's
     /// `refused`.
     pub async fn pipeline(&mut self, steps: &[Step<'_>]) -> Result<Answer, WireError> {
+        if self.broken {
+            return Err(WireError::Broken(
+                "the connection broke in an earlier exchange".to_owned(),
+            ));
+        }
         let outcome = self.exchange(steps).await;
         if outcome.is_err() {
             self.broken = true;
+            self.write.clear();
         }
         outcome
     }
@@ -185,12 +194,18 @@ impl Wire {
             frontend::close(b'S', name, &mut self.write)?;
         }
         // Which steps parse now, under which names; recorded once PostgreSQL accepts them.
+        // A text twice in one pipeline is parsed once.
         let mut parsing: Vec<Option<String>> = Vec::with_capacity(steps.len());
-        for step in steps {
-            let name = match self.statements.get(step.sql) {
+        for (i, step) in steps.iter().enumerate() {
+            let parsed_before = steps[..i]
+                .iter()
+                .zip(&parsing)
+                .find_map(|(s, name)| name.as_ref().filter(|_| s.sql == step.sql));
+            let known = self.statements.get(step.sql).or(parsed_before).cloned();
+            let name = match known {
                 Some(name) => {
                     parsing.push(None);
-                    name.clone()
+                    name
                 }
                 None => {
                     self.named += 1;
@@ -234,9 +249,6 @@ impl Wire {
         for _ in &closing {
             match self.message().await? {
                 Message::CloseComplete => {}
-                Message::ErrorResponse(body) => {
-                    return self.fail_early(db_error(&body)?).await;
-                }
                 _ => return Err(out_of_turn("closing a statement")),
             }
         }
@@ -274,6 +286,16 @@ impl Wire {
                 }
                 Message::ErrorResponse(body) => refused = Some(db_error(&body)?),
                 Message::ReadyForQuery(body) => {
+                    if refused.as_ref().is_some_and(|e| e.sqlstate == "26000") {
+                        // The server has none of the statements this connection thinks it
+                        // prepared (a function ran `DEALLOCATE ALL`): prepare afresh.
+                        self.statements.clear();
+                    }
+                    if self.read.is_empty() && self.read.capacity() > READ_KEPT {
+                        // One large answer must not stay allocated while the connection
+                        // waits in the pool.
+                        self.read = BytesMut::with_capacity(8192);
+                    }
                     return Ok(Answer {
                         rows,
                         refused,
@@ -281,19 +303,6 @@ impl Wire {
                     });
                 }
                 _ => return Err(out_of_turn("a pipeline's answer")),
-            }
-        }
-    }
-
-    /// A refusal before any step ran: the rest of the answer is skipped up to the `Sync`.
-    async fn fail_early(&mut self, error: DbError) -> Result<Answer, WireError> {
-        loop {
-            if let Message::ReadyForQuery(body) = self.message().await? {
-                return Ok(Answer {
-                    rows: Vec::new(),
-                    refused: Some(error),
-                    status: body.status(),
-                });
             }
         }
     }

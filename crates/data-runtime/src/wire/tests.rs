@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+use tokio_postgres::Config;
+
 use super::*;
 
 async fn connect() -> Option<Wire> {
@@ -135,4 +137,82 @@ async fn a_connection_the_server_ends_is_broken() {
     let next = wire.query("SELECT 1", &[]).await;
     assert!(matches!(next, Err(WireError::Broken(_))), "{next:?}");
     assert!(wire.is_broken());
+}
+
+#[tokio::test]
+async fn statements_the_server_lost_are_prepared_afresh() {
+    let Some(mut wire) = connect().await else {
+        return;
+    };
+    wire.query("SELECT 1", &[]).await.unwrap();
+    // What a tenant's function may run: every prepared statement is gone on the server.
+    wire.query("DEALLOCATE ALL", &[]).await.unwrap();
+    let Err(WireError::Db(lost)) = wire.query("SELECT 1", &[]).await else {
+        panic!("a statement the server lost is refused once");
+    };
+    assert_eq!(lost.sqlstate, "26000");
+    assert_eq!(
+        text(&wire.query("SELECT 1", &[]).await.unwrap()),
+        [Some("1")]
+    );
+}
+
+#[tokio::test]
+async fn one_text_twice_in_a_pipeline_is_prepared_once() {
+    let Some(mut wire) = connect().await else {
+        return;
+    };
+    let answer = wire
+        .pipeline(&[Step::bare("SELECT 7"), Step::bare("SELECT 7")])
+        .await
+        .unwrap();
+    assert_eq!(answer.rows.len(), 2);
+    assert_eq!(text(&answer.rows[1]), [Some("7")]);
+    let prepared = wire
+        .query("SELECT count(*) FROM pg_prepared_statements", &[])
+        .await
+        .unwrap();
+    assert_eq!(text(&prepared), [Some("2")]);
+}
+
+#[tokio::test]
+async fn a_large_answer_does_not_stay_allocated() {
+    let Some(mut wire) = connect().await else {
+        return;
+    };
+    let rows = wire
+        .query("SELECT repeat('x', 4000000)", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows[0][0].as_ref().map(String::len), Some(4_000_000));
+    assert!(
+        wire.read.capacity() <= READ_KEPT,
+        "{}",
+        wire.read.capacity()
+    );
+}
+
+#[tokio::test]
+async fn the_configurations_options_reach_the_server_and_a_broken_connection_stays_broken() {
+    let Ok(url) = std::env::var("QUIRE_TEST_POSTGRES_URL") else {
+        return;
+    };
+    let mut config: Config = url.parse().unwrap();
+    config.options("-c search_path=pg_catalog");
+    let mut wire = Wire::connect(&config).await.unwrap();
+    assert_eq!(
+        text(&wire.query("SHOW search_path", &[]).await.unwrap()),
+        [Some("pg_catalog")]
+    );
+    // A value PostgreSQL's messages cannot carry breaks the exchange before anything is
+    // sent, and nothing of it is sent later.
+    assert!(matches!(
+        wire.query("SELECT '\0'", &[]).await,
+        Err(WireError::Broken(_))
+    ));
+    assert!(wire.write.is_empty());
+    assert!(matches!(
+        wire.query("SELECT 1", &[]).await,
+        Err(WireError::Broken(_))
+    ));
 }
