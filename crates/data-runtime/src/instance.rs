@@ -18,7 +18,7 @@ use tokio_postgres::{AsyncMessage, Client};
 
 use crate::pool::{Acquire, Lent, Pools};
 use crate::users::Users;
-use crate::wire::{DbError, Row, Step, Wire, WireError};
+use crate::wire::{Row, Step, Wire, WireError};
 
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
@@ -251,16 +251,6 @@ impl Instance {
     }
 }
 
-/// A statement's refusal; a plan PostgreSQL calls stale (the table changed under a
-/// prepared statement, before the schema's notification came) empties the connection's
-/// statements, so the next request prepares afresh.
-fn refused(conn: &mut Wire, e: DbError) -> RunError {
-    if e.sqlstate == "0A000" {
-        conn.forget_statements();
-    }
-    run_error(WireError::Db(e))
-}
-
 /// Ends a transaction a refused statement left failed, so the connection may serve again.
 async fn roll_back(conn: &mut Lent<'_, Wire>) {
     if let Ok(answer) = conn.pipeline(&[Step::ROLLBACK]).await
@@ -361,7 +351,7 @@ impl DataApiInstance for Instance {
                 .map_err(run_error)?;
             if let Some(e) = answer.refused {
                 roll_back(&mut conn).await;
-                return Err(refused(&mut conn, e));
+                return Err(run_error(WireError::Db(e)));
             }
             if answer.status == b'I' {
                 conn.clean();
@@ -376,7 +366,7 @@ impl DataApiInstance for Instance {
             .map_err(run_error)?;
         if let Some(e) = answer.refused {
             roll_back(&mut conn).await;
-            return Err(refused(&mut conn, e));
+            return Err(run_error(WireError::Db(e)));
         }
         let rows = answer.rows.get(2).map_or(&[][..], Vec::as_slice);
         let row = plan_row(rows);
@@ -391,7 +381,7 @@ impl DataApiInstance for Instance {
             conn.clean();
         }
         if let Some(e) = ended.refused {
-            return Err(refused(&mut conn, e));
+            return Err(run_error(WireError::Db(e)));
         }
         row
     }

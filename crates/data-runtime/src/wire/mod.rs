@@ -286,10 +286,14 @@ impl Wire {
                 }
                 Message::ErrorResponse(body) => refused = Some(db_error(&body)?),
                 Message::ReadyForQuery(body) => {
-                    if refused.as_ref().is_some_and(|e| e.sqlstate == "26000") {
+                    match refused.as_ref().map(|e| e.sqlstate.as_str()) {
                         // The server has none of the statements this connection thinks it
                         // prepared (a function ran `DEALLOCATE ALL`): prepare afresh.
-                        self.statements.clear();
+                        Some("26000") => self.statements.clear(),
+                        // A plan PostgreSQL calls stale (a table changed under a prepared
+                        // statement before the schema's notification came): the same.
+                        Some("0A000") => self.forget_statements(),
+                        _ => {}
                     }
                     if self.read.is_empty() && self.read.capacity() > READ_KEPT {
                         // One large answer must not stay allocated while the connection

@@ -16,6 +16,16 @@ async fn connect() -> Option<Wire> {
     Some(Wire::connect(&url.parse().unwrap()).await.unwrap())
 }
 
+/// How many statements the server holds prepared for this connection (the count's own
+/// among them).
+async fn prepared_on_server(wire: &mut Wire) -> String {
+    let rows = wire
+        .query("SELECT count(*) FROM pg_prepared_statements", &[])
+        .await
+        .unwrap();
+    text(&rows)[0].unwrap().to_owned()
+}
+
 fn text(rows: &[Row]) -> Vec<Option<&str>> {
     rows.iter()
         .flat_map(|r| r.iter().map(Option::as_deref))
@@ -55,11 +65,7 @@ async fn one_pipeline_is_one_transaction_and_its_statements_are_kept() {
     let after = wire.query(read, &[Some("x")]).await.unwrap();
     assert_eq!(text(&after), [Some(""), Some("f")]);
     assert_eq!(wire.statements.len(), 4);
-    let prepared = wire
-        .query("SELECT count(*) FROM pg_prepared_statements", &[])
-        .await
-        .unwrap();
-    assert_eq!(text(&prepared), [Some("5")]);
+    assert_eq!(prepared_on_server(&mut wire).await, "5");
 }
 
 #[tokio::test]
@@ -111,13 +117,9 @@ async fn forgotten_statements_are_closed_on_the_server() {
     }
     wire.at_generation(1);
     assert!(wire.statements.is_empty());
-    let prepared = wire
-        .query("SELECT count(*) FROM pg_prepared_statements", &[])
-        .await
-        .unwrap();
     assert_eq!(
-        text(&prepared),
-        [Some("1")],
+        prepared_on_server(&mut wire).await,
+        "1",
         "only the count's own statement"
     );
 }
@@ -168,11 +170,7 @@ async fn one_text_twice_in_a_pipeline_is_prepared_once() {
         .unwrap();
     assert_eq!(answer.rows.len(), 2);
     assert_eq!(text(&answer.rows[1]), [Some("7")]);
-    let prepared = wire
-        .query("SELECT count(*) FROM pg_prepared_statements", &[])
-        .await
-        .unwrap();
-    assert_eq!(text(&prepared), [Some("2")]);
+    assert_eq!(prepared_on_server(&mut wire).await, "2");
 }
 
 #[tokio::test]
