@@ -24,7 +24,9 @@ async fn database(srv: &Server, ann: &Account, slug: &str) -> (String, Value) {
         "create table notes (id int primary key, body text);
          insert into notes values (1, 'first'), (2, 'second');
          revoke insert, update, delete on notes from anon;
-         create function slow() returns int language sql as $$ select 1 from pg_sleep(10) $$;",
+         create function slow() returns int language sql as $$ select 1 from pg_sleep(10) $$;
+         create function remember(body text) returns int language sql
+           as $$ insert into notes values (3, body) returning id $$;",
     )
     .await
     .assert_status(200);
@@ -322,6 +324,60 @@ async fn one_databases_keys_reach_nothing_of_anothers(b: Backend) {
     assert!(
         started.elapsed() < Duration::from_secs(6),
         "anon's 3 s, not the authenticator's 8 s"
+    );
+    // A read runs under the same timeout, in a read-only transaction: a function that
+    // writes is refused on GET (PostgREST's 405 for 25006) and changes nothing, and the
+    // connection serves the next request; on POST it writes.
+    let anon = [("apikey", second["anonKey"].as_str().unwrap())];
+    let started = std::time::Instant::now();
+    let (status, _, body) = call(
+        &srv,
+        reqwest::Method::GET,
+        "/db/second/rest/v1/rpc/slow",
+        &anon,
+    )
+    .await;
+    assert_eq!((status, &body["code"]), (500, &json!("57014")), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(6));
+    let service = [("apikey", second["serviceRoleKey"].as_str().unwrap())];
+    let (status, _, body) = call(
+        &srv,
+        reqwest::Method::GET,
+        "/db/second/rest/v1/rpc/remember?body=third",
+        &service,
+    )
+    .await;
+    assert_eq!((status, &body["code"]), (405, &json!("25006")), "{body}");
+    for _ in 0..3 {
+        let (status, _, body) = call(
+            &srv,
+            reqwest::Method::GET,
+            "/db/second/rest/v1/notes?select=id&order=id",
+            &service,
+        )
+        .await;
+        assert_eq!((status, body), (200, json!([{ "id": 1 }, { "id": 2 }])));
+    }
+    let written = srv
+        .http
+        .post(format!("{}/db/second/rest/v1/rpc/remember", srv.base))
+        .header("apikey", service[0].1)
+        .json(&json!({ "body": "third" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(written.status().as_u16(), 200);
+    assert_eq!(written.json::<Value>().await.unwrap(), json!(3));
+    let (status, _, body) = call(
+        &srv,
+        reqwest::Method::GET,
+        "/db/second/rest/v1/notes?select=id&order=id",
+        &service,
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (200, json!([{ "id": 1 }, { "id": 2 }, { "id": 3 }]))
     );
 }
 

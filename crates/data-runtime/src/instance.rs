@@ -29,6 +29,13 @@ const SETUP: &str = "SELECT set_config('role', $1, true), \
     set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
     set_config('request.jwt.claims', $3, true)";
 
+/// [`SETUP`] for a read, which also makes its transaction read-only (as `BEGIN READ
+/// ONLY` would, a statement earlier).
+pub const READ_SETUP: &str = "SELECT set_config('role', $1, true), \
+    set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
+    set_config('request.jwt.claims', $3, true), \
+    set_config('transaction_read_only', 'on', true)";
+
 /// The `statement_timeout` each role has in this database (`ALTER ROLE … IN DATABASE`).
 const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
     FROM pg_db_role_setting s
@@ -327,41 +334,39 @@ impl DataApiInstance for Instance {
             .and_then(|t| t.get(role.as_str()).cloned());
         let setup_params = [Some(role.as_str()), timeout.as_deref(), Some(claims)];
         let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
-        let begin = if plan.read_only {
-            Step::bare("BEGIN READ ONLY")
-        } else {
-            Step::BEGIN
-        };
-        let setup = Step {
-            sql: SETUP,
-            params: &setup_params,
-        };
         let statement = Step {
             sql: &plan.sql,
             params: &params,
         };
         if plan.read_only {
-            // A read commits whatever its answer: BEGIN, the role, the claims, the
-            // statement and COMMIT go as one pipeline. A refused statement leaves the
-            // transaction failed (the server skips the COMMIT after it), so it is rolled
-            // back before the connection serves again.
+            // A read commits whatever its answer, so it needs no BEGIN or COMMIT: the
+            // statements under one `Sync` are one transaction, which the server commits at
+            // the `Sync`, or rolls back there when a statement is refused (the steps after
+            // it are skipped). Either way the connection is idle again.
+            let setup = Step {
+                sql: READ_SETUP,
+                params: &setup_params,
+            };
             let answer = conn
-                .pipeline(&[begin, setup, statement, Step::COMMIT])
+                .pipeline(&[setup, statement])
                 .await
                 .map_err(run_error)?;
-            if let Some(e) = answer.refused {
-                roll_back(&mut conn).await;
-                return Err(run_error(WireError::Db(e)));
-            }
             if answer.status == b'I' {
                 conn.clean();
             }
-            return plan_row(answer.rows.get(2).map_or(&[][..], Vec::as_slice));
+            if let Some(e) = answer.refused {
+                return Err(run_error(WireError::Db(e)));
+            }
+            return plan_row(answer.rows.get(1).map_or(&[][..], Vec::as_slice));
         }
+        let setup = Step {
+            sql: SETUP,
+            params: &setup_params,
+        };
         // A write commits only an answer PostgREST would give (a singular PATCH that
         // touched two rows is undone), so its end waits for the row.
         let answer = conn
-            .pipeline(&[begin, setup, statement])
+            .pipeline(&[Step::BEGIN, setup, statement])
             .await
             .map_err(run_error)?;
         if let Some(e) = answer.refused {
