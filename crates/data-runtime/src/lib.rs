@@ -9,8 +9,12 @@
 //! flood of databases (`registry.rs`).
 //!
 //! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip,
-//! one answer; `wire/` speaks the protocol for this, as no client library lets it):
-//! `BEGIN`, `SET LOCAL ROLE`, the claims, the plan's statement, `COMMIT`.
+//! one answer; `wire/` speaks the protocol for this, as no client library lets it). A read
+//! is two statements, the role, timeout, claims and read-only mode in one `set_config`
+//! statement ([`READ_SETUP`]) and the plan's, in the transaction the `Sync` ends; a write
+//! is `BEGIN`, the same settings, the plan's statement, then `COMMIT` or `ROLLBACK` once
+//! its answer is checked. The wire client is public for the benchmark that measures this
+//! shape without HTTP (`quire-bench`'s `data_api`).
 //!
 //! Each instance also reaches the database's end users (`users.rs`, the `TenantUsers`
 //! port) in its `auth` schema, as the database's owner on a pool of two connections; the
@@ -26,4 +30,6 @@ mod registry;
 mod users;
 mod wire;
 
+pub use instance::READ_SETUP;
 pub use registry::{Runtime, RuntimeSettings};
+pub use wire::{Answer, DbError, Row, Step, Wire, WireError};

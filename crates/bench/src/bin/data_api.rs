@@ -3,11 +3,17 @@
 //!       pool of 4 connections (the data API instance's size), each query holding its
 //!       connection alone as a pooled request does, from as many concurrent callers as the
 //!       load generator has connections (the reference);
+//!   (t) the gateway's transaction without HTTP, from a bare client on a pool of the same
+//!       size: the role, timeout, claims and read-only mode in one `set_config` statement
+//!       and the statement Quire's planner writes for (i), under one `Sync` (Quire's wire
+//!       client, as the gateway sends them); what PostgreSQL itself leaves the gateway on
+//!       this machine;
 //!   (i) Quire's data gateway: `GET /db/bench/rest/v1/items?id=eq.N` with the anon key, from
 //!       `wrk` (or `oha`): the key checked, the plan built, one transaction run as `anon`
 //!       with its claims, the row turned into JSON by PostgreSQL.
 //! Alternating order, several rounds, each after a warm-up; prints every round and the
-//! median of i/a with its min and max. Needs a PostgreSQL cluster for the tenant database:
+//! medians of i/a (the goal), t/a (the transaction's own ceiling) and i/t (the gateway's
+//! HTTP and Rust side against that ceiling) with their min and max. Needs a PostgreSQL cluster for the tenant database:
 //! `QUIRE_BENCH_CLUSTER` (default `postgres://postgres@127.0.0.1:5432/postgres`, a
 //! superuser). Quire's own metadata stays on SQLite unless `QUIRE_BENCH_POSTGRES` says.
 //!
@@ -25,6 +31,8 @@ use quire_bench::load::Generator;
 use quire_bench::measure::{env_or, median, spread};
 use quire_bench::nginx::install_tools;
 use quire_bench::{server_binary, start_server, storage_from_env};
+use quire_data_runtime::{READ_SETUP, Step, Wire};
+use quire_dataapi::{RestRequest, SchemaCache, plan};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_postgres::NoTls;
@@ -72,6 +80,85 @@ async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> 
                 let row = client.query_one(&statement, &[&ID]).await.unwrap();
                 assert_eq!(row.get::<_, i64>(0), ID);
                 give.send((client, statement)).await.unwrap();
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / seconds as f64
+}
+
+/// The statement Quire's planner writes for `GET items?id=eq.{ID}`, planned over the
+/// database's schema as the gateway plans it.
+async fn planned_read(config: &tokio_postgres::Config) -> (String, Vec<Option<String>>) {
+    let (client, conn) = config.connect(NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let sql = format!(
+        "SELECT cache::text FROM ({}) AS loaded(cache)",
+        SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
+    );
+    let text: String = client.query_one(&sql, &[]).await.unwrap().get(0);
+    let cache = SchemaCache::from_json(&text).unwrap();
+    let query = format!("id=eq.{ID}");
+    let request = RestRequest {
+        method: "GET",
+        path: "items",
+        query: &query,
+        prefer: None,
+        accept: None,
+        range: None,
+        content_type: None,
+        body: &[],
+    };
+    let planned = plan(&request, &cache).unwrap();
+    (planned.sql, planned.params)
+}
+
+/// Transactions per second of the gateway's shape from a bare client, over `POOL`
+/// connections shared by `callers`: Quire's own wire client, the same two statements under
+/// one `Sync` as a read through the gateway, without HTTP.
+async fn transaction(
+    config: &tokio_postgres::Config,
+    read: &(String, Vec<Option<String>>),
+    callers: usize,
+    seconds: u64,
+) -> f64 {
+    let (give, take) = mpsc::channel(POOL);
+    for _ in 0..POOL {
+        give.send(Wire::connect(config).await.unwrap())
+            .await
+            .unwrap();
+    }
+    let take = Arc::new(tokio::sync::Mutex::new(take));
+    let done = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + Duration::from_secs(seconds);
+    let claims = json!({ "role": "anon" }).to_string();
+    let mut tasks = Vec::new();
+    for _ in 0..callers {
+        let (give, take, done) = (give.clone(), take.clone(), done.clone());
+        let (claims, read) = (claims.clone(), read.clone());
+        tasks.push(tokio::spawn(async move {
+            let setup = [Some("anon"), None, Some(claims.as_str())];
+            let params: Vec<Option<&str>> = read.1.iter().map(Option::as_deref).collect();
+            let steps = [
+                Step {
+                    sql: READ_SETUP,
+                    params: &setup,
+                },
+                Step {
+                    sql: &read.0,
+                    params: &params,
+                },
+            ];
+            while Instant::now() < until {
+                let mut wire = take.lock().await.recv().await.unwrap();
+                let answer = wire.pipeline(&steps).await.unwrap();
+                assert!(answer.refused.is_none(), "{:?}", answer.refused);
+                let body = answer.rows[1][0][2].as_deref().unwrap_or_default();
+                assert!(body.contains("\"id\":4242"), "{body}");
+                give.send(wire).await.unwrap();
                 done.fetch_add(1, Ordering::Relaxed);
             }
         }));
@@ -154,33 +241,46 @@ async fn main() {
         bin.display(),
         cluster.split('@').next_back().unwrap_or("")
     );
+    let read = planned_read(&config).await;
     let _ = load.run(&url, 2, connections, Some(&header));
     let _ = bare(&config, connections, 2).await;
-    let mut ratios = Vec::new();
+    let _ = transaction(&config, &read, connections, 2).await;
+    let (mut goal, mut ceiling, mut own) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
-        let (reference, quire_run) = if round % 2 == 0 {
-            let r = bare(&config, connections, seconds).await;
-            (r, load.run(&url, seconds, connections, Some(&header)))
-        } else {
-            let q = load.run(&url, seconds, connections, Some(&header));
-            (bare(&config, connections, seconds).await, q)
-        };
-        let ratio = quire_run.rps / reference;
-        ratios.push(ratio);
+        // Each round starts with the next of the three, so none always runs first.
+        let (mut a, mut t, mut q) = (0.0, 0.0, None);
+        for turn in 0..3 {
+            match (round + turn) % 3 {
+                0 => a = bare(&config, connections, seconds).await,
+                1 => t = transaction(&config, &read, connections, seconds).await,
+                _ => q = Some(load.run(&url, seconds, connections, Some(&header))),
+            }
+        }
+        let q = q.unwrap();
+        goal.push(q.rps / a);
+        ceiling.push(t / a);
+        own.push(q.rps / t);
         println!(
-            "round {}: (a) bare tokio-postgres {:>9.0} q/s | (i) Quire data API {:>9.0} req/s, p99 {:.2} ms | i/a {:.2}",
+            "round {}: (a) bare tokio-postgres {a:>7.0} q/s | (t) its transaction {t:>7.0}/s | (i) Quire data API {:>7.0} req/s, p99 {:.2} ms | i/a {:.2} t/a {:.2} i/t {:.2}",
             round + 1,
-            reference,
-            quire_run.rps,
-            quire_run.p99_ms,
-            ratio
+            q.rps,
+            q.p99_ms,
+            q.rps / a,
+            t / a,
+            q.rps / t,
         );
     }
-    let (min, max) = spread(&ratios);
-    println!(
-        "i/a (data API read by key): median {:.2} (min {min:.2}, max {max:.2}); goal >= 0.5",
-        median(ratios.clone())
-    );
+    for (label, ratios, goal) in [
+        ("i/a (data API read by key):  ", &goal, "; goal >= 0.5"),
+        ("t/a (its transaction, bare): ", &ceiling, ""),
+        ("i/t (the gateway's own part):", &own, ""),
+    ] {
+        let (min, max) = spread(ratios);
+        println!(
+            "{label} median {:.2} (min {min:.2}, max {max:.2}){goal}",
+            median(ratios.clone())
+        );
+    }
     call(
         &quire.api,
         &quire.key,

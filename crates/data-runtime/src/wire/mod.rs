@@ -31,7 +31,7 @@ const STATEMENTS_KEPT: usize = 256;
 
 /// What PostgreSQL said when it refused a statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DbError {
+pub struct DbError {
     pub sqlstate: String,
     pub message: String,
     pub detail: Option<String>,
@@ -40,7 +40,7 @@ pub(crate) struct DbError {
 
 /// Why an exchange failed.
 #[derive(Debug)]
-pub(crate) enum WireError {
+pub enum WireError {
     /// PostgreSQL refused a statement; the connection is still usable.
     Db(DbError),
     /// The connection broke or spoke out of turn; it is no longer usable.
@@ -63,12 +63,22 @@ impl From<io::Error> for WireError {
 }
 
 /// A row: each column's text, `None` for NULL.
-pub(crate) type Row = Vec<Option<String>>;
+pub type Row = Vec<Option<String>>;
 
 /// One statement of a pipeline and the values of its parameters.
-pub(crate) struct Step<'a> {
+pub struct Step<'a> {
     pub sql: &'a str,
     pub params: &'a [Option<&'a str>],
+}
+
+/// The statement only: values may be a request's claims, which no log is to hold.
+impl std::fmt::Debug for Step<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Step")
+            .field("sql", &self.sql)
+            .field("params", &self.params.len())
+            .finish()
+    }
 }
 
 impl Step<'static> {
@@ -86,7 +96,7 @@ impl Step<'static> {
 /// one are skipped by the server), the refusal if any, and the transaction status after the
 /// `Sync` (`I` idle, `T` in a transaction, `E` in a failed one).
 #[derive(Debug)]
-pub(crate) struct Answer {
+pub struct Answer {
     pub rows: Vec<Vec<Row>>,
     pub refused: Option<DbError>,
     pub status: u8,
@@ -113,7 +123,7 @@ impl Stream {
     }
 }
 
-pub(crate) struct Wire {
+pub struct Wire {
     stream: Stream,
     read: BytesMut,
     write: BytesMut,
@@ -125,6 +135,15 @@ pub(crate) struct Wire {
     /// The schema generation the statements were prepared under.
     generation: u64,
     broken: bool,
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wire")
+            .field("statements", &self.statements.len())
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Wire {
