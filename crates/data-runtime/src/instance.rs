@@ -23,18 +23,25 @@ use crate::wire::{Row, Step, Wire, WireError};
 /// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
 const CHANNEL: &str = "pgrst";
 
+/// The settings statement's text, so that a read's and a write's cannot drift apart.
+macro_rules! settings {
+    () => {
+        "SELECT set_config('role', $1, true), \
+        set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
+        set_config('request.jwt.claims', $3, true)"
+    };
+}
+
 /// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
 /// sets, in one statement).
-const SETUP: &str = "SELECT set_config('role', $1, true), \
-    set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
-    set_config('request.jwt.claims', $3, true)";
+const SETUP: &str = settings!();
 
 /// [`SETUP`] for a read, which also makes its transaction read-only (as `BEGIN READ
 /// ONLY` would, a statement earlier).
-pub const READ_SETUP: &str = "SELECT set_config('role', $1, true), \
-    set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
-    set_config('request.jwt.claims', $3, true), \
-    set_config('transaction_read_only', 'on', true)";
+pub const READ_SETUP: &str = concat!(
+    settings!(),
+    ", set_config('transaction_read_only', 'on', true)"
+);
 
 /// The `statement_timeout` each role has in this database (`ALTER ROLE … IN DATABASE`).
 const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
