@@ -43,6 +43,15 @@ impl Generator {
         }
     }
 
+    /// The program's name, for the report.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Wrk => "wrk",
+            Self::Oha => "oha",
+        }
+    }
+
     /// The command line, for the report.
     #[must_use]
     pub fn describe(self, connections: usize, seconds: u64) -> String {

@@ -13,9 +13,15 @@
 //!       with its claims, the row turned into JSON by PostgreSQL.
 //! Alternating order, several rounds, each after a warm-up; prints every round and the
 //! medians of i/a (the goal), t/a (the transaction's own ceiling) and i/t (the gateway's
-//! HTTP and Rust side against that ceiling) with their min and max. Needs a PostgreSQL cluster for the tenant database:
-//! `QUIRE_BENCH_CLUSTER` (default `postgres://postgres@127.0.0.1:5432/postgres`, a
-//! superuser). Quire's own metadata stays on SQLite unless `QUIRE_BENCH_POSTGRES` says.
+//! HTTP and Rust side against that ceiling) with their min and max. Each measure also
+//! prints the CPU time the machine spent per request (PostgreSQL, the kernel, the client or
+//! `wrk`, Quire: `/proc/stat`) and in it the client's, Quire's and `wrk`'s, and the run ends
+//! with the most (i) could reach against (a) if Quire's process took no CPU at all: the
+//! cores' time over the rest of the machine's per request of (i).
+//!
+//! Needs a PostgreSQL cluster for the tenant database: `QUIRE_BENCH_CLUSTER` (default
+//! `postgres://postgres@127.0.0.1:5432/postgres`, a superuser). Quire's own metadata stays
+//! on SQLite unless `QUIRE_BENCH_POSTGRES` says.
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin
 //! data_api` (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS`, default 5;
@@ -28,7 +34,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use quire_bench::load::Generator;
-use quire_bench::measure::{env_or, median, spread};
+use quire_bench::measure::{children_ticks, cpu_ticks, env_or, machine_ticks, median, spread};
 use quire_bench::nginx::install_tools;
 use quire_bench::{server_binary, start_server, storage_from_env};
 use quire_data_runtime::{READ_SETUP, Step, Wire};
@@ -38,8 +44,53 @@ use tokio::sync::mpsc;
 use tokio_postgres::NoTls;
 
 const POOL: usize = 4;
+/// Microseconds in one of `/proc`'s ticks.
+const TICK_MICROS: f64 = 10_000.0;
 const ROWS: i64 = 10_000;
 const ID: i64 = 4_242;
+
+/// CPU ticks each party has spent so far.
+#[derive(Debug, Clone, Copy)]
+struct Spent {
+    quire: u64,
+    /// The load generator, once its run has ended.
+    load: u64,
+    /// This program: the bare clients of (a) and (t).
+    client: u64,
+    /// The whole machine, the kernel's own work included.
+    machine: u64,
+}
+
+impl Spent {
+    fn now(quire: u32) -> Self {
+        Self {
+            quire: cpu_ticks(quire),
+            load: children_ticks(),
+            client: cpu_ticks(std::process::id()),
+            machine: machine_ticks().0,
+        }
+    }
+
+    /// Microseconds of CPU per request of each party since `before`, over `requests`.
+    fn per_request(self, before: Self, requests: f64) -> PerRequest {
+        let us = |now: u64, then: u64| now.saturating_sub(then) as f64 * TICK_MICROS / requests;
+        PerRequest {
+            quire: us(self.quire, before.quire),
+            load: us(self.load, before.load),
+            client: us(self.client, before.client),
+            machine: us(self.machine, before.machine),
+        }
+    }
+}
+
+/// CPU microseconds per request of each party in one measure.
+#[derive(Debug, Clone, Copy, Default)]
+struct PerRequest {
+    quire: f64,
+    load: f64,
+    client: f64,
+    machine: f64,
+}
 
 async fn call(api: &str, key: &str, method: reqwest::Method, path: &str, body: Value) -> Value {
     let resp = reqwest::Client::new()
@@ -245,21 +296,41 @@ async fn main() {
     let _ = load.run(&url, 2, connections, Some(&header));
     let _ = bare(&config, connections, 2).await;
     let _ = transaction(&config, &read, connections, 2).await;
-    let (mut goal, mut ceiling, mut own) = (Vec::new(), Vec::new(), Vec::new());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let pid = quire.child.id();
+    let (mut goal, mut ceiling, mut own, mut bound) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         // Each round starts with the next of the three, so none always runs first.
         let (mut a, mut t, mut q) = (0.0, 0.0, None);
+        let mut cost = [PerRequest::default(); 3];
         for turn in 0..3 {
-            match (round + turn) % 3 {
-                0 => a = bare(&config, connections, seconds).await,
-                1 => t = transaction(&config, &read, connections, seconds).await,
-                _ => q = Some(load.run(&url, seconds, connections, Some(&header))),
-            }
+            let which = (round + turn) % 3;
+            let before = Spent::now(pid);
+            let rate = match which {
+                0 => {
+                    a = bare(&config, connections, seconds).await;
+                    a
+                }
+                1 => {
+                    t = transaction(&config, &read, connections, seconds).await;
+                    t
+                }
+                _ => {
+                    let measured = load.run(&url, seconds, connections, Some(&header));
+                    q = Some(measured);
+                    measured.rps
+                }
+            };
+            cost[which] = Spent::now(pid).per_request(before, rate * seconds as f64);
         }
         let q = q.unwrap();
         goal.push(q.rps / a);
         ceiling.push(t / a);
         own.push(q.rps / t);
+        let [ca, ct, ci] = cost;
+        let free = cores as f64 * 1e6 / (ci.machine - ci.quire);
+        bound.push(free / a);
         println!(
             "round {}: (a) bare tokio-postgres {a:>7.0} q/s | (t) its transaction {t:>7.0}/s | (i) Quire data API {:>7.0} req/s, p99 {:.2} ms | i/a {:.2} t/a {:.2} i/t {:.2}",
             round + 1,
@@ -269,11 +340,24 @@ async fn main() {
             t / a,
             q.rps / t,
         );
+        println!(
+            "  CPU us per request, the machine's and (in it) each program's: (a) {:.0}, client {:.0} | (t) {:.0}, client {:.0} | (i) {:.0}, Quire {:.0}, {} {:.0}; were Quire's free, (i) could reach {free:.0} req/s, {:.2} of (a)",
+            ca.machine,
+            ca.client,
+            ct.machine,
+            ct.client,
+            ci.machine,
+            ci.quire,
+            load.name(),
+            ci.load,
+            free / a,
+        );
     }
     for (label, ratios, goal) in [
         ("i/a (data API read by key):  ", &goal, "; goal >= 0.5"),
         ("t/a (its transaction, bare): ", &ceiling, ""),
         ("i/t (the gateway's own part):", &own, ""),
+        ("i/a if Quire took no CPU:    ", &bound, ""),
     ] {
         let (min, max) = spread(ratios);
         println!(

@@ -92,16 +92,19 @@ async fn main() {
             label: nginx.label.as_str(),
             url: format!("http://127.0.0.1:{}/s/open", nginx.port),
             header: None,
+            server: nginx.worker_pids(),
         },
         Target {
             label: "quire public link",
             url: format!("{}/s/open", quire.pages),
             header: Some(LINKS_HOST),
+            server: vec![quire.child.id()],
         },
         Target {
             label: "quire maxViews link",
             url: format!("{}/s/budgeted", quire.pages),
             header: Some(LINKS_HOST),
+            server: vec![quire.child.id()],
         },
     ];
     println!(

@@ -217,11 +217,13 @@ async fn main() {
             label: nginx.label.as_str(),
             url: format!("http://127.0.0.1:{}/bench.bin", nginx.port),
             header: None,
+            server: nginx.worker_pids(),
         },
         Target {
             label: "quire public object",
             url: format!("{}/{path}", quire.pages),
             header: Some(OWNER_HOST),
+            server: vec![quire.child.id()],
         },
     ];
     println!(

@@ -119,16 +119,19 @@ async fn main() {
     let bearer = format!("Authorization: Bearer {}", bearer_token(&quire).await);
 
     let chosen: String = env_or("QUIRE_BENCH_TARGETS", "bcde".to_owned());
-    let mut targets: Vec<(&str, String, Option<&str>)> = vec![
+    let quire_pid = vec![quire.child.id()];
+    let mut targets: Vec<(&str, String, Option<&str>, Vec<u32>)> = vec![
         (
             nginx[0].label.as_str(),
             format!("http://127.0.0.1:{}/index.html", nginx[0].port),
             None,
+            nginx[0].worker_pids(),
         ),
         (
             nginx[1].label.as_str(),
             format!("http://127.0.0.1:{}/index.html", nginx[1].port),
             None,
+            nginx[1].worker_pids(),
         ),
         // The owner's own origin, `bench.localhost`, named in `Host` (the load generators
         // resolve names with the system resolver, which may not know `*.localhost`).
@@ -136,14 +139,26 @@ async fn main() {
             "quire public page",
             format!("{}/public/", quire.pages),
             Some(OWNER_HOST),
+            quire_pid.clone(),
         ),
         (
             "quire maxViews page",
             format!("{}/budget/", quire.pages),
             Some(OWNER_HOST),
+            quire_pid.clone(),
         ),
-        ("quire GET page API", api_url.clone(), Some(auth.as_str())),
-        ("quire same, OAuth token", api_url, Some(bearer.as_str())),
+        (
+            "quire GET page API",
+            api_url.clone(),
+            Some(auth.as_str()),
+            quire_pid.clone(),
+        ),
+        (
+            "quire same, OAuth token",
+            api_url,
+            Some(bearer.as_str()),
+            quire_pid,
+        ),
     ];
     let mut ratio_names = vec![
         "b/a (public page)",
@@ -168,7 +183,12 @@ async fn main() {
     println!("server: {} ({storage})", bin.display());
     let targets: Vec<Target<'_>> = targets
         .into_iter()
-        .map(|(label, url, header)| Target { label, url, header })
+        .map(|(label, url, header, server)| Target {
+            label,
+            url,
+            header,
+            server,
+        })
         .collect();
     compare(
         &load,
