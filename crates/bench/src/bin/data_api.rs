@@ -106,31 +106,28 @@ async fn call(api: &str, key: &str, method: reqwest::Method, path: &str, body: V
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
-/// Queries per second of the bare client over `seconds`, from `callers` concurrent callers
-/// sharing `POOL` connections, each query with a connection to itself.
-async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> f64 {
-    let (give, take) = mpsc::channel(POOL);
-    for _ in 0..POOL {
-        let (client, conn) = config.connect(NoTls).await.unwrap();
-        tokio::spawn(conn);
-        let statement = client
-            .prepare("SELECT * FROM items WHERE id = $1")
-            .await
-            .unwrap();
-        give.send((client, statement)).await.unwrap();
+/// Calls per second of `call` over `seconds`, from `callers` concurrent callers sharing the
+/// connections `pool`, each call holding a connection alone as a pooled request does.
+async fn pooled<C, F, Fut>(pool: Vec<C>, callers: usize, seconds: u64, call: F) -> f64
+where
+    C: Send + 'static,
+    F: Fn(C) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = C> + Send,
+{
+    let (give, take) = mpsc::channel(pool.len());
+    for conn in pool {
+        give.send(conn).await.unwrap();
     }
     let take = Arc::new(tokio::sync::Mutex::new(take));
     let done = Arc::new(AtomicU64::new(0));
     let until = Instant::now() + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for _ in 0..callers {
-        let (give, take, done) = (give.clone(), take.clone(), done.clone());
+        let (give, take, done, call) = (give.clone(), take.clone(), done.clone(), call.clone());
         tasks.push(tokio::spawn(async move {
             while Instant::now() < until {
-                let (client, statement) = take.lock().await.recv().await.unwrap();
-                let row = client.query_one(&statement, &[&ID]).await.unwrap();
-                assert_eq!(row.get::<_, i64>(0), ID);
-                give.send((client, statement)).await.unwrap();
+                let conn = take.lock().await.recv().await.unwrap();
+                give.send(call(conn).await).await.unwrap();
                 done.fetch_add(1, Ordering::Relaxed);
             }
         }));
@@ -139,6 +136,27 @@ async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> 
         t.await.unwrap();
     }
     done.load(Ordering::Relaxed) as f64 / seconds as f64
+}
+
+/// Queries per second of the bare client over `seconds`, from `callers` concurrent callers
+/// sharing `POOL` connections.
+async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> f64 {
+    let mut pool = Vec::new();
+    for _ in 0..POOL {
+        let (client, conn) = config.connect(NoTls).await.unwrap();
+        tokio::spawn(conn);
+        let statement = client
+            .prepare("SELECT * FROM items WHERE id = $1")
+            .await
+            .unwrap();
+        pool.push((client, statement));
+    }
+    pooled(pool, callers, seconds, |(client, statement)| async move {
+        let row = client.query_one(&statement, &[&ID]).await.unwrap();
+        assert_eq!(row.get::<_, i64>(0), ID);
+        (client, statement)
+    })
+    .await
 }
 
 /// The statement Quire's planner writes for `GET items?id=eq.{ID}`, planned over the
@@ -176,48 +194,37 @@ async fn transaction(
     callers: usize,
     seconds: u64,
 ) -> f64 {
-    let (give, take) = mpsc::channel(POOL);
+    let mut pool = Vec::new();
     for _ in 0..POOL {
-        give.send(Wire::connect(config).await.unwrap())
-            .await
-            .unwrap();
+        pool.push(Wire::connect(config).await.unwrap());
     }
-    let take = Arc::new(tokio::sync::Mutex::new(take));
-    let done = Arc::new(AtomicU64::new(0));
-    let until = Instant::now() + Duration::from_secs(seconds);
     let claims = json!({ "role": "anon" }).to_string();
-    let mut tasks = Vec::new();
-    for _ in 0..callers {
-        let (give, take, done) = (give.clone(), take.clone(), done.clone());
-        let (claims, read) = (claims.clone(), read.clone());
-        tasks.push(tokio::spawn(async move {
+    let shared = Arc::new((claims, read.clone()));
+    pooled(pool, callers, seconds, move |mut wire: Wire| {
+        let shared = shared.clone();
+        async move {
+            let (claims, (sql, values)) = &*shared;
             let setup = [Some("anon"), None, Some(claims.as_str())];
-            let params: Vec<Option<&str>> = read.1.iter().map(Option::as_deref).collect();
+            // As the gateway does, once per request.
+            let params: Vec<Option<&str>> = values.iter().map(Option::as_deref).collect();
             let steps = [
                 Step {
                     sql: READ_SETUP,
                     params: &setup,
                 },
                 Step {
-                    sql: &read.0,
+                    sql,
                     params: &params,
                 },
             ];
-            while Instant::now() < until {
-                let mut wire = take.lock().await.recv().await.unwrap();
-                let answer = wire.pipeline(&steps).await.unwrap();
-                assert!(answer.refused.is_none(), "{:?}", answer.refused);
-                let body = answer.rows[1][0][2].as_deref().unwrap_or_default();
-                assert!(body.contains("\"id\":4242"), "{body}");
-                give.send(wire).await.unwrap();
-                done.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    done.load(Ordering::Relaxed) as f64 / seconds as f64
+            let answer = wire.pipeline(&steps).await.unwrap();
+            assert!(answer.refused.is_none(), "{:?}", answer.refused);
+            let body = answer.rows[1][0][2].as_deref().unwrap_or_default();
+            assert!(body.contains("\"id\":4242"), "{body}");
+            wire
+        }
+    })
+    .await
 }
 
 #[tokio::main]
