@@ -49,7 +49,7 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 pub fn spread(v: &[f64]) -> (f64, f64) {
     (
         v.iter().copied().fold(f64::INFINITY, f64::min),
-        v.iter().copied().fold(0.0, f64::max),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     )
 }
 
