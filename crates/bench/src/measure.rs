@@ -68,6 +68,15 @@ fn sum_of(fields: &[u64], at: &[usize]) -> u64 {
     at.iter().filter_map(|&i| fields.get(i)).sum()
 }
 
+/// Microseconds in one of `/proc`'s ticks (100 a second).
+const TICK_MICROS: f64 = 10_000.0;
+
+/// `ticks` of CPU time spread over `requests`, in microseconds each.
+#[must_use]
+pub fn micros_per_request(ticks: u64, requests: f64) -> f64 {
+    ticks as f64 * TICK_MICROS / requests
+}
+
 /// CPU ticks (user and system, 100 a second) of `pid` so far; 0 when it is gone.
 #[must_use]
 pub fn cpu_ticks(pid: u32) -> u64 {

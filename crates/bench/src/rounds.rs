@@ -8,10 +8,7 @@
 //! not doing more work.
 
 use crate::load::{Generator, Measure};
-use crate::measure::{cpu_ticks, machine_ticks, median, spread};
-
-/// Microseconds in one of `/proc`'s ticks.
-const TICK_MICROS: f64 = 10_000.0;
+use crate::measure::{cpu_ticks, machine_ticks, median, micros_per_request, spread};
 
 /// What is measured: a label, a URL, the one header it needs (`Host`, `Authorization`), and
 /// the processes that serve it.
@@ -38,7 +35,7 @@ fn run(load: &Generator, target: &Target<'_>, plan: Plan) -> Run {
     let measure = load.run(&target.url, plan.seconds, plan.connections, target.header);
     let (server_after, machine_after) = (server(), machine_ticks().0);
     let requests = measure.rps * plan.seconds as f64;
-    let per_request = |ticks: u64| ticks as f64 * TICK_MICROS / requests;
+    let per_request = |ticks: u64| micros_per_request(ticks, requests);
     Run {
         measure,
         server_us: per_request(server_after.saturating_sub(server_before)),

@@ -36,7 +36,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use quire_bench::load::Generator;
-use quire_bench::measure::{children_ticks, cpu_ticks, env_or, machine_ticks, median, spread};
+use quire_bench::measure::{
+    children_ticks, cpu_ticks, env_or, machine_ticks, median, micros_per_request, spread,
+};
 use quire_bench::nginx::install_tools;
 use quire_bench::{server_binary, start_server, storage_from_env};
 use quire_data_runtime::{READ_SETUP, Step, Wire};
@@ -48,8 +50,6 @@ use tokio_postgres::NoTls;
 const POOL: usize = 4;
 /// The goal for i/a.
 const GOAL: f64 = 0.5;
-/// Microseconds in one of `/proc`'s ticks.
-const TICK_MICROS: f64 = 10_000.0;
 const ROWS: i64 = 10_000;
 const ID: i64 = 4_242;
 
@@ -77,7 +77,7 @@ impl Spent {
 
     /// Microseconds of CPU per request of each party since `before`, over `requests`.
     fn per_request(self, before: Self, requests: f64) -> PerRequest {
-        let us = |now: u64, then: u64| now.saturating_sub(then) as f64 * TICK_MICROS / requests;
+        let us = |now: u64, then: u64| micros_per_request(now.saturating_sub(then), requests);
         PerRequest {
             quire: us(self.quire, before.quire),
             load: us(self.load, before.load),
