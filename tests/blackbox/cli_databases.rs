@@ -1,6 +1,7 @@
 //! `quire db` as a person uses it, against the real server: a database made, listed, fed SQL
 //! on standard input and shown as a table, an SQL mistake pointed at with a caret, the data
-//! API's keys, then the database deleted; and a server without a cluster saying so plainly.
+//! API's keys and their rotation, then the database deleted; and a server without a cluster
+//! saying so plainly.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -186,6 +187,42 @@ async fn a_database_is_made_queried_and_deleted_from_the_cli(b: Backend) {
     );
     let (code, _, err) = quire(&["db", "reload", "shop"], "");
     assert_eq!(code, Some(0), "{err}");
+
+    // Rotation: not without --yes off a terminal; then new keys, the old ones refused.
+    let (code, _, err) = quire(&["db", "rotate-secret", "shop"], "y\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("confirm with --yes"), "{err}");
+    let (_, out, _) = quire(&["--json", "db", "secret", "shop"], "");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap(),
+        secret,
+        "not rotated"
+    );
+    let (code, out, err) = quire(&["db", "rotate-secret", "shop", "--yes"], "");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("Rotated the JWT secret of shop"), "{out}");
+    assert!(!out.contains(anon), "{out}");
+    assert!(
+        out.contains(
+            "A Quire key with the base app acts\nas service_role too and is revocable one by one"
+        ),
+        "{out}"
+    );
+    let (code, out, err) = quire(&["--json", "db", "rotate-secret", "shop", "--yes"], "");
+    assert_eq!(code, Some(0), "{err}");
+    let rotated: Value = serde_json::from_str(&out).unwrap();
+    let (_, out, _) = quire(&["--json", "db", "secret", "shop"], "");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), rotated);
+    let read = |key: &str| {
+        srv.http
+            .get(format!("{url}/rest/v1/items"))
+            .header("apikey", key)
+            .send()
+    };
+    assert_eq!(read(anon).await.unwrap().status().as_u16(), 401);
+    let fresh = rotated["serviceRoleKey"].as_str().unwrap();
+    assert_eq!(read(fresh).await.unwrap().status().as_u16(), 200);
+
     let (code, _, err) = quire(&["db", "disable-api", "shop"], "");
     assert_eq!(code, Some(0), "{err}");
     let (code, _, err) = quire(&["db", "reload", "shop"], "");

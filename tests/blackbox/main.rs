@@ -38,6 +38,7 @@ mod dashboard_files;
 mod dashboard_links;
 mod dashboard_manage;
 mod data_api_instances;
+mod data_api_keys;
 mod data_auth;
 mod data_auth_refusals;
 mod data_gateway;

@@ -1,9 +1,9 @@
 //! The database tools of the agent endpoint, on both metadata databases, with tenant
 //! databases on the test PostgreSQL cluster: a database created, listed, queried (the rows as
 //! structured content and a text table; PostgreSQL's refusal a tool error with its SQLSTATE),
-//! and its data API's URL and anon key handed out (turning it on), never the service role key
-//! or the JWT secret; a key without `base` is refused every database tool; a server with no
-//! cluster says what the operator must set.
+//! and its data API's URL and anon key handed out (turning it on) and rotated, never the
+//! service role key or the JWT secret; a key without `base` is refused every database tool;
+//! a server with no cluster says what the operator must set.
 
 use serde_json::{Value, json};
 
@@ -211,6 +211,57 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
         );
     }
 
+    // Rotation: a new anon key (the old one refused), the note for the person, and again
+    // nothing of the service role or the secret.
+    let rotated = call(
+        &srv,
+        &ann.key,
+        "rotate_database_keys",
+        json!({"database": "agent_db"}),
+    )
+    .await;
+    let out = result(&rotated);
+    let mut fields: Vec<&String> = out.as_object().unwrap().keys().collect();
+    fields.sort();
+    assert_eq!(fields, ["anonKey", "note", "restUrl", "url"], "{out}");
+    assert_ne!(out["anonKey"], secret["anonKey"]);
+    let note = out["note"].as_str().unwrap();
+    assert!(
+        note.contains(
+            "a Quire key with the base app acts as service_role and is revocable one by one"
+        ),
+        "{note}"
+    );
+    let now = srv.get(&format!("{DATABASES}/{id}/secret"), &ann.key).await;
+    let now = now.assert_status(200).clone();
+    assert_eq!(out["anonKey"], now["anonKey"]);
+    for never in ["serviceRoleKey", "jwtSecret"] {
+        let value = now[never].as_str().unwrap();
+        assert!(
+            !rotated.text.contains(value),
+            "{never} leaked: {}",
+            rotated.text
+        );
+    }
+    let old_anon = srv
+        .http
+        .get(format!("{}/db/agent_db/rest/v1/t", srv.base))
+        .header("apikey", secret["anonKey"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(old_anon.status().as_u16(), 401);
+    let unknown = tool_error(
+        &call(
+            &srv,
+            &ann.key,
+            "rotate_database_keys",
+            json!({"database": "no_such_db"}),
+        )
+        .await,
+    );
+    assert!(unknown.starts_with("not_found:"), "{unknown}");
+
     // A key without `base` is refused every database tool, with the scope's code.
     let (page_key, _) = srv.mint(&ann.key, &["page"], None).await;
     for (tool, arguments) in [
@@ -221,6 +272,7 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
             json!({"database": "agent_db", "sql": "drop table t"}),
         ),
         ("database_keys", json!({"database": "agent_db"})),
+        ("rotate_database_keys", json!({"database": "agent_db"})),
     ] {
         let refused = tool_error(&call(&srv, &page_key, tool, arguments).await);
         assert!(

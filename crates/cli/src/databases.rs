@@ -83,6 +83,15 @@ pub(crate) enum DbCommand {
     DisableApi(Target),
     /// Print the data API's keys and URLs.
     Secret(Target),
+    /// Replace the data API's JWT secret and so both keys: the old keys and end users'
+    /// access tokens stop working (asks first on a terminal).
+    RotateSecret {
+        #[command(flatten)]
+        target: Target,
+        /// Rotate without asking (needed when standard input is not a terminal).
+        #[arg(long, short)]
+        yes: bool,
+    },
     /// Have the data API load the schema again.
     Reload(Target),
 }
@@ -244,6 +253,36 @@ async fn command(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
             let text = secret_text(&target.database, &secret);
             Ok(out(secret, text))
         }
+        DbCommand::RotateSecret { target, yes } => {
+            if !yes && !std::io::stdin().is_terminal() {
+                return Err(Failure::Refused(format!(
+                    "not rotating the keys of {}: standard input is not a terminal, so \
+                     confirm with --yes",
+                    target.database
+                )));
+            }
+            let id = id_of(api, &target).await?;
+            if !yes {
+                ask(
+                    &format!(
+                        "Rotate the keys of {}? Every client using the old anon or service role \
+                         key stops working until it has the new one. [y/N] ",
+                        target.database
+                    ),
+                    &format!("not rotating the keys of {}", target.database),
+                )?;
+            }
+            let secret = api
+                .call(Method::POST, &format!("{}/secret/rotate", one(&id)), None)
+                .await?;
+            let text = format!(
+                "Rotated the JWT secret of {}: the old keys and end users' access tokens no \
+                 longer work (signed-in users get new tokens at their next refresh).\n\n{}",
+                target.database,
+                secret_text(&target.database, &secret)
+            );
+            Ok(out(secret, text))
+        }
         DbCommand::Reload(target) => {
             let id = id_of(api, &target).await?;
             let done = api
@@ -398,7 +437,15 @@ fn read_sql(file: Option<PathBuf>, command: Option<String>) -> Result<String, Fa
 
 /// Asks on the terminal; anything but `y`/`yes` keeps the database.
 fn confirm(slug: &str, project: &str) -> Result<(), Failure> {
-    eprint!("Delete database {slug} (project {project}) and all its data? [y/N] ");
+    ask(
+        &format!("Delete database {slug} (project {project}) and all its data? [y/N] "),
+        &format!("not deleting {slug}"),
+    )
+}
+
+/// Asks `question` on the terminal; anything but `y`/`yes` is `refusal`.
+fn ask(question: &str, refusal: &str) -> Result<(), Failure> {
+    eprint!("{question}");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     std::io::stdin()
@@ -408,7 +455,7 @@ fn confirm(slug: &str, project: &str) -> Result<(), Failure> {
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
         Ok(())
     } else {
-        Err(Failure::Refused(format!("not deleting {slug}")))
+        Err(Failure::Refused(refusal.to_owned()))
     }
 }
 

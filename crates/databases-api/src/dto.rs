@@ -118,7 +118,10 @@ impl From<SqlOutcome> for QueryResult {
     }
 }
 
-/// What a client of the data API needs. Shown on request only, never cached.
+/// What a client of the data API needs. Shown on request only, never cached. The keys last
+/// ten years and are revoked all at once, by rotating the secret
+/// (`POST …/secret/rotate`); a Quire key with the `base` app acts as `service_role` too and
+/// is revoked one by one, so give servers and agents one of those.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(example = crate::examples::secret)]
@@ -128,6 +131,8 @@ pub struct SecretDto {
     /// For browsers and other public clients: runs as `anon`, under row-level security.
     pub anon_key: String,
     /// For servers you trust: runs as `service_role`, which bypasses row-level security.
+    /// A Quire key with the `base` app acts as `service_role` as well and is revocable one
+    /// by one; this key is revoked only by rotating the secret.
     pub service_role_key: String,
     /// What Supabase's clients take as their URL.
     pub url: String,

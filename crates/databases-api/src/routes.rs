@@ -265,6 +265,33 @@ pub async fn secret(
     Ok(NoStore(Answer::ok(SecretDto::from(secret))))
 }
 
+/// Replace the data API's JWT secret, and so both keys: the old keys and every end user's
+/// access token signed under the old secret are refused from now on (on other replicas
+/// within a second). Answers the new secret and keys, never cached. Rotate when a key
+/// leaked; for servers and agents, a Quire key with `base` acts as `service_role` and is
+/// revoked one by one instead.
+#[utoipa::path(tag = "databases",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path)),
+    responses(
+        (status = 200, body = SecretDto, description = "The new secret and keys"),
+        (status = 400, description = "data_api_not_enabled"),
+        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 404, description = "not_found"),
+        (status = 503, description = "database_service_unavailable")))]
+#[post("/databases/{id}/secret/rotate")]
+pub async fn rotate_secret(
+    state: web::Data<AppState>,
+    auth: Scoped<BaseApp>,
+    id: web::Path<String>,
+) -> Result<NoStore<Answer<SecretDto>>, ApiError> {
+    let rotated = state
+        .databases
+        .rotate_secret(&auth.0, database_id(&id)?)
+        .await?;
+    Ok(NoStore(Answer::ok(SecretDto::from(rotated))))
+}
+
 /// Have the data API load the schema again, on every replica (it also does so by itself
 /// after DDL).
 #[utoipa::path(tag = "databases",

@@ -74,6 +74,21 @@ pub trait DatabaseRecords: Send + Sync + Debug {
         at: OffsetDateTime,
     ) -> Result<bool, InfraError>;
 
+    /// Replaces a ready database's JWT secret `from` with `to`, whether its data API is on
+    /// or off. `false` when no ready record has that id and that secret: never enabled,
+    /// gone, or rotated by another request meanwhile (compared, so two racing rotations
+    /// cannot both believe their secret is the one kept).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn rotate_jwt_secret(
+        &self,
+        id: DatabaseId,
+        from: &SealedSecret,
+        to: &SealedSecret,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
     /// Marks a ready record `deleting`; `false` when it is not ready.
     ///
     /// # Errors

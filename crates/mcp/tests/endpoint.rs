@@ -251,7 +251,8 @@ async fn both_eras_list_the_tools_on_one_url() {
             "list_databases",
             "create_database",
             "run_sql",
-            "database_keys"
+            "database_keys",
+            "rotate_database_keys"
         ]
     );
     assert!(listed.body["result"].to_string().len() < 24 * 1024);

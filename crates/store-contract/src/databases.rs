@@ -171,6 +171,98 @@ pub(super) async fn database_states_change_only_from_their_own<
     s.delete_database(none).await.unwrap();
 }
 
+pub(super) async fn jwt_secrets_rotate_from_the_secret_read<
+    S: AccountStore + DatabaseRecords + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let d = database_in(&ann, ann.project.id, "rotating", &clock);
+    let first = SealedSecret::stored("v1.jwt-first".into());
+    let second = SealedSecret::stored("v1.jwt-second".into());
+    let third = SealedSecret::stored("v1.jwt-third".into());
+    let at = clock.now() + Duration::seconds(5);
+
+    // Provisioning, then ready but never enabled: nothing to rotate.
+    s.insert_database(&d).await.unwrap();
+    assert!(
+        !s.rotate_jwt_secret(d.id, &first, &second, at)
+            .await
+            .unwrap()
+    );
+    let ready = marked_ready(s.as_ref(), &d, &clock).await;
+    assert!(
+        !s.rotate_jwt_secret(d.id, &first, &second, at)
+            .await
+            .unwrap()
+    );
+    assert_eq!(s.database(d.id).await.unwrap(), Some(ready.clone()));
+
+    assert!(s.set_data_api(d.id, true, Some(&first), at).await.unwrap());
+    // Off or on, the secret rotates; the switch stays as it was.
+    assert!(s.set_data_api(d.id, false, None, at).await.unwrap());
+    let later = at + Duration::microseconds(1_500_001);
+    assert!(
+        s.rotate_jwt_secret(d.id, &first, &second, later)
+            .await
+            .unwrap()
+    );
+    let rotated = Database {
+        jwt_secret: Some(second.clone()),
+        data_api_enabled: false,
+        updated_at: later,
+        ..ready.clone()
+    };
+    assert_eq!(s.database(d.id).await.unwrap(), Some(rotated.clone()));
+    // A rotation from a secret read before another rotation changes nothing.
+    assert!(
+        !s.rotate_jwt_secret(d.id, &first, &third, later)
+            .await
+            .unwrap()
+    );
+    assert_eq!(s.database(d.id).await.unwrap(), Some(rotated));
+    // Re-enabling keeps the rotated secret.
+    assert!(s.set_data_api(d.id, true, None, later).await.unwrap());
+    assert_eq!(
+        s.database(d.id).await.unwrap().unwrap().jwt_secret,
+        Some(second.clone())
+    );
+
+    // Two racing rotations from one secret: one wins, and its secret is the one kept.
+    let (a, b) = (s.clone(), s.clone());
+    let (x, y) = (third.clone(), SealedSecret::stored("v1.jwt-fourth".into()));
+    let (from_a, from_b) = (second.clone(), second.clone());
+    let (to_a, to_b) = (x.clone(), y.clone());
+    let (r1, r2) = tokio::join!(
+        async move { a.rotate_jwt_secret(d.id, &from_a, &to_a, later).await },
+        async move { b.rotate_jwt_secret(d.id, &from_b, &to_b, later).await },
+    );
+    let kept = match (r1.unwrap(), r2.unwrap()) {
+        (true, false) => x,
+        (false, true) => y,
+        other => panic!("one rotation wins: {other:?}"),
+    };
+    assert_eq!(
+        s.database(d.id).await.unwrap().unwrap().jwt_secret,
+        Some(kept.clone())
+    );
+
+    // Deleting: no rotation.
+    assert!(s.mark_deleting(d.id, later).await.unwrap());
+    let fifth = SealedSecret::stored("v1.jwt-fifth".into());
+    assert!(
+        !s.rotate_jwt_secret(d.id, &kept, &fifth, later)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.rotate_jwt_secret(DatabaseId(Uuid::now_v7()), &kept, &fifth, later)
+            .await
+            .unwrap()
+    );
+}
+
 pub(super) async fn database_slugs_are_held_across_accounts_and_states<
     S: AccountStore + DatabaseRecords + 'static,
 >(

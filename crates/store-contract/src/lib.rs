@@ -87,6 +87,7 @@ macro_rules! __contract_list {
             objects::objects_are_invisible_until_ready_and_share_slugs_with_pages,
             databases::database_records_keep_every_field,
             databases::database_states_change_only_from_their_own,
+            databases::jwt_secrets_rotate_from_the_secret_read,
             databases::database_slugs_are_held_across_accounts_and_states,
             databases::project_databases_are_the_ready_ones_newest_first,
             databases::janitor_finds_lapsed_creations_deletes_and_ends,

@@ -211,6 +211,33 @@ impl DatabaseRecords for Database {
         Ok(set > 0)
     }
 
+    async fn rotate_jwt_secret(
+        &self,
+        id: DatabaseId,
+        from: &SealedSecret,
+        to: &SealedSecret,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        let (from, to) = (from.as_stored().to_owned(), to.as_stored().to_owned());
+        // Conditional on the secret read before, so of two racing rotations one wins.
+        let set = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                databases::table
+                    .find(DbId(id.0))
+                    .filter(databases::status.eq(READY))
+                    .filter(databases::jwt_secret.eq(&from)),
+            )
+            .set((
+                databases::jwt_secret.eq(&to),
+                databases::updated_at.eq(DbTs(at)),
+            ))
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        Ok(set > 0)
+    }
+
     async fn mark_deleting(&self, id: DatabaseId, at: OffsetDateTime) -> Result<bool, InfraError> {
         let marked = with_conn!(self, |conn| {
             Ok(diesel::update(

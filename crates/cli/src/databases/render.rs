@@ -347,7 +347,9 @@ pub(crate) fn secret_text(name: &str, s: &Value) -> String {
          JWT secret:        {}\n\n\
          The anon key is for browsers and apps: it runs under row-level security.\n\
          The service role key bypasses row-level security: keep it on servers you trust,\n\
-         and never ship it in a page or an app.\n\n\
+         and never ship it in a page or an app. Both keys last ten years and are revoked\n\
+         only together (quire db rotate-secret {name}). A Quire key with the base app acts\n\
+         as service_role too and is revocable one by one (quire keys create --apps base).\n\n\
          From Python (pip install supabase):\n  \
            from supabase import create_client\n  \
            supabase = create_client(\"{url}\", \"{anon}\")",

@@ -241,6 +241,13 @@ fn the_secret_warns_about_the_service_role_key_and_shows_python() {
     assert!(text.contains("service role key:  svc.jwt.y"), "{text}");
     assert!(text.contains("bypasses row-level security"), "{text}");
     assert!(text.contains("never ship it in a page"), "{text}");
+    assert!(text.contains("quire db rotate-secret shop"), "{text}");
+    assert!(
+        text.contains(
+            "A Quire key with the base app acts\nas service_role too and is revocable one by one"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains("create_client(\"http://h/db/shop\", \"anon.jwt.x\")"),
         "{text}"
@@ -275,6 +282,19 @@ fn a_list_and_a_database_read_plainly() {
 fn the_command_line_parses_as_documented() {
     let parse = |args: &[&str]| crate::Cli::try_parse_from(args.iter().copied());
     assert!(parse(&["quire", "db", "sql", "shop", "-c", "select 1"]).is_ok());
+    assert!(parse(&["quire", "db", "rotate-secret", "shop", "--yes"]).is_ok());
+    assert!(
+        parse(&[
+            "quire",
+            "db",
+            "rotate-secret",
+            "shop",
+            "--project",
+            "p",
+            "-y"
+        ])
+        .is_ok()
+    );
     assert!(
         parse(&[
             "quire",

@@ -1,7 +1,8 @@
-//! The data API's lifecycle: on, off, its secret and keys, and a schema reload.
+//! The data API's lifecycle: on, off, its secret and keys (shown and rotated), and a schema
+//! reload.
 
 use quire_kernel::secret::random_url_token;
-use quire_kernel::{DatabaseId, Principal};
+use quire_kernel::{DatabaseId, Principal, ProjectSlug};
 use quire_projects::ProjectAccess;
 
 use super::{DatabaseError, DatabaseService, DatabaseView};
@@ -60,7 +61,8 @@ impl DatabaseService {
     }
 
     /// Turns the data API off: this replica's instance stops at once, the others at their
-    /// next look at the record. The secret is kept, so the keys work again once re-enabled.
+    /// next look at the record. The secret is kept, so the keys work again once re-enabled
+    /// (switching is not revoking: [`Self::rotate_secret`] is).
     ///
     /// # Errors
     /// `Unavailable`, `NotFound`, `InsufficientScope`, `Infra`.
@@ -94,6 +96,52 @@ impl DatabaseService {
         id: DatabaseId,
     ) -> Result<DataApiSecret, DatabaseError> {
         let (database, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        self.secret_of(database, project)
+    }
+
+    /// Replaces the JWT secret with a new one, and so both keys and every end user's access
+    /// token: what the old secret signed is refused at once on this replica (its instance
+    /// stops) and within a record check on the others (an instance under another secret is
+    /// not reused). Refresh tokens are not signed with it, so signed-in end users keep their
+    /// sessions and get tokens under the new secret at their next refresh. Whether the data
+    /// API is on or off; the switch stays as it is.
+    ///
+    /// # Errors
+    /// `Unavailable`, `NotFound`, `InsufficientScope`, `DataApiNotEnabled` (never enabled),
+    /// `Infra`.
+    pub async fn rotate_secret(
+        &self,
+        principal: &Principal,
+        id: DatabaseId,
+    ) -> Result<DataApiSecret, DatabaseError> {
+        let (mut database, project) = self.reachable(principal, id, ProjectAccess::Write).await?;
+        let old = database
+            .jwt_secret
+            .clone()
+            .ok_or(DatabaseError::DataApiNotEnabled)?;
+        let fresh = self.seal(id, "jwt", &random_url_token());
+        let now = self.ports.clock.now();
+        let rotated = self
+            .ports
+            .records
+            .rotate_jwt_secret(id, &old, &fresh, now)
+            .await?;
+        self.ports.runtime.stop(id);
+        if !rotated {
+            // Another rotation won the race (its secret is as new as this one would have
+            // been), or the database went: the record says which.
+            return self.secret(principal, id).await;
+        }
+        database.jwt_secret = Some(fresh);
+        database.updated_at = now;
+        self.secret_of(database, project)
+    }
+
+    fn secret_of(
+        &self,
+        database: Database,
+        project: ProjectSlug,
+    ) -> Result<DataApiSecret, DatabaseError> {
         let jwt_secret = self.jwt_secret(&database)?;
         let view = self.view(database, project, None);
         Ok(DataApiSecret {

@@ -174,6 +174,9 @@ async fn run(state: &AppState, caller: &Caller, name: &str, args: Option<JsonObj
         }
         "run_sql" => super::databases::run_sql(state, caller, args, &mut target).await,
         "database_keys" => super::databases::database_keys(state, caller, args, &mut target).await,
+        "rotate_database_keys" => {
+            super::databases::rotate_database_keys(state, caller, args, &mut target).await
+        }
         _ => Err(ToolError::new("not_found", format!("no tool {name}"))),
     };
     Done { value, target }

@@ -5,6 +5,7 @@
 //!
 //! `database_keys` gives the anon key and never the service role key or the JWT secret:
 //! whatever an agent is handed may end up in a page it builds, and a page is public code.
+//! `rotate_database_keys` replaces the secret (a leaked key) and hands back the same.
 
 use quire_databases::{DatabaseError, DatabaseView, SqlOutcome};
 use quire_edge::AppState;
@@ -23,8 +24,15 @@ use crate::transport::Caller;
 /// content; the table is for reading.
 const MAX_CELL_CHARS: usize = 200;
 
+/// What a rotation's answer tells the model to pass on: the new service role key and JWT
+/// secret stay with the person, and what to use instead of a key revoked only by rotation.
+const ROTATED_NOTE: &str = "The old anon and service role keys and end users' access tokens \
+    no longer work; pages using the old anon key need the new one. The new service role key \
+    and JWT secret are for the user alone (quire db secret, or the dashboard). For servers \
+    and agents, a Quire key with the base app acts as service_role and is revocable one by one.";
+
 /// The database tools, in the catalogue's order.
-pub(super) fn catalogue() -> [Tool; 4] {
+pub(super) fn catalogue() -> [Tool; 5] {
     [
         tool::<ListDatabasesArgs, DatabasesOut>(
             "list_databases",
@@ -56,6 +64,15 @@ pub(super) fn catalogue() -> [Tool; 4] {
                 read_only: false,
                 destructive: false,
                 idempotent: true,
+            },
+        ),
+        tool::<DatabaseArgs, RotatedOut>(
+            "rotate_database_keys",
+            "Replace a database's (id or slug) JWT secret: its anon and service role keys and end users' access tokens stop working at once. Returns the new url, restUrl and anon key. Clients with the old keys break until updated: ask the user first.",
+            Kind {
+                read_only: false,
+                destructive: true,
+                idempotent: false,
             },
         ),
     ]
@@ -168,6 +185,16 @@ pub struct KeysOut {
     pub url: String,
     pub rest_url: String,
     pub anon_key: String,
+}
+
+/// A rotation's answer: the new anon key and where it works, and what else changed.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedOut {
+    pub url: String,
+    pub rest_url: String,
+    pub anon_key: String,
+    pub note: String,
 }
 
 /// A refusal as the model reads it; PostgreSQL's with its SQLSTATE and what else it said.
@@ -328,6 +355,29 @@ pub(super) async fn database_keys(
         url: secret.api_url,
         rest_url: secret.rest_url,
         anon_key: secret.keys.anon,
+    })
+}
+
+pub(super) async fn rotate_database_keys(
+    state: &AppState,
+    caller: &Caller,
+    args: Option<JsonObject>,
+    target: &mut Option<String>,
+) -> Result<Value, ToolError> {
+    let sent: DatabaseArgs = parse(args)?;
+    let id = find(state, caller, &sent.database).await?.database.id;
+    *target = Some(id.0.to_string());
+    let secret = state
+        .databases
+        .rotate_secret(&caller.principal, id)
+        .await
+        .map_err(database_refused)?;
+    // As `database_keys`: the anon key alone.
+    json(&RotatedOut {
+        url: secret.api_url,
+        rest_url: secret.rest_url,
+        anon_key: secret.keys.anon,
+        note: ROTATED_NOTE.to_owned(),
     })
 }
 

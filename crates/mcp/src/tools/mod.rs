@@ -35,9 +35,14 @@ pub const OBJECT_WRITE_TOOLS: [&str; 3] = ["update_object", "delete_object", "cr
 /// The object tools that only read: they need `serve` in the credential's apps.
 pub const OBJECT_READ_TOOLS: [&str; 1] = ["list_objects"];
 
-/// The database tools that change something (SQL may; the keys may turn the data API on):
-/// they need write access to `base`, the app of the database API.
-pub const DATABASE_WRITE_TOOLS: [&str; 3] = ["create_database", "run_sql", "database_keys"];
+/// The database tools that change something (SQL may; the keys may turn the data API on,
+/// or be rotated): they need write access to `base`, the app of the database API.
+pub const DATABASE_WRITE_TOOLS: [&str; 4] = [
+    "create_database",
+    "run_sql",
+    "database_keys",
+    "rotate_database_keys",
+];
 
 /// The database tools that only read: they need `base` in the credential's apps.
 pub const DATABASE_READ_TOOLS: [&str; 1] = ["list_databases"];

@@ -100,6 +100,30 @@ impl DatabaseRecords for MemoryStore {
         }))
     }
 
+    async fn rotate_jwt_secret(
+        &self,
+        id: DatabaseId,
+        from: &SealedSecret,
+        to: &SealedSecret,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::RotateJwtSecret)?;
+        Ok(self.with(|s| {
+            match s.databases.iter_mut().find(|d| {
+                d.id == id
+                    && d.status == DatabaseStatus::Ready
+                    && d.jwt_secret.as_ref() == Some(from)
+            }) {
+                Some(d) => {
+                    d.jwt_secret = Some(to.clone());
+                    d.updated_at = at;
+                    true
+                }
+                None => false,
+            }
+        }))
+    }
+
     async fn mark_deleting(&self, id: DatabaseId, at: OffsetDateTime) -> Result<bool, InfraError> {
         self.check(Op::MarkDatabaseDeleting)?;
         Ok(self.change_database(id, DatabaseStatus::Ready, |d| {

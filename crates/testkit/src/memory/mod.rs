@@ -163,6 +163,7 @@ pub enum Op {
     Resources,
     RevokeKey,
     RevokeOAuthGrant,
+    RotateJwtSecret,
     RotateRefresh,
     SessionByHash,
     SetActivated,
