@@ -5,6 +5,7 @@ use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use quire_dataapi::RestAnswer;
+use quire_databases::InstanceError;
 use serde_json::{Value, json};
 
 /// What browsers may send and read: what supabase-js and supabase-py send, and the headers
@@ -21,8 +22,24 @@ pub enum GatewayRefusal {
     DatabaseNotFound,
     PathNotFound,
     Starting,
+    /// The replica's data API connections are all busy.
+    Busy,
+    /// The database's account holds its share of them, all busy.
+    AccountBusy,
     Unavailable,
     Internal,
+}
+
+impl From<&InstanceError> for GatewayRefusal {
+    fn from(e: &InstanceError) -> Self {
+        match e {
+            InstanceError::Starting => Self::Starting,
+            // Busy, not broken: the client retries.
+            InstanceError::Saturated => Self::Busy,
+            InstanceError::AccountBusy => Self::AccountBusy,
+            InstanceError::Unavailable => Self::Unavailable,
+        }
+    }
 }
 
 impl GatewayRefusal {
@@ -30,7 +47,7 @@ impl GatewayRefusal {
         match self {
             Self::NoApiKey | Self::InvalidApiKey => StatusCode::UNAUTHORIZED,
             Self::DatabaseNotFound | Self::PathNotFound => StatusCode::NOT_FOUND,
-            Self::Starting => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Starting | Self::Busy | Self::AccountBusy => StatusCode::SERVICE_UNAVAILABLE,
             Self::Unavailable => StatusCode::BAD_GATEWAY,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -43,6 +60,8 @@ impl GatewayRefusal {
             Self::DatabaseNotFound => "database not found",
             Self::PathNotFound => "Not found",
             Self::Starting => "database starting",
+            Self::Busy => "too many data API connections",
+            Self::AccountBusy => "too many data API connections for this account",
             Self::Unavailable => "upstream unavailable",
             Self::Internal => "internal error",
         }
@@ -53,7 +72,10 @@ impl GatewayRefusal {
             Self::NoApiKey => {
                 json!("send the database's anon or service_role key in the apikey header")
             }
-            Self::Starting => json!("retry in a second"),
+            Self::Starting | Self::Busy => json!("retry in a second"),
+            Self::AccountBusy => json!(
+                "retry in a second; this account's other databases are using its share of connections"
+            ),
             _ => Value::Null,
         }
     }
@@ -62,7 +84,7 @@ impl GatewayRefusal {
         let status = self.status();
         let mut response = HttpResponse::build(status);
         response.insert_header((header::CONTENT_TYPE, "application/json; charset=utf-8"));
-        if self == Self::Starting {
+        if matches!(self, Self::Starting | Self::Busy | Self::AccountBusy) {
             response.insert_header((header::RETRY_AFTER, "1"));
         }
         if matches!(self, Self::NoApiKey | Self::InvalidApiKey) {

@@ -1,6 +1,7 @@
 //! One request through the gateway, the spec's checks in order: the database (404
 //! `database not found`), the path (404 `Not found`), the keys (401), the instance (503
-//! `database starting`, 502 `upstream unavailable`), then the REST or the auth subset.
+//! `database starting` or too many connections, 502 `upstream unavailable`), then the REST
+//! or the auth subset.
 
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
@@ -35,11 +36,7 @@ fn header_str(req: &HttpRequest, name: header::HeaderName) -> Option<&str> {
 }
 
 fn instance_refusal(e: &InstanceError) -> GatewayRefusal {
-    match e {
-        // A replica at its connection cap is busy, not broken: the client retries.
-        InstanceError::Starting | InstanceError::Saturated => GatewayRefusal::Starting,
-        InstanceError::Unavailable => GatewayRefusal::Unavailable,
-    }
+    GatewayRefusal::from(e)
 }
 
 /// PostgREST's codes for a table, function or column not in the schema cache.

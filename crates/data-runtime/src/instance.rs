@@ -1,27 +1,26 @@
-//! One database's data API on this replica: its pool, its schema cache, its listener.
+//! One database's data API on this replica: its pools, its schema cache, its listener
+//! (`listen.rs`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use futures_util::StreamExt;
 use quire_dataapi::{Plan, PlanRow, SchemaCache};
 use quire_databases::{
     DataApiInstance, GatewayTarget, InstanceError, KeyRole, PgRefusal, RunError, TenantUsers,
 };
 use quire_kernel::InfraError;
-use tokio::sync::{OwnedSemaphorePermit, watch};
-use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, Client};
+use tokio::sync::{MutexGuard, watch};
+use tokio_postgres::Client;
 
-use crate::pool::{Acquire, Lent, Pools};
+use crate::cap::Share;
+use crate::listen::{Asked, Listener, listen};
+use crate::meter::{Cause, Meter};
+use crate::pool::{Lent, Pool, Pools, Refusal};
 use crate::users::Users;
 use crate::wire::{Row, Step, Wire, WireError};
-
-/// The channel PostgREST listens on; the DDL trigger and `POST …/reload` notify it.
-const CHANNEL: &str = "pgrst";
 
 /// The settings statement's text, so that a read's and a write's cannot drift apart.
 macro_rules! settings {
@@ -51,9 +50,10 @@ const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
     WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND c LIKE 'statement_timeout=%'";
 
-/// The least time between two schema loads a request's unknown name may cause: a client
-/// asking for tables that do not exist must not make the catalog read on every request.
-const RELOAD_ON_MISS_EVERY: Duration = Duration::from_secs(1);
+/// The least time between two schema loads after the first: a client asking for tables
+/// that do not exist, or a tenant notifying `pgrst` in a loop, must not make the catalog
+/// read more often.
+pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -64,22 +64,35 @@ pub(crate) enum State {
 
 pub(crate) struct Instance {
     target: GatewayTarget,
-    pools: Pools,
+    pub(crate) pools: Pools,
+    /// The owner's pool, which `users` lends from (kept here to close its idle
+    /// connections when room is needed).
+    owner: Pool<Client>,
     /// The database's end users, reached as its owner.
     users: Users,
+    /// The account's way to the cap, for the listener's place.
+    share: Share,
+    pub(crate) meter: Arc<Meter>,
     schema: RwLock<Arc<SchemaCache>>,
     /// Each shared role's `statement_timeout` in this database. PostgreSQL applies a
     /// role's settings at login, not on `SET ROLE`, so each request sets its role's (as
     /// PostgREST does).
     timeouts: RwLock<HashMap<String, String>>,
-    loaded_at: Mutex<Instant>,
+    /// One schema load at a time.
+    pub(crate) loading: tokio::sync::Mutex<()>,
+    /// When the last load began.
+    load_began: Mutex<Instant>,
+    pub(crate) asked: Arc<Asked>,
     /// Counts schema loads: statements prepared under an older one are prepared again.
-    generation: AtomicU64,
+    pub(crate) generation: AtomicU64,
     pub(crate) state: watch::Sender<State>,
+    /// Whether the meter counts it among the instances serving.
+    serving: AtomicBool,
     pub(crate) checked: Mutex<Instant>,
     pub(crate) last_used: Mutex<Instant>,
-    pub(crate) failed_at: Mutex<Option<Instant>>,
-    listener: Mutex<Option<(Client, OwnedSemaphorePermit, JoinHandle<()>)>>,
+    /// When and why its start failed.
+    pub(crate) failed: Mutex<Option<(Instant, InstanceError)>>,
+    listener: Mutex<Option<Listener>>,
 }
 
 impl std::fmt::Debug for Instance {
@@ -107,21 +120,55 @@ fn run_error(e: WireError) -> RunError {
     }
 }
 
+/// Why a start did not complete.
+pub(crate) enum StartError {
+    /// No connection could be had under the account's share or the cap.
+    Refused(InstanceError),
+    Failed(InfraError),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Refused(e) => e.fmt(f),
+            Self::Failed(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<InfraError> for StartError {
+    fn from(e: InfraError) -> Self {
+        Self::Failed(e)
+    }
+}
+
 impl Instance {
-    pub fn new(target: GatewayTarget, pools: Pools, users: Users) -> Arc<Self> {
+    pub fn new(
+        target: GatewayTarget,
+        pools: Pools,
+        owner: Pool<Client>,
+        share: Share,
+        meter: Arc<Meter>,
+    ) -> Arc<Self> {
         let now = Instant::now();
         Arc::new(Self {
             target,
             pools,
-            users,
+            users: Users::new(owner.clone()),
+            owner,
+            share,
+            meter,
             schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
             timeouts: RwLock::new(HashMap::new()),
-            loaded_at: Mutex::new(now),
+            loading: tokio::sync::Mutex::new(()),
+            load_began: Mutex::new(now),
+            asked: Arc::new(Asked::default()),
             generation: AtomicU64::new(0),
             state: watch::channel(State::Starting).0,
+            serving: AtomicBool::new(false),
             checked: Mutex::new(now),
             last_used: Mutex::new(now),
-            failed_at: Mutex::new(None),
+            failed: Mutex::new(None),
             listener: Mutex::new(None),
         })
     }
@@ -130,50 +177,124 @@ impl Instance {
         *self.state.borrow()
     }
 
+    pub(crate) fn set_state(&self, state: State) {
+        let serving = state == State::Running;
+        if self.serving.swap(serving, Ordering::AcqRel) != serving {
+            self.meter.serving(serving);
+        }
+        self.state.send_replace(state);
+    }
+
+    pub(crate) fn target_slug(&self) -> &str {
+        self.target.database.slug.as_str()
+    }
+
     pub fn touch(&self) {
         if let Ok(mut t) = self.last_used.lock() {
             *t = Instant::now();
         }
     }
 
-    /// Connects, loads the schema, starts listening: `Running`, or `Failed` with the cause
-    /// logged (never a password: the errors name the role and database only).
+    pub fn last_used(&self) -> Instant {
+        self.last_used
+            .lock()
+            .map_or_else(|_| Instant::now(), |t| *t)
+    }
+
+    /// How long ago the last schema load began.
+    pub(crate) fn since_load(&self) -> Duration {
+        self.load_began
+            .lock()
+            .map_or(Duration::ZERO, |at| at.elapsed())
+    }
+
+    /// Whether a request holds one of its connections now.
+    pub fn busy(&self) -> bool {
+        self.pools.lent() + self.owner.lent() > 0
+    }
+
+    /// Whether it holds its listening connection.
+    pub fn listening(&self) -> bool {
+        self.listener.lock().is_ok_and(|l| l.is_some())
+    }
+
+    /// Closes one idle pooled connection, the owner's first (the auth subset's, the less
+    /// used); whether there was one.
+    pub fn close_idle_one(&self) -> bool {
+        self.owner.close_idle_one() || self.pools.close_idle_one()
+    }
+
+    /// Takes its listener's place under the cap (without waiting: a start is not worth
+    /// queueing behind other requests; the client hears why and retries), then connects,
+    /// loads the schema and starts listening: `Running`, or `Failed` with the cause
+    /// logged (never a password: the errors name the role and database only) and kept
+    /// for the requests that come before the next try.
     pub async fn start(self: Arc<Self>) {
-        // The REST subset works without it, so a database whose owner made an `auth` of
-        // another shape still serves; its auth requests fail until the owner repairs it.
-        if let Err(e) = self.users.ensure_schema().await {
-            tracing::warn!(
-                database = %self.target.database.slug,
-                error = %e,
-                "a data API instance could not make its auth schema"
-            );
-        }
         let outcome = async {
-            self.load_schema().await?;
-            self.clone().listen().await
-        }
-        .await;
-        match outcome {
-            Ok(()) => {
-                self.state.send_replace(State::Running);
-            }
-            Err(e) => {
+            let hold = self
+                .share
+                .take(Duration::ZERO)
+                .await
+                .map_err(|full| StartError::Refused(full.error()))?;
+            // The REST subset works without it, so a database whose owner made an `auth`
+            // of another shape still serves; its auth requests fail until the owner
+            // repairs it.
+            if let Err(e) = self.users.ensure_schema().await {
                 tracing::warn!(
                     database = %self.target.database.slug,
                     error = %e,
-                    "a data API instance did not start"
+                    "a data API instance could not make its auth schema"
                 );
-                if let Ok(mut at) = self.failed_at.lock() {
-                    *at = Some(Instant::now());
+            }
+            let guard = self.loading.lock().await;
+            self.load_schema(&guard, Cause::Start).await?;
+            drop(guard);
+            let listener = listen(&self, hold).await?;
+            if let Ok(mut slot) = self.listener.lock() {
+                *slot = Some(listener);
+            }
+            Ok::<(), StartError>(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => self.set_state(State::Running),
+            Err(e) => {
+                let why = match e {
+                    StartError::Refused(why) => why,
+                    StartError::Failed(e) => {
+                        tracing::warn!(
+                            database = %self.target.database.slug,
+                            error = %e,
+                            "a data API instance did not start"
+                        );
+                        InstanceError::Unavailable
+                    }
+                };
+                if let Ok(mut failed) = self.failed.lock() {
+                    *failed = Some((Instant::now(), why));
                 }
-                self.state.send_replace(State::Failed);
+                self.set_state(State::Failed);
             }
         }
     }
 
-    async fn load_schema(&self) -> Result<(), InfraError> {
+    /// Loads the schema and the roles' timeouts, under the guard of `loading`.
+    pub(crate) async fn load_schema(
+        &self,
+        _loading: &MutexGuard<'_, ()>,
+        cause: Cause,
+    ) -> Result<(), StartError> {
+        if let Ok(mut at) = self.load_began.lock() {
+            *at = Instant::now();
+        }
+        let seen = self.asked.heard();
+        self.meter.loaded(cause);
         let pool = self.pools.here();
-        let mut conn = pool.get().await.map_err(acquire_infra)?;
+        let mut conn = pool.lend().await.map_err(|e| match e {
+            Refusal::Full(full) => StartError::Refused(full.error()),
+            Refusal::Busy => StartError::Refused(InstanceError::Saturated),
+            Refusal::Connect(e) => StartError::Failed(infra("connecting as the authenticator", e)),
+        })?;
         // The cache's query as a subquery, so its one column arrives as text whatever type
         // it builds.
         let sql = format!(
@@ -189,6 +310,7 @@ impl Instance {
             .await
             .map_err(|e| infra("reading the roles' timeouts", e))?;
         conn.clean();
+        drop(conn);
         if let Ok(mut map) = self.timeouts.write() {
             *map = timeouts
                 .into_iter()
@@ -207,61 +329,35 @@ impl Instance {
         if let Ok(mut schema) = self.schema.write() {
             *schema = Arc::new(cache);
         }
-        if let Ok(mut at) = self.loaded_at.lock() {
-            *at = Instant::now();
-        }
+        self.asked.covered(seen);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
-    /// A connection that hears `NOTIFY pgrst` and loads the schema again; if it ends, the
-    /// instance fails, and the next request starts another.
-    async fn listen(self: Arc<Self>) -> Result<(), InfraError> {
-        let (client, mut connection, permit) = self
-            .pools
-            .here()
-            .open_listening()
-            .await
-            .map_err(acquire_infra)?;
-        let weak: Weak<Self> = Arc::downgrade(&self);
-        let task = tokio::spawn(async move {
-            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
-            while let Some(message) = messages.next().await {
-                match message {
-                    Ok(AsyncMessage::Notification(n)) if n.channel() == CHANNEL => {
-                        let Some(instance) = weak.upgrade() else {
-                            return;
-                        };
-                        if let Err(e) = instance.load_schema().await {
-                            tracing::warn!(error = %e, "a data API schema reload failed");
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(_) => break,
-                }
-            }
-            if let Some(instance) = weak.upgrade() {
-                instance.state.send_replace(State::Failed);
-            }
-        });
-        client
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
-            .await
-            .map_err(|e| infra("listening for schema reloads", e))?;
-        if let Ok(mut listener) = self.listener.lock() {
-            *listener = Some((client, permit, task));
-        }
-        Ok(())
+    /// Its listening connection ended: it fails, giving back the connection's place, and
+    /// the next request starts another.
+    pub(crate) fn listener_ended(&self) {
+        let listener = self.listener.lock().ok().and_then(|mut l| l.take());
+        drop(listener);
+        self.set_state(State::Failed);
     }
 
-    /// Stops listening; the pool's connections close as the instance is dropped.
+    /// Stops listening and closes its idle connections; those lent close as they come
+    /// back once the instance is dropped.
     pub fn stop(&self) {
-        if let Ok(mut listener) = self.listener.lock()
-            && let Some((_, _, task)) = listener.take()
-        {
-            task.abort();
+        let listener = self.listener.lock().ok().and_then(|mut l| l.take());
+        drop(listener);
+        self.owner.close_idle();
+        self.pools.close_idle();
+        self.set_state(State::Failed);
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if self.serving.swap(false, Ordering::AcqRel) {
+            self.meter.serving(false);
         }
-        self.state.send_replace(State::Failed);
     }
 }
 
@@ -291,13 +387,6 @@ fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
     })
 }
 
-fn acquire_infra<E: std::fmt::Display>(e: Acquire<E>) -> InfraError {
-    match e {
-        Acquire::Saturated => InfraError::new("the data API connection cap is reached"),
-        Acquire::Connect(e) => infra("connecting as the authenticator", e),
-    }
-}
-
 #[async_trait]
 impl DataApiInstance for Instance {
     fn target(&self) -> &GatewayTarget {
@@ -316,20 +405,20 @@ impl DataApiInstance for Instance {
     }
 
     async fn reload_schema(&self) -> bool {
-        let recent = self
-            .loaded_at
-            .lock()
-            .map(|at| at.elapsed() < RELOAD_ON_MISS_EVERY)
-            .unwrap_or(true);
-        !recent && self.load_schema().await.is_ok()
+        crate::listen::on_miss(self).await
     }
 
     async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError> {
         self.touch();
         let pool = self.pools.here();
-        let mut conn = pool.get().await.map_err(|e| match e {
-            Acquire::Saturated => RunError::Instance(InstanceError::Saturated),
-            Acquire::Connect(_) => RunError::Instance(InstanceError::Unavailable),
+        let mut conn = pool.lend().await.map_err(|e| {
+            let (reason, error) = match e {
+                Refusal::Full(full) => (full.reason(), full.error()),
+                Refusal::Busy => ("busy", InstanceError::Saturated),
+                Refusal::Connect(_) => ("unavailable", InstanceError::Unavailable),
+            };
+            self.meter.refused(reason);
+            RunError::Instance(error)
         })?;
         conn.at_generation(self.generation.load(Ordering::Acquire));
         // The role is one of three fixed names, never the client's text; its timeout is

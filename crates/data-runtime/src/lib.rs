@@ -6,7 +6,12 @@
 //! again (`instance.rs`). Instances start on the first request that needs them (which waits
 //! a little, then hears `Starting`), stop after an idle time or when told, and together hold
 //! at most a set number of connections, so the cluster's `max_connections` is safe from a
-//! flood of databases (`registry.rs`).
+//! flood of databases (`registry.rs`), of which one account's hold at most its share
+//! (`cap.rs`): at a limit, idle connections and idle instances make room, least recently
+//! used first, and when all are busy the request hears `AccountBusy` or `Saturated`. The
+//! listener reads every notification at once and coalesces them: at most one schema load a
+//! second, and one after the last of a burst (`listen.rs`). What it all holds and does is
+//! counted through the `metrics` facade (`meter.rs`).
 //!
 //! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip,
 //! one answer; `wire/` speaks the protocol for this, as no client library lets it). A read
@@ -21,15 +26,19 @@
 //! schema is made when an instance starts and the database lacks it.
 //!
 //! An adapter: it depends on `quire-databases` (the port), `quire-dataapi` (the schema
-//! cache's query and the plans), tokio, tokio-postgres (the owner's connections and the listener) and
-//! postgres-protocol (the authenticator's).
+//! cache's query and the plans), tokio, tokio-postgres (the owner's connections and the listener),
+//! postgres-protocol (the authenticator's) and metrics.
 
+mod cap;
 mod instance;
+mod listen;
+mod meter;
 mod pool;
 mod registry;
 mod users;
 mod wire;
 
 pub use instance::READ_SETUP;
+pub use meter::Figures;
 pub use registry::{Runtime, RuntimeSettings};
 pub use wire::{Answer, DbError, Row, Step, Wire, WireError};

@@ -1,15 +1,17 @@
 //! A small pool of connections as one role to one database: tokio-postgres's clients for
 //! the owner, pipelining connections (`wire/`) for the authenticator. Each connection
-//! holds a permit of the replica-wide cap for as long as it is open.
+//! holds its place under the replica's cap and its account's share (`cap.rs`) for as long
+//! as it is open; idle ones may be closed from outside to make room.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 use tokio_postgres::{Client, Config, NoTls};
 
+use crate::cap::{Full, Hold, Share};
 use crate::wire::{Wire, WireError};
 
 /// A connection a pool can open and keep.
@@ -61,29 +63,65 @@ impl Connection for Wire {
     }
 }
 
-/// A connection and the share of the replica's cap it holds.
+/// A connection and its place under the replica's cap.
 pub(crate) struct Pooled<C> {
     pub conn: C,
-    _permit: OwnedSemaphorePermit,
+    _hold: Hold,
 }
 
-/// Why no connection could be had.
+/// Why no connection could be had, as the owner's pool (`users.rs`) tells it.
 #[derive(Debug)]
 pub(crate) enum Acquire<E> {
-    /// The replica holds as many data API connections as it may, and none came free.
+    /// No connection came free in time: the pool's own, the account's share or the
+    /// replica's cap are all in use.
     Saturated,
     /// The cluster did not take a new connection.
     Connect(E),
 }
 
-pub(crate) struct Pool<C> {
+/// Why no connection could be had, in full.
+#[derive(Debug)]
+pub(crate) enum Refusal<E> {
+    /// The account's share or the replica's cap is reached and nothing could go.
+    Full(Full),
+    /// Every connection this pool may have is lent.
+    Busy,
+    /// The cluster did not take a new connection.
+    Connect(E),
+}
+
+impl<E> From<Refusal<E>> for Acquire<E> {
+    fn from(refusal: Refusal<E>) -> Self {
+        match refusal {
+            Refusal::Full(_) | Refusal::Busy => Self::Saturated,
+            Refusal::Connect(e) => Self::Connect(e),
+        }
+    }
+}
+
+struct Shared<C> {
     config: Config,
     idle: Mutex<Vec<Pooled<C>>>,
     /// Connections this pool may have open, idle or lent.
-    size: Arc<Semaphore>,
-    /// The replica's cap, shared by every pool.
-    cap: Arc<Semaphore>,
+    size: Semaphore,
+    limit: usize,
+    /// The account's way to the replica's cap.
+    share: Share,
     wait: Duration,
+}
+
+/// A pool; clones are the same pool (the registry keeps one of the owner's, to close its
+/// idle connections when room is needed).
+pub(crate) struct Pool<C> {
+    shared: Arc<Shared<C>>,
+}
+
+impl<C> Clone for Pool<C> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
 }
 
 /// A lent connection: back to the pool when dropped, if it was marked clean and did not
@@ -125,10 +163,11 @@ impl<C: Connection> std::ops::DerefMut for Lent<'_, C> {
 
 impl<C: Connection> Drop for Lent<'_, C> {
     fn drop(&mut self) {
+        self.pool.shared.share.cap.meter().returned();
         if let Some(conn) = self.conn.take()
             && self.clean
             && !conn.conn.is_closed()
-            && let Ok(mut idle) = self.pool.idle.lock()
+            && let Ok(mut idle) = self.pool.shared.idle.lock()
         {
             idle.push(conn);
         }
@@ -136,27 +175,37 @@ impl<C: Connection> Drop for Lent<'_, C> {
 }
 
 impl<C: Connection> Pool<C> {
-    pub fn new(config: Config, size: usize, cap: Arc<Semaphore>, wait: Duration) -> Self {
+    pub fn new(config: Config, size: usize, share: Share, wait: Duration) -> Self {
         Self {
-            config,
-            idle: Mutex::new(Vec::new()),
-            size: Arc::new(Semaphore::new(size)),
-            cap,
-            wait,
+            shared: Arc::new(Shared {
+                config,
+                idle: Mutex::new(Vec::new()),
+                size: Semaphore::new(size),
+                limit: size,
+                share,
+                wait,
+            }),
         }
     }
 
     /// An idle connection, or a new one.
     pub async fn get(&self) -> Result<Lent<'_, C>, Acquire<C::Error>> {
-        let slot = tokio::time::timeout(self.wait, self.size.acquire())
+        self.lend().await.map_err(Acquire::from)
+    }
+
+    /// [`Pool::get`], saying which limit refused.
+    pub async fn lend(&self) -> Result<Lent<'_, C>, Refusal<C::Error>> {
+        let shared = &*self.shared;
+        let slot = tokio::time::timeout(shared.wait, shared.size.acquire())
             .await
-            .map_err(|_| Acquire::Saturated)?
-            .map_err(|_| Acquire::Saturated)?;
-        let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+            .map_err(|_| Refusal::Busy)?
+            .map_err(|_| Refusal::Busy)?;
+        let idle = shared.idle.lock().ok().and_then(|mut idle| idle.pop());
         let conn = match idle {
             Some(conn) => conn,
             None => self.open().await?,
         };
+        shared.share.cap.meter().lent();
         Ok(Lent {
             pool: self,
             conn: Some(conn),
@@ -165,36 +214,59 @@ impl<C: Connection> Pool<C> {
         })
     }
 
-    /// A connection outside the pool's count (the instance's listener), under the cap.
-    pub async fn open(&self) -> Result<Pooled<C>, Acquire<C::Error>> {
-        let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
+    /// A new connection under the account's share and the cap.
+    async fn open(&self) -> Result<Pooled<C>, Refusal<C::Error>> {
+        let shared = &*self.shared;
+        let hold = shared
+            .share
+            .take(shared.wait)
             .await
-            .map_err(|_| Acquire::Saturated)?
-            .map_err(|_| Acquire::Saturated)?;
-        let conn = C::open(&self.config).await.map_err(Acquire::Connect)?;
-        Ok(Pooled {
-            conn,
-            _permit: permit,
-        })
+            .map_err(Refusal::Full)?;
+        let conn = C::open(&shared.config).await.map_err(Refusal::Connect)?;
+        Ok(Pooled { conn, _hold: hold })
     }
 
-    /// A connection whose messages (notifications) the caller reads itself.
+    /// How many of its connections are lent now (or being opened for a request).
+    pub fn lent(&self) -> usize {
+        self.shared
+            .limit
+            .saturating_sub(self.shared.size.available_permits())
+    }
+
+    /// Closes one idle connection; whether there was one.
+    pub fn close_idle_one(&self) -> bool {
+        let conn = self.shared.idle.lock().ok().and_then(|mut idle| idle.pop());
+        conn.is_some()
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        let idle = self
+            .shared
+            .idle
+            .lock()
+            .map(|mut idle| std::mem::take(&mut *idle))
+            .unwrap_or_default();
+        drop(idle);
+    }
+}
+
+impl Pool<Wire> {
+    /// A connection whose messages (notifications) the caller reads itself, holding the
+    /// place `hold` reserved for it.
     pub async fn open_listening(
         &self,
+        hold: Hold,
     ) -> Result<
         (
             Client,
             tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>,
-            OwnedSemaphorePermit,
+            Hold,
         ),
-        Acquire<tokio_postgres::Error>,
+        tokio_postgres::Error,
     > {
-        let permit = tokio::time::timeout(self.wait, self.cap.clone().acquire_owned())
-            .await
-            .map_err(|_| Acquire::Saturated)?
-            .map_err(|_| Acquire::Saturated)?;
-        let (client, connection) = self.config.connect(NoTls).await.map_err(Acquire::Connect)?;
-        Ok((client, connection, permit))
+        let (client, connection) = self.shared.config.connect(NoTls).await?;
+        Ok((client, connection, hold))
     }
 }
 
@@ -205,23 +277,17 @@ impl<C: Connection> Pool<C> {
 pub(crate) struct Pools {
     config: Config,
     per_thread: usize,
-    cap: Arc<Semaphore>,
+    share: Share,
     wait: Duration,
     pools: Mutex<HashMap<std::thread::ThreadId, Arc<Pool<Wire>>>>,
 }
 
 impl Pools {
-    pub fn new(
-        config: Config,
-        size: usize,
-        threads: usize,
-        cap: Arc<Semaphore>,
-        wait: Duration,
-    ) -> Self {
+    pub fn new(config: Config, size: usize, threads: usize, share: Share, wait: Duration) -> Self {
         Self {
             config,
             per_thread: size.div_ceil(threads.max(1)).max(1),
-            cap,
+            share,
             wait,
             pools: Mutex::new(HashMap::new()),
         }
@@ -240,10 +306,34 @@ impl Pools {
                 Arc::new(Pool::new(
                     self.config.clone(),
                     self.per_thread,
-                    self.cap.clone(),
+                    self.share.clone(),
                     self.wait,
                 ))
             })
             .clone()
+    }
+
+    fn each(&self) -> Vec<Arc<Pool<Wire>>> {
+        self.pools
+            .lock()
+            .map(|pools| pools.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// How many connections are lent now, over every thread's pool.
+    pub fn lent(&self) -> usize {
+        self.each().iter().map(|p| p.lent()).sum()
+    }
+
+    /// Closes one idle connection of any thread's pool; whether there was one.
+    pub fn close_idle_one(&self) -> bool {
+        self.each().iter().any(|p| p.close_idle_one())
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        for pool in self.each() {
+            pool.close_idle();
+        }
     }
 }

@@ -1,5 +1,8 @@
-//! This replica's instances: started on demand, stopped when idle or told, under one cap of
-//! connections.
+//! This replica's instances: started on demand, stopped when idle or told, under one cap
+//! of connections of which each account may hold a share (`cap.rs`). When a limit is
+//! reached, what is idle makes room, least recently used first: idle pooled connections,
+//! then idle instances whole; the account's own when it is at its share, others' first
+//! when the replica is at its cap.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -9,16 +12,20 @@ use async_trait::async_trait;
 use quire_databases::{
     DataApiInstance, DataApiRuntime, DataApiSignals, GatewayTarget, InstanceError,
 };
-use quire_kernel::DatabaseId;
-use tokio::sync::Semaphore;
+use quire_kernel::{AccountId, DatabaseId};
 use tokio_postgres::Config;
 
+use crate::cap::{Cap, Full, MakeRoom, Share};
 use crate::instance::{Instance, State};
+use crate::meter::{Evicted, Figures, Meter};
 use crate::pool::{Pool, Pools};
-use crate::users::Users;
 
 /// Connections as the owner per instance, for sign-ups, grants and sessions.
 const OWNER_POOL_SIZE: usize = 2;
+
+/// The least share of an account: an instance's listener, a connection as the
+/// authenticator and one as the owner.
+const LEAST_SHARE: usize = 3;
 
 /// How long a record check holds: a database deleted or its data API turned off on another
 /// replica stops being served here within this.
@@ -28,6 +35,10 @@ const CHECK_HOLDS: Duration = Duration::from_secs(1);
 /// tries again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
+/// How long a start refused for want of a connection is answered so (the gateway's
+/// `Retry-After`) before the next request tries again.
+const RETRY_AFTER_REFUSAL: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct RuntimeSettings {
     /// Connections of one instance (its listener aside), shared out among `threads`.
@@ -35,8 +46,11 @@ pub struct RuntimeSettings {
     /// The threads that serve requests (the API's workers).
     pub threads: usize,
     /// Connections of every instance together, listeners included (protects the
-    /// cluster's `max_connections`).
+    /// cluster's `max_connections`; `QUIRE_DATA_API_MAX_CONNECTIONS`).
     pub max_connections: usize,
+    /// Connections of one account's instances together, at least 3 and at most
+    /// `max_connections` (`QUIRE_DATA_API_ACCOUNT_CONNECTIONS`).
+    pub account_connections: usize,
     /// An instance with no request for this long stops (`QUIRE_DATA_API_IDLE_SECS`).
     pub idle: Duration,
     /// How long a request waits for a starting instance before it hears `Starting`.
@@ -51,10 +65,21 @@ impl Default for RuntimeSettings {
             pool_size: 4,
             threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             max_connections: 64,
+            account_connections: 16,
             idle: Duration::from_secs(600),
             start_wait: Duration::from_millis(1_500),
             acquire_wait: Duration::from_secs(2),
         }
+    }
+}
+
+/// The label of a refusal in the metrics.
+fn reason(e: &InstanceError) -> &'static str {
+    match e {
+        InstanceError::Starting => "starting",
+        InstanceError::Unavailable => "unavailable",
+        InstanceError::Saturated => "cap",
+        InstanceError::AccountBusy => "share",
     }
 }
 
@@ -63,7 +88,8 @@ pub struct Runtime {
     /// Where the cluster is (host, port, TLS); each instance sets database, user, password.
     base: Config,
     settings: RuntimeSettings,
-    cap: Arc<Semaphore>,
+    cap: Arc<Cap>,
+    meter: Arc<Meter>,
     instances: Mutex<HashMap<String, Arc<Instance>>>,
 }
 
@@ -79,13 +105,17 @@ impl Runtime {
     /// A runtime over the cluster `base` names, and its reaper of idle instances.
     #[must_use]
     pub fn start(base: Config, settings: RuntimeSettings) -> Arc<Self> {
+        let meter = Arc::new(Meter::default());
+        let share = settings.account_connections.max(LEAST_SHARE);
         let runtime = Arc::new(Self {
             base,
-            cap: Arc::new(Semaphore::new(settings.max_connections)),
+            cap: Cap::new(settings.max_connections, share, meter.clone()),
+            meter,
             settings,
             instances: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&runtime);
+        runtime.cap.made_room_by(weak.clone());
         tokio::spawn(reap(weak));
         runtime
     }
@@ -94,6 +124,26 @@ impl Runtime {
     #[must_use]
     pub fn running(&self) -> usize {
         self.instances.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Whether database `slug` has an instance serving here.
+    #[must_use]
+    pub fn serves(&self, slug: &str) -> bool {
+        self.instances
+            .lock()
+            .is_ok_and(|m| m.get(slug).is_some_and(|i| i.state() == State::Running))
+    }
+
+    /// What the runtime holds and has done (the metrics' figures, for tests).
+    #[must_use]
+    pub fn figures(&self) -> Figures {
+        self.meter.figures()
+    }
+
+    /// Connections open under the cap, all accounts' and `account`'s.
+    #[must_use]
+    pub fn connections(&self, account: AccountId) -> (usize, usize) {
+        self.cap.open(account)
     }
 
     /// A connection to the target's database as `role` with `password`.
@@ -178,12 +228,18 @@ impl DataApiRuntime for Runtime {
             let reusable = instances.get(&slug).filter(|i| {
                 // A start that failed just now is answered as failed; after that, and
                 // after a listener that ended, the next request starts afresh.
-                let failed_recently = i
-                    .failed_at
-                    .lock()
-                    .ok()
-                    .and_then(|at| *at)
-                    .is_some_and(|at| at.elapsed() < RETRY_AFTER_FAILURE);
+                let failed_recently =
+                    i.failed
+                        .lock()
+                        .ok()
+                        .and_then(|f| f.clone())
+                        .is_some_and(|(at, why)| {
+                            let retry = match why {
+                                InstanceError::Unavailable => RETRY_AFTER_FAILURE,
+                                _ => RETRY_AFTER_REFUSAL,
+                            };
+                            at.elapsed() < retry
+                        });
                 // Another database under a reused slug, or new passwords, start afresh.
                 i.target().database.id == target.database.id
                     && i.target().tenant == target.tenant
@@ -198,6 +254,10 @@ impl DataApiRuntime for Runtime {
                     instance.clone()
                 }
                 None => {
+                    let share = Share {
+                        cap: self.cap.clone(),
+                        account: target.database.account_id,
+                    };
                     let pools = Pools::new(
                         self.config_for(
                             &target,
@@ -207,11 +267,11 @@ impl DataApiRuntime for Runtime {
                         ),
                         self.settings.pool_size,
                         self.settings.threads,
-                        self.cap.clone(),
+                        share.clone(),
                         self.settings.acquire_wait,
                     );
-                    let users = Users::new(Pool::new(
-                        // The owner's connections, for the `auth` schema the owner owns.
+                    // The owner's connections, for the `auth` schema the owner owns.
+                    let owner = Pool::new(
                         self.config_for(
                             &target,
                             &target.tenant.names.owner_role,
@@ -219,10 +279,10 @@ impl DataApiRuntime for Runtime {
                             "quire data api auth",
                         ),
                         OWNER_POOL_SIZE,
-                        self.cap.clone(),
+                        share.clone(),
                         self.settings.acquire_wait,
-                    ));
-                    let instance = Instance::new(target, pools, users);
+                    );
+                    let instance = Instance::new(target, pools, owner, share, self.meter.clone());
                     if let Some(old) = instances.insert(slug, instance.clone()) {
                         old.stop();
                     }
@@ -238,11 +298,56 @@ impl DataApiRuntime for Runtime {
             state.wait_for(|s| *s != State::Starting),
         )
         .await;
-        match settled {
-            Err(_) => Err(InstanceError::Starting),
-            Ok(Err(_)) => Err(InstanceError::Unavailable),
-            Ok(Ok(s)) if *s == State::Running => Ok(instance as Arc<dyn DataApiInstance>),
-            Ok(Ok(_)) => Err(InstanceError::Unavailable),
+        let refused = match settled {
+            Err(_) => InstanceError::Starting,
+            Ok(Err(_)) => InstanceError::Unavailable,
+            Ok(Ok(s)) if *s == State::Running => return Ok(instance as Arc<dyn DataApiInstance>),
+            Ok(Ok(_)) => instance
+                .failed
+                .lock()
+                .ok()
+                .and_then(|f| f.as_ref().map(|(_, why)| why.clone()))
+                .unwrap_or(InstanceError::Unavailable),
+        };
+        self.meter.refused(reason(&refused));
+        Err(refused)
+    }
+}
+
+impl MakeRoom for Runtime {
+    fn make_room(&self, full: Full, account: AccountId) -> bool {
+        let Ok(mut instances) = self.instances.lock() else {
+            return false;
+        };
+        // At its share, only the account's own connections make room for it; at the cap,
+        // an account under its share takes from the others first. Least recently used
+        // first within each.
+        let mut candidates: Vec<(bool, Instant, String)> = instances
+            .iter()
+            .map(|(slug, i)| {
+                let own = i.target().database.account_id == account;
+                (own, i.last_used(), slug.clone())
+            })
+            .filter(|(own, _, _)| *own || full == Full::Cap)
+            .collect();
+        candidates.sort();
+        // An idle connection costs the next request a login; an instance, a schema load.
+        for (_, _, slug) in &candidates {
+            if instances.get(slug).is_some_and(|i| i.close_idle_one()) {
+                self.meter.evicted(Evicted::Connection);
+                return true;
+            }
         }
+        for (_, _, slug) in &candidates {
+            let idle = instances
+                .get(slug)
+                .is_some_and(|i| i.state() == State::Running && i.listening() && !i.busy());
+            if idle && let Some(instance) = instances.remove(slug) {
+                instance.stop();
+                self.meter.evicted(Evicted::Instance);
+                return true;
+            }
+        }
+        false
     }
 }

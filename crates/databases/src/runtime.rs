@@ -40,9 +40,14 @@ pub enum InstanceError {
     /// Its cluster did not answer, or refused the authenticator.
     #[error("upstream unavailable")]
     Unavailable,
-    /// The replica holds as many data API connections as the cluster may take.
+    /// The replica holds as many data API connections as the cluster may take, all
+    /// busy: retry shortly.
     #[error("too many data API connections")]
     Saturated,
+    /// The database's account holds its share of the replica's data API connections, all
+    /// busy: retry shortly (other accounts' databases are served meanwhile).
+    #[error("too many data API connections for this account")]
+    AccountBusy,
 }
 
 /// PostgreSQL refused a request's statement (PostgREST answers with its fields).
@@ -123,7 +128,7 @@ pub trait DataApiRuntime: DataApiSignals {
     ///
     /// # Errors
     /// `Starting` when it is not up within the wait; `Unavailable` when its cluster does
-    /// not answer; `Saturated`.
+    /// not answer; `Saturated` or `AccountBusy` when no connection can be had for it.
     async fn instance(
         &self,
         target: GatewayTarget,
