@@ -109,6 +109,10 @@ pub struct Config {
     pub databases_dir: String,
     /// Seconds a database's data API instance stays up with no request.
     pub data_api_idle_secs: u64,
+    /// Cluster connections this replica's data API instances may hold together.
+    pub data_api_max_connections: usize,
+    /// Of those, what one account's instances may hold; 0: a quarter of them.
+    pub data_api_account_connections: usize,
     /// Whether agents may register themselves as OAuth clients (RFC 7591,
     /// `POST /api/oauth/register`); on by default, since real MCP clients need it.
     pub oauth_dynamic_registration: bool,
@@ -183,6 +187,8 @@ impl Default for Config {
             databases: String::new(),
             databases_dir: "./data/postgres".into(),
             data_api_idle_secs: 600,
+            data_api_max_connections: 64,
+            data_api_account_connections: 0,
         }
     }
 }
@@ -233,6 +239,8 @@ struct FileConfig {
     databases: Option<String>,
     databases_dir: Option<String>,
     data_api_idle_secs: Option<u64>,
+    data_api_max_connections: Option<usize>,
+    data_api_account_connections: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -310,7 +318,9 @@ impl Config {
                 oauth_client_metadata_documents,
                 databases,
                 databases_dir,
-                data_api_idle_secs
+                data_api_idle_secs,
+                data_api_max_connections,
+                data_api_account_connections
             );
             if let Some(url) = file.databases_url {
                 c.databases_url = Redacted(url);
@@ -390,6 +400,14 @@ impl Config {
         number("QUIRE_MAX_CONNECTIONS", &mut c.max_connections)?;
         number("QUIRE_CAPTCHA_ITERATIONS", &mut c.captcha_iterations)?;
         number("QUIRE_CAPTCHA_MAX_COUNTER", &mut c.captcha_max_counter)?;
+        number(
+            "QUIRE_DATA_API_MAX_CONNECTIONS",
+            &mut c.data_api_max_connections,
+        )?;
+        number(
+            "QUIRE_DATA_API_ACCOUNT_CONNECTIONS",
+            &mut c.data_api_account_connections,
+        )?;
         let mut per_client = usize::try_from(c.max_connections_per_client).unwrap_or(usize::MAX);
         number("QUIRE_MAX_CONNECTIONS_PER_CLIENT", &mut per_client)?;
         c.max_connections_per_client = u32::try_from(per_client).unwrap_or(u32::MAX);
@@ -473,6 +491,13 @@ impl Config {
                 name: "QUIRE_DATABASE_MAX_CONNECTIONS",
                 expected: "at least 1",
                 value: "0".into(),
+            });
+        }
+        if c.data_api_max_connections < 3 {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_DATA_API_MAX_CONNECTIONS",
+                expected: "at least 3 (an instance's listener and two pooled connections)",
+                value: c.data_api_max_connections.to_string(),
             });
         }
         if c.deny_hosts().is_err() {

@@ -52,6 +52,13 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
         cluster.base_config(),
         RuntimeSettings {
             idle: Duration::from_secs(config.data_api_idle_secs.max(1)),
+            max_connections: config.data_api_max_connections,
+            // A quarter lets four accounts hold their whole share at once, and one account
+            // still run several busy databases (each up to seven connections).
+            account_connections: match config.data_api_account_connections {
+                0 => config.data_api_max_connections / 4,
+                n => n,
+            },
             threads: match config.workers {
                 0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
                 n => n,

@@ -228,4 +228,29 @@ fn describe() {
         "quire_open_connections",
         "Client connections open, by listener"
     );
+    describe_gauge!(
+        "quire_data_api_instances",
+        "Databases whose data API instance is serving on this replica"
+    );
+    describe_gauge!(
+        "quire_data_api_connections",
+        "Cluster connections of the data API instances: open and in use now, the cap (max) \
+         and one account's share of it (account_max)"
+    );
+    describe_counter!(
+        "quire_data_api_refusals_total",
+        "Data API requests refused by reason: share, cap, busy, starting, unavailable"
+    );
+    describe_counter!(
+        "quire_data_api_evictions_total",
+        "Idle data API connections and instances closed to make room, by kind"
+    );
+    describe_counter!(
+        "quire_data_api_schema_loads_total",
+        "Schema loads of the data API instances, by cause: start, notification, miss"
+    );
+    describe_counter!(
+        "quire_data_api_notifications_total",
+        "NOTIFY pgrst heard by the data API instances, by payload: reload or other (ignored)"
+    );
 }
