@@ -257,7 +257,49 @@ async fn the_gateway_answers_its_error_table_in_order(b: Backend) {
         let (status, _, body) = call(&srv, reqwest::Method::GET, path, &with_anon).await;
         assert_eq!(status, 404, "{path}: {body}");
     }
+    the_key_in_the_query_is_no_filter(&srv, anon).await;
     let _ = (id, off);
+}
+
+/// The `apikey` query parameter (Kong's key-auth reads it) authenticates and is then taken
+/// out of the query: the REST grammar never reads it, and no refusal quotes it.
+async fn the_key_in_the_query_is_no_filter(srv: &Server, anon: &str) {
+    let (status, _, body) = call(
+        srv,
+        reqwest::Method::GET,
+        &format!("/db/shop/rest/v1/notes?id=eq.2&apikey={anon}"),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (status, body),
+        (200, json!([{ "id": 2, "body": "second" }]))
+    );
+    // With the key in the header, a second one in the query (after `;`, which the grammar
+    // also splits on) is taken out as well.
+    let (status, _, body) = call(
+        srv,
+        reqwest::Method::GET,
+        &format!("/db/shop/rest/v1/notes?select=id&id=eq.1;apikey={anon}"),
+        &[("apikey", anon)],
+    )
+    .await;
+    assert_eq!((status, body), (200, json!([{ "id": 1 }])));
+    for query in [
+        format!("id=nonsense&apikey={anon}"),
+        format!("apikey={anon}&id=eq.1&order=id.sideways"),
+        format!("select=id,(&apikey={anon}"),
+    ] {
+        let (status, _, body) = call(
+            srv,
+            reqwest::Method::GET,
+            &format!("/db/shop/rest/v1/notes?{query}"),
+            &[],
+        )
+        .await;
+        assert_eq!((status, &body["code"]), (400, &json!("PGRST100")), "{body}");
+        assert!(!body.to_string().contains(anon), "{query}: {body}");
+    }
 }
 
 fn base64_url(bytes: &[u8]) -> String {

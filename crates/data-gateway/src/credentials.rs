@@ -4,6 +4,8 @@
 //! Quire key with `base` that can write to the database's project is accepted in either
 //! place and acts as `service_role`, so an agent never handles a JWT secret.
 
+use std::borrow::Cow;
+
 use actix_web::HttpRequest;
 use actix_web::http::header;
 use quire_dataapi::RestError;
@@ -36,9 +38,37 @@ fn apikey(req: &HttpRequest) -> Option<String> {
         return value.to_str().ok().map(str::to_owned);
     }
     // Kong's key-auth also reads the key from the query string.
-    url::form_urlencoded::parse(req.query_string().as_bytes())
-        .find(|(name, _)| name == "apikey")
-        .map(|(_, value)| value.into_owned())
+    query_params(req.query_string())
+        .find_map(|(name, value)| (name == "apikey").then(|| value.into_owned()))
+}
+
+/// The query string's parameters split where the REST grammar splits them (`&` and `;`),
+/// each decoded: what the grammar would read as `apikey` is what authenticates, and what
+/// [`without_apikey`] takes out.
+fn query_params(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+    query
+        .split(['&', ';'])
+        .filter_map(|part| url::form_urlencoded::parse(part.as_bytes()).next())
+}
+
+fn names_apikey(part: &str) -> bool {
+    url::form_urlencoded::parse(part.as_bytes())
+        .next()
+        .is_some_and(|(name, _)| name == "apikey")
+}
+
+/// `query` without its `apikey` parameters, as Kong's key-auth hands a request on
+/// (`hide_credentials`): the REST grammar never reads the key as a filter or a function's
+/// argument, so no answer can quote it.
+pub fn without_apikey(query: &str) -> Cow<'_, str> {
+    if !query.split(['&', ';']).any(names_apikey) {
+        return Cow::Borrowed(query);
+    }
+    let kept: Vec<&str> = query
+        .split(['&', ';'])
+        .filter(|part| !names_apikey(part))
+        .collect();
+    Cow::Owned(kept.join("&"))
 }
 
 /// The bearer token of `req`, if any.
@@ -156,5 +186,27 @@ fn token_refusal(e: TokenError) -> RestError {
         message: message.to_owned(),
         details: None,
         hint: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_apikey;
+
+    #[test]
+    fn the_key_is_taken_out_of_the_query_wherever_it_stands() {
+        for (query, kept) in [
+            ("id=eq.3", "id=eq.3"),
+            ("id=eq.3&apikey=k", "id=eq.3"),
+            ("apikey=k&id=eq.3&select=id", "id=eq.3&select=id"),
+            ("id=eq.3;apikey=k", "id=eq.3"),
+            ("api%6Bey=k&id=eq.3", "id=eq.3"),
+            ("apikey=k&apikey=l", ""),
+            ("apikey", ""),
+            ("apikeys=eq.1", "apikeys=eq.1"),
+            ("", ""),
+        ] {
+            assert_eq!(without_apikey(query), kept, "{query}");
+        }
     }
 }

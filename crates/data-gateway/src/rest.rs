@@ -9,7 +9,7 @@ use quire_dataapi::{RestRequest, from_pg_error, plan, respond};
 use quire_databases::{DatabaseError, GatewayError, InstanceError, KeyRole, RunError};
 use quire_edge::{ApiError, AppState};
 
-use crate::credentials::{Refused, checked_key, settle};
+use crate::credentials::{Refused, checked_key, settle, without_apikey};
 use crate::errors::{GatewayRefusal, cors, preflight, rest};
 
 /// Where a path under `/db/{slug}/` leads.
@@ -114,10 +114,11 @@ pub async fn serve(
             return GatewayRefusal::Internal.answer();
         }
     };
+    let query = without_apikey(req.query_string());
     let request = RestRequest {
         method: req.method().as_str(),
         path: rest_path,
-        query: req.query_string(),
+        query: &query,
         prefer: header_str(&req, header::HeaderName::from_static("prefer")),
         accept: header_str(&req, header::ACCEPT),
         range: header_str(&req, header::RANGE),
