@@ -15,10 +15,16 @@ on_both_backends!(
     the_modern_era_header_rules_hold,
     a_retried_publish_is_replayed_and_the_page_served,
     tools_list_fits_and_tool_errors_carry_quire_codes,
+    protocol_errors_are_json_rpc_errors,
 );
 
 /// What every `/mcp` request of these tests sends, and the answer.
 async fn mcp(srv: &Server, key: Option<&str>, headers: &[(&str, &str)], body: &Value) -> Reply {
+    raw(srv, key, headers, &body.to_string()).await
+}
+
+/// [`mcp`] with a body that need not be JSON.
+async fn raw(srv: &Server, key: Option<&str>, headers: &[(&str, &str)], body: &str) -> Reply {
     let mut req = srv
         .http
         .post(format!("{}/mcp", srv.base))
@@ -30,7 +36,7 @@ async fn mcp(srv: &Server, key: Option<&str>, headers: &[(&str, &str)], body: &V
     for (name, value) in headers {
         req = req.header(*name, *value);
     }
-    let resp = req.body(body.to_string()).send().await.expect("request");
+    let resp = req.body(body.to_owned()).send().await.expect("request");
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let text = resp.text().await.expect("body");
@@ -341,4 +347,112 @@ async fn tools_list_fits_and_tool_errors_carry_quire_codes(b: Backend) {
     assert!(password.starts_with("password_required: "), "{password}");
     let forbidden = tool_error(&call(&srv, &page_key, "list_projects", json!({})).await);
     assert!(forbidden.starts_with("insufficient_scope: "), "{forbidden}");
+}
+
+/// A JSON-RPC error answer: its status, `application/json`, the id and the code.
+#[track_caller]
+fn protocol_error(r: &Reply, status: u16, id: &Value, code: i64) {
+    assert_eq!(r.status, status, "{}", r.text);
+    assert_eq!(header(r, "content-type"), "application/json", "{}", r.text);
+    assert_eq!(r.body["jsonrpc"], "2.0", "{}", r.text);
+    assert_eq!(&r.body["id"], id, "{}", r.text);
+    assert_eq!(r.body["error"]["code"], code, "{}", r.text);
+    assert!(r.body["error"]["message"].is_string(), "{}", r.text);
+}
+
+async fn protocol_errors_are_json_rpc_errors(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let key = Some(ann.key.as_str());
+    let era = [("mcp-protocol-version", "2025-11-25")];
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let batch = json!([ping, ping]).to_string();
+    for (body, id, code) in [
+        ("not json".to_owned(), Value::Null, -32700),
+        (
+            r#"{"jsonrpc": "2.0", "id": 1,"#.to_owned(),
+            Value::Null,
+            -32700,
+        ),
+        ("[]".to_owned(), Value::Null, -32600),
+        (batch, Value::Null, -32600),
+        ("42".to_owned(), Value::Null, -32600),
+        (
+            r#"{"jsonrpc": "1.0", "id": 5, "method": "ping"}"#.to_owned(),
+            json!(5),
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}"#.to_owned(),
+            Value::Null,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": [1], "method": "ping"}"#.to_owned(),
+            Value::Null,
+            -32600,
+        ),
+    ] {
+        let r = raw(&srv, key, &era, &body).await;
+        protocol_error(&r, 400, &id, code);
+    }
+    // Nesting past serde_json's 128 levels is refused as it is read, not after.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let started = std::time::Instant::now();
+    protocol_error(
+        &raw(&srv, key, &era, &deep).await,
+        400,
+        &Value::Null,
+        -32700,
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+
+    // A version the server does not speak: MCP's -32022, with the ones it does.
+    let unsupported = mcp(
+        &srv,
+        key,
+        &[("mcp-protocol-version", "2099-01-01")],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    protocol_error(&unsupported, 400, &json!(2), -32022);
+    assert_eq!(unsupported.body["error"]["data"]["requested"], "2099-01-01");
+    let supported = unsupported.body["error"]["data"]["supported"].to_string();
+    assert!(
+        supported.contains("2026-07-28") && supported.contains("2025-11-25"),
+        "{supported}"
+    );
+    // A body that says it is not JSON keeps rmcp's 415, in JSON-RPC's words.
+    let text = srv
+        .http
+        .post(format!("{}/mcp", srv.base))
+        .bearer_auth(&ann.key)
+        .header("content-type", "text/plain")
+        .header("accept", "application/json, text/event-stream")
+        .body(ping.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text.status().as_u16(), 415);
+    let body: Value = text.json().await.unwrap();
+    assert_eq!(
+        (&body["id"], &body["error"]["code"]),
+        (&Value::Null, &json!(-32600)),
+        "{body}"
+    );
+
+    // `arguments` that is not an object: invalid params (not "method not found"), in the
+    // answer to the request, in both eras.
+    let legacy = mcp(
+        &srv,
+        key,
+        &era,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "list_pages", "arguments": [1, 2]}}),
+    )
+    .await;
+    protocol_error(&legacy, 200, &json!(3), -32602);
+    let modern = call(&srv, &ann.key, "list_pages", json!("nope")).await;
+    protocol_error(&modern, 200, &json!(1), -32602);
 }

@@ -10,6 +10,7 @@
 //! to codes), the domain crates it calls, actix-web, and `rmcp` with its `http` 1.x types; it
 //! never depends on another surface.
 
+mod envelope;
 pub mod gate;
 mod limiter;
 mod server;

@@ -27,6 +27,16 @@ const VERSIONS: &[ProtocolVersion] = &[
     ProtocolVersion::V_2025_03_26,
 ];
 
+/// Whether `version` is one this server speaks.
+pub(crate) fn serves(version: &str) -> bool {
+    VERSIONS.iter().any(|v| v.as_str() == version)
+}
+
+/// The versions served, newest first, as the protocol writes them.
+pub(crate) fn versions() -> Vec<&'static str> {
+    VERSIONS.iter().map(ProtocolVersion::as_str).collect()
+}
+
 /// The handler of one request.
 #[derive(Debug, Clone)]
 pub struct QuireMcp {

@@ -3,7 +3,8 @@
 //! the page-size cap) with the caller in its extensions, handed to
 //! `StreamableHttpService::handle`, and the answer copied back. The service is stateless
 //! (`legacy_session_mode(false)`) and answers plain JSON, so its body ends with the answer
-//! and is read whole.
+//! and is read whole. A JSON body is first read for its JSON-RPC envelope ([`envelope`]),
+//! and what rmcp refuses in plain text is answered as a JSON-RPC error.
 
 use std::sync::Arc;
 
@@ -14,7 +15,9 @@ use quire_edge::AppState;
 use quire_kernel::{Principal, PrincipalKind, Resource};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
 
+use crate::envelope::{self, Refusal};
 use crate::gate::{self, Allowed};
 use crate::limiter::Limiter;
 use crate::server::QuireMcp;
@@ -128,6 +131,14 @@ async fn forward(
     {
         builder = builder.header(http::header::HOST, host);
     }
+    let id = if declares_json(req) {
+        match envelope::check(&body) {
+            Ok(id) => id,
+            Err(refusal) => return refused(&refusal, req, allowed),
+        }
+    } else {
+        None
+    };
     let Ok(mut request) = builder.body(Full::new(body)) else {
         return gate::answer(StatusCode::BAD_REQUEST, req, allowed)
             .json(serde_json::json!({"error": "invalid_request", "error_description": "unreadable request head"}));
@@ -141,6 +152,9 @@ async fn forward(
     };
     let status =
         StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if !status.is_success() && !is_json(parts.headers.get(http::header::CONTENT_TYPE)) {
+        return refused(&in_json_rpc(status, &bytes, req, id.as_ref()), req, allowed);
+    }
     let mut out = gate::answer(status, req, allowed);
     for (name, value) in &parts.headers {
         if name == http::header::CACHE_CONTROL || name == http::header::VARY {
@@ -149,4 +163,54 @@ async fn forward(
         out.append_header((name.as_str(), value.as_bytes()));
     }
     out.body(bytes)
+}
+
+fn refused(refusal: &Refusal, req: &HttpRequest, allowed: &Allowed) -> HttpResponse {
+    gate::answer(refusal.status, req, allowed).json(&refusal.body)
+}
+
+/// `application/json`, parameters aside, as rmcp reads `Content-Type`.
+fn is_json(value: Option<&http::HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn declares_json(req: &HttpRequest) -> bool {
+    let value = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| http::HeaderValue::from_bytes(v.as_bytes()).ok());
+    is_json(value.as_ref())
+}
+
+/// rmcp's plain-text refusals (a head it does not take: `Accept`, `Content-Type`, the
+/// `MCP-Protocol-Version` header) as JSON-RPC errors, with rmcp's status and words. An
+/// unsupported protocol version is MCP's `-32022`, with the versions served, so a client
+/// can retry with one of them.
+fn in_json_rpc(status: StatusCode, text: &[u8], req: &HttpRequest, id: Option<&Value>) -> Refusal {
+    let words = String::from_utf8_lossy(text);
+    let words: String = words.chars().take(300).collect();
+    let requested = req
+        .headers()
+        .get("mcp-protocol-version")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if status == StatusCode::BAD_REQUEST
+        && let Some(requested) = requested.filter(|v| !crate::server::serves(v))
+    {
+        return Refusal::new(
+            status,
+            id,
+            envelope::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({"requested": requested, "supported": crate::server::versions()}));
+    }
+    let code = if status.is_server_error() {
+        envelope::INTERNAL_ERROR
+    } else {
+        envelope::INVALID_REQUEST
+    };
+    Refusal::new(status, id, code, &words)
 }
