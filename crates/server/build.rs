@@ -4,14 +4,15 @@
 //! Chromium and chromedriver, axe-core, Schemathesis, the MCP Python SDK (in
 //! `target/mcp-python`), Supabase's Python client (in `target/supabase-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
 //! run on (in `target/inspector`, `target/conformance` and `target/node22`), and supabase-js's
-//! browser build for the to-do example (`examples/todo/site/supabase.js`). Under `CI=true` nothing is ever
+//! browser build for the to-do example (`examples/todo/site/supabase.js`), and the `openssl`
+//! command (on `PATH`: a TLS server with a certificate no one trusts). Under `CI=true` nothing is ever
 //! skipped: the tests run and fail on what is missing.
 
 use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 9] = [
+const SKIPS: [&str; 10] = [
     "no_postgres",
     "no_chromium",
     "no_axe",
@@ -21,6 +22,7 @@ const SKIPS: [&str; 9] = [
     "no_mcp_conformance",
     "no_supabase_python",
     "no_supabase_js",
+    "no_openssl",
 ];
 /// The MCP Inspector's entry point and the Node that runs it, under `target`.
 const INSPECTOR: &str =
@@ -83,11 +85,15 @@ fn main() {
     if !axe {
         missing.push("no_axe");
     }
-    let on_path = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join("schemathesis").is_file())
-    });
-    if !on_path {
+    let on_path = |command: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
+    };
+    if !on_path("schemathesis") {
         missing.push("no_schemathesis");
+    }
+    if !on_path("openssl") {
+        missing.push("no_openssl");
     }
     if !present(&target.join("mcp-python/bin/python"), &target) {
         missing.push("no_mcp_python");

@@ -1,9 +1,12 @@
 //! Client ID Metadata Documents against the real server, on both databases: a document on
 //! a loopback HTTP server (the test switch on) drives a whole flow, from a URL `client_id`
 //! to a call of `/mcp`; documents that lie, redirect, grow past 16 KiB or never answer are
-//! refused on the error page; inner addresses are never fetched; the operator's switch and
-//! the discovery field.
+//! refused on the error page; inner addresses are never fetched; a certificate no verifier
+//! trusts is refused without an ERROR line; the operator's switch and the discovery field.
 
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -409,4 +412,97 @@ async fn the_operator_turns_metadata_documents_off(b: Backend) {
         "client metadata documents are turned off",
     )
     .await;
+}
+
+/// `openssl s_server` on a loopback port with a self-signed certificate, which no verifier
+/// trusts; stopped when dropped.
+struct Untrusted {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Untrusted {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn untrusted_tls(dir: &Path) -> Untrusted {
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "tls.key",
+            "-out",
+            "tls.pem",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(made.status.success(), "{made:?}");
+    // `-www` answers on its own, never reading standard input (whose end would close the
+    // connection before the handshake).
+    let mut child = Command::new("openssl")
+        .args(["s_server", "-www", "-accept", "127.0.0.1:0"])
+        .args(["-cert", "tls.pem", "-key", "tls.key"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run openssl s_server");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("s_server says where it listens")
+            .expect("read s_server");
+        if let Some(address) = line.strip_prefix("ACCEPT ") {
+            break address.rsplit_once(':').unwrap().1.parse().unwrap();
+        }
+    };
+    // What it prints per connection is read and dropped, so it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Untrusted { child, port }
+}
+
+/// Anyone can make the server fetch from a host whose certificate it refuses: that is the
+/// requester's doing, not the operator's alarm. The fetch fails on the error page, Quire's
+/// own line says why at info, and nothing is logged as an ERROR (the TLS verifier's own line
+/// is off, `telemetry.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(no_openssl, ignore = "needs the openssl command")]
+async fn a_certificate_no_one_trusts_is_refused_without_an_error_line() {
+    let db = TestDb::create(Backend::Sqlite).await.expect("SQLite");
+    let srv = db.start_with(&[SWITCH]);
+    let tls = untrusted_tls(db.dir.path());
+    for path in ["/one.json", "/two.json"] {
+        refused(
+            &srv,
+            &format!("https://127.0.0.1:{}{path}", tls.port),
+            REDIRECT,
+            "its host could not be resolved or reached",
+        )
+        .await;
+    }
+    let logs = srv.logs();
+    let errors: Vec<&str> = logs
+        .lines()
+        .filter(|line| line.contains(r#""level":"ERROR""#))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let said = logs
+        .lines()
+        .filter(|line| {
+            line.contains(r#""level":"INFO""#)
+                && line.contains("client metadata document not fetched")
+                && line.contains("certificate")
+        })
+        .count();
+    assert_eq!(said, 2, "{logs}");
 }

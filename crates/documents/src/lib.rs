@@ -1,7 +1,7 @@
 //! `quire-documents`: the `ClientMetadataDocuments` adapter of `quire-oauth`. It fetches an
 //! OAuth client metadata document over HTTPS with reqwest, guarded against server-side
 //! request forgery, and holds the answers. It depends on `quire-oauth` (the port), reqwest,
-//! url and tokio; nothing else of Quire.
+//! url, tokio and tracing; nothing else of Quire.
 //!
 //! - The host is resolved here, every address it resolves to is checked ([`address`]), and
 //!   the connection goes only to those addresses (the client is built with them), so a
@@ -11,6 +11,9 @@
 //!   content type.
 //! - A document is held for its `Cache-Control: max-age` bounded to 5 minutes .. 24 hours,
 //!   a failure for a minute; at most [`HELD`] answers (all forgotten when full).
+//! - Whoever opens the consent page chooses the URL, so a fetch that fails is logged at
+//!   info, never as an error: a connection's cause (a certificate refused, a reset) is the
+//!   one thing the error page does not say.
 
 pub mod address;
 
@@ -111,11 +114,20 @@ impl DocumentFetcher {
         if let Some(Host::Domain(domain)) = url.host() {
             builder = builder.resolve_to_addrs(domain, &addresses);
         }
-        let client = builder.build().map_err(|_| FetchError::Unreachable)?;
+        let client = builder.build().map_err(|e| {
+            // Nothing of the URL's: the machine's TLS set-up, for the operator.
+            tracing::warn!(error = %causes(&e), "no HTTP client for client metadata documents");
+            FetchError::Unreachable
+        })?;
         let failed = |e: reqwest::Error| {
             if e.is_timeout() {
                 FetchError::TimedOut
             } else {
+                tracing::info!(
+                    host = url.host_str().unwrap_or_default(),
+                    cause = %causes(&e.without_url()),
+                    "client metadata document not fetched"
+                );
                 FetchError::Unreachable
             }
         };
@@ -174,6 +186,19 @@ impl ClientMetadataDocuments for DocumentFetcher {
         self.hold(url.as_str(), &answer);
         answer
     }
+}
+
+/// `e` and its sources, one after another: reqwest's own words ("error sending request")
+/// say nothing of a certificate refused three sources down.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// `application/json` or a `+json` type, parameters aside.
