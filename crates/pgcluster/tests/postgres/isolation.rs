@@ -157,3 +157,70 @@ async fn the_authenticator_reaches_tables_only_through_the_shared_roles_and_thei
     drop(auth);
     cluster.drop_tenant(&tenant.names).await.unwrap();
 }
+
+/// PostgreSQL keeps no shared catalog per database: another tenant's database and role
+/// names stay visible (docs/decisions/database-service.md says so and how an operator
+/// separates them); what its sessions run and the server's files do not.
+#[tokio::test]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+async fn a_tenant_sees_anothers_names_but_not_its_statements() {
+    let Some(cluster) = cluster().await else {
+        return;
+    };
+    let a = created(&cluster).await;
+    let b = created(&cluster).await;
+    // B's owner has a session whose last statement names something of B's.
+    let theirs = connect(&cluster.tenant_config(&b, TenantRole::Owner)).await;
+    theirs
+        .batch_execute("select 'b-private-marker'")
+        .await
+        .unwrap();
+    let rows = |sql: String| {
+        let (cluster, a) = (&cluster, &a);
+        async move {
+            cluster
+                .run_sql(a, &sql, 1)
+                .await
+                .map(|out| out.rows)
+                .map_err(|e| match e {
+                    ClusterError::Refused(r) => r.sqlstate,
+                    other => panic!("{sql}: {other:?}"),
+                })
+        }
+    };
+    let b_owner = &b.names.owner_role;
+    let seen = rows(format!(
+        "select query, datname::text from pg_stat_activity where usename = '{b_owner}'"
+    ))
+    .await
+    .unwrap();
+    assert!(!seen.is_empty(), "B's session is listed, with its user");
+    for row in &seen {
+        assert_eq!(row[0], json!("<insufficient privilege>"), "{seen:?}");
+    }
+    let marker = rows(
+        "select count(*) from pg_stat_activity where query like '%b-private' || '-marker%'".into(),
+    )
+    .await;
+    assert_eq!(marker, Ok(vec![vec![json!(0)]]));
+    // Settings only a superuser reads are hidden from the view and refused to SHOW.
+    assert_eq!(
+        rows("show data_directory".into()).await,
+        Err("42501".to_owned())
+    );
+    assert_eq!(
+        rows("select setting from pg_settings where name = 'data_directory'".into()).await,
+        Ok(vec![])
+    );
+    // Not hidden: the names in the shared catalogs (revoking CONNECT does not hide them).
+    let names = rows(format!(
+        "select (select count(*) from pg_database where datname = '{}'), \
+                (select count(*) from pg_roles where rolname = '{b_owner}')",
+        b.names.database
+    ))
+    .await;
+    assert_eq!(names, Ok(vec![vec![json!(1), json!(1)]]));
+    drop(theirs);
+    cluster.drop_tenant(&a.names).await.unwrap();
+    cluster.drop_tenant(&b.names).await.unwrap();
+}
