@@ -231,9 +231,16 @@ async fn every_url_rule_refuses_with_its_own_code(b: Backend) {
         return;
     };
     let ann = db.create_account("ann", &[]);
-    let s = db.start_with(&[("QUIRE_LINK_DENY_HOSTS", "evil.test, bad.example")]);
+    let s = db.start_with(&[(
+        "QUIRE_LINK_DENY_HOSTS",
+        "evil.test, bad.example, 169.254.169.254",
+    )]);
     let long = format!("https://example.com/{}", "a".repeat(8 * 1024));
     let own = format!("{}/s/abcdef", s.pages);
+    // The pages listener's own address serves short links whatever the host is called.
+    let listener = format!("http://{}/s/abcdef", s.pages_addr);
+    let (_, port) = s.pages_addr.rsplit_once(':').unwrap();
+    let mapped = format!("http://[::ffff:127.0.0.1]:{port}/s/abcdef");
     for (url, code) in [
         ("ftp://example.com/x", "invalid_url"),
         ("javascript:alert(1)", "invalid_url"),
@@ -241,8 +248,12 @@ async fn every_url_rule_refuses_with_its_own_code(b: Backend) {
         (long.as_str(), "url_too_long"),
         ("https://user:secret@example.com/", "url_credentials"),
         (own.as_str(), "url_loop"),
+        (listener.as_str(), "url_loop"),
+        (mapped.as_str(), "url_loop"),
         ("https://phish.evil.test/login", "url_denied"),
         ("https://BAD.example/", "url_denied"),
+        ("http://[::ffff:169.254.169.254]/latest", "url_denied"),
+        ("http://[::ffff:a9fe:a9fe]/", "url_denied"),
     ] {
         let r = s.post(LINKS, &ann.key, json!({"url": url})).await;
         r.assert_error(400, code);

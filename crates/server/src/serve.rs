@@ -238,7 +238,14 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 data_api: databases.runtime.clone(),
             },
         ),
-        settings(&config, &origins, signing_key, captcha_secret, sealing_key),
+        settings(
+            &config,
+            &origins,
+            pages_addr,
+            signing_key,
+            captcha_secret,
+            sealing_key,
+        ),
     );
     let sealed = services
         .sessions

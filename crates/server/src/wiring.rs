@@ -101,6 +101,7 @@ pub(crate) const CAPTCHA_SECRET: &str = "captcha";
 pub(crate) fn settings(
     config: &Config,
     origins: &PageOrigins,
+    pages_addr: std::net::SocketAddr,
     signing_key: String,
     captcha_secret: String,
     sealing_key: SealingKey,
@@ -119,6 +120,7 @@ pub(crate) fn settings(
         links: LinkConfig {
             urls: UrlRules {
                 links_origin: origins.links_origin(),
+                listener: Some(pages_addr),
                 // Checked when the configuration was loaded.
                 deny: config.deny_hosts().unwrap_or_default(),
             },

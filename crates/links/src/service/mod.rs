@@ -37,6 +37,7 @@ impl Default for LinkConfig {
         Self {
             urls: UrlRules {
                 links_origin: "http://localhost:8081".into(),
+                listener: None,
                 deny: crate::DenyHosts::default(),
             },
             public_id_attempts: 5,
