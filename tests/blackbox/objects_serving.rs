@@ -1,7 +1,7 @@
 //! Objects served to visitors at `/{slug}` of their owner's origin, on both databases: the
-//! bytes whole and in ranges against RFC 9110's answers, conditional requests, what a browser
-//! would run sent as a sandboxed attachment, and exact download budgets that ranged
-//! follow-ups, browsers' first requests and previews never spend.
+//! bytes whole and in ranges against RFC 9110's answers, conditional requests, every type
+//! not known to be inert sent as a sandboxed attachment, and exact download budgets that
+//! ranged follow-ups, browsers' first requests and previews never spend.
 
 use futures_util::future::join_all;
 
@@ -72,7 +72,8 @@ async fn objects_are_served_whole_in_ranges_and_conditionally(b: Backend) {
     assert_eq!(text(&h, "accept-ranges"), "bytes");
     assert_eq!(text(&h, "x-content-type-options"), "nosniff");
     assert_eq!(text(&h, "content-type"), "application/octet-stream");
-    assert!(text(&h, "content-disposition").starts_with("inline; filename=\"data.bin\""));
+    // Not a type known to be inert: a download, whatever a browser would make of it.
+    assert!(text(&h, "content-disposition").starts_with("attachment; filename=\"data.bin\""));
 
     let (status, h, body) = get_as("HEAD", &url, &[]).await;
     assert_eq!((status, body.len()), (200, 0));
@@ -168,6 +169,47 @@ async fn active_content_is_a_sandboxed_attachment_and_guarded_objects_open_to_ke
     let (_, h, _) = get(svg["url"].as_str().unwrap(), &[]).await;
     assert!(text(&h, "content-disposition").starts_with("attachment;"));
     assert!(text(&h, "content-security-policy").starts_with("sandbox"));
+    // A type no list of active ones named (XSL runs script in Chromium), and one merely
+    // unknown, are attachments in the sandbox too: only known inert types go inline.
+    let xsl =
+        b"<?xml version=\"1.0\"?><x:stylesheet xmlns:x=\"http://www.w3.org/1999/XSL/Transform\"/>";
+    for (slug, content_type, inline) in [
+        ("xsl", "text/xsl", false),
+        ("mixed", "multipart/x-mixed-replace; boundary=x", false),
+        ("unknown", "application/x-whatever", false),
+        ("png", "image/png", true),
+        ("plain", "text/plain; charset=utf-8", true),
+    ] {
+        let r = crate::objects::send(
+            &srv,
+            "PUT",
+            &format!(
+                "{}?filename=a.txt&access=public&slug={slug}",
+                crate::objects::OBJECTS
+            ),
+            &ann.key,
+            content_type,
+            xsl.to_vec(),
+        )
+        .await;
+        let url = r.assert_status(201)["url"].as_str().unwrap().to_owned();
+        let (status, h, body) = get(&url, &[]).await;
+        assert_eq!((status, body.as_slice()), (200, &xsl[..]), "{content_type}");
+        assert_eq!(text(&h, "content-type"), content_type);
+        assert_eq!(text(&h, "x-content-type-options"), "nosniff");
+        let disposition = text(&h, "content-disposition");
+        let csp = text(&h, "content-security-policy");
+        if inline {
+            assert!(disposition.starts_with("inline;"), "{content_type}: {h:?}");
+            assert!(!csp.contains("sandbox"), "{content_type}: {h:?}");
+        } else {
+            assert!(
+                disposition.starts_with("attachment;"),
+                "{content_type}: {h:?}"
+            );
+            assert_eq!(csp, "sandbox; default-src 'none'", "{content_type}: {h:?}");
+        }
+    }
 
     // A private object sends visitors to sign in (`objects_access`); keys of its project
     // that may serve pages read it.

@@ -60,22 +60,122 @@ impl Object {
         LinkId(self.id.0)
     }
 
-    /// Types a browser would run (HTML, XHTML, SVG, XML): always served as an attachment in a
-    /// sandbox, since the owner's origin holds the pages' policy cookies.
+    /// Types a browser renders as a document that may run script (HTML, XHTML, SVG, XML,
+    /// XSL, multipart replacement): what the dashboard warns of. Serving does not rely on
+    /// this list, which no one can keep complete: see [`Object::is_inert`].
     #[must_use]
     pub fn is_active_content(&self) -> bool {
-        let essence = self
-            .content_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        essence == "text/html"
-            || essence == "application/xhtml+xml"
-            || essence == "image/svg+xml"
-            || essence == "text/xml"
-            || essence == "application/xml"
-            || essence.ends_with("+xml")
+        let essence = essence(&self.content_type);
+        let (kind, subtype) = essence.split_once('/').unwrap_or((essence.as_str(), ""));
+        matches!(
+            essence.as_str(),
+            "text/html" | "text/xml" | "text/xsl" | "application/xml"
+        ) || subtype.ends_with("+xml")
+            || subtype.ends_with("-xml")
+            || subtype.contains("xml-")
+            || kind == "multipart"
+            || (kind == "text" && subtype.contains("html"))
+    }
+
+    /// Whether visitors may be given it inline: only types every browser shows as they
+    /// are, running nothing of them (images but SVG, audio, video, plain text, PDF, JSON).
+    /// Any other type, known to be active or merely unknown, is served as an attachment in
+    /// a sandbox, so a type missing from a list of dangerous ones never runs script on the
+    /// owner's origin.
+    #[must_use]
+    pub fn is_inert(&self) -> bool {
+        let essence = essence(&self.content_type);
+        let Some((kind, subtype)) = essence.split_once('/') else {
+            return false;
+        };
+        let markup = subtype.contains("xml") || subtype.contains("svg") || subtype.contains("html");
+        match kind {
+            "image" | "audio" | "video" => !markup,
+            _ => matches!(
+                essence.as_str(),
+                "text/plain" | "application/pdf" | "application/json"
+            ),
+        }
+    }
+}
+
+/// A media type's `type/subtype`, lower case, without parameters.
+fn essence(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typed(content_type: &str) -> Object {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        Object {
+            id: ObjectId(uuid::Uuid::nil()),
+            public_id: "abc".into(),
+            account_id: AccountId(uuid::Uuid::nil()),
+            project_id: ProjectId(uuid::Uuid::nil()),
+            slug: "s".into(),
+            title: "t".into(),
+            filename: "f".into(),
+            content_type: content_type.into(),
+            size_bytes: 0,
+            sha256: String::new(),
+            blob: String::new(),
+            status: ObjectStatus::Active,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        }
+    }
+
+    #[test]
+    fn only_types_browsers_show_as_they_are_are_inert() {
+        for inert in [
+            "image/png",
+            "IMAGE/JPEG",
+            "image/webp; q=1",
+            "audio/mpeg",
+            "video/mp4",
+            "text/plain; charset=utf-8",
+            "application/pdf",
+            "application/json",
+        ] {
+            assert!(typed(inert).is_inert(), "{inert}");
+            assert!(!typed(inert).is_active_content(), "{inert}");
+        }
+        for active in [
+            "text/html",
+            "Text/HTML; charset=utf-8",
+            "application/xhtml+xml",
+            "image/svg+xml",
+            "text/xml",
+            "application/xml",
+            "text/xsl",
+            "application/xslt+xml",
+            "application/rss+xml",
+            "text/xml-external-parsed-entity",
+            "multipart/x-mixed-replace; boundary=x",
+        ] {
+            assert!(!typed(active).is_inert(), "{active}");
+            assert!(typed(active).is_active_content(), "{active}");
+        }
+        // Neither known to be active nor known to be inert: not inline either.
+        for unknown in [
+            "application/octet-stream",
+            "application/zip",
+            "text/javascript",
+            "text/vtt",
+            "application/x-unknown",
+            "image/svg-xml",
+            "video/x-svg",
+        ] {
+            assert!(!typed(unknown).is_inert(), "{unknown}");
+        }
     }
 }

@@ -300,8 +300,8 @@ impl Pieces for ObjectPieces {
     }
 }
 
-/// An object: its bytes streamed, never held whole. Whatever a browser would run is an
-/// attachment in a sandbox with no script: the owner's origin holds the pages' cookies.
+/// An object: its bytes streamed, never held whole. Whatever is not known to be inert is
+/// an attachment in a sandbox with no script: the owner's origin holds the pages' cookies.
 fn object_response(object: ObjectAnswer, https: bool) -> Response {
     let status = if object.range.is_some() { 206 } else { 200 };
     let mut response = Response::new(status)

@@ -144,9 +144,10 @@ pub struct FileAnswer {
 #[derive(Debug, Clone)]
 pub struct ObjectAnswer {
     pub content_type: String,
-    /// `Content-Disposition`: an attachment for types a browser would run, else inline.
+    /// `Content-Disposition`: inline only for a public object of an inert type.
     pub disposition: String,
-    /// HTML, XHTML, SVG or XML: sent with `Content-Security-Policy: sandbox`.
+    /// Not of a type known to be inert (`Object::is_inert`): sent with
+    /// `Content-Security-Policy: sandbox`.
     pub active: bool,
     pub etag: String,
     pub last_modified: Arc<str>,

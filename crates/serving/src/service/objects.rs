@@ -276,7 +276,7 @@ impl ServingService {
         let Some(body) = self.object_body(object, wanted).await? else {
             return Ok(Answer::NotFound);
         };
-        let active = object.is_active_content();
+        let active = !object.is_inert();
         let disposition = if active || link.policy.access != Access::Public {
             quire_objects::disposition::attachment(&object.filename)
         } else {
