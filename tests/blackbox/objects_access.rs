@@ -1,7 +1,7 @@
 //! Guarded objects to visitors, on both databases: the pages' password form and the
 //! dashboard's sign-in pass let people in, each setting a cookie for that one object, and a
-//! budgeted object's view cookie makes the later ranges of a counted download free while a
-//! range without it is a download of its own.
+//! budgeted object's view cookie makes the later ranges of a counted download free, one
+//! file length in all, while a range without it is a download of its own.
 
 use crate::dashboard::{Browser, PASSWORD};
 use crate::harness::{Backend, Server, TestDb, on_both_backends, setup};
@@ -13,6 +13,7 @@ on_both_backends!(
     a_password_object_takes_the_password_for_itself_alone,
     private_and_allow_list_objects_open_through_the_dashboard,
     a_view_cookie_frees_the_later_ranges_of_its_download_only,
+    a_view_cookie_gives_one_file_length_in_all,
 );
 
 async fn made(srv: &Server, key: &str, parts: &[Part<'_>]) -> serde_json::Value {
@@ -227,10 +228,9 @@ async fn a_view_cookie_frees_the_later_ranges_of_its_download_only(b: Backend) {
     assert_eq!(first.status, 206);
     let (cookie, attrs) = set_cookie(&first, "quire_view_two").expect("view cookie");
     assert!(attrs.contains("HttpOnly"), "{attrs}");
-    // The rest of that download, however many requests it takes, is free.
-    for start in (100..4096).step_by(1000) {
-        let range = format!("bytes={start}-");
-        let r = fetch(url, &[("range", &range), ("cookie", &cookie)]).await;
+    // More of that download, in as many requests as it takes, is free.
+    for range in ["bytes=100-1099", "bytes=1100-2099"] {
+        let r = fetch(url, &[("range", range), ("cookie", &cookie)]).await;
         assert_eq!(r.status, 206, "{range}");
         assert!(set_cookie(&r, "quire_view_two").is_none());
     }
@@ -243,12 +243,112 @@ async fn a_view_cookie_frees_the_later_ranges_of_its_download_only(b: Backend) {
         410,
         "no range of it without a counted download"
     );
-    // The counted download may still finish.
-    let r = fetch(url, &[("range", "bytes=4000-"), ("cookie", &cookie)]).await;
+    // The counted download may still finish: its cookie has the rest of one length.
+    let r = fetch(url, &[("range", "bytes=2100-"), ("cookie", &cookie)]).await;
     assert_eq!(
         (r.status, header(&r, "content-range")),
-        (206, "bytes 4000-4095/4096")
+        (206, "bytes 2100-4095/4096")
     );
+    // Past one length it is a download of its own, and none is left.
+    let r = fetch(url, &[("range", "bytes=4000-"), ("cookie", &cookie)]).await;
+    assert_eq!(r.status, 410);
+    assert!(r.text.contains("no longer available"), "{}", r.text);
     // Its cookie starts no new download.
     assert_eq!(fetch(url, &[("cookie", &cookie)]).await.status, 410);
+}
+
+/// Status, `Content-Range` and the bytes of a GET of `url` with a view cookie and a range;
+/// a body cut short counts what arrived.
+async fn ranged(url: &str, cookie: &str, range: &str) -> (u16, String, Vec<u8>) {
+    let mut resp = visitor()
+        .get(url)
+        .header("cookie", cookie)
+        .header("range", range)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let content_range = resp
+        .headers()
+        .get("content-range")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let mut body = Vec::new();
+    while let Ok(Some(piece)) = resp.chunk().await {
+        body.extend_from_slice(&piece);
+    }
+    (status, content_range, body)
+}
+
+/// One counted byte buys the rest of the file once, not ten minutes of downloads for
+/// whoever the cookie is passed to; ranges sent at once share that one length.
+async fn a_view_cookie_gives_one_file_length_in_all(b: Backend) {
+    let Some((_db, srv, ann)) = setup(b).await else {
+        return;
+    };
+    let bytes: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 253) as u8).collect();
+    let length = bytes.len();
+    let object = made(
+        &srv,
+        &ann.key,
+        &[
+            Part::Field("access", "public"),
+            Part::Field("maxViews", "1"),
+            Part::Field("slug", "once"),
+            Part::File(Some("once.bin"), &bytes),
+        ],
+    )
+    .await;
+    let url = object["url"].as_str().unwrap();
+    let first = fetch(url, &[("range", "bytes=0-0")]).await;
+    assert_eq!(first.status, 206);
+    let (cookie, _) = set_cookie(&first, "quire_view_once").expect("view cookie");
+    assert_eq!(fetch(url, &[]).await.status, 410, "the budget is spent");
+
+    let (status, content_range, body) = ranged(url, &cookie, "bytes=1-").await;
+    assert_eq!(
+        (status, content_range.as_str()),
+        (206, format!("bytes 1-{}/{length}", length - 1).as_str())
+    );
+    assert!(body == bytes[1..], "the rest of the file, once");
+    for range in ["bytes=1-", "bytes=1-1", "bytes=500000-"] {
+        let r = fetch(url, &[("range", range), ("cookie", &cookie)]).await;
+        assert_eq!(r.status, 410, "{range}");
+        assert!(r.text.contains("no longer available"), "{}", r.text);
+        assert!(set_cookie(&r, "quire_view_once").is_none());
+    }
+
+    // Another object, a cookie passed to four at once: one length between them.
+    let object = made(
+        &srv,
+        &ann.key,
+        &[
+            Part::Field("access", "public"),
+            Part::Field("maxViews", "1"),
+            Part::Field("slug", "shared"),
+            Part::File(Some("shared.bin"), &bytes),
+        ],
+    )
+    .await;
+    let url = object["url"].as_str().unwrap().to_owned();
+    let first = fetch(&url, &[("range", "bytes=0-0")]).await;
+    let (cookie, _) = set_cookie(&first, "quire_view_shared").expect("view cookie");
+    let answers = futures_util::future::join_all((0..4).map(|_| {
+        let (url, cookie) = (url.clone(), cookie.clone());
+        tokio::spawn(async move { ranged(&url, &cookie, "bytes=1-").await })
+    }))
+    .await;
+    let mut received = 0;
+    for answer in answers {
+        let (status, _, body) = answer.unwrap();
+        assert!(status == 206 || status == 410, "{status}");
+        if status == 206 {
+            assert!(body == bytes[1..1 + body.len()], "a prefix of the rest");
+            received += body.len();
+        }
+    }
+    assert!(
+        received > 0 && received < length,
+        "{received} bytes for one length of {length}, the counted byte included"
+    );
 }

@@ -9,7 +9,8 @@
 //!   decisions (`service`);
 //! - the performance layer: pages and small files in bounded moka caches and per-thread
 //!   front caches (`sites`, `cache`), gzip, views tallied in memory between flushes
-//!   (`views`), and budgeted views served from blocks leased from the store (`leases`). The
+//!   (`views`), budgeted views served from blocks leased from the store (`leases`), and the
+//!   bytes each budgeted object's view cookie has left (`view_bytes`). The
 //!   caches hear of page and project changes through the kernel's `PageChanges` port, which
 //!   [`ServingService`] implements; they, and the leases' idle time, age by its `Clock`.
 //!
@@ -31,6 +32,7 @@ mod policy;
 mod service;
 mod sites;
 pub mod token;
+mod view_bytes;
 mod views;
 
 pub use answer::{

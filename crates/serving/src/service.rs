@@ -33,6 +33,7 @@ use crate::policy::{
     Gate, Resolved, admits, expired, fingerprint, is_document, resolve, with_query,
 };
 use crate::token::{Claims, Signer, TokenKind};
+use crate::view_bytes::ViewBytes;
 use crate::views::ViewTally;
 
 mod admission;
@@ -105,6 +106,8 @@ pub(crate) struct Inner {
     /// Bot views, referrer hosts and last views of URL links, between flushes.
     pub(crate) notes: NoteTally,
     pub(crate) leases: ViewLeases,
+    /// What each budgeted object's view cookie has left to give, on this replica.
+    pub(crate) view_bytes: ViewBytes,
     /// Tells this service's entries apart in the per-thread front caches.
     pub(crate) id: u64,
     /// When a page was last changed through this replica, in microseconds since the Unix
@@ -151,6 +154,7 @@ impl ServingService {
                 views: ViewTally::default(),
                 notes: NoteTally::default(),
                 leases,
+                view_bytes: ViewBytes::default(),
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
             }),

@@ -3,10 +3,12 @@
 //!
 //! One download is one view: a `200`, or a `206` that starts at byte 0. A budgeted
 //! object's counted download sets the view cookie, and the later ranges of that download
-//! (a player seeking, a download manager's other connections) are free with it; a later
-//! range without it is a download of its own. A budgeted object shows a browser the
-//! continue page first, and previews never spend one. Its password form and sign-in pass
-//! are the pages' (`admission`), pointed at the object.
+//! (a player seeking, a download manager's other connections) are free with it while it
+//! has their bytes left: one file length in all, the counted answer's included
+//! (`crate::view_bytes`); a later range without it, or past it, is a download of its own.
+//! A budgeted object shows a browser the continue page first, and previews never spend
+//! one. Its password form and sign-in pass are the pages' (`admission`), pointed at the
+//! object.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +25,7 @@ use crate::answer::{
 };
 use crate::policy::{Gate, cache_rule, expired, guarded, unix_after, with_query};
 use crate::token::{Claims, TokenKind};
+use crate::view_bytes::{Allowance, metered};
 
 /// An object found at `handle/slug` on its owner's origin, with its link.
 pub(super) struct ObjectSite {
@@ -87,18 +90,24 @@ impl ServingService {
     }
 
     /// The object's bytes, all or `range` of them: its file on local disk (the answer is
-    /// sent with `sendfile`), else storage's stream; `None` when they are missing.
+    /// sent with `sendfile`), else storage's stream; `None` when they are missing. Bytes
+    /// sent under a view cookie's `allowance` are counted as they go, so they stream.
     async fn object_body(
         &self,
         object: &Object,
         range: Option<std::ops::Range<u64>>,
+        allowance: Option<Allowance>,
     ) -> Result<Option<ObjectBody>, InfraError> {
         let bytes = &self.inner.ports.object_bytes;
-        let Some(path) = bytes.local_file(object.id, &object.blob) else {
-            return Ok(bytes
-                .read(object.id, &object.blob, range)
-                .await?
-                .map(ObjectBody::Stream));
+        let local = bytes.local_file(object.id, &object.blob);
+        let Some(path) = local.filter(|_| allowance.is_none()) else {
+            let stream = bytes.read(object.id, &object.blob, range).await?;
+            return Ok(stream.map(|stream| {
+                ObjectBody::Stream(match allowance {
+                    Some(allowance) => metered(stream, allowance),
+                    None => stream,
+                })
+            }));
         };
         // Opened on the worker, as nginx opens what it sends: a lookup in the directory
         // cache, not worth a thread hop.
@@ -133,19 +142,20 @@ impl ServingService {
             return Ok(Answer::Gone);
         }
         let subject = object.id.0;
-        let viewed = || {
-            visit.visitor.view.iter().any(|t| {
+        // The visitor's valid view cookie of the object, with its expiry.
+        let held = || {
+            visit.visitor.view.iter().find_map(|t| {
                 self.inner
                     .signer
                     .check(t, TokenKind::View, subject, now)
-                    .is_some()
+                    .map(|claims| (*t, claims.expires))
             })
         };
         let spent = link
             .policy
             .max_views
             .is_some_and(|max| link.view_count >= max);
-        if spent && !viewed() {
+        if spent && held().is_none() {
             return Ok(Answer::Gone);
         }
         let apps = [App::Serve, App::Page];
@@ -224,10 +234,26 @@ impl ServingService {
                 }
             }
         }
-        // A budgeted object's later range is free only to the download that was counted.
+        // A budgeted object's later range is free only to the download that was counted,
+        // while its cookie has the range's bytes left.
         let budget = link.policy.max_views;
-        let counts =
-            !visit.head && (range.is_none_or(|r| r.start == 0) || (budget.is_some() && !viewed()));
+        let later = range.filter(|r| r.start > 0);
+        let mut allowance = None;
+        let counts = match (later, budget) {
+            _ if visit.head => false,
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(r), Some(_)) => {
+                allowance = held().and_then(|(token, expires)| {
+                    let wanted = r.end - r.start + 1;
+                    let (now, size) = (now.unix_timestamp(), object.size_bytes);
+                    self.inner
+                        .view_bytes
+                        .later_range(token, size, expires, now, wanted)
+                });
+                allowance.is_none()
+            }
+        };
         let mut cookie = None;
         if counts {
             if let Some(budget) = budget {
@@ -251,20 +277,29 @@ impl ServingService {
                     return Ok(Answer::Gone);
                 }
                 let ttl = self.inner.config.view_cookie_ttl;
-                cookie = Some(self.object_cookie(
+                let expires = unix_after(now, ttl);
+                let issued = self.object_cookie(
                     VIEW_COOKIE,
                     &site,
                     &Claims {
                         kind: TokenKind::View,
                         page: subject,
-                        expires: unix_after(now, ttl),
+                        expires,
                         account: None,
                         fingerprint: None,
                         session: None,
-                        nonce: None,
+                        // Each download's cookie its own, so each has a count of its own.
+                        nonce: Some(quire_kernel::secret::random_url_token()[..16].to_owned()),
                     },
                     ttl,
-                ));
+                );
+                allowance = self.inner.view_bytes.issued(
+                    &issued.value,
+                    object.size_bytes,
+                    expires,
+                    now.unix_timestamp(),
+                );
+                cookie = Some(issued);
             } else {
                 self.inner.views.add(link.id);
             }
@@ -273,7 +308,7 @@ impl ServingService {
             Some(r) => (r.end - r.start + 1, Some(r.start..r.end + 1)),
             None => (object.size_bytes, None),
         };
-        let Some(body) = self.object_body(object, wanted).await? else {
+        let Some(body) = self.object_body(object, wanted, allowance).await? else {
             return Ok(Answer::NotFound);
         };
         let active = !object.is_inert();
