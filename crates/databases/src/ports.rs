@@ -136,6 +136,10 @@ pub struct SqlRefusal {
 pub enum ClusterError {
     #[error("PostgreSQL refused the SQL: {} ({})", .0.message, .0.sqlstate)]
     Refused(SqlRefusal),
+    /// The database takes no more connections now (its owner role's connection limit); the
+    /// message says so in the owner's terms.
+    #[error("{0}")]
+    Busy(String),
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -177,13 +181,26 @@ pub trait Cluster: Send + Sync + Debug {
     /// last statement's result with at most `max_rows` rows.
     ///
     /// # Errors
-    /// `Refused` with PostgreSQL's error; `Infra` when the cluster failed.
+    /// `Refused` with PostgreSQL's error, or before anything runs for what cannot run here
+    /// (`COPY` to or from the client); `Busy` when the database takes no more connections;
+    /// `Infra` when the cluster failed.
     async fn run_sql(
         &self,
         tenant: &TenantAccess,
         sql: &str,
         max_rows: usize,
     ) -> Result<SqlOutcome, ClusterError>;
+
+    /// Ends the owners' SQL sessions that have run longer than any request can still be
+    /// waiting for (what a replica that stopped mid-query left), and says how many. Safe
+    /// with several replicas: it ends only what is already over. A cluster that keeps no
+    /// sessions of its own has nothing to end, hence the default.
+    ///
+    /// # Errors
+    /// The cluster failed.
+    async fn end_abandoned_sessions(&self) -> Result<u64, InfraError> {
+        Ok(0)
+    }
 
     /// Tells every data API instance serving the database to load its schema again
     /// (a `NOTIFY` in the database, which every replica's instance listens for).

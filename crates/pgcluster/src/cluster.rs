@@ -1,16 +1,17 @@
 //! [`PgCluster`]: the `Cluster` port on one PostgreSQL cluster.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use quire_databases::{
     AUTH_SCHEMA_SQL, Cluster, ClusterError, SqlOutcome, TenantAccess, TenantNames,
 };
-use quire_kernel::InfraError;
-use tokio_postgres::{Client, Config};
+use quire_kernel::{InfraError, InfraKind};
+use tokio_postgres::Config;
 
 use crate::conn::{AdminPool, check_transport, open, within};
-use crate::error::sqlstate_of;
+use crate::error::{cluster_trouble, refusal, sqlstate_of};
 use crate::provision::{
     EVENT_TRIGGER_SQL, SIZES_SQL, create_database_sql, database_access_sql, drop_database_sql,
     drop_roles_sql, grants_sql,
@@ -18,7 +19,12 @@ use crate::provision::{
 use crate::roles::{
     AdminRole, create_roles_sql, ensure_shared_roles, inspect_admin, restore_passwords_sql,
 };
+use crate::session::{OpenError, OwnerSession, Reaper};
 use crate::settings::PgClusterSettings;
+
+/// Connections kept for ending owners' sessions: apart from provisioning's, so a burst of
+/// abandoned queries never waits behind a `CREATE DATABASE`, nor the other way round.
+const REAPER_CONNECTIONS: usize = 2;
 
 /// Which of a database's two login roles a connection is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +41,8 @@ pub enum TenantRole {
 #[derive(Debug)]
 pub struct PgCluster {
     admin: AdminPool,
+    /// Ends owners' sessions left running, from the sessions' own tasks and the sweep.
+    reaper: Arc<AdminPool>,
     role: AdminRole,
     settings: PgClusterSettings,
 }
@@ -49,7 +57,8 @@ impl PgCluster {
     /// The URL does not parse or asks for TLS (not supported yet); the cluster does not
     /// answer; the role lacks `CREATEDB`/`CREATEROLE`; the shared roles are missing and the
     /// role may not create `service_role BYPASSRLS` (the message holds the SQL a superuser
-    /// runs once).
+    /// runs once). Owner roles whose connection limit could not be brought up to date are
+    /// only logged.
     pub async fn connect(url: &str, settings: PgClusterSettings) -> Result<Self, InfraError> {
         let mut config: Config = url.parse().map_err(|e| {
             InfraError::new(format!(
@@ -63,6 +72,11 @@ impl PgCluster {
             config.application_name("quire");
         }
         check_transport(&config)?;
+        let reaper = Arc::new(AdminPool::new(
+            config.clone(),
+            REAPER_CONNECTIONS,
+            settings.admin_deadline,
+        ));
         let admin = AdminPool::new(config, settings.admin_connections, settings.admin_deadline);
         let role = {
             let mut conn = admin.get().await?;
@@ -78,8 +92,28 @@ impl PgCluster {
                  (POST …/reload) or when a request names what its cache lacks"
             );
         }
+        if role.server_version < CHECK_INTERVAL_SINCE {
+            tracing::warn!(
+                version = role.server_version,
+                "the database service's cluster is older than PostgreSQL 14: a query of an \
+                 owner whose client has gone runs on until Quire terminates it"
+            );
+        }
+        match crate::sweep::keep_connection_limits(&admin, &settings).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                roles = n,
+                limit = settings.owner_connection_limit,
+                "gave database owner roles the configured connection limit"
+            ),
+            Err(e) => tracing::warn!(
+                error = %e,
+                "database owner roles' connection limits were not brought up to date"
+            ),
+        }
         Ok(Self {
             admin,
+            reaper,
             role,
             settings,
         })
@@ -88,15 +122,28 @@ impl PgCluster {
     /// How to connect to a tenant's database as one of its roles: the cluster's host, port
     /// and connection options, that database, that role and its password. For the data API
     /// (pools as the authenticator) and for tests.
+    ///
+    /// The owner's connections also carry, as startup options (which outrank any role
+    /// setting the owner makes), `standard_conforming_strings` on, so the server reads
+    /// strings as [`crate::split`] does, and `client_connection_check_interval`.
     #[must_use]
     pub fn tenant_config(&self, tenant: &TenantAccess, role: TenantRole) -> Config {
         let mut config = self.admin.config().clone();
         config.dbname(&tenant.names.database);
         match role {
-            TenantRole::Owner => config
-                .user(&tenant.names.owner_role)
-                .password(&tenant.owner_password)
-                .application_name("quire-sql"),
+            TenantRole::Owner => {
+                let mut options = config.get_options().unwrap_or_default().to_owned();
+                options.push_str(" -c standard_conforming_strings=on");
+                let check = self.settings.client_check_interval.as_millis();
+                if self.role.server_version >= CHECK_INTERVAL_SINCE && check > 0 {
+                    options.push_str(&format!(" -c client_connection_check_interval={check}"));
+                }
+                config
+                    .user(&tenant.names.owner_role)
+                    .password(&tenant.owner_password)
+                    .application_name("quire-sql")
+                    .options(options.trim_start())
+            }
             TenantRole::Authenticator => config
                 .user(&tenant.names.authenticator_role)
                 .password(&tenant.authenticator_password)
@@ -138,22 +185,78 @@ impl PgCluster {
             .await
     }
 
-    /// A connection as the owner, repairing a password the owner changed.
-    async fn owner_client(&self, tenant: &TenantAccess) -> Result<Client, InfraError> {
+    /// A session as the owner (see [`crate::session`]), repairing a password the owner
+    /// changed.
+    async fn owner_session(&self, tenant: &TenantAccess) -> Result<OwnerSession, ClusterError> {
         let config = self.tenant_config(tenant, TenantRole::Owner);
         const WHAT: &str = "connecting as the database's owner";
-        match open(&config, WHAT).await {
-            Err(e) if sqlstate_of(&e) == Some("28P01") => {
+        let reaper = Reaper {
+            admin: Arc::clone(&self.reaper),
+            role: tenant.names.owner_role.clone(),
+            grace: self.settings.sql_cancel_grace,
+        };
+        let deadline = self.settings.connect_timeout;
+        let opened = match OwnerSession::open(&config, WHAT, reaper.clone(), deadline).await {
+            Err(OpenError::Connect(e)) if sqlstate_of(&e) == Some("28P01") => {
                 tracing::warn!(
                     role = %tenant.names.owner_role,
                     "a database's owner no longer has its stored password; restoring it"
                 );
                 self.restore_passwords(tenant).await?;
-                open(&config, WHAT).await
+                OwnerSession::open(&config, WHAT, reaper, deadline).await
             }
             other => other,
-        }
+        };
+        opened.map_err(|e| match e {
+            OpenError::Connect(e) if owner_limit_reached(&e) => ClusterError::Busy(
+                "this database has as many connections open as it may (its owner's \
+                 connection limit): try again when a query has ended"
+                    .into(),
+            ),
+            OpenError::Connect(e) => ClusterError::Infra(e),
+            OpenError::Refused(e) => match e.as_db_error() {
+                Some(db) if !cluster_trouble(db.code().code()) => {
+                    ClusterError::Refused(refusal(db))
+                }
+                _ => ClusterError::Infra(crate::error::infra(WHAT, &e)),
+            },
+        })
     }
+
+    /// The owner's SQL, once [`crate::copy`] has looked at it.
+    async fn run_checked_sql(
+        &self,
+        tenant: &TenantAccess,
+        sql: &str,
+        max_rows: usize,
+    ) -> Result<SqlOutcome, ClusterError> {
+        let mut session = self.owner_session(tenant).await?;
+        let deadline = self.settings.sql_deadline();
+        let outcome = crate::run::run_sql(&mut session, sql, max_rows, deadline).await;
+        // Dropped unsettled (an error, the deadline, or this future dropped), the session
+        // ends its backend itself.
+        if session.settled() {
+            session.finish().await;
+        }
+        outcome
+    }
+
+    /// A session as the owner for one of Quire's own steps, whose failures are Quire's.
+    async fn owner_step_session(&self, tenant: &TenantAccess) -> Result<OwnerSession, InfraError> {
+        self.owner_session(tenant).await.map_err(|e| match e {
+            ClusterError::Infra(e) => e,
+            other => InfraError::caused_by(InfraKind::Unavailable, other),
+        })
+    }
+}
+
+/// PostgreSQL 14 brought `client_connection_check_interval`.
+const CHECK_INTERVAL_SINCE: i32 = 140_000;
+
+/// Whether connecting failed on the role's `CONNECTION LIMIT` (SQLSTATE 53300 is also the
+/// whole cluster's `max_connections`, which is the operator's trouble, not the tenant's).
+fn owner_limit_reached(e: &InfraError) -> bool {
+    sqlstate_of(e) == Some("53300") && e.to_string().contains("for role")
 }
 
 #[async_trait]
@@ -192,15 +295,20 @@ impl Cluster for PgCluster {
         )
         .await?;
         // The `auth` schema belongs to the owner, so the owner makes it.
-        let owner = self.owner_client(tenant).await?;
+        let mut owner = self.owner_step_session(tenant).await?;
         let auth = format!("BEGIN;\n{AUTH_SCHEMA_SQL}\nCOMMIT;");
+        owner.begin();
+        let client = owner.client();
         within(
-            &owner,
-            self.admin.deadline(),
+            client,
+            self.settings.sql_deadline(),
             "making a database's auth schema",
-            owner.batch_execute(&auth),
+            client.batch_execute(&auth),
         )
-        .await
+        .await?;
+        owner.settle();
+        owner.finish().await;
+        Ok(())
     }
 
     async fn drop_tenant(&self, names: &TenantNames) -> Result<(), InfraError> {
@@ -217,17 +325,23 @@ impl Cluster for PgCluster {
         sql: &str,
         max_rows: usize,
     ) -> Result<SqlOutcome, ClusterError> {
-        let started = tokio::time::Instant::now();
-        let deadline = self.settings.sql_deadline();
-        let client = self.owner_client(tenant).await?;
-        let left = deadline.saturating_sub(started.elapsed());
-        // The connection closes when `client` is dropped, after the answer.
-        crate::run::run_sql(&client, sql, max_rows, left, deadline).await
+        if let Some(refused) = crate::copy::client_copy(sql) {
+            return Err(ClusterError::Refused(refused));
+        }
+        self.run_checked_sql(tenant, sql, max_rows).await
+    }
+
+    async fn end_abandoned_sessions(&self) -> Result<u64, InfraError> {
+        crate::sweep::end_abandoned(&self.reaper, &self.settings).await
     }
 
     async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
-        let client = self.owner_client(tenant).await?;
-        crate::notify::announce(&client, self.admin.deadline()).await
+        let mut owner = self.owner_step_session(tenant).await?;
+        owner.begin();
+        crate::notify::announce(owner.client(), self.settings.sql_deadline()).await?;
+        owner.settle();
+        owner.finish().await;
+        Ok(())
     }
 
     async fn sizes(&self, names: &[TenantNames]) -> Result<HashMap<String, u64>, InfraError> {
@@ -248,3 +362,6 @@ impl Cluster for PgCluster {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests;

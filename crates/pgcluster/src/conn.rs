@@ -57,7 +57,7 @@ pub(crate) async fn open(config: &Config, what: &str) -> Result<Client, InfraErr
 /// Polls a connection to its end. tokio-postgres' own driver logs every notice at info;
 /// here they are dropped, since a tenant's SQL chooses their text (`RAISE NOTICE`) and
 /// `DROP … IF EXISTS` makes them by design.
-async fn drive<S, T>(mut connection: Connection<S, T>)
+pub(crate) async fn drive<S, T>(mut connection: Connection<S, T>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
     T: AsyncRead + AsyncWrite + Unpin,

@@ -9,6 +9,13 @@
 //! [`LocalCluster`] runs a private cluster as Quire's child process for
 //! `QUIRE_DATABASES=local`.
 //!
+//! Whatever the owner's SQL does, its backend ends with its request: `COPY` to or from the
+//! client is refused before anything runs, an owner's connection is driven by a task that
+//! ends with it, and a session abandoned before the server answered (the deadline, an error,
+//! the request dropped) is cancelled and then terminated from an admin connection. Owner
+//! roles have a connection limit, and [`PgCluster`]'s sweep ends what a stopped replica
+//! left running.
+//!
 //! Secrets: role passwords reach the cluster as SCRAM verifiers made here, so no statement
 //! text holds one (tokio-postgres logs statements at debug); errors carry PostgreSQL's
 //! SQLSTATE and message, never a statement; the notices tenants' SQL raises are dropped, not
@@ -21,7 +28,8 @@
 //! made once by a superuser (`connect` prints the SQL), the admin becomes a member of each
 //! database's two roles to act for them, and databases get no DDL event trigger: their data
 //! API then loads a new schema only on request (`POST …/reload`) or when a request names
-//! what its cache lacks.
+//! what its cache lacks. Membership (with the role attribute `INHERIT`, the default) is
+//! also what lets it read the owners' sessions and terminate them.
 //!
 //! An adapter: it may depend on `quire-databases` (the port) and `quire-kernel`, tokio,
 //! tokio-postgres and postgres-protocol (SCRAM), rustix (signals, the root check),
@@ -29,6 +37,7 @@
 
 mod cluster;
 mod conn;
+mod copy;
 mod error;
 mod local;
 mod notify;
@@ -36,8 +45,10 @@ mod provision;
 mod quote;
 mod roles;
 mod run;
+mod session;
 mod settings;
 mod split;
+mod sweep;
 mod values;
 
 pub use cluster::{PgCluster, TenantRole};

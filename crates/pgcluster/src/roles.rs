@@ -23,6 +23,8 @@ const SHARED_ROLES: [(&str, &str); 3] = [
 pub(crate) struct AdminRole {
     pub name: String,
     pub superuser: bool,
+    /// The server's `server_version_num` (150004 for 15.4).
+    pub server_version: i32,
 }
 
 /// Reads the admin role's attributes and refuses one that cannot provision.
@@ -30,7 +32,8 @@ pub(crate) async fn inspect_admin(conn: &mut AdminConn<'_>) -> Result<AdminRole,
     let rows = conn
         .query(
             "reading the admin role",
-            "SELECT current_user::text, rolsuper, rolcreaterole, rolcreatedb \
+            "SELECT current_user::text, rolsuper, rolcreaterole, rolcreatedb, \
+                    current_setting('server_version_num')::int4 \
              FROM pg_roles WHERE rolname = current_user",
             &[],
         )
@@ -47,7 +50,11 @@ pub(crate) async fn inspect_admin(conn: &mut AdminConn<'_>) -> Result<AdminRole,
              (ALTER ROLE {name} CREATEDB CREATEROLE, as a superuser)"
         )));
     }
-    Ok(AdminRole { name, superuser })
+    Ok(AdminRole {
+        name,
+        superuser,
+        server_version: row.get(4),
+    })
 }
 
 /// What a superuser runs once when the admin role is not one.
@@ -123,8 +130,9 @@ pub(crate) fn create_roles_sql(
     let owner_verifier = literal(&scram_sha_256(tenant.owner_password.as_bytes()))?;
     let auth_verifier = literal(&scram_sha_256(tenant.authenticator_password.as_bytes()))?;
     let limit = settings.authenticator_connection_limit;
+    let owner_limit = settings.owner_connection_limit;
     let mut sql = format!(
-        "CREATE ROLE {owner} LOGIN PASSWORD {owner_verifier} \
+        "CREATE ROLE {owner} LOGIN PASSWORD {owner_verifier} CONNECTION LIMIT {owner_limit} \
            NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n\
          CREATE ROLE {auth} LOGIN NOINHERIT PASSWORD {auth_verifier} CONNECTION LIMIT {limit} \
            NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;\n\
@@ -171,12 +179,15 @@ mod tests {
         let admin = AdminRole {
             name: "quire".into(),
             superuser: false,
+            server_version: 150_000,
         };
         let sql =
             create_roles_sql(&tenant(), &admin, &PgClusterSettings::default()).unwrap_or_default();
         assert!(sql.contains("SCRAM-SHA-256$4096:"), "{sql}");
         assert!(!sql.contains("owner-secret-pw") && !sql.contains("auth-secret-pw"));
         assert!(sql.contains("CONNECTION LIMIT 20"));
+        assert!(sql.contains("_owner\" LOGIN PASSWORD 'SCRAM"), "{sql}");
+        assert!(sql.contains("CONNECTION LIMIT 10 NOSUPERUSER"), "{sql}");
         assert!(sql.contains("_auth\" TO CURRENT_USER;"), "{sql}");
     }
 
@@ -185,6 +196,7 @@ mod tests {
         let admin = AdminRole {
             name: "postgres".into(),
             superuser: true,
+            server_version: 150_000,
         };
         let sql =
             create_roles_sql(&tenant(), &admin, &PgClusterSettings::default()).unwrap_or_default();

@@ -14,39 +14,57 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use quire_databases::{ClusterError, SqlOutcome, SqlRefusal};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 use crate::error::{cluster_trouble, infra, refusal};
+use crate::session::OwnerSession;
 use crate::split::last_statement;
 use crate::values::{ValueKind, row_to_json};
 
-/// Runs `sql` on `client` (the owner's own connection, closed by the caller after), within
-/// `left` of the whole `limit`.
+/// Runs `sql` on the owner's `session` within `deadline`. The session is left settled when
+/// the server answered everything (the SQL's result or its refusal); otherwise (the
+/// deadline, a broken or confused connection) it is left for its drop to end the backend.
 pub(crate) async fn run_sql(
-    client: &Client,
+    session: &mut OwnerSession,
     sql: &str,
     max_rows: usize,
-    left: Duration,
-    limit: Duration,
+    deadline: Duration,
 ) -> Result<SqlOutcome, ClusterError> {
-    match tokio::time::timeout(left, execute(client, sql, max_rows)).await {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            // The owner may have lifted its own statement_timeout; stop the query on the
-            // server rather than leave it running there.
-            let _ = client.cancel_token().cancel_query(NoTls).await;
-            Err(ClusterError::Refused(SqlRefusal {
-                message: format!(
-                    "canceling statement: it ran longer than Quire allows ({} s)",
-                    limit.as_secs()
-                ),
-                sqlstate: "57014".into(),
-                detail: None,
-                hint: None,
-                position: None,
-            }))
+    session.begin();
+    let ran = tokio::time::timeout(deadline, execute(session.client(), sql, max_rows)).await;
+    match ran {
+        Ok(Ok(outcome)) => {
+            session.settle();
+            Ok(outcome)
         }
+        Ok(Err(Stop::Refused(r))) => {
+            session.settle();
+            Err(ClusterError::Refused(r))
+        }
+        Ok(Err(Stop::Broken(e))) => Err(e),
+        // The owner may have lifted its own statement_timeout: the session's drop cancels
+        // the query, then terminates the backend if the cancel did not end it.
+        Err(_) => Err(ClusterError::Refused(SqlRefusal {
+            message: format!(
+                "canceling statement: it ran longer than Quire allows ({} s)",
+                deadline.as_secs()
+            ),
+            sqlstate: "57014".into(),
+            detail: None,
+            hint: None,
+            position: None,
+        })),
     }
+}
+
+/// Why a run stopped short.
+#[derive(Debug)]
+enum Stop {
+    /// The server refused the SQL and is ready for more.
+    Refused(SqlRefusal),
+    /// The connection cannot be trusted to be ready: the cluster failed, or answered what
+    /// a simple query cannot take.
+    Broken(ClusterError),
 }
 
 /// A statement's result as it streams in.
@@ -56,7 +74,7 @@ struct Answer {
     rows: Vec<Vec<Option<String>>>,
 }
 
-async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutcome, ClusterError> {
+async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutcome, Stop> {
     let stream = client
         .simple_query_raw(sql)
         .await
@@ -128,10 +146,16 @@ async fn column_kinds(client: &Client, sql: &str, columns: &[String]) -> Vec<Val
     described.iter().map(|c| ValueKind::of(c.type_())).collect()
 }
 
-/// A failure while the SQL ran: PostgreSQL refusing it, or the cluster failing.
-fn sql_error(e: &tokio_postgres::Error) -> ClusterError {
+/// A failure while the SQL ran: PostgreSQL refusing it, the cluster failing, or the
+/// server answering with a message a simple query does not take (copy data: a `COPY` that
+/// [`crate::copy`] did not see), which is the owner's doing, not the cluster's.
+fn sql_error(e: &tokio_postgres::Error) -> Stop {
     match e.as_db_error() {
-        Some(db) if !cluster_trouble(db.code().code()) => ClusterError::Refused(refusal(db)),
-        _ => ClusterError::Infra(infra("running a database's SQL", e)),
+        Some(db) if !cluster_trouble(db.code().code()) => Stop::Refused(refusal(db)),
+        Some(_) => Stop::Broken(ClusterError::Infra(infra("running a database's SQL", e))),
+        None if e.to_string().starts_with("unexpected message") => {
+            Stop::Broken(ClusterError::Refused(crate::copy::unexpected()))
+        }
+        None => Stop::Broken(ClusterError::Infra(infra("running a database's SQL", e))),
     }
 }

@@ -39,6 +39,10 @@ pub struct PgClusterSettings {
     /// `CONNECTION LIMIT` of each database's authenticator role: what all replicas' data API
     /// pools together may hold on one database.
     pub authenticator_connection_limit: u32,
+    /// `CONNECTION LIMIT` of each database's owner role: its SQL queries and the data API's
+    /// connections for the `auth` schema, on every replica together. Set on new roles, and
+    /// on existing ones each time the adapter connects.
+    pub owner_connection_limit: u32,
     /// Connections to the maintenance database kept for provisioning (each one is opened
     /// when first needed).
     pub admin_connections: usize,
@@ -48,9 +52,19 @@ pub struct PgClusterSettings {
     /// cancelled and reported as unavailable.
     pub admin_deadline: Duration,
     /// Added to the owner's `statement_timeout` for the client-side deadline of
-    /// `run_sql`: the owner can `SET statement_timeout = 0`, so the server's limit alone
-    /// does not bound it; past this the query is cancelled from here.
+    /// `run_sql` once connected: the owner can `SET statement_timeout = 0`, so the server's
+    /// limit alone does not bound it; past this the run is abandoned, its backend cancelled
+    /// and, after `sql_cancel_grace`, terminated.
     pub sql_deadline_margin: Duration,
+    /// How long an abandoned owner's session gets, after its cancel, before its backend is
+    /// terminated from an admin connection.
+    pub sql_cancel_grace: Duration,
+    /// `client_connection_check_interval` of the owner's connections (PostgreSQL 14 and
+    /// later): how soon a backend running a query notices its client has gone.
+    pub client_check_interval: Duration,
+    /// Added to the longest an owner's step may take for the age past which the sweep ends
+    /// a session ([`PgClusterSettings::abandoned_after`]).
+    pub sweep_margin: Duration,
 }
 
 impl Default for PgClusterSettings {
@@ -62,15 +76,29 @@ impl Default for PgClusterSettings {
             connect_timeout: Duration::from_secs(5),
             admin_deadline: Duration::from_secs(60),
             sql_deadline_margin: Duration::from_secs(5),
+            owner_connection_limit: 10,
+            sql_cancel_grace: Duration::from_secs(2),
+            client_check_interval: Duration::from_secs(1),
+            sweep_margin: Duration::from_secs(10),
         }
     }
 }
 
 impl PgClusterSettings {
-    /// The client-side deadline of one `run_sql` (connection, statements, typing).
+    /// The client-side deadline of one `run_sql` once connected (statements, typing);
+    /// connecting has `connect_timeout` besides.
     #[must_use]
     pub fn sql_deadline(&self) -> Duration {
-        self.connect_timeout + self.timeouts.owner + self.sql_deadline_margin
+        self.timeouts.owner + self.sql_deadline_margin
+    }
+
+    /// How long an owner's session may have run before the sweep ends it: longer than any
+    /// step on an owner's connection may take (each is bounded by [`Self::sql_deadline`]),
+    /// its grace, and a margin for clocks and janitors, so that every replica may sweep at
+    /// once.
+    #[must_use]
+    pub fn abandoned_after(&self) -> Duration {
+        self.sql_deadline() + self.sql_cancel_grace + self.sweep_margin
     }
 }
 

@@ -27,6 +27,10 @@ pub enum DatabaseError {
     /// PostgreSQL refused the SQL.
     #[error("{}", .0.message)]
     Sql(SqlRefusal),
+    /// Too much runs at once: the account's SQL queries, or the database's connections.
+    /// The message says which, for the caller to wait and try again.
+    #[error("{0}")]
+    Busy(String),
     #[error("the data API of this database was never enabled: enable it first")]
     DataApiNotEnabled,
     #[error("the data API of this database is disabled: enable it first")]

@@ -43,6 +43,8 @@ pub struct DatabaseConfig {
     pub base_url: String,
     /// How long a creation may take before the janitor presumes its request dead.
     pub lease: Duration,
+    /// The owner's SQL queries one account may run at once on this replica (at least 1).
+    pub sql_per_account: usize,
 }
 
 impl Default for DatabaseConfig {
@@ -50,6 +52,7 @@ impl Default for DatabaseConfig {
         Self {
             base_url: "http://localhost:8080".into(),
             lease: Duration::from_secs(120),
+            sql_per_account: 4,
         }
     }
 }
@@ -93,12 +96,17 @@ pub struct DatabaseView {
 pub struct DatabaseService {
     pub(crate) ports: DatabasePorts,
     pub(crate) config: DatabaseConfig,
+    pub(crate) running: Arc<sql::RunningQueries>,
 }
 
 impl DatabaseService {
     #[must_use]
     pub fn new(ports: DatabasePorts, config: DatabaseConfig) -> Self {
-        Self { ports, config }
+        Self {
+            ports,
+            config,
+            running: Arc::default(),
+        }
     }
 
     /// Whether a cluster is configured.

@@ -373,6 +373,12 @@ impl From<DatabaseError> for ApiError {
             DatabaseError::SlugTaken => ErrorCode::SlugTaken,
             DatabaseError::DataApiNotEnabled => ErrorCode::DataApiNotEnabled,
             DatabaseError::DataApiDisabled => ErrorCode::DataApiDisabled,
+            // Too much at once, not too often: a second is when a place may be free.
+            DatabaseError::Busy(_) => {
+                let mut error = worded(ErrorCode::RateLimited, &e);
+                error.retry_after = Some(1);
+                return error;
+            }
             // PostgreSQL's own words about the owner's SQL: they quote only what the owner
             // sent, to the owner.
             DatabaseError::Sql(ref refusal) => {

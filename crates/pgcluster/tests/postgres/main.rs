@@ -1,10 +1,12 @@
 //! `PgCluster` against a real PostgreSQL (`QUIRE_TEST_POSTGRES_URL`, a superuser; reported
 //! as ignored when unset, docs/decisions/test-skips.md): provisioning and its undo, the
-//! owner's SQL, what each role can and cannot reach, and the reload notifications.
+//! owner's SQL and what it leaves behind, what each role can and cannot reach, and the
+//! reload notifications.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 mod isolation;
+mod leftovers;
 mod notify;
 mod provision;
 mod sql;

@@ -24,8 +24,8 @@ async fn a_tenant_is_created_with_its_roles_grants_and_timeouts_then_dropped() {
     let create = started.elapsed();
     assert_eq!(exists(&admin, names).await, (true, true, true));
 
-    // The owner logs in and owns the database; the authenticator is NOINHERIT, limited, and
-    // a member of the three shared roles; neither has any power beyond that.
+    // The owner logs in, owns the database and is limited; the authenticator is NOINHERIT,
+    // limited, and a member of the three shared roles; neither has any power beyond that.
     let roles = admin
         .query(
             "SELECT rolname::text, rolcanlogin, rolinherit, rolsuper, rolcreatedb, rolcreaterole, \
@@ -47,7 +47,7 @@ async fn a_tenant_is_created_with_its_roles_grants_and_timeouts_then_dropped() {
     };
     assert_eq!(
         attrs(0),
-        (names.owner_role.clone(), true, true, [false; 4], -1)
+        (names.owner_role.clone(), true, true, [false; 4], 10)
     );
     assert_eq!(
         attrs(1),
