@@ -95,3 +95,4 @@ mod signup;
 mod slow_clients;
 mod supabase_auth_interop;
 mod supabase_interop;
+mod tenant_limits;

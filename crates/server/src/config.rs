@@ -107,6 +107,13 @@ pub struct Config {
     pub databases: String,
     /// Where `databases = local` keeps its private cluster.
     pub databases_dir: String,
+    /// Seconds an owner's SQL may run: its `statement_timeout` in databases made from now
+    /// on, and (with a margin as long, at most 5 s) Quire's own deadline for every database.
+    pub databases_sql_timeout_secs: u64,
+    /// The owner's SQL queries one account may run at once on this replica.
+    pub databases_sql_per_account: usize,
+    /// `CONNECTION LIMIT` of every database's owner role (all replicas together).
+    pub databases_owner_connections: usize,
     /// Seconds a database's data API instance stays up with no request.
     pub data_api_idle_secs: u64,
     /// Cluster connections this replica's data API instances may hold together.
@@ -186,6 +193,9 @@ impl Default for Config {
             databases_url: Redacted::default(),
             databases: String::new(),
             databases_dir: "./data/postgres".into(),
+            databases_sql_timeout_secs: 15,
+            databases_sql_per_account: 4,
+            databases_owner_connections: 10,
             data_api_idle_secs: 600,
             data_api_max_connections: 64,
             data_api_account_connections: 0,
@@ -238,6 +248,9 @@ struct FileConfig {
     databases_url: Option<String>,
     databases: Option<String>,
     databases_dir: Option<String>,
+    databases_sql_timeout_secs: Option<u64>,
+    databases_sql_per_account: Option<usize>,
+    databases_owner_connections: Option<usize>,
     data_api_idle_secs: Option<u64>,
     data_api_max_connections: Option<usize>,
     data_api_account_connections: Option<usize>,
@@ -318,6 +331,9 @@ impl Config {
                 oauth_client_metadata_documents,
                 databases,
                 databases_dir,
+                databases_sql_timeout_secs,
+                databases_sql_per_account,
+                databases_owner_connections,
                 data_api_idle_secs,
                 data_api_max_connections,
                 data_api_account_connections
@@ -401,6 +417,14 @@ impl Config {
         number("QUIRE_CAPTCHA_ITERATIONS", &mut c.captcha_iterations)?;
         number("QUIRE_CAPTCHA_MAX_COUNTER", &mut c.captcha_max_counter)?;
         number(
+            "QUIRE_DATABASES_SQL_PER_ACCOUNT",
+            &mut c.databases_sql_per_account,
+        )?;
+        number(
+            "QUIRE_DATABASES_OWNER_CONNECTIONS",
+            &mut c.databases_owner_connections,
+        )?;
+        number(
             "QUIRE_DATA_API_MAX_CONNECTIONS",
             &mut c.data_api_max_connections,
         )?;
@@ -426,6 +450,10 @@ impl Config {
         wide("QUIRE_MAX_OBJECT_BYTES", &mut c.max_object_bytes)?;
         wide("QUIRE_DATA_API_IDLE_SECS", &mut c.data_api_idle_secs)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
+        wide(
+            "QUIRE_DATABASES_SQL_TIMEOUT_SECS",
+            &mut c.databases_sql_timeout_secs,
+        )?;
         wide("QUIRE_PUBLISH_LEASE_SECS", &mut c.publish_lease_secs)?;
         wide("QUIRE_VIEW_LEASE_SECS", &mut c.view_lease_secs)?;
         wide("QUIRE_POLICY_CACHE_MS", &mut c.policy_cache_ms)?;
@@ -437,6 +465,17 @@ impl Config {
             "QUIRE_BODY_BYTES_IN_FLIGHT_PER_KEY",
             &mut c.body_bytes_in_flight_per_key,
         )?;
+        if c.databases_sql_timeout_secs == 0
+            || c.databases_sql_per_account == 0
+            || c.databases_owner_connections == 0
+        {
+            return Err(ConfigError::Invalid {
+                name: "QUIRE_DATABASES_SQL_TIMEOUT_SECS, QUIRE_DATABASES_SQL_PER_ACCOUNT and \
+                       QUIRE_DATABASES_OWNER_CONNECTIONS",
+                expected: "at least 1",
+                value: "0".into(),
+            });
+        }
         if c.body_min_rate == 0 || c.max_connections_per_client == 0 {
             return Err(ConfigError::Invalid {
                 name: "QUIRE_BODY_MIN_RATE and QUIRE_MAX_CONNECTIONS_PER_CLIENT",

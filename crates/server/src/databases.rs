@@ -45,7 +45,7 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
             local: None,
         });
     };
-    let cluster = PgCluster::connect(&url, PgClusterSettings::default())
+    let cluster = PgCluster::connect(&url, cluster_settings(config))
         .await
         .map_err(ServerError::Databases)?;
     let runtime = Runtime::start(
@@ -72,4 +72,22 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
         runtime,
         local,
     })
+}
+
+/// The owner's SQL: `QUIRE_DATABASES_SQL_TIMEOUT_SECS` for its `statement_timeout` (new
+/// databases) and, with a margin as long but at most the default's 5 s, Quire's deadline;
+/// `QUIRE_DATABASES_OWNER_CONNECTIONS` for the owner roles' connection limit.
+fn cluster_settings(config: &Config) -> PgClusterSettings {
+    let defaults = PgClusterSettings::default();
+    let owner = Duration::from_secs(config.databases_sql_timeout_secs.max(1));
+    PgClusterSettings {
+        timeouts: quire_pgcluster::RoleTimeouts {
+            owner,
+            ..defaults.timeouts
+        },
+        sql_deadline_margin: defaults.sql_deadline_margin.min(owner),
+        owner_connection_limit: u32::try_from(config.databases_owner_connections)
+            .unwrap_or(u32::MAX),
+        ..defaults
+    }
 }

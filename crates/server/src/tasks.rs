@@ -9,8 +9,10 @@ use quire_serving::ServingService;
 
 /// Sweeps interrupted publishes and orphaned files, expired sessions, old device grants,
 /// rate-limit events, email sends out of every window, spent captcha solutions, expired
-/// one-time links, lapsed view leases, and databases abandoned, half-deleted or expired now, then every `interval`; and unmaps the mapping kept for long request
-/// bodies once it has waited a whole `interval`.
+/// one-time links, lapsed view leases, databases abandoned, half-deleted or expired, and
+/// owners' SQL sessions a stopped replica left running, now (so at start-up), then every
+/// `interval`; and unmaps the mapping kept for long request bodies once it has waited a
+/// whole `interval`.
 pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
     let Services {
         pages,
@@ -100,6 +102,14 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                 ),
                 Ok(_) => {}
                 Err(e) => failed("databases", "janitor database pass failed", &e),
+            }
+            match databases.end_abandoned_sql().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(
+                    sessions = n,
+                    "janitor ended owners' SQL sessions left running past every deadline"
+                ),
+                Err(e) => failed("database_sessions", "janitor SQL session pass failed", &e),
             }
             match serving.settle_lapsed_leases().await {
                 Ok(0) => {}

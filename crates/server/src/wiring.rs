@@ -134,6 +134,7 @@ pub(crate) fn settings(
         },
         databases: quire_databases::DatabaseConfig {
             base_url: config.base_url.clone(),
+            sql_per_account: config.databases_sql_per_account,
             ..quire_databases::DatabaseConfig::default()
         },
         serving: ServingConfig {
