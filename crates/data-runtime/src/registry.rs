@@ -23,6 +23,13 @@ use crate::pool::{Pool, Pools};
 /// Connections as the owner per instance, for sign-ups, grants and sessions.
 const OWNER_POOL_SIZE: usize = 2;
 
+/// Settings a connection of the data API sends at login. The owner may `ALTER DATABASE …
+/// SET` anything a user may set, and those apply at login too; a connection's own startup
+/// options come after them, so these keep a tenant's setting from closing pooled
+/// connections between requests (idle timeouts of a second made writes fail at random with
+/// "the server closed the connection").
+const PINNED_SESSION: &str = "-c idle_in_transaction_session_timeout=0 -c idle_session_timeout=0";
+
 /// The least share of an account: an instance's listener, a connection as the
 /// authenticator and one as the owner.
 const LEAST_SHARE: usize = 3;
@@ -146,14 +153,20 @@ impl Runtime {
         self.cap.open(account)
     }
 
-    /// A connection to the target's database as `role` with `password`.
+    /// A connection to the target's database as `role` with `password`, with
+    /// [`PINNED_SESSION`] after the operator's own options.
     fn config_for(&self, target: &GatewayTarget, role: &str, password: &str, name: &str) -> Config {
         let mut config = self.base.clone();
+        let options = match config.get_options() {
+            Some(theirs) if !theirs.trim().is_empty() => format!("{theirs} {PINNED_SESSION}"),
+            _ => PINNED_SESSION.to_owned(),
+        };
         config
             .dbname(&target.tenant.names.database)
             .user(role)
             .password(password.as_bytes())
             .application_name(name)
+            .options(&options)
             .connect_timeout(Duration::from_secs(5));
         config
     }
