@@ -6,7 +6,101 @@ use serde_json::json;
 use crate::harness::{Backend, on_both_backends};
 use crate::objects::{BOUNDARY, OBJECTS, Part, download, form, send, stored_files, upload};
 
-on_both_backends!(every_upload_refusal_has_its_code_and_stores_nothing);
+on_both_backends!(
+    every_upload_refusal_has_its_code_and_stores_nothing,
+    a_refused_upload_body_closes_its_connection,
+);
+
+/// What a client that sends its whole body before reading gets once it is past the cap:
+/// the head and body of the answer, and whether the server closed the connection (EOF)
+/// within 15 s. It sends 64 KiB pieces (chunked, or as the declared length says) for as
+/// long as the server takes them, reading whatever comes back between them.
+fn send_past_the_cap(addr: &str, head: &str, chunked: bool) -> (String, bool) {
+    use std::io::{ErrorKind, Read, Write};
+    use std::time::{Duration, Instant};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    let piece = vec![b'x'; 64 * 1024];
+    let framed = if chunked {
+        [format!("{:x}\r\n", piece.len()).as_bytes(), &piece, b"\r\n"].concat()
+    } else {
+        piece
+    };
+    let (mut answer, mut buf) = (Vec::new(), vec![0u8; 64 * 1024]);
+    let (mut writing, mut written) = (true, 0usize);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        // Sends until the socket refuses: 1 GiB at most, far past any cap here.
+        if writing && written < 1 << 30 {
+            match stream.write(&framed) {
+                Ok(n) => written += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(_) => writing = false,
+            }
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return (String::from_utf8_lossy(&answer).into_owned(), true),
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            // A reset is a close too, though a client may then lose the answer: the
+            // assertions on the answer say whether it came.
+            Err(_) => return (String::from_utf8_lossy(&answer).into_owned(), true),
+        }
+    }
+    (String::from_utf8_lossy(&answer).into_owned(), false)
+}
+
+/// A body refused past the cap ends its connection: the 413 says `Connection: close` and
+/// the server closes, so a client that writes its whole body before reading is not left
+/// hanging; with a chunked body and with a declared length over the cap alike.
+async fn a_refused_upload_body_closes_its_connection(b: Backend) {
+    let Some(db) = crate::harness::TestDb::create(b).await else {
+        return;
+    };
+    let ann = db.create_account("ann", &[]);
+    let srv = db.start_with(&[("QUIRE_MAX_OBJECT_BYTES", "1000000")]);
+    for (framing, chunked) in [
+        ("Transfer-Encoding: chunked".to_owned(), true),
+        ("Content-Length: 50000000".to_owned(), false),
+    ] {
+        let head = format!(
+            "PUT {OBJECTS}?filename=big.bin HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/octet-stream\r\n{framing}\r\n\r\n",
+            srv.addr, ann.key
+        );
+        let addr = srv.addr.clone();
+        let started = std::time::Instant::now();
+        let (answer, closed) =
+            tokio::task::spawn_blocking(move || send_past_the_cap(&addr, &head, chunked))
+                .await
+                .unwrap();
+        assert!(answer.starts_with("HTTP/1.1 413"), "{framing}: {answer:?}");
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        assert!(
+            head.to_ascii_lowercase().contains("\r\nconnection: close"),
+            "{framing}: {head}"
+        );
+        let body: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(body["error"], "payload_too_large", "{framing}");
+        assert_eq!(body["limit"], "object_size", "{framing}");
+        assert!(
+            closed,
+            "{framing}: still open after {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(stored_files(&db).is_empty());
+    // The server answers new connections as before.
+    srv.call("GET", "/healthz", None, None)
+        .await
+        .assert_status(200);
+}
 
 async fn every_upload_refusal_has_its_code_and_stores_nothing(b: Backend) {
     let Some(db) = crate::harness::TestDb::create(b).await else {

@@ -7,7 +7,9 @@
 //! the body, a client that declares a body and sends it a byte at a time holds a connection,
 //! and its file descriptor, for ever, and a few thousand such clients stop the service.
 
+use std::cell::RefCell;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
@@ -47,9 +49,10 @@ pub fn on_connect(
     }
 }
 
-/// A request body that ends in an error once its deadline has passed.
+/// A request body that ends in an error once its deadline has passed. The connection's
+/// payload is shared with [`guard`], which may keep it past the handler (see there).
 struct DeadlineBody {
-    inner: Payload,
+    inner: Rc<RefCell<Payload>>,
     sleep: Pin<Box<tokio::time::Sleep>>,
     expired: Arc<AtomicBool>,
 }
@@ -70,8 +73,50 @@ impl Stream for DeadlineBody {
                 ),
             ))));
         }
-        Pin::new(&mut self.inner).poll_next(cx)
+        Pin::new(&mut *self.inner.borrow_mut()).poll_next(cx)
     }
+}
+
+/// An answer's body that keeps the request's body reader alive until it is sent. actix-web
+/// drains a chunked request body whose reader is gone, for as long as the client sends it,
+/// before it closes; while the reader lives it closes after the answer instead, reading for
+/// at most the client disconnect timeout (1 s) so the answer is not lost to a reset. So an
+/// answer that closes its connection (a 413 past a cap, a 408) keeps it: a client that sends
+/// its whole body before reading sees the connection end.
+struct KeepsReader {
+    body: BoxBody,
+    _reader: Rc<RefCell<Payload>>,
+}
+
+impl MessageBody for KeepsReader {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> actix_web::body::BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<web::Bytes, Self::Error>>> {
+        Pin::new(&mut self.body).poll_next(cx)
+    }
+}
+
+/// `response`, keeping `reader` until its body is sent when it closes its connection.
+fn closing_after(
+    response: ServiceResponse<BoxBody>,
+    reader: Rc<RefCell<Payload>>,
+) -> ServiceResponse<BoxBody> {
+    if response.response().head().keep_alive() {
+        return response;
+    }
+    response.map_body(|_, body| {
+        BoxBody::new(KeepsReader {
+            body,
+            _reader: reader,
+        })
+    })
 }
 
 fn refuse(
@@ -147,9 +192,9 @@ pub async fn guard(
     let deadline = limits.body_deadline(declared_length(&req));
     let expired = Arc::new(AtomicBool::new(false));
     let mut req = req;
-    let inner = req.take_payload();
+    let inner = Rc::new(RefCell::new(req.take_payload()));
     let body: Pin<Box<dyn Stream<Item = _>>> = Box::pin(DeadlineBody {
-        inner,
+        inner: inner.clone(),
         sleep: Box::pin(tokio::time::sleep(deadline)),
         expired: expired.clone(),
     });
@@ -159,16 +204,14 @@ pub async fn guard(
         let (req, _) = response.into_parts();
         let secs = deadline.as_secs();
         tracing::info!(deadline_secs = secs, "request body not received in time");
-        return Ok(ServiceResponse::new(
-            req,
-            HttpResponse::RequestTimeout()
-                .insert_header((header::CONNECTION, "close"))
-                .force_close()
-                .json(serde_json::json!({
-                    "error": "request_timeout",
-                    "message": format!("the request body did not arrive within {secs} s"),
-                })),
-        ));
+        let timeout = HttpResponse::RequestTimeout()
+            .insert_header((header::CONNECTION, "close"))
+            .force_close()
+            .json(serde_json::json!({
+                "error": "request_timeout",
+                "message": format!("the request body did not arrive within {secs} s"),
+            }));
+        return Ok(closing_after(ServiceResponse::new(req, timeout), inner));
     }
-    Ok(response.map_into_boxed_body())
+    Ok(closing_after(response.map_into_boxed_body(), inner))
 }

@@ -178,6 +178,13 @@ impl ResponseError for ApiError {
             response.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
         response.insert_header((header::CACHE_CONTROL, "no-store"));
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of the body is never read: a client that sends it all before reading
+            // would wait on a connection nobody reads. Closing tells it to stop.
+            response
+                .insert_header((header::CONNECTION, "close"))
+                .force_close();
+        }
         response.json(body)
     }
 }
