@@ -5,7 +5,8 @@
 //! order, in one implicit transaction unless they manage their own (`BEGIN` … `COMMIT`
 //! inside work; a transaction still open at the end is rolled back when the connection
 //! closes, as with `psql -c`). Rows arrive as text and are counted as they stream, only the
-//! first `max_rows` of the last statement kept. The simple protocol gives no column types,
+//! first `max_rows` of the last statement kept, and no more of them than
+//! [`MAX_KEPT_BYTES`] of values hold. The simple protocol gives no column types,
 //! so once it has run, the last statement (found by [`crate::split`]) is prepared again on
 //! the same connection, which describes its columns without running it; when that fails or
 //! describes other columns, every value stays text.
@@ -67,11 +68,19 @@ enum Stop {
     Broken(ClusterError),
 }
 
+/// Most bytes of values kept from the last statement's rows: a few rows of large values
+/// (`repeat('x', 300000000)`) would otherwise be held whole, and then again as JSON. A row
+/// is kept whole or not at all, and none after the first that does not fit.
+pub(crate) const MAX_KEPT_BYTES: usize = 8 << 20;
+
 /// A statement's result as it streams in.
 #[derive(Debug, Default)]
 struct Answer {
     columns: Vec<String>,
     rows: Vec<Vec<Option<String>>>,
+    kept_bytes: usize,
+    /// A row did not fit in [`MAX_KEPT_BYTES`]: later ones are only counted.
+    full: bool,
 }
 
 async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutcome, Stop> {
@@ -87,16 +96,21 @@ async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutco
             SimpleQueryMessage::RowDescription(columns) => {
                 current = Answer {
                     columns: columns.iter().map(|c| c.name().to_owned()).collect(),
-                    rows: Vec::new(),
+                    ..Answer::default()
                 };
             }
-            // Rows past the limit are only counted (by the server, in CommandComplete).
-            SimpleQueryMessage::Row(row) if current.rows.len() < max_rows => {
-                current.rows.push(
-                    (0..row.len())
-                        .map(|i| row.get(i).map(str::to_owned))
-                        .collect(),
-                );
+            // Rows past the limits are only counted (by the server, in CommandComplete).
+            SimpleQueryMessage::Row(row) if !current.full && current.rows.len() < max_rows => {
+                let texts: Vec<Option<String>> = (0..row.len())
+                    .map(|i| row.get(i).map(str::to_owned))
+                    .collect();
+                let size: usize = texts.iter().flatten().map(String::len).sum();
+                if current.kept_bytes + size <= MAX_KEPT_BYTES {
+                    current.kept_bytes += size;
+                    current.rows.push(texts);
+                } else {
+                    current.full = true;
+                }
             }
             SimpleQueryMessage::CommandComplete(count) => {
                 last = Some((std::mem::take(&mut current), count));

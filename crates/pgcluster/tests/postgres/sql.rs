@@ -276,6 +276,40 @@ async fn rows_past_the_limit_are_counted_not_kept() {
     cluster.drop_tenant(&tenant.names).await.unwrap();
 }
 
+#[tokio::test]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+async fn rows_past_eight_mebibytes_of_values_are_counted_not_kept() {
+    let Some(cluster) = cluster().await else {
+        return;
+    };
+    let tenant = created(&cluster).await;
+    // Twenty rows of 3 MiB each: two fit in 8 MiB, the third does not, and none after it
+    // is kept though it would fit no better.
+    let out = cluster
+        .run_sql(
+            &tenant,
+            "select g as n, repeat('x', 3 * 1024 * 1024) as big \
+             from generate_series(1, 20) g",
+            1_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.row_count, 20);
+    assert_eq!(out.rows.len(), 2);
+    assert_eq!(out.rows[1][0], json!(2));
+    // One value larger than the whole allowance: counted, nothing kept.
+    let huge = cluster
+        .run_sql(
+            &tenant,
+            "select repeat('x', 20 * 1024 * 1024) as big",
+            1_000,
+        )
+        .await
+        .unwrap();
+    assert_eq!((huge.row_count, huge.rows.len()), (1, 0));
+    cluster.drop_tenant(&tenant.names).await.unwrap();
+}
+
 fn quick(owner: Duration, margin: Duration) -> PgClusterSettings {
     PgClusterSettings {
         timeouts: RoleTimeouts {
