@@ -62,7 +62,7 @@ impl AccountDirectory for Database {
         row.map(|(h, e)| {
             Ok((
                 Handle::parse(&h).map_err(|_| InfraError::new("stored handle is invalid"))?,
-                Email::parse(&e).map_err(|_| InfraError::new("stored email is invalid"))?,
+                Email::stored(&e),
             ))
         })
         .transpose()

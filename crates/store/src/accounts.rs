@@ -54,7 +54,7 @@ impl TryFrom<AccountRow> for Account {
         let corrupt = |what: &str| StoreError::Corrupt(format!("account {}: {what}", r.id.0));
         Ok(Account {
             id: AccountId(r.id.0),
-            email: Email::parse(&r.email).map_err(|_| corrupt("email"))?,
+            email: Email::stored(&r.email),
             handle: Handle::parse(&r.handle).map_err(|_| corrupt("handle"))?,
             password_hash: r.password_hash,
             email_verified_at: r.email_verified_at.map(|t| t.0),

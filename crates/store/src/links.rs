@@ -134,9 +134,7 @@ pub(crate) fn assemble(row: LinkRow, allow: Vec<AllowRow>) -> Result<Link, Store
         .map(|a| {
             let entry = match (a.account_id, a.email) {
                 (Some(id), _) => AllowEntry::Account(AccountId(id.0)),
-                (None, Some(e)) => {
-                    AllowEntry::Email(Email::parse(&e).map_err(|_| corrupt("allow email"))?)
-                }
+                (None, Some(e)) => AllowEntry::Email(Email::stored(&e)),
                 (None, None) => return Err(corrupt("empty allow entry")),
             };
             Ok(entry)
