@@ -21,7 +21,7 @@ pub(crate) fn setup_link(srv: &Server) -> Option<String> {
 }
 
 /// Every message in the outbox, decoded from quoted-printable, oldest first.
-fn outbox(dir: &Path) -> Vec<String> {
+pub(crate) fn outbox(dir: &Path) -> Vec<String> {
     let mut files: Vec<_> = std::fs::read_dir(dir.join("data/outbox"))
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -2,12 +2,15 @@
 //! supabase-py sign users up and in unchanged. The keys are checked as for the REST subset
 //! (the `apikey`); the bearer token of `user` and `logout` is the user's access token,
 //! verified by the use case, and refusals keep GoTrue's shape
-//! (`{code, error_code, msg}`).
+//! (`{code, error_code, msg}`). The confirmation link is the exception, opened from an email
+//! with no key: its page (`GET verify`) spends nothing, and its button posts the token back
+//! (`POST verify`, from the API origin's own page only, as the dashboard's forms).
 
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse};
 use quire_databases::{AuthError, SignOutScope, SignedUp, TenantAuth, plausible_link_token};
 use quire_edge::AppState;
+use quire_edge::origin::same_origin;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -137,7 +140,8 @@ pub async fn serve(
                 "description": "Quire's auth subset for a database's users",
             }),
         ),
-        (&Method::GET, "verify") => verified(&auth, &client, req).await,
+        (&Method::GET, "verify") => confirmation_page(&auth, &client, req).await,
+        (&Method::POST, "verify") => confirmed(&auth, &client, raw).await,
         (&Method::GET, "settings") => answer(auth.settings().await.map(settings_json)),
         (&Method::POST, "signup") => answer(sign_up(&auth, &client, raw).await),
         (&Method::POST, "token") => {
@@ -165,42 +169,64 @@ pub async fn serve(
     }
 }
 
-/// Whether the request is a confirmation link this gateway could have sent.
-pub fn plausible_link(req: &HttpRequest) -> bool {
-    query_value(req, "type").as_deref() == Some("signup")
-        && query_value(req, "token").is_some_and(|t| plausible_link_token(&t))
+/// Whether the request is the confirmation link's (its page, or its button), the one route
+/// open without a key.
+pub fn is_link(req: &HttpRequest, path: &str) -> bool {
+    path == "verify" && matches!(*req.method(), Method::GET | Method::POST)
 }
 
-/// The page for a link this gateway never sent.
-pub fn unknown_link() -> HttpResponse {
-    link_page(
-        StatusCode::BAD_REQUEST,
-        "Unknown link",
-        "This link is not one this service sent.",
-    )
+/// The link's `type` and `token`: from the query of its page, from the form of its button.
+fn link_fields(req: &HttpRequest, raw: &[u8]) -> (Option<String>, Option<String>) {
+    if req.method() == Method::POST {
+        let field = |name: &str| {
+            url::form_urlencoded::parse(raw)
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        (field("type"), field("token"))
+    } else {
+        (query_value(req, "type"), query_value(req, "token"))
+    }
 }
 
-/// The confirmation link's page: plain HTML that says what happened and what to do next,
-/// with nothing to load (no redirect: the link's `redirect_to` would be an open one).
-async fn verified(auth: &TenantAuth, client: &str, req: &HttpRequest) -> HttpResponse {
-    let token = query_value(req, "token").unwrap_or_default();
-    match auth.verify(client, &token).await {
-        Ok(_) => link_page(
-            StatusCode::OK,
-            "Address confirmed",
-            "Your address is confirmed. You can close this page and sign in.",
-        ),
-        Err(AuthError::LinkInvalid) => link_page(
+/// What the link's route answers before any instance starts: a button pressed on another
+/// origin's page (or a post with no origin) is refused, as the dashboard refuses such
+/// forms; a link this gateway never sent is unknown.
+pub fn refused_link(state: &AppState, req: &HttpRequest, raw: &[u8]) -> Option<HttpResponse> {
+    if req.method() == Method::POST && !same_origin(req, &state.base_url) {
+        return Some(link_page(
+            StatusCode::FORBIDDEN,
+            "Open the link again",
+            "The address is confirmed with the button on the page of the link in your \
+             email. Open the link again and press its button.",
+        ));
+    }
+    let (kind, token) = link_fields(req, raw);
+    let plausible =
+        kind.as_deref() == Some("signup") && token.is_some_and(|t| plausible_link_token(&t));
+    (!plausible).then(|| {
+        link_page(
+            StatusCode::BAD_REQUEST,
+            "Unknown link",
+            "This link is not one this service sent.",
+        )
+    })
+}
+
+fn link_refusal(e: &AuthError) -> HttpResponse {
+    match e {
+        AuthError::LinkInvalid => link_page(
             StatusCode::FORBIDDEN,
             "Link expired",
-            "This link has expired or was already used. Sign up again to get a new one.",
+            "This link has expired, was already used, or a newer sign-up replaced it. Sign \
+             up again to get a new one.",
         ),
-        Err(AuthError::RateLimited { .. }) => link_page(
+        AuthError::RateLimited { .. } => link_page(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many links",
             "Too many links were opened from this address. Try again in a few minutes.",
         ),
-        Err(e) => {
+        e => {
             tracing::error!(error = %e, "a confirmation link could not be checked");
             link_page(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -211,20 +237,78 @@ async fn verified(auth: &TenantAuth, client: &str, req: &HttpRequest) -> HttpRes
     }
 }
 
+/// The confirmation link's page: plain HTML with one button, which posts the token back.
+/// Opening it spends nothing, so mail scanners that fetch links confirm nothing. No
+/// redirect: the link's `redirect_to` would be an open one.
+async fn confirmation_page(auth: &TenantAuth, client: &str, req: &HttpRequest) -> HttpResponse {
+    let token = query_value(req, "token").unwrap_or_default();
+    if let Err(e) = auth.confirmation_page(client, &token).await {
+        return link_refusal(&e);
+    }
+    // The token is a link token (base64url, checked by the use case): nothing to escape.
+    // `verify` is relative, so the form posts back to this path whatever the proxy's.
+    let form = format!(
+        "<form method=\"post\" action=\"verify\">\
+         <input type=\"hidden\" name=\"type\" value=\"signup\">\
+         <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <button type=\"submit\" style=\"font: inherit; font-weight: 600; padding: 0.75rem \
+         1.5rem; border-radius: 0.5rem; border: 0; background: #2563eb; color: #fff; \
+         width: 100%; max-width: 20rem\">Confirm my address</button></form>"
+    );
+    let mut page = page(
+        StatusCode::OK,
+        "Confirm your address",
+        "Press the button to confirm your address and finish signing up.",
+        &form,
+    );
+    // Not `no-referrer` here: under it a browser posts the form with `Origin: null`, which
+    // the same-origin check must refuse. `same-origin` keeps the token in this page's
+    // address from every other origin, which is what the policy is for (the dashboard's
+    // pages with one-time links do the same).
+    page.headers_mut().insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("same-origin"),
+    );
+    page
+}
+
+/// The button: the address confirmed, the token spent.
+async fn confirmed(auth: &TenantAuth, client: &str, raw: &[u8]) -> HttpResponse {
+    let token = url::form_urlencoded::parse(raw)
+        .find(|(n, _)| n == "token")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    match auth.verify(client, &token).await {
+        Ok(_) => link_page(
+            StatusCode::OK,
+            "Address confirmed",
+            "Your address is confirmed. You can close this page and sign in.",
+        ),
+        Err(e) => link_refusal(&e),
+    }
+}
+
 fn link_page(status: StatusCode, title: &str, text: &str) -> HttpResponse {
+    page(status, title, text, "")
+}
+
+/// A page of the link: `title`, `text`, then `extra` markup; readable on a phone, nothing
+/// to load, never cached, framed by nobody, its address sent to nobody.
+fn page(status: StatusCode, title: &str, text: &str, extra: &str) -> HttpResponse {
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title}</title></head><body style=\"font-family: system-ui, sans-serif; \
          max-width: 32rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5\">\
-         <h1>{title}</h1><p>{text}</p></body></html>"
+         <h1>{title}</h1><p>{text}</p>{extra}</body></html>"
     );
     HttpResponse::build(status)
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
         ))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .body(page)

@@ -77,12 +77,13 @@ pub async fn serve(
     let rest_path = match route(tail) {
         Route::Rest(path) => path,
         Route::Auth(path) => {
-            // The confirmation link is opened from an email, with no key: as behind
-            // Supabase's Kong, it alone is open.
-            let open = path == "verify" && req.method() == Method::GET;
-            if open && !crate::auth::plausible_link(&req) {
-                // Nothing this gateway sent: no instance is started for it.
-                return crate::auth::unknown_link();
+            // The confirmation link (its page and its button) is opened from an email,
+            // with no key: as behind Supabase's Kong, it alone is open.
+            let open = crate::auth::is_link(&req, path);
+            if open && let Some(refusal) = crate::auth::refused_link(&state, &req, &body) {
+                // Nothing this gateway sent, or a post from elsewhere: no instance is
+                // started for it.
+                return refusal;
             }
             if !open && let Err(refusal) = checked_key(&state, &req, reach.target()).await {
                 return refusal.answer();

@@ -22,6 +22,13 @@ const USER_COLUMNS: &str = "id, email, email_confirmed_at, raw_user_meta_data, \
 /// PostgreSQL's `unique_violation`.
 const UNIQUE_VIOLATION: &str = "23505";
 
+/// What a rotation's transaction decided (read into a [`Rotation`] once it committed).
+enum Turn {
+    Unknown,
+    Reused,
+    Rotated(Row, Uuid),
+}
+
 pub(crate) struct Users {
     pool: Pool<Client>,
 }
@@ -150,17 +157,32 @@ impl TenantUsers for Users {
         })
     }
 
-    async fn insert_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError> {
+    async fn sign_up_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError> {
         let mut conn = self.conn().await?;
+        // One statement: the insert, or the replacement of an unconfirmed user of the
+        // address (the unique index on `lower(email)` decides, so racing sign-ups leave one
+        // user), with that user's sessions ended. A confirmed user is left as it is, and no
+        // row comes back.
         let sql = format!(
-            "INSERT INTO auth.users (id, email, encrypted_password, email_confirmed_at, \
-             raw_user_meta_data, created_at, updated_at, confirmation_token_hash, \
-             confirmation_sent_at) \
+            "WITH u AS (INSERT INTO auth.users (id, email, encrypted_password, \
+             email_confirmed_at, raw_user_meta_data, created_at, updated_at, \
+             confirmation_token_hash, confirmation_sent_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $6, $7::text, CASE WHEN $7::text IS NULL THEN NULL ELSE $6::timestamptz END) \
-             RETURNING {USER_COLUMNS}"
+             ON CONFLICT ((lower(email))) DO UPDATE SET email = EXCLUDED.email, \
+             encrypted_password = EXCLUDED.encrypted_password, \
+             email_confirmed_at = EXCLUDED.email_confirmed_at, \
+             raw_user_meta_data = EXCLUDED.raw_user_meta_data, \
+             created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
+             last_sign_in_at = NULL, \
+             confirmation_token_hash = EXCLUDED.confirmation_token_hash, \
+             confirmation_sent_at = EXCLUDED.confirmation_sent_at \
+             WHERE auth.users.email_confirmed_at IS NULL \
+             RETURNING {USER_COLUMNS}), \
+             ended AS (DELETE FROM auth.sessions WHERE user_id IN (SELECT id FROM u)) \
+             SELECT {USER_COLUMNS} FROM u"
         );
         let row = conn
-            .query_one(
+            .query_opt(
                 &sql,
                 &[
                     &user.id,
@@ -175,7 +197,10 @@ impl TenantUsers for Users {
             .await
             .map_err(|e| write_error(&e));
         conn.clean();
-        Ok(user_of(&row?)?)
+        match row? {
+            Some(row) => Ok(user_of(&row)?),
+            None => Err(UserWriteError::EmailTaken),
+        }
     }
 
     async fn user_by_email(&self, email: &str) -> Result<Option<(EndUser, String)>, InfraError> {
@@ -206,6 +231,26 @@ impl TenantUsers for Users {
             .map_err(|e| infra("reading a user", &e))?;
         conn.clean();
         row.as_ref().map(user_of).transpose()
+    }
+
+    async fn confirmation_pending(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+    ) -> Result<bool, InfraError> {
+        let mut conn = self.conn().await?;
+        let row = conn
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM auth.users WHERE confirmation_token_hash = $1 \
+                 AND email_confirmed_at IS NULL AND confirmation_sent_at > $2)",
+                &[&token_hash, &(now - within)],
+            )
+            .await
+            .map_err(|e| infra("reading a confirmation", &e))?;
+        conn.clean();
+        row.try_get(0)
+            .map_err(|e| infra("reading a confirmation", &e))
     }
 
     async fn confirm_email(
@@ -281,14 +326,15 @@ impl TenantUsers for Users {
     async fn rotate(
         &self,
         presented: &str,
-        new_hash: &str,
+        successor: &str,
         now: OffsetDateTime,
         grace: Duration,
     ) -> Result<Rotation, InfraError> {
         let grace_start = now - grace;
         let outcome = self
             .in_transaction(async |conn| {
-                // Both rows locked: two refreshes of one session take turns.
+                // The token and its session locked: presentations of one session take
+                // turns, and each sees what the one before it did.
                 let Some(found) = conn
                     .query_opt(
                         "SELECT t.session_id, t.revoked_at, s.user_id \
@@ -298,56 +344,59 @@ impl TenantUsers for Users {
                     )
                     .await?
                 else {
-                    return Ok(None);
+                    return Ok(Turn::Unknown);
                 };
                 let session: Uuid = found.try_get(0)?;
                 let revoked_at: Option<OffsetDateTime> = found.try_get(1)?;
                 let user: Uuid = found.try_get(2)?;
-                let parent = match revoked_at {
-                    None => presented.to_owned(),
-                    Some(at) => {
-                        let successor = conn
-                            .query_opt(
-                                "SELECT token_hash FROM auth.refresh_tokens \
-                                 WHERE parent_hash = $1 AND revoked_at IS NULL",
-                                &[&presented],
-                            )
-                            .await?;
-                        match successor {
-                            Some(row) if at > grace_start => row.try_get::<_, String>(0)?,
-                            _ => {
-                                conn.execute("DELETE FROM auth.sessions WHERE id = $1", &[&session])
-                                    .await?;
-                                return Ok(Some(Err(())));
+                if let Some(at) = revoked_at {
+                    let current = conn
+                        .query_opt(
+                            "SELECT token_hash FROM auth.refresh_tokens \
+                             WHERE parent_hash = $1 AND revoked_at IS NULL",
+                            &[&presented],
+                        )
+                        .await?;
+                    match current {
+                        // Just rotated, its successor unused: that successor, again.
+                        Some(row) if at > grace_start => {
+                            if row.try_get::<_, String>(0)? != successor {
+                                return Ok(Turn::Unknown);
                             }
                         }
+                        _ => {
+                            conn.execute("DELETE FROM auth.sessions WHERE id = $1", &[&session])
+                                .await?;
+                            return Ok(Turn::Reused);
+                        }
                     }
-                };
-                conn.execute(
-                    "UPDATE auth.refresh_tokens SET revoked_at = $2 WHERE token_hash = $1",
-                    &[&parent, &now],
-                )
-                .await?;
-                conn.execute(
-                    "INSERT INTO auth.refresh_tokens (token_hash, session_id, parent_hash, created_at) \
-                     VALUES ($1, $2, $3, $4)",
-                    &[&new_hash, &session, &parent, &now],
-                )
-                .await?;
-                conn.execute(
-                    "UPDATE auth.sessions SET refreshed_at = $2 WHERE id = $1",
-                    &[&session, &now],
-                )
-                .await?;
+                } else {
+                    conn.execute(
+                        "UPDATE auth.refresh_tokens SET revoked_at = $2 WHERE token_hash = $1",
+                        &[&presented, &now],
+                    )
+                    .await?;
+                    conn.execute(
+                        "INSERT INTO auth.refresh_tokens (token_hash, session_id, parent_hash, created_at) \
+                         VALUES ($1, $2, $3, $4)",
+                        &[&successor, &session, &presented, &now],
+                    )
+                    .await?;
+                    conn.execute(
+                        "UPDATE auth.sessions SET refreshed_at = $2 WHERE id = $1",
+                        &[&session, &now],
+                    )
+                    .await?;
+                }
                 let sql = format!("SELECT {USER_COLUMNS} FROM auth.users WHERE id = $1");
                 let row = conn.query_one(&sql, &[&user]).await?;
-                Ok(Some(Ok((row, session))))
+                Ok(Turn::Rotated(row, session))
             })
             .await?;
         Ok(match outcome {
-            None => Rotation::Unknown,
-            Some(Err(())) => Rotation::Reused,
-            Some(Ok((row, session))) => Rotation::Rotated {
+            Turn::Unknown => Rotation::Unknown,
+            Turn::Reused => Rotation::Reused,
+            Turn::Rotated(row, session) => Rotation::Rotated {
                 user: user_of(&row)?,
                 session,
             },

@@ -226,8 +226,9 @@ pub trait DataApiSignals: Send + Sync + Debug {
 /// Why a user could not be stored.
 #[derive(Debug, thiserror::Error)]
 pub enum UserWriteError {
-    /// Another user of the database has that email (any case): checked by a unique index,
-    /// so racing sign-ups of one address make one user.
+    /// Another user of the database has that email (any case), and it is confirmed (a
+    /// sign-up), or is any other user (a change of address): checked by a unique index, so
+    /// racing sign-ups of one address make one user.
     #[error("email taken")]
     EmailTaken,
     #[error(transparent)]
@@ -237,10 +238,13 @@ pub enum UserWriteError {
 /// What presenting a refresh token did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rotation {
-    /// The token was current (or just rotated, within the grace): it is revoked and
-    /// `new_hash` is the session's current token.
+    /// The token was current: it is revoked and its successor is the session's current
+    /// token. Or it was just rotated, within the grace, and its successor is still current:
+    /// nothing changed, and the successor is the answer again.
     Rotated { user: EndUser, session: Uuid },
-    /// No such token, or its session ended.
+    /// No such token, or its session ended; or a token just rotated whose current successor
+    /// is not the one named (made under another secret, or before successors were derived):
+    /// it cannot be handed out again, and the session goes on.
     Unknown,
     /// A token already rotated was presented again: its whole session (the family of
     /// tokens) is ended.
@@ -257,11 +261,14 @@ pub trait TenantUsers: Send + Sync + Debug {
     /// Storage failures.
     async fn settings(&self) -> Result<AuthSettings, InfraError>;
 
-    /// Stores a new user.
+    /// Stores a new user, or replaces the unconfirmed user of the same address (any case):
+    /// its id stays, and everything else is the new sign-up's (password, metadata,
+    /// confirmation and its link, creation time), its sessions ended, so the first sign-up's
+    /// link is dead. One statement, so racing sign-ups of one address leave one user.
     ///
     /// # Errors
-    /// `EmailTaken`; storage failures.
-    async fn insert_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError>;
+    /// `EmailTaken` when a confirmed user has the address; storage failures.
+    async fn sign_up_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError>;
 
     /// The user with `email` (compared without case) and their password hash.
     ///
@@ -272,6 +279,18 @@ pub trait TenantUsers: Send + Sync + Debug {
     /// # Errors
     /// Storage failures.
     async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError>;
+
+    /// Whether a confirmation token that hashes to `token_hash`, made less than `within`
+    /// before `now`, awaits its use (the page of the link; nothing changes).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn confirmation_pending(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+    ) -> Result<bool, InfraError>;
 
     /// Confirms the address of the unconfirmed user whose confirmation token hashes to
     /// `token_hash`, if the token was made less than `within` ago; the token is spent.
@@ -309,17 +328,20 @@ pub trait TenantUsers: Send + Sync + Debug {
         now: OffsetDateTime,
     ) -> Result<EndUser, InfraError>;
 
-    /// Rotates the refresh token whose hash is `presented` to `new_hash`, in one
-    /// transaction. A token revoked less than `grace` ago whose successor is still current
-    /// (a client that lost the answer and retried) is rotated again; any other revoked one
-    /// ends its session and is `Reused`.
+    /// Rotates the refresh token whose hash is `presented` to its successor, whose hash is
+    /// `successor` (the successor is derived from the token, so every presentation of one
+    /// token names the same), with the token and its session locked, so presentations of
+    /// one session take turns. A current token is revoked and its successor stored. A token
+    /// revoked less than `grace` ago whose successor is still current (a lost answer, tabs
+    /// refreshing at once) changes nothing and is `Rotated` again, however often; any other
+    /// revoked one ends its session and is `Reused`.
     ///
     /// # Errors
     /// Storage failures.
     async fn rotate(
         &self,
         presented: &str,
-        new_hash: &str,
+        successor: &str,
         now: OffsetDateTime,
         grace: Duration,
     ) -> Result<Rotation, InfraError>;

@@ -2,7 +2,9 @@
 //! list with its count, newest first and cut at the limit; deleting one, and `NotFound` for
 //! a user that is not there; nothing for another account; refused while the data API is
 //! off or was never on; an instance that cannot start is the infrastructure's failure.
-//! And a sign-up whose confirmation email the relay refuses leaves no user behind.
+//! And a sign-up whose confirmation email the relay refuses leaves no user behind; one of a
+//! registered address, while confirmations are on, is answered with a stand-in and changes
+//! nothing.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -87,7 +89,16 @@ impl TenantUsers for MemoryUsers {
             ..AuthSettings::default()
         })
     }
-    async fn insert_user(&self, new: &NewEndUser) -> Result<EndUser, UserWriteError> {
+    async fn sign_up_user(&self, new: &NewEndUser) -> Result<EndUser, UserWriteError> {
+        if self
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|u| u.email == new.email && u.email_confirmed_at.is_some())
+        {
+            return Err(UserWriteError::EmailTaken);
+        }
         let user = EndUser {
             id: new.id,
             email: new.email.clone(),
@@ -106,6 +117,14 @@ impl TenantUsers for MemoryUsers {
     }
     async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError> {
         Ok(self.0.lock().unwrap().iter().find(|u| u.id == id).cloned())
+    }
+    async fn confirmation_pending(
+        &self,
+        _: &str,
+        _: OffsetDateTime,
+        _: Duration,
+    ) -> Result<bool, InfraError> {
+        Err(no_such("confirmation_pending"))
     }
     async fn confirm_email(
         &self,
@@ -438,4 +457,47 @@ async fn a_sign_up_whose_confirmation_is_not_sent_leaves_no_user() {
         (500, "unexpected_failure")
     );
     assert!(users.0.lock().unwrap().is_empty(), "the user was undone");
+}
+
+#[tokio::test]
+async fn a_registered_address_signing_up_gets_a_stand_in_and_changes_nothing() {
+    let f = fixture().await;
+    let id = f.database("club").await;
+    f.service.enable_data_api(&f.ann(), id).await.unwrap();
+    let made = f.users(id, 1);
+    let users = f.runtime.users_of(id);
+    users.1.store(true, std::sync::atomic::Ordering::SeqCst);
+    let target = f.service.data_api("club").await.unwrap();
+    let instance = f.service.serve_data_api(target).await.unwrap();
+    let auth = f.service.tenant_auth(instance);
+
+    let answer = auth
+        .sign_up(
+            "192.0.2.1",
+            "USER-0@example.com",
+            "another password".into(),
+            Some(json!({"plan": "free"})),
+        )
+        .await
+        .unwrap();
+    let quire_databases::SignedUp::Unconfirmed(stand_in) = answer else {
+        panic!("no session for a registered address: {answer:?}");
+    };
+    assert_eq!(stand_in.email, "user-0@example.com");
+    assert_ne!(stand_in.id, made[0].id);
+    assert_eq!(stand_in.email_confirmed_at, None);
+    assert_eq!(stand_in.user_metadata, json!({"plan": "free"}));
+    assert_eq!(*users.0.lock().unwrap(), made, "the user is as it was");
+    // With confirmations off, it is GoTrue's refusal.
+    users.1.store(false, std::sync::atomic::Ordering::SeqCst);
+    let refused = auth
+        .sign_up(
+            "192.0.2.1",
+            "user-0@example.com",
+            "another password".into(),
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.error_code(), "user_already_exists");
 }

@@ -4,14 +4,17 @@
 //! [`TenantUsers`]); access tokens are HS256 JWTs under the database's secret with `sub`,
 //! `role: authenticated` and `session_id`, so `auth.uid()` policies see who asks.
 //!
-//! The rules: passwords with argon2id, hashed off the async workers; refresh tokens of
-//! 256 bits stored as their SHA-256, rotated on every use, a reused one ending its session
-//! (the OAuth server's rules, with its 10 s grace for a retried rotation); sign-up and the
-//! token grants counted per database and client address in the shared rate limiter.
+//! The rules: passwords with argon2id, hashed off the async workers; sign-up and its
+//! confirmation link in `signup` (nobody can take an address they do not receive mail at);
+//! refresh tokens of 256 bits stored as their SHA-256, rotated on every use, a reused one
+//! ending its session, in `refresh`; sign-up and the token grants counted per database and
+//! client address in the shared rate limiter.
 
 mod error;
 mod model;
+mod refresh;
 mod schema;
+mod signup;
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -27,8 +30,10 @@ pub use error::AuthError;
 pub use model::{AuthSession, AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
 pub use schema::AUTH_SCHEMA_SQL;
 
+pub use signup::SignedUp;
+
 use crate::keys::{KeyRole, TokenError, sign_token, verify_token};
-use crate::ports::{EndUserMail, EndUserMailError, Rotation, TenantUsers};
+use crate::ports::{EndUserMail, TenantUsers};
 use crate::runtime::DataApiInstance;
 use crate::service::DatabaseService;
 
@@ -37,7 +42,7 @@ pub const MIN_PASSWORD_CHARS: usize = 6;
 /// An access token's lifetime (GoTrue's default `JWT_EXP`).
 pub const ACCESS_TOKEN_SECS: i64 = 3600;
 /// A rotated refresh token presented again this soon, while its successor is unused, is
-/// a retry (a lost answer, two tabs refreshing at once), not a theft.
+/// a retry (a lost answer, tabs refreshing at once), not a theft: it gets that successor.
 pub const REFRESH_REUSE_GRACE: Duration = Duration::from_secs(10);
 /// How long a confirmation link works (GoTrue's `MAILER_OTP_EXP`).
 pub const CONFIRMATION_LIFETIME: Duration = Duration::from_secs(24 * 3600);
@@ -69,14 +74,6 @@ pub struct TenantAuth {
     offload: Arc<dyn Offload>,
     limiter: Arc<dyn RateLimiter>,
     mail: Arc<dyn EndUserMail>,
-}
-
-/// A sign-up's answer: a session when the user may sign in at once, else the user alone
-/// (their address is to be confirmed).
-#[derive(Debug, Clone)]
-pub enum SignedUp {
-    Session(AuthSession),
-    Unconfirmed(EndUser),
 }
 
 /// A verified access token: whose, and which session.
@@ -113,12 +110,26 @@ pub fn plausible_link_token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A new address (sign-up, a change of address): one the mailer can write to, or GoTrue's
+/// 400 before anything is stored.
 fn checked_email(raw: &str) -> Result<String, AuthError> {
     Email::parse(raw)
         .map(|e| e.as_str().to_owned())
         .map_err(|_| {
             AuthError::Validation("Unable to validate email address: invalid format".into())
         })
+}
+
+/// An address to look a user up by: trimmed and lower-cased only, so a user stored under
+/// an older, looser rule still signs in.
+fn lookup_email(raw: &str) -> Result<String, AuthError> {
+    let email = raw.trim().to_lowercase();
+    if email.is_empty() || email.len() > 254 {
+        return Err(AuthError::Validation(
+            "Unable to validate email address: invalid format".into(),
+        ));
+    }
+    Ok(email)
 }
 
 fn checked_metadata(data: Option<Value>) -> Result<Option<Map<String, Value>>, AuthError> {
@@ -207,94 +218,6 @@ impl TenantAuth {
         }
     }
 
-    /// `POST signup`: a new user, signed in at once unless the database asks for
-    /// confirmed addresses.
-    ///
-    /// # Errors
-    /// `RateLimited`, `SignupDisabled`, `Validation`, `WeakPassword`, `UserExists`.
-    pub async fn sign_up(
-        &self,
-        client: &str,
-        email: &str,
-        password: String,
-        data: Option<Value>,
-    ) -> Result<SignedUp, AuthError> {
-        self.admit("signup", client, HOUR, SIGN_UPS_PER_HOUR)
-            .await?;
-        let settings = self.users().settings().await?;
-        if settings.disable_signup {
-            return Err(AuthError::SignupDisabled);
-        }
-        let email = checked_email(email)?;
-        let metadata = checked_metadata(data)?.unwrap_or_default();
-        let password_hash = self.hash(password).await?;
-        let now = self.clock.now();
-        let confirmation = settings.confirm_email.then(random_url_token);
-        let user = self
-            .users()
-            .insert_user(&NewEndUser {
-                id: Uuid::new_v4(),
-                email,
-                password_hash,
-                user_metadata: Value::Object(metadata),
-                email_confirmed_at: (!settings.confirm_email).then_some(now),
-                confirmation_hash: confirmation.as_deref().map(|t| sha256_hex(t.as_bytes())),
-                now,
-            })
-            .await?;
-        let Some(token) = confirmation else {
-            return Ok(SignedUp::Session(self.open_session(&user).await?));
-        };
-        if let Err(e) = self.send_confirmation(&user, &token).await {
-            // A user whose link never left cannot confirm: nothing of the sign-up stays,
-            // and the address may sign up again.
-            self.users().delete_user(user.id).await?;
-            return Err(e);
-        }
-        Ok(SignedUp::Unconfirmed(user))
-    }
-
-    async fn send_confirmation(&self, user: &EndUser, token: &str) -> Result<(), AuthError> {
-        let database = &self.instance.target().database;
-        let subject = format!("Confirm your address for {}", database.name);
-        let text = format!(
-            "Someone signed up for {name} with this address.\n\n\
-             To confirm it, open this link within 24 hours:\n\
-             {issuer}/verify?token={token}&type=signup\n\n\
-             If it was not you, ignore this message: nothing happens without the link.\n",
-            name = database.name,
-            issuer = self.issuer,
-        );
-        self.mail
-            .send(database.account_id, &user.email, &subject, &text)
-            .await
-            .map_err(|e| match e {
-                EndUserMailError::QuotaExceeded => AuthError::EmailQuotaExceeded,
-                EndUserMailError::Failed(cause) => AuthError::EmailNotSent(cause),
-            })
-    }
-
-    /// `GET verify?type=signup&token=…`, the link of the confirmation email: the address is
-    /// confirmed and the token spent.
-    ///
-    /// # Errors
-    /// `RateLimited`; `LinkInvalid` for an unknown, spent or expired token.
-    pub async fn verify(&self, client: &str, token: &str) -> Result<EndUser, AuthError> {
-        self.admit("verify", client, FIVE_MINUTES, VERIFY_PER_5_MIN)
-            .await?;
-        if !plausible_link_token(token) {
-            return Err(AuthError::LinkInvalid);
-        }
-        self.users()
-            .confirm_email(
-                &sha256_hex(token.as_bytes()),
-                self.clock.now(),
-                CONFIRMATION_LIFETIME,
-            )
-            .await?
-            .ok_or(AuthError::LinkInvalid)
-    }
-
     /// `POST token?grant_type=password`.
     ///
     /// # Errors
@@ -308,7 +231,7 @@ impl TenantAuth {
     ) -> Result<AuthSession, AuthError> {
         self.admit("password", client, FIVE_MINUTES, PASSWORD_GRANTS_PER_5_MIN)
             .await?;
-        let email = checked_email(email)?;
+        let email = lookup_email(email)?;
         let found = self.users().user_by_email(&email).await?;
         let stored = found
             .as_ref()
@@ -325,38 +248,6 @@ impl TenantAuth {
             return Err(AuthError::EmailNotConfirmed);
         }
         self.open_session(&user).await
-    }
-
-    /// `POST token?grant_type=refresh_token`: the token rotated, a new access token.
-    ///
-    /// # Errors
-    /// `RateLimited`, `RefreshTokenNotFound`, `RefreshTokenReused` (the session is ended).
-    pub async fn refresh_grant(
-        &self,
-        client: &str,
-        refresh_token: &str,
-    ) -> Result<AuthSession, AuthError> {
-        self.admit("refresh", client, FIVE_MINUTES, REFRESH_GRANTS_PER_5_MIN)
-            .await?;
-        if refresh_token.is_empty() || refresh_token.len() > 256 {
-            return Err(AuthError::RefreshTokenNotFound);
-        }
-        let next = random_url_token();
-        let now = self.clock.now();
-        match self
-            .users()
-            .rotate(
-                &sha256_hex(refresh_token.as_bytes()),
-                &sha256_hex(next.as_bytes()),
-                now,
-                REFRESH_REUSE_GRACE,
-            )
-            .await?
-        {
-            Rotation::Rotated { user, session } => Ok(self.session(user, session, next, now)),
-            Rotation::Unknown => Err(AuthError::RefreshTokenNotFound),
-            Rotation::Reused => Err(AuthError::RefreshTokenReused),
-        }
     }
 
     /// The user and session an access token (the bearer of `GET`/`PUT user` and `logout`)

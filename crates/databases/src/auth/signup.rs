@@ -1,0 +1,171 @@
+//! Sign-up and the confirmation link, so that nobody takes an address they do not receive
+//! mail at: a new sign-up of an unconfirmed address replaces the pending one (its link
+//! dies); while the database asks for confirmed addresses, a registered address gets the
+//! answer a new one gets (GoTrue's obfuscated user) and its owner loses nothing; the link
+//! opens a page (nothing spent) whose button confirms.
+
+use quire_kernel::secret::{random_url_token, sha256_hex};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{
+    AuthError, CONFIRMATION_LIFETIME, EndUser, FIVE_MINUTES, HOUR, NewEndUser, SIGN_UPS_PER_HOUR,
+    TenantAuth, VERIFY_PER_5_MIN, checked_email, checked_metadata, plausible_link_token,
+};
+use crate::auth::AuthSession;
+use crate::ports::{EndUserMailError, UserWriteError};
+
+/// A sign-up's answer: a session when the user may sign in at once, else the user alone
+/// (their address is to be confirmed, or it is registered and this is its stand-in).
+#[derive(Debug, Clone)]
+pub enum SignedUp {
+    Session(AuthSession),
+    Unconfirmed(EndUser),
+}
+
+/// The user a sign-up of a registered address answers with while confirmations are on:
+/// shaped as a new unconfirmed user of that address (a fresh id, created now, the metadata
+/// sent), so the answer says nothing of who is registered.
+fn stand_in(email: String, user_metadata: Value, now: time::OffsetDateTime) -> EndUser {
+    EndUser {
+        id: Uuid::new_v4(),
+        email,
+        email_confirmed_at: None,
+        user_metadata,
+        app_metadata: json!({"provider": "email", "providers": ["email"]}),
+        created_at: now,
+        updated_at: now,
+        last_sign_in_at: None,
+    }
+}
+
+impl TenantAuth {
+    /// `POST signup`: a new user, signed in at once unless the database asks for
+    /// confirmed addresses. An unconfirmed user of the address is replaced (new password,
+    /// new link, the old link dead). A confirmed one is `UserExists` when addresses need
+    /// no confirmation (as GoTrue), and otherwise answered as a new address would be, with
+    /// nothing changed and nothing sent.
+    ///
+    /// # Errors
+    /// `RateLimited`, `SignupDisabled`, `Validation` (an address the mailer would refuse
+    /// among them, before anything is stored), `WeakPassword`, `UserExists`,
+    /// `EmailQuotaExceeded`, `EmailNotSent`.
+    pub async fn sign_up(
+        &self,
+        client: &str,
+        email: &str,
+        password: String,
+        data: Option<Value>,
+    ) -> Result<SignedUp, AuthError> {
+        self.admit("signup", client, HOUR, SIGN_UPS_PER_HOUR)
+            .await?;
+        let settings = self.users().settings().await?;
+        if settings.disable_signup {
+            return Err(AuthError::SignupDisabled);
+        }
+        let email = checked_email(email)?;
+        let metadata = Value::Object(checked_metadata(data)?.unwrap_or_default());
+        // Hashed whether or not the address is registered: the two answers cost alike.
+        let password_hash = self.hash(password).await?;
+        let now = self.clock.now();
+        let confirmation = settings.confirm_email.then(random_url_token);
+        let stored = self
+            .users()
+            .sign_up_user(&NewEndUser {
+                id: Uuid::new_v4(),
+                email: email.clone(),
+                password_hash,
+                user_metadata: metadata.clone(),
+                email_confirmed_at: (!settings.confirm_email).then_some(now),
+                confirmation_hash: confirmation.as_deref().map(|t| sha256_hex(t.as_bytes())),
+                now,
+            })
+            .await;
+        let user = match stored {
+            Ok(user) => user,
+            Err(UserWriteError::EmailTaken) if settings.confirm_email => {
+                return Ok(SignedUp::Unconfirmed(stand_in(email, metadata, now)));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let Some(token) = confirmation else {
+            return Ok(SignedUp::Session(self.open_session(&user).await?));
+        };
+        if let Err(e) = self.send_confirmation(&user, &token).await {
+            // A user whose link never left cannot confirm: nothing of the sign-up stays,
+            // and the address may sign up again.
+            self.users().delete_user(user.id).await?;
+            return Err(e);
+        }
+        Ok(SignedUp::Unconfirmed(user))
+    }
+
+    async fn send_confirmation(&self, user: &EndUser, token: &str) -> Result<(), AuthError> {
+        let database = &self.instance.target().database;
+        let subject = format!("Confirm your address for {}", database.name);
+        let text = format!(
+            "Someone signed up for {name} with this address.\n\n\
+             To confirm it, open this link within 24 hours and press its button:\n\
+             {issuer}/verify?token={token}&type=signup\n\n\
+             Only the latest sign-up's link works. If it was not you, ignore this message: \
+             nothing happens without the button.\n",
+            name = database.name,
+            issuer = self.issuer,
+        );
+        self.mail
+            .send(database.account_id, &user.email, &subject, &text)
+            .await
+            .map_err(|e| match e {
+                EndUserMailError::QuotaExceeded => AuthError::EmailQuotaExceeded,
+                EndUserMailError::Failed(cause) => AuthError::EmailNotSent(cause),
+            })
+    }
+
+    /// `GET verify?type=signup&token=…`, the link of the confirmation email: whether its
+    /// token awaits the button. Nothing is spent, so a mail scanner that fetches links
+    /// confirms nothing.
+    ///
+    /// # Errors
+    /// `RateLimited`; `LinkInvalid` for an unknown, spent or expired token.
+    pub async fn confirmation_page(&self, client: &str, token: &str) -> Result<(), AuthError> {
+        self.admit("verify", client, FIVE_MINUTES, VERIFY_PER_5_MIN)
+            .await?;
+        if !plausible_link_token(token) {
+            return Err(AuthError::LinkInvalid);
+        }
+        let pending = self
+            .users()
+            .confirmation_pending(
+                &sha256_hex(token.as_bytes()),
+                self.clock.now(),
+                CONFIRMATION_LIFETIME,
+            )
+            .await?;
+        if pending {
+            Ok(())
+        } else {
+            Err(AuthError::LinkInvalid)
+        }
+    }
+
+    /// `POST verify`, the button of the link's page: the address is confirmed and the
+    /// token spent.
+    ///
+    /// # Errors
+    /// `RateLimited`; `LinkInvalid` for an unknown, spent or expired token.
+    pub async fn verify(&self, client: &str, token: &str) -> Result<EndUser, AuthError> {
+        self.admit("verify", client, FIVE_MINUTES, VERIFY_PER_5_MIN)
+            .await?;
+        if !plausible_link_token(token) {
+            return Err(AuthError::LinkInvalid);
+        }
+        self.users()
+            .confirm_email(
+                &sha256_hex(token.as_bytes()),
+                self.clock.now(),
+                CONFIRMATION_LIFETIME,
+            )
+            .await?
+            .ok_or(AuthError::LinkInvalid)
+    }
+}
