@@ -101,6 +101,15 @@ pub trait DatabaseRecords: Send + Sync + Debug {
     /// Storage failures.
     async fn delete_database(&self, id: DatabaseId) -> Result<(), InfraError>;
 
+    /// The provisioning and ready records of `account` (of every account when `None`),
+    /// oldest first: what the account's quota of databases counts (a record being deleted
+    /// no longer does).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn live_databases(&self, account: Option<AccountId>)
+    -> Result<Vec<Database>, InfraError>;
+
     /// What the janitor must finish at `now`: provisioning records whose lease lapsed,
     /// deleting records, and ready records whose `expires_at` passed.
     ///

@@ -108,6 +108,11 @@ error_codes! {
     DatabaseServiceUnavailable = ("database_service_unavailable", 503),
     // Quire's own: a database's SQL failed in PostgreSQL (with its SQLSTATE).
     SqlError = ("sql_error", 400),
+    // Quire's own: the account has as many databases as its quota allows (with the figures).
+    QuotaExceeded = ("quota_exceeded", 403),
+    // Quire's own: what the account stores (its databases, its objects) is at or would pass
+    // its quota of bytes (with the figures).
+    StorageQuotaExceeded = ("storage_quota_exceeded", 413),
 }
 
 impl fmt::Display for ErrorCode {
@@ -224,7 +229,7 @@ mod tests {
             );
             assert!((400..600).contains(&code.http_status()));
         }
-        assert_eq!(ErrorCode::ALL.len(), 62);
+        assert_eq!(ErrorCode::ALL.len(), 64);
     }
 
     #[derive(Debug, thiserror::Error)]

@@ -4,9 +4,10 @@
 //! authenticated [`Principal`], the [`Clock`], [`Timer`], [`Offload`] and [`PageChanges`]
 //! ports, the one table of error codes with their HTTP statuses, the `RateLimiter` port, work
 //! split across the cores in order (`parallel`), the evaluation of conditional and range
-//! requests (`conditional`), and keyset paging of lists with opaque cursors (`paging`). It
-//! depends only on small pure crates (serde, thiserror, uuid, time, async-trait, argon2, sha2,
-//! rand, base64, httpdate); nothing here performs I/O.
+//! requests (`conditional`), keyset paging of lists with opaque cursors (`paging`), and an
+//! account's use of a quota beside its cap (`quota`). It depends only on small pure crates
+//! (serde, thiserror, uuid, time, async-trait, argon2, sha2, rand, base64, httpdate); nothing
+//! here performs I/O.
 
 pub mod changes;
 pub mod clock;
@@ -18,6 +19,7 @@ pub mod paging;
 pub mod parallel;
 pub mod password;
 pub mod principal;
+pub mod quota;
 pub mod rate_limit;
 pub mod scopes;
 pub mod secret;
@@ -31,6 +33,7 @@ pub use ids::{AccountId, DatabaseId, KeyId, LeaseId, LinkId, ObjectId, PageId, P
 pub use offload::{Offload, offloaded};
 pub use paging::{CursorKey, NameKey, Paged, Paging, PagingError, TimeKey};
 pub use principal::{App, Apps, Principal, PrincipalKind, Resource, Tier};
+pub use quota::Usage;
 pub use rate_limit::{Budget, RateLimiter, Slot, Take, address_key};
 pub use scopes::Scopes;
 pub use values::{Color, Email, Handle, ProjectSlug, ValueError};

@@ -114,6 +114,17 @@ pub trait ObjectRecords: Send + Sync + Debug {
     /// Storage failures.
     async fn object_exists(&self, id: ObjectId) -> Result<bool, InfraError>;
 
+    /// The bytes of each account's ready objects, summed, of `account` alone when given;
+    /// an account with none is left out. A pending upload counts once it is ready (an
+    /// upload URL's record holds its cap until then, which is no use of the quota).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn stored_bytes(
+        &self,
+        account: Option<quire_kernel::AccountId>,
+    ) -> Result<Vec<(quire_kernel::AccountId, u64)>, InfraError>;
+
     /// The pending record of `owner` holding `slug` whose lease lapsed before `now`.
     ///
     /// # Errors

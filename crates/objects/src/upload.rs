@@ -4,13 +4,13 @@
 
 use bytes::Bytes;
 use quire_kernel::secret::Sha256Running;
-use quire_kernel::{Handle, InfraError, ProjectSlug};
+use quire_kernel::{Handle, InfraError, ProjectSlug, Usage};
 use quire_links::Link;
 use time::OffsetDateTime;
 
 use crate::model::Object;
 use crate::ports::ByteSink;
-use crate::service::{ObjectError, ObjectService, ObjectView};
+use crate::service::{ObjectError, ObjectService, ObjectView, exceeded};
 
 /// What the finished bytes become.
 #[derive(Debug)]
@@ -21,7 +21,8 @@ pub(crate) enum Purpose {
     /// when the URL was made; the record becomes ready at the end.
     Offered,
     /// New bytes for a ready object; the blob it had goes once the record names the new one.
-    Replace { old_blob: String },
+    /// `old` is the record as it was, put back if the new bytes pass the quota.
+    Replace { old: Box<Object> },
 }
 
 /// An upload begun by [`ObjectService::begin`], [`ObjectService::begin_replace`] or
@@ -41,6 +42,9 @@ pub struct Upload {
     pub(crate) size: u64,
     /// Most bytes of this upload: the server's cap, or an upload URL's own.
     pub(crate) limit: u64,
+    /// The account's object bytes without this upload's (a replacement's old bytes left
+    /// out), beside its quota, as they were when the upload began.
+    pub(crate) quota: Usage,
     pub(crate) renew_at: OffsetDateTime,
 }
 
@@ -63,13 +67,19 @@ impl Upload {
     /// Takes the next piece of the file.
     ///
     /// # Errors
-    /// `TooLarge` once the bytes pass the cap, or a storage failure; either way the upload
-    /// is abandoned (nothing of it stays).
+    /// `TooLarge` once the bytes pass the cap, `StorageQuotaExceeded` once they pass what
+    /// the account's quota left, or a storage failure; either way the upload is abandoned
+    /// (nothing of it stays).
     pub async fn write(&mut self, chunk: Bytes) -> Result<(), ObjectError> {
         let limit = self.limit;
-        if self.size.saturating_add(chunk.len() as u64) > limit {
+        let size = self.size.saturating_add(chunk.len() as u64);
+        if size > limit {
             self.discard().await;
             return Err(ObjectError::TooLarge { limit });
+        }
+        if !self.quota.admits(size) {
+            self.discard().await;
+            return Err(exceeded(self.quota));
         }
         self.size += chunk.len() as u64;
         self.hasher.update(&chunk);
@@ -116,8 +126,9 @@ impl Upload {
     /// replacement's record names the new bytes, then the old ones go.
     ///
     /// # Errors
-    /// `AliasConflict` (the alias was taken while the bytes arrived), storage failures;
-    /// nothing of the upload stays.
+    /// `AliasConflict` (the alias was taken while the bytes arrived),
+    /// `StorageQuotaExceeded` (another upload of the account took the room meanwhile),
+    /// storage failures; nothing of the upload stays.
     pub async fn finish(mut self) -> Result<ObjectView, ObjectError> {
         let Some(sink) = self.sink.take() else {
             return Err(InfraError::new("the upload was already abandoned").into());
@@ -145,8 +156,16 @@ impl Upload {
                     self.discard().await;
                     return Err(e.into());
                 }
+                if let Some(refusal) = self.passed_quota().await {
+                    if !offered {
+                        let _ = ports.links.delete_link(self.link.id).await;
+                    }
+                    self.discard().await;
+                    ports.changes.link_changed(self.link.id);
+                    return Err(refusal);
+                }
             }
-            Purpose::Replace { old_blob } => {
+            Purpose::Replace { old } => {
                 if let Err(e) = ports.records.update_object(&self.object).await {
                     let _ = ports
                         .bytes
@@ -157,13 +176,37 @@ impl Upload {
                         other => InfraError::new(other.to_string()).into(),
                     });
                 }
+                if let Some(refusal) = self.passed_quota().await
+                    && ports.records.update_object(&old).await.is_ok()
+                {
+                    let _ = ports
+                        .bytes
+                        .delete_blob(self.object.id, &self.object.blob)
+                        .await;
+                    return Err(refusal);
+                }
                 // Readers that began on the old bytes finish on them; what fails here is
                 // the janitor's (the record no longer names them).
-                let _ = ports.bytes.delete_blob(self.object.id, &old_blob).await;
+                let _ = ports.bytes.delete_blob(self.object.id, &old.blob).await;
             }
         }
         ports.changes.link_changed(self.link.id);
         Ok(service.view(self.object, self.link, &self.handle, self.project))
+    }
+
+    /// The refusal of an upload whose written record made the account's objects pass the
+    /// quota (another upload of the account finished meanwhile). A sum that cannot be read
+    /// keeps the upload: its bytes passed the check as they came.
+    async fn passed_quota(&self) -> Option<ObjectError> {
+        let total = self
+            .service
+            .over_quota(self.object.account_id)
+            .await
+            .ok()??;
+        Some(exceeded(Usage {
+            used: total.used.saturating_sub(self.size),
+            ..total
+        }))
     }
 
     /// Gives up: the bytes written so far and, for a new object, its pending record go.

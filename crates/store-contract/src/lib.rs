@@ -32,6 +32,7 @@ mod page_replace;
 mod pages;
 mod projects;
 mod publish_requests;
+mod quotas;
 mod resource_lists;
 mod sessions;
 mod signup;
@@ -85,6 +86,8 @@ macro_rules! __contract_list {
             url_links::url_links_are_stored_listed_changed_and_deleted,
             url_links::link_counts_keep_bots_and_referrers_apart,
             objects::objects_are_invisible_until_ready_and_share_slugs_with_pages,
+            quotas::object_bytes_are_summed_per_account_from_ready_objects,
+            quotas::live_databases_are_the_provisioning_and_ready_ones,
             databases::database_records_keep_every_field,
             databases::database_states_change_only_from_their_own,
             databases::jwt_secrets_rotate_from_the_secret_read,

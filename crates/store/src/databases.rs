@@ -266,6 +266,27 @@ impl DatabaseRecords for Database {
         .map_err(infra)
     }
 
+    async fn live_databases(
+        &self,
+        account: Option<AccountId>,
+    ) -> Result<Vec<DatabaseRecord>, InfraError> {
+        let rows: Vec<DatabaseRow> = with_conn!(self, |conn| {
+            let mut live = databases::table
+                .filter(databases::status.eq_any([PROVISIONING, READY]))
+                .into_boxed();
+            if let Some(a) = account {
+                live = live.filter(databases::account_id.eq(DbId(a.0)));
+            }
+            Ok(live
+                .order((databases::created_at.asc(), databases::id.asc()))
+                .select(DatabaseRow::as_select())
+                .load(conn)
+                .await?)
+        })
+        .map_err(infra)?;
+        records(rows)
+    }
+
     async fn janitor_due(&self, now: OffsetDateTime) -> Result<Vec<DatabaseRecord>, InfraError> {
         let now = DbTs(now);
         let rows: Vec<DatabaseRow> = with_conn!(self, |conn| {

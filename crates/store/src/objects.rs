@@ -331,6 +331,41 @@ impl ObjectRecords for Database {
         Ok(n > 0)
     }
 
+    async fn stored_bytes(
+        &self,
+        account: Option<AccountId>,
+    ) -> Result<Vec<(AccountId, u64)>, InfraError> {
+        // An index of (account_id, state, size_bytes) answers the sum without the rows.
+        let sum = || {
+            diesel::dsl::sql::<diesel::sql_types::BigInt>("CAST(SUM(objects.size_bytes) AS BIGINT)")
+        };
+        let sums: Vec<(DbId, i64)> = with_conn!(self, |conn| {
+            let ready = objects::table.filter(objects::state.eq(READY));
+            Ok(match account {
+                Some(a) => {
+                    ready
+                        .filter(objects::account_id.eq(DbId(a.0)))
+                        .group_by(objects::account_id)
+                        .select((objects::account_id, sum()))
+                        .load(conn)
+                        .await?
+                }
+                None => {
+                    ready
+                        .group_by(objects::account_id)
+                        .select((objects::account_id, sum()))
+                        .load(conn)
+                        .await?
+                }
+            })
+        })
+        .map_err(infra)?;
+        Ok(sums
+            .into_iter()
+            .map(|(id, bytes)| (AccountId(id.0), to_u64(bytes)))
+            .collect())
+    }
+
     async fn lapsed_slug_holder(
         &self,
         owner: AccountId,

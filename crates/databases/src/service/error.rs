@@ -24,6 +24,16 @@ pub enum DatabaseError {
     Invalid(String),
     #[error("a database with that slug exists")]
     SlugTaken,
+    /// The account has as many databases as its quota allows: the figures are its
+    /// databases and the quota.
+    #[error("this account has {used} databases and may have {limit}: delete one first")]
+    QuotaExceeded { used: u64, limit: u64 },
+    /// The account's databases hold their quota of bytes (or more: owner SQL and the data
+    /// API still write): no new database until they hold less.
+    #[error(
+        "this account's databases hold {used} bytes and may hold {limit}: delete data or a database first"
+    )]
+    StorageQuotaExceeded { used: u64, limit: u64 },
     /// PostgreSQL refused the SQL.
     #[error("{}", .0.message)]
     Sql(SqlRefusal),

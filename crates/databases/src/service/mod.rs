@@ -1,9 +1,10 @@
 //! The database use cases (`/api/database/v1`): create, list, get, delete, SQL, the data
 //! API's switch, secret and reload, and the janitor's sweep.
 //!
-//! Writes are in `write`, reads in `read`, SQL in `sql`, the data API's lifecycle in
-//! `data_api`, the owner's view of end users in `users`, what pages ask (the database a
-//! page names, its client at `/-/db.json`) in `pages`, the refusals in `error`.
+//! Writes are in `write`, reads in `read`, the account's quotas in `quota`, SQL in `sql`,
+//! the data API's lifecycle in `data_api`, the owner's view of end users in `users`, what
+//! pages ask (the database a page names, its client at `/-/db.json`) in `pages`, the
+//! refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ mod data_api;
 mod error;
 mod gateway;
 mod pages;
+mod quota;
 mod read;
 mod sql;
 mod users;
@@ -29,6 +31,7 @@ pub use data_api::DataApiSecret;
 pub use error::DatabaseError;
 pub use gateway::{GatewayError, Reach};
 pub use pages::PageClient;
+pub use quota::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DATABASES, DatabaseUsage};
 pub use sql::MAX_SQL_BYTES;
 pub use users::{EndUsersView, MAX_END_USERS_LISTED};
 pub use write::{NewDatabase, Swept};
@@ -45,6 +48,12 @@ pub struct DatabaseConfig {
     pub lease: Duration,
     /// The owner's SQL queries one account may run at once on this replica (at least 1).
     pub sql_per_account: usize,
+    /// Most databases one account may have (`QUIRE_MAX_DATABASES_PER_ACCOUNT`); 0 is no
+    /// cap.
+    pub max_databases: u64,
+    /// Most bytes one account's databases may hold together before it may make no more
+    /// (`QUIRE_MAX_DATABASE_BYTES_PER_ACCOUNT`); 0 is no cap.
+    pub max_bytes: u64,
 }
 
 impl Default for DatabaseConfig {
@@ -53,6 +62,8 @@ impl Default for DatabaseConfig {
             base_url: "http://localhost:8080".into(),
             lease: Duration::from_secs(120),
             sql_per_account: 4,
+            max_databases: DEFAULT_MAX_DATABASES,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }

@@ -40,7 +40,9 @@ impl DatabaseService {
     ///
     /// # Errors
     /// `Unavailable`, `InvalidSlug`, `Invalid` (name, expiresAt), `InsufficientScope`,
-    /// `SlugTaken`, `Infra` (the cluster failed; nothing is left of the database).
+    /// `QuotaExceeded` (the project's account has as many databases as it may),
+    /// `StorageQuotaExceeded` (they hold their quota of bytes), `SlugTaken`, `Infra` (the
+    /// cluster failed; nothing is left of the database).
     pub async fn create(
         &self,
         principal: &Principal,
@@ -65,6 +67,7 @@ impl DatabaseService {
             ProjectAccess::Write,
         )
         .await?;
+        Self::check_room(self.usage_of(project.account_id).await?)?;
         let id = DatabaseId(uuid::Uuid::now_v7());
         let owner_password = random_url_token();
         let authenticator_password = random_url_token();
@@ -92,6 +95,13 @@ impl DatabaseService {
                 InsertDatabaseError::SlugTaken => DatabaseError::SlugTaken,
                 InsertDatabaseError::Infra(e) => DatabaseError::Infra(e),
             })?;
+        match self.passed_quota(project.account_id).await {
+            Ok(None) => {}
+            Ok(Some(refused)) | Err(refused) => {
+                let _ = self.ports.records.delete_database(id).await;
+                return Err(refused);
+            }
+        }
         let tenant = TenantAccess {
             names: database.names(),
             owner_password,

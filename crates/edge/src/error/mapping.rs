@@ -347,6 +347,10 @@ impl From<ObjectError> for ApiError {
                 return worded(ErrorCode::PayloadTooLarge, &e)
                     .with_field("limit", Value::from("object_size"));
             }
+            ObjectError::StorageQuotaExceeded { used, limit } => {
+                let code = ErrorCode::StorageQuotaExceeded;
+                return quota(code, &e, "object_bytes", used, limit);
+            }
             ObjectError::PublicIdExhausted => ErrorCode::PublicIdExhausted,
             ObjectError::ProfileHandleMissing => ErrorCode::ProfileHandleMissing,
             ObjectError::StorageCleanupFailed => ErrorCode::StorageCleanupFailed,
@@ -371,6 +375,13 @@ impl From<DatabaseError> for ApiError {
             DatabaseError::InvalidSlug => ErrorCode::InvalidSlug,
             DatabaseError::Invalid(_) => ErrorCode::InvalidRequest,
             DatabaseError::SlugTaken => ErrorCode::SlugTaken,
+            DatabaseError::QuotaExceeded { used, limit } => {
+                return quota(ErrorCode::QuotaExceeded, &e, "databases", used, limit);
+            }
+            DatabaseError::StorageQuotaExceeded { used, limit } => {
+                let code = ErrorCode::StorageQuotaExceeded;
+                return quota(code, &e, "database_bytes", used, limit);
+            }
             DatabaseError::DataApiNotEnabled => ErrorCode::DataApiNotEnabled,
             DatabaseError::DataApiDisabled => ErrorCode::DataApiDisabled,
             // Too much at once, not too often: a second is when a place may be free.
@@ -399,6 +410,15 @@ impl From<DatabaseError> for ApiError {
         };
         worded(code, &e)
     }
+}
+
+/// A quota's refusal: which (`limit`, as the size limits name theirs), the account's use
+/// and the quota, as figures.
+fn quota(code: ErrorCode, e: &dyn std::error::Error, which: &str, used: u64, of: u64) -> ApiError {
+    worded(code, e)
+        .with_field("limit", Value::from(which))
+        .with_field("used", Value::from(used))
+        .with_field("quota", Value::from(of))
 }
 
 impl From<LinkError> for ApiError {

@@ -28,6 +28,12 @@ pub enum ObjectError {
     /// The bytes passed the cap; the message names it.
     #[error("an object may be at most {limit} bytes")]
     TooLarge { limit: u64 },
+    /// The account's objects would hold more bytes than its quota; the figures are the
+    /// bytes its other objects hold and the quota.
+    #[error(
+        "this account's objects may hold {limit} bytes in all and hold {used}: this upload would pass that; delete objects first"
+    )]
+    StorageQuotaExceeded { used: u64, limit: u64 },
     #[error("no free public id was found; retry the request")]
     PublicIdExhausted,
     #[error("the object owner has no handle")]

@@ -1,7 +1,8 @@
 //! The object use cases (`/api/object/v1`): upload (through an [`Upload`]), list, fetch, the
 //! owner's download, change, replace the bytes, delete, upload URLs, and the janitor's sweep.
 //!
-//! Writes are in `write`, upload URLs in `offer`, reads in `read`, the refusals in `error`.
+//! Writes are in `write`, upload URLs in `offer`, reads in `read`, the account's quota of
+//! bytes in `quota`, the refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,11 +22,14 @@ use crate::validate::DEFAULT_MAX_OBJECT_BYTES;
 
 mod error;
 mod offer;
+mod quota;
 mod read;
 mod write;
 
 pub use error::ObjectError;
 pub use offer::{UPLOAD_URL_TTL, UploadOffer, UploadUrl};
+pub use quota::DEFAULT_MAX_ACCOUNT_BYTES;
+pub(crate) use quota::exceeded;
 pub use read::Download;
 
 /// Settings of the object service.
@@ -40,6 +44,9 @@ pub struct ObjectConfig {
     pub lease: Duration,
     /// Public ids tried before giving up with `public_id_exhausted`.
     pub public_id_attempts: u32,
+    /// Most bytes one account's objects may hold together
+    /// (`QUIRE_MAX_OBJECT_BYTES_PER_ACCOUNT`); 0 is no cap.
+    pub max_account_bytes: u64,
 }
 
 impl Default for ObjectConfig {
@@ -49,6 +56,7 @@ impl Default for ObjectConfig {
             max_bytes: DEFAULT_MAX_OBJECT_BYTES,
             lease: Duration::from_secs(60),
             public_id_attempts: 5,
+            max_account_bytes: DEFAULT_MAX_ACCOUNT_BYTES,
         }
     }
 }

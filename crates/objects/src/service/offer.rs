@@ -73,8 +73,9 @@ impl ObjectService {
     ///
     /// # Errors
     /// `Invalid` (also `max_bytes` out of range), `InsufficientScope`, `PasswordRequired`,
-    /// `SlugConflict`, `AliasConflict`, `PublicIdExhausted`, `ProfileHandleMissing`,
-    /// `Infra`; nothing is stored on error.
+    /// `SlugConflict`, `AliasConflict`, `StorageQuotaExceeded` (the account's objects hold
+    /// their quota already), `PublicIdExhausted`, `ProfileHandleMissing`, `Infra`; nothing
+    /// is stored on error.
     pub async fn offer_upload(
         &self,
         principal: &Principal,
@@ -128,7 +129,9 @@ impl ObjectService {
     ///
     /// # Errors
     /// `UploadUrlUnknown` (no such URL: never issued, or cleared after it expired or its
-    /// upload failed), `UploadUrlUsed`, `UploadUrlExpired`, `TooLarge`, `Infra`.
+    /// upload failed), `UploadUrlUsed`, `UploadUrlExpired`, `TooLarge`,
+    /// `StorageQuotaExceeded` (the declared size, or any byte, would pass the account's
+    /// quota: the offer is removed), `Infra`.
     pub async fn accept_offer(
         &self,
         token: &str,
@@ -175,6 +178,12 @@ impl ObjectService {
             self.ports.changes.link_changed(object.link_id());
             return Err(ObjectError::TooLarge { limit });
         }
+        let quota = self.usage_of(object.account_id).await?;
+        if let Err(refused) = Self::check_room(quota, declared_size) {
+            self.reclaim(id).await;
+            self.ports.changes.link_changed(object.link_id());
+            return Err(refused);
+        }
         // From now on the lease is the upload's, renewed as its bytes arrive.
         if !records.renew_lease(id, self.lease_end()).await? {
             return Err(ObjectError::UploadUrlUnknown);
@@ -212,6 +221,7 @@ impl ObjectService {
             hasher: quire_kernel::secret::Sha256Running::default(),
             size: 0,
             limit,
+            quota,
             renew_at: self.renew_point(),
         })
     }

@@ -29,6 +29,8 @@ pub(crate) struct Prepared {
     pub(crate) link: Link,
     pub(crate) handle: quire_kernel::Handle,
     pub(crate) project: quire_kernel::ProjectSlug,
+    /// The account's object bytes beside its quota, before this object's.
+    pub(crate) quota: quire_kernel::Usage,
 }
 
 /// A fresh name for an upload's bytes.
@@ -52,7 +54,8 @@ impl ObjectService {
     ///
     /// # Errors
     /// `InsufficientScope`, `Invalid`, `PasswordRequired`, `SlugConflict`, `AliasConflict`,
-    /// `TooLarge` (a declared size over the cap), `PublicIdExhausted`,
+    /// `TooLarge` (a declared size over the cap), `StorageQuotaExceeded` (a declared size
+    /// over what the account's quota leaves, or none left), `PublicIdExhausted`,
     /// `ProfileHandleMissing`, `Infra`; nothing is stored on error.
     pub async fn begin(
         &self,
@@ -89,6 +92,7 @@ impl ObjectService {
             hasher: Sha256Running::default(),
             size: 0,
             limit: self.config.max_bytes,
+            quota: new.quota,
             renew_at: self.renew_point(),
         })
     }
@@ -117,6 +121,8 @@ impl ObjectService {
                 limit: self.config.max_bytes,
             });
         }
+        let quota = self.usage_of(project.account_id).await?;
+        Self::check_room(quota, req.declared_size)?;
         let now = self.ports.clock.now();
         let filename =
             validate::filename(req.filename.as_deref().or(part_filename).unwrap_or("file"));
@@ -194,6 +200,7 @@ impl ObjectService {
             link,
             handle,
             project: project.slug,
+            quota,
         })
     }
 
@@ -202,7 +209,8 @@ impl ObjectService {
     ///
     /// # Errors
     /// `NotFound`, `InsufficientScope`, `Invalid`, `TooLarge` (a declared size over the
-    /// cap), `Infra`.
+    /// cap), `StorageQuotaExceeded` (a declared size over what the account's quota leaves
+    /// beside the object's other objects), `Infra`.
     pub async fn begin_replace(
         &self,
         principal: &Principal,
@@ -213,6 +221,7 @@ impl ObjectService {
     ) -> Result<Upload, ObjectError> {
         let (mut object, link, project) =
             self.reachable(principal, id, ProjectAccess::Write).await?;
+        let old = Box::new(object.clone());
         if let Some(size) = declared_size
             && size > self.config.max_bytes
         {
@@ -220,6 +229,10 @@ impl ObjectService {
                 limit: self.config.max_bytes,
             });
         }
+        // The bytes replaced leave the quota as the new ones come.
+        let mut quota = self.usage_of(object.account_id).await?;
+        quota.used = quota.used.saturating_sub(object.size_bytes);
+        Self::check_room(quota, declared_size)?;
         if let Some(f) = filename {
             object.filename = validate::filename(f);
         }
@@ -231,7 +244,7 @@ impl ObjectService {
             None => {}
         }
         let handle = self.owner(object.account_id).await?;
-        let old_blob = std::mem::replace(&mut object.blob, blob_name());
+        object.blob = blob_name();
         let sink = self.ports.bytes.start(object.id, &object.blob).await?;
         Ok(Upload {
             service: self.clone(),
@@ -239,11 +252,12 @@ impl ObjectService {
             link,
             handle,
             project,
-            purpose: Purpose::Replace { old_blob },
+            purpose: Purpose::Replace { old },
             sink: Some(sink),
             hasher: Sha256Running::default(),
             size: 0,
             limit: self.config.max_bytes,
+            quota,
             renew_at: self.renew_point(),
         })
     }

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use quire_accounts::SealedSecret;
 use quire_databases::{Database, DatabaseRecords, DatabaseStatus, InsertDatabaseError};
-use quire_kernel::{DatabaseId, InfraError, ProjectId};
+use quire_kernel::{AccountId, DatabaseId, InfraError, ProjectId};
 use time::OffsetDateTime;
 
 use super::{MemoryStore, Op};
@@ -136,6 +136,23 @@ impl DatabaseRecords for MemoryStore {
         self.check(Op::DeleteDatabase)?;
         self.with(|s| s.databases.retain(|d| d.id != id));
         Ok(())
+    }
+
+    async fn live_databases(
+        &self,
+        account: Option<AccountId>,
+    ) -> Result<Vec<Database>, InfraError> {
+        self.check(Op::LiveDatabases)?;
+        let mut live: Vec<Database> = self.with(|s| {
+            s.databases
+                .iter()
+                .filter(|d| d.status != DatabaseStatus::Deleting)
+                .filter(|d| account.is_none_or(|a| a == d.account_id))
+                .cloned()
+                .collect()
+        });
+        live.sort_by_key(|d| (d.created_at, d.id.0));
+        Ok(live)
     }
 
     async fn janitor_due(&self, now: OffsetDateTime) -> Result<Vec<Database>, InfraError> {

@@ -178,6 +178,26 @@ impl ObjectRecords for MemoryStore {
         Ok(self.with(|s| s.objects.iter().any(|(o, _)| o.id == id)))
     }
 
+    async fn stored_bytes(
+        &self,
+        account: Option<AccountId>,
+    ) -> Result<Vec<(AccountId, u64)>, InfraError> {
+        self.check(Op::StoredBytes)?;
+        let mut sums: Vec<(AccountId, u64)> = Vec::new();
+        self.with(|s| {
+            for (o, ready) in &s.objects {
+                if !*ready || account.is_some_and(|a| a != o.account_id) {
+                    continue;
+                }
+                match sums.iter_mut().find(|(a, _)| *a == o.account_id) {
+                    Some((_, sum)) => *sum += o.size_bytes,
+                    None => sums.push((o.account_id, o.size_bytes)),
+                }
+            }
+        });
+        Ok(sums)
+    }
+
     async fn lapsed_slug_holder(
         &self,
         owner: AccountId,

@@ -1,0 +1,2 @@
+DROP INDEX databases_account_idx;
+DROP INDEX objects_account_bytes_idx;
