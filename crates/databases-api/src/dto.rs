@@ -90,6 +90,29 @@ pub struct DatabaseList {
     /// Whether this server has a PostgreSQL cluster for databases; when `false` the list is
     /// empty and every other route answers 503 `database_service_unavailable`.
     pub available: bool,
+    /// The databases of the project's account (all its projects) and their bytes, each
+    /// beside the account's quota; absent when `available` is `false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<DatabaseQuota>,
+}
+
+/// The database quotas of an account: past `databases` a creation is refused
+/// `403 quota_exceeded`; once `bytes` reaches its limit, `413 storage_quota_exceeded`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DatabaseQuota {
+    /// How many databases it has.
+    pub databases: quire_edge::quota::UsageDto,
+    /// How many bytes they hold, as PostgreSQL counts them.
+    pub bytes: quire_edge::quota::UsageDto,
+}
+
+impl From<quire_databases::service::DatabaseUsage> for DatabaseQuota {
+    fn from(u: quire_databases::service::DatabaseUsage) -> Self {
+        Self {
+            databases: u.databases.into(),
+            bytes: u.bytes.into(),
+        }
+    }
 }
 
 /// The last statement's result.

@@ -27,7 +27,15 @@ pub fn data_api() -> Value {
 }
 
 pub fn database_list() -> Value {
-    json!({ "databases": [database_dto()], "project": "default", "available": true })
+    json!({
+        "databases": [database_dto()],
+        "project": "default",
+        "available": true,
+        "quota": {
+            "databases": { "used": 1, "limit": 10 },
+            "bytes": { "used": 7_954_947, "limit": 1_073_741_824 }
+        }
+    })
 }
 
 pub fn create_body() -> Value {

@@ -68,7 +68,8 @@ fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
 }
 
 /// List a project's databases (an empty list with `available: false` when this server has
-/// no PostgreSQL cluster for them).
+/// no PostgreSQL cluster for them), with the account's databases and their bytes beside its
+/// quotas.
 #[utoipa::path(tag = "databases",
     security(("bearer" = [])),
     params(ListQuery),
@@ -85,10 +86,17 @@ pub async fn list(
         .databases
         .list(&auth.0, filter.project.as_deref())
         .await?;
+    let quota = if state.databases.available() {
+        let usage = state.databases.usage(&auth.0, Some(project.as_str()));
+        Some(usage.await?.into())
+    } else {
+        None
+    };
     Ok(Answer::ok(DatabaseList {
         databases: databases.into_iter().map(DatabaseDto::from).collect(),
         project: project.as_str().to_owned(),
         available: state.databases.available(),
+        quota,
     }))
 }
 
@@ -100,8 +108,9 @@ pub async fn list(
         (status = 201, body = DatabaseDto,
             headers(("Location" = String, description = "`/api/database/v1/databases/{id}`"))),
         (status = 400, description = "invalid_json, invalid_request, invalid_slug"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        (status = 403, description = "insufficient_scope, not_activated, quota_exceeded (limit: databases, with used and quota)"),
         (status = 409, description = "slug_taken"),
+        (status = 413, description = "storage_quota_exceeded (limit: database_bytes, with used and quota)"),
         (status = 503, description = "database_service_unavailable")))]
 #[post("/databases")]
 pub async fn create(

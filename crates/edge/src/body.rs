@@ -172,7 +172,7 @@ fn admit(req: &HttpRequest, length: usize) -> Option<Result<BodyBytes, ApiError>
     )
 }
 
-fn busy(why: Busy) -> ApiError {
+pub(crate) fn busy(why: Busy) -> ApiError {
     let refused = match why {
         Busy::Key => ApiError::new(
             ErrorCode::RateLimited,
@@ -187,6 +187,7 @@ fn busy(why: Busy) -> ApiError {
     refused
         .with_field("limit", Value::from("bodies_in_flight"))
         .with_retry_after(RETRY_AFTER_SECS)
+        .closing()
 }
 
 /// A body as read, with its place among the bodies in flight.
@@ -223,7 +224,7 @@ impl AsRef<[u8]> for Counted {
 }
 
 /// Bodies declared at least this long are read into an anonymous mapping of their own.
-const MAPPED_BODY: usize = 1 << 20;
+pub(crate) const MAPPED_BODY: usize = 1 << 20;
 
 /// A short body's first room on the heap; it grows (doubling) as more arrives.
 const FIRST_ROOM: usize = 16 * 1024;

@@ -2,7 +2,8 @@
 //! per credential. A body is held in memory until its request is answered, so without one a
 //! key could declare the largest body on many connections and have the server hold them all.
 //! A body is counted by its declared length from its headers on, before a byte is read, and
-//! until it is dropped.
+//! until it is dropped; one streamed to storage as it arrives (an object upload) is counted
+//! as [`crate::streamed`] says.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -70,22 +71,26 @@ impl BodiesInFlight {
         authorization: Option<&[u8]>,
         bytes: u64,
     ) -> Result<BodyBytes, Busy> {
-        let key = self.hasher.hash_one(authorization.unwrap_or_default());
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let of_key = held.per_key.get(&key).copied().unwrap_or(0);
-        if of_key > 0 && of_key.saturating_add(bytes) > self.per_key {
-            return Err(Busy::Key);
-        }
-        if held.total > 0 && held.total.saturating_add(bytes) > self.total {
-            return Err(Busy::Server);
-        }
-        held.total = held.total.saturating_add(bytes);
-        *held.per_key.entry(key).or_insert(0) += bytes;
-        Ok(BodyBytes {
+        let mut place = self.place(authorization);
+        place.grow(bytes)?;
+        Ok(place)
+    }
+
+    /// A place for a body of the credential `authorization` that holds nothing yet: it
+    /// counts what [`BodyBytes::grow`] adds.
+    #[must_use]
+    pub fn place(self: &Arc<Self>, authorization: Option<&[u8]>) -> BodyBytes {
+        BodyBytes {
             owner: self.clone(),
-            key,
-            bytes,
-        })
+            key: self.hasher.hash_one(authorization.unwrap_or_default()),
+            bytes: 0,
+        }
+    }
+
+    /// The most one credential may hold (a body larger than this alone aside).
+    #[must_use]
+    pub fn share(&self) -> u64 {
+        self.per_key
     }
 
     /// Bytes in flight now.
@@ -95,6 +100,38 @@ impl BodiesInFlight {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .total
+    }
+}
+
+impl BodyBytes {
+    /// Counts `more` bytes for this body, as [`BodiesInFlight::admit`] would count a body of
+    /// its new size that its credential and the server held beside what they hold now: past
+    /// a share or the bound only when nothing else is held. A body of unknown length grows
+    /// this way as it arrives.
+    ///
+    /// # Errors
+    /// [`Busy`] when the credential's share or the server's bound would be passed; the
+    /// place keeps what it held.
+    pub fn grow(&mut self, more: u64) -> Result<(), Busy> {
+        let bound = &self.owner;
+        let mut held = bound.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let of_key = held.per_key.get(&self.key).copied().unwrap_or(0);
+        if of_key > self.bytes && of_key.saturating_add(more) > bound.per_key {
+            return Err(Busy::Key);
+        }
+        if held.total > self.bytes && held.total.saturating_add(more) > bound.total {
+            return Err(Busy::Server);
+        }
+        held.total = held.total.saturating_add(more);
+        *held.per_key.entry(self.key).or_insert(0) += more;
+        self.bytes = self.bytes.saturating_add(more);
+        Ok(())
+    }
+
+    /// Bytes this body holds.
+    #[must_use]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 }
 
@@ -143,6 +180,27 @@ mod tests {
         let large = bound.admit(a, 500).unwrap();
         assert_eq!(bound.admit(b, 1).unwrap_err(), Busy::Server);
         drop(large);
+        assert_eq!(bound.held(), 0);
+    }
+
+    #[test]
+    fn a_body_grows_within_its_share_and_the_bound_as_admit_would_count_it() {
+        let bound = Arc::new(BodiesInFlight::new(100, 40));
+        let a = Some(&b"Bearer a"[..]);
+        let mut growing = bound.admit(a, 10).unwrap();
+        let other = bound.admit(a, 10).unwrap();
+        growing.grow(20).unwrap();
+        assert_eq!(growing.bytes(), 30);
+        assert_eq!(growing.grow(1).unwrap_err(), Busy::Key);
+        assert_eq!(bound.held(), 40, "a refused growth holds nothing more");
+        drop(other);
+        // Alone, it may pass its share, as one large body may.
+        growing.grow(50).unwrap();
+        let b = bound.admit(Some(b"Bearer b"), 20).unwrap();
+        assert_eq!(growing.grow(30).unwrap_err(), Busy::Server);
+        drop(b);
+        growing.grow(200).unwrap();
+        drop(growing);
         assert_eq!(bound.held(), 0);
     }
 }

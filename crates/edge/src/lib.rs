@@ -5,10 +5,12 @@
 //! ([`ApiError`]); the typed success answers handlers return ([`answer`]); the key and bearer
 //! extractors ([`auth::Authenticated`], and [`auth::Scoped`], which also checks the
 //! credential's app scope) and the dashboard session ([`session`]); the size-limited request
-//! body and the mappings long ones are read into ([`body`], [`mapping`], [`in_flight`]); typed
-//! JSON bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]);
-//! same-origin checks ([`origin`]); the client's address ([`client_ip`]); connection limits and
-//! body deadlines ([`limits`]); the headers every answer carries ([`answer_headers`]); and the
+//! body and the mappings long ones are read into ([`body`], [`mapping`], [`in_flight`]), and
+//! the place a streamed one (an object upload) takes among them ([`streamed`]); typed JSON
+//! bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]);
+//! same-origin checks ([`origin`]); an account's use of a quota as lists show it
+//! ([`quota`]); the client's address ([`client_ip`]); connection limits and body deadlines
+//! ([`limits`]); the headers every answer carries ([`answer_headers`]); and the
 //! request log and the count of requests by route in the metrics ([`request_log`]).
 //!
 //! It depends on the application (`quire-app`'s services) and domain crates, actix-web,
@@ -28,10 +30,12 @@ pub mod json;
 pub mod limits;
 pub mod mapping;
 pub mod origin;
+pub mod quota;
 pub mod request_log;
 pub mod routing;
 pub mod session;
 mod skeleton;
+pub mod streamed;
 
 use std::sync::Arc;
 

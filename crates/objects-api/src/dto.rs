@@ -99,4 +99,14 @@ pub struct ObjectList {
     pub objects: Vec<ObjectDto>,
     /// Slug of the project listed.
     pub project: String,
+    /// The bytes of every object of the project's account (all its projects) beside the
+    /// account's quota; an upload past it is refused `413 storage_quota_exceeded`.
+    pub quota: ObjectQuota,
+}
+
+/// The object quotas of an account.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ObjectQuota {
+    /// Bytes of its objects.
+    pub bytes: quire_edge::quota::UsageDto,
 }

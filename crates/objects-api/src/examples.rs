@@ -28,7 +28,11 @@ pub fn object_dto() -> Value {
 }
 
 pub fn object_list() -> Value {
-    json!({ "objects": [object_dto()], "project": "default" })
+    json!({
+        "objects": [object_dto()],
+        "project": "default",
+        "quota": { "bytes": { "used": 1_048_576, "limit": 10_737_418_240_u64 } }
+    })
 }
 
 pub fn upload_form() -> Value {

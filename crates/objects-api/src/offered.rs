@@ -6,6 +6,7 @@
 
 use actix_web::{HttpRequest, put, web};
 use quire_edge::answer::Created;
+use quire_edge::streamed::StreamedBody;
 use quire_edge::{ApiError, AppState};
 
 use crate::OBJECT;
@@ -24,7 +25,9 @@ use crate::upload::{declared_length, raw};
             headers(("Location" = String, description = "`/api/object/v1/objects/{id}`"))),
         (status = 400, description = "invalid_grant (already used), expired_token, invalid_request (the body did not arrive whole)"),
         (status = 404, description = "not_found (no such upload URL)"),
-        (status = 413, description = "payload_too_large (over the URL's maxBytes; limit: object_size)")))]
+        (status = 413, description = "payload_too_large (over the URL's maxBytes; limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
+        (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After; the URL is not spent"),
+        (status = 503, description = "server_busy (limit: bodies_in_flight), with Retry-After; the URL is not spent")))]
 #[put("/uploads/{token}")]
 pub async fn upload_by_url(
     state: web::Data<AppState>,
@@ -32,11 +35,13 @@ pub async fn upload_by_url(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<Created<ObjectDto>, ApiError> {
+    // The token is the credential; refused for room, the URL is not spent.
+    let mut body = StreamedBody::admit(&req, Some(token.as_bytes()))?;
     let started = state
         .objects
         .accept_offer(&token, declared_length(&req))
         .await?;
-    let view = raw(payload, started).await?;
+    let view = raw(payload, &mut body, started).await?;
     Ok(Created::at(
         format!("{OBJECT}/objects/{}", view.object.id.0),
         ObjectDto::from(view),

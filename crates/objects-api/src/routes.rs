@@ -15,8 +15,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::OBJECT;
-use crate::dto::{ObjectDto, ObjectList};
-use crate::upload::{self, Fields, PartInfo, declared_length};
+use crate::dto::{ObjectDto, ObjectList, ObjectQuota};
+use crate::upload::{self, Fields, PartInfo, admit, declared_length};
 
 fn object_id(raw: &str) -> Result<ObjectId, ApiError> {
     Uuid::parse_str(raw)
@@ -110,8 +110,10 @@ pub struct UploadForm {
         (status = 401, description = "invalid_api_key, invalid_token"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 409, description = "slug_conflict, alias_conflict"),
-        (status = 413, description = "payload_too_large (limit: object_size)"),
-        (status = 500, description = "public_id_exhausted, profile_handle_missing")))]
+        (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
+        (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
+        (status = 500, description = "public_id_exhausted, profile_handle_missing"),
+        (status = 503, description = "server_busy (limit: bodies_in_flight), with Retry-After")))]
 #[post("/objects")]
 pub async fn create(
     state: web::Data<AppState>,
@@ -120,7 +122,8 @@ pub async fn create(
     payload: web::Payload,
 ) -> Result<Created<ObjectDto>, ApiError> {
     let principal = auth.0;
-    let view = upload::multipart(&req, payload, async |fields, part| {
+    let mut body = admit(&req)?;
+    let view = upload::multipart(&req, payload, &mut body, async |fields, part| {
         let fields = new_object(fields, part)
             .map_err(|e| quire_objects::ObjectError::Invalid(e.message().to_owned()))?;
         state.objects.begin(&principal, fields, None).await
@@ -164,8 +167,10 @@ pub struct RawQuery {
         (status = 401, description = "invalid_api_key, invalid_token"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 409, description = "slug_conflict, alias_conflict"),
-        (status = 413, description = "payload_too_large (limit: object_size)"),
-        (status = 500, description = "public_id_exhausted, profile_handle_missing")))]
+        (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
+        (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
+        (status = 500, description = "public_id_exhausted, profile_handle_missing"),
+        (status = 503, description = "server_busy (limit: bodies_in_flight), with Retry-After")))]
 #[put("/objects")]
 pub async fn create_raw(
     state: web::Data<AppState>,
@@ -212,8 +217,9 @@ pub async fn create_raw(
         project: q.project,
         declared_size: declared_length(&req),
     };
+    let mut body = admit(&req)?;
     let started = state.objects.begin(&auth.0, fields, None).await?;
-    let view = upload::raw(payload, started).await?;
+    let view = upload::raw(payload, &mut body, started).await?;
     Ok(Created::at(
         format!("{OBJECT}/objects/{}", view.object.id.0),
         ObjectDto::from(view),
@@ -229,7 +235,7 @@ pub struct ListQuery {
     project: Option<String>,
 }
 
-/// List a project's objects, newest first.
+/// List a project's objects, newest first, with the account's object bytes beside its quota.
 #[utoipa::path(tag = "objects",
     security(("bearer" = [])),
     params(ListQuery),
@@ -248,9 +254,13 @@ pub async fn list(
         .objects
         .list(&auth.0, query.project.as_deref(), query.status.as_deref())
         .await?;
+    let usage = state.objects.usage(&auth.0, Some(project.as_str())).await?;
     Ok(Answer::ok(ObjectList {
         objects: objects.into_iter().map(ObjectDto::from).collect(),
         project: project.as_str().to_owned(),
+        quota: ObjectQuota {
+            bytes: usage.into(),
+        },
     }))
 }
 
@@ -413,7 +423,9 @@ pub async fn patch(
         (status = 401, description = "invalid_api_key, invalid_token"),
         (status = 403, description = "insufficient_scope, not_activated"),
         (status = 404, description = "not_found"),
-        (status = 413, description = "payload_too_large (limit: object_size)")))]
+        (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
+        (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
+        (status = 503, description = "server_busy (limit: bodies_in_flight), with Retry-After")))]
 #[put("/objects/{id}/content")]
 pub async fn replace(
     state: web::Data<AppState>,
@@ -424,13 +436,14 @@ pub async fn replace(
 ) -> Result<Answer<ObjectDto>, ApiError> {
     let id = object_id(&id)?;
     let principal = auth.0;
+    let mut body = admit(&req)?;
     let is_multipart = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.to_ascii_lowercase().starts_with("multipart/"));
     let view = if is_multipart {
-        upload::multipart(&req, payload, async |mut fields, part| {
+        upload::multipart(&req, payload, &mut body, async |mut fields, part| {
             let filename = fields.remove("filename").or(part.filename);
             let content_type = fields.remove("contentType");
             if let Some(unknown) = fields.keys().next() {
@@ -460,7 +473,7 @@ pub async fn replace(
             .objects
             .begin_replace(&principal, id, None, content_type, declared_length(&req))
             .await?;
-        upload::raw(payload, started).await?
+        upload::raw(payload, &mut body, started).await?
     };
     Ok(Answer::ok(ObjectDto::from(view)))
 }

@@ -17,6 +17,7 @@ use actix_web::{HttpRequest, http::header, web};
 use futures_util::future::Either;
 use futures_util::{Stream, StreamExt};
 use quire_edge::ApiError;
+use quire_edge::streamed::StreamedBody;
 use quire_kernel::ErrorCode;
 use quire_objects::{ObjectError, ObjectView, Upload};
 
@@ -42,6 +43,15 @@ pub(crate) struct PartInfo {
     pub declared_size: Option<u64>,
 }
 
+/// A place among the bodies in flight for an upload sent with the request's credential.
+pub(crate) fn admit(req: &HttpRequest) -> Result<StreamedBody, ApiError> {
+    let credential = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(header::HeaderValue::as_bytes);
+    StreamedBody::admit(req, credential)
+}
+
 /// The request's declared length.
 pub(crate) fn declared_length(req: &HttpRequest) -> Option<u64> {
     req.headers()
@@ -53,10 +63,12 @@ pub(crate) fn declared_length(req: &HttpRequest) -> Option<u64> {
 /// Reads a multipart upload: its text fields, then the `file` part, which `begin` (given
 /// the fields) turns into an [`Upload`] that the part's bytes stream into. A malformed body,
 /// no `file` part or two of them, a field after the file or over [`MAX_FIELD_BYTES`], is
-/// `invalid_multipart_body`; whatever was stored by then goes.
+/// `invalid_multipart_body`; whatever was stored by then goes. The file's bytes are counted
+/// in `body`'s place among the bodies in flight as they arrive.
 pub(crate) async fn multipart<F, Fut>(
     req: &HttpRequest,
     payload: web::Payload,
+    body: &mut StreamedBody,
     begin: F,
 ) -> Result<ObjectView, ApiError>
 where
@@ -115,7 +127,13 @@ where
             loop {
                 match settle(&ended, part.next()).await {
                     Ok(None) => break,
-                    Ok(Some(Ok(bytes))) => started.write(bytes).await?,
+                    Ok(Some(Ok(bytes))) => {
+                        if let Err(busy) = body.arrived(bytes.len()) {
+                            started.abandon().await;
+                            return Err(busy);
+                        }
+                        started.write(bytes).await?;
+                    }
                     Ok(Some(Err(e))) => {
                         started.abandon().await;
                         return Err(malformed(format!("malformed multipart body: {e}")));
@@ -213,14 +231,22 @@ async fn give_up(upload: Option<Upload>, error: ApiError) -> ApiError {
     error
 }
 
-/// Streams a raw body into `upload`.
+/// Streams a raw body into `upload`, counting it in `body`'s place among the bodies in
+/// flight as it arrives.
 pub(crate) async fn raw(
     mut payload: web::Payload,
+    body: &mut StreamedBody,
     mut upload: Upload,
 ) -> Result<ObjectView, ApiError> {
     while let Some(piece) = payload.next().await {
         match piece {
-            Ok(bytes) => upload.write(bytes).await?,
+            Ok(bytes) => {
+                if let Err(busy) = body.arrived(bytes.len()) {
+                    upload.abandon().await;
+                    return Err(busy);
+                }
+                upload.write(bytes).await?;
+            }
             Err(e) => {
                 upload.abandon().await;
                 return Err(ApiError::new(

@@ -35,6 +35,8 @@ pub struct ApiError {
     www_authenticate: Option<String>,
     /// Seconds for a `Retry-After` header.
     retry_after: Option<u64>,
+    /// The request's body is refused unread: the connection closes after the answer.
+    closes: bool,
 }
 
 impl std::fmt::Display for ApiError {
@@ -65,6 +67,7 @@ impl ApiError {
             extra: Map::new(),
             www_authenticate: None,
             retry_after: None,
+            closes: false,
         }
     }
 
@@ -78,6 +81,7 @@ impl ApiError {
             extra: Map::new(),
             www_authenticate: None,
             retry_after: None,
+            closes: false,
         }
     }
 
@@ -96,6 +100,7 @@ impl ApiError {
             extra: Map::new(),
             www_authenticate: None,
             retry_after: None,
+            closes: false,
         }
     }
 
@@ -114,6 +119,14 @@ impl ApiError {
     #[must_use]
     pub fn with_retry_after(mut self, secs: u64) -> Self {
         self.retry_after = Some(secs);
+        self
+    }
+
+    /// Closes the connection after the answer: the request's body is refused unread (a
+    /// long body with no place among the bodies in flight), as a 413's is.
+    #[must_use]
+    pub fn closing(mut self) -> Self {
+        self.closes = true;
         self
     }
 
@@ -178,7 +191,7 @@ impl ResponseError for ApiError {
             response.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
         response.insert_header((header::CACHE_CONTROL, "no-store"));
-        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE || self.closes {
             // The rest of the body is never read: a client that sends it all before reading
             // would wait on a connection nobody reads. Closing tells it to stop.
             response
