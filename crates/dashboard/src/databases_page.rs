@@ -1,5 +1,6 @@
 //! The Databases page: the account's databases per project (slug and name, size, whether
-//! the data API is on, created, expiry) with a form that creates one, and a database's
+//! the data API is on, created, expiry), the account's figures beside its quotas (all its
+//! projects, marked near from 80 %), with a form that creates one, and a database's
 //! detail: the SQL box (run as the database's owner; the last statement's result as a table,
 //! or PostgreSQL's refusal with its SQLSTATE, the SQL kept in the box), the data API's
 //! switch, its keys (shown only on the answer to a post, never on a page a GET can fetch
@@ -19,6 +20,7 @@ use quire_edge::AppState;
 
 use super::database_view::{DatabaseRow, Keys, ResultTable, SqlBox, UserList};
 use super::guards::{Owner, Posted, Unparsed};
+use super::quota_view::{self, QuotaFigure};
 use super::render::{page, refusal_status, see_other};
 use super::session::query;
 use super::when::expiry_field;
@@ -41,8 +43,16 @@ struct DatabasesPage<'a> {
     projects: Vec<String>,
     project: &'a str,
     databases: Vec<DatabaseRow>,
+    /// The account's databases and their bytes beside its quotas, when they could be read.
+    quota: Option<AccountQuota>,
     /// The create form as it was posted, when it is shown again with a refusal.
     typed: DatabaseFields,
+}
+
+/// The account's database quotas, worded.
+struct AccountQuota {
+    databases: QuotaFigure,
+    bytes: QuotaFigure,
 }
 
 #[derive(Template)]
@@ -132,6 +142,14 @@ async fn list_page(
             (String::new(), Vec::new())
         }
     };
+    // The figures are the account's, whatever the project; a page without them still lists.
+    let quota = match state.databases.usage(principal, Some(&project)).await {
+        Ok(u) => Some(AccountQuota {
+            databases: quota_view::count(u.databases),
+            bytes: quota_view::bytes(u.bytes),
+        }),
+        Err(_) => None,
+    };
     page(
         state,
         status,
@@ -142,6 +160,7 @@ async fn list_page(
             projects,
             project: &project,
             databases: rows,
+            quota,
             typed,
         },
     )
@@ -163,6 +182,7 @@ fn unavailable_page(
             projects: Vec::new(),
             project: "",
             databases: Vec::new(),
+            quota: None,
             typed: DatabaseFields::default(),
         },
     )

@@ -45,6 +45,7 @@ mod page_row;
 mod pages_page;
 mod password_reset;
 mod projects_page;
+mod quota_view;
 mod render;
 mod security;
 mod session;

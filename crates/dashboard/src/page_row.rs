@@ -104,7 +104,8 @@ pub(super) fn human_bytes(n: u64) -> String {
     match n {
         0..1_024 => format!("{n} B"),
         1_024..1_048_576 => format!("{:.1} KiB", n as f64 / 1_024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+        _ => format!("{:.1} GiB", n as f64 / 1_073_741_824.0),
     }
 }
 

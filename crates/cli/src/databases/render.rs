@@ -325,13 +325,38 @@ pub(crate) fn list_text(list: &Value) -> String {
             ]
         })
         .collect();
-    if rows.is_empty() {
-        return format!("No databases in project {project}.");
+    let listed = if rows.is_empty() {
+        format!("No databases in project {project}.")
+    } else {
+        aligned(
+            &["SLUG", "NAME", "SIZE", "DATA API", "EXPIRES", "ID"],
+            &rows,
+        )
+    };
+    match quota_text(&list["quota"]) {
+        Some(quota) => format!("{listed}\n\n{quota}"),
+        None => listed,
     }
-    aligned(
-        &["SLUG", "NAME", "SIZE", "DATA API", "EXPIRES", "ID"],
-        &rows,
-    )
+}
+
+/// The account's databases and their bytes beside its quotas (every project of the
+/// account), as the list's `quota` gives them.
+fn quota_text(quota: &Value) -> Option<String> {
+    let of = |used: String, limit: &Value, show: &dyn Fn(u64) -> String| match limit.as_u64() {
+        Some(limit) => format!("{used} of {}", show(limit)),
+        None => used,
+    };
+    let count = &quota["databases"];
+    let bytes = &quota["bytes"];
+    let databases = of(count["used"].as_u64()?.to_string(), &count["limit"], &|n| {
+        n.to_string()
+    });
+    let held = of(size(bytes["used"].as_u64()), &bytes["limit"], &|n| {
+        size(Some(n))
+    });
+    Some(format!(
+        "This account has {databases} databases, holding {held} (all its projects)."
+    ))
 }
 
 pub(crate) fn secret_text(name: &str, s: &Value) -> String {

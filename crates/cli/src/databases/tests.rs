@@ -325,3 +325,26 @@ fn the_command_line_parses_as_documented() {
     assert!(parse(&["quire", "--json", "db", "delete", "shop", "-y"]).is_ok());
     <crate::Cli as clap::CommandFactory>::command().debug_assert();
 }
+
+#[test]
+fn a_list_ends_with_the_accounts_quotas_when_the_server_gives_them() {
+    let list = json!({
+        "databases": [], "project": "ann", "available": true,
+        "quota": {
+            "databases": { "used": 3, "limit": 10 },
+            "bytes": { "used": 25_270_272, "limit": 1_073_741_824 }
+        }
+    });
+    assert_eq!(
+        list_text(&list),
+        "No databases in project ann.\n\n\
+         This account has 3 of 10 databases, holding 24.1 MiB of 1.0 GiB (all its projects)."
+    );
+    let uncapped = json!({ "databases": [], "project": "ann", "quota": {
+        "databases": { "used": 1, "limit": null }, "bytes": { "used": 10, "limit": null }
+    }});
+    assert!(
+        list_text(&uncapped)
+            .ends_with("This account has 1 databases, holding 10 B (all its projects).")
+    );
+}

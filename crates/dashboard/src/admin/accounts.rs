@@ -1,4 +1,5 @@
-//! `/admin/accounts`: every account, with its standing, and activation by hand.
+//! `/admin/accounts`: every account, with its standing and its use of each quota (marked
+//! when near: 80 % or more), and activation by hand.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
@@ -11,6 +12,7 @@ use quire_edge::AppState;
 
 use super::super::guards::Posted;
 use super::super::keys_page::day;
+use super::super::quota_view::{self, QuotaFigure};
 use super::super::render::{page, see_other};
 use super::Admin;
 use crate::nav::{Who, section};
@@ -26,6 +28,9 @@ struct AccountRow {
     second_factor: bool,
     admin: bool,
     created: String,
+    databases: QuotaFigure,
+    database_bytes: QuotaFigure,
+    object_bytes: QuotaFigure,
 }
 
 #[derive(Template)]
@@ -54,9 +59,28 @@ async fn accounts_page(
         Err(AdminAccountsError::Infra(cause)) => return Err(cause.into()),
         Err(e) => return Err(ApiError::new(ErrorCode::Forbidden, e.to_string())),
     };
+    let objects = state.objects.usage_by_account().await?;
+    // A cluster that does not answer leaves its figures unknown, not the page.
+    let databases = state.databases.usage_by_account().await;
+    let of_account = |id| match &databases {
+        Ok(all) => Some(all.get(&id).copied().unwrap_or(state.databases.unused())),
+        Err(_) => None,
+    };
+    let unknown = || QuotaFigure {
+        text: "unknown".into(),
+        near: false,
+    };
     let rows = accounts
         .into_iter()
         .map(|a| AccountRow {
+            databases: of_account(a.id).map_or_else(unknown, |u| quota_view::count(u.databases)),
+            database_bytes: of_account(a.id).map_or_else(unknown, |u| quota_view::bytes(u.bytes)),
+            object_bytes: quota_view::bytes(
+                objects
+                    .get(&a.id)
+                    .copied()
+                    .unwrap_or(state.objects.unused()),
+            ),
             id: a.id.0.to_string(),
             handle: a.handle.as_str().to_owned(),
             email: a.email.as_str().to_owned(),
