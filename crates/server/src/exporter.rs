@@ -72,6 +72,7 @@ pub(crate) struct Sampled {
     pub db: Database,
     pub api_connections: Arc<ListenerShare>,
     pub pages_connections: ConnectionsOpen,
+    pub quotas: crate::quota_gauges::QuotaGauges,
 }
 
 impl Sampled {
@@ -139,6 +140,7 @@ pub(crate) fn server(
 async fn scrape(state: web::Data<(PrometheusHandle, Sampled)>) -> HttpResponse {
     let (handle, sampled) = state.get_ref();
     sampled.record();
+    sampled.quotas.record().await;
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .insert_header(("cache-control", "no-store"))
@@ -227,6 +229,10 @@ fn describe() {
     describe_gauge!(
         "quire_open_connections",
         "Client connections open, by listener"
+    );
+    describe_gauge!(
+        "quire_accounts_near_quota",
+        "Accounts using 80% or more of a quota, by quota (databases, database_bytes, object_bytes)"
     );
     describe_gauge!(
         "quire_data_api_instances",

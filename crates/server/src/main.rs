@@ -2,9 +2,10 @@
 //! (database, bundle storage), has the composition root (`quire-app`) build the services on
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
-//! settings), `serve` (listeners and limits), `exporter` (the metrics endpoint), `tasks` (janitor, view flush), `admin` (accounts,
-//! passwords, the invitation list, the mail test, the sealing key's rotation), `backup`
-//! (`admin backup` and `admin restore`), `error` (what stops it, with its cause).
+//! settings), `serve` (listeners and limits), `exporter` (the metrics endpoint),
+//! `quota_gauges` (who is near a quota, for it), `tasks` (janitor, view flush), `admin`
+//! (accounts, passwords, the invitation list, the mail test, the sealing key's rotation),
+//! `backup` (`admin backup` and `admin restore`), `error` (what stops it, with its cause).
 
 mod admin;
 mod backup;
@@ -13,6 +14,7 @@ mod config;
 mod databases;
 mod error;
 mod exporter;
+mod quota_gauges;
 mod serve;
 mod tasks;
 mod telemetry;

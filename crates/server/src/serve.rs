@@ -305,6 +305,8 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
         edge,
         trusted_proxies.clone(),
     );
+    let quota_gauges =
+        crate::quota_gauges::QuotaGauges::new(state.objects.clone(), state.databases.clone());
     let mut api = HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(edge))
@@ -374,6 +376,7 @@ pub(crate) async fn serve(mut config: Config, db: Database) -> Result<(), Server
                 db,
                 api_connections: api_share,
                 pages_connections: visitors.open_connections(),
+                quotas: quota_gauges,
             };
             listening["metrics"] = metrics_addr.to_string().into();
             tracing::info!(metrics = %metrics_addr, "metrics at /metrics");
