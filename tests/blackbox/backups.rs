@@ -249,3 +249,111 @@ async fn on_postgres_the_backup_prints_the_pg_dump_and_copies_the_rest() {
     let srv = db.start();
     assert_eq!(visit(&srv, "/ann/one/").await.status, 200);
 }
+
+/// The files of a page, `n` of them, whose content is new each round: every replace leaves
+/// all of the page's previous files unnamed.
+fn churn_files(page: usize, round: usize, n: usize) -> String {
+    let files: Vec<Value> = (0..n)
+        .map(|n| {
+            let path = if n == 0 {
+                "index.html".to_owned()
+            } else {
+                format!("f{n}.txt")
+            };
+            json!({"path": path, "content": format!("{page}/{round}/{n} {}", "x".repeat(2000))})
+        })
+        .collect();
+    json!({ "files": files }).to_string()
+}
+
+/// A backup taken while four pages are each replaced every 0.1 s: the files its database
+/// copy names are still in storage when they are copied (replaced files stay until the
+/// janitor removes them, minutes later), so it succeeds, and the restore serves every page
+/// whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_succeeds_while_pages_are_replaced_several_times_a_second() {
+    let db = TestDb::create(Backend::Sqlite).await.unwrap();
+    let ann = db.create_account("ann", &[]);
+    let srv = std::sync::Arc::new(db.start());
+    // Bulk for each round of the copy to take a while, as a real store's does: 6,000 files.
+    for n in 0..60 {
+        let mut body = json!({"title": format!("Bulk {n}"), "slug": format!("bulk-{n}"),
+                              "access": "public"});
+        body["files"] =
+            serde_json::from_str::<Value>(&churn_files(100 + n, 0, 100)).unwrap()["files"].clone();
+        publish(&srv, &ann.key, body).await;
+    }
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let mut body = json!({"title": format!("Churn {n}"), "slug": format!("churn-{n}"),
+                              "access": "public"});
+        body["files"] =
+            serde_json::from_str::<Value>(&churn_files(n, 0, 20)).unwrap()["files"].clone();
+        ids.push(
+            publish(&srv, &ann.key, body).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(page, id)| {
+            let (srv, key, id, stop) = (srv.clone(), ann.key.clone(), id.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut round = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    round += 1;
+                    let body = churn_files(page, round, 20);
+                    let path = format!("{PAGES}/{id}/files");
+                    srv.call("PUT", &path, Some(&key), Some(&body))
+                        .await
+                        .assert_status(200);
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                round
+            })
+        })
+        .collect();
+    // Under way before the backup starts.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let backup = db.dir.path().join("backup");
+    let started = std::time::Instant::now();
+    let mut command = db.command();
+    command.args(["admin", "backup", backup.to_str().unwrap()]);
+    let out = tokio::task::spawn_blocking(move || command.output().expect("run admin backup"))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut replaces = 0;
+    for c in churn {
+        replaces += c.await.unwrap();
+    }
+    let (stdout, stderr) = text(&out);
+    assert!(
+        out.status.success(),
+        "backup failed after {took:?} with {replaces} replaces:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("backup complete"), "{stdout}");
+    assert!(replaces >= 8, "only {replaces} replaces ran");
+    // No file its database copy named was gone when the files were copied.
+    assert_eq!(manifest(&backup)["database"]["rounds"], 1, "{stdout}");
+
+    drop(srv);
+    run(&db, &["restore", backup.to_str().unwrap()]);
+    let srv = db.start();
+    for n in (0..4)
+        .map(|n| format!("churn-{n}"))
+        .chain((0..60).map(|n| format!("bulk-{n}")))
+    {
+        let home = visit(&srv, &format!("/ann/{n}/")).await;
+        assert_eq!(home.status, 200, "{n}: {}", home.text);
+        for f in 1..20 {
+            let r = visit(&srv, &format!("/ann/{n}/f{f}.txt")).await;
+            assert_eq!(r.status, 200, "{n}/f{f}.txt");
+        }
+    }
+}

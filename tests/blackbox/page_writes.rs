@@ -314,9 +314,19 @@ async fn visit(url: &str) -> (u16, String) {
 }
 
 async fn put_files_replaces_the_file_set_and_keeps_the_page(b: Backend) {
-    let Some((_db, srv, ann, storage)) = start(b).await else {
+    let Some(db) = TestDb::create(b).await else {
         return;
     };
+    let ann = db.create_account("ann", &[]);
+    let storage = db.dir.path().join("bundles");
+    let srv = db.start_with(&[
+        (
+            "QUIRE_STORAGE_URL",
+            &format!("file://{}", storage.display()),
+        ),
+        ("QUIRE_REPLACED_FILES_KEEP_SECS", "3"),
+        ("QUIRE_JANITOR_INTERVAL_SECS", "1"),
+    ]);
     let r = srv
         .post(
             PAGES,
@@ -370,9 +380,28 @@ async fn put_files_replaces_the_file_set_and_keeps_the_page(b: Backend) {
         404,
         "a file not sent again is gone"
     );
-    // Only the new files' objects are stored.
+    // The old files' objects stay a while (a backup under way still finds them), then the
+    // janitor removes them and only the new files' objects are stored.
+    let page_dir = storage.join("pages").join(&id);
+    let stored = || -> HashSet<String> {
+        std::fs::read_dir(&page_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let old: HashSet<String> = [b"<p>one</p>".as_slice(), b"p{}"]
+        .into_iter()
+        .map(crate::harness::sha256sum)
+        .collect();
+    assert!(stored().is_superset(&old), "{:?}", stored());
+    assert_eq!(stored().len(), 4);
+    crate::harness::eventually("the replaced files removed", || async {
+        stored().is_disjoint(&old)
+    })
+    .await;
     let ((count, bytes), listed) = counters_and_files(&srv, &ann.key, &id, &storage).await;
     assert_eq!((count, bytes), listed);
+    assert_eq!(visit(&url).await, (200, "<p>two</p>".to_owned()));
 }
 
 async fn put_files_refusals(b: Backend) {

@@ -10,11 +10,14 @@
 //! listings hide, so the sweep walks the directory itself. A publish's batch of files goes to
 //! local disk on one blocking thread per core (`local.rs`) rather than one `object_store`
 //! write, and one thread hop, per file. Objects nobody reads yet (a pending page's, or those
-//! a live page's manifest does not name yet) are written straight under their names.
+//! a live page's manifest does not name yet) are written straight under their names. Objects
+//! a manifest stopped naming are marked by an empty object of their own under `retired/`
+//! (`retired.rs`), which the janitor lists.
 
 mod local;
 mod marked;
 mod objects;
+mod retired;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,7 +32,8 @@ use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use quire_kernel::{InfraError, PageId};
-use quire_pages::{BundleStore, FileData, Readers, put_concurrently};
+use quire_pages::{BundleStore, FileData, Readers, Retired, put_concurrently};
+use time::OffsetDateTime;
 
 use crate::local::{put_local, sweep_local};
 
@@ -153,6 +157,10 @@ impl ObjectBundleStore {
 
     fn object(&self, page: PageId, sha256: &str) -> Path {
         self.page_root(page).join(sha256)
+    }
+
+    fn retired_root(&self) -> Path {
+        self.root.clone().join("retired")
     }
 
     /// Deletes everything under `prefix`; nothing there is no error.
@@ -300,6 +308,50 @@ impl BundleStore for ObjectBundleStore {
             .await
             .map_err(|e| InfraError::new(format!("bundle storage: sweep: {e}")))?
     }
+
+    async fn retire(
+        &self,
+        page: PageId,
+        hashes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        for sha256 in hashes {
+            let mark = self
+                .retired_root()
+                .join(retired::mark_name(page, sha256, at));
+            self.store
+                .put(&mark, PutPayload::default())
+                .await
+                .map_err(|e| infra("mark retired", &e))?;
+        }
+        Ok(())
+    }
+
+    async fn retired(&self, before: OffsetDateTime) -> Result<Vec<Retired>, InfraError> {
+        let names: Vec<Path> = self
+            .store
+            .list(Some(&self.retired_root()))
+            .map_ok(|m| m.location)
+            .try_collect()
+            .await
+            .map_err(|e| infra("list", &e))?;
+        Ok(names
+            .iter()
+            .filter_map(|p| p.filename().and_then(retired::parse_mark))
+            .filter(|mark| mark.at < before)
+            .collect())
+    }
+
+    async fn forget_retired(&self, mark: &Retired, remove_object: bool) -> Result<(), InfraError> {
+        if remove_object {
+            self.delete(mark.page, &mark.sha256).await?;
+        }
+        let name = retired::mark_name(mark.page, &mark.sha256, mark.at);
+        match self.store.delete(&self.retired_root().join(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(infra("delete", &e)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +396,58 @@ mod tests {
         assert!(store.exists(other, "cc33").await.unwrap());
         assert_eq!(store.pages().await.unwrap(), vec![other]);
         store.ping().await.unwrap();
+    }
+
+    async fn retiring(store: &ObjectBundleStore) {
+        let (page, other) = (PageId::new(), PageId::new());
+        let t0 = time::OffsetDateTime::from_unix_timestamp(1_767_225_600).unwrap();
+        let later = t0 + time::Duration::minutes(10);
+        for (p, sha) in [(page, "aa11"), (page, "bb22"), (other, "cc33")] {
+            store.put(p, sha, Bytes::from_static(b"x")).await.unwrap();
+        }
+        store
+            .retire(page, &["aa11".into(), "bb22".into()], t0)
+            .await
+            .unwrap();
+        store.retire(other, &["cc33".into()], later).await.unwrap();
+        assert!(
+            store.retired(t0).await.unwrap().is_empty(),
+            "none before t0"
+        );
+        let mut due = store
+            .retired(t0 + time::Duration::seconds(1))
+            .await
+            .unwrap();
+        due.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+        let shas: Vec<&str> = due.iter().map(|m| m.sha256.as_str()).collect();
+        assert_eq!(shas, ["aa11", "bb22"]);
+        assert!(due.iter().all(|m| m.page == page && m.at == t0));
+        // Marked objects are still there, and the marks are no page of their own.
+        assert!(store.exists(page, "aa11").await.unwrap());
+        assert!(!store.pages().await.unwrap().is_empty());
+        store.forget_retired(&due[0], true).await.unwrap();
+        store.forget_retired(&due[1], false).await.unwrap();
+        assert!(!store.exists(page, "aa11").await.unwrap());
+        assert!(
+            store.exists(page, "bb22").await.unwrap(),
+            "named again: kept"
+        );
+        let left = store
+            .retired(later + time::Duration::seconds(1))
+            .await
+            .unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].page, left[0].sha256.as_str()), (other, "cc33"));
+        // Forgetting twice is harmless.
+        store.forget_retired(&due[0], true).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn retired_objects_stay_until_their_marks_are_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}/bundles", dir.path().display());
+        retiring(&ObjectBundleStore::open(&url).unwrap()).await;
+        retiring(&ObjectBundleStore::open("memory://").unwrap()).await;
     }
 
     #[tokio::test]
@@ -453,6 +557,7 @@ mod tests {
         let store =
             ObjectBundleStore::open_with(&format!("s3://{bucket}/some/prefix"), env).unwrap();
         round_trip(&store).await;
+        retiring(&store).await;
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub use origins::{HostOwner, PageOrigins};
 pub use ports::{
     AccountDirectory, BundleStore, InsertPageError, NoDatabases, PageDatabases, PageStore,
     PageTotals, PublicIds, PublishRequests, PutFilesError, RandomPublicIds, Readers, ReplacedFiles,
-    UpdatePageStoreError, put_concurrently,
+    Retired, UpdatePageStoreError, put_concurrently,
 };
 pub use service::{
     Exposure, FILES_LIST, FileSlice, FilesAdded, LEFTOVER_AGE, MAX_FILE_SLICE, PAGES_LIST,

@@ -333,6 +333,41 @@ pub trait BundleStore: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`InfraError`] on storage failure.
     async fn sweep_leftovers(&self, older_than: Duration) -> Result<usize, InfraError>;
+
+    /// Marks objects of `page` that its manifest stopped naming at `at` (a replace, or an
+    /// add-files that gave a path new content). They stay readable until the janitor
+    /// removes them ([`BundleStore::retired`]): a backup that read the manifest before the
+    /// change still finds them. Marking an object twice is harmless.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; some objects may be marked.
+    async fn retire(
+        &self,
+        page: PageId,
+        hashes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<(), InfraError>;
+
+    /// The marks [`BundleStore::retire`] made before `before`, one per mark.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    async fn retired(&self, before: OffsetDateTime) -> Result<Vec<Retired>, InfraError>;
+
+    /// Removes a mark, and first its object when `remove_object` (the janitor found no
+    /// manifest naming it again); a missing object or mark is not an error.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure; the mark stays when the object could not go.
+    async fn forget_retired(&self, mark: &Retired, remove_object: bool) -> Result<(), InfraError>;
+}
+
+/// An object of a page that its manifest stopped naming, and when ([`BundleStore::retire`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retired {
+    pub page: PageId,
+    pub sha256: String,
+    pub at: OffsetDateTime,
 }
 
 /// Whether anyone may read the objects [`BundleStore::put_files`] writes while it writes them.

@@ -405,6 +405,68 @@ async fn a_failed_add_files_keeps_the_previous_files() {
     let listed = w.pages.files(&w.ann, view.page.id).await.unwrap();
     let index = listed.iter().find(|f| f.path == "index.html").unwrap();
     assert_eq!(index.size_bytes, 11);
-    // The replaced index.html content is no longer stored.
+    // The replaced index.html content stays until the janitor finds it kept long enough.
+    assert_eq!(w.bundles.keys().len(), 6);
+    w.clock.advance(time::Duration::minutes(11));
+    assert_eq!(w.pages.sweep().await.unwrap().replaced_files, 1);
     assert_eq!(w.bundles.keys().len(), 5);
+}
+
+fn file(path: &str, content: &str) -> FileInput {
+    FileInput {
+        path: path.into(),
+        content: Ok(content.to_owned().into()),
+    }
+}
+
+/// A replace marks the objects only the old manifest named rather than removing them, so a
+/// backup that read the old manifest still finds them; the janitor removes them once they
+/// were kept ten minutes, unless a later write named them again.
+#[tokio::test]
+async fn replaced_objects_stay_until_the_janitor_removes_them_after_the_delay() {
+    let w = world().await;
+    let view = w.pages.publish(&w.ann, publish("Site")).await.unwrap();
+    let id = view.page.id;
+    let published = w.bundles.keys();
+    // The index changes, f1 stays, f2 goes.
+    let first = vec![
+        file("index.html", "<h1>v2</h1>"),
+        file("assets/f1.txt", "file 1"),
+    ];
+    w.pages.replace_files(&w.ann, id, first).await.unwrap();
+    let after = w.bundles.keys();
+    assert!(published.iter().all(|k| after.contains(k)), "{after:?}");
+    assert_eq!(after.len(), 4);
+    w.clock.advance(time::Duration::minutes(9));
+    assert_eq!(w.pages.sweep().await.unwrap().replaced_files, 0);
+    assert_eq!(w.bundles.keys().len(), 4, "not kept long enough yet");
+    // f2's content comes back before its time is up: it is named again and stays.
+    let second = vec![
+        file("index.html", "<h1>v3</h1>"),
+        file("assets/f2.txt", "file 2"),
+    ];
+    w.pages.replace_files(&w.ann, id, second).await.unwrap();
+    w.clock.advance(time::Duration::minutes(2));
+    assert_eq!(w.pages.sweep().await.unwrap().replaced_files, 1, "v1 only");
+    assert_eq!(w.bundles.keys().len(), 4);
+    w.clock.advance(time::Duration::minutes(9));
+    assert_eq!(
+        w.pages.sweep().await.unwrap().replaced_files,
+        2,
+        "v2 and f1"
+    );
+    let named: Vec<String> = w
+        .pages
+        .files(&w.ann, id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.sha256)
+        .collect();
+    let mut stored: Vec<String> = w.bundles.keys().into_iter().map(|(_, s)| s).collect();
+    stored.sort();
+    let mut named = named;
+    named.sort();
+    assert_eq!(stored, named, "storage holds what the manifest names");
+    assert_eq!(w.pages.sweep().await.unwrap().replaced_files, 0);
 }

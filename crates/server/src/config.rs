@@ -46,6 +46,9 @@ pub struct Config {
     /// Seconds a publish holds its pending page without renewing it: a publish that dies
     /// frees its slug at most this long after.
     pub publish_lease_secs: u64,
+    /// Seconds a page's replaced files stay in storage before the janitor removes them: a
+    /// backup under way still finds the files its database copy names.
+    pub replaced_files_keep_secs: u64,
     /// Seconds a view lease lives after its holder last renewed it: a replica that dies
     /// holding views has them counted as served by the first janitor pass after.
     pub view_lease_secs: u64,
@@ -166,6 +169,7 @@ impl Default for Config {
             max_object_bytes: quire_objects::validate::DEFAULT_MAX_OBJECT_BYTES,
             janitor_interval_secs: 300,
             publish_lease_secs: 60,
+            replaced_files_keep_secs: 600,
             view_lease_secs: 120,
             trusted_proxies: String::new(),
             mcp_allowed_origins: String::new(),
@@ -225,6 +229,7 @@ struct FileConfig {
     max_object_bytes: Option<u64>,
     janitor_interval_secs: Option<u64>,
     publish_lease_secs: Option<u64>,
+    replaced_files_keep_secs: Option<u64>,
     view_lease_secs: Option<u64>,
     trusted_proxies: Option<String>,
     mcp_allowed_origins: Option<String>,
@@ -309,6 +314,7 @@ impl Config {
                 max_object_bytes,
                 janitor_interval_secs,
                 publish_lease_secs,
+                replaced_files_keep_secs,
                 view_lease_secs,
                 trusted_proxies,
                 mcp_allowed_origins,
@@ -455,6 +461,10 @@ impl Config {
             &mut c.databases_sql_timeout_secs,
         )?;
         wide("QUIRE_PUBLISH_LEASE_SECS", &mut c.publish_lease_secs)?;
+        wide(
+            "QUIRE_REPLACED_FILES_KEEP_SECS",
+            &mut c.replaced_files_keep_secs,
+        )?;
         wide("QUIRE_VIEW_LEASE_SECS", &mut c.view_lease_secs)?;
         wide("QUIRE_POLICY_CACHE_MS", &mut c.policy_cache_ms)?;
         wide("QUIRE_FILE_CACHE_BYTES", &mut c.file_cache_bytes)?;

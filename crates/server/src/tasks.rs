@@ -78,6 +78,7 @@ pub(crate) fn spawn_janitor(services: &Services, interval: Duration) {
                     pending_pages = swept.pending_pages,
                     orphaned_bundles = swept.orphaned_bundles,
                     leftovers = swept.leftovers,
+                    replaced_files = swept.replaced_files,
                     "janitor removed leftovers"
                 ),
                 Ok(_) => {}

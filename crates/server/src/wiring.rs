@@ -115,6 +115,7 @@ pub(crate) fn settings(
                 max_page_bytes: config.max_page_bytes,
             },
             publish_lease: Duration::from_secs(config.publish_lease_secs.max(3)),
+            replaced_files_kept: Duration::from_secs(config.replaced_files_keep_secs),
             ..PageConfig::default()
         },
         links: LinkConfig {

@@ -10,11 +10,12 @@
 //!   the previous files keep serving until the manifest commits, and a failure removes only
 //!   the objects this call uploaded;
 //! - replace files: the same, but the manifest is swapped whole in one transaction, and
-//!   the objects only the old one named are removed after it commits.
+//!   the objects only the old one named are marked retired after it commits; the janitor
+//!   removes them once they were kept long enough for a backup under way to copy them.
 //!
-//! Publish lives in `publish`, patch, add files and replace files in `update`, the lists
-//! (whole and paged) in `lists`, the refusals in `error`; this file holds the service, its
-//! ports and the other reads.
+//! Publish lives in `publish`, patch, add files and replace files in `update`, the sweep of
+//! retired objects in `retired`, the lists (whole and paged) in `lists`, the refusals in
+//! `error`; this file holds the service, its ports and the other reads.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,6 +44,7 @@ mod lists;
 mod lookup;
 mod publish;
 mod replay;
+mod retired;
 mod update;
 
 pub use error::PageError;
@@ -64,6 +66,9 @@ pub struct PageConfig {
     /// How long a publish holds its pending record without renewing it; a publish renews
     /// at a third of this, so a dead one frees its slug at most this long after it died.
     pub publish_lease: Duration,
+    /// How long an object stays in storage after a replace stopped naming it, before the
+    /// janitor removes it (`retired`): a backup that read the manifest before still finds it.
+    pub replaced_files_kept: Duration,
 }
 
 /// Temporary objects untouched for this long belong to no write still running.
@@ -76,6 +81,7 @@ impl Default for PageConfig {
             limits: Limits::default(),
             public_id_attempts: 5,
             publish_lease: Duration::from_secs(60),
+            replaced_files_kept: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -168,6 +174,8 @@ pub struct Swept {
     pub orphaned_bundles: usize,
     /// Temporary objects and emptied folders that interrupted writes left.
     pub leftovers: usize,
+    /// Objects a replace stopped naming, removed once they were kept long enough.
+    pub replaced_files: usize,
     /// Publish request ids older than [`REQUEST_MEMORY`], forgotten.
     pub forgotten_requests: u64,
 }
@@ -420,8 +428,9 @@ impl PageService {
     }
 
     /// Removes pending pages whose lease lapsed (publishes that died) with their objects and
-    /// links, objects of pages that no longer exist, and what interrupted writes left in the
-    /// bundle store (temporary objects, emptied folders).
+    /// links, objects of pages that no longer exist, objects replaced longer ago than
+    /// [`PageConfig::replaced_files_kept`], and what interrupted writes left in the bundle
+    /// store (temporary objects, emptied folders).
     ///
     /// # Errors
     /// `Infra` when the stores cannot be listed; individual removals that fail are retried
@@ -438,6 +447,7 @@ impl PageService {
                 swept.orphaned_bundles += 1;
             }
         }
+        swept.replaced_files = self.sweep_retired().await?;
         swept.leftovers = self.bundles.sweep_leftovers(LEFTOVER_AGE).await?;
         swept.forgotten_requests = self
             .requests

@@ -140,7 +140,8 @@ impl PageService {
                 return Err(self.manifest_refusal(e));
             }
         };
-        // Objects no path refers to any more (replaced content) can go now.
+        // Objects no path refers to any more (replaced content) go once a backup under way
+        // has had time to copy them.
         let stored: HashSet<String> = existing.iter().map(|e| e.sha256.clone()).collect();
         let mut manifest: HashMap<String, FileEntry> =
             existing.into_iter().map(|e| (e.path.clone(), e)).collect();
@@ -153,7 +154,7 @@ impl PageService {
             .filter(|s| !referenced.contains(s.as_str()))
             .cloned()
             .collect();
-        self.remove_objects(page.id, &unreferenced).await;
+        self.retire_objects(page.id, &unreferenced).await;
         self.changes.page_changed(page.id);
         Ok(FilesAdded {
             id: page.id,
@@ -165,7 +166,7 @@ impl PageService {
     /// Replaces a page's whole file set: the new objects are stored first (the manifest
     /// names none of them yet, so visitors keep getting the old files), then one
     /// transaction swaps the manifest, then the objects only the old manifest named are
-    /// removed. The page keeps its id, slug, link, policy, counts and entrypoint, which
+    /// retired (the janitor removes them later). The page keeps its id, slug, link, policy, counts and entrypoint, which
     /// must be among the new files; an archived page may be given new files and stays
     /// archived.
     ///
@@ -211,7 +212,7 @@ impl PageService {
             .collect();
         unreferenced.sort_unstable();
         unreferenced.dedup();
-        self.remove_objects(page.id, &unreferenced).await;
+        self.retire_objects(page.id, &unreferenced).await;
         Ok(FilesAdded {
             id: page.id,
             file_count: replaced.totals.file_count,

@@ -6,7 +6,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use bytes::Bytes;
 use quire_kernel::{InfraError, PageId};
-use quire_pages::{BundleStore, FileData, Readers, put_concurrently};
+use quire_pages::{BundleStore, FileData, Readers, Retired, put_concurrently};
+use time::OffsetDateTime;
 
 use super::{Failing, Op};
 
@@ -21,6 +22,7 @@ pub struct MemoryBundles {
     puts_left: Mutex<Option<usize>>,
     stalled: tokio::sync::watch::Sender<bool>,
     batches: Mutex<Vec<Batch>>,
+    retired: Mutex<Vec<Retired>>,
 }
 
 /// One call of `put_files`: its page, who could read the objects, and the files' paths.
@@ -39,6 +41,7 @@ impl Default for MemoryBundles {
             puts_left: Mutex::default(),
             stalled: tokio::sync::watch::channel(false).0,
             batches: Mutex::default(),
+            retired: Mutex::default(),
         }
     }
 }
@@ -188,5 +191,44 @@ impl BundleStore for MemoryBundles {
         // Memory writes are whole or absent: nothing is ever left behind.
         self.check(Op::SweepLeftovers)?;
         Ok(0)
+    }
+
+    async fn retire(
+        &self,
+        page: PageId,
+        hashes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<(), InfraError> {
+        let mut retired = self.retired.lock().expect("lock");
+        for sha256 in hashes {
+            let mark = Retired {
+                page,
+                sha256: sha256.clone(),
+                at,
+            };
+            if !retired.contains(&mark) {
+                retired.push(mark);
+            }
+        }
+        Ok(())
+    }
+
+    async fn retired(&self, before: OffsetDateTime) -> Result<Vec<Retired>, InfraError> {
+        Ok(self
+            .retired
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|m| m.at < before)
+            .cloned()
+            .collect())
+    }
+
+    async fn forget_retired(&self, mark: &Retired, remove_object: bool) -> Result<(), InfraError> {
+        if remove_object {
+            self.delete(mark.page, &mark.sha256).await?;
+        }
+        self.retired.lock().expect("lock").retain(|m| m != mark);
+        Ok(())
     }
 }
