@@ -306,8 +306,8 @@ async fn tools_list_fits_and_tool_errors_carry_quire_codes(b: Backend) {
     )
     .await;
     assert_eq!(listed.status, 200, "{}", listed.text);
-    assert_eq!(listed.body["result"]["tools"].as_array().unwrap().len(), 22);
-    assert!(listed.text.len() < 24 * 1024, "{} bytes", listed.text.len());
+    assert_eq!(listed.body["result"]["tools"].as_array().unwrap().len(), 23);
+    assert!(listed.text.len() < 25 * 1024, "{} bytes", listed.text.len());
     // An app key with `page` sees every tool but list_projects (its route refuses it).
     let (page_key, _) = srv.mint(&ann.key, &["page"], None).await;
     let scoped = mcp(

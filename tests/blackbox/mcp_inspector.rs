@@ -71,7 +71,7 @@ async fn inspector_cli_lists_tools_and_publishes_in_both_eras(b: Backend) {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names.len(), 22, "{listed}");
+        assert_eq!(names.len(), 23, "{listed}");
         for name in ["publish_page", "list_pages", "delete_page"] {
             assert!(names.contains(&name), "{name}: {listed}");
         }

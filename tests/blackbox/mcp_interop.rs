@@ -56,7 +56,7 @@ async fn python_sdk_in_both_eras_publishes_protects_and_deletes(b: Backend) {
     ] {
         let listed = python(&srv, &ann.key, mode, "list", slug);
         let tools = listed["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 22, "{listed}");
+        assert_eq!(tools.len(), 23, "{listed}");
         assert!(tools.contains(&Value::from("publish_page")));
 
         let published = python(&srv, &ann.key, mode, "publish", slug);

@@ -255,7 +255,7 @@ async fn both_eras_list_the_tools_on_one_url() {
             "rotate_database_keys"
         ]
     );
-    assert!(listed.body["result"].to_string().len() < 24 * 1024);
+    assert!(listed.body["result"].to_string().len() < 25 * 1024);
     let a = send!(&app, modern_call(&key, "list_pages", json!({})));
     assert_eq!(structured(&a)["pages"], json!([]));
     // The modern era's header rules: a mismatch is 400 -32020.

@@ -68,7 +68,7 @@ pub(super) fn catalogue() -> [Tool; 5] {
         ),
         tool::<DatabaseArgs, RotatedOut>(
             "rotate_database_keys",
-            "Replace a database's (id or slug) JWT secret: its anon and service role keys and end users' access tokens stop working at once. Returns the new url, restUrl and anon key. Clients with the old keys break until updated: ask the user first.",
+            "Replace a database's (id or slug) keys after a leak: the old anon and service role keys and users' tokens stop working at once. Returns the new anon key. Ask the user first.",
             Kind {
                 read_only: false,
                 destructive: true,

@@ -443,10 +443,10 @@ mod tests {
     }
 
     #[test]
-    fn the_whole_list_stays_under_twenty_four_kilobytes() {
-        // 20 KiB held the page, link and object tools; the four database tools take 3 more.
+    fn the_whole_list_stays_under_twenty_five_kilobytes() {
+        // 20 KiB held the page, link and object tools; the five database tools take 4 more.
         let json = serde_json::to_string(catalogue()).unwrap_or_default();
-        assert!(json.len() < 24 * 1024, "tools/list is {} bytes", json.len());
+        assert!(json.len() < 25 * 1024, "tools/list is {} bytes", json.len());
     }
 
     #[test]
