@@ -93,12 +93,14 @@ pub struct DatabaseList {
     /// The databases of the project's account (all its projects) and their bytes, each
     /// beside the account's quota; absent when `available` is `false`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub quota: Option<DatabaseQuota>,
 }
 
 /// The database quotas of an account: past `databases` a creation is refused
 /// `403 quota_exceeded`; once `bytes` reaches its limit, `413 storage_quota_exceeded`.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::database_quota)]
 pub struct DatabaseQuota {
     /// How many databases it has.
     pub databases: quire_edge::quota::UsageDto,

@@ -31,10 +31,7 @@ pub fn database_list() -> Value {
         "databases": [database_dto()],
         "project": "default",
         "available": true,
-        "quota": {
-            "databases": { "used": 1, "limit": 10 },
-            "bytes": { "used": 7_954_947, "limit": 1_073_741_824 }
-        }
+        "quota": database_quota()
     })
 }
 
@@ -58,5 +55,12 @@ pub fn secret() -> Value {
         "url": "http://localhost:8080/db/shop",
         "restUrl": "http://localhost:8080/db/shop/rest/v1",
         "authUrl": "http://localhost:8080/db/shop/auth/v1"
+    })
+}
+
+pub fn database_quota() -> Value {
+    json!({
+        "databases": { "used": 1, "limit": 10 },
+        "bytes": { "used": 7_954_947, "limit": 1_073_741_824 }
     })
 }

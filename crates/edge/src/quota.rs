@@ -3,10 +3,12 @@
 
 use quire_kernel::Usage;
 use serde::Serialize;
+use serde_json::json;
 use utoipa::ToSchema;
 
 /// What the account (all its projects) uses of a quota, and the cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({ "used": 3, "limit": 10 }))]
 pub struct UsageDto {
     /// What the account uses now.
     pub used: u64,

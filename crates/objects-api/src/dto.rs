@@ -106,6 +106,7 @@ pub struct ObjectList {
 
 /// The object quotas of an account.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::object_quota)]
 pub struct ObjectQuota {
     /// Bytes of its objects.
     pub bytes: quire_edge::quota::UsageDto,

@@ -31,8 +31,12 @@ pub fn object_list() -> Value {
     json!({
         "objects": [object_dto()],
         "project": "default",
-        "quota": { "bytes": { "used": 1_048_576, "limit": 10_737_418_240_u64 } }
+        "quota": object_quota()
     })
+}
+
+pub fn object_quota() -> Value {
+    json!({ "bytes": { "used": 1_048_576, "limit": 10_737_418_240_u64 } })
 }
 
 pub fn upload_form() -> Value {
