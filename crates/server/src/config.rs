@@ -41,6 +41,12 @@ pub struct Config {
     pub max_page_bytes: u64,
     /// Largest object, in bytes (`QUIRE_MAX_OBJECT_BYTES`).
     pub max_object_bytes: u64,
+    /// Most bytes one account's objects may hold together; 0: no cap.
+    pub max_object_bytes_per_account: u64,
+    /// Most databases one account may have; 0: no cap.
+    pub max_databases_per_account: u64,
+    /// Most bytes one account's databases may hold before it may make no more; 0: no cap.
+    pub max_database_bytes_per_account: u64,
     /// Seconds between janitor passes (interrupted publishes, orphaned files).
     pub janitor_interval_secs: u64,
     /// Seconds a publish holds its pending page without renewing it: a publish that dies
@@ -167,6 +173,9 @@ impl Default for Config {
             max_file_bytes: 10 * 1024 * 1024,
             max_page_bytes: 50 * 1024 * 1024,
             max_object_bytes: quire_objects::validate::DEFAULT_MAX_OBJECT_BYTES,
+            max_object_bytes_per_account: quire_objects::service::DEFAULT_MAX_ACCOUNT_BYTES,
+            max_databases_per_account: quire_databases::service::DEFAULT_MAX_DATABASES,
+            max_database_bytes_per_account: quire_databases::service::DEFAULT_MAX_BYTES,
             janitor_interval_secs: 300,
             publish_lease_secs: 60,
             replaced_files_keep_secs: 600,
@@ -227,6 +236,9 @@ struct FileConfig {
     max_file_bytes: Option<u64>,
     max_page_bytes: Option<u64>,
     max_object_bytes: Option<u64>,
+    max_object_bytes_per_account: Option<u64>,
+    max_databases_per_account: Option<u64>,
+    max_database_bytes_per_account: Option<u64>,
     janitor_interval_secs: Option<u64>,
     publish_lease_secs: Option<u64>,
     replaced_files_keep_secs: Option<u64>,
@@ -312,6 +324,9 @@ impl Config {
                 max_file_bytes,
                 max_page_bytes,
                 max_object_bytes,
+                max_object_bytes_per_account,
+                max_databases_per_account,
+                max_database_bytes_per_account,
                 janitor_interval_secs,
                 publish_lease_secs,
                 replaced_files_keep_secs,
@@ -454,6 +469,18 @@ impl Config {
         wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
         wide("QUIRE_MAX_OBJECT_BYTES", &mut c.max_object_bytes)?;
+        wide(
+            "QUIRE_MAX_OBJECT_BYTES_PER_ACCOUNT",
+            &mut c.max_object_bytes_per_account,
+        )?;
+        wide(
+            "QUIRE_MAX_DATABASES_PER_ACCOUNT",
+            &mut c.max_databases_per_account,
+        )?;
+        wide(
+            "QUIRE_MAX_DATABASE_BYTES_PER_ACCOUNT",
+            &mut c.max_database_bytes_per_account,
+        )?;
         wide("QUIRE_DATA_API_IDLE_SECS", &mut c.data_api_idle_secs)?;
         wide("QUIRE_JANITOR_INTERVAL_SECS", &mut c.janitor_interval_secs)?;
         wide(

@@ -131,11 +131,14 @@ pub(crate) fn settings(
             origins: origins.clone(),
             max_bytes: config.max_object_bytes,
             lease: Duration::from_secs(config.publish_lease_secs.max(3)),
+            max_account_bytes: config.max_object_bytes_per_account,
             ..ObjectConfig::default()
         },
         databases: quire_databases::DatabaseConfig {
             base_url: config.base_url.clone(),
             sql_per_account: config.databases_sql_per_account,
+            max_databases: config.max_databases_per_account,
+            max_bytes: config.max_database_bytes_per_account,
             ..quire_databases::DatabaseConfig::default()
         },
         serving: ServingConfig {
