@@ -15,7 +15,7 @@ on_both_backends!(the_metrics_count_what_the_server_did_and_only_there);
 
 /// The sum of the samples of `name` whose labels include every pair of `labels`; `None`
 /// when there is none.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let mut found = None;
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let Some((series, value)) = line.rsplit_once(' ') else {
@@ -40,7 +40,7 @@ fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     found
 }
 
-async fn scrape(srv: &Server) -> String {
+pub(crate) async fn scrape(srv: &Server) -> String {
     let addr = srv
         .metrics
         .as_deref()
