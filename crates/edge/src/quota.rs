@@ -3,7 +3,6 @@
 
 use quire_kernel::Usage;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 /// What the account (all its projects) uses of a quota, and the cap.
