@@ -52,7 +52,13 @@ fn json_answer(status: StatusCode, body: &Value) -> HttpResponse {
 
 /// A refusal in GoTrue's shape.
 fn refused(e: &AuthError) -> HttpResponse {
+    let busy = e.status() == 503;
     match e {
+        // The account's share of connections, or the database's, is in use: the tenant's
+        // own load, worth a retry, not an operator's alarm.
+        AuthError::Infra(cause) if busy => {
+            tracing::warn!(error = %cause, "a data API auth request found no connection free");
+        }
         AuthError::Infra(cause) => {
             tracing::error!(error = %cause, "a data API auth request failed");
         }
@@ -70,8 +76,13 @@ fn refused(e: &AuthError) -> HttpResponse {
             "msg": e.public_message(),
         }),
     );
-    if let AuthError::RateLimited { retry_after_secs } = e
-        && let Ok(value) = header::HeaderValue::from_str(&retry_after_secs.to_string())
+    let retry_after = match e {
+        AuthError::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+        _ if busy => Some(1),
+        _ => None,
+    };
+    if let Some(secs) = retry_after
+        && let Ok(value) = header::HeaderValue::from_str(&secs.to_string())
     {
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }

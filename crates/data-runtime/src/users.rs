@@ -61,7 +61,9 @@ impl AsDbError for tokio_postgres::Error {
 
 fn acquired(e: Acquire<tokio_postgres::Error>) -> InfraError {
     match e {
-        Acquire::Saturated => InfraError::new("no connection as the database owner came free"),
+        Acquire::Saturated => {
+            InfraError::unavailable("no connection as the database owner came free")
+        }
         Acquire::Connect(e) => infra("connecting as the database owner", &e),
     }
 }

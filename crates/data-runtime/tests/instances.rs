@@ -464,3 +464,80 @@ async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
     runtime.stop(tenant.target.database.id);
     tenant.drop_from(&cluster).await;
 }
+
+#[tokio::test]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+async fn an_owner_connection_that_does_not_come_free_is_busy_not_a_failure() {
+    let cluster = cluster().await;
+    let ann = AccountId::new();
+    let tenant = Tenant::new(&cluster, ann, "ann_users", HOLD).await;
+    tenant
+        .superuser()
+        .await
+        .batch_execute(&format!(
+            "alter role service_role in database {} set statement_timeout = '120s'",
+            tenant.access.names.database
+        ))
+        .await
+        .unwrap();
+    // A share of three: the listener, one connection as the authenticator, one as the owner.
+    let runtime = Runtime::start(cluster.base_config(), settings(6, 3));
+    let instance = started(&runtime, &tenant).await;
+
+    // The authenticator's connection waits on the test's advisory lock...
+    let lock = tenant.superuser().await;
+    lock.execute("select pg_advisory_lock(7)", &[])
+        .await
+        .unwrap();
+    let plan = holding(instance.as_ref());
+    let request = tokio::spawn({
+        let instance = instance.clone();
+        async move {
+            instance
+                .run(KeyRole::ServiceRole, "{}", &plan)
+                .await
+                .is_ok()
+        }
+    });
+    // ...and the owner's on a lock of the users' table.
+    let mut table = tenant.superuser().await;
+    let held = table.transaction().await.unwrap();
+    held.batch_execute("lock table auth.users in access exclusive mode")
+        .await
+        .unwrap();
+    let reading = tokio::spawn({
+        let instance = instance.clone();
+        async move { instance.users().user(uuid::Uuid::nil()).await.is_ok() }
+    });
+    eventually("both connections are in use", || {
+        let runtime = runtime.clone();
+        async move { runtime.figures().in_use >= 2 }
+    })
+    .await;
+
+    let refused = instance.users().user(uuid::Uuid::nil()).await;
+    let Err(cause) = refused else {
+        panic!("a third connection was found: {refused:?}");
+    };
+    assert_eq!(
+        cause.kind(),
+        quire_kernel::InfraKind::Unavailable,
+        "{cause}"
+    );
+    // What the auth routes answer for it: GoTrue's shape, a retry, not an internal failure.
+    let answered = quire_databases::AuthError::Infra(cause);
+    assert_eq!(
+        (answered.status(), answered.error_code()),
+        (503, "request_timeout")
+    );
+
+    held.rollback().await.unwrap();
+    lock.execute("select pg_advisory_unlock(7)", &[])
+        .await
+        .unwrap();
+    assert!(reading.await.unwrap());
+    assert!(request.await.unwrap());
+    drop(instance);
+    runtime.stop(tenant.target.database.id);
+    tenant.drop_from(&cluster).await;
+}

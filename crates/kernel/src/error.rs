@@ -154,6 +154,16 @@ impl InfraError {
         }
     }
 
+    /// A failure described by `msg` alone, of kind [`InfraKind::Unavailable`]: nothing
+    /// answered in time or no connection came free, so a caller may answer "retry".
+    pub fn unavailable(msg: impl Into<String>) -> Self {
+        Self {
+            kind: InfraKind::Unavailable,
+            message: msg.into(),
+            source: None,
+        }
+    }
+
     /// A failure of `kind` caused by `source`, whose text becomes the message.
     pub fn caused_by(
         kind: InfraKind,

@@ -1,7 +1,7 @@
 //! Why an auth request is refused, each with GoTrue's status and `error_code`, so
 //! supabase-js and supabase-py raise the errors their users already handle.
 
-use quire_kernel::InfraError;
+use quire_kernel::{InfraError, InfraKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -67,6 +67,7 @@ impl AuthError {
             Self::UserNotFound => 404,
             Self::WeakPassword | Self::SignupDisabled | Self::UserExists | Self::EmailExists => 422,
             Self::RateLimited { .. } | Self::EmailQuotaExceeded => 429,
+            Self::Infra(e) if e.kind() == InfraKind::Unavailable => 503,
             Self::EmailNotSent(_) | Self::Infra(_) => 500,
         }
     }
@@ -92,6 +93,7 @@ impl AuthError {
             Self::RateLimited { .. } => "over_request_rate_limit",
             Self::EmailQuotaExceeded => "over_email_send_rate_limit",
             Self::LinkInvalid => "otp_expired",
+            Self::Infra(e) if e.kind() == InfraKind::Unavailable => "request_timeout",
             Self::EmailNotSent(_) | Self::Infra(_) => "unexpected_failure",
         }
     }
@@ -100,6 +102,9 @@ impl AuthError {
     #[must_use]
     pub fn public_message(&self) -> String {
         match self {
+            Self::Infra(e) if e.kind() == InfraKind::Unavailable => {
+                "The database is busy, please try again in a moment".to_owned()
+            }
             Self::Infra(_) => "Unexpected failure, please try again".to_owned(),
             other => other.to_string(),
         }
