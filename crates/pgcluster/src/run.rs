@@ -101,13 +101,18 @@ async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutco
             }
             // Rows past the limits are only counted (by the server, in CommandComplete).
             SimpleQueryMessage::Row(row) if !current.full && current.rows.len() < max_rows => {
-                let texts: Vec<Option<String>> = (0..row.len())
-                    .map(|i| row.get(i).map(str::to_owned))
-                    .collect();
-                let size: usize = texts.iter().flatten().map(String::len).sum();
+                // Measured before anything is copied: the driver holds the row once already.
+                let size: usize = (0..row.len())
+                    .filter_map(|i| row.get(i))
+                    .map(str::len)
+                    .sum();
                 if current.kept_bytes + size <= MAX_KEPT_BYTES {
                     current.kept_bytes += size;
-                    current.rows.push(texts);
+                    current.rows.push(
+                        (0..row.len())
+                            .map(|i| row.get(i).map(str::to_owned))
+                            .collect(),
+                    );
                 } else {
                     current.full = true;
                 }

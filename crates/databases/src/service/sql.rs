@@ -46,11 +46,12 @@ impl DatabaseService {
         let (database, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
         let tenant = self.access(&database)?;
         let limit = self.config.sql_per_account.max(1);
-        // Held until the query's future ends, however it ends (a client that went away
-        // drops it).
+        // Counted against the database's account, not the caller's: a project's members
+        // share its owner's allowance. Held until the query's future ends, however it ends
+        // (a client that went away drops it).
         let _running = self
             .running
-            .enter(principal.account_id, limit)
+            .enter(database.account_id, limit)
             .ok_or_else(|| {
                 DatabaseError::Busy(format!(
                     "this account already runs {limit} SQL queries at once, the most this server \
