@@ -2,12 +2,15 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use quire_kernel::ip::{Ipv4Inside, ipv4_inside};
+
 /// Whether the server may connect to `ip` for a client metadata document. Refused: the
 /// unspecified, loopback (unless `allow_loopback`, the test switch), private (RFC 1918),
 /// shared (CGNAT, RFC 6598), link-local, protocol-assignment, benchmarking,
 /// documentation, multicast, reserved and broadcast IPv4 ranges; in IPv6 everything outside
 /// global unicast (`2000::/3`) but for IPv4-mapped and NAT64 addresses (judged by the IPv4
-/// address they carry), and in it documentation, Teredo and 6to4.
+/// address they carry, `quire_kernel::ip`; the IPv4-compatible and IPv4-translated
+/// spellings are refused, whatever they carry), and in it documentation, Teredo and 6to4.
 #[must_use]
 pub fn admitted(ip: IpAddr, allow_loopback: bool) -> bool {
     match ip {
@@ -41,16 +44,15 @@ fn admitted_v6(ip: Ipv6Addr, allow_loopback: bool) -> bool {
     if ip.is_loopback() {
         return allow_loopback;
     }
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return admitted_v4(v4, allow_loopback);
+    match ipv4_inside(ip) {
+        // The IPv4 address they reach decides.
+        Some((Ipv4Inside::Mapped, v4)) => return admitted_v4(v4, allow_loopback),
+        Some((Ipv4Inside::Nat64, v4)) => return admitted_v4(v4, false),
+        // No public host is reached this way (outside global unicast, as below).
+        Some((Ipv4Inside::Compatible | Ipv4Inside::Translated, _)) => return false,
+        None => {}
     }
     let s = ip.segments();
-    // NAT64 (64:ff9b::/96): the IPv4 address in the last 32 bits decides.
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b] = s[6].to_be_bytes();
-        let [c, d] = s[7].to_be_bytes();
-        return admitted_v4(Ipv4Addr::new(a, b, c, d), false);
-    }
     let global_unicast = s[0] & 0xe000 == 0x2000;
     let documentation = s[0] == 0x2001 && s[1] == 0x0db8;
     let teredo = s[0] == 0x2001 && s[1] == 0;
@@ -122,6 +124,10 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
             "::a00:1",
+            "::ffff:0:a00:1",
+            // The compatible and translated spellings, even of a public address.
+            "::8.8.8.8",
+            "::ffff:0:8.8.8.8",
         ] {
             assert!(!ok(raw), "{raw}");
         }
@@ -132,6 +138,10 @@ mod tests {
         assert!(admitted("127.0.0.1".parse().unwrap(), true));
         assert!(admitted("::1".parse().unwrap(), true));
         assert!(admitted("::ffff:127.0.0.1".parse().unwrap(), true));
+        // Through NAT64 or the older spellings, loopback is another host's.
+        assert!(!admitted("64:ff9b::7f00:1".parse().unwrap(), true));
+        assert!(!admitted("::127.0.0.2".parse().unwrap(), true));
+        assert!(!admitted("::ffff:0:127.0.0.1".parse().unwrap(), true));
         assert!(!admitted("10.0.0.1".parse().unwrap(), true));
         assert!(!admitted("fe80::1".parse().unwrap(), true));
     }

@@ -1,7 +1,8 @@
 //! `quire-documents`: the `ClientMetadataDocuments` adapter of `quire-oauth`. It fetches an
 //! OAuth client metadata document over HTTPS with reqwest, guarded against server-side
-//! request forgery, and holds the answers. It depends on `quire-oauth` (the port), reqwest,
-//! url, tokio and tracing; nothing else of Quire.
+//! request forgery, and holds the answers. It depends on `quire-oauth` (the port),
+//! `quire-kernel` (the IPv4 addresses IPv6 ones carry), reqwest, url, tokio and tracing;
+//! nothing else of Quire.
 //!
 //! - The host is resolved here, every address it resolves to is checked ([`address`]), and
 //!   the connection goes only to those addresses (the client is built with them), so a

@@ -51,18 +51,10 @@ impl Judged {
     }
 }
 
-/// The IPv4 address an IPv6 one carries, when a packet sent to it reaches that IPv4 host:
-/// mapped, translated, compatible (not `::` and `::1`), and NAT64's well-known prefix.
+/// The IPv4 address an IPv6 one carries, in any spelling: a packet sent to it may reach
+/// that IPv4 host, so it is judged as that host.
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = v6.segments();
-    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    match s {
-        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => Some(low),
-        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(low),
-        [0, 0, 0, 0, 0, 0, 0, 0 | 1] => None,
-        [0, 0, 0, 0, 0, 0, _, _] => Some(low),
-        _ => None,
-    }
+    quire_kernel::ip::ipv4_inside(v6).map(|(_, v4)| v4)
 }
 
 /// The hosts that URLs may not name, as the operator set them (`QUIRE_LINK_DENY_HOSTS`):
