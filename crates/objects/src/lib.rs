@@ -19,7 +19,7 @@ mod upload;
 pub mod validate;
 
 pub use model::{Object, ObjectStatus};
-pub use ports::{ByteSink, ByteStream, InsertObjectError, ObjectBytes, ObjectRecords};
+pub use ports::{ByteSink, ByteStream, Contents, InsertObjectError, ObjectBytes, ObjectRecords};
 pub use service::{
     Download, NewObject, ObjectConfig, ObjectError, ObjectPatch, ObjectPorts, ObjectService,
     ObjectView, Swept, UPLOAD_URL_TTL, UploadOffer, UploadUrl,

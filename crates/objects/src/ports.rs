@@ -26,6 +26,23 @@ pub enum InsertObjectError {
     Infra(#[from] InfraError),
 }
 
+/// What a ready object's record says of its bytes: the fields an upload decides, written
+/// by [`ObjectRecords::swap_contents`] and by nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contents {
+    /// The name the bytes are stored under.
+    pub blob: String,
+    pub size_bytes: u64,
+    /// Lowercase hex SHA-256 of the bytes.
+    pub sha256: String,
+    /// What the download is saved as, when the upload said (else the record's stays).
+    pub filename: Option<String>,
+    /// The bytes' media type, when the upload said (else the record's stays).
+    pub content_type: Option<String>,
+    /// When the record changed, when it is to be told (else it stays).
+    pub updated_at: Option<OffsetDateTime>,
+}
+
 /// Object records. A pending record (its upload still running) is invisible to every read
 /// but [`ObjectRecords::stale_pending`] and [`ObjectRecords::lapsed_slug_holder`].
 #[async_trait]
@@ -90,11 +107,29 @@ pub trait ObjectRecords: Send + Sync + Debug {
         status: Option<ObjectStatus>,
     ) -> Result<Vec<Object>, InfraError>;
 
-    /// Writes a ready object's fields back.
+    /// Writes back the fields of a ready object that a change makes (slug, title, file
+    /// name, media type, status, archive and change times); never its bytes' (blob, size,
+    /// hash), which only [`ObjectRecords::swap_contents`] writes, so a change read before a
+    /// replacement cannot point the record back at bytes the replacement removed.
     ///
     /// # Errors
     /// `SlugTaken` when a new slug is the owner's page's or object's; storage failures.
     async fn update_object(&self, object: &Object) -> Result<(), InsertObjectError>;
+
+    /// Points a ready object at other bytes, only while its record names the blob `from`
+    /// (compare and swap): two uploads replacing one object, or a replacement undone, never
+    /// leave it naming bytes another removed. Every field but those `to` gives stays (a
+    /// change made while the bytes arrived). Returns whether it did: `false` when the
+    /// record names another blob, or is gone.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn swap_contents(
+        &self,
+        id: ObjectId,
+        from: &str,
+        to: &Contents,
+    ) -> Result<bool, InfraError>;
 
     /// Removes the record, pending or ready; removing a missing one is no error.
     ///

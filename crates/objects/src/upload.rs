@@ -3,14 +3,18 @@
 //! replacement).
 
 use bytes::Bytes;
+use quire_kernel::quota::kept_within;
 use quire_kernel::secret::Sha256Running;
 use quire_kernel::{Handle, InfraError, ProjectSlug, Usage};
 use quire_links::Link;
 use time::OffsetDateTime;
 
 use crate::model::Object;
-use crate::ports::ByteSink;
+use crate::ports::{ByteSink, Contents};
 use crate::service::{ObjectError, ObjectService, ObjectView, exceeded};
+
+/// Swaps tried before a replacement gives up on an object whose bytes keep changing.
+const SWAP_ATTEMPTS: usize = 5;
 
 /// What the finished bytes become.
 #[derive(Debug)]
@@ -20,9 +24,14 @@ pub(crate) enum Purpose {
     /// A new object offered an upload URL: its pending record and its link were stored
     /// when the URL was made; the record becomes ready at the end.
     Offered,
-    /// New bytes for a ready object; the blob it had goes once the record names the new one.
-    /// `old` is the record as it was, put back if the new bytes pass the quota.
-    Replace { old: Box<Object> },
+    /// New bytes for a ready object; the blob it had goes once the record names the new one
+    /// and they passed the quota. `old` is the record as it was when the upload began;
+    /// `renamed` and `retyped` say whether the upload gave the file a name or a media type.
+    Replace {
+        old: Box<Object>,
+        renamed: bool,
+        retyped: bool,
+    },
 }
 
 /// An upload begun by [`ObjectService::begin`], [`ObjectService::begin_replace`] or
@@ -156,57 +165,129 @@ impl Upload {
                     self.discard().await;
                     return Err(e.into());
                 }
-                if let Some(refusal) = self.passed_quota().await {
+                let undo = async {
                     if !offered {
                         let _ = ports.links.delete_link(self.link.id).await;
                     }
-                    self.discard().await;
+                    self.discard_stored().await;
                     ports.changes.link_changed(self.link.id);
-                    return Err(refusal);
-                }
+                    Ok(())
+                };
+                kept_within(self.recount(), undo).await?;
             }
-            Purpose::Replace { old } => {
-                if let Err(e) = ports.records.update_object(&self.object).await {
-                    let _ = ports
-                        .bytes
-                        .delete_blob(self.object.id, &self.object.blob)
-                        .await;
-                    return Err(match e {
-                        crate::ports::InsertObjectError::Infra(e) => e.into(),
-                        other => InfraError::new(other.to_string()).into(),
-                    });
-                }
-                if let Some(refusal) = self.passed_quota().await
-                    && ports.records.update_object(&old).await.is_ok()
-                {
-                    let _ = ports
-                        .bytes
-                        .delete_blob(self.object.id, &self.object.blob)
-                        .await;
-                    return Err(refusal);
-                }
+            Purpose::Replace {
+                old,
+                renamed,
+                retyped,
+            } => {
+                let replaced = match self.swap_in(*old, renamed, retyped).await {
+                    Ok(replaced) => replaced,
+                    Err(e) => {
+                        let _ = ports
+                            .bytes
+                            .delete_blob(self.object.id, &self.object.blob)
+                            .await;
+                        return Err(e);
+                    }
+                };
+                let undo = self.swap_back(&replaced, renamed, retyped);
+                kept_within(self.recount(), undo).await?;
                 // Readers that began on the old bytes finish on them; what fails here is
                 // the janitor's (the record no longer names them).
-                let _ = ports.bytes.delete_blob(self.object.id, &old.blob).await;
+                let _ = ports
+                    .bytes
+                    .delete_blob(self.object.id, &replaced.blob)
+                    .await;
+                // What a change made while the bytes arrived is part of the answer.
+                if let Ok(Some(now)) = ports.records.object(self.object.id).await {
+                    self.object = now;
+                }
+                if let Ok(Some(now)) = ports.links.link(self.link.id).await {
+                    self.link = now;
+                }
             }
         }
         ports.changes.link_changed(self.link.id);
         Ok(service.view(self.object, self.link, &self.handle, self.project))
     }
 
+    /// Points the record at this upload's bytes, from whichever it names now: one that
+    /// another replacement put in meanwhile is replaced in turn (the last to finish wins,
+    /// as with changes). Returns the record as it was just before.
+    async fn swap_in(
+        &self,
+        mut from: Object,
+        renamed: bool,
+        retyped: bool,
+    ) -> Result<Object, ObjectError> {
+        let records = &self.service.ports.records;
+        let to = Contents {
+            blob: self.object.blob.clone(),
+            size_bytes: self.size,
+            sha256: self.object.sha256.clone(),
+            filename: renamed.then(|| self.object.filename.clone()),
+            content_type: retyped.then(|| self.object.content_type.clone()),
+            updated_at: Some(self.object.updated_at),
+        };
+        for _ in 0..SWAP_ATTEMPTS {
+            if records
+                .swap_contents(self.object.id, &from.blob, &to)
+                .await?
+            {
+                return Ok(from);
+            }
+            from = records
+                .object(self.object.id)
+                .await?
+                .ok_or(ObjectError::NotFound)?;
+        }
+        Err(InfraError::new("the object's bytes kept changing while new ones were put in").into())
+    }
+
+    /// Undoes [`Upload::swap_in`]: the record names the bytes it replaced again (with their
+    /// name and type, where this upload changed them), only while it still names this
+    /// upload's; a change made meanwhile stays. Whoever the record no longer names goes.
+    async fn swap_back(
+        &self,
+        replaced: &Object,
+        renamed: bool,
+        retyped: bool,
+    ) -> Result<(), ObjectError> {
+        let ports = &self.service.ports;
+        let back = Contents {
+            blob: replaced.blob.clone(),
+            size_bytes: replaced.size_bytes,
+            sha256: replaced.sha256.clone(),
+            filename: renamed.then(|| replaced.filename.clone()),
+            content_type: retyped.then(|| replaced.content_type.clone()),
+            updated_at: None,
+        };
+        let gone = match ports
+            .records
+            .swap_contents(self.object.id, &self.object.blob, &back)
+            .await
+        {
+            Ok(true) => &self.object.blob,
+            // Another replacement took the record from this upload's bytes: they are its to
+            // remove, and the ones they replaced this upload's.
+            Ok(false) => &replaced.blob,
+            // Which bytes the record names is not known: both stay (a leak, never a record
+            // that names removed bytes).
+            Err(e) => return Err(e.into()),
+        };
+        let _ = ports.bytes.delete_blob(self.object.id, gone).await;
+        Ok(())
+    }
+
     /// The refusal of an upload whose written record made the account's objects pass the
     /// quota (another upload of the account finished meanwhile). A sum that cannot be read
     /// keeps the upload: its bytes passed the check as they came.
-    async fn passed_quota(&self) -> Option<ObjectError> {
-        let total = self
-            .service
-            .over_quota(self.object.account_id)
+    async fn recount(&self) -> Result<Option<ObjectError>, ObjectError> {
+        let service = &self.service;
+        Ok(service
+            .passed_quota(self.object.account_id, self.size)
             .await
-            .ok()??;
-        Some(exceeded(Usage {
-            used: total.used.saturating_sub(self.size),
-            ..total
-        }))
+            .unwrap_or(None))
     }
 
     /// Gives up: the bytes written so far and, for a new object, its pending record go.
@@ -218,6 +299,11 @@ impl Upload {
         if let Some(sink) = self.sink.take() {
             sink.abort().await;
         }
+        self.discard_stored().await;
+    }
+
+    /// What [`Upload::discard`] removes once the bytes are written.
+    async fn discard_stored(&self) {
         let ports = &self.service.ports;
         let _ = ports
             .bytes

@@ -174,7 +174,7 @@ async fn a_replacement_keeps_link_and_counts_and_a_failed_one_keeps_the_old_byte
     let first = first.finish().await.unwrap();
     let id = first.object.id;
 
-    w.store.fail(Op::UpdateObject);
+    w.store.fail(Op::SwapContents);
     let mut failed = objects(&w)
         .begin_replace(&ann, id, Some("two.txt"), None, None)
         .await

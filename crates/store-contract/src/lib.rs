@@ -86,6 +86,7 @@ macro_rules! __contract_list {
             url_links::url_links_are_stored_listed_changed_and_deleted,
             url_links::link_counts_keep_bots_and_referrers_apart,
             objects::objects_are_invisible_until_ready_and_share_slugs_with_pages,
+            objects::a_ready_records_bytes_swap_only_from_the_blob_it_names,
             quotas::object_bytes_are_summed_per_account_from_ready_objects,
             quotas::live_databases_are_the_provisioning_and_ready_ones,
             databases::database_records_keep_every_field,

@@ -1,19 +1,20 @@
 //! Object records: invisible while pending, one slug namespace with the owner's pages (in
 //! both directions, on insert and on change), public ids unique among codes, leases that
-//! lapse into the janitor's list.
+//! lapse into the janitor's list; a ready record's bytes changed only by a swap from the
+//! blob it names.
 
 use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_kernel::{Clock, ObjectId};
-use quire_objects::{InsertObjectError, Object, ObjectRecords, ObjectStatus};
+use quire_objects::{Contents, InsertObjectError, Object, ObjectRecords, ObjectStatus};
 use quire_pages::{InsertPageError, PageStore, UpdatePageStoreError};
 use quire_testkit::fixtures::FixedClock;
 use time::Duration;
 
 use super::support::{page_of, ready, seed};
 
-fn object(
+pub(super) fn object(
     owner: &super::support::Seeded,
     slug: &str,
     public_id: &str,
@@ -143,12 +144,18 @@ pub(super) async fn objects_are_invisible_until_ready_and_share_slugs_with_pages
         Err(InsertObjectError::PublicIdTaken)
     ));
 
-    // Changed whole; listed by project and status.
+    // Changed, its bytes aside (a change read before a replacement writes back the bytes
+    // it read, which only a swap may change); listed by project and status.
     renamed.slug = "report-v2".into();
     renamed.status = ObjectStatus::Archived;
     renamed.archived_at = Some(clock.now());
-    renamed.blob = "b2".into();
-    s.update_object(&renamed).await.unwrap();
+    let stale = Object {
+        blob: "b0".into(),
+        size_bytes: 1,
+        sha256: "cd".repeat(32),
+        ..renamed.clone()
+    };
+    s.update_object(&stale).await.unwrap();
     assert_eq!(s.object(report.id).await.unwrap(), Some(renamed.clone()));
     assert_eq!(
         s.project_objects(ann.project.id, Some(ObjectStatus::Archived))
@@ -189,4 +196,87 @@ pub(super) async fn objects_are_invisible_until_ready_and_share_slugs_with_pages
         .await
         .unwrap();
     assert_eq!(s.object(report.id).await.unwrap(), None);
+}
+
+pub(super) async fn a_ready_records_bytes_swap_only_from_the_blob_it_names<
+    S: AccountStore + ObjectRecords + 'static,
+>(
+    s: Arc<S>,
+) {
+    let clock = Arc::new(FixedClock::new());
+    let ann = seed(&s, &clock, "ann").await;
+    let lease = clock.now() + Duration::minutes(1);
+    let deck = object(&ann, "deck", "OOOOOOOOS1", &clock);
+    ObjectRecords::insert_pending(s.as_ref(), &deck, lease)
+        .await
+        .unwrap();
+    let contents = |blob: &str, size_bytes| Contents {
+        blob: blob.into(),
+        size_bytes,
+        sha256: blob.repeat(16),
+        filename: None,
+        content_type: None,
+        updated_at: None,
+    };
+    // A pending record has no bytes to swap yet.
+    assert!(
+        !s.swap_contents(deck.id, "b1", &contents("b2", 9))
+            .await
+            .unwrap()
+    );
+    ObjectRecords::mark_ready(s.as_ref(), &deck).await.unwrap();
+
+    // A change made meanwhile stays; what the swap does not give stays too.
+    let mut changed = deck.clone();
+    changed.title = "Deck, final".into();
+    s.update_object(&changed).await.unwrap();
+    assert!(
+        s.swap_contents(deck.id, "b1", &contents("b2", 20))
+            .await
+            .unwrap()
+    );
+    let swapped = Object {
+        blob: "b2".into(),
+        size_bytes: 20,
+        sha256: "b2".repeat(16),
+        ..changed.clone()
+    };
+    assert_eq!(s.object(deck.id).await.unwrap(), Some(swapped.clone()));
+    assert_eq!(
+        s.stored_bytes(Some(ann.account.id)).await.unwrap(),
+        vec![(ann.account.id, 20)]
+    );
+
+    // From a blob it no longer names: nothing, whatever the swap would write.
+    let late = Contents {
+        filename: Some("late.txt".into()),
+        content_type: Some("text/plain".into()),
+        updated_at: Some(clock.now() + Duration::hours(1)),
+        ..contents("b3", 70)
+    };
+    assert!(!s.swap_contents(deck.id, "b1", &late).await.unwrap());
+    assert_eq!(s.object(deck.id).await.unwrap(), Some(swapped.clone()));
+
+    // From the blob it names: the name, type and time when given.
+    assert!(s.swap_contents(deck.id, "b2", &late).await.unwrap());
+    let renamed = Object {
+        blob: "b3".into(),
+        size_bytes: 70,
+        sha256: "b3".repeat(16),
+        filename: "late.txt".into(),
+        content_type: "text/plain".into(),
+        updated_at: clock.now() + Duration::hours(1),
+        ..changed
+    };
+    assert_eq!(s.object(deck.id).await.unwrap(), Some(renamed));
+
+    // A record that is gone swaps nothing.
+    ObjectRecords::delete_object(s.as_ref(), deck.id)
+        .await
+        .unwrap();
+    assert!(
+        !s.swap_contents(deck.id, "b3", &contents("b4", 1))
+            .await
+            .unwrap()
+    );
 }

@@ -7,33 +7,19 @@ use std::sync::Arc;
 
 use quire_accounts::AccountStore;
 use quire_databases::DatabaseRecords;
-use quire_kernel::{AccountId, Clock, ObjectId};
-use quire_objects::{Object, ObjectRecords, ObjectStatus};
+use quire_kernel::{AccountId, Clock};
+use quire_objects::{Contents, Object, ObjectRecords};
 use quire_testkit::fixtures::FixedClock;
 use time::Duration;
 
 use super::databases::{database_in, ready_database};
+use super::objects::object;
 use super::support::{Seeded, seed};
 
 fn object_of(owner: &Seeded, slug: &str, size_bytes: u64, clock: &FixedClock) -> Object {
-    clock.advance(Duration::seconds(1));
-    let now = clock.now();
     Object {
-        id: ObjectId::new(),
-        public_id: format!("Q{slug:0>9}"),
-        account_id: owner.account.id,
-        project_id: owner.project.id,
-        slug: slug.into(),
-        title: slug.into(),
-        filename: format!("{slug}.bin"),
-        content_type: "application/octet-stream".into(),
         size_bytes,
-        sha256: String::new(),
-        blob: "b1".into(),
-        status: ObjectStatus::Active,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
+        ..object(owner, slug, &format!("Q{slug:0>9}"), clock)
     }
 }
 
@@ -60,7 +46,7 @@ pub(super) async fn object_bytes_are_summed_per_account_from_ready_objects<
             .is_empty()
     );
 
-    let mut first = object_of(&ann, "first", 100, &clock);
+    let first = object_of(&ann, "first", 100, &clock);
     let second = object_of(&ann, "second", 250, &clock);
     for o in [&first, &second] {
         s.insert_pending(o, lease).await.unwrap();
@@ -87,9 +73,20 @@ pub(super) async fn object_bytes_are_summed_per_account_from_ready_objects<
     all.sort_by_key(|(a, _)| a.0);
     assert_eq!(sorted(s.as_ref(), None).await, all);
 
-    // New bytes count as they are written back; a deleted object counts no more.
-    first.size_bytes = 40;
-    s.update_object(&first).await.unwrap();
+    // New bytes count once swapped in; a deleted object counts no more.
+    let smaller = Contents {
+        blob: "b2".into(),
+        size_bytes: 40,
+        sha256: String::new(),
+        filename: None,
+        content_type: None,
+        updated_at: None,
+    };
+    assert!(
+        s.swap_contents(first.id, &first.blob, &smaller)
+            .await
+            .unwrap()
+    );
     assert_eq!(sorted(s.as_ref(), Some(ann_id)).await, vec![(ann_id, 290)]);
     s.delete_object(second.id).await.unwrap();
     assert_eq!(sorted(s.as_ref(), Some(ann_id)).await, vec![(ann_id, 40)]);

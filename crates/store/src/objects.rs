@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_kernel::{AccountId, InfraError, ObjectId, ProjectId};
-use quire_objects::{InsertObjectError, Object, ObjectRecords, ObjectStatus};
+use quire_objects::{Contents, InsertObjectError, Object, ObjectRecords, ObjectStatus};
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
@@ -64,6 +64,18 @@ impl ObjectRow {
             lease_until: lease_until.map(DbTs),
         }
     }
+}
+
+/// What [`ObjectRecords::swap_contents`] writes: a field left `None` stays as it is.
+#[derive(AsChangeset)]
+#[diesel(table_name = objects)]
+struct ContentsChange {
+    blob: String,
+    size_bytes: i64,
+    sha256: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    updated_at: Option<DbTs>,
 }
 
 impl TryFrom<ObjectRow> for Object {
@@ -278,9 +290,6 @@ impl ObjectRecords for Database {
                     objects::title.eq(&row.title),
                     objects::filename.eq(&row.filename),
                     objects::content_type.eq(&row.content_type),
-                    objects::size_bytes.eq(row.size_bytes),
-                    objects::sha256.eq(&row.sha256),
-                    objects::blob.eq(&row.blob),
                     objects::status.eq(&row.status),
                     objects::updated_at.eq(row.updated_at),
                     objects::archived_at.eq(row.archived_at),
@@ -290,6 +299,36 @@ impl ObjectRecords for Database {
             Ok(())
         });
         result.map_err(insert_error)
+    }
+
+    async fn swap_contents(
+        &self,
+        id: ObjectId,
+        from: &str,
+        to: &Contents,
+    ) -> Result<bool, InfraError> {
+        let change = ContentsChange {
+            blob: to.blob.clone(),
+            size_bytes: i64::try_from(to.size_bytes).unwrap_or(i64::MAX),
+            sha256: to.sha256.clone(),
+            filename: to.filename.clone(),
+            content_type: to.content_type.clone(),
+            updated_at: to.updated_at.map(DbTs),
+        };
+        let (id, from) = (DbId(id.0), from.to_owned());
+        let swapped = with_conn!(self, |conn| {
+            Ok(diesel::update(
+                objects::table
+                    .find(id)
+                    .filter(objects::state.eq(READY))
+                    .filter(objects::blob.eq(&from)),
+            )
+            .set(&change)
+            .execute(conn)
+            .await?)
+        })
+        .map_err(infra)?;
+        Ok(swapped > 0)
     }
 
     async fn delete_object(&self, id: ObjectId) -> Result<(), InfraError> {

@@ -4,8 +4,8 @@
 //! stopped as its running count passes what was free at its start; a replacement counts the
 //! difference. Uploads of one account that run at once each see the others' bytes only once
 //! ready, so the finished upload checks the sum again after its record is written and undoes
-//! itself when the sum passed the quota: two racing for the last room may both be refused,
-//! never both kept.
+//! itself when the sum passed the quota (`quire_kernel::quota::kept_within`): two racing for
+//! the last room may both be refused, never both kept.
 
 use std::collections::HashMap;
 
@@ -78,17 +78,18 @@ impl ObjectService {
         Err(exceeded(usage))
     }
 
-    /// Whether the account's objects, now that an upload's record is written, hold more
-    /// than the quota.
-    pub(crate) async fn over_quota(
+    /// Once an upload of `own` bytes is written: the refusal when the account's objects,
+    /// its own among them, now hold more than the quota (another upload of the account
+    /// finished meanwhile).
+    pub(crate) async fn passed_quota(
         &self,
         account: AccountId,
-    ) -> Result<Option<Usage>, ObjectError> {
+        own: u64,
+    ) -> Result<Option<ObjectError>, ObjectError> {
         if self.config.max_account_bytes == 0 {
             return Ok(None);
         }
-        let usage = self.usage_of(account).await?;
-        Ok((!usage.admits(0)).then_some(usage))
+        Ok(self.usage_of(account).await?.passed(own).map(exceeded))
     }
 }
 

@@ -236,6 +236,8 @@ impl ObjectService {
         if let Some(f) = filename {
             object.filename = validate::filename(f);
         }
+        // A new name without a type says the type too: the one the name implies.
+        let retyped = content_type.is_some() || filename.is_some();
         match content_type {
             Some(t) => object.content_type = validate::content_type(t)?,
             None if filename.is_some() => {
@@ -252,7 +254,11 @@ impl ObjectService {
             link,
             handle,
             project,
-            purpose: Purpose::Replace { old },
+            purpose: Purpose::Replace {
+                old,
+                renamed: filename.is_some(),
+                retyped,
+            },
             sink: Some(sink),
             hasher: Sha256Running::default(),
             size: 0,

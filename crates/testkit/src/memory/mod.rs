@@ -26,7 +26,7 @@ pub use bundles::{Batch, MemoryBundles};
 pub use objects::MemoryObjectBytes;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use quire_accounts::{Account, Session};
 use quire_device_auth::DeviceGrant;
@@ -181,6 +181,7 @@ pub enum Op {
     SpendCaptcha,
     StalePending,
     SweepLeftovers,
+    SwapContents,
     Take,
     TouchKey,
     UpdateLink,
@@ -268,6 +269,16 @@ pub struct MemoryStore {
     failing: Mutex<Failing>,
     /// The operations called since [`MemoryStore::record_calls`], when recording.
     calls: Mutex<Option<Vec<Op>>>,
+    /// Calls that wait for each other once their work is done.
+    rendezvous: Mutex<Vec<Rendezvous>>,
+}
+
+/// The next `left` calls of `ops`, each waiting at `barrier` once its write is done.
+#[derive(Debug)]
+struct Rendezvous {
+    ops: Vec<Op>,
+    left: usize,
+    barrier: Arc<tokio::sync::Barrier>,
 }
 
 impl MemoryStore {
@@ -316,6 +327,38 @@ impl MemoryStore {
     #[must_use]
     pub fn calls(&self) -> Vec<Op> {
         self.calls.lock().expect("lock").clone().unwrap_or_default()
+    }
+
+    /// Makes the next `parties` calls of `ops` each wait, once its work is done, until all
+    /// of them have come: a race interleaved at that point every time (two uploads both
+    /// ready before either counts its account's bytes again), not only when the scheduler
+    /// happens to. Several may be set at once, for different points. The calls that wait:
+    /// [`Op::MarkReady`], [`Op::SwapContents`] and [`Op::StoredBytes`].
+    pub fn rendezvous(&self, ops: &[Op], parties: usize) {
+        self.rendezvous.lock().expect("lock").push(Rendezvous {
+            ops: ops.to_vec(),
+            left: parties,
+            barrier: Arc::new(tokio::sync::Barrier::new(parties)),
+        });
+    }
+
+    /// Waits for the other calls of the first [`MemoryStore::rendezvous`] that `op` is one
+    /// of.
+    async fn meet(&self, op: Op) {
+        let barrier = {
+            let mut all = self.rendezvous.lock().expect("lock");
+            let Some(at) = all.iter().position(|m| m.ops.contains(&op)) else {
+                return;
+            };
+            let meeting = &mut all[at];
+            meeting.left = meeting.left.saturating_sub(1);
+            let barrier = meeting.barrier.clone();
+            if meeting.left == 0 {
+                all.remove(at);
+            }
+            barrier
+        };
+        barrier.wait().await;
     }
 
     fn check(&self, op: Op) -> Result<(), InfraError> {

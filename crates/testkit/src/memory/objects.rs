@@ -9,7 +9,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use quire_kernel::{AccountId, InfraError, ObjectId, ProjectId};
 use quire_objects::{
-    ByteSink, ByteStream, InsertObjectError, Object, ObjectBytes, ObjectRecords, ObjectStatus,
+    ByteSink, ByteStream, Contents, InsertObjectError, Object, ObjectBytes, ObjectRecords,
+    ObjectStatus,
 };
 use time::OffsetDateTime;
 
@@ -73,8 +74,10 @@ impl ObjectRecords for MemoryStore {
                     *ready = true;
                 }
             }
-            Ok(())
-        })
+            Ok::<_, InfraError>(())
+        })?;
+        self.meet(Op::MarkReady).await;
+        Ok(())
     }
 
     async fn pending_object(
@@ -146,11 +149,51 @@ impl ObjectRecords for MemoryStore {
             }
             for (o, _) in &mut s.objects {
                 if o.id == object.id {
-                    *o = object.clone();
+                    *o = Object {
+                        blob: o.blob.clone(),
+                        size_bytes: o.size_bytes,
+                        sha256: o.sha256.clone(),
+                        ..object.clone()
+                    };
                 }
             }
             Ok(())
         })
+    }
+
+    async fn swap_contents(
+        &self,
+        id: ObjectId,
+        from: &str,
+        to: &Contents,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::SwapContents)?;
+        let swapped = self.with(|s| {
+            let Some((o, _)) = s
+                .objects
+                .iter_mut()
+                .find(|(o, ready)| *ready && o.id == id && o.blob == from)
+            else {
+                return false;
+            };
+            o.blob.clone_from(&to.blob);
+            o.size_bytes = to.size_bytes;
+            o.sha256.clone_from(&to.sha256);
+            if let Some(f) = &to.filename {
+                o.filename.clone_from(f);
+            }
+            if let Some(t) = &to.content_type {
+                o.content_type.clone_from(t);
+            }
+            if let Some(at) = to.updated_at {
+                o.updated_at = at;
+            }
+            true
+        });
+        if swapped {
+            self.meet(Op::SwapContents).await;
+        }
+        Ok(swapped)
     }
 
     async fn delete_object(&self, id: ObjectId) -> Result<(), InfraError> {
@@ -195,6 +238,7 @@ impl ObjectRecords for MemoryStore {
                 }
             }
         });
+        self.meet(Op::StoredBytes).await;
         Ok(sums)
     }
 
