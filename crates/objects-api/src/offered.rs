@@ -35,7 +35,9 @@ pub async fn upload_by_url(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<Created<ObjectDto>, ApiError> {
-    // The token is the credential; refused for room, the URL is not spent.
+    // The token is the credential, so it is looked up before it is given room: a made-up
+    // one would have a share of its own. Refused for room, the URL is not spent.
+    state.objects.check_offer(&token).await?;
     let mut body = StreamedBody::admit(&req, Some(token.as_bytes()))?;
     let started = state
         .objects

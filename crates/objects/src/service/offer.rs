@@ -122,6 +122,29 @@ impl ObjectService {
         })
     }
 
+    /// Whether an upload URL's token may still be taken, read only: nothing is spent or
+    /// stored, so a caller asks this before it gives the upload room (an unknown token
+    /// then costs no room in anything shared).
+    ///
+    /// # Errors
+    /// `UploadUrlUnknown`, `UploadUrlUsed`, `UploadUrlExpired`, as
+    /// [`ObjectService::accept_offer`] would answer them, `Infra`.
+    pub async fn check_offer(&self, token: &str) -> Result<(), ObjectError> {
+        if !well_formed(token) {
+            return Err(ObjectError::UploadUrlUnknown);
+        }
+        let id = offered_id(token);
+        let records = &self.ports.records;
+        match records.pending_object(id).await? {
+            Some((_, lease_until)) if self.ports.clock.now() >= lease_until => {
+                Err(ObjectError::UploadUrlExpired)
+            }
+            Some(_) => Ok(()),
+            None if records.object(id).await?.is_some() => Err(ObjectError::UploadUrlUsed),
+            None => Err(ObjectError::UploadUrlUnknown),
+        }
+    }
+
     /// Takes an upload URL's token and begins its upload: the bytes follow through the
     /// returned [`Upload`], capped at the URL's `max_bytes`. The URL is spent by this call,
     /// whatever happens next. `declared_size` is the body's declared length: over the cap,
