@@ -138,6 +138,10 @@ impl ServingService {
         let sessions =
             ClockCache::new(pages, ttl, ports.clock.clone()).named("serving_sign_in_passes");
         let leases = ViewLeases::with_ttl(config.view_lease_ttl);
+        let view_bytes = ViewBytes::with_capacity(
+            config.counted_view_cookies,
+            config.counted_view_cookies_per_owner,
+        );
         let files = Cache::builder()
             .max_capacity(config.file_cache_bytes)
             .weigher(|_: &(PageId, String), f: &Arc<CachedFile>| f.weight())
@@ -154,7 +158,7 @@ impl ServingService {
                 views: ViewTally::default(),
                 notes: NoteTally::default(),
                 leases,
-                view_bytes: ViewBytes::default(),
+                view_bytes,
                 id: SERVICE_IDS.fetch_add(1, Ordering::Relaxed),
                 changed: AtomicU64::new(0),
             }),

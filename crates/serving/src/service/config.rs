@@ -35,6 +35,10 @@ pub struct ServingConfig {
     /// How long a view lease lives in the store after its last grant or settle
     /// ([`crate::LEASE_TTL`] by default).
     pub view_lease_ttl: Duration,
+    /// Most budgeted objects' view cookies whose bytes this replica counts at once, and
+    /// most of them of one owner's objects (`crate::view_bytes`).
+    pub counted_view_cookies: usize,
+    pub counted_view_cookies_per_owner: usize,
 }
 
 impl Default for ServingConfig {
@@ -65,6 +69,8 @@ impl Default for ServingConfig {
             pass_ttl: Duration::from_secs(60),
             view_cookie_ttl: Duration::from_secs(10 * 60),
             view_lease_ttl: crate::LEASE_TTL,
+            counted_view_cookies: crate::view_bytes::MAX_COUNTED_COOKIES,
+            counted_view_cookies_per_owner: crate::view_bytes::MAX_COUNTED_COOKIES_PER_OWNER,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! object's counted download sets the view cookie, and the later ranges of that download
 //! (a player seeking, a download manager's other connections) are free with it while it
 //! has their bytes left: one file length in all, the counted answer's included
-//! (`crate::view_bytes`); a later range without it, or past it, is a download of its own.
+//! (`crate::view_bytes`); a later range without it, or past it, or with a cookie issued when
+//! there was no place to count it (one without a nonce), is a download of its own.
 //! A budgeted object shows a browser the continue page first, and previews never spend
 //! one. Its password form and sign-in pass are the pages' (`admission`), pointed at the
 //! object.
@@ -142,13 +143,13 @@ impl ServingService {
             return Ok(Answer::Gone);
         }
         let subject = object.id.0;
-        // The visitor's valid view cookie of the object, with its expiry.
+        // The visitor's valid view cookie of the object, with its claims.
         let held = || {
             visit.visitor.view.iter().find_map(|t| {
                 self.inner
                     .signer
                     .check(t, TokenKind::View, subject, now)
-                    .map(|claims| (*t, claims.expires))
+                    .map(|claims| (*t, claims))
             })
         };
         let spent = link
@@ -244,12 +245,19 @@ impl ServingService {
             (None, _) => true,
             (Some(_), None) => false,
             (Some(r), Some(_)) => {
-                allowance = held().and_then(|(token, expires)| {
+                // A cookie without a nonce was issued with no count of its own.
+                let counted = held().filter(|(_, claims)| claims.nonce.is_some());
+                allowance = counted.and_then(|(token, claims)| {
                     let wanted = r.end - r.start + 1;
                     let (now, size) = (now.unix_timestamp(), object.size_bytes);
-                    self.inner
-                        .view_bytes
-                        .later_range(token, size, expires, now, wanted)
+                    self.inner.view_bytes.later_range(
+                        token,
+                        object.account_id,
+                        size,
+                        claims.expires,
+                        now,
+                        wanted,
+                    )
                 });
                 allowance.is_none()
             }
@@ -278,27 +286,30 @@ impl ServingService {
                 }
                 let ttl = self.inner.config.view_cookie_ttl;
                 let expires = unix_after(now, ttl);
-                let issued = self.object_cookie(
-                    VIEW_COOKIE,
-                    &site,
-                    &Claims {
-                        kind: TokenKind::View,
-                        page: subject,
-                        expires,
-                        account: None,
-                        fingerprint: None,
-                        session: None,
-                        // Each download's cookie its own, so each has a count of its own.
-                        nonce: Some(quire_kernel::secret::random_url_token()[..16].to_owned()),
-                    },
-                    ttl,
-                );
+                let view = |nonce| Claims {
+                    kind: TokenKind::View,
+                    page: subject,
+                    expires,
+                    account: None,
+                    fingerprint: None,
+                    session: None,
+                    nonce,
+                };
+                // Each download's cookie its own, so each has a count of its own.
+                let nonce = quire_kernel::secret::random_url_token()[..16].to_owned();
+                let mut issued = self.object_cookie(VIEW_COOKIE, &site, &view(Some(nonce)), ttl);
                 allowance = self.inner.view_bytes.issued(
                     &issued.value,
+                    object.account_id,
                     object.size_bytes,
                     expires,
                     now.unix_timestamp(),
                 );
+                if allowance.is_none() {
+                    // No place to count it: this download goes whole, and its cookie frees
+                    // no later range, here or on another replica, even once places free up.
+                    issued = self.object_cookie(VIEW_COOKIE, &site, &view(None), ttl);
+                }
                 cookie = Some(issued);
             } else {
                 self.inner.views.add(link.id);
