@@ -5,9 +5,10 @@
 //! until it is dropped; one streamed to storage as it arrives (an object upload) is counted
 //! as [`crate::streamed`] says.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+
+use quire_kernel::per_key::{Counted, PerKeyCounts};
 
 /// Seconds a refused client is asked to wait: bodies in flight end within their deadline,
 /// most within seconds.
@@ -21,13 +22,7 @@ pub struct BodiesInFlight {
     /// Credentials are told apart by a keyed hash of the `Authorization` header: the table
     /// holds no credential, and a client cannot aim at another's entry.
     hasher: RandomState,
-    held: Mutex<Held>,
-}
-
-#[derive(Debug, Default)]
-struct Held {
-    total: u64,
-    per_key: HashMap<u64, u64>,
+    held: Arc<PerKeyCounts<u64>>,
 }
 
 /// Why a body was not admitted.
@@ -42,9 +37,9 @@ pub enum Busy {
 /// A body's place in the bound; given back when dropped.
 #[derive(Debug)]
 pub struct BodyBytes {
-    owner: Arc<BodiesInFlight>,
-    key: u64,
-    bytes: u64,
+    held: Counted<u64>,
+    total: u64,
+    per_key: u64,
 }
 
 impl BodiesInFlight {
@@ -55,7 +50,7 @@ impl BodiesInFlight {
             total,
             per_key: per_key.min(total),
             hasher: RandomState::new(),
-            held: Mutex::new(Held::default()),
+            held: Arc::default(),
         }
     }
 
@@ -80,10 +75,11 @@ impl BodiesInFlight {
     /// counts what [`BodyBytes::grow`] adds.
     #[must_use]
     pub fn place(self: &Arc<Self>, authorization: Option<&[u8]>) -> BodyBytes {
+        let key = self.hasher.hash_one(authorization.unwrap_or_default());
         BodyBytes {
-            owner: self.clone(),
-            key: self.hasher.hash_one(authorization.unwrap_or_default()),
-            bytes: 0,
+            held: self.held.guard(key),
+            total: self.total,
+            per_key: self.per_key,
         }
     }
 
@@ -96,10 +92,7 @@ impl BodiesInFlight {
     /// Bytes in flight now.
     #[must_use]
     pub fn held(&self) -> u64 {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .total
+        self.held.total()
     }
 }
 
@@ -113,42 +106,22 @@ impl BodyBytes {
     /// [`Busy`] when the credential's share or the server's bound would be passed; the
     /// place keeps what it held.
     pub fn grow(&mut self, more: u64) -> Result<(), Busy> {
-        let bound = &self.owner;
-        let mut held = bound.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let of_key = held.per_key.get(&self.key).copied().unwrap_or(0);
-        if of_key > self.bytes && of_key.saturating_add(more) > bound.per_key {
-            return Err(Busy::Key);
-        }
-        if held.total > self.bytes && held.total.saturating_add(more) > bound.total {
-            return Err(Busy::Server);
-        }
-        held.total = held.total.saturating_add(more);
-        *held.per_key.entry(self.key).or_insert(0) += more;
-        self.bytes = self.bytes.saturating_add(more);
-        Ok(())
+        let (total, per_key) = (self.total, self.per_key);
+        self.held.grow(more, |held| {
+            if held.of_key > held.mine && held.of_key.saturating_add(more) > per_key {
+                return Err(Busy::Key);
+            }
+            if held.total > held.mine && held.total.saturating_add(more) > total {
+                return Err(Busy::Server);
+            }
+            Ok(())
+        })
     }
 
     /// Bytes this body holds.
     #[must_use]
     pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
-impl Drop for BodyBytes {
-    fn drop(&mut self) {
-        let mut held = self
-            .owner
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        held.total = held.total.saturating_sub(self.bytes);
-        if let Some(n) = held.per_key.get_mut(&self.key) {
-            *n = n.saturating_sub(self.bytes);
-            if *n == 0 {
-                held.per_key.remove(&self.key);
-            }
-        }
+        self.held.amount()
     }
 }
 

@@ -9,9 +9,9 @@
 //!
 //! [`DatabaseConfig::sql_per_account`]: super::DatabaseConfig::sql_per_account
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
+use quire_kernel::per_key::{Counted, PerKeyCounts};
 use quire_kernel::{AccountId, DatabaseId, InfraError, Principal};
 use quire_projects::ProjectAccess;
 
@@ -83,44 +83,18 @@ impl DatabaseService {
 
 /// How many owner's SQL queries each account runs on this replica now.
 #[derive(Debug, Default)]
-pub(crate) struct RunningQueries(Mutex<HashMap<AccountId, usize>>);
+pub(crate) struct RunningQueries(Arc<PerKeyCounts<AccountId>>);
 
 impl RunningQueries {
-    /// A place for one more query of `account`, or `None` when it runs `limit` already.
-    fn enter(self: &Arc<Self>, account: AccountId, limit: usize) -> Option<Running> {
-        let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = counts.entry(account).or_insert(0);
-        if *count >= limit {
-            return None;
-        }
-        *count += 1;
-        Some(Running {
-            queries: Arc::clone(self),
-            account,
-        })
-    }
-}
-
-/// One running query, counted until dropped.
-#[derive(Debug)]
-struct Running {
-    queries: Arc<RunningQueries>,
-    account: AccountId,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let mut counts = self
-            .queries
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = counts.get_mut(&self.account) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                counts.remove(&self.account);
-            }
-        }
+    /// A place for one more query of `account`, counted until dropped, or `None` when it
+    /// runs `limit` already.
+    fn enter(&self, account: AccountId, limit: usize) -> Option<Counted<AccountId>> {
+        let limit = u64::try_from(limit).unwrap_or(u64::MAX);
+        self.0
+            .take(account, 1, |held| {
+                (held.of_key < limit).then_some(()).ok_or(())
+            })
+            .ok()
     }
 }
 
@@ -142,6 +116,6 @@ mod tests {
         let third = queries.enter(ann, 2);
         assert!(third.is_some());
         drop((second, third));
-        assert!(queries.0.lock().unwrap().is_empty());
+        assert_eq!(queries.0.total(), 0);
     }
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use quire_kernel::quota::kept_within;
 use quire_kernel::secret::random_url_token;
 use quire_kernel::{DatabaseId, InfraError, Principal, ProjectSlug};
 use quire_projects::{MAX_NAME_CHARS, ProjectAccess, address_project};
@@ -95,13 +96,11 @@ impl DatabaseService {
                 InsertDatabaseError::SlugTaken => DatabaseError::SlugTaken,
                 InsertDatabaseError::Infra(e) => DatabaseError::Infra(e),
             })?;
-        match self.passed_quota(project.account_id).await {
-            Ok(None) => {}
-            Ok(Some(refused)) | Err(refused) => {
-                let _ = self.ports.records.delete_database(id).await;
-                return Err(refused);
-            }
-        }
+        let undo = async {
+            let _ = self.ports.records.delete_database(id).await;
+            Ok(())
+        };
+        kept_within(self.passed_quota(project.account_id), undo).await?;
         let tenant = TenantAccess {
             names: database.names(),
             owner_password,
