@@ -9,38 +9,18 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use quire_dataapi::{Plan, PlanRow, SchemaCache};
 use quire_databases::{
-    DataApiInstance, GatewayTarget, InstanceError, KeyRole, PgRefusal, RunError, TenantUsers,
+    DataApiInstance, GatewayTarget, InstanceError, KeyRole, RunError, TenantUsers,
 };
 use quire_kernel::InfraError;
 use tokio::sync::{MutexGuard, watch};
 use tokio_postgres::Client;
 
 use crate::cap::Share;
+use crate::deadline::{Deadline, past};
 use crate::listen::{Asked, Listener, listen};
 use crate::meter::{Cause, Meter};
-use crate::pool::{Lent, Pool, Pools, Refusal};
+use crate::pool::{Pool, Pools, Refusal};
 use crate::users::Users;
-use crate::wire::{Row, Step, Wire, WireError};
-
-/// The settings statement's text, so that a read's and a write's cannot drift apart.
-macro_rules! settings {
-    () => {
-        "SELECT set_config('role', $1, true), \
-        set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
-        set_config('request.jwt.claims', $3, true)"
-    };
-}
-
-/// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
-/// sets, in one statement).
-const SETUP: &str = settings!();
-
-/// [`SETUP`] for a read, which also makes its transaction read-only (as `BEGIN READ
-/// ONLY` would, a statement earlier).
-pub const READ_SETUP: &str = concat!(
-    settings!(),
-    ", set_config('transaction_read_only', 'on', true)"
-);
 
 /// The `statement_timeout` each role has in this database (`ALTER ROLE … IN DATABASE`).
 const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
@@ -78,6 +58,8 @@ pub(crate) struct Instance {
     /// role's settings at login, not on `SET ROLE`, so each request sets its role's (as
     /// PostgREST does).
     timeouts: RwLock<HashMap<String, String>>,
+    /// How long a request may wait for its statements, by its role's timeout.
+    deadline: Deadline,
     /// One schema load at a time.
     pub(crate) loading: tokio::sync::Mutex<()>,
     /// When the last load began.
@@ -106,18 +88,6 @@ impl std::fmt::Debug for Instance {
 
 fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
     InfraError::new(format!("{what}: {e}"))
-}
-
-fn run_error(e: WireError) -> RunError {
-    match e {
-        WireError::Db(db) => RunError::Refused(PgRefusal {
-            sqlstate: db.sqlstate,
-            message: db.message,
-            detail: db.detail,
-            hint: db.hint,
-        }),
-        WireError::Broken(e) => RunError::Infra(infra("a data API connection failed", e)),
-    }
 }
 
 /// Why a start did not complete.
@@ -149,6 +119,7 @@ impl Instance {
         owner: Pool<Client>,
         share: Share,
         meter: Arc<Meter>,
+        deadline: Deadline,
     ) -> Arc<Self> {
         let now = Instant::now();
         Arc::new(Self {
@@ -160,6 +131,7 @@ impl Instance {
             meter,
             schema: RwLock::new(Arc::new(SchemaCache::from_parts(Vec::new(), Vec::new()))),
             timeouts: RwLock::new(HashMap::new()),
+            deadline,
             loading: tokio::sync::Mutex::new(()),
             load_began: Mutex::new(now),
             asked: Arc::new(Asked::default()),
@@ -361,32 +333,6 @@ impl Drop for Instance {
     }
 }
 
-/// Ends a transaction a refused statement left failed, so the connection may serve again.
-async fn roll_back(conn: &mut Lent<'_, Wire>) {
-    if let Ok(answer) = conn.pipeline(&[Step::ROLLBACK]).await
-        && answer.status == b'I'
-    {
-        conn.clean();
-    }
-}
-
-fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
-    let bad = |what: &str| RunError::Infra(InfraError::new(format!("a plan's row: {what}")));
-    let row = rows.first().ok_or_else(|| bad("none returned"))?;
-    let number = |i: usize| -> Result<Option<i64>, RunError> {
-        match row.get(i) {
-            Some(Some(text)) => text.parse().map(Some).map_err(|_| bad("not a number")),
-            Some(None) => Ok(None),
-            None => Err(bad("a column is missing")),
-        }
-    };
-    Ok(PlanRow {
-        total: number(0)?,
-        page_total: number(1)?.ok_or_else(|| bad("no page total"))?,
-        body: row.get(2).cloned().ok_or_else(|| bad("no body"))?,
-    })
-}
-
 #[async_trait]
 impl DataApiInstance for Instance {
     fn target(&self) -> &GatewayTarget {
@@ -428,62 +374,23 @@ impl DataApiInstance for Instance {
             .read()
             .ok()
             .and_then(|t| t.get(role.as_str()).cloned());
-        let setup_params = [Some(role.as_str()), timeout.as_deref(), Some(claims)];
-        let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
-        let statement = Step {
-            sql: &plan.sql,
-            params: &params,
-        };
-        if plan.read_only {
-            // A read commits whatever its answer, so it needs no BEGIN or COMMIT: the
-            // statements under one `Sync` are one transaction, which the server commits at
-            // the `Sync`, or rolls back there when a statement is refused (the steps after
-            // it are skipped). Either way the connection is idle again.
-            let setup = Step {
-                sql: READ_SETUP,
-                params: &setup_params,
-            };
-            let answer = conn
-                .pipeline(&[setup, statement])
-                .await
-                .map_err(run_error)?;
-            if answer.status == b'I' {
-                conn.clean();
+        let deadline = self.deadline.of(timeout.as_deref());
+        let ran = tokio::time::timeout(
+            deadline,
+            crate::request::run(&mut conn, role, timeout.as_deref(), claims, plan),
+        )
+        .await;
+        match ran {
+            Ok(done) => done,
+            Err(_) => {
+                // The connection is let go of mid-answer: the pool ends its backend.
+                tracing::warn!(
+                    database = %self.target.database.slug,
+                    role = role.as_str(),
+                    "a data API request ran past its deadline"
+                );
+                Err(RunError::Refused(past(deadline)))
             }
-            if let Some(e) = answer.refused {
-                return Err(run_error(WireError::Db(e)));
-            }
-            return plan_row(answer.rows.get(1).map_or(&[][..], Vec::as_slice));
         }
-        let setup = Step {
-            sql: SETUP,
-            params: &setup_params,
-        };
-        // A write commits only an answer PostgREST would give (a singular PATCH that
-        // touched two rows is undone), so its end waits for the row.
-        let answer = conn
-            .pipeline(&[Step::BEGIN, setup, statement])
-            .await
-            .map_err(run_error)?;
-        if let Some(e) = answer.refused {
-            roll_back(&mut conn).await;
-            return Err(run_error(WireError::Db(e)));
-        }
-        let rows = answer.rows.get(2).map_or(&[][..], Vec::as_slice);
-        let row = plan_row(rows);
-        let keep = row
-            .as_ref()
-            .is_ok_and(|row| quire_dataapi::respond(plan, row.clone()).is_ok());
-        let ended = conn
-            .pipeline(&[if keep { Step::COMMIT } else { Step::ROLLBACK }])
-            .await
-            .map_err(run_error)?;
-        if ended.status == b'I' {
-            conn.clean();
-        }
-        if let Some(e) = ended.refused {
-            return Err(run_error(WireError::Db(e)));
-        }
-        row
     }
 }

@@ -18,27 +18,38 @@
 //! is two statements, the role, timeout, claims and read-only mode in one `set_config`
 //! statement ([`READ_SETUP`]) and the plan's, in the transaction the `Sync` ends; a write
 //! is `BEGIN`, the same settings, the plan's statement, then `COMMIT` or `ROLLBACK` once
-//! its answer is checked. The wire client is public for the benchmark that measures this
-//! shape without HTTP (`quire-bench`'s `data_api`).
+//! its answer is checked (`request.rs`). The wire client is public for the benchmark that
+//! measures this shape without HTTP (`quire-bench`'s `data_api`).
+//!
+//! No request's backend outlives it by more than a few seconds, whatever the tenant's
+//! function does: each request has a deadline on Quire's side, its role's timeout and a
+//! margin (`deadline.rs`), and a connection let go of before the server answered (that
+//! deadline, or the request dropped because its client went away) has its backend
+//! cancelled and then terminated through the `TenantBackends` port, holding its place
+//! under the cap until the backend is gone (`abandon.rs`). A stop counts too: a request
+//! whose record was read before its database's last stop (a rotation) starts nothing.
 //!
 //! Each instance also reaches the database's end users (`users.rs`, the `TenantUsers`
 //! port) in its `auth` schema, as the database's owner on a pool of two connections; the
 //! schema is made when an instance starts and the database lacks it.
 //!
-//! An adapter: it depends on `quire-databases` (the port), `quire-dataapi` (the schema
+//! An adapter: it depends on `quire-databases` (the ports), `quire-dataapi` (the schema
 //! cache's query and the plans), tokio, tokio-postgres (the owner's connections and the listener),
 //! postgres-protocol (the authenticator's) and metrics.
 
+mod abandon;
 mod cap;
+mod deadline;
 mod instance;
 mod listen;
 mod meter;
 mod pool;
 mod registry;
+mod request;
 mod users;
 mod wire;
 
-pub use instance::READ_SETUP;
+pub use request::READ_SETUP;
 pub use meter::Figures;
 pub use registry::{Runtime, RuntimeSettings};
 pub use wire::{Answer, DbError, Row, Step, Wire, WireError};

@@ -36,6 +36,27 @@ pub(crate) enum Evicted {
     Instance,
 }
 
+/// How a backend a request left running ended (`abandon.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Gone by the grace's end: its cancel, or its closed socket, ended it.
+    Cancelled,
+    /// Terminated from an admin connection.
+    Terminated,
+    /// The terminate failed (the cluster did not answer): the janitor's sweep ends it.
+    Failed,
+}
+
+impl Ended {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::Terminated => "terminated",
+            Self::Failed => "failed",
+        }
+    }
+}
+
 /// What the runtime has done since it started, and holds now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Figures {
@@ -55,6 +76,11 @@ pub struct Figures {
     pub evictions: u64,
     /// Requests refused for want of a connection (the account's share or the cap).
     pub refusals: u64,
+    /// Connections let go of before the server answered, whose backends were then ended
+    /// (by their cancel or a terminate), or failed to be.
+    pub abandoned: u64,
+    /// Those of them terminated from an admin connection.
+    pub terminated: u64,
 }
 
 const INSTANCES: &str = "quire_data_api_instances";
@@ -63,6 +89,7 @@ const REFUSALS: &str = "quire_data_api_refusals_total";
 const EVICTIONS: &str = "quire_data_api_evictions_total";
 const SCHEMA_LOADS: &str = "quire_data_api_schema_loads_total";
 const NOTIFICATIONS: &str = "quire_data_api_notifications_total";
+const ABANDONED: &str = "quire_data_api_abandoned_backends_total";
 
 pub(crate) struct Meter {
     instances: AtomicUsize,
@@ -73,6 +100,8 @@ pub(crate) struct Meter {
     ignored_notifications: AtomicU64,
     evictions: AtomicU64,
     refusals: AtomicU64,
+    abandoned: AtomicU64,
+    terminated: AtomicU64,
     instances_gauge: Gauge,
     open_gauge: Gauge,
     in_use_gauge: Gauge,
@@ -93,6 +122,8 @@ impl Default for Meter {
             ignored_notifications: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             refusals: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+            terminated: AtomicU64::new(0),
             instances_gauge: metrics::gauge!(INSTANCES),
             open_gauge: connections("open"),
             in_use_gauge: connections("in_use"),
@@ -174,6 +205,15 @@ impl Meter {
         metrics::counter!(REFUSALS, "reason" => reason).increment(1);
     }
 
+    /// A backend a request left running has ended, or could not be ended.
+    pub fn ended(&self, how: Ended) {
+        self.abandoned.fetch_add(1, Ordering::Relaxed);
+        if how == Ended::Terminated {
+            self.terminated.fetch_add(1, Ordering::Relaxed);
+        }
+        metrics::counter!(ABANDONED, "outcome" => how.label()).increment(1);
+    }
+
     pub fn figures(&self) -> Figures {
         Figures {
             instances: self.instances.load(Ordering::Relaxed),
@@ -184,6 +224,8 @@ impl Meter {
             notifications_ignored: self.ignored_notifications.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
             refusals: self.refusals.load(Ordering::Relaxed),
+            abandoned: self.abandoned.load(Ordering::Relaxed),
+            terminated: self.terminated.load(Ordering::Relaxed),
         }
     }
 }

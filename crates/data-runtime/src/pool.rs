@@ -1,7 +1,8 @@
 //! A small pool of connections as one role to one database: tokio-postgres's clients for
 //! the owner, pipelining connections (`wire/`) for the authenticator. Each connection
 //! holds its place under the replica's cap and its account's share (`cap.rs`) for as long
-//! as it is open; idle ones may be closed from outside to make room.
+//! as it is open, and an authenticator's connection let go of mid-answer until its backend
+//! is gone too (`abandon.rs`); idle ones may be closed from outside to make room.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,8 +12,9 @@ use async_trait::async_trait;
 use tokio::sync::Semaphore;
 use tokio_postgres::{Client, Config, NoTls};
 
+use crate::abandon::Ender;
 use crate::cap::{Full, Hold, Share};
-use crate::wire::{Wire, WireError};
+use crate::wire::{Leftover, Wire, WireError};
 
 /// A connection a pool can open and keep.
 #[async_trait]
@@ -28,6 +30,11 @@ pub(crate) trait Connection: Send + Sized + 'static {
 
     /// Whether it closed or broke, and must not serve another request.
     fn is_closed(&self) -> bool;
+
+    /// What its backend may still run when it is let go of now, to be ended from outside.
+    fn left_running(&self) -> Option<Leftover> {
+        None
+    }
 }
 
 /// The owner's connections: tokio-postgres's client, whose task runs beside it.
@@ -61,12 +68,16 @@ impl Connection for Wire {
     fn is_closed(&self) -> bool {
         self.is_broken()
     }
+
+    fn left_running(&self) -> Option<Leftover> {
+        Wire::left_running(self)
+    }
 }
 
 /// A connection and its place under the replica's cap.
 pub(crate) struct Pooled<C> {
     pub conn: C,
-    _hold: Hold,
+    hold: Hold,
 }
 
 /// Why no connection could be had, as the owner's pool (`users.rs`) tells it.
@@ -108,6 +119,9 @@ struct Shared<C> {
     /// The account's way to the replica's cap.
     share: Share,
     wait: Duration,
+    /// The role its connections log in as, and what ends their leftovers.
+    role: String,
+    ender: Option<Arc<Ender>>,
 }
 
 /// A pool; clones are the same pool (the registry keeps one of the owner's, to close its
@@ -163,27 +177,48 @@ impl<C: Connection> std::ops::DerefMut for Lent<'_, C> {
 
 impl<C: Connection> Drop for Lent<'_, C> {
     fn drop(&mut self) {
-        self.pool.shared.share.cap.meter().returned();
-        if let Some(conn) = self.conn.take()
-            && self.clean
-            && !conn.conn.is_closed()
-            && let Ok(mut idle) = self.pool.shared.idle.lock()
+        let shared = &*self.pool.shared;
+        shared.share.cap.meter().returned();
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        if self.clean && !conn.conn.is_closed() {
+            if let Ok(mut idle) = shared.idle.lock() {
+                idle.push(conn);
+            }
+            return;
+        }
+        if let Some(ender) = &shared.ender
+            && let Some(left) = conn.conn.left_running()
         {
-            idle.push(conn);
+            let Pooled { conn, hold } = conn;
+            // The socket closes first: the backend's next write fails.
+            drop(conn);
+            ender.end(&shared.role, left, hold);
         }
     }
 }
 
 impl<C: Connection> Pool<C> {
-    pub fn new(config: Config, size: usize, share: Share, wait: Duration) -> Self {
+    /// A pool of `size` connections as `config` says; `ender` ends what those let go of
+    /// mid-answer leave running.
+    pub fn new(
+        config: Config,
+        size: usize,
+        share: Share,
+        wait: Duration,
+        ender: Option<Arc<Ender>>,
+    ) -> Self {
         Self {
             shared: Arc::new(Shared {
+                role: config.get_user().unwrap_or_default().to_owned(),
                 config,
                 idle: Mutex::new(Vec::new()),
                 size: Semaphore::new(size),
                 limit: size,
                 share,
                 wait,
+                ender,
             }),
         }
     }
@@ -223,7 +258,7 @@ impl<C: Connection> Pool<C> {
             .await
             .map_err(Refusal::Full)?;
         let conn = C::open(&shared.config).await.map_err(Refusal::Connect)?;
-        Ok(Pooled { conn, _hold: hold })
+        Ok(Pooled { conn, hold })
     }
 
     /// How many of its connections are lent now (or being opened for a request).
@@ -279,16 +314,25 @@ pub(crate) struct Pools {
     per_thread: usize,
     share: Share,
     wait: Duration,
+    ender: Arc<Ender>,
     pools: Mutex<HashMap<std::thread::ThreadId, Arc<Pool<Wire>>>>,
 }
 
 impl Pools {
-    pub fn new(config: Config, size: usize, threads: usize, share: Share, wait: Duration) -> Self {
+    pub fn new(
+        config: Config,
+        size: usize,
+        threads: usize,
+        share: Share,
+        wait: Duration,
+        ender: Arc<Ender>,
+    ) -> Self {
         Self {
             config,
             per_thread: size.div_ceil(threads.max(1)).max(1),
             share,
             wait,
+            ender,
             pools: Mutex::new(HashMap::new()),
         }
     }
@@ -308,6 +352,7 @@ impl Pools {
                     self.per_thread,
                     self.share.clone(),
                     self.wait,
+                    Some(self.ender.clone()),
                 ))
             })
             .clone()

@@ -2,20 +2,24 @@
 //! of connections of which each account may hold a share (`cap.rs`). When a limit is
 //! reached, what is idle makes room, least recently used first: idle pooled connections,
 //! then idle instances whole; the account's own when it is at its share, others' first
-//! when the replica is at its cap.
+//! when the replica is at its cap. A stop also counts: a request whose record was read
+//! before its database's last stop (a rotation of its secret, say) starts nothing.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use quire_databases::{
-    DataApiInstance, DataApiRuntime, DataApiSignals, GatewayTarget, InstanceError,
+    DataApiInstance, DataApiRuntime, DataApiSignals, GatewayTarget, InstanceError, TenantBackends,
 };
 use quire_kernel::{AccountId, DatabaseId};
 use tokio_postgres::Config;
 
+use crate::abandon::Ender;
 use crate::cap::{Cap, Full, MakeRoom, Share};
+use crate::deadline::Deadline;
 use crate::instance::{Instance, State};
 use crate::meter::{Evicted, Figures, Meter};
 use crate::pool::{Pool, Pools};
@@ -27,8 +31,13 @@ const OWNER_POOL_SIZE: usize = 2;
 /// SET` anything a user may set, and those apply at login too; a connection's own startup
 /// options come after them, so these keep a tenant's setting from closing pooled
 /// connections between requests (idle timeouts of a second made writes fail at random with
-/// "the server closed the connection").
+/// "the server closed the connection"). `client_connection_check_interval` is added when
+/// the cluster has it ([`RuntimeSettings::client_check_interval`]).
 const PINNED_SESSION: &str = "-c idle_in_transaction_session_timeout=0 -c idle_session_timeout=0";
+
+/// How long a database's stop is remembered: longer than any request takes between reading
+/// the record and asking for the instance.
+const STOPS_KEPT: Duration = Duration::from_secs(600);
 
 /// The least share of an account: an instance's listener, a connection as the
 /// authenticator and one as the owner.
@@ -64,6 +73,21 @@ pub struct RuntimeSettings {
     pub start_wait: Duration,
     /// How long a request waits for a connection.
     pub acquire_wait: Duration,
+    /// The longest `statement_timeout` a data API request runs under: its deadline's
+    /// when the catalog gives its role none, and its most otherwise.
+    pub longest_statement: Duration,
+    /// Added to a request's role's timeout for its deadline on Quire's side.
+    pub deadline_margin: Duration,
+    /// How long a backend a request left running gets after its cancel before it is
+    /// terminated.
+    pub cancel_grace: Duration,
+    /// What terminates such a backend (the cluster's adapter); without it, a backend gets
+    /// its cancel only, and the cluster's sweep ends it later.
+    pub backends: Option<Arc<dyn TenantBackends>>,
+    /// `client_connection_check_interval` of every connection (PostgreSQL 14 and later;
+    /// `None` on older clusters, which lack it): how soon a backend running a statement
+    /// notices its client has gone.
+    pub client_check_interval: Option<Duration>,
 }
 
 impl Default for RuntimeSettings {
@@ -76,6 +100,11 @@ impl Default for RuntimeSettings {
             idle: Duration::from_secs(600),
             start_wait: Duration::from_millis(1_500),
             acquire_wait: Duration::from_secs(2),
+            longest_statement: Duration::from_secs(8),
+            deadline_margin: Duration::from_secs(5),
+            cancel_grace: Duration::from_secs(2),
+            backends: None,
+            client_check_interval: None,
         }
     }
 }
@@ -97,7 +126,12 @@ pub struct Runtime {
     settings: RuntimeSettings,
     cap: Arc<Cap>,
     meter: Arc<Meter>,
+    ender: Arc<Ender>,
     instances: Mutex<HashMap<String, Arc<Instance>>>,
+    /// Stops heard so far ([`DataApiSignals::stops`]).
+    stops: AtomicU64,
+    /// The count of stops at each database's last stop, and when it was.
+    stopped: Mutex<HashMap<DatabaseId, (u64, Instant)>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -114,12 +148,20 @@ impl Runtime {
     pub fn start(base: Config, settings: RuntimeSettings) -> Arc<Self> {
         let meter = Arc::new(Meter::default());
         let share = settings.account_connections.max(LEAST_SHARE);
+        let ender = Arc::new(Ender {
+            backends: settings.backends.clone(),
+            grace: settings.cancel_grace,
+            meter: meter.clone(),
+        });
         let runtime = Arc::new(Self {
             base,
             cap: Cap::new(settings.max_connections, share, meter.clone()),
             meter,
+            ender,
             settings,
             instances: Mutex::new(HashMap::new()),
+            stops: AtomicU64::new(0),
+            stopped: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&runtime);
         runtime.cap.made_room_by(weak.clone());
@@ -157,9 +199,14 @@ impl Runtime {
     /// [`PINNED_SESSION`] after the operator's own options.
     fn config_for(&self, target: &GatewayTarget, role: &str, password: &str, name: &str) -> Config {
         let mut config = self.base.clone();
+        let mut pinned = PINNED_SESSION.to_owned();
+        if let Some(every) = self.settings.client_check_interval {
+            let ms = every.as_millis().max(1);
+            pinned.push_str(&format!(" -c client_connection_check_interval={ms}"));
+        }
         let options = match config.get_options() {
-            Some(theirs) if !theirs.trim().is_empty() => format!("{theirs} {PINNED_SESSION}"),
-            _ => PINNED_SESSION.to_owned(),
+            Some(theirs) if !theirs.trim().is_empty() => format!("{theirs} {pinned}"),
+            _ => pinned,
         };
         config
             .dbname(&target.tenant.names.database)
@@ -188,6 +235,19 @@ impl Runtime {
             }
             keep
         });
+        drop(instances);
+        if let Ok(mut stopped) = self.stopped.lock() {
+            stopped.retain(|_, (_, at)| at.elapsed() < STOPS_KEPT);
+        }
+    }
+
+    /// Whether `target` was read before its database's last stop here.
+    fn stale(&self, target: &GatewayTarget) -> bool {
+        self.stopped.lock().is_ok_and(|stopped| {
+            stopped
+                .get(&target.database.id)
+                .is_some_and(|(at, _)| *at > target.stops_seen)
+        })
     }
 }
 
@@ -204,7 +264,13 @@ async fn reap(runtime: Weak<Runtime>) {
 
 impl DataApiSignals for Runtime {
     fn stop(&self, id: DatabaseId) {
+        // Counted under the instances' lock, so an `instance` call either sees the stop or
+        // made its instance before it, which is then stopped here.
         if let Ok(mut instances) = self.instances.lock() {
+            let count = self.stops.fetch_add(1, Ordering::AcqRel) + 1;
+            if let Ok(mut stopped) = self.stopped.lock() {
+                stopped.insert(id, (count, Instant::now()));
+            }
             instances.retain(|_, instance| {
                 let keep = instance.target().database.id != id;
                 if !keep {
@@ -213,6 +279,10 @@ impl DataApiSignals for Runtime {
                 keep
             });
         }
+    }
+
+    fn stops(&self) -> u64 {
+        self.stops.load(Ordering::Acquire)
     }
 }
 
@@ -238,6 +308,13 @@ impl DataApiRuntime for Runtime {
                 .instances
                 .lock()
                 .map_err(|_| InstanceError::Unavailable)?;
+            if self.stale(&target) {
+                // Its record may hold what the stop was for (the old secret of a rotation):
+                // the client's retry reads it again.
+                drop(instances);
+                self.meter.refused("stale");
+                return Err(InstanceError::Starting);
+            }
             let reusable = instances.get(&slug).filter(|i| {
                 // A start that failed just now is answered as failed; after that, and
                 // after a listener that ended, the next request starts afresh.
@@ -282,6 +359,7 @@ impl DataApiRuntime for Runtime {
                         self.settings.threads,
                         share.clone(),
                         self.settings.acquire_wait,
+                        self.ender.clone(),
                     );
                     // The owner's connections, for the `auth` schema the owner owns.
                     let owner = Pool::new(
@@ -294,8 +372,14 @@ impl DataApiRuntime for Runtime {
                         OWNER_POOL_SIZE,
                         share.clone(),
                         self.settings.acquire_wait,
+                        None,
                     );
-                    let instance = Instance::new(target, pools, owner, share, self.meter.clone());
+                    let deadline = Deadline {
+                        longest: self.settings.longest_statement,
+                        margin: self.settings.deadline_margin,
+                    };
+                    let instance =
+                        Instance::new(target, pools, owner, share, self.meter.clone(), deadline);
                     if let Some(old) = instances.insert(slug, instance.clone()) {
                         old.stop();
                     }

@@ -86,6 +86,7 @@ impl Tenant {
             database,
             tenant: access.clone(),
             jwt_secret: "a secret of the test".to_owned(),
+            stops_seen: 0,
         };
         Self { access, target }
     }

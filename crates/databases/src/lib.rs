@@ -13,8 +13,9 @@
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
 //! `quire-accounts` (the sealing key that keeps role passwords and JWT secrets encrypted at
 //! rest) and small pure crates (jsonwebtoken, serde_json, rand). Its ports:
-//! [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL cluster)
-//! and [`ports::DataApiSignals`] (what the running data API instances must hear).
+//! [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL cluster),
+//! [`ports::DataApiSignals`] (what the running data API instances must hear) and
+//! [`ports::TenantBackends`] (ending a tenant's backend from outside, for the data API).
 
 pub mod auth;
 pub mod keys;
@@ -30,8 +31,9 @@ pub use auth::{
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
-    Cluster, ClusterError, DataApiSignals, DatabaseRecords, EndUserMail, EndUserMailError,
-    InsertDatabaseError, Rotation, SqlOutcome, SqlRefusal, TenantUsers, UserWriteError,
+    BACKEND_IDENTITY_SQL, Cluster, ClusterError, DataApiSignals, DatabaseRecords, EndUserMail,
+    EndUserMailError, InsertDatabaseError, Rotation, SqlOutcome, SqlRefusal, TenantBackend,
+    TenantBackends, TenantUsers, UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,

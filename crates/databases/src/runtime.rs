@@ -21,6 +21,9 @@ pub struct GatewayTarget {
     pub database: Database,
     pub tenant: TenantAccess,
     pub jwt_secret: String,
+    /// The runtime's [`DataApiSignals::stops`] before the record was read: an instance is
+    /// never started for a target read before its database's last stop.
+    pub stops_seen: u64,
 }
 
 impl Debug for GatewayTarget {
@@ -127,8 +130,10 @@ pub trait DataApiRuntime: DataApiSignals {
     /// its record taken as checked now.
     ///
     /// # Errors
-    /// `Starting` when it is not up within the wait; `Unavailable` when its cluster does
-    /// not answer; `Saturated` or `AccountBusy` when no connection can be had for it.
+    /// `Starting` when it is not up within the wait, or when the target was read before
+    /// the database's last stop (the record may have changed: a retry reads it again);
+    /// `Unavailable` when its cluster does not answer; `Saturated` or `AccountBusy` when
+    /// no connection can be had for it.
     async fn instance(
         &self,
         target: GatewayTarget,

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AUTH_SCHEMA_SQL, Cluster, ClusterError, SqlOutcome, TenantAccess, TenantNames,
+    AUTH_SCHEMA_SQL, Cluster, ClusterError, SqlOutcome, TenantAccess, TenantBackend,
+    TenantBackends, TenantNames,
 };
 use quire_kernel::{InfraError, InfraKind};
 use tokio_postgres::Config;
@@ -19,11 +20,12 @@ use crate::provision::{
 use crate::roles::{
     AdminRole, create_roles_sql, ensure_shared_roles, inspect_admin, restore_passwords_sql,
 };
-use crate::session::{OpenError, OwnerSession, Reaper};
+use crate::session::{OpenError, OwnerSession, Reaper, Terminator};
 use crate::settings::PgClusterSettings;
 
-/// Connections kept for ending owners' sessions: apart from provisioning's, so a burst of
-/// abandoned queries never waits behind a `CREATE DATABASE`, nor the other way round.
+/// Connections kept for ending tenants' sessions (the owner's SQL, the data API's): apart
+/// from provisioning's, so a burst of abandoned queries never waits behind a `CREATE
+/// DATABASE`, nor the other way round.
 const REAPER_CONNECTIONS: usize = 2;
 
 /// Which of a database's two login roles a connection is for.
@@ -41,8 +43,9 @@ pub enum TenantRole {
 #[derive(Debug)]
 pub struct PgCluster {
     admin: AdminPool,
-    /// Ends owners' sessions left running, from the sessions' own tasks and the sweep.
-    reaper: Arc<AdminPool>,
+    /// Ends tenants' sessions left running: for the owner's sessions' own tasks, the data
+    /// API ([`TenantBackends`]) and the sweep.
+    terminator: Terminator,
     role: AdminRole,
     settings: PgClusterSettings,
 }
@@ -113,7 +116,10 @@ impl PgCluster {
         }
         Ok(Self {
             admin,
-            reaper,
+            terminator: Terminator {
+                admin: reaper,
+                server_version: role.server_version,
+            },
             role,
             settings,
         })
@@ -134,8 +140,8 @@ impl PgCluster {
             TenantRole::Owner => {
                 let mut options = config.get_options().unwrap_or_default().to_owned();
                 options.push_str(" -c standard_conforming_strings=on");
-                let check = self.settings.client_check_interval.as_millis();
-                if self.role.server_version >= CHECK_INTERVAL_SINCE && check > 0 {
+                if let Some(check) = self.client_check_interval() {
+                    let check = check.as_millis().max(1);
                     options.push_str(&format!(" -c client_connection_check_interval={check}"));
                 }
                 config
@@ -150,6 +156,15 @@ impl PgCluster {
                 .application_name("quire-data-api"),
         };
         config
+    }
+
+    /// `client_connection_check_interval` for tenants' connections, when the cluster has
+    /// it (PostgreSQL 14 and later) and it is not turned off: the owner's carry it, and so
+    /// should the data API's.
+    #[must_use]
+    pub fn client_check_interval(&self) -> Option<std::time::Duration> {
+        let every = self.settings.client_check_interval;
+        (self.role.server_version >= CHECK_INTERVAL_SINCE && !every.is_zero()).then_some(every)
     }
 
     /// The admin role's connection settings with no database role in them: host, port,
@@ -191,7 +206,7 @@ impl PgCluster {
         let config = self.tenant_config(tenant, TenantRole::Owner);
         const WHAT: &str = "connecting as the database's owner";
         let reaper = Reaper {
-            admin: Arc::clone(&self.reaper),
+            terminator: self.terminator.clone(),
             role: tenant.names.owner_role.clone(),
             grace: self.settings.sql_cancel_grace,
         };
@@ -332,7 +347,7 @@ impl Cluster for PgCluster {
     }
 
     async fn end_abandoned_sessions(&self) -> Result<u64, InfraError> {
-        crate::sweep::end_abandoned(&self.reaper, &self.settings).await
+        crate::sweep::end_abandoned(&self.terminator.admin, &self.settings).await
     }
 
     async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
@@ -360,6 +375,18 @@ impl Cluster for PgCluster {
                 (row.get(0), u64::try_from(size).unwrap_or(0))
             })
             .collect())
+    }
+}
+
+/// The data API's connections that it let go of mid-request, ended as the owner's are.
+#[async_trait]
+impl TenantBackends for PgCluster {
+    async fn terminate(&self, backend: &TenantBackend) -> Result<bool, InfraError> {
+        // The admin role's own sessions, or another application's, are never this port's.
+        if !crate::sweep::tenant_role(&backend.role) {
+            return Ok(false);
+        }
+        self.terminator.terminate(backend).await
     }
 }
 

@@ -12,9 +12,10 @@
 //! Whatever the owner's SQL does, its backend ends with its request: `COPY` to or from the
 //! client is refused before anything runs, an owner's connection is driven by a task that
 //! ends with it, and a session abandoned before the server answered (the deadline, an error,
-//! the request dropped) is cancelled and then terminated from an admin connection. Owner
+//! the request dropped) is cancelled and then terminated from an admin connection; the same
+//! terminate ends the data API's backends its requests left (`TenantBackends`). Owner
 //! roles have a connection limit, and [`PgCluster`]'s sweep ends what a stopped replica
-//! left running.
+//! left running, the owners' sessions and the authenticators' alike.
 //!
 //! Secrets: role passwords reach the cluster as SCRAM verifiers made here, so no statement
 //! text holds one (tokio-postgres logs statements at debug); errors carry PostgreSQL's

@@ -11,11 +11,14 @@
 //! time, read when the session opens, so a pid the system gave to a newer backend is left
 //! alone. `client_connection_check_interval` on the owner's connections (see
 //! [`crate::PgCluster::tenant_config`]) usually ends a backend whose socket closed before the
-//! grace does; the owner may change it, the terminate is the guarantee.
+//! grace does; the owner may change it, the terminate is the guarantee. The data API ends
+//! the backends its requests leave with the same [`Terminator`], through the cluster's
+//! `TenantBackends`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use quire_databases::{BACKEND_IDENTITY_SQL, TenantBackend};
 use quire_kernel::InfraError;
 use tokio::task::JoinHandle;
 use tokio_postgres::{CancelToken, Client, Config, NoTls};
@@ -27,21 +30,58 @@ use crate::error::{infra, timed_out};
 /// aborts it.
 const FINISH_WAIT: Duration = Duration::from_secs(1);
 
-/// The backend's pid and start time (seconds since the epoch, as the server computes them
-/// for both reads), from the backend itself. Schema-qualified throughout: the owner may put
-/// objects of its own ahead of `pg_catalog` in its `search_path`.
-const WHO_AM_I: &str = "SELECT pg_catalog.pg_backend_pid(), \
-     pg_catalog.date_part('epoch', backend_start) FROM pg_catalog.pg_stat_activity \
-     WHERE pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()";
+/// How long a terminate waits for its backend to be gone (PostgreSQL 14 and later), so
+/// that whoever asked may count it as gone.
+const TERMINATE_WAIT_MS: i64 = 5_000;
 
-/// Ends one backend, if it is still that session of that role.
-const TERMINATE: &str = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-     WHERE pid = $1 AND usename = $2 AND date_part('epoch', backend_start) = $3";
+/// Ends one backend, if it is still that session of that role, and waits for it to go.
+/// Its start reads as [`BACKEND_IDENTITY_SQL`] reads it.
+const TERMINATE: &str = "SELECT pg_terminate_backend(pid, $4) FROM pg_stat_activity \
+     WHERE pid = $1 AND usename = $2 \
+       AND (date_part('epoch', backend_start) * 1000000)::int8 = $3";
+
+/// [`TERMINATE`] before PostgreSQL 14, which cannot wait.
+const TERMINATE_AT_ONCE: &str = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+     WHERE pid = $1 AND usename = $2 \
+       AND (date_part('epoch', backend_start) * 1000000)::int8 = $3";
+
+/// PostgreSQL 14 brought `pg_terminate_backend`'s wait.
+const TERMINATE_WAITS_SINCE: i32 = 140_000;
+
+/// Admin connections kept for ending tenants' backends, and whether the server can wait for
+/// one to be gone.
+#[derive(Debug, Clone)]
+pub(crate) struct Terminator {
+    pub admin: Arc<AdminPool>,
+    pub server_version: i32,
+}
+
+impl Terminator {
+    /// Terminates `backend` if it is still that session of that role; whether there was one.
+    pub(crate) async fn terminate(&self, backend: &TenantBackend) -> Result<bool, InfraError> {
+        const WHAT: &str = "ending a tenant's session left running";
+        let mut conn = self.admin.get().await?;
+        let rows = if self.server_version >= TERMINATE_WAITS_SINCE {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [
+                &backend.pid,
+                &backend.role,
+                &backend.started,
+                &TERMINATE_WAIT_MS,
+            ];
+            conn.query(WHAT, TERMINATE, &params).await?
+        } else {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+                [&backend.pid, &backend.role, &backend.started];
+            conn.query(WHAT, TERMINATE_AT_ONCE, &params).await?
+        };
+        Ok(!rows.is_empty())
+    }
+}
 
 /// What ending a session's backend from outside takes.
 #[derive(Debug, Clone)]
 pub(crate) struct Reaper {
-    pub admin: Arc<AdminPool>,
+    pub terminator: Terminator,
     pub role: String,
     pub grace: Duration,
 }
@@ -66,7 +106,7 @@ struct Guard {
 struct Backend {
     cancel: CancelToken,
     pid: i32,
-    started: f64,
+    started: i64,
 }
 
 impl std::fmt::Debug for Guard {
@@ -104,18 +144,21 @@ impl OwnerSession {
             backend: Backend {
                 cancel: client.cancel_token(),
                 pid: 0,
-                started: 0.0,
+                started: 0,
             },
             driver: tokio::spawn(drive(connection)),
             settled: true,
             reaper,
         };
-        let rows = match tokio::time::timeout(deadline, client.query_typed(WHO_AM_I, &[])).await {
-            Ok(Ok(rows)) => rows,
-            Ok(Err(e)) if e.as_db_error().is_some() => return Err(OpenError::Refused(e)),
-            Ok(Err(e)) => return Err(OpenError::Connect(infra(what, &e))),
-            Err(_) => return Err(OpenError::Connect(timed_out(what, deadline))),
-        };
+        let rows =
+            match tokio::time::timeout(deadline, client.query_typed(BACKEND_IDENTITY_SQL, &[]))
+                .await
+            {
+                Ok(Ok(rows)) => rows,
+                Ok(Err(e)) if e.as_db_error().is_some() => return Err(OpenError::Refused(e)),
+                Ok(Err(e)) => return Err(OpenError::Connect(infra(what, &e))),
+                Err(_) => return Err(OpenError::Connect(timed_out(what, deadline))),
+            };
         let row = rows.first().ok_or_else(|| {
             OpenError::Connect(InfraError::new(
                 "an owner's session is missing from pg_stat_activity",
@@ -172,25 +215,21 @@ impl Drop for Guard {
 async fn reap(backend: Backend, reaper: Reaper) {
     let _ = backend.cancel.cancel_query(NoTls).await;
     tokio::time::sleep(reaper.grace).await;
-    let ended = async {
-        let mut conn = reaper.admin.get().await?;
-        conn.query(
-            "ending an owner's session left running",
-            TERMINATE,
-            &[&backend.pid, &reaper.role, &backend.started],
-        )
-        .await
+    let named = TenantBackend {
+        role: reaper.role,
+        pid: backend.pid,
+        started: backend.started,
     };
-    match ended.await {
-        Ok(rows) if rows.first().is_some_and(|r| r.get::<_, bool>(0)) => tracing::info!(
-            role = %reaper.role,
-            pid = backend.pid,
+    match reaper.terminator.terminate(&named).await {
+        Ok(true) => tracing::info!(
+            role = %named.role,
+            pid = named.pid,
             "ended an owner's SQL session that outlived its request"
         ),
-        Ok(_) => {}
+        Ok(false) => {}
         Err(e) => tracing::warn!(
-            role = %reaper.role,
-            pid = backend.pid,
+            role = %named.role,
+            pid = named.pid,
             error = %e,
             "could not end an owner's SQL session that outlived its request; the janitor's \
              sweep will"

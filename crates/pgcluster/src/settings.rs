@@ -62,8 +62,9 @@ pub struct PgClusterSettings {
     /// `client_connection_check_interval` of the owner's connections (PostgreSQL 14 and
     /// later): how soon a backend running a query notices its client has gone.
     pub client_check_interval: Duration,
-    /// Added to the longest an owner's step may take for the age past which the sweep ends
-    /// a session ([`PgClusterSettings::abandoned_after`]).
+    /// Added to the longest an owner's step (or a data API request) may take for the age
+    /// past which the sweep ends a session ([`PgClusterSettings::abandoned_after`],
+    /// [`PgClusterSettings::data_api_abandoned_after`]).
     pub sweep_margin: Duration,
 }
 
@@ -99,6 +100,29 @@ impl PgClusterSettings {
     #[must_use]
     pub fn abandoned_after(&self) -> Duration {
         self.sql_deadline() + self.sql_cancel_grace + self.sweep_margin
+    }
+
+    /// The longest `statement_timeout` a data API request runs under (the three shared
+    /// roles' and the authenticator's): what its deadline falls back to, and is at most,
+    /// whatever a database's catalog says.
+    #[must_use]
+    pub fn data_api_statement(&self) -> Duration {
+        let t = &self.timeouts;
+        t.anon
+            .max(t.authenticated)
+            .max(t.service_role)
+            .max(t.authenticator)
+    }
+
+    /// How long a session as a database's authenticator may have run before the sweep ends
+    /// it: a data API request's deadline (its role's timeout and the margin of the
+    /// owner's), the grace after it, and the sweep's margin.
+    #[must_use]
+    pub fn data_api_abandoned_after(&self) -> Duration {
+        self.data_api_statement()
+            + self.sql_deadline_margin
+            + self.sql_cancel_grace
+            + self.sweep_margin
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_data_runtime::{Runtime, RuntimeSettings};
-use quire_databases::{Cluster, DataApiRuntime, NoRuntime};
+use quire_databases::{Cluster, DataApiRuntime, NoRuntime, TenantBackends};
 use quire_pgcluster::{LocalCluster, PgCluster, PgClusterSettings};
 
 use crate::config::Config;
@@ -45,12 +45,22 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
             local: None,
         });
     };
-    let cluster = PgCluster::connect(&url, cluster_settings(config))
-        .await
-        .map_err(ServerError::Databases)?;
+    let cluster = Arc::new(
+        PgCluster::connect(&url, cluster_settings(config))
+            .await
+            .map_err(ServerError::Databases)?,
+    );
+    let sql = cluster.settings();
     let runtime = Runtime::start(
         cluster.base_config(),
         RuntimeSettings {
+            // A request's deadline and what ends the backend it leaves, as for the owner's
+            // SQL: the role's timeout and the same margin, then the same grace.
+            longest_statement: sql.data_api_statement(),
+            deadline_margin: sql.sql_deadline_margin,
+            cancel_grace: sql.sql_cancel_grace,
+            backends: Some(cluster.clone() as Arc<dyn TenantBackends>),
+            client_check_interval: cluster.client_check_interval(),
             idle: Duration::from_secs(config.data_api_idle_secs.max(1)),
             max_connections: config.data_api_max_connections,
             // A quarter lets four accounts hold their whole share at once, and one account
@@ -68,7 +78,7 @@ pub(crate) async fn wire(config: &Config) -> Result<DatabaseWiring, ServerError>
     );
     tracing::info!(local = local.is_some(), "the database service is on");
     Ok(DatabaseWiring {
-        cluster: Some(Arc::new(cluster)),
+        cluster: Some(cluster),
         runtime,
         local,
     })

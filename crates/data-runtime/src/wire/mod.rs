@@ -8,9 +8,14 @@
 //!
 //! The connection has no task of its own: the request that holds it writes and reads it, so
 //! a request dropped halfway leaves it mid-answer, and the pool closes it (`Lent::clean`).
+//! Its backend may still be running then, so a connection knows who its backend is (the
+//! key data of its login, and its start) and whether it is waiting for an answer
+//! ([`Wire::left_running`]), for the pool to end what it left (`abandon.rs`).
 
 use std::collections::HashMap;
 use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
@@ -107,6 +112,32 @@ enum Stream {
     Unix(UnixStream),
 }
 
+/// Where a connection went: its cancel request goes there on a connection of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Peer {
+    Tcp(String, u16),
+    /// A unix socket's path.
+    Unix(PathBuf),
+}
+
+/// The backend a connection logged in to: its key data, for a cancel, and its start (as
+/// `quire_databases::BACKEND_IDENTITY_SQL` reads it), for a terminate that never takes a
+/// newer backend under a reused pid for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Backend {
+    pub pid: i32,
+    pub secret: i32,
+    pub started: i64,
+}
+
+/// What a connection let go of mid-answer may have left running, and how to reach it.
+#[derive(Debug, Clone)]
+pub(crate) struct Leftover {
+    pub peer: Peer,
+    pub backend: Backend,
+    pub connect_timeout: Duration,
+}
+
 impl Stream {
     async fn read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
         match self {
@@ -125,6 +156,13 @@ impl Stream {
 
 pub struct Wire {
     stream: Stream,
+    peer: Peer,
+    connect_timeout: Duration,
+    /// Known once logged in.
+    backend: Option<Backend>,
+    /// Between sending a pipeline and reading its `ReadyForQuery`: the server may be
+    /// running it.
+    in_flight: bool,
     read: BytesMut,
     write: BytesMut,
     /// Statement text to the name it is prepared under on this connection.
@@ -150,6 +188,17 @@ impl Wire {
     /// Whether the connection broke: it must not serve another request.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// What its backend may still be running, when a pipeline was sent and its answer not
+    /// all read (the request was dropped, or broke mid-answer).
+    pub(crate) fn left_running(&self) -> Option<Leftover> {
+        let backend = self.backend.filter(|_| self.in_flight)?;
+        Some(Leftover {
+            peer: self.peer.clone(),
+            backend,
+            connect_timeout: self.connect_timeout,
+        })
     }
 
     /// Drops every prepared statement (closing them on the server with the next pipeline)
@@ -181,9 +230,12 @@ impl Wire {
             ));
         }
         let outcome = self.exchange(steps).await;
-        if outcome.is_err() {
-            self.broken = true;
-            self.write.clear();
+        match outcome {
+            Ok(_) => self.in_flight = false,
+            Err(_) => {
+                self.broken = true;
+                self.write.clear();
+            }
         }
         outcome
     }
@@ -263,6 +315,7 @@ impl Wire {
             frontend::execute("", 0, &mut self.write)?;
         }
         frontend::sync(&mut self.write);
+        self.in_flight = true;
         self.flush().await?;
 
         for _ in &closing {

@@ -52,6 +52,8 @@ impl DatabaseService {
         if let Some(instance) = self.ports.runtime.fresh(slug) {
             return Ok(Reach::Running(instance));
         }
+        // Before the record: a stop (a rotation) between the two makes this target stale.
+        let stops_seen = self.ports.runtime.stops();
         let now = self.ports.clock.now();
         let database = self
             .ports
@@ -67,6 +69,7 @@ impl DatabaseService {
             tenant: self.access(&database)?,
             jwt_secret: self.jwt_secret(&database)?,
             database,
+            stops_seen,
         })))
     }
 

@@ -36,8 +36,9 @@ impl DatabaseService {
         id: DatabaseId,
         limit: u32,
     ) -> Result<EndUsersView, DatabaseError> {
+        let stops_seen = self.ports.runtime.stops();
         let (database, _) = self.reachable(principal, id, ProjectAccess::Read).await?;
-        let instance = self.users_instance(database).await?;
+        let instance = self.users_instance(database, stops_seen).await?;
         let (users, total) = instance
             .users()
             .list_users(limit.min(MAX_END_USERS_LISTED))
@@ -56,8 +57,9 @@ impl DatabaseService {
         id: DatabaseId,
         user: Uuid,
     ) -> Result<(), DatabaseError> {
+        let stops_seen = self.ports.runtime.stops();
         let (database, _) = self.reachable(principal, id, ProjectAccess::Write).await?;
-        let instance = self.users_instance(database).await?;
+        let instance = self.users_instance(database, stops_seen).await?;
         if instance.users().delete_user(user).await? {
             Ok(())
         } else {
@@ -66,10 +68,11 @@ impl DatabaseService {
     }
 
     /// The running data API instance of `database`, started if need be, as the gateway
-    /// gets it; refused when the data API is off.
+    /// gets it; refused when the data API is off. `stops_seen` was read before the record.
     async fn users_instance(
         &self,
         database: Database,
+        stops_seen: u64,
     ) -> Result<Arc<dyn DataApiInstance>, DatabaseError> {
         if database.jwt_secret.is_none() {
             return Err(DatabaseError::DataApiNotEnabled);
@@ -81,6 +84,7 @@ impl DatabaseService {
             tenant: self.access(&database)?,
             jwt_secret: self.jwt_secret(&database)?,
             database,
+            stops_seen,
         };
         self.ports.runtime.instance(target).await.map_err(|e| {
             DatabaseError::Infra(InfraError::new(format!(

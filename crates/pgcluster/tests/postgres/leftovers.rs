@@ -1,7 +1,8 @@
 //! What the owner's SQL leaves in the cluster once its request is over: nothing. `COPY` to
 //! or from the client refused before it runs; a query that swallows its cancel terminated
 //! after the deadline, and one whose request was dropped too; the owner role's connection
-//! limit; the sweep of what a stopped replica left.
+//! limit; the sweep of what a stopped replica left, the owner's and the authenticator's,
+//! whatever their application name.
 
 use std::time::{Duration, Instant};
 
@@ -308,55 +309,105 @@ async fn the_owner_role_is_limited_and_existing_roles_are_brought_up_to_date() {
     again.drop_tenant(&tenant.names).await.unwrap();
 }
 
+/// Runs `sql` on a connection of its own as `config` says, named `name`, until it ends;
+/// the SQLSTATE that ended it, if any.
+fn left_running(
+    config: &tokio_postgres::Config,
+    name: &str,
+    sql: &'static str,
+) -> tokio::task::JoinHandle<Option<String>> {
+    let mut config = config.clone();
+    config.application_name(name);
+    tokio::spawn(async move {
+        let client = connect_ok(&config).await;
+        let ended = client.batch_execute(sql).await;
+        ended
+            .err()
+            .and_then(|e| e.code().map(|c| c.code().to_owned()))
+    })
+}
+
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
-async fn the_sweep_ends_what_a_stopped_replica_left_and_nothing_else() {
-    let Some(cluster) = cluster_with(short()).await else {
+async fn the_sweep_ends_what_a_stopped_replica_left_whatever_its_name_and_nothing_else() {
+    // Every role's timeout 1 s: the owner's sessions and the authenticator's are both
+    // abandoned 3 s after they began (the timeout, the margin and the grace).
+    let one = Duration::from_secs(1);
+    let Some(cluster) = cluster_with(PgClusterSettings {
+        timeouts: RoleTimeouts {
+            owner: one,
+            anon: one,
+            authenticated: one,
+            service_role: one,
+            authenticator: one,
+        },
+        ..short()
+    })
+    .await
+    else {
         return;
     };
     let admin = admin().await;
     let tenant = created(&cluster).await;
-    // A replica that stopped mid-query: its session as the owner runs on (here a test's
-    // connection keeps it, as a dead process's socket would not).
+    let (owner_role, authenticator_role) = (
+        tenant.names.owner_role.as_str(),
+        tenant.names.authenticator_role.as_str(),
+    );
+    assert_eq!(cluster.settings().abandoned_after(), Duration::from_secs(3));
+    assert_eq!(
+        cluster.settings().data_api_abandoned_after(),
+        Duration::from_secs(3)
+    );
+    // A replica that stopped mid-request: its sessions run on (here a test's connection
+    // keeps them, as a dead process's socket would not). The application name is the
+    // tenant's to choose, so one named as the data API's is no less abandoned, and the
+    // authenticator's (a data API request's function that swallows its cancel) too.
     let owner = cluster.tenant_config(&tenant, TenantRole::Owner);
-    let left = connect_ok(&owner).await;
-    let left_run = tokio::spawn(async move {
-        let ended = left.batch_execute(SWALLOWS_CANCELS).await;
-        ended
-            .err()
-            .and_then(|e| e.code().map(|c| c.code().to_owned()))
-    });
-    // The data API's connections as the owner, one running and one idle, are not the sweep's.
-    let mut data_api = owner.clone();
-    data_api.application_name("quire data api auth");
-    let busy_api = connect_ok(&data_api).await;
-    let busy_api_run = tokio::spawn(async move {
-        let _ = busy_api
-            .batch_execute("set statement_timeout = 0; select pg_sleep(8)")
-            .await;
-        busy_api
-    });
-    let _idle = connect_ok(&owner).await;
-    // Old enough: past the deadline (2 s here) and its grace.
-    let abandoned_after = cluster.settings().abandoned_after();
-    assert_eq!(abandoned_after, Duration::from_secs(3));
-    tokio::time::sleep(abandoned_after + Duration::from_millis(500)).await;
-    assert_eq!(backends(&admin, &tenant.names.owner_role, true).await, 2);
-    let ended = cluster.end_abandoned_sessions().await.unwrap();
-    assert!(ended >= 1, "{ended}");
-    // The left session is gone; the data API's busy one and the idle one are not.
+    let authenticator = cluster.tenant_config(&tenant, TenantRole::Authenticator);
+    let left = [
+        left_running(&owner, "quire-sql", SWALLOWS_CANCELS),
+        left_running(&owner, "quire data api auth", SWALLOWS_CANCELS),
+        left_running(&authenticator, "quire data api", SWALLOWS_CANCELS),
+    ];
+    let _idle_owner = connect_ok(&owner).await;
+    let _idle_authenticator = connect_ok(&authenticator).await;
+    // Old enough: past the deadline and its grace.
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    // One that began just now is some request's, still within its bound.
+    let recent = left_running(
+        &authenticator,
+        "quire data api",
+        "set statement_timeout = 0; select pg_sleep(4)",
+    );
     let started = Instant::now();
-    while backends(&admin, &tenant.names.owner_role, false).await != 2 {
+    while backends(&admin, authenticator_role, true).await != 2 {
         assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the left session ended"
+            started.elapsed() < Duration::from_secs(2),
+            "the recent one runs"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(backends(&admin, &tenant.names.owner_role, true).await, 1);
+    assert_eq!(backends(&admin, owner_role, true).await, 2);
+    let ended = cluster.end_abandoned_sessions().await.unwrap();
+    assert!(ended >= 3, "{ended}");
     // Terminated (admin_shutdown), which no exception handler catches.
-    assert_eq!(left_run.await.unwrap().as_deref(), Some("57P01"));
-    assert!(!busy_api_run.await.unwrap().is_closed());
+    for run in left {
+        assert_eq!(run.await.unwrap().as_deref(), Some("57P01"));
+    }
+    // The idle ones and the recent one are not the sweep's.
+    let started = Instant::now();
+    while (
+        backends(&admin, owner_role, false).await,
+        backends(&admin, authenticator_role, false).await,
+    ) != (1, 2)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "the swept sessions are gone and the others stay"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(recent.await.unwrap(), None);
     cluster.drop_tenant(&tenant.names).await.unwrap();
 }
 
