@@ -224,7 +224,7 @@ pub fn refused_link(state: &AppState, req: &HttpRequest, raw: &[u8]) -> Option<H
     })
 }
 
-fn link_refusal(e: &AuthError) -> HttpResponse {
+pub(crate) fn link_refusal(e: &AuthError) -> HttpResponse {
     match e {
         AuthError::LinkInvalid => link_page(
             StatusCode::FORBIDDEN,

@@ -85,6 +85,18 @@ pub async fn serve(
                 // started for it.
                 return refusal;
             }
+            if open {
+                // Counted before the instance is reached, so a client past the link's
+                // limit never wakes it.
+                let client = quire_kernel::address_key(&quire_edge::client_ip::of(
+                    &req,
+                    &state.trusted_proxies,
+                ));
+                let database = reach.target().database.id;
+                if let Err(e) = state.databases.admit_link(database, &client).await {
+                    return crate::auth::link_refusal(&e);
+                }
+            }
             if !open && let Err(refusal) = checked_key(&state, &req, reach.target()).await {
                 return refusal.answer();
             }

@@ -1,13 +1,22 @@
 //! The data API's lifecycle: on, off, its secret and keys (shown and rotated), and a schema
 //! reload.
 
+use std::time::Duration;
+
 use quire_kernel::secret::random_url_token;
 use quire_kernel::{DatabaseId, Principal, ProjectSlug};
 use quire_projects::ProjectAccess;
 
 use super::{DatabaseError, DatabaseService, DatabaseView};
+use crate::auth::AuthError;
 use crate::keys::ApiKeys;
 use crate::model::Database;
+
+/// Requests of a database's confirmation link per client address in five minutes: the
+/// figure of the link's own limit in the auth subset, counted again before an instance is
+/// reached, since the link is open without a key.
+const LINK_REQUESTS_PER_5_MIN: u32 = 30;
+const FIVE_MINUTES: Duration = Duration::from_secs(300);
 
 /// What a client of the data API needs. `Debug` shows the URLs only.
 #[derive(Clone, PartialEq, Eq)]
@@ -170,6 +179,30 @@ impl DatabaseService {
         let tenant = self.access(&database)?;
         self.cluster()?.announce_reload(&tenant).await?;
         Ok(())
+    }
+
+    /// Counts a request of `database`'s confirmation link (the one route open without a
+    /// key) from `client` before anything starts for it: a client past the link's limit is
+    /// refused here and never wakes the database's instance. Every link request passes
+    /// here and then the auth subset's own count, so the two refuse together.
+    ///
+    /// # Errors
+    /// `RateLimited`; `Infra` when the limiter's store failed.
+    pub async fn admit_link(&self, database: DatabaseId, client: &str) -> Result<(), AuthError> {
+        let bucket = format!("db-link:{}", database.0);
+        let now = self.ports.clock.now();
+        let admitted = self
+            .ports
+            .limiter
+            .hit(&bucket, client, FIVE_MINUTES, LINK_REQUESTS_PER_5_MIN, now)
+            .await?;
+        if admitted {
+            Ok(())
+        } else {
+            Err(AuthError::RateLimited {
+                retry_after_secs: FIVE_MINUTES.as_secs(),
+            })
+        }
     }
 
     /// The database's JWT secret, opened.
