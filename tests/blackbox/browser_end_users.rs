@@ -1,7 +1,8 @@
 //! An end user's confirmation link in headless Chromium, as a person on a phone opens it
 //! from their mail: the page (axe-core, 390 px with no sideways scroll) confirms nothing
-//! until its button is pressed, the browser's post of the button passes the same-origin
-//! check, and the same form posted from another site's page is refused.
+//! until the password chosen at sign-up is typed and its button pressed; a wrong password
+//! answers the page again (audited too), whose form the browser posts again past the
+//! same-origin check; the same form posted from another site's page is refused.
 
 use serde_json::json;
 
@@ -67,8 +68,26 @@ async fn a_person_confirms_their_address_with_the_button_on_a_phone() {
         "email_not_confirmed",
     );
 
-    // Its button, pressed on a phone, confirms.
+    // On a phone: a wrong password answers the page again, saying so; the right one, typed
+    // into that page, confirms.
     browser.resize(PHONE_WIDTH, 844).await;
+    browser.fill("#password", "not the one").await;
+    browser.click("button[type=submit]").await;
+    assert!(
+        browser
+            .text("[role=alert]")
+            .await
+            .contains("not the password this address signed up with"),
+        "{}",
+        browser.source().await
+    );
+    browser.audit("end-user-confirmation-wrong-password").await;
+    assert_gotrue(
+        &password_grant(&srv, "club", &secret, "pia@example.com", "long enough").await,
+        400,
+        "email_not_confirmed",
+    );
+    browser.fill("#password", "long enough").await;
     browser.click("button[type=submit]").await;
     assert_eq!(browser.text("h1").await, "Address confirmed");
     let (status, session) =
@@ -83,6 +102,7 @@ async fn a_person_confirms_their_address_with_the_button_on_a_phone() {
         "<!doctype html><form method=\"post\" action=\"{target}\">\
          <input type=\"hidden\" name=\"type\" value=\"signup\">\
          <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <input type=\"hidden\" name=\"password\" value=\"long enough\">\
          <button type=\"submit\">Win a prize</button></form>"
     ))
     .await;
@@ -96,6 +116,7 @@ async fn a_person_confirms_their_address_with_the_button_on_a_phone() {
     );
     // The link itself still works for its owner.
     browser.go(&format!("{}{rex}", srv.base)).await;
+    browser.fill("#password", "long enough").await;
     browser.click("button[type=submit]").await;
     assert_eq!(browser.text("h1").await, "Address confirmed");
 }

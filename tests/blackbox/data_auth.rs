@@ -1,8 +1,9 @@
 //! The auth subset `/db/{slug}/auth/v1/*` over HTTP, as GoTrue answers: sign-up, the
 //! password and refresh-token grants, the user, sign-out; row-level security with
 //! `auth.uid()` showing each user their own rows; refresh tokens rotated with reuse
-//! detection; racing sign-ups of one address making one user; the confirmation email when
-//! the owner asks for one. The refusals are in `data_auth_refusals.rs`.
+//! detection; racing sign-ups of one address making one user. The refusals are in
+//! `data_auth_refusals.rs`, the confirmation email in `data_auth_mail.rs`, what keeps an
+//! address from being taken in `data_auth_takeovers.rs`.
 
 use serde_json::{Value, json};
 
@@ -127,8 +128,7 @@ on_both_backends!(
     #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
     end_users_sign_up_and_see_only_their_own_rows,
     refresh_tokens_rotate_and_a_reused_one_ends_its_session,
-    racing_sign_ups_of_one_address_make_one_user,
-    a_confirmation_email_confirms_the_address
+    racing_sign_ups_of_one_address_make_one_user
 );
 
 async fn end_users_sign_up_and_see_only_their_own_rows(b: Backend) {
@@ -435,120 +435,4 @@ async fn racing_sign_ups_of_one_address_make_one_user(b: Backend) {
         .assert_status(200)
         .clone();
     assert_eq!(held["rows"][0][0], 1);
-}
-
-async fn a_confirmation_email_confirms_the_address(b: Backend) {
-    let (db, srv, ann) = with_cluster(b, &[]).await;
-    let (id, secret) = database(&srv, &ann, "club").await;
-    sql(
-        &srv,
-        &ann.key,
-        &id,
-        "update auth.settings set confirm_email = true",
-    )
-    .await
-    .assert_status(200);
-    let (status, user) = call(
-        &srv,
-        "POST",
-        "club",
-        "auth/v1/signup",
-        &secret,
-        None,
-        Some(json!({ "email": "cy@example.com", "password": "long enough" })),
-    )
-    .await;
-    assert_eq!(status, 200, "{user}");
-    assert!(user.get("access_token").is_none(), "no session yet: {user}");
-    assert!(user["email_confirmed_at"].is_null(), "{user}");
-    let early = password_grant(&srv, "club", &secret, "cy@example.com", "long enough").await;
-    assert_gotrue(&early, 400, "email_not_confirmed");
-    let (_, settings) = call(&srv, "GET", "club", "auth/v1/settings", &secret, None, None).await;
-    assert_eq!(settings["mailer_autoconfirm"], false);
-
-    // The link, opened with no key (from a mail client), and its button confirm once.
-    let mail = crate::signup::mail_to(db.dir.path(), "cy@example.com", 0).await;
-    assert!(mail.contains("Reply-To: "), "the account answers: {mail}");
-    let link = crate::signup::link_in(&mail, "/db/club/auth/v1/verify");
-    assert!(!mail.contains("long enough"), "no password in mail");
-    let open = |link: String| {
-        let srv = &srv;
-        async move {
-            let response = srv
-                .http
-                .get(format!(
-                    "{}{}",
-                    srv.base,
-                    link.trim_start_matches(&srv.base)
-                ))
-                .send()
-                .await
-                .unwrap();
-            let status = response.status().as_u16();
-            (status, response.text().await.unwrap())
-        }
-    };
-    // (The page and its button: `data_auth_takeovers.rs`.)
-    let done = crate::data_auth_takeovers::confirm(&srv, &link).await;
-    assert_eq!(done.status, 200, "{}", done.text);
-    assert!(done.text.contains("Address confirmed"), "{}", done.text);
-    let spent = crate::data_auth_takeovers::confirm(&srv, &link).await;
-    assert_eq!(spent.status, 403, "a spent link: {}", spent.text);
-    let (status, session) =
-        password_grant(&srv, "club", &secret, "cy@example.com", "long enough").await;
-    assert_eq!(status, 200, "{session}");
-    assert!(session["user"]["email_confirmed_at"].is_string());
-    let (status, _) = open("/db/club/auth/v1/verify?token=forged&type=signup".to_owned()).await;
-    assert_eq!(status, 400, "not a link this gateway sent");
-    // While addresses must be confirmed, one cannot be changed without it.
-    let change = call(
-        &srv,
-        "PUT",
-        "club",
-        "auth/v1/user",
-        &secret,
-        session["access_token"].as_str(),
-        Some(json!({ "email": "other@example.com" })),
-    )
-    .await;
-    assert_gotrue(&change, 400, "validation_failed");
-
-    // The mails count in the account's quota (10 a day): past it, the sign-up is refused
-    // and leaves no user, so the address is free when the quota is back.
-    for n in 1..10 {
-        let (status, body) = call(
-            &srv,
-            "POST",
-            "club",
-            "auth/v1/signup",
-            &secret,
-            None,
-            Some(json!({ "email": format!("m{n}@example.com"), "password": "long enough" })),
-        )
-        .await;
-        assert_eq!(status, 200, "{body}");
-    }
-    for _ in 0..2 {
-        let full = call(
-            &srv,
-            "POST",
-            "club",
-            "auth/v1/signup",
-            &secret,
-            None,
-            Some(json!({ "email": "late@example.com", "password": "long enough" })),
-        )
-        .await;
-        assert_gotrue(&full, 429, "over_email_send_rate_limit");
-    }
-    let held = sql(
-        &srv,
-        &ann.key,
-        &id,
-        "select count(*)::int, count(*) filter (where email = 'late@example.com')::int from auth.users",
-    )
-    .await
-    .assert_status(200)
-    .clone();
-    assert_eq!(held["rows"][0], json!([10, 0]), "{held}");
 }

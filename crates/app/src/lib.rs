@@ -248,7 +248,7 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
         store: signup,
         accounts: accounts.clone(),
         limiter: limiter.clone(),
-        mail: dispatch,
+        mail: dispatch.clone(),
         clock: clock.clone(),
         offload: offload.clone(),
     };
@@ -269,7 +269,10 @@ pub fn build(ports: Ports, settings: Settings) -> Services {
             sealing: sealing.clone(),
             offload: offload.clone(),
             limiter: limiter.clone(),
-            mail: Arc::new(end_user_mail::AccountMail(mail.clone())),
+            mail: Arc::new(end_user_mail::AccountMail {
+                mail: mail.clone(),
+                dispatch,
+            }),
         },
         database_config,
     );

@@ -3,8 +3,10 @@
 //! (the `apikey`); the bearer token of `user` and `logout` is the user's access token,
 //! verified by the use case, and refusals keep GoTrue's shape
 //! (`{code, error_code, msg}`). The confirmation link is the exception, opened from an email
-//! with no key: its page (`GET verify`) spends nothing, and its button posts the token back
-//! (`POST verify`, from the API origin's own page only, as the dashboard's forms).
+//! with no key: its page (`GET verify`) spends nothing and asks for the password chosen at
+//! sign-up, and its button posts the token and that password back (`POST verify`, from the
+//! API origin's own page only, as the dashboard's forms); a wrong password answers the page
+//! again.
 
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse};
@@ -232,6 +234,12 @@ pub(crate) fn link_refusal(e: &AuthError) -> HttpResponse {
             "This link has expired, was already used, or a newer sign-up replaced it. Sign \
              up again to get a new one.",
         ),
+        AuthError::LinkPasswordWrong { tries_left: 0 } => link_page(
+            StatusCode::FORBIDDEN,
+            "Too many tries",
+            "The password was wrong too many times, so this link no longer works. Sign up \
+             again to get a new one.",
+        ),
         AuthError::RateLimited { .. } => link_page(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many links",
@@ -248,28 +256,45 @@ pub(crate) fn link_refusal(e: &AuthError) -> HttpResponse {
     }
 }
 
-/// The confirmation link's page: plain HTML with one button, which posts the token back.
-/// Opening it spends nothing, so mail scanners that fetch links confirm nothing. No
-/// redirect: the link's `redirect_to` would be an open one.
+/// The confirmation link's page: plain HTML with a password field and one button, which
+/// posts the token back with the password. Opening it spends nothing, so mail scanners
+/// that fetch links confirm nothing. No redirect: the link's `redirect_to` would be an open
+/// one.
 async fn confirmation_page(auth: &TenantAuth, client: &str, req: &HttpRequest) -> HttpResponse {
     let token = query_value(req, "token").unwrap_or_default();
     if let Err(e) = auth.confirmation_page(client, &token).await {
         return link_refusal(&e);
     }
-    // The token is a link token (base64url, checked by the use case): nothing to escape.
+    confirmation_form(StatusCode::OK, &token, None)
+}
+
+/// The page with the form, `notice` above it (a wrong password's). `token` has the links'
+/// shape (base64url, checked before): nothing to escape.
+fn confirmation_form(status: StatusCode, token: &str, notice: Option<&str>) -> HttpResponse {
+    let notice = notice.map_or_else(String::new, |n| {
+        format!("<p role=\"alert\" style=\"color: #b91c1c; font-weight: 600\">{n}</p>")
+    });
     // `verify` is relative, so the form posts back to this path whatever the proxy's.
     let form = format!(
-        "<form method=\"post\" action=\"verify\">\
+        "{notice}<form method=\"post\" action=\"verify\">\
          <input type=\"hidden\" name=\"type\" value=\"signup\">\
          <input type=\"hidden\" name=\"token\" value=\"{token}\">\
+         <label for=\"password\" style=\"display: block; font-weight: 600; margin-bottom: \
+         0.25rem\">Password</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" \
+         autocomplete=\"current-password\" required style=\"font: inherit; display: block; \
+         width: 100%; max-width: 20rem; box-sizing: border-box; padding: 0.6rem; border: 1px \
+         solid #6b7280; border-radius: 0.5rem; margin-bottom: 1rem\">\
          <button type=\"submit\" style=\"font: inherit; font-weight: 600; padding: 0.75rem \
          1.5rem; border-radius: 0.5rem; border: 0; background: #2563eb; color: #fff; \
-         width: 100%; max-width: 20rem\">Confirm my address</button></form>"
+         width: 100%; max-width: 20rem\">Confirm my address</button></form>\
+         <p>If you did not sign up, close this page: nothing happens without the password.</p>"
     );
     let mut page = page(
-        StatusCode::OK,
+        status,
         "Confirm your address",
-        "Press the button to confirm your address and finish signing up.",
+        "To finish signing up, enter the password you chose when you signed up and press \
+         the button.",
         &form,
     );
     // Not `no-referrer` here: under it a browser posts the form with `Origin: null`, which
@@ -283,18 +308,37 @@ async fn confirmation_page(auth: &TenantAuth, client: &str, req: &HttpRequest) -
     page
 }
 
-/// The button: the address confirmed, the token spent.
+/// The button: with the sign-up's password, the address confirmed and the token spent;
+/// with another, the page again, saying so.
 async fn confirmed(auth: &TenantAuth, client: &str, raw: &[u8]) -> HttpResponse {
-    let token = url::form_urlencoded::parse(raw)
-        .find(|(n, _)| n == "token")
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default();
-    match auth.verify(client, &token).await {
+    let field = |name: &str| {
+        url::form_urlencoded::parse(raw)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let token = field("token");
+    match auth.verify(client, &token, field("password")).await {
         Ok(_) => link_page(
             StatusCode::OK,
             "Address confirmed",
             "Your address is confirmed. You can close this page and sign in.",
         ),
+        Err(AuthError::LinkPasswordWrong { tries_left }) if tries_left > 0 => {
+            let tries = if tries_left == 1 {
+                "1 try left".to_owned()
+            } else {
+                format!("{tries_left} tries left")
+            };
+            // Said plainly: the victim of a sign-up in their name, whose password this
+            // cannot be, is told what to do.
+            let notice = format!(
+                "That is not the password this address signed up with ({tries}). If you are \
+                 sure it is the one you chose, someone may have signed up with your address \
+                 after you: sign up again to get a new link."
+            );
+            confirmation_form(StatusCode::BAD_REQUEST, &token, Some(&notice))
+        }
         Err(e) => link_refusal(&e),
     }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AUTH_SCHEMA_SQL, AuthSettings, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers,
-    UserChange, UserWriteError,
+    AUTH_SCHEMA_SQL, AuthSettings, ConfirmationTry, EndUser, NewEndUser, Rotation, SignOutScope,
+    TenantUsers, UserChange, UserWriteError,
 };
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
@@ -177,7 +177,7 @@ impl TenantUsers for Users {
              created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
              last_sign_in_at = NULL, \
              confirmation_token_hash = EXCLUDED.confirmation_token_hash, \
-             confirmation_sent_at = EXCLUDED.confirmation_sent_at \
+             confirmation_sent_at = EXCLUDED.confirmation_sent_at, confirmation_tries = 0 \
              WHERE auth.users.email_confirmed_at IS NULL \
              RETURNING {USER_COLUMNS}), \
              ended AS (DELETE FROM auth.sessions WHERE user_id IN (SELECT id FROM u)) \
@@ -240,13 +240,15 @@ impl TenantUsers for Users {
         token_hash: &str,
         now: OffsetDateTime,
         within: Duration,
+        tries: u32,
     ) -> Result<bool, InfraError> {
         let mut conn = self.conn().await?;
         let row = conn
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM auth.users WHERE confirmation_token_hash = $1 \
-                 AND email_confirmed_at IS NULL AND confirmation_sent_at > $2)",
-                &[&token_hash, &(now - within)],
+                 AND email_confirmed_at IS NULL AND confirmation_sent_at > $2 \
+                 AND confirmation_tries < $3::bigint)",
+                &[&token_hash, &(now - within), &i64::from(tries)],
             )
             .await
             .map_err(|e| infra("reading a confirmation", &e))?;
@@ -255,9 +257,42 @@ impl TenantUsers for Users {
             .map_err(|e| infra("reading a confirmation", &e))
     }
 
+    async fn try_confirmation(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<ConfirmationTry>, InfraError> {
+        let mut conn = self.conn().await?;
+        // Counted before the password is checked, in the statement that reads the hash:
+        // racing tries take turns on the row, and never more than `tries` get a hash.
+        let row = conn
+            .query_opt(
+                "UPDATE auth.users SET confirmation_tries = confirmation_tries + 1 \
+                 WHERE confirmation_token_hash = $1 AND email_confirmed_at IS NULL \
+                 AND confirmation_sent_at > $2 AND confirmation_tries < $3::bigint \
+                 RETURNING encrypted_password, $3::bigint - confirmation_tries",
+                &[&token_hash, &(now - within), &i64::from(tries)],
+            )
+            .await
+            .map_err(|e| infra("counting a confirmation try", &e))?;
+        conn.clean();
+        row.map(|row| {
+            let read = |e: tokio_postgres::Error| infra("reading a confirmation try", &e);
+            let left: i64 = row.try_get(1).map_err(read)?;
+            Ok(ConfirmationTry {
+                password_hash: row.try_get(0).map_err(read)?,
+                tries_left: u32::try_from(left).unwrap_or(0),
+            })
+        })
+        .transpose()
+    }
+
     async fn confirm_email(
         &self,
         token_hash: &str,
+        password_hash: &str,
         now: OffsetDateTime,
         within: Duration,
     ) -> Result<Option<EndUser>, InfraError> {
@@ -266,10 +301,11 @@ impl TenantUsers for Users {
             "UPDATE auth.users SET email_confirmed_at = $2, updated_at = $2, \
              confirmation_token_hash = NULL \
              WHERE confirmation_token_hash = $1 AND email_confirmed_at IS NULL \
-             AND confirmation_sent_at > $3 RETURNING {USER_COLUMNS}"
+             AND confirmation_sent_at > $3 AND encrypted_password = $4 \
+             RETURNING {USER_COLUMNS}"
         );
         let row = conn
-            .query_opt(&sql, &[&token_hash, &now, &(now - within)])
+            .query_opt(&sql, &[&token_hash, &now, &(now - within), &password_hash])
             .await
             .map_err(|e| infra("confirming an address", &e))?;
         conn.clean();

@@ -31,9 +31,9 @@ pub use auth::{
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
-    BACKEND_IDENTITY_SQL, Cluster, ClusterError, DataApiSignals, DatabaseRecords, EndUserMail,
-    EndUserMailError, InsertDatabaseError, Rotation, SqlOutcome, SqlRefusal, TenantBackend,
-    TenantBackends, TenantUsers, UserWriteError,
+    BACKEND_IDENTITY_SQL, Cluster, ClusterError, ConfirmationTry, DataApiSignals, DatabaseRecords,
+    EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, Rotation, SqlOutcome, SqlRefusal,
+    TenantBackend, TenantBackends, TenantUsers, UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,

@@ -300,6 +300,22 @@ pub enum Rotation {
     Reused,
 }
 
+/// A try at a confirmation link, counted: the password hash of the sign-up it confirms, and
+/// how many tries are left after this one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConfirmationTry {
+    pub password_hash: String,
+    pub tries_left: u32,
+}
+
+impl Debug for ConfirmationTry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmationTry")
+            .field("tries_left", &self.tries_left)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A database's end users, sessions and refresh tokens (the tenant's `auth` schema), as
 /// the data API's instance reaches them.
 #[async_trait]
@@ -312,8 +328,9 @@ pub trait TenantUsers: Send + Sync + Debug {
 
     /// Stores a new user, or replaces the unconfirmed user of the same address (any case):
     /// its id stays, and everything else is the new sign-up's (password, metadata,
-    /// confirmation and its link, creation time), its sessions ended, so the first sign-up's
-    /// link is dead. One statement, so racing sign-ups of one address leave one user.
+    /// confirmation and its link with no tries made, creation time), its sessions ended, so
+    /// the first sign-up's link is dead. One statement, so racing sign-ups of one address
+    /// leave one user.
     ///
     /// # Errors
     /// `EmailTaken` when a confirmed user has the address; storage failures.
@@ -330,7 +347,8 @@ pub trait TenantUsers: Send + Sync + Debug {
     async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError>;
 
     /// Whether a confirmation token that hashes to `token_hash`, made less than `within`
-    /// before `now`, awaits its use (the page of the link; nothing changes).
+    /// before `now`, awaits its use with fewer than `tries` tries made at it (the page of
+    /// the link; nothing changes).
     ///
     /// # Errors
     /// Storage failures.
@@ -339,16 +357,35 @@ pub trait TenantUsers: Send + Sync + Debug {
         token_hash: &str,
         now: OffsetDateTime,
         within: Duration,
+        tries: u32,
     ) -> Result<bool, InfraError>;
 
+    /// Counts a try at the confirmation whose token hashes to `token_hash`, if it awaits
+    /// its use as [`Self::confirmation_pending`] says, in one statement (so racing tries
+    /// are counted each, and never more than `tries` are let through); returns the password
+    /// hash of its sign-up, to check the try's password against, and the tries left.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn try_confirmation(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<ConfirmationTry>, InfraError>;
+
     /// Confirms the address of the unconfirmed user whose confirmation token hashes to
-    /// `token_hash`, if the token was made less than `within` ago; the token is spent.
+    /// `token_hash`, if the token was made less than `within` ago and the user's password
+    /// hash is still `password_hash` (the one a try was checked against); the token is
+    /// spent.
     ///
     /// # Errors
     /// Storage failures.
     async fn confirm_email(
         &self,
         token_hash: &str,
+        password_hash: &str,
         now: OffsetDateTime,
         within: Duration,
     ) -> Result<Option<EndUser>, InfraError>;
@@ -431,23 +468,58 @@ pub enum EndUserMailError {
     /// The account has used its daily quota.
     #[error("the account's email quota is used up")]
     QuotaExceeded,
-    /// The relay refused or failed; the text says why (no address, no message text).
+    /// The message could not be made or its slot held; the text says why (no address, no
+    /// message text).
     #[error("the message was not sent: {0}")]
     Failed(String),
 }
 
+/// A slot held in an account's daily mail quota for one message, with what the message
+/// needs of the account (its address and handle, for Reply-To).
+#[derive(Clone, PartialEq, Eq)]
+pub struct MailSlot {
+    pub mail_id: Uuid,
+    pub reply_to: String,
+    pub reply_to_name: String,
+}
+
+impl Debug for MailSlot {
+    /// Without the account's address, which stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailSlot")
+            .field("mail_id", &self.mail_id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Email to a database's end users, sent on behalf of the database's account and counted
-/// in its quota.
+/// in its quota: a slot is held first, in the request, and the message then leaves off the
+/// request path, so that a request that sends and one that does not take the same time.
 #[async_trait]
 pub trait EndUserMail: Send + Sync + Debug {
-    /// Sends `text` under `subject` to `to`, from the operator's address with the account's
-    /// as Reply-To.
+    /// Holds a slot for one message in `account`'s daily quota. It stays taken whether or
+    /// not a message is sent in it, until [`Self::release`].
     ///
     /// # Errors
-    /// [`EndUserMailError`]; a message not sent uses no quota.
-    async fn send(
+    /// `QuotaExceeded`; `Failed` when the quota could not be read (nothing held).
+    async fn reserve(&self, account: AccountId) -> Result<MailSlot, EndUserMailError>;
+
+    /// Gives back a slot no message will use.
+    ///
+    /// # Errors
+    /// Storage failures (the slot stays taken: one send counted too many).
+    async fn release(&self, slot: &MailSlot) -> Result<(), InfraError>;
+
+    /// Queues `text` under `subject` to `to` in `slot`, from the operator's address with
+    /// the account's as Reply-To, and returns at once: it is sent off the request path, and
+    /// a relay's failure is logged with the mail id and not retried (its slot stays taken).
+    ///
+    /// # Errors
+    /// `Failed` when the message cannot be made (an address or text the mailer refuses);
+    /// nothing is queued.
+    fn send(
         &self,
-        account: AccountId,
+        slot: MailSlot,
         to: &str,
         subject: &str,
         text: &str,

@@ -15,5 +15,5 @@ pub mod service;
 pub use message::{MAX_SUBJECT_CHARS, MAX_TEXT_BYTES, MAX_TO_CHARS, OutboundMail, Recipient};
 pub use ports::{MailDispatch, MailQuota, Mailer, Reservation, SendFailure};
 pub use service::{
-    DAILY_QUOTA, MailError, MailRequest, MailService, QUOTA_WINDOW, Sent, retry_after_hours,
+    DAILY_QUOTA, Held, MailError, MailRequest, MailService, QUOTA_WINDOW, Sent, retry_after_hours,
 };

@@ -121,7 +121,7 @@ impl MailService {
     }
 
     /// [`Self::send`] for `account` without a credential: a message Quire sends on the
-    /// account's behalf (a database's confirmation email), counted in its quota.
+    /// account's behalf, counted in its quota.
     ///
     /// # Errors
     /// As [`Self::send`], but never `InsufficientScope`.
@@ -130,9 +130,29 @@ impl MailService {
         account: AccountId,
         request: &MailRequest,
     ) -> Result<Sent, MailError> {
-        let to = Recipient::parse(&request.to).map_err(MailError::InvalidInput)?;
-        let subject = check_subject(&request.subject).map_err(MailError::InvalidInput)?;
-        let text = check_text(&request.text).map_err(MailError::InvalidInput)?;
+        checked(request)?;
+        let held = self.hold_for_account(account).await?;
+        let mail = held.compose(request)?;
+        match self.mailer.send(&mail).await {
+            Ok(_) => Ok(Sent {
+                mail_id: held.mail_id,
+                remaining_today: DAILY_QUOTA.saturating_sub(held.used),
+            }),
+            Err(failure) => {
+                self.quota.release(held.mail_id).await?;
+                Err(MailError::SendFailed(failure))
+            }
+        }
+    }
+
+    /// Holds a slot of `account`'s quota for one message, which the caller sends (or not:
+    /// the slot stays taken until [`Self::release`]). For a caller that must pay alike
+    /// whether or not it sends (a database's sign-up of a registered address) and sends off
+    /// the request path.
+    ///
+    /// # Errors
+    /// `QuotaExceeded`; `Infra` on storage failure (nothing held).
+    pub async fn hold_for_account(&self, account: AccountId) -> Result<Held, MailError> {
         let account = self
             .accounts
             .account_by_id(account)
@@ -140,37 +160,76 @@ impl MailService {
             .ok_or_else(|| InfraError::new("a message for an account that does not exist"))?;
         let mail_id = Uuid::now_v7();
         let now = self.clock.now();
-        let used = match self
+        match self
             .quota
             .reserve(account.id, mail_id, now, QUOTA_WINDOW, DAILY_QUOTA)
             .await?
         {
-            Reservation::Reserved { used } => used,
-            Reservation::Full { oldest } => {
-                return Err(MailError::QuotaExceeded {
-                    retry_after_hours: retry_after_hours(oldest, now),
-                });
-            }
-        };
-        let mail = OutboundMail {
-            mail_id,
-            to,
-            reply_to: account.email.as_str().to_owned(),
-            reply_to_name: account.handle.as_str().to_owned(),
-            subject,
-            text,
-        };
-        match self.mailer.send(&mail).await {
-            Ok(_) => Ok(Sent {
+            Reservation::Reserved { used } => Ok(Held {
                 mail_id,
-                remaining_today: DAILY_QUOTA.saturating_sub(used),
+                used,
+                reply_to: account.email.as_str().to_owned(),
+                reply_to_name: account.handle.as_str().to_owned(),
             }),
-            Err(failure) => {
-                self.quota.release(mail_id).await?;
-                Err(MailError::SendFailed(failure))
-            }
+            Reservation::Full { oldest } => Err(MailError::QuotaExceeded {
+                retry_after_hours: retry_after_hours(oldest, now),
+            }),
         }
     }
+
+    /// Gives back the slot of a message that will not be sent.
+    ///
+    /// # Errors
+    /// [`InfraError`] on storage failure.
+    pub async fn release(&self, mail_id: Uuid) -> Result<(), InfraError> {
+        self.quota.release(mail_id).await
+    }
+}
+
+/// A slot held in an account's quota ([`MailService::hold_for_account`]), with what a
+/// message in it needs of the account: its address and handle, for Reply-To.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Held {
+    pub mail_id: Uuid,
+    /// The sends in the window, this one included.
+    pub used: u32,
+    pub reply_to: String,
+    pub reply_to_name: String,
+}
+
+impl std::fmt::Debug for Held {
+    /// Without the account's address, which stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Held")
+            .field("mail_id", &self.mail_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Held {
+    /// The message `request` in this slot, checked as every message is.
+    ///
+    /// # Errors
+    /// `InvalidInput` naming the field.
+    pub fn compose(&self, request: &MailRequest) -> Result<OutboundMail, MailError> {
+        let (to, subject, text) = checked(request)?;
+        Ok(OutboundMail {
+            mail_id: self.mail_id,
+            to,
+            reply_to: self.reply_to.clone(),
+            reply_to_name: self.reply_to_name.clone(),
+            subject,
+            text,
+        })
+    }
+}
+
+/// The recipient, subject and text of `request`, as a message carries them.
+fn checked(request: &MailRequest) -> Result<(Recipient, String, String), MailError> {
+    let to = Recipient::parse(&request.to).map_err(MailError::InvalidInput)?;
+    let subject = check_subject(&request.subject).map_err(MailError::InvalidInput)?;
+    let text = check_text(&request.text).map_err(MailError::InvalidInput)?;
+    Ok((to, subject, text))
 }
 
 #[cfg(test)]

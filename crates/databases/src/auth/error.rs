@@ -39,14 +39,19 @@ pub enum AuthError {
     UserNotFound,
     #[error("Request rate limit reached")]
     RateLimited { retry_after_secs: u64 },
-    /// The account's daily email quota cannot carry the confirmation.
+    /// The account's daily email quota cannot carry the confirmation (for a registered
+    /// address too, whose sign-up sends nothing: the refusal tells nobody who is registered).
     #[error("Email rate limit exceeded")]
     EmailQuotaExceeded,
-    /// The relay did not take the confirmation; the cause is for the log only.
+    /// The confirmation could not be made or queued; the cause is for the log only.
     #[error("Error sending confirmation email")]
     EmailNotSent(String),
     #[error("Email link is invalid or has expired")]
     LinkInvalid,
+    /// The password typed on a confirmation link's page is not its sign-up's; the try
+    /// counted, and `tries_left` more are allowed (none: the link is dead).
+    #[error("Invalid login credentials")]
+    LinkPasswordWrong { tries_left: u32 },
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
@@ -61,7 +66,8 @@ impl AuthError {
             | Self::EmailNotConfirmed
             | Self::RefreshTokenNotFound
             | Self::RefreshTokenReused
-            | Self::UnsupportedGrant => 400,
+            | Self::UnsupportedGrant
+            | Self::LinkPasswordWrong { .. } => 400,
             Self::NoAuthorization => 401,
             Self::BadJwt(_) | Self::SessionNotFound | Self::LinkInvalid => 403,
             Self::UserNotFound => 404,
@@ -81,7 +87,7 @@ impl AuthError {
             Self::SignupDisabled => "signup_disabled",
             Self::UserExists => "user_already_exists",
             Self::EmailExists => "email_exists",
-            Self::InvalidCredentials => "invalid_credentials",
+            Self::InvalidCredentials | Self::LinkPasswordWrong { .. } => "invalid_credentials",
             Self::EmailNotConfirmed => "email_not_confirmed",
             Self::RefreshTokenNotFound => "refresh_token_not_found",
             Self::RefreshTokenReused => "refresh_token_already_used",

@@ -5,7 +5,8 @@
 //! `role: authenticated` and `session_id`, so `auth.uid()` policies see who asks.
 //!
 //! The rules: passwords with argon2id, hashed off the async workers; sign-up and its
-//! confirmation link in `signup` (nobody can take an address they do not receive mail at);
+//! confirmation link in `signup` (nobody can take an address they do not receive mail at,
+//! and the link confirms only the password its presser chose);
 //! refresh tokens of 256 bits stored as their SHA-256, rotated on every use, a reused one
 //! ending its session, in `refresh`; sign-up and the token grants counted per database and
 //! client address in the shared rate limiter.
@@ -46,6 +47,8 @@ pub const ACCESS_TOKEN_SECS: i64 = 3600;
 pub const REFRESH_REUSE_GRACE: Duration = Duration::from_secs(10);
 /// How long a confirmation link works (GoTrue's `MAILER_OTP_EXP`).
 pub const CONFIRMATION_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+/// Passwords a confirmation link's page takes before the link is dead.
+pub const CONFIRMATION_TRIES: u32 = 5;
 /// Most `user_metadata` a user may keep, as JSON text.
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
 

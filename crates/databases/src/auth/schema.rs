@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS auth.users (
   last_sign_in_at timestamptz
 );
 ALTER TABLE auth.users ADD COLUMN IF NOT EXISTS confirmation_token_hash text,
-  ADD COLUMN IF NOT EXISTS confirmation_sent_at timestamptz;
+  ADD COLUMN IF NOT EXISTS confirmation_sent_at timestamptz,
+  ADD COLUMN IF NOT EXISTS confirmation_tries integer NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON auth.users (lower(email));
 CREATE UNIQUE INDEX IF NOT EXISTS users_confirmation_key ON auth.users (confirmation_token_hash);
 CREATE TABLE IF NOT EXISTS auth.sessions (
