@@ -49,7 +49,7 @@ mod request;
 mod users;
 mod wire;
 
-pub use request::READ_SETUP;
 pub use meter::Figures;
 pub use registry::{Runtime, RuntimeSettings};
+pub use request::READ_SETUP;
 pub use wire::{Answer, DbError, Row, Step, Wire, WireError};
