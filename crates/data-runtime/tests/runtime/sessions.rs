@@ -1,0 +1,68 @@
+//! What a tenant sets on its database against the data API's sessions: its idle timeouts
+//! do not close the data API's connections.
+
+use std::time::Duration;
+
+use quire_data_runtime::{Runtime, RuntimeSettings};
+use quire_dataapi::RestRequest;
+use quire_databases::{DataApiSignals, KeyRole};
+use quire_kernel::AccountId;
+
+use crate::support::{Tenant, cluster, started};
+
+#[tokio::test]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
+    let cluster = cluster().await;
+    let tenant = Tenant::new(
+        &cluster,
+        AccountId::new(),
+        "sleepy",
+        "create table items (id int primary key)",
+    )
+    .await;
+    // The owner may set these on its database; they apply at every login after.
+    tenant
+        .owner(&cluster)
+        .await
+        .batch_execute(&format!(
+            "alter database {0} set idle_in_transaction_session_timeout = '1ms'; \
+             alter database {0} set idle_session_timeout = '1ms'",
+            tenant.access.names.database
+        ))
+        .await
+        .unwrap();
+    let runtime = Runtime::start(cluster.base_config(), RuntimeSettings::default());
+    let instance = started(&runtime, &tenant).await;
+    for id in 0..20 {
+        let body = format!("{{\"id\":{id}}}");
+        let plan = quire_dataapi::plan(
+            &RestRequest {
+                method: "POST",
+                path: "items",
+                query: "",
+                prefer: None,
+                accept: None,
+                range: None,
+                content_type: Some("application/json"),
+                body: body.as_bytes(),
+            },
+            &instance.schema(),
+        )
+        .unwrap();
+        // Long enough for either timeout to end an idle session or transaction.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let written = instance.run(KeyRole::ServiceRole, "{}", &plan).await;
+        assert!(written.is_ok(), "write {id}: {written:?}");
+    }
+    let count = tenant
+        .superuser()
+        .await
+        .query_one("select count(*) from items", &[])
+        .await
+        .unwrap();
+    assert_eq!(count.get::<_, i64>(0), 20);
+    drop(instance);
+    runtime.stop(tenant.target.database.id);
+    tenant.drop_from(&cluster).await;
+}
