@@ -272,4 +272,15 @@ mod tests {
         assert_eq!(ErrorCode::SendFailed.http_status(), 502);
         assert_eq!(ErrorCode::PublicIdExhausted.http_status(), 500);
     }
+
+    /// The whole table, code by status in table order: a status that changes, or a code that
+    /// comes or goes, shows in review as a snapshot diff.
+    #[test]
+    fn every_code_answers_its_reviewed_status() {
+        let table: String = ErrorCode::ALL
+            .iter()
+            .map(|code| format!("{:<30} {}\n", code.as_str(), code.http_status()))
+            .collect();
+        insta::assert_snapshot!(table);
+    }
 }
