@@ -1,0 +1,201 @@
+//! A database's end users, sessions and refresh tokens, in the tenant's own `auth` schema.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use quire_kernel::InfraError;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::auth::{AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
+
+/// Why a user could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum UserWriteError {
+    /// Another user of the database has that email (any case), and it is confirmed (a
+    /// sign-up), or is any other user (a change of address): checked by a unique index, so
+    /// racing sign-ups of one address make one user.
+    #[error("email taken")]
+    EmailTaken,
+    #[error(transparent)]
+    Infra(#[from] InfraError),
+}
+
+/// What presenting a refresh token did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rotation {
+    /// The token was current: it is revoked and its successor is the session's current
+    /// token. Or it was just rotated, within the grace, and its successor is still current:
+    /// nothing changed, and the successor is the answer again.
+    Rotated { user: EndUser, session: Uuid },
+    /// No such token, or its session ended; or a token just rotated whose current successor
+    /// is not the one named (made under another secret, or before successors were derived):
+    /// it cannot be handed out again, and the session goes on.
+    Unknown,
+    /// A token already rotated was presented again: its whole session (the family of
+    /// tokens) is ended.
+    Reused,
+}
+
+/// A try at a confirmation link, counted: the password hash of the sign-up it confirms, and
+/// how many tries are left after this one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConfirmationTry {
+    pub password_hash: String,
+    pub tries_left: u32,
+}
+
+impl Debug for ConfirmationTry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmationTry")
+            .field("tries_left", &self.tries_left)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A database's end users, sessions and refresh tokens (the tenant's `auth` schema), as
+/// the data API's instance reaches them.
+#[async_trait]
+pub trait TenantUsers: Send + Sync + Debug {
+    /// The database's auth settings (`auth.settings`, which the owner may change with SQL).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn settings(&self) -> Result<AuthSettings, InfraError>;
+
+    /// Stores a new user, or replaces the unconfirmed user of the same address (any case):
+    /// its id stays, and everything else is the new sign-up's (password, metadata,
+    /// confirmation and its link with no tries made, creation time), its sessions ended, so
+    /// the first sign-up's link is dead. One statement, so racing sign-ups of one address
+    /// leave one user.
+    ///
+    /// # Errors
+    /// `EmailTaken` when a confirmed user has the address; storage failures.
+    async fn sign_up_user(&self, user: &NewEndUser) -> Result<EndUser, UserWriteError>;
+
+    /// The user with `email` (compared without case) and their password hash.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn user_by_email(&self, email: &str) -> Result<Option<(EndUser, String)>, InfraError>;
+
+    /// # Errors
+    /// Storage failures.
+    async fn user(&self, id: Uuid) -> Result<Option<EndUser>, InfraError>;
+
+    /// Whether a confirmation token that hashes to `token_hash`, made less than `within`
+    /// before `now`, awaits its use with fewer than `tries` tries made at it (the page of
+    /// the link; nothing changes).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn confirmation_pending(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<bool, InfraError>;
+
+    /// Counts a try at the confirmation whose token hashes to `token_hash`, if it awaits
+    /// its use as [`Self::confirmation_pending`] says, in one statement (so racing tries
+    /// are counted each, and never more than `tries` are let through); returns the password
+    /// hash of its sign-up, to check the try's password against, and the tries left.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn try_confirmation(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<ConfirmationTry>, InfraError>;
+
+    /// Confirms the address of the unconfirmed user whose confirmation token hashes to
+    /// `token_hash`, if the token was made less than `within` ago and the user's password
+    /// hash is still `password_hash` (the one a try was checked against); the token is
+    /// spent.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn confirm_email(
+        &self,
+        token_hash: &str,
+        password_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+    ) -> Result<Option<EndUser>, InfraError>;
+
+    /// Applies `change` to user `id`; `None` when there is no such user.
+    ///
+    /// # Errors
+    /// `EmailTaken` when the new email is another user's; storage failures.
+    async fn update_user(
+        &self,
+        id: Uuid,
+        change: &UserChange,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, UserWriteError>;
+
+    /// Starts session `session` of `user` with its first refresh token (stored as
+    /// `token_hash`) and records the sign-in, in one transaction.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn start_session(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<EndUser, InfraError>;
+
+    /// Rotates the refresh token whose hash is `presented` to its successor, whose hash is
+    /// `successor` (the successor is derived from the token, so every presentation of one
+    /// token names the same), with the token and its session locked, so presentations of
+    /// one session take turns. A current token is revoked and its successor stored. A token
+    /// revoked less than `grace` ago whose successor is still current (a lost answer, tabs
+    /// refreshing at once) changes nothing and is `Rotated` again, however often; any other
+    /// revoked one ends its session and is `Reused`.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn rotate(
+        &self,
+        presented: &str,
+        successor: &str,
+        now: OffsetDateTime,
+        grace: Duration,
+    ) -> Result<Rotation, InfraError>;
+
+    /// Whether session `session` is still open.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn session_open(&self, session: Uuid) -> Result<bool, InfraError>;
+
+    /// Ends sessions of `user`: `session` alone, every one, or every other one.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn end_sessions(
+        &self,
+        user: Uuid,
+        session: Uuid,
+        scope: SignOutScope,
+    ) -> Result<(), InfraError>;
+
+    /// Every user, newest first, at most `limit`, and how many there are.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError>;
+
+    /// Deletes user `id` with their sessions; whether there was one.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn delete_user(&self, id: Uuid) -> Result<bool, InfraError>;
+}
