@@ -1,6 +1,7 @@
 //! `LocalCluster`: a private cluster made, started, used and stopped in a temporary folder.
 //! Needs PostgreSQL's `initdb` and `postgres` (PATH or /usr/lib/postgresql/*/bin); without
-//! them it says so and passes, except under `CI=true`.
+//! them the tests are reported as ignored (the `no_pg_binaries` cfg of `build.rs`,
+//! docs/decisions/test-skips.md), and under `CI=true` they run and fail.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
@@ -12,25 +13,17 @@ use quire_kernel::DatabaseId;
 use quire_pgcluster::{LocalCluster, PgCluster, PgClusterSettings, TenantRole, find_binaries};
 use serde_json::json;
 
-fn usable() -> bool {
-    if find_binaries(None).is_some() {
-        return true;
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-    assert!(!ci, "CI=true but no initdb/postgres is installed");
-    println!("skipped: no initdb/postgres on PATH or in /usr/lib/postgresql/*/bin");
-    false
-}
-
 fn process_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_pg_binaries,
+    ignore = "needs PostgreSQL's initdb and postgres on PATH or in /usr/lib/postgresql/*/bin"
+)]
 async fn a_local_cluster_starts_serves_a_tenant_and_stops() {
-    if !usable() {
-        return;
-    }
+    assert!(find_binaries(None).is_some(), "no initdb and postgres here");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
 
@@ -132,10 +125,12 @@ async fn a_local_cluster_starts_serves_a_tenant_and_stops() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_pg_binaries,
+    ignore = "needs PostgreSQL's initdb and postgres on PATH or in /usr/lib/postgresql/*/bin"
+)]
 async fn a_second_server_on_the_same_folder_fails_with_the_logs_words() {
-    if !usable() {
-        return;
-    }
+    assert!(find_binaries(None).is_some(), "no initdb and postgres here");
     let dir = tempfile::tempdir().unwrap();
     let first = LocalCluster::start(dir.path()).await.unwrap();
     let e = LocalCluster::start(dir.path()).await.unwrap_err();

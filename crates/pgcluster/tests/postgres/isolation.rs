@@ -9,9 +9,7 @@ use crate::{cluster, connect, created, try_connect};
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_owner_cannot_become_anyone_else_or_reach_the_cluster() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let who = cluster
         .run_sql(&tenant, "reset role; reset session authorization; select current_user::text, session_user::text", 1)
@@ -61,9 +59,7 @@ async fn the_owner_cannot_become_anyone_else_or_reach_the_cluster() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_tenants_roles_cannot_connect_to_another_tenants_database() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let a = created(&cluster).await;
     let b = created(&cluster).await;
     for role in [TenantRole::Owner, TenantRole::Authenticator] {
@@ -81,9 +77,7 @@ async fn a_tenants_roles_cannot_connect_to_another_tenants_database() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_authenticator_reaches_tables_only_through_the_shared_roles_and_their_grants() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     cluster
         .run_sql(
@@ -164,9 +158,7 @@ async fn the_authenticator_reaches_tables_only_through_the_shared_roles_and_thei
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_tenant_sees_anothers_names_but_not_its_statements() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let a = created(&cluster).await;
     let b = created(&cluster).await;
     // B's owner has a session whose last statement names something of B's.

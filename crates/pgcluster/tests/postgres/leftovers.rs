@@ -77,9 +77,7 @@ async fn refused(
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn copy_to_or_from_the_client_is_refused_and_leaves_no_backend() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let admin = admin().await;
     let tenant = created(&cluster).await;
     cluster
@@ -148,9 +146,7 @@ async fn a_swallowed_cancel_is_terminated(cluster: &PgCluster) {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_query_that_swallows_its_cancel_ends_soon_after_the_deadline() {
-    let Some(cluster) = cluster_with(short()).await else {
-        return;
-    };
+    let cluster = cluster_with(short()).await;
     a_swallowed_cancel_is_terminated(&cluster).await;
 }
 
@@ -159,14 +155,11 @@ async fn a_query_that_swallows_its_cancel_ends_soon_after_the_deadline() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_connection_check_ends_a_loop_whose_client_has_gone() {
-    let Some(cluster) = cluster_with(PgClusterSettings {
+    let cluster = cluster_with(PgClusterSettings {
         sql_cancel_grace: Duration::from_secs(60),
         ..short()
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let admin = admin().await;
     let tenant = created(&cluster).await;
     // The owner's settings cannot take back what the connection's startup options say.
@@ -209,7 +202,7 @@ async fn the_connection_check_ends_a_loop_whose_client_has_gone() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn an_admin_without_superuser_terminates_the_owners_backend_too() {
-    let Some(url) = admin_url() else { return };
+    let url = admin_url();
     let admin = admin().await;
     let name = format!("quire_test_admin_{}", uuid::Uuid::new_v4().simple());
     let password = quire_kernel::secret::random_url_token();
@@ -233,9 +226,7 @@ async fn an_admin_without_superuser_terminates_the_owners_backend_too() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_query_whose_request_is_dropped_ends_too() {
-    let Some(cluster) = cluster_with(short()).await else {
-        return;
-    };
+    let cluster = cluster_with(short()).await;
     let admin = admin().await;
     let tenant = created(&cluster).await;
     // The client went away: the request's future is dropped half way.
@@ -257,7 +248,7 @@ async fn a_query_whose_request_is_dropped_ends_too() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_owner_role_is_limited_and_existing_roles_are_brought_up_to_date() {
-    let Some(url) = admin_url() else { return };
+    let url = admin_url();
     let one = PgClusterSettings {
         owner_connection_limit: 1,
         ..PgClusterSettings::default()
@@ -333,7 +324,7 @@ async fn the_sweep_ends_what_a_stopped_replica_left_whatever_its_name_and_nothin
     // Every role's timeout 1 s: the owner's sessions and the authenticator's are both
     // abandoned 3 s after they began (the timeout, the margin and the grace).
     let one = Duration::from_secs(1);
-    let Some(cluster) = cluster_with(PgClusterSettings {
+    let cluster = cluster_with(PgClusterSettings {
         timeouts: RoleTimeouts {
             owner: one,
             anon: one,
@@ -343,10 +334,7 @@ async fn the_sweep_ends_what_a_stopped_replica_left_whatever_its_name_and_nothin
         },
         ..short()
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let admin = admin().await;
     let tenant = created(&cluster).await;
     let (owner_role, authenticator_role) = (

@@ -21,20 +21,16 @@ use tokio::sync::mpsc;
 use tokio_postgres::config::Host;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
-pub(crate) fn admin_url() -> Option<String> {
-    let url = std::env::var("QUIRE_TEST_POSTGRES_URL").ok();
-    if url.is_none() {
-        println!("skipped: QUIRE_TEST_POSTGRES_URL is not set");
-    }
-    url
+/// The test server; every test here carries the `no_postgres` ignore, so it is set.
+pub(crate) fn admin_url() -> String {
+    std::env::var("QUIRE_TEST_POSTGRES_URL").expect("QUIRE_TEST_POSTGRES_URL")
 }
 
-pub(crate) async fn cluster_with(settings: PgClusterSettings) -> Option<PgCluster> {
-    let url = admin_url()?;
-    Some(PgCluster::connect(&url, settings).await.unwrap())
+pub(crate) async fn cluster_with(settings: PgClusterSettings) -> PgCluster {
+    PgCluster::connect(&admin_url(), settings).await.unwrap()
 }
 
-pub(crate) async fn cluster() -> Option<PgCluster> {
+pub(crate) async fn cluster() -> PgCluster {
     cluster_with(PgClusterSettings::default()).await
 }
 
@@ -58,7 +54,7 @@ pub(crate) async fn created(cluster: &PgCluster) -> TenantAccess {
 
 /// A plain admin connection to the test server's maintenance database.
 pub(crate) async fn admin() -> Client {
-    let url = admin_url().unwrap();
+    let url = admin_url();
     connect(&url.parse().unwrap()).await
 }
 

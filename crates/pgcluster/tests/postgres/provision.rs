@@ -10,9 +10,7 @@ use crate::{admin, admin_url, cluster, created, exists, new_tenant};
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_tenant_is_created_with_its_roles_grants_and_timeouts_then_dropped() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let admin = admin().await;
     let tenant = new_tenant();
     let names = &tenant.names;
@@ -126,9 +124,7 @@ async fn a_tenant_is_created_with_its_roles_grants_and_timeouts_then_dropped() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn drop_undoes_every_prefix_of_a_creation() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let admin = admin().await;
     for steps in 0..=3 {
         let tenant = new_tenant();
@@ -156,9 +152,7 @@ async fn drop_undoes_every_prefix_of_a_creation() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_session_open_on_the_database_does_not_stop_its_drop() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let config = cluster.tenant_config(&tenant, quire_pgcluster::TenantRole::Authenticator);
     let held = crate::connect(&config).await;
@@ -173,9 +167,7 @@ async fn a_session_open_on_the_database_does_not_stop_its_drop() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn sizes_name_the_databases_that_exist() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let missing = new_tenant();
     let sizes = cluster
@@ -191,7 +183,7 @@ async fn sizes_name_the_databases_that_exist() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_shared_roles_exist_after_racing_connects() {
-    let Some(url) = admin_url() else { return };
+    let url = admin_url();
     let (a, b) = tokio::join!(
         PgCluster::connect(&url, PgClusterSettings::default()),
         PgCluster::connect(&url, PgClusterSettings::default())
@@ -223,7 +215,7 @@ async fn the_shared_roles_exist_after_racing_connects() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn an_admin_with_createdb_and_createrole_provisions_without_the_event_trigger() {
-    let Some(url) = admin_url() else { return };
+    let url = admin_url();
     let admin = admin().await;
     let name = format!("quire_test_admin_{}", uuid::Uuid::new_v4().simple());
     let password = quire_kernel::secret::random_url_token();

@@ -22,9 +22,7 @@ async fn refused(
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_owner_creates_inserts_and_reads_typed_values() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let made = cluster
         .run_sql(
@@ -131,9 +129,7 @@ async fn the_owner_creates_inserts_and_reads_typed_values() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn several_statements_answer_with_the_last_and_keep_their_transactions() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let out = cluster
         .run_sql(
@@ -205,9 +201,7 @@ async fn several_statements_answer_with_the_last_and_keep_their_transactions() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn refusals_carry_postgresqls_words_and_the_position() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let r = refused(&cluster, &tenant, "select * from nowhere").await;
     assert_eq!(r.sqlstate, "42P01");
@@ -250,9 +244,7 @@ async fn refusals_carry_postgresqls_words_and_the_position() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn rows_past_the_limit_are_counted_not_kept() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     let out = cluster
         .run_sql(
@@ -279,9 +271,7 @@ async fn rows_past_the_limit_are_counted_not_kept() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn rows_past_eight_mebibytes_of_values_are_counted_not_kept() {
-    let Some(cluster) = cluster().await else {
-        return;
-    };
+    let cluster = cluster().await;
     let tenant = created(&cluster).await;
     // Twenty rows of 3 MiB each: two fit in 8 MiB, the third does not, and none after it
     // is kept though it would fit no better.
@@ -325,10 +315,7 @@ fn quick(owner: Duration, margin: Duration) -> PgClusterSettings {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn the_owners_statement_timeout_cuts_a_long_query() {
-    let Some(cluster) = cluster_with(quick(Duration::from_secs(1), Duration::from_secs(5))).await
-    else {
-        return;
-    };
+    let cluster = cluster_with(quick(Duration::from_secs(1), Duration::from_secs(5))).await;
     let tenant = created(&cluster).await;
     let shown = cluster
         .run_sql(&tenant, "show statement_timeout", 1)
@@ -349,10 +336,7 @@ async fn the_owners_statement_timeout_cuts_a_long_query() {
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn an_owner_who_lifts_its_timeout_is_cancelled_by_the_deadline() {
-    let Some(cluster) = cluster_with(quick(Duration::from_secs(1), Duration::from_secs(1))).await
-    else {
-        return;
-    };
+    let cluster = cluster_with(quick(Duration::from_secs(1), Duration::from_secs(1))).await;
     let tenant = created(&cluster).await;
     let started = Instant::now();
     let r = refused(
