@@ -1,33 +1,29 @@
 //! A database's end users in its `auth` schema, the `TenantUsers` adapter: statements run
 //! as the database's owner role on a small pool of its own, since the owner owns the
-//! schema (as `postgres` owns Supabase's) and no role a token can name may read it.
+//! schema (as `postgres` owns Supabase's) and no role a token can name may read it. The
+//! users' rows here; their sessions and refresh tokens in `sessions.rs`; the schema made
+//! at start and a user's row as read in `schema.rs`.
+
+mod schema;
+mod sessions;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AUTH_SCHEMA_SQL, AuthSettings, ConfirmationTry, EndUser, NewEndUser, Rotation, SignOutScope,
-    TenantUsers, UserChange, UserWriteError,
+    AuthSettings, ConfirmationTry, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers,
+    UserChange, UserWriteError,
 };
 use quire_kernel::InfraError;
 use time::OffsetDateTime;
-use tokio_postgres::{Client, Row};
+use tokio_postgres::Client;
 use uuid::Uuid;
 
+use self::schema::{USER_COLUMNS, user_of};
 use crate::pool::{Acquire, Lent, Pool};
-
-const USER_COLUMNS: &str = "id, email, email_confirmed_at, raw_user_meta_data, \
-    raw_app_meta_data, created_at, updated_at, last_sign_in_at";
 
 /// PostgreSQL's `unique_violation`.
 const UNIQUE_VIOLATION: &str = "23505";
-
-/// What a rotation's transaction decided (read into a [`Rotation`] once it committed).
-enum Turn {
-    Unknown,
-    Reused,
-    Rotated(Row, Uuid),
-}
 
 pub(crate) struct Users {
     pool: Pool<Client>,
@@ -68,20 +64,6 @@ fn acquired(e: Acquire<tokio_postgres::Error>) -> InfraError {
     }
 }
 
-fn user_of(row: &Row) -> Result<EndUser, InfraError> {
-    let read = |e: tokio_postgres::Error| infra("reading a user", &e);
-    Ok(EndUser {
-        id: row.try_get(0).map_err(read)?,
-        email: row.try_get(1).map_err(read)?,
-        email_confirmed_at: row.try_get(2).map_err(read)?,
-        user_metadata: row.try_get(3).map_err(read)?,
-        app_metadata: row.try_get(4).map_err(read)?,
-        created_at: row.try_get(5).map_err(read)?,
-        updated_at: row.try_get(6).map_err(read)?,
-        last_sign_in_at: row.try_get(7).map_err(read)?,
-    })
-}
-
 fn write_error(e: &tokio_postgres::Error) -> UserWriteError {
     if e.code().is_some_and(|c| c.code() == UNIQUE_VIOLATION) {
         UserWriteError::EmailTaken
@@ -97,44 +79,6 @@ impl Users {
 
     async fn conn(&self) -> Result<Lent<'_, Client>, InfraError> {
         self.pool.get().await.map_err(acquired)
-    }
-
-    /// Makes the `auth` schema if the database lacks any of it.
-    pub async fn ensure_schema(&self) -> Result<(), InfraError> {
-        let mut conn = self.conn().await?;
-        let sql = format!("BEGIN;\n{AUTH_SCHEMA_SQL}\nCOMMIT;");
-        conn.batch_execute(&sql)
-            .await
-            .map_err(|e| infra("making the auth schema", &e))?;
-        conn.clean();
-        Ok(())
-    }
-
-    /// Runs `work` in a transaction on one connection: committed when it returns `Ok`,
-    /// rolled back otherwise (a connection whose rollback fails is not reused).
-    async fn in_transaction<T>(
-        &self,
-        work: impl AsyncFnOnce(&Lent<'_, Client>) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T, InfraError> {
-        let mut conn = self.conn().await?;
-        conn.batch_execute("BEGIN")
-            .await
-            .map_err(|e| infra("beginning an auth transaction", &e))?;
-        match work(&conn).await {
-            Ok(value) => {
-                conn.batch_execute("COMMIT")
-                    .await
-                    .map_err(|e| infra("committing an auth transaction", &e))?;
-                conn.clean();
-                Ok(value)
-            }
-            Err(e) => {
-                if conn.batch_execute("ROLLBACK").await.is_ok() {
-                    conn.clean();
-                }
-                Err(infra("an auth transaction", &e))
-            }
-        }
     }
 }
 
@@ -344,21 +288,7 @@ impl TenantUsers for Users {
         token_hash: &str,
         now: OffsetDateTime,
     ) -> Result<EndUser, InfraError> {
-        let mut conn = self.conn().await?;
-        // One statement, so one transaction: the session, its first token, the sign-in.
-        let sql = format!(
-            "WITH s AS (INSERT INTO auth.sessions (id, user_id, created_at) \
-                 VALUES ($2, $1, $4) RETURNING id), \
-             t AS (INSERT INTO auth.refresh_tokens (token_hash, session_id, created_at) \
-                 SELECT $3, id, $4 FROM s) \
-             UPDATE auth.users SET last_sign_in_at = $4 WHERE id = $1 RETURNING {USER_COLUMNS}"
-        );
-        let row = conn
-            .query_one(&sql, &[&user, &session, &token_hash, &now])
-            .await
-            .map_err(|e| infra("starting a session", &e))?;
-        conn.clean();
-        user_of(&row)
+        sessions::start(self, user, session, token_hash, now).await
     }
 
     async fn rotate(
@@ -368,90 +298,11 @@ impl TenantUsers for Users {
         now: OffsetDateTime,
         grace: Duration,
     ) -> Result<Rotation, InfraError> {
-        let grace_start = now - grace;
-        let outcome = self
-            .in_transaction(async |conn| {
-                // The token and its session locked: presentations of one session take
-                // turns, and each sees what the one before it did.
-                let Some(found) = conn
-                    .query_opt(
-                        "SELECT t.session_id, t.revoked_at, s.user_id \
-                         FROM auth.refresh_tokens t JOIN auth.sessions s ON s.id = t.session_id \
-                         WHERE t.token_hash = $1 FOR UPDATE OF t, s",
-                        &[&presented],
-                    )
-                    .await?
-                else {
-                    return Ok(Turn::Unknown);
-                };
-                let session: Uuid = found.try_get(0)?;
-                let revoked_at: Option<OffsetDateTime> = found.try_get(1)?;
-                let user: Uuid = found.try_get(2)?;
-                if let Some(at) = revoked_at {
-                    let current = conn
-                        .query_opt(
-                            "SELECT token_hash FROM auth.refresh_tokens \
-                             WHERE parent_hash = $1 AND revoked_at IS NULL",
-                            &[&presented],
-                        )
-                        .await?;
-                    match current {
-                        // Just rotated, its successor unused: that successor, again.
-                        Some(row) if at > grace_start => {
-                            if row.try_get::<_, String>(0)? != successor {
-                                return Ok(Turn::Unknown);
-                            }
-                        }
-                        _ => {
-                            conn.execute("DELETE FROM auth.sessions WHERE id = $1", &[&session])
-                                .await?;
-                            return Ok(Turn::Reused);
-                        }
-                    }
-                } else {
-                    conn.execute(
-                        "UPDATE auth.refresh_tokens SET revoked_at = $2 WHERE token_hash = $1",
-                        &[&presented, &now],
-                    )
-                    .await?;
-                    conn.execute(
-                        "INSERT INTO auth.refresh_tokens (token_hash, session_id, parent_hash, created_at) \
-                         VALUES ($1, $2, $3, $4)",
-                        &[&successor, &session, &presented, &now],
-                    )
-                    .await?;
-                    conn.execute(
-                        "UPDATE auth.sessions SET refreshed_at = $2 WHERE id = $1",
-                        &[&session, &now],
-                    )
-                    .await?;
-                }
-                let sql = format!("SELECT {USER_COLUMNS} FROM auth.users WHERE id = $1");
-                let row = conn.query_one(&sql, &[&user]).await?;
-                Ok(Turn::Rotated(row, session))
-            })
-            .await?;
-        Ok(match outcome {
-            Turn::Unknown => Rotation::Unknown,
-            Turn::Reused => Rotation::Reused,
-            Turn::Rotated(row, session) => Rotation::Rotated {
-                user: user_of(&row)?,
-                session,
-            },
-        })
+        sessions::rotate(self, presented, successor, now, grace).await
     }
 
     async fn session_open(&self, session: Uuid) -> Result<bool, InfraError> {
-        let mut conn = self.conn().await?;
-        let row = conn
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM auth.sessions WHERE id = $1)",
-                &[&session],
-            )
-            .await
-            .map_err(|e| infra("reading a session", &e))?;
-        conn.clean();
-        row.try_get(0).map_err(|e| infra("reading a session", &e))
+        sessions::open(self, session).await
     }
 
     async fn end_sessions(
@@ -460,20 +311,7 @@ impl TenantUsers for Users {
         session: Uuid,
         scope: SignOutScope,
     ) -> Result<(), InfraError> {
-        let filter = match scope {
-            SignOutScope::Global => "",
-            SignOutScope::Local => " AND id = $2",
-            SignOutScope::Others => " AND id <> $2",
-        };
-        let sql = format!(
-            "DELETE FROM auth.sessions WHERE user_id = $1 AND ($2::uuid IS NOT NULL){filter}"
-        );
-        let mut conn = self.conn().await?;
-        conn.execute(&sql, &[&user, &session])
-            .await
-            .map_err(|e| infra("ending sessions", &e))?;
-        conn.clean();
-        Ok(())
+        sessions::end(self, user, session, scope).await
     }
 
     async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
