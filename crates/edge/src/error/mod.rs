@@ -12,6 +12,8 @@ use quire_kernel::{ErrorCode, InfraError};
 use serde_json::{Map, Value, json};
 
 mod mapping;
+#[cfg(test)]
+mod bodies;
 
 /// Why a dashboard form post is refused before it reaches the domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
