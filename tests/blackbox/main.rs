@@ -68,6 +68,7 @@ mod oauth_agents;
 mod oauth_clients;
 mod oauth_consent;
 mod oauth_documents;
+mod oauth_documents_refused;
 mod oauth_flow;
 mod oauth_tokens;
 mod object_projects;
