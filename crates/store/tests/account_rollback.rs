@@ -12,7 +12,7 @@ use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
 mod common;
-use common::{postgres, sqlite};
+use common::on_both_databases;
 
 /// A fault inside each multi-step write of the account flows leaves no trace: no account
 /// and no link after a failed sign-up, the link unspent after a failed verification or
@@ -123,15 +123,6 @@ async fn account_flows_roll_back(db: Database) {
     assert_eq!(db.session_by_hash("ann-session").await.unwrap(), None);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn account_flows_roll_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    account_flows_roll_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        account_flows_roll_back(db).await;
-    }
-}
-
 /// A fault inside each multi-step write of the second factor and the password change
 /// leaves the account, its codes and its sessions as they were.
 async fn second_factor_writes_roll_back(db: Database) {
@@ -225,11 +216,4 @@ async fn second_factor_writes_roll_back(db: Database) {
     assert!(db.session_by_hash("here").await.unwrap().is_some());
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn second_factor_writes_roll_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    second_factor_writes_roll_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        second_factor_writes_roll_back(db).await;
-    }
-}
+on_both_databases!(account_flows_roll_back, second_factor_writes_roll_back,);

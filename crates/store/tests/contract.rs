@@ -29,7 +29,7 @@ mod postgres {
     use super::*;
 
     pub async fn make() -> Option<(Arc<Database>, TestDatabase)> {
-        let test_db = TestDatabase::create().await?;
+        let test_db = TestDatabase::create().await;
         let db = Database::connect(&DatabaseConfig::new(test_db.url.clone()))
             .expect("connect")
             .with_sealing_key(SealingKey::ephemeral());

@@ -13,7 +13,7 @@ use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
 mod common;
-use common::{postgres, sqlite};
+use common::on_both_databases;
 
 fn file(path: &str, size: u64) -> FileEntry {
     FileEntry {
@@ -80,11 +80,4 @@ async fn replace_files_rolls_back(db: Database) {
     assert_eq!(db.files(page.id).await.unwrap(), new);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn replace_files_rolls_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    replace_files_rolls_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        replace_files_rolls_back(db).await;
-    }
-}
+on_both_databases!(replace_files_rolls_back,);

@@ -22,7 +22,7 @@ use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
 mod common;
-use common::{postgres, sqlite};
+use common::on_both_databases;
 
 fn bootstrap(handle: &str) -> CreateAccount {
     CreateAccount {
@@ -58,15 +58,6 @@ async fn create_account_rolls_back(db: Database) {
         db.keys_of_account(created.account.id).await.unwrap().len(),
         1
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn create_account_rolls_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    create_account_rolls_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        create_account_rolls_back(db).await;
-    }
 }
 
 /// A fault after the move, or after the delete, restores keys, databases and the default.
@@ -147,15 +138,6 @@ async fn delete_with_move_rolls_back(db: Database) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn delete_with_move_rolls_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    delete_with_move_rolls_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        delete_with_move_rolls_back(db).await;
-    }
-}
-
 fn public_client(clock: &SystemClock) -> OAuthClient {
     OAuthClient {
         id: ClientId::generate(),
@@ -205,15 +187,6 @@ async fn delete_client_rolls_back(db: Database) {
     assert!(db.delete_client(&client.id, clock.now()).await.unwrap());
     let home = db.project_by_id(home.id).await.unwrap().unwrap();
     assert_eq!(home.oauth_client_id, None);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn delete_client_rolls_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    delete_client_rolls_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        delete_client_rolls_back(db).await;
-    }
 }
 
 async fn redeeming_and_rotating_roll_back(db: Database) {
@@ -286,15 +259,6 @@ async fn redeeming_and_rotating_roll_back(db: Database) {
     assert_eq!(db.refresh_token(&third.token_hash).await.unwrap(), None);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn redeeming_and_rotating_roll_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    redeeming_and_rotating_roll_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        redeeming_and_rotating_roll_back(db).await;
-    }
-}
-
 /// A fault after the account is marked activated leaves it not activated and the number
 /// unbound; the same activation then succeeds.
 async fn activation_rolls_back(db: Database) {
@@ -334,11 +298,10 @@ async fn activation_rolls_back(db: Database) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn activation_rolls_back_on_sqlite_and_postgres() {
-    let (db, _dir) = sqlite().await;
-    activation_rolls_back(db).await;
-    if let Some((db, _t)) = postgres().await {
-        activation_rolls_back(db).await;
-    }
-}
+on_both_databases!(
+    create_account_rolls_back,
+    delete_with_move_rolls_back,
+    delete_client_rolls_back,
+    redeeming_and_rotating_roll_back,
+    activation_rolls_back,
+);

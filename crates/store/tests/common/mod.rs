@@ -20,11 +20,43 @@ pub async fn sqlite() -> (Database, tempfile::TempDir) {
     (db, dir)
 }
 
-/// A PostgreSQL database of its own, or `None` to skip (see [`TestDatabase`]).
-pub async fn postgres() -> Option<(Database, TestDatabase)> {
-    let t = TestDatabase::create().await?;
+/// A PostgreSQL database of its own (see [`TestDatabase`]); only for tests that carry the
+/// `no_postgres` ignore.
+pub async fn postgres() -> (Database, TestDatabase) {
+    let t = TestDatabase::create().await;
     let db = Database::connect(&DatabaseConfig::new(t.url.clone()))
         .expect("connect")
         .with_sealing_key(key());
-    Some((db, t))
+    (db, t)
 }
+
+/// Makes each listed `async fn check(db: Database)` two tests, `sqlite::check` and
+/// `postgres::check`, each on a fresh database of its own. Where PostgreSQL is not
+/// configured the PostgreSQL one is reported as ignored, with the reason (the `no_postgres`
+/// cfg of `build.rs`), while the SQLite one still runs.
+#[allow(unused_macros)] // not every test binary checks both databases this way
+macro_rules! on_both_databases {
+    ($($check:ident),+ $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $check() {
+                    let (db, _dir) = $crate::common::sqlite().await;
+                    super::$check(db).await;
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+                async fn $check() {
+                    let (db, _t) = $crate::common::postgres().await;
+                    super::$check(db).await;
+                }
+            )+
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_both_databases;
