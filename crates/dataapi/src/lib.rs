@@ -24,6 +24,8 @@
 
 mod answer;
 mod error;
+#[cfg(test)]
+mod error_bodies;
 mod grammar;
 mod headers;
 mod query;
