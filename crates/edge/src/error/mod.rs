@@ -11,9 +11,9 @@ use actix_web::{HttpResponse, ResponseError};
 use quire_kernel::{ErrorCode, InfraError};
 use serde_json::{Map, Value, json};
 
-mod mapping;
 #[cfg(test)]
 mod bodies;
+mod mapping;
 
 /// Why a dashboard form post is refused before it reaches the domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
