@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 use crate::credentials::bearer;
 use crate::errors::cors;
 
+#[cfg(test)]
+mod bodies;
+
 /// `POST signup`'s body (supabase-js also sends `gotrue_meta_security`, which is ignored).
 #[derive(Debug, Deserialize)]
 struct SignUpBody {
