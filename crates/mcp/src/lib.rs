@@ -15,6 +15,8 @@ pub mod gate;
 mod limiter;
 mod server;
 pub mod tools;
+#[cfg(test)]
+mod tools_list;
 mod transport;
 
 use std::sync::Arc;
