@@ -5,14 +5,17 @@
 //! `target/mcp-python`), Supabase's Python client (in `target/supabase-python`), the MCP Inspector, the MCP conformance suite and the Node 22 they
 //! run on (in `target/inspector`, `target/conformance` and `target/node22`), and supabase-js's
 //! browser build for the to-do example (`examples/todo/site/supabase.js`), and the `openssl`
-//! command (on `PATH`: a TLS server with a certificate no one trusts). Under `CI=true` nothing is ever
-//! skipped: the tests run and fail on what is missing.
+//! command (on `PATH`: a TLS server with a certificate no one trusts), Debian's aiosmtpd
+//! (`/usr/bin/python3` imports it: a real SMTP relay), an S3-compatible server
+//! (`QUIRE_TEST_S3_ENDPOINT`), util-linux's `script` (on `PATH`: a terminal for the CLI) and
+//! nginx (on `PATH` or in `/usr/sbin`). Under `CI=true` nothing is ever skipped: the tests
+//! run and fail on what is missing.
 
 use std::path::{Path, PathBuf};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const SKIPS: [&str; 10] = [
+const SKIPS: [&str; 14] = [
     "no_postgres",
     "no_chromium",
     "no_axe",
@@ -23,6 +26,10 @@ const SKIPS: [&str; 10] = [
     "no_supabase_python",
     "no_supabase_js",
     "no_openssl",
+    "no_aiosmtpd",
+    "no_s3",
+    "no_script",
+    "no_nginx",
 ];
 /// The MCP Inspector's entry point and the Node that runs it, under `target`.
 const INSPECTOR: &str =
@@ -35,6 +42,10 @@ const CONFORMANCE: &str =
 /// supabase-js's browser build, fetched by `examples/todo/fetch-supabase-js.sh`, under the
 /// workspace's root.
 const SUPABASE_JS: &str = "examples/todo/site/supabase.js";
+
+/// Where Debian installs aiosmtpd (`python3-aiosmtpd`), watched so that installing it probes
+/// again.
+const AIOSMTPD: &str = "/usr/lib/python3/dist-packages/aiosmtpd";
 
 /// Whether `path` exists; asks cargo to probe again when it appears or goes. A missing file
 /// is watched through its nearest existing folder below `stop` (cargo would otherwise rerun
@@ -55,7 +66,13 @@ fn main() {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     println!("cargo::rerun-if-changed=build.rs");
-    for var in ["CI", "QUIRE_TEST_POSTGRES_URL", "QUIRE_AXE_JS", "PATH"] {
+    for var in [
+        "CI",
+        "QUIRE_TEST_POSTGRES_URL",
+        "QUIRE_TEST_S3_ENDPOINT",
+        "QUIRE_AXE_JS",
+        "PATH",
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
@@ -64,6 +81,9 @@ fn main() {
     let mut missing = Vec::new();
     if std::env::var_os("QUIRE_TEST_POSTGRES_URL").is_none() {
         missing.push("no_postgres");
+    }
+    if std::env::var_os("QUIRE_TEST_S3_ENDPOINT").is_none() {
+        missing.push("no_s3");
     }
     let usr = Path::new("/usr");
     // Both probed (`&`, not `&&`), so both are watched.
@@ -94,6 +114,26 @@ fn main() {
     }
     if !on_path("openssl") {
         missing.push("no_openssl");
+    }
+    if !on_path("script") {
+        missing.push("no_script");
+    }
+    // Where the replicas test looks for it (`replicas::nginx::binary`); `|`, not `||`, so
+    // that Debian's place is watched either way.
+    if !(on_path("nginx") | present(Path::new("/usr/sbin/nginx"), usr)) {
+        missing.push("no_nginx");
+    }
+    // The import decides (`python3 -c "import aiosmtpd"`, as the relay helper checks); the
+    // folder is only watched.
+    present(Path::new(AIOSMTPD), Path::new("/usr/lib"));
+    let aiosmtpd = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", "import aiosmtpd"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !aiosmtpd {
+        missing.push("no_aiosmtpd");
     }
     if !present(&target.join("mcp-python/bin/python"), &target) {
         missing.push("no_mcp_python");
