@@ -238,9 +238,8 @@ async fn publish_names_and_describes_pages(b: Backend) {
     assert!(err.contains("no page named my-notes"), "{err}");
 }
 
-/// Runs `quire ARGS` on a pseudo-terminal (util-linux `script`) fed `input`; `None` when
-/// `script` is not installed.
-fn on_a_terminal(user: &User, args: &str, input: &[u8]) -> Option<std::process::Output> {
+/// Runs `quire ARGS` on a pseudo-terminal (util-linux `script`) fed `input`.
+fn on_a_terminal(user: &User, args: &str, input: &[u8]) -> std::process::Output {
     let quire = crate::cli::quire_bin().to_str().unwrap().to_owned();
     let mut child = std::process::Command::new("script")
         .args(["-qec", &format!("{quire} {args}"), "/dev/null"])
@@ -253,9 +252,9 @@ fn on_a_terminal(user: &User, args: &str, input: &[u8]) -> Option<std::process::
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .ok()?;
+        .expect("`script` (util-linux) is on PATH");
     child.stdin.take().unwrap().write_all(input).unwrap();
-    Some(child.wait_with_output().unwrap())
+    child.wait_with_output().unwrap()
 }
 
 async fn delete_asks_on_a_terminal(b: Backend) {
@@ -267,16 +266,13 @@ async fn delete_asks_on_a_terminal(b: Backend) {
     site(&dir);
     user.ok(&["publish", dir.to_str().unwrap()]);
 
-    let Some(kept) = on_a_terminal(&user, "pages delete doomed", b"n\n") else {
-        eprintln!("skipped: no `script` to make a terminal");
-        return;
-    };
+    let kept = on_a_terminal(&user, "pages delete doomed", b"n\n");
     let shown = String::from_utf8_lossy(&kept.stdout);
     assert!(shown.contains("Delete page doomed? [y/N]"), "{shown}");
     assert_eq!(kept.status.code(), Some(2), "{shown}");
     user.ok(&["pages", "get", "doomed"]);
 
-    let gone = on_a_terminal(&user, "pages delete doomed", b"y\n").unwrap();
+    let gone = on_a_terminal(&user, "pages delete doomed", b"y\n");
     let shown = String::from_utf8_lossy(&gone.stdout);
     assert!(gone.status.success(), "{shown}");
     assert!(shown.contains("Deleted doomed."), "{shown}");
@@ -286,10 +282,24 @@ async fn delete_asks_on_a_terminal(b: Backend) {
 
 on_both_backends!(
     publish_names_and_describes_pages,
-    delete_asks_on_a_terminal,
     publishing_a_folder_again_replaces_its_page,
     logout_and_login_revoke_the_cli_key,
 );
+
+/// The test that needs `script`, in a module of its own: each use of the macro makes its
+/// `sqlite` and `postgres` modules.
+mod terminal {
+    use super::delete_asks_on_a_terminal;
+    use crate::harness::on_both_backends;
+
+    on_both_backends!(
+        #[cfg_attr(
+            no_script,
+            ignore = "needs util-linux's script: apt-get install util-linux"
+        )]
+        delete_asks_on_a_terminal
+    );
+}
 
 /// The stored key of a CLI user.
 fn stored_key(user: &User) -> String {
