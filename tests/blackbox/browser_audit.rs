@@ -32,6 +32,14 @@ fn site(title: &str, slug: &str, policy: &serde_json::Value) -> serde_json::Valu
     body
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
+#[cfg_attr(
+    all(no_axe, not(no_chromium)),
+    ignore = "needs axe-core: npm install --prefix target/axe axe-core"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dashboard_page_passes_the_audit() {
     let Some(browser) = Driver::start().await else {

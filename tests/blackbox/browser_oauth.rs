@@ -78,6 +78,10 @@ fn query_of(url: &str) -> std::collections::HashMap<String, String> {
     no_chromium,
     ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
 )]
+#[cfg_attr(
+    all(no_axe, not(no_chromium)),
+    ignore = "needs axe-core: npm install --prefix target/axe axe-core"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_with_a_second_factor_approves_an_application_in_chromium() {
     let Some(browser) = Driver::start().await else {

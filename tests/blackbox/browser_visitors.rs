@@ -29,6 +29,14 @@ async fn publish(srv: &Server, key: &str, slug: &str, policy: Value) -> String {
     r.assert_status(201)["id"].as_str().unwrap().to_owned()
 }
 
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs /usr/bin/chromium and /usr/bin/chromedriver"
+)]
+#[cfg_attr(
+    all(no_axe, not(no_chromium)),
+    ignore = "needs axe-core: npm install --prefix target/axe axe-core"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn visitor_pages_pass_axe_and_fit_a_phone_in_chromium() {
     let Some(browser) = Driver::start().await else {
