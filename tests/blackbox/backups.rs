@@ -297,11 +297,18 @@ async fn a_backup_succeeds_while_pages_are_replaced_several_times_a_second() {
         );
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let churn: Vec<_> = ids
         .iter()
         .enumerate()
         .map(|(page, id)| {
-            let (srv, key, id, stop) = (srv.clone(), ann.key.clone(), id.clone(), stop.clone());
+            let (srv, key, id, stop, done) = (
+                srv.clone(),
+                ann.key.clone(),
+                id.clone(),
+                stop.clone(),
+                done.clone(),
+            );
             tokio::spawn(async move {
                 let mut round = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -311,14 +318,19 @@ async fn a_backup_succeeds_while_pages_are_replaced_several_times_a_second() {
                     srv.call("PUT", &path, Some(&key), Some(&body))
                         .await
                         .assert_status(200);
+                    done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 }
                 round
             })
         })
         .collect();
-    // Under way before the backup starts.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Under way before the backup starts: as many replaces answered as there are pages.
+    let pages = ids.len();
+    crate::harness::eventually("as many replaces answered as there are pages", || async {
+        done.load(std::sync::atomic::Ordering::Relaxed) >= pages
+    })
+    .await;
     let backup = db.dir.path().join("backup");
     let started = std::time::Instant::now();
     let mut command = db.command();

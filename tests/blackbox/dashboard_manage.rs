@@ -405,7 +405,8 @@ async fn pages_are_listed_changed_archived_and_deleted(b: Backend) {
 
     let archived = browser.post(&detail_path, &[("action", "archive")]).await;
     assert_eq!(archived.status, 303);
-    // The pages origin forgets a changed page within its policy cache's second.
+    // The pages origin forgets a changed page within its policy cache's second: a fixed
+    // wait just past it, since that bound is what is checked.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     assert_eq!(visitor.get(url).send().await.unwrap().status(), 404);
     let archived_list = browser

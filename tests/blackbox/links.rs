@@ -416,6 +416,7 @@ async fn links_are_followed_under_their_policies(b: Backend) {
     let (status, _, headers, _) = follow(&format!("{}/s/forever", s.pages), &[]).await;
     assert_eq!(status, 308);
     assert_ne!(headers["cache-control"], "private, no-store");
+    // Waits out the real expiry, 2 s away on the server's clock (what is checked).
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     assert_eq!(follow(&format!("{}/s/brief", s.pages), &[]).await.0, 410);
     let (status, location, _, _) = follow(&format!("{}/s/brief-next", s.pages), &[]).await;

@@ -303,7 +303,8 @@ async fn expired_pages_and_spent_budgets_are_410(b: Backend) {
     assert_eq!(r.status, 200);
     assert_eq!(header(&r, "cache-control"), "private, no-store");
     assert_eq!(visit(&srv, "/s/brief").await.status, 302);
-    // Waits out the real expiry, 2 s away on the server's clock.
+    // Waits out the real expiry, 2 s away on the server's clock (the expiry on the clock is
+    // what is checked).
     tokio::time::sleep(Duration::from_millis(2_500)).await;
     let r = visit(&srv, "/ann/brief/").await;
     assert_eq!(r.status, 410);
@@ -431,6 +432,7 @@ async fn policy_changes_reach_another_replica_within_a_second(b: Backend) {
     change(json!({"status": "active"}), 200).await;
     assert_eq!(visit(&second, &format!("/s/{code}")).await.status, 302);
     first.delete(&path, &ann.key, None).await.assert_status(204);
+    // The second's bound, as for each change above.
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(visit(&second, "/ann/live/").await.status, 404);
     assert_eq!(visit(&second, &format!("/s/{code}")).await.status, 404);
