@@ -2,7 +2,8 @@
 //! PostgreSQL, spoken to over HTTP only. Every route and every error code of projects,
 //! grants, keys and authentication is exercised here.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+#![allow(clippy::unwrap_used)]
+// test code: a panic is the failure report
 // A test may need several things a machine can lack (PostgreSQL, Chromium, supabase-js);
 // where two are missing, two `ignore`s apply and the second is reported unused.
 #![allow(unused_attributes)]
