@@ -292,7 +292,7 @@ async fn sign_in_enroll_and_approve(b: Backend) {
         .await;
     assert_eq!(r.status, 401);
     // The enrolling code is spent; the next step's code is accepted.
-    let next_code = secret.code_at(now + time::Duration::seconds(30));
+    let next_code = crate::harness::code_after_enrolling(&secret, now);
     let r = second
         .post("/login/totp", &[("code", &next_code), ("next", &consent)])
         .await;

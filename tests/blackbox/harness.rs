@@ -488,3 +488,14 @@ pub fn sha256sum(bytes: &[u8]) -> String {
     let out = child.wait_with_output().unwrap();
     String::from_utf8(out.stdout).unwrap()[..64].to_owned()
 }
+
+/// A TOTP code other than the enrolling one: the next step's while the clock is still in the
+/// step enrolled at (a step ahead is accepted), the current step's on a run slow enough to
+/// have left it, where the step after enrolling would be too old.
+pub fn code_after_enrolling(
+    secret: &quire_accounts::TotpSecret,
+    enrolled_at: time::OffsetDateTime,
+) -> String {
+    let later = time::OffsetDateTime::now_utc().max(enrolled_at + time::Duration::seconds(30));
+    secret.code_at(later)
+}

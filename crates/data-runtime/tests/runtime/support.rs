@@ -115,6 +115,9 @@ impl Tenant {
     pub async fn superuser(&self) -> Client {
         let mut config: tokio_postgres::Config = admin_url().parse().unwrap();
         config.dbname(&self.access.names.database);
+        // A test may give the database idle timeouts of a millisecond; the superuser's own
+        // session, idle between its login and its first query, must not be what they end.
+        config.options("-c idle_session_timeout=0 -c idle_in_transaction_session_timeout=0");
         connect(&config).await
     }
 
