@@ -145,14 +145,17 @@ async fn a_killed_replica_never_overspends_and_idle_blocks_come_back(b: Backend)
     }
     assert!(rest >= 25, "{rest}");
     // Idle for 2 s, returned by the next flush; the survivor's page cache forgets "spent"
-    // within its policy cache time.
-    eventually("the idle block back for the survivor to serve", || async {
-        visit(&survivor, "/ann/idle/").await.status == 200
-    })
-    .await;
-    rest += 1;
-    while visit(&survivor, "/ann/idle/").await.status == 200 {
+    // within its policy cache time. On a slow run the block comes back while the survivor
+    // is still serving what was never leased, and it has served those views already.
+    if 8 + rest < 40 {
+        eventually("the idle block back for the survivor to serve", || async {
+            visit(&survivor, "/ann/idle/").await.status == 200
+        })
+        .await;
         rest += 1;
+        while visit(&survivor, "/ann/idle/").await.status == 200 {
+            rest += 1;
+        }
     }
     assert_eq!(8 + rest, 40, "every view of the budget was served");
     let id = page["id"].as_str().unwrap();
