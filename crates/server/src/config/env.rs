@@ -64,16 +64,8 @@ impl Config {
             "QUIRE_OAUTH_CIMD_ALLOW_LOOPBACK_HTTP",
             &mut c.oauth_documents_on_loopback_http,
         )?;
-        let number = |name: &'static str, slot: &mut usize| -> Result<(), ConfigError> {
-            if let Some(v) = env(name) {
-                *slot = v.parse().map_err(|_| ConfigError::Invalid {
-                    name,
-                    expected: "a whole number",
-                    value: v,
-                })?;
-            }
-            Ok(())
-        };
+        let number = |name, slot: &mut usize| whole(&env, name, slot);
+        let wide = |name, slot: &mut u64| whole(&env, name, slot);
         number(
             "QUIRE_DATABASE_MAX_CONNECTIONS",
             &mut c.database_max_connections,
@@ -102,16 +94,6 @@ impl Config {
         let mut per_client = usize::try_from(c.max_connections_per_client).unwrap_or(usize::MAX);
         number("QUIRE_MAX_CONNECTIONS_PER_CLIENT", &mut per_client)?;
         c.max_connections_per_client = u32::try_from(per_client).unwrap_or(u32::MAX);
-        let wide = |name: &'static str, slot: &mut u64| -> Result<(), ConfigError> {
-            if let Some(v) = env(name) {
-                *slot = v.parse().map_err(|_| ConfigError::Invalid {
-                    name,
-                    expected: "a whole number",
-                    value: v,
-                })?;
-            }
-            Ok(())
-        };
         wide("QUIRE_MAX_FILE_BYTES", &mut c.max_file_bytes)?;
         wide("QUIRE_MAX_PAGE_BYTES", &mut c.max_page_bytes)?;
         wide("QUIRE_MAX_OBJECT_BYTES", &mut c.max_object_bytes)?;
@@ -150,4 +132,20 @@ impl Config {
         )?;
         Ok(())
     }
+}
+
+/// Reads the whole number `name` sets, if it sets one, into `slot`.
+fn whole<T: std::str::FromStr>(
+    env: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    slot: &mut T,
+) -> Result<(), ConfigError> {
+    if let Some(v) = env(name) {
+        *slot = v.parse().map_err(|_| ConfigError::Invalid {
+            name,
+            expected: "a whole number",
+            value: v,
+        })?;
+    }
+    Ok(())
 }

@@ -54,6 +54,12 @@ fn environment_overrides_the_file() {
 fn bad_values_are_named() {
     let err = Config::load(None, env_of(&[("QUIRE_WORKERS", "many")])).unwrap_err();
     assert!(err.to_string().contains("QUIRE_WORKERS"), "{err}");
+    let err = Config::load(None, env_of(&[("QUIRE_MAX_PAGE_BYTES", "-1")])).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("QUIRE_MAX_PAGE_BYTES must be a whole number"),
+        "{err}"
+    );
     let err = Config::load(None, env_of(&[("QUIRE_PIN_WORKERS", "yes")])).unwrap_err();
     assert!(
         err.to_string()
