@@ -33,8 +33,8 @@ use crate::error::StoreError;
 pub(crate) type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
-pub(crate) const SQLITE_MIGRATIONS: EmbeddedMigrations =
-    embed_migrations!("../../migrations/sqlite");
+/// The SQLite migrations, embedded; public for the tests that migrate step by step.
+pub const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 /// Names of the embedded PostgreSQL migrations, in order.
 pub static MIGRATION_NAMES_POSTGRES: std::sync::LazyLock<Vec<String>> =

@@ -20,8 +20,6 @@ mod error;
 mod keys;
 mod limits;
 mod link_counts;
-#[cfg(test)]
-mod link_target_migration;
 mod links;
 mod mail;
 mod oauth;
@@ -45,7 +43,9 @@ mod types;
 mod view_leases;
 
 pub use db::{
-    Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE, PoolStatus,
+    Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE,
+    PoolStatus, SQLITE_MIGRATIONS,
 };
 pub use error::StoreError;
 pub use secrets::{Resealed, SealedAtStart};
+pub use types::SQLITE_TIME;

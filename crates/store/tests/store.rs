@@ -14,6 +14,13 @@ use quire_testkit::pg::TestDatabase;
 mod common;
 use common::{key, postgres, sqlite};
 
+// What the store writes in SQLite's own formats (times as text, a migration that rebuilds
+// a table), here rather than as unit tests so the crate compiles once for the tests.
+#[path = "formats/link_targets.rs"]
+mod link_targets;
+#[path = "formats/sqlite_time.rs"]
+mod sqlite_time;
+
 #[test]
 fn both_backends_have_the_same_migrations() {
     assert!(!MIGRATION_NAMES_POSTGRES.is_empty());

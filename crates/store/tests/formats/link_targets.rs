@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel_migrations::MigrationHarness;
 
-use crate::db::SQLITE_MIGRATIONS;
+use quire_store::SQLITE_MIGRATIONS;
 
 /// The version of the migration before it (`2026-11-27-110000_oauth_grant_project`).
 const BEFORE: &str = "20261127110000";
