@@ -1,7 +1,5 @@
 //! Password sign-in, sessions and sign-out against the in-memory fakes.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{

@@ -2,8 +2,6 @@
 //! current password, the rules, a failing store, the other sessions ended, the notice, and
 //! the try limit; and that none of it hashes or verifies on the async worker.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::SignInError;
@@ -12,7 +10,7 @@ use quire_testkit::memory::Op;
 use quire_testkit::{Heartbeats, World};
 use time::Duration;
 
-mod common;
+use crate::common;
 use common::{CLIENT, PASSWORD, form, open_world, token_in};
 
 #[tokio::test]

@@ -1,8 +1,6 @@
 //! The platform admin's account management, against the in-memory fakes: only the platform
 //! admin's full-scope principal lists and (de)activates accounts, never its own account off.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, AdminAccountsError, CreateAccount};

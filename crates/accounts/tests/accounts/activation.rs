@@ -1,8 +1,6 @@
 //! Activation against the in-memory fakes and a fixed clock: the order of the checks, the
 //! captcha's lifetime and single use, the rolling window's edge, and the invitation list.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::captcha::{ACTIVATE, CHALLENGE_LIFETIME};

@@ -2,9 +2,7 @@
 //! request bound to its session, codes (60 s, single use, reuse revokes), PKCE, client
 //! authentication, refresh rotation with reuse detection, the token endpoint's rate limit.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::{REDIRECT, SESSION, VERIFIER, flow, query_of};
 use quire_kernel::{App, Apps, PrincipalKind};

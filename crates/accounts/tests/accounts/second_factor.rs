@@ -2,8 +2,6 @@
 //! sign-in, recovery codes, turning the factor off and sealing legacy secrets, against the
 //! in-memory fakes with a fixed clock.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{

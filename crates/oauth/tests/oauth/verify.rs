@@ -2,9 +2,7 @@
 //! the spec's exact description: shape, key and signature, kind, issuer and audience,
 //! expiry, the client in the registry, the registry readable; then the account.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::{Flow, Now, flow, refused};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};

@@ -2,8 +2,6 @@
 //! link, sign-up without enumeration, verification, reset, every lifetime's edge and the
 //! rolling limits.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use quire_accounts::SignInError;
 use quire_signup::{
     ActivationMode, NewAccount, PasswordRule, ResetError, SetupError, SignUpError, SignUpMode,
@@ -14,7 +12,7 @@ use quire_testkit::memory::Op;
 use quire_testkit::world::BASE_URL;
 use time::Duration;
 
-mod common;
+use crate::common;
 use common::{CLIENT, PASSWORD, form, open_world, token_in};
 
 fn token_of_link(link: &str) -> String {

@@ -3,8 +3,6 @@
 //! seen within the lookup TTL, unknown keys are never cached, and a key's use is written
 //! once per window.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_kernel::Clock;

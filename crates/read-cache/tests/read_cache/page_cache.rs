@@ -3,8 +3,6 @@
 //! replica shows at once in the next fetch, a write through another replica within the TTL,
 //! and pages that do not exist are never held.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use quire_kernel::{PageId, Principal};
 use quire_pages::{FileInput, PageError, PageView, PatchRequest, PublishRequest};
 use quire_projects::ProjectPatch;

@@ -3,9 +3,7 @@
 //! tokens act there, refreshes keep it; another account's project is refused and nothing is
 //! stored) and "read only" (narrows to `page:read`, never widens).
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::{Flow, SESSION, query_of};
 use quire_kernel::{App, ProjectSlug};

@@ -4,9 +4,7 @@
 //! default); the admin's deletion blocks the URL; the operator's switch; fetch failures and
 //! bad documents on the error page.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::{CHALLENGE, REDIRECT, SESSION, VERIFIER, query_of};
 use quire_kernel::Resource;

@@ -3,9 +3,7 @@
 //! pending, denied, unredeemed and expired ones are not; disconnecting revokes every grant
 //! behind the entry (its refresh tokens stop working) and only the account's own.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::Now;
 use quire_oauth::grant::REFRESH_IDLE_LIFETIME;

@@ -1,9 +1,7 @@
 //! RFC 8707 resource indicators and the read-only scope, through the consent and token use
 //! cases: the grant's resource becomes the token's audience, and the token works only there.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use common::{flow, refused};
 use quire_kernel::{App, Resource};

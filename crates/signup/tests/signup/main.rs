@@ -1,0 +1,8 @@
+//! The self-service flows and the password change against the in-memory fakes and a fixed clock.
+//! One test binary for the crate: each file a module, linked once.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod common;
+mod flows;
+mod password_change;
