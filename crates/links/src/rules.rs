@@ -1,5 +1,5 @@
-//! The rules of a link's policy fields, shared by every kind of link (pages' and URL
-//! links): alias, password, expiry, view budget, allow list. Each refusal names its field,
+//! The rules of a link's policy fields, shared by every kind of link (pages', objects' and
+//! URL links): access, alias, password, expiry, view budget, allow list. Each refusal names its field,
 //! so the HTTP layer can pass the message on unchanged.
 
 use std::collections::{HashMap, HashSet};
@@ -9,7 +9,7 @@ use quire_kernel::{Email, Handle, InfraError};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::policy::AllowEntry;
+use crate::policy::{Access, AllowEntry};
 use crate::ports::AccountDirectory;
 
 /// Longest link password, in characters: within the hasher's 1,024 bytes whatever the
@@ -42,6 +42,13 @@ pub fn page_password(password: &str) -> Result<(), Invalid> {
         )));
     }
     Ok(())
+}
+
+/// # Errors
+/// When the value is none of `private`, `password`, `allow_list`, `public`.
+pub fn access(raw: &str) -> Result<Access, Invalid> {
+    Access::parse(raw)
+        .ok_or_else(|| Invalid("access must be private, password, allow_list or public".into()))
 }
 
 /// # Errors

@@ -3,6 +3,7 @@
 use quire_kernel::InfraError;
 use quire_projects::AddressError;
 
+use crate::policy_input::PolicyError;
 use crate::ports::LinkWriteError;
 use crate::rules::{AllowError, Invalid};
 use crate::target_url::UrlRefusal;
@@ -54,6 +55,16 @@ impl From<AllowError> for LinkError {
         match e {
             AllowError::Invalid(i) => LinkError::Invalid(i.0),
             AllowError::Infra(e) => LinkError::Infra(e),
+        }
+    }
+}
+
+impl From<PolicyError> for LinkError {
+    fn from(e: PolicyError) -> Self {
+        match e {
+            PolicyError::Invalid(i) => LinkError::Invalid(i.0),
+            PolicyError::PasswordRequired => LinkError::PasswordRequired,
+            PolicyError::Infra(e) => LinkError::Infra(e),
         }
     }
 }

@@ -6,9 +6,9 @@ use time::OffsetDateTime;
 
 use super::{LinkError, LinkPatch, LinkService, LinkView, NewLink};
 use crate::model::{Link, RedirectStatus, Target};
-use crate::policy::{Access, Policy};
+use crate::policy::Access;
+use crate::policy_input::{AllowOrder, PolicyInput, PolicyPatch};
 use crate::ports::LinkWriteError;
-use crate::rules::{self, PasswordChange};
 
 /// Longest title of a URL link, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -25,12 +25,6 @@ fn title(raw: &str) -> Result<String, LinkError> {
         ));
     }
     Ok(raw.to_owned())
-}
-
-fn access(raw: &str) -> Result<Access, LinkError> {
-    Access::parse(raw).ok_or_else(|| {
-        LinkError::Invalid("access must be private, password, allow_list or public".into())
-    })
 }
 
 fn redirect(raw: i128) -> Result<RedirectStatus, LinkError> {
@@ -76,31 +70,31 @@ impl LinkService {
             .as_deref()
             .map(|u| self.url("expiredUrl", u))
             .transpose()?;
-        // A URL link leads to something public already: by default anyone may follow it.
-        let access = req.access.as_deref().map_or(Ok(Access::Public), access)?;
-        let policy = Policy {
-            access,
-            expires_at: req
-                .expires_at
-                .as_deref()
-                .map(|t| rules::expires_at(t, now))
-                .transpose()?,
-            max_views: req.max_views.map(rules::max_views).transpose()?,
-            allow: rules::resolve_allow(self.ports.accounts.as_ref(), &req.allow).await?,
+        // The link's own fields, checked after the alias as they always were.
+        let (sent_title, sent_redirect) = (req.title, req.redirect_status);
+        let own = async move {
+            let title = sent_title.as_deref().map(title).transpose()?;
+            let redirect = sent_redirect.map_or(Ok(RedirectStatus::Found), redirect)?;
+            Ok::<_, LinkError>((title, redirect))
         };
-        let alias = req.alias.as_deref().map(rules::alias).transpose()?;
-        let title = req.title.as_deref().map(title).transpose()?;
-        let redirect = req
-            .redirect_status
-            .map_or(Ok(RedirectStatus::Found), redirect)?;
-        let password = req.password.filter(|p| !p.is_empty());
-        if access == Access::Password && password.is_none() {
-            return Err(LinkError::PasswordRequired);
+        // A URL link leads to something public already: by default anyone may follow it.
+        let (valid, (title, redirect)) = PolicyInput {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            allow: req.allow,
+            alias: req.alias,
+            password: req.password,
         }
-        if let Some(p) = &password {
-            rules::page_password(p)?;
-        }
-        let password_hash = match password {
+        .validate_with(
+            now,
+            self.ports.accounts.as_ref(),
+            Access::Public,
+            AllowOrder::BeforeAlias,
+            own,
+        )
+        .await?;
+        let password_hash = match valid.password {
             Some(p) => Some(self.hash_password(p).await?),
             None => None,
         };
@@ -110,9 +104,9 @@ impl LinkService {
             account_id: project.account_id,
             project_id: project.id,
             public_id: String::new(),
-            alias,
+            alias: valid.alias,
             title,
-            policy,
+            policy: valid.policy,
             password_hash,
             view_count: 0,
             expired_url,
@@ -171,42 +165,35 @@ impl LinkService {
         if let Some(t) = &req.title {
             link.title = t.as_deref().map(title).transpose()?;
         }
-        if let Some(a) = &req.access {
-            link.policy.access = access(a)?;
-        }
-        if let Some(e) = &req.expires_at {
-            link.policy.expires_at = e
-                .as_deref()
-                .map(|t| rules::expires_at(t, now))
+        // Checked after the alias and before the allow list, as they always were.
+        let (sent_redirect, sent_status) = (req.redirect_status, req.status);
+        let own = async move {
+            let redirect = sent_redirect
+                .map(|r| r.map_or(Ok(RedirectStatus::Found), redirect))
                 .transpose()?;
+            let archived = sent_status.as_deref().map(status_archived).transpose()?;
+            Ok::<_, LinkError>((redirect, archived))
+        };
+        let (password, (redirect, archived)) = PolicyPatch {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            alias: req.alias,
+            allow: req.allow,
+            password: req.password,
         }
-        if let Some(m) = req.max_views {
-            link.policy.max_views = m.map(rules::max_views).transpose()?;
+        .apply_with(&mut link, now, self.ports.accounts.as_ref(), own)
+        .await?;
+        if let Some(r) = redirect {
+            link.redirect = r;
         }
-        if let Some(alias) = &req.alias {
-            link.alias = alias.as_deref().map(rules::alias).transpose()?;
-        }
-        if let Some(r) = req.redirect_status {
-            link.redirect = r.map_or(Ok(RedirectStatus::Found), redirect)?;
-        }
-        if let Some(s) = &req.status {
-            let archived = status_archived(s)?;
-            if archived != link.archived_at.is_some() {
-                link.archived_at = archived.then_some(now);
-            }
-        }
-        if let Some(allow) = &req.allow {
-            link.policy.allow = rules::resolve_allow(self.ports.accounts.as_ref(), allow).await?;
-        }
-        let password = PasswordChange::of_patch(req.password)?;
-        if link.policy.access == Access::Password && !password.leaves_password(link.has_password())
+        if let Some(archived) = archived
+            && archived != link.archived_at.is_some()
         {
-            return Err(LinkError::PasswordRequired);
+            link.archived_at = archived.then_some(now);
         }
-        match password {
-            PasswordChange::Keep => {}
-            PasswordChange::Clear => link.password_hash = None,
-            PasswordChange::Set(p) => link.password_hash = Some(self.hash_password(p).await?),
+        if let Some(p) = password {
+            link.password_hash = Some(self.hash_password(p).await?);
         }
         link.updated_at = now;
         self.ports.links.update_link(&link).await?;
