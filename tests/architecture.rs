@@ -137,6 +137,7 @@ fn the_domain_holds_no_caches_and_never_reaches_up_to_the_application_layer() {
 /// The HTTP surfaces: each is mounted by a composition, never by another surface.
 const SURFACE_CRATES: &[&str] = &[
     "quire-api",
+    "quire-pages-api",
     "quire-links-api",
     "quire-objects-api",
     "quire-databases-api",

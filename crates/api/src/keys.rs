@@ -8,9 +8,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{KeyDto, KeyList, MintedKeyDto};
-use crate::paging::PagingQuery;
 use crate::projects::path_id;
-use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -18,6 +16,8 @@ use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse, present};
+use quire_edge::paging::PagingQuery;
+use quire_edge::refusals::ScopeRefusals;
 
 /// List every key of the account (never a plaintext or hash).
 ///

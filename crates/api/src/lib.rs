@@ -1,38 +1,34 @@
-//! `quire-api`: the JSON API, by resource: projects, keys, OAuth clients, email, pages, the
-//! device login, OAuth tokens, health. Each route is written once, on its handler: the actix
-//! route macro gives its method and path, and `#[utoipa::path]` its documentation;
+//! `quire-api`: the platform's JSON API, by resource: projects, keys, OAuth clients, email,
+//! the device login, OAuth tokens and dynamic client registration, health; and the OpenAPI
+//! document every surface registers on, its frame and its modifiers ([`openapi`]), served
+//! with Swagger UI once all have ([`publish`]). Each route is written once, on its handler:
+//! the actix route macro gives its method and path, and `#[utoipa::path]` its documentation;
 //! [`register`] registers it through `quire-edge`'s `Documented`, which both routes it and
-//! adds it to the OpenAPI document ([`openapi`]). Request bodies are typed beside their
-//! handlers and parsed by `quire-edge`'s `json` (a page request's files then read by
-//! `files.rs`); `dto.rs` holds the response shapes, `schema.rs` the rules the document
-//! states, `examples.rs` an example of every body, and `refusals.rs` the refusals many routes
-//! document alike.
+//! adds it to the document. Request bodies are typed beside their handlers and parsed by
+//! `quire-edge`'s `json`; `dto.rs` holds the response shapes, `schema.rs` the rules the
+//! document states, `examples.rs` an example of every body. The refusals many routes
+//! document alike, the paging of lists and the schema blocks are `quire-edge`'s, shared
+//! with the sibling surfaces (pages, links, objects, databases).
 //!
 //! It depends on `quire-edge`, the application and domain crates, actix-web, utoipa and
-//! `metrics` (publish durations and sizes); never
-//! on another surface crate (the architecture test says so).
+//! Swagger UI; never on another surface crate (the architecture test says so). `quire-http`
+//! mounts it.
 
 pub(crate) mod agent_login;
 pub(crate) mod dto;
 pub(crate) mod email;
 pub(crate) mod examples;
-pub(crate) mod files;
 pub(crate) mod health;
 pub(crate) mod keys;
 pub(crate) mod oauth;
 pub(crate) mod oauth_clients;
 pub(crate) mod oauth_register;
 pub mod openapi;
-pub(crate) mod pages;
-pub(crate) mod paging;
 pub(crate) mod projects;
-pub(crate) mod refusals;
 pub(crate) mod schema;
-pub(crate) mod write_metrics;
 
 use actix_web::web;
 use quire_edge::ApiError;
-use quire_edge::body::BodyLimit;
 use quire_edge::documented::AllowedMethods;
 use quire_edge::documented::Documented;
 use quire_kernel::ErrorCode;
@@ -40,7 +36,6 @@ use utoipa_actix_web::scope;
 use utoipa_swagger_ui::SwaggerUi;
 
 pub const PLATFORM: &str = "/api/platform/v1";
-pub const PAGE: &str = "/api/page/v1";
 pub const AGENT_LOGIN: &str = "/api/agent-login";
 pub const OAUTH: &str = "/api/oauth";
 
@@ -52,10 +47,11 @@ const DOCS: &str = "/api/docs";
 /// its documentation: `docs/agents.md`, as written in the repository.
 const AGENTS_GUIDE: &str = "/docs/agents";
 
-/// Registers the JSON API on `api`, each route with its documentation. The dashboard's form
-/// posts under these prefixes (`/api/agent-login/decision`, `/api/oauth/decision`) must be
-/// registered before it: an actix scope answers every path under its prefix.
-pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
+/// Registers the platform API on `api`, each route with its documentation. The dashboard's
+/// form posts under these prefixes (`/api/agent-login/decision`, `/api/oauth/decision`) must
+/// be registered before it: an actix scope answers every path under its prefix. The query
+/// strings' refusal set here is the whole origin's, so every surface's lists refuse alike.
+pub fn register(api: &mut Documented<'_>) {
     api.config()
         .app_data(web::QueryConfig::default().error_handler(|e, _| {
             ApiError::new(
@@ -89,19 +85,6 @@ pub fn register(api: &mut Documented<'_>, page_body_limit: usize) {
                 .service(oauth_clients::delete)
                 .service(oauth_clients::rotate_secret)
                 .service(email::send),
-        )
-        .service(
-            scope(PAGE)
-                .app_data(BodyLimit(page_body_limit))
-                .service(pages::list)
-                .service(pages::publish)
-                .service(pages::get)
-                .service(pages::patch)
-                .service(pages::delete)
-                .service(pages::files)
-                .service(pages::add_files)
-                .service(pages::replace_files)
-                .service(pages::shared),
         )
         .service(
             scope(AGENT_LOGIN)

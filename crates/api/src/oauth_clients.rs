@@ -9,8 +9,6 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::{OAuthClientDto, OAuthClientEnvelope, OAuthClientList};
-use crate::paging::PagingQuery;
-use crate::refusals::AdminRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -18,6 +16,8 @@ use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse};
+use quire_edge::paging::PagingQuery;
+use quire_edge::refusals::AdminRefusals;
 
 /// List the live clients.
 ///

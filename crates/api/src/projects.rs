@@ -14,8 +14,6 @@ use crate::dto::{
     GrantDto, GrantEnvelope, ProjectDto, ProjectEnvelope, ProjectList, ResourcesDto,
     ResourcesEnvelope,
 };
-use crate::paging::PagingQuery;
-use crate::refusals::ScopeRefusals;
 use crate::{PLATFORM, schema};
 use quire_edge::ApiError;
 use quire_edge::AppState;
@@ -23,6 +21,8 @@ use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::Authenticated;
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, nullable, parse};
+use quire_edge::paging::PagingQuery;
+use quire_edge::refusals::ScopeRefusals;
 
 /// A path id that is not a UUID names nothing: 404, as for an unknown id.
 pub(crate) fn path_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {

@@ -1,99 +1,19 @@
-//! The rules of request fields as JSON Schema, for the OpenAPI document: lengths from the
-//! domain's own constants, patterns that say what its validators say, and the closed sets of
-//! values. A request the document calls valid must be one the service takes, and one it calls
+//! The rules of this crate's request fields as JSON Schema, for the OpenAPI document, built
+//! with `quire-edge`'s blocks ([`quire_edge::schema`], which also holds the rules these
+//! routes share with other surfaces: a project's slug, a status): lengths from the domain's
+//! own constants, patterns that say what its validators say, and the closed sets of values.
+//! A request the document calls valid must be one the service takes, and one it calls
 //! invalid one the service refuses; Schemathesis checks both directions in CI.
-//!
-//! Lengths count characters, as `maxLength` does. Values that hold no markup (names,
-//! titles, tags) refuse control characters (C0, DEL, C1), and those that name something must
-//! also hold one visible character.
 
+use quire_edge::schema::{described, kind, one_line, one_of, text, visible_line};
 use quire_kernel::{App, Color};
-use utoipa::openapi::schema::{
-    ArrayBuilder, KnownFormat, Object, ObjectBuilder, SchemaFormat, SchemaType, Type,
-};
+use utoipa::openapi::schema::{ArrayBuilder, Object, ObjectBuilder, Type};
 
-/// Control characters, as a character-class body (`char::is_control`: C0, DEL and C1).
-const CONTROL: &str = r"\x00-\x1F\x7F-\x9F";
+pub use quire_edge::schema::{project_slug, project_slug_optional, status_optional};
 
-fn one_line() -> String {
-    format!("^[^{CONTROL}]*$")
-}
-
-fn visible_line() -> String {
-    format!("^[^{CONTROL}]*[^\\s{CONTROL}][^{CONTROL}]*$")
-}
-
-/// A safe relative path: `/`-separated segments, none empty, `.` or `..`, and no backslash
-/// or control character (`quire_pages::validate::path`).
-fn safe_path() -> String {
-    let char = format!(r"[^/\\{CONTROL}]");
-    let not_dot = format!(r"[^./\\{CONTROL}]");
-    let segment = format!(r"(?:{not_dot}{char}*|\.{not_dot}{char}*|\.\.{char}+)");
-    format!("^{segment}(?:/{segment})*$")
-}
-
-/// A schema that takes a description: a `schema_with` field does not take its doc comment,
-/// so the function that makes its schema gives it one.
-trait Described {
-    fn described(self, text: &str) -> Self;
-}
-
-impl Described for Object {
-    fn described(mut self, text: &str) -> Self {
-        self.description = Some(text.to_owned());
-        self
-    }
-}
-
-impl Described for utoipa::openapi::schema::Array {
-    fn described(mut self, text: &str) -> Self {
-        self.description = Some(text.to_owned());
-        self
-    }
-}
-
-fn described<S: Described>(schema: S, text: &str) -> S {
-    schema.described(text)
-}
-
-fn kind(nullable: bool, of: Type) -> SchemaType {
-    if nullable {
-        SchemaType::from_iter([of, Type::Null])
-    } else {
-        SchemaType::new(of)
-    }
-}
-
-fn text(min: usize, max: usize, pattern: String, nullable: bool) -> Object {
-    ObjectBuilder::new()
-        .schema_type(kind(nullable, Type::String))
-        .min_length(Some(min))
-        .max_length(Some(max))
-        .pattern(Some(pattern))
-        .build()
-}
-
-fn one_of(values: impl IntoIterator<Item = &'static str>, nullable: bool) -> Object {
-    let mut values: Vec<serde_json::Value> = values.into_iter().map(Into::into).collect();
-    if nullable {
-        values.push(serde_json::Value::Null);
-    }
-    ObjectBuilder::new()
-        .schema_type(kind(nullable, Type::String))
-        .enum_values(Some(values))
-        .build()
-}
-
-pub const ACCESS: [&str; 4] = ["private", "password", "allow_list", "public"];
-pub const STATUS: [&str; 2] = ["active", "archived"];
-pub const ENCODING: [&str; 2] = ["utf8", "base64"];
 pub const RESOURCE_TYPE: [&str; 5] = ["page", "object", "link", "database", "key"];
 pub const GRANT_LEVEL: [&str; 2] = ["read", "full"];
 pub const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
-
-fn project_slug_pattern() -> String {
-    "^[a-z0-9_]{3,30}$".into()
-}
 
 pub fn project_name() -> Object {
     described(
@@ -131,59 +51,11 @@ pub fn color_patch() -> Object {
         "A new colour from the palette. Omitted: unchanged.",
     )
 }
-pub fn project_slug() -> Object {
-    described(
-        text(3, 30, project_slug_pattern(), false),
-        "The project's slug: 3-30 lowercase letters, digits or underscores, unique across the service.",
-    )
-}
-pub fn project_slug_optional() -> Object {
-    described(
-        text(3, 30, project_slug_pattern(), true),
-        "A project's slug (3-30 lowercase letters, digits or underscores). Omitted: the default the operation states (the key's home project, or unchanged on update).",
-    )
-}
-pub fn page_database() -> Object {
-    described(
-        text(3, 30, project_slug_pattern(), true),
-        "The slug of one of your databases in the page's project: the page's scripts then read its data API's URL and anon key at `/-/db.json` on the page's origin. Omitted: none (unchanged on update); `null` on update removes it.",
-    )
-}
 pub fn oauth_client_id() -> Object {
     let max = quire_projects::MAX_CLIENT_ID_LEN;
     described(
         text(1, max, format!("^[A-Za-z0-9_.-]{{1,{max}}}$"), true),
         "The OAuth client this project belongs to. Omitted: none (unchanged on update); `null` on update removes it.",
-    )
-}
-pub fn limit() -> Object {
-    described(
-        ObjectBuilder::new()
-            .schema_type(Type::Integer)
-            .minimum(Some(1))
-            .maximum(Some(quire_kernel::paging::MAX_LIMIT))
-            .build(),
-        "Most items in one answer, 1-1000. Given (or with `cursor`), the answer is one page of the list, with `nextCursor` when more remain. Neither given: the whole list, as before.",
-    )
-}
-pub fn cursor() -> Object {
-    described(
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .min_length(Some(1))
-            .max_length(Some(2048))
-            .pattern(Some("^[A-Za-z0-9_-]+$".to_owned()))
-            .build(),
-        "The `nextCursor` of the previous answer of this list, to read the page after it (100 items unless `limit` says otherwise). Anything else is 400 `invalid_cursor`.",
-    )
-}
-pub fn status() -> Object {
-    described(one_of(STATUS, false), "`active` or `archived`.")
-}
-pub fn status_optional() -> Object {
-    described(
-        one_of(STATUS, true),
-        "`active` or `archived`. Omitted: unchanged.",
     )
 }
 pub fn resource_type() -> Object {
@@ -213,102 +85,6 @@ pub fn apps() -> utoipa::openapi::schema::Array {
             .unique_items(true)
             .build(),
         "The apps the key may use (at least one, no repeats).",
-    )
-}
-
-pub fn page_title() -> Object {
-    described(
-        text(1, 200, visible_line(), false),
-        "The page's title, shown in the dashboard and on its password form.",
-    )
-}
-pub fn page_title_patch() -> Object {
-    described(
-        text(1, 200, visible_line(), true),
-        "A new title. Omitted: unchanged.",
-    )
-}
-pub fn page_slug() -> Object {
-    let max = quire_pages::validate::MAX_SLUG_LEN;
-    let inner = max - 2;
-    described(
-        text(
-            1,
-            max,
-            format!("^[a-z0-9](?:[a-z0-9-]{{0,{inner}}}[a-z0-9])?$"),
-            true,
-        ),
-        "The page's slug in its URL (lowercase letters, digits and inner hyphens), unique per owner. Omitted: derived from the title on publish, unchanged on update.",
-    )
-}
-pub fn alias() -> Object {
-    described(
-        text(3, 64, "^[A-Za-z0-9_-]{3,64}$".into(), true),
-        "A short link code of your choosing, unique service-wide. Omitted: a random code on publish, unchanged on update; `null` on update removes it.",
-    )
-}
-pub fn path() -> Object {
-    described(
-        text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), false),
-        "A safe relative path in the bundle: `/`-separated segments, none empty, `.` or `..`.",
-    )
-}
-pub fn entrypoint() -> Object {
-    described(
-        text(1, quire_pages::validate::MAX_PATH_CHARS, safe_path(), true),
-        "The file served at the page's address. Default `index.html`.",
-    )
-}
-pub fn access_optional() -> Object {
-    described(
-        one_of(ACCESS, true),
-        "Who may open the page: `private` (the owner), `password`, `allow_list` or `public`. Default `private` on publish; omitted on update: unchanged.",
-    )
-}
-pub fn encoding() -> Object {
-    described(
-        one_of(ENCODING, true),
-        "How `content` is encoded: `utf8` or `base64`. Default `utf8`.",
-    )
-}
-pub fn page_password() -> Object {
-    let max = quire_pages::validate::MAX_PAGE_PASSWORD_CHARS;
-    described(
-        ObjectBuilder::new()
-            .schema_type(kind(true, Type::String))
-            .max_length(Some(max))
-            .build(),
-        "The password visitors type, required when access is `password`. Omitted: none (unchanged on update); `null` or empty on update removes it.",
-    )
-}
-pub fn expires_at() -> Object {
-    described(
-        ObjectBuilder::new()
-            .schema_type(kind(true, Type::String))
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-            .build(),
-        "When the page stops being served (RFC 3339, in the future). Omitted: never (unchanged on update); `null` on update removes the expiry.",
-    )
-}
-pub fn max_views() -> Object {
-    described(
-        ObjectBuilder::new()
-            .schema_type(kind(true, Type::Integer))
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
-            .minimum(Some(1))
-            .maximum(Some(i64::MAX))
-            .build(),
-        "How many views the page may serve. Omitted: no limit (unchanged on update); `null` on update removes the budget.",
-    )
-}
-pub fn allow() -> utoipa::openapi::schema::Array {
-    described(
-        ArrayBuilder::new()
-            .schema_type(kind(true, Type::Array))
-            .items(ObjectBuilder::new().schema_type(Type::String).build())
-            .max_items(Some(quire_pages::validate::MAX_ALLOW_ENTRIES))
-            .build(),
-        "Emails or handles of existing accounts who may open an `allow_list` page. Omitted: none (unchanged on update); on update the list replaces the old one.",
     )
 }
 
@@ -397,71 +173,13 @@ mod tests {
     }
 
     #[test]
-    fn the_path_pattern_says_what_the_validator_says() {
-        let pattern = regex(&path());
-        for p in [
-            "index.html",
-            "a/b/c.css",
-            ".well-known/x",
-            "...",
-            "..a/b",
-            "é/ü.txt",
-            "a b/c",
-            "",
-            "/abs",
-            "a//b",
-            "a/./b",
-            "../x",
-            "a/..",
-            "back\\slash",
-            "nul\0",
-            "line\nbreak",
-            "c1\u{85}",
-            ".",
-        ] {
-            assert_eq!(
-                pattern.is_match(p),
-                quire_pages::validate::path(p).is_ok(),
-                "{p:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_line_patterns_say_what_the_validators_say() {
-        let title = regex(&page_title());
-        for t in [
-            "Hello",
-            " padded ",
-            "ünï — code",
-            "",
-            "   ",
-            "\t",
-            "tab\there",
-            "nul\0",
-            "\u{7f}",
-            "\u{9f}x",
-            "\u{a0}",
-        ] {
-            assert_eq!(
-                title.is_match(t),
-                quire_pages::validate::title(t).is_ok(),
-                "{t:?}"
-            );
-        }
+    fn the_tag_pattern_takes_one_line() {
         let tag = regex(&project_tag());
         assert!(tag.is_match("") && tag.is_match(" x ") && !tag.is_match("a\nb"));
     }
 
     #[test]
     fn the_closed_sets_are_the_domains() {
-        for a in ACCESS {
-            assert!(quire_links::Access::parse(a).is_some(), "{a}");
-        }
-        for s in STATUS {
-            assert!(quire_pages::PageStatus::parse(s).is_some(), "{s}");
-            assert!(quire_projects::ProjectStatus::parse(s).is_some(), "{s}");
-        }
         for r in RESOURCE_TYPE {
             assert!(quire_projects::ResourceType::parse(r).is_some(), "{r}");
         }

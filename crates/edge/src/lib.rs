@@ -7,7 +7,10 @@
 //! credential's app scope) and the dashboard session ([`session`]); the size-limited request
 //! body and the mappings long ones are read into ([`body`], [`mapping`], [`in_flight`]), and
 //! the place a streamed one (an object upload) takes among them ([`streamed`]); typed JSON
-//! bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]);
+//! bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]); what
+//! the documents of every surface share: the refusals many routes answer alike
+//! ([`refusals`]), the building blocks of a field's JSON Schema and the rules of the fields
+//! several surfaces take ([`schema`]), and the paging of lists ([`paging`]);
 //! same-origin checks ([`origin`]); an account's use of a quota as lists show it
 //! ([`quota`]); the client's address ([`client_ip`]); connection limits and body deadlines
 //! ([`limits`]); the headers every answer carries ([`answer_headers`]); and the
@@ -30,9 +33,12 @@ pub mod json;
 pub mod limits;
 pub mod mapping;
 pub mod origin;
+pub mod paging;
 pub mod quota;
+pub mod refusals;
 pub mod request_log;
 pub mod routing;
+pub mod schema;
 pub mod session;
 mod skeleton;
 pub mod streamed;

@@ -1,11 +1,13 @@
 //! `quire-http`: the API origin composed of its surfaces. [`configure`] mounts, on one actix
-//! `App`, the dashboard's documented routes and the JSON API on one OpenAPI document (the
-//! dashboard's first: an actix scope answers every path under its prefix), the document
-//! itself, the dashboard's pages, and for anything else a JSON 405 (a documented path) or
-//! 404. The link service's API (`quire-links-api`, `/api/link/v1`) and the object
-//! service's (`quire-objects-api`, `/api/object/v1`) and the database service's
-//! (`quire-databases-api`, `/api/database/v1`) are registered beside the page API. The hosted agent endpoint (`quire-mcp`, `/mcp`) and the databases' data gateway
-//! (`quire-data-gateway`, `/db/{slug}/…`) are mounted before them. The pages
+//! `App`, the dashboard's documented routes and the platform API (`quire-api`) on one
+//! OpenAPI document (the dashboard's first: an actix scope answers every path under its
+//! prefix), the document itself, the dashboard's pages, and for anything else a JSON 405 (a
+//! documented path) or 404. The page service's API (`quire-pages-api`, `/api/page/v1`), the
+//! link service's (`quire-links-api`, `/api/link/v1`), the object service's
+//! (`quire-objects-api`, `/api/object/v1`) and the database service's
+//! (`quire-databases-api`, `/api/database/v1`) are registered beside the platform API, on
+//! the same document. The hosted agent endpoint (`quire-mcp`, `/mcp`) and the databases'
+//! data gateway (`quire-data-gateway`, `/db/{slug}/…`) are mounted before them. The pages
 //! origin is `quire-pages-origin` on `quire-wire`, mounted by the server.
 //!
 //! It holds no handler of its own: each surface is a crate of its own on `quire-edge`, and
@@ -24,7 +26,8 @@ pub fn configure(state: AppState) -> impl FnOnce(&mut web::ServiceConfig) {
         cfg.app_data(web::Data::new(state));
         let mut api = Documented::new(cfg, quire_api::openapi::document());
         quire_dashboard::register(&mut api);
-        quire_api::register(&mut api, page_limit);
+        quire_api::register(&mut api);
+        quire_pages_api::register(&mut api, page_limit);
         quire_links_api::register(&mut api);
         quire_objects_api::register(&mut api);
         quire_databases_api::register(&mut api);

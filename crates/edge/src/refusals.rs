@@ -1,7 +1,8 @@
-//! Refusals many routes document alike, written once: each is an [`IntoResponses`] a route
-//! names in its `responses(...)` beside its own. Only the status and its codes are said here;
-//! the `ErrorBody` every refusal carries is added by the document's `ErrorBodies`, as is the
-//! 401 of every route taking a bearer credential.
+//! Refusals many routes of every surface document alike, written once: each is an
+//! [`IntoResponses`] a route names in its `responses(...)` beside its own. Only the status and
+//! its codes are said here; the `ErrorBody` every refusal carries is added by the document's
+//! `ErrorBodies` (`quire-api`'s `openapi.rs`, run on the whole document once every surface
+//! has registered), as is the 401 of every route taking a bearer credential.
 
 use std::collections::BTreeMap;
 

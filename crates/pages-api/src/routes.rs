@@ -1,10 +1,17 @@
-//! `/api/page/v1/…`: the page API. Every route needs `page` in the credential's scope.
+//! `/api/page/v1/…`: every route needs `page` in the credential's apps.
 
 use std::time::Instant;
 
 use actix_web::Either;
 use actix_web::web;
 use actix_web::{delete, get, patch, post, put};
+use quire_edge::answer::{Answer, Created, NoContent};
+use quire_edge::auth::{PageApp, Scoped};
+use quire_edge::body::{Body, WritableBody};
+use quire_edge::json::{MaxViews, RequestBody, nullable, parse};
+use quire_edge::paging::{ListWriter, PagingQuery, WrittenJson};
+use quire_edge::refusals::{LongBodyRefusals, ScopeRefusals};
+use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, PageId, Paged};
 use quire_pages::{
     FILES_LIST, FileEntry, FileInput, FilesAdded, PAGES_LIST, PatchRequest, PublishRequest,
@@ -12,23 +19,14 @@ use quire_pages::{
 };
 use serde::Deserialize;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::dto::{
     FileDto, FileList, FilesAddedDto, PageDto, PageList, PublishedDto, SharedList, SharedPageDto,
 };
 use crate::files::{FileBody, parse_with_files};
-use crate::paging::{ListWriter, PagingQuery, WrittenJson};
-use crate::projects::path_id;
-use crate::refusals::{LongBodyRefusals, ScopeRefusals};
 use crate::write_metrics::record_write;
 use crate::{PAGE, schema};
-use quire_edge::answer::{Answer, Created, NoContent};
-use quire_edge::auth::{PageApp, Scoped};
-use quire_edge::body::{Body, WritableBody};
-use quire_edge::json::{RequestBody, nullable, parse};
-use quire_edge::{ApiError, AppState};
-
-pub use quire_edge::json::MaxViews;
 
 /// A new page.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -145,18 +143,21 @@ impl RequestBody for AddFilesBody {
     const CODE: ErrorCode = ErrorCode::InvalidRequest;
 }
 
+/// A path id that is not a UUID names nothing: 404, as for an unknown id.
 fn page_id(raw: &str) -> Result<PageId, ApiError> {
-    Ok(PageId(path_id(raw, "page")?))
+    Uuid::parse_str(raw)
+        .map(PageId)
+        .map_err(|_| ApiError::not_found("page"))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Default `active`.
-    #[param(schema_with = crate::schema::status)]
+    #[param(schema_with = schema::status)]
     status: Option<String>,
     /// Project slug (default: the key's home project).
-    #[param(schema_with = crate::schema::project_slug)]
+    #[param(schema_with = schema::project_slug)]
     project: Option<String>,
 }
 

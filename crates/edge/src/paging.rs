@@ -14,9 +14,10 @@ use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 use bytes::Bytes;
-use quire_edge::ApiError;
 use quire_kernel::{CursorKey, InfraError, Paging};
 use serde::{Deserialize, Serialize};
+
+use crate::ApiError;
 
 /// `limit` and `cursor`, as the query string has them (read as text, so that a bad value is
 /// this API's own `invalid_limit`, not the query parser's refusal).
@@ -86,6 +87,7 @@ impl Responder for WrittenJson {
 /// A JSON object whose first field is an array, written item by item into the answer's
 /// bytes: a whole list costs the answer plus the chunk being written, never the list's
 /// items all at once. The bytes are what serde would write for the same object.
+#[derive(Debug)]
 pub struct ListWriter {
     pieces: VecDeque<Bytes>,
     len: u64,
@@ -102,7 +104,7 @@ impl ListWriter {
     pub fn new(field: &str) -> Self {
         let mut out = Vec::with_capacity(PIECE + PIECE / 4);
         out.push(b'{');
-        // A field name is one of this crate's literals: no escaping to do.
+        // A field name is a literal of the route that lists: no escaping to do.
         out.push(b'"');
         out.extend_from_slice(field.as_bytes());
         out.extend_from_slice(b"\":[");
