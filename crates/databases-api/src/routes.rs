@@ -7,6 +7,7 @@ use quire_edge::answer::{Answer, Created, NoContent, NoStore};
 use quire_edge::auth::{BaseApp, Scoped};
 use quire_edge::body::Body;
 use quire_edge::json::{RequestBody, parse};
+use quire_edge::refusals::ScopeRefusals;
 use quire_edge::{ApiError, AppState};
 use quire_kernel::{DatabaseId, ErrorCode};
 use serde::Deserialize;
@@ -75,7 +76,7 @@ fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
     params(ListQuery),
     responses(
         (status = 200, body = DatabaseList),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/databases")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -146,7 +147,7 @@ pub async fn create(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = DatabaseDto),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 503, description = "database_service_unavailable")))]
 #[get("/databases/{id}")]
@@ -165,7 +166,7 @@ pub async fn get(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 500, description = "internal_error: the drop failed; the database is no longer shown and is dropped later"),
         (status = 503, description = "database_service_unavailable")))]
@@ -187,7 +188,7 @@ pub async fn delete(
     responses(
         (status = 200, body = QueryResult),
         (status = 400, description = "invalid_json, invalid_request, sql_error (with `sqlstate`, and `detail`, `hint`, `position` when PostgreSQL gives them)"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 413, description = "payload_too_large"),
         (status = 503, description = "database_service_unavailable")))]
@@ -213,7 +214,7 @@ pub async fn run_sql(
     params(("id" = Uuid, Path)),
     responses(
         (status = 202, body = DatabaseDto, description = "On; it starts on its first request"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 503, description = "database_service_unavailable")))]
 #[post("/databases/{id}/data-api")]
@@ -238,7 +239,7 @@ pub async fn enable_data_api(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Off"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 503, description = "database_service_unavailable")))]
 #[delete("/databases/{id}/data-api")]
@@ -261,7 +262,7 @@ pub async fn disable_data_api(
     responses(
         (status = 200, body = SecretDto),
         (status = 400, description = "data_api_not_enabled"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 503, description = "database_service_unavailable")))]
 #[get("/databases/{id}/secret")]
@@ -285,7 +286,7 @@ pub async fn secret(
     responses(
         (status = 200, body = SecretDto, description = "The new secret and keys"),
         (status = 400, description = "data_api_not_enabled"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 503, description = "database_service_unavailable")))]
 #[post("/databases/{id}/secret/rotate")]
@@ -308,7 +309,7 @@ pub async fn rotate_secret(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Announced"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 409, description = "data_api_disabled"),
         (status = 503, description = "database_service_unavailable")))]

@@ -5,6 +5,7 @@ use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::{LinkApp, Scoped};
 use quire_edge::body::Body;
 use quire_edge::json::{MaxViews, RequestBody, nullable, parse};
+use quire_edge::refusals::ScopeRefusals;
 use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, LinkId};
 use quire_links::{LinkPatch, NewLink};
@@ -156,8 +157,7 @@ fn link_id(raw: &str) -> Result<LinkId, ApiError> {
     responses(
         (status = 200, body = LinkList),
         (status = 400, description = "invalid_request (status, q)"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/links")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -187,8 +187,7 @@ pub async fn list(
         (status = 201, body = LinkDto,
             headers(("Location" = String, description = "`/api/link/v1/links/{id}`"))),
         (status = 400, description = "invalid_json, invalid_request, password_required, invalid_url, url_too_long, url_credentials, url_loop, url_denied"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "alias_conflict"),
         (status = 413, description = "payload_too_large"),
         (status = 500, description = "public_id_exhausted")))]
@@ -230,8 +229,7 @@ pub async fn create(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = LinkDto),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found")))]
 #[get("/links/{id}")]
 pub async fn get(
@@ -251,8 +249,7 @@ pub async fn get(
     responses(
         (status = 200, body = LinkDto),
         (status = 400, description = "invalid_json, invalid_request, password_required, invalid_url, url_too_long, url_credentials, url_loop, url_denied"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 409, description = "alias_conflict"),
         (status = 413, description = "payload_too_large")))]
@@ -294,8 +291,7 @@ pub async fn patch(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found")))]
 #[delete("/links/{id}")]
 pub async fn delete(
@@ -314,8 +310,7 @@ pub async fn delete(
     responses(
         (status = 200, body = StatsDto),
         (status = 400, description = "invalid_request (from, to)"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found")))]
 #[get("/links/{id}/stats")]
 pub async fn stats(

@@ -7,6 +7,7 @@ use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::{Scoped, ServeApp};
 use quire_edge::body::Body;
 use quire_edge::json::{MaxViews, RequestBody, nullable, parse};
+use quire_edge::refusals::ScopeRefusals;
 use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, ObjectId};
 use quire_objects::{NewObject, ObjectPatch};
@@ -107,8 +108,7 @@ pub struct UploadForm {
         (status = 201, body = ObjectDto,
             headers(("Location" = String, description = "`/api/object/v1/objects/{id}`"))),
         (status = 400, description = "invalid_multipart_body, invalid_request, password_required"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_conflict, alias_conflict"),
         (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
         (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
@@ -164,8 +164,7 @@ pub struct RawQuery {
     responses(
         (status = 201, body = ObjectDto),
         (status = 400, description = "invalid_request, password_required"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 409, description = "slug_conflict, alias_conflict"),
         (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
         (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
@@ -242,8 +241,7 @@ pub struct ListQuery {
     responses(
         (status = 200, body = ObjectList),
         (status = 400, description = "invalid_request (status)"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated")))]
+        ScopeRefusals))]
 #[get("/objects")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -270,8 +268,7 @@ pub async fn list(
     params(("id" = Uuid, Path)),
     responses(
         (status = 200, body = ObjectDto),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found")))]
 #[get("/objects/{id}")]
 pub async fn get(
@@ -290,8 +287,7 @@ pub async fn get(
     responses(
         (status = 200, description = "the bytes, as an attachment", body = Vec<u8>,
             content_type = "application/octet-stream", example = json!(crate::examples::BYTES)),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found")))]
 #[get("/objects/{id}/content")]
 pub async fn content(
@@ -375,8 +371,7 @@ impl RequestBody for PatchObjectBody {
     responses(
         (status = 200, body = ObjectDto),
         (status = 400, description = "invalid_json, invalid_request, password_required"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 409, description = "slug_taken, alias_conflict")))]
 #[patch("/objects/{id}")]
@@ -420,8 +415,7 @@ pub async fn patch(
     responses(
         (status = 200, body = ObjectDto),
         (status = 400, description = "invalid_multipart_body, invalid_request"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 413, description = "payload_too_large (limit: object_size), storage_quota_exceeded (limit: object_bytes, with used and quota)"),
         (status = 429, description = "rate_limited (limit: bodies_in_flight), with Retry-After"),
@@ -484,8 +478,7 @@ pub async fn replace(
     params(("id" = Uuid, Path)),
     responses(
         (status = 204, description = "deleted"),
-        (status = 401, description = "invalid_api_key, invalid_token"),
-        (status = 403, description = "insufficient_scope, not_activated"),
+        ScopeRefusals,
         (status = 404, description = "not_found"),
         (status = 500, description = "storage_cleanup_failed, link_cleanup_failed")))]
 #[delete("/objects/{id}")]
