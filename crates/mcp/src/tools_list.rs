@@ -44,8 +44,9 @@ fn subsets<T: Copy>(items: &[T]) -> Vec<Vec<T>> {
 }
 
 /// Every kind of credential the endpoint admits, labelled: a master key, the dashboard's
-/// session, an app key of each set of apps, a bearer token of each set of scope words.
-fn credentials() -> Vec<(String, Principal)> {
+/// session, an app key of each set of apps, a bearer token of each set of scope words (the
+/// registry's tests walk them too).
+pub(crate) fn credentials() -> Vec<(String, Principal)> {
     let mut all = vec![
         ("master key".to_owned(), key(Tier::Master)),
         ("dashboard".to_owned(), principal(PrincipalKind::Dashboard)),

@@ -1,16 +1,12 @@
-//! The tools' inputs, as JSON Schema (schemars) and as typed arguments (serde). Unknown
-//! fields are refused, so a misspelt argument is an error the model can correct rather
-//! than a silent default.
+//! The page and project tools' inputs, as JSON Schema (schemars) and as typed arguments
+//! (serde). Unknown fields are refused, so a misspelt argument is an error the model can
+//! correct rather than a silent default (the link, object and database tools' arguments,
+//! beside their calls, follow the same rule).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
-/// A field that may be sent as `null` (clears) or left out (unchanged).
-pub(super) fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    de: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(de).map(Some)
-}
+use super::common::nullable;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,17 +8,13 @@
 //! `rotate_database_keys` replaces the secret (a leaked key) and hands back the same.
 
 use quire_databases::{DatabaseError, DatabaseView, SqlOutcome};
-use quire_edge::AppState;
 use quire_kernel::DatabaseId;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 
-use super::calls::{json, parse};
-use super::{Kind, READ, ToolError, refused, tool};
-use crate::transport::Caller;
+use super::common::{Call, ToolError, id_in, refused};
 
 /// Longest cell of the text table, in characters: the whole value is in the structured
 /// content; the table is for reading.
@@ -30,53 +26,6 @@ const ROTATED_NOTE: &str = "The old anon and service role keys and end users' ac
     no longer work; pages using the old anon key need the new one. The new service role key \
     and JWT secret are for the user alone (quire db secret, or the dashboard). For servers \
     and agents, a Quire key with the base app acts as service_role and is revocable one by one.";
-
-/// The database tools, in the catalogue's order.
-pub(super) fn catalogue() -> [Tool; 5] {
-    [
-        tool::<ListDatabasesArgs, DatabasesOut>(
-            "list_databases",
-            "List a project's PostgreSQL databases, newest first, with size and whether the data API is on; available is false when the server has no database service. Read-only.",
-            READ,
-        ),
-        tool::<CreateDatabaseArgs, DatabaseOut>(
-            "create_database",
-            "Create a PostgreSQL database (slug unique on the server); expiresAt makes a scratch one, dropped then. Then use run_sql on it.",
-            Kind {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-            },
-        ),
-        tool::<RunSqlArgs, SqlOut>(
-            "run_sql",
-            "Run SQL on a database (id or slug) as its owner; returns the last statement's columns, rows (at most 1,000) and rowCount. A PostgreSQL error is a tool error with its SQLSTATE. Ask the user before SQL that drops or deletes data.",
-            Kind {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-            },
-        ),
-        tool::<DatabaseArgs, KeysOut>(
-            "database_keys",
-            "The url, restUrl and anon key a page needs to use a database (id or slug) with Supabase's clients, turning its data API on if off. Only the anon key, never the service role key. It is public: give every table row-level security policies before real data goes in.",
-            Kind {
-                read_only: false,
-                destructive: false,
-                idempotent: true,
-            },
-        ),
-        tool::<DatabaseArgs, RotatedOut>(
-            "rotate_database_keys",
-            "Replace a database's (id or slug) keys after a leak: the old anon and service role keys and users' tokens stop working at once. Returns the new anon key. Ask the user first.",
-            Kind {
-                read_only: false,
-                destructive: true,
-                idempotent: false,
-            },
-        ),
-    ]
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -217,12 +166,13 @@ fn database_refused(e: DatabaseError) -> ToolError {
 
 /// The database named by its id, or by its slug among the databases the credential reaches:
 /// the home project's first, then (for a credential that may list projects) the others'.
-async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<DatabaseView, ToolError> {
+async fn find(cx: &Call<'_>, name: &str) -> Result<DatabaseView, ToolError> {
+    let (state, principal) = (cx.state, cx.principal());
     let name = name.trim();
-    if let Ok(id) = uuid::Uuid::parse_str(name) {
+    if let Some(id) = id_in(name) {
         return state
             .databases
-            .get(&caller.principal, DatabaseId(id))
+            .get(principal, DatabaseId(id))
             .await
             .map_err(database_refused);
     }
@@ -237,19 +187,19 @@ async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<DatabaseV
     }
     let (home, home_slug) = state
         .databases
-        .list(&caller.principal, None)
+        .list(principal, None)
         .await
         .map_err(database_refused)?;
     if let Some(view) = home.into_iter().find(|v| v.database.slug.as_str() == name) {
         return Ok(view);
     }
-    let Ok(projects) = state.projects.list(&caller.principal).await else {
+    let Ok(projects) = state.projects.list(principal).await else {
         return Err(not_found());
     };
     for project in projects.into_iter().filter(|p| p.slug != home_slug) {
         let Ok((views, _)) = state
             .databases
-            .list(&caller.principal, Some(project.slug.as_str()))
+            .list(principal, Some(project.slug.as_str()))
             .await
         else {
             continue;
@@ -262,34 +212,30 @@ async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<DatabaseV
 }
 
 pub(super) async fn list_databases(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-) -> Result<Value, ToolError> {
-    let sent: ListDatabasesArgs = parse(args)?;
-    let (views, project) = state
-        .databases
-        .list(&caller.principal, sent.project.as_deref())
+    cx: &Call<'_>,
+    sent: ListDatabasesArgs,
+) -> Result<DatabasesOut, ToolError> {
+    let databases = &cx.state.databases;
+    let (views, project) = databases
+        .list(cx.principal(), sent.project.as_deref())
         .await
         .map_err(database_refused)?;
-    json(&DatabasesOut {
+    Ok(DatabasesOut {
         databases: views.into_iter().map(DatabaseOut::from).collect(),
         project: project.as_str().to_owned(),
-        available: state.databases.available(),
+        available: databases.available(),
     })
 }
 
 pub(super) async fn create_database(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<Value, ToolError> {
-    let sent: CreateDatabaseArgs = parse(args)?;
-    let view = state
+    cx: &Call<'_>,
+    sent: CreateDatabaseArgs,
+) -> Result<DatabaseOut, ToolError> {
+    let view = cx
+        .state
         .databases
         .create(
-            &caller.principal,
+            cx.principal(),
             quire_databases::NewDatabase {
                 slug: sent.slug,
                 name: sent.name,
@@ -299,59 +245,47 @@ pub(super) async fn create_database(
         )
         .await
         .map_err(database_refused)?;
-    *target = Some(view.database.id.0.to_string());
-    json(&DatabaseOut::from(view))
+    cx.acts_on(view.database.id.0);
+    Ok(DatabaseOut::from(view))
 }
 
-pub(super) async fn run_sql(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<Value, ToolError> {
-    let sent: RunSqlArgs = parse(args)?;
-    let id = find(state, caller, &sent.database).await?.database.id;
-    *target = Some(id.0.to_string());
+pub(super) async fn run_sql(cx: &Call<'_>, sent: RunSqlArgs) -> Result<SqlOut, ToolError> {
+    let id = find(cx, &sent.database).await?.database.id;
+    cx.acts_on(id.0);
     let SqlOutcome {
         columns,
         rows,
         row_count,
-    } = state
+    } = cx
+        .state
         .databases
-        .query(&caller.principal, id, &sent.sql)
+        .query(cx.principal(), id, &sent.sql)
         .await
         .map_err(database_refused)?;
-    json(&SqlOut {
+    Ok(SqlOut {
         columns,
         rows,
         row_count,
     })
 }
 
-pub(super) async fn database_keys(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<Value, ToolError> {
-    let sent: DatabaseArgs = parse(args)?;
-    let view = find(state, caller, &sent.database).await?;
+pub(super) async fn database_keys(cx: &Call<'_>, sent: DatabaseArgs) -> Result<KeysOut, ToolError> {
+    let databases = &cx.state.databases;
+    let view = find(cx, &sent.database).await?;
     let id = view.database.id;
-    *target = Some(id.0.to_string());
+    cx.acts_on(id.0);
     if !view.database.data_api_enabled {
-        state
-            .databases
-            .enable_data_api(&caller.principal, id)
+        databases
+            .enable_data_api(cx.principal(), id)
             .await
             .map_err(database_refused)?;
     }
-    let secret = state
-        .databases
-        .secret(&caller.principal, id)
+    let secret = databases
+        .secret(cx.principal(), id)
         .await
         .map_err(database_refused)?;
     // The anon key alone: the service role key and the JWT secret stay with the person.
-    json(&KeysOut {
+    Ok(KeysOut {
         url: secret.api_url,
         rest_url: secret.rest_url,
         anon_key: secret.keys.anon,
@@ -359,21 +293,19 @@ pub(super) async fn database_keys(
 }
 
 pub(super) async fn rotate_database_keys(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<Value, ToolError> {
-    let sent: DatabaseArgs = parse(args)?;
-    let id = find(state, caller, &sent.database).await?.database.id;
-    *target = Some(id.0.to_string());
-    let secret = state
+    cx: &Call<'_>,
+    sent: DatabaseArgs,
+) -> Result<RotatedOut, ToolError> {
+    let id = find(cx, &sent.database).await?.database.id;
+    cx.acts_on(id.0);
+    let secret = cx
+        .state
         .databases
-        .rotate_secret(&caller.principal, id)
+        .rotate_secret(cx.principal(), id)
         .await
         .map_err(database_refused)?;
     // As `database_keys`: the anon key alone.
-    json(&RotatedOut {
+    Ok(RotatedOut {
         url: secret.api_url,
         rest_url: secret.rest_url,
         anon_key: secret.keys.anon,
@@ -381,38 +313,10 @@ pub(super) async fn rotate_database_keys(
     })
 }
 
-/// Why a credential may not call `name`: for the database tools, the app it lacks.
-pub(super) fn scope_refusal(name: &str) -> String {
-    let database =
-        super::DATABASE_WRITE_TOOLS.contains(&name) || super::DATABASE_READ_TOOLS.contains(&name);
-    if database {
-        format!("this credential may not call {name}: the database tools need `base` in its apps")
-    } else {
-        format!("this credential may not call {name}")
-    }
-}
-
-/// A tool's result: its value as structured content, and as text its JSON, but for
-/// `run_sql`, whose text is a table for the model to read (the values themselves are in the
-/// structured content).
-pub(super) fn answer(tool: &str, value: Value) -> CallToolResult {
-    let table = (tool == "run_sql")
-        .then(|| serde_json::from_value::<SqlOutput>(value.clone()).ok())
-        .flatten()
-        .map(|out| text_table(&out.columns, &out.rows, out.row_count));
-    let mut result = CallToolResult::structured(value);
-    if let Some(table) = table {
-        result.content = vec![ContentBlock::text(table)];
-    }
-    result
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SqlOutput {
-    columns: Vec<String>,
-    rows: Vec<Vec<Value>>,
-    row_count: u64,
+/// `run_sql`'s text: the rows as a table for the model to read (the values themselves are
+/// in the structured content).
+pub(super) fn sql_table(out: &SqlOut) -> String {
+    text_table(&out.columns, &out.rows, out.row_count)
 }
 
 fn cell(value: &Value) -> String {

@@ -2,18 +2,14 @@
 //! link service's use cases with the REST API's codes. A link is named by its id, alias or
 //! public id (looked up among the project's links, as `quire links` does).
 
-use quire_edge::AppState;
 use quire_kernel::LinkId;
 use quire_links::{LinkPatch, LinkView, NewLink};
-use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
 
-use super::args::nullable;
-use super::calls::{json, parse};
-use super::{ToolError, refused};
-use crate::transport::Caller;
+use super::common::{
+    Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, nullable, refused,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -116,23 +112,30 @@ pub struct LinkOut {
 impl From<LinkView> for LinkOut {
     fn from(v: LinkView) -> Self {
         let l = v.link;
+        let Shown {
+            alias,
+            access,
+            expires_at,
+            max_views,
+            view_count,
+        } = Shown::of(&l);
         Self {
             id: l.id.0.to_string(),
             short_url: v.short_url,
             url: l.url().unwrap_or_default().to_owned(),
-            access: l.policy.access.as_str().to_owned(),
+            access,
             status: if l.archived_at.is_some() {
                 "archived"
             } else {
                 "active"
             }
             .to_owned(),
-            expires_at: l.policy.expires_at.and_then(|t| t.format(&Rfc3339).ok()),
-            max_views: l.policy.max_views,
+            expires_at,
+            max_views,
             public_id: l.public_id,
-            alias: l.alias,
+            alias,
             title: l.title,
-            view_count: l.view_count,
+            view_count,
             project: v.project_slug.as_str().to_owned(),
         }
     }
@@ -159,54 +162,33 @@ pub struct LinkStatsOut {
     pub referrers: Vec<(String, u64)>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LinkDeletedOut {
-    pub deleted: String,
-}
-
-fn to_i128(n: u64) -> i128 {
-    i128::from(n)
-}
-
 /// The link named by its id, or by an alias or public id among the home project's links.
-async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<LinkView, ToolError> {
-    if let Ok(id) = uuid::Uuid::parse_str(name.trim()) {
-        return state
-            .links
-            .get(&caller.principal, LinkId(id))
-            .await
-            .map_err(refused);
+async fn find(cx: &Call<'_>, name: &str) -> Result<LinkView, ToolError> {
+    let links = &cx.state.links;
+    if let Some(id) = id_in(name) {
+        return links.get(cx.principal(), LinkId(id)).await.map_err(refused);
     }
     for status in ["active", "archived"] {
-        let (_, links) = state
-            .links
-            .list(&caller.principal, None, Some(status), None)
+        let (_, found) = links
+            .list(cx.principal(), None, Some(status), None)
             .await
             .map_err(refused)?;
-        if let Some(found) = links
+        if let Some(found) = found
             .into_iter()
             .find(|v| v.link.alias.as_deref() == Some(name) || v.link.public_id == name)
         {
             return Ok(found);
         }
     }
-    Err(ToolError::new(
-        "not_found",
-        format!("no link is named {name:?} in the credential's project"),
-    ))
+    Err(not_named("link", name))
 }
 
-pub(super) async fn create_link(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: CreateLinkArgs = parse(args)?;
-    let view = state
+pub(super) async fn create_link(cx: &Call<'_>, sent: CreateLinkArgs) -> Result<LinkOut, ToolError> {
+    let view = cx
+        .state
         .links
         .create(
-            &caller.principal,
+            cx.principal(),
             NewLink {
                 url: sent.url,
                 alias: sent.alias,
@@ -216,52 +198,43 @@ pub(super) async fn create_link(
                 allow: sent.allow.unwrap_or_default(),
                 expires_at: sent.expires_at,
                 expired_url: sent.expired_url,
-                max_views: sent.max_views.map(to_i128),
+                max_views: sent.max_views.map(i128::from),
                 redirect_status: None,
                 project: sent.project,
             },
         )
         .await
         .map_err(refused)?;
-    *target = Some(view.link.id.0.to_string());
-    json(&LinkOut::from(view))
+    cx.acts_on(view.link.id.0);
+    Ok(LinkOut::from(view))
 }
 
-pub(super) async fn list_links(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: ListLinksArgs = parse(args)?;
-    let (project, links) = state
+pub(super) async fn list_links(cx: &Call<'_>, sent: ListLinksArgs) -> Result<LinksOut, ToolError> {
+    let (project, links) = cx
+        .state
         .links
         .list(
-            &caller.principal,
+            cx.principal(),
             sent.project.as_deref(),
             sent.status.as_deref(),
             sent.q.as_deref(),
         )
         .await
         .map_err(refused)?;
-    json(&LinksOut {
+    Ok(LinksOut {
         links: links.into_iter().map(LinkOut::from).collect(),
         project: project.as_str().to_owned(),
     })
 }
 
-pub(super) async fn update_link(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: UpdateLinkArgs = parse(args)?;
-    let id = find(state, caller, &sent.link).await?.link.id;
-    *target = Some(id.0.to_string());
-    let view = state
+pub(super) async fn update_link(cx: &Call<'_>, sent: UpdateLinkArgs) -> Result<LinkOut, ToolError> {
+    let id = find(cx, &sent.link).await?.link.id;
+    cx.acts_on(id.0);
+    let view = cx
+        .state
         .links
         .update(
-            &caller.principal,
+            cx.principal(),
             id,
             LinkPatch {
                 url: sent.url,
@@ -271,60 +244,51 @@ pub(super) async fn update_link(
                 password: sent.password,
                 allow: sent.allow,
                 expires_at: sent.expires_at,
-                max_views: sent.max_views.map(|m| m.map(to_i128)),
+                max_views: sent.max_views.map(|m| m.map(i128::from)),
                 status: sent.status,
                 ..LinkPatch::default()
             },
         )
         .await
         .map_err(refused)?;
-    json(&LinkOut::from(view))
+    Ok(LinkOut::from(view))
 }
 
 pub(super) async fn delete_link(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: DeleteLinkArgs = parse(args)?;
-    let view = find(state, caller, &sent.link).await?;
-    *target = Some(view.link.id.0.to_string());
-    if sent.confirm != view.link.code() && sent.confirm != view.link.public_id {
-        return Err(ToolError::new(
-            "invalid_request",
+    cx: &Call<'_>,
+    sent: DeleteLinkArgs,
+) -> Result<DeletedIdOut, ToolError> {
+    let view = find(cx, &sent.link).await?;
+    cx.acts_on(view.link.id.0);
+    confirmed(
+        sent.confirm == view.link.code() || sent.confirm == view.link.public_id,
+        || {
             format!(
                 "confirm must repeat the link's code {:?}; ask the user first",
                 view.link.code()
-            ),
-        ));
-    }
-    state
+            )
+        },
+    )?;
+    cx.state
         .links
-        .delete(&caller.principal, view.link.id)
+        .delete(cx.principal(), view.link.id)
         .await
         .map_err(refused)?;
-    json(&LinkDeletedOut {
+    Ok(DeletedIdOut {
         deleted: view.link.id.0.to_string(),
     })
 }
 
-pub(super) async fn link_stats(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: LinkArgs = parse(args)?;
-    let id = find(state, caller, &sent.link).await?.link.id;
-    *target = Some(id.0.to_string());
-    let span = state.links.stats_span(None, None).map_err(refused)?;
-    let (_, stats) = state
-        .links
-        .stats(&caller.principal, id, span)
+pub(super) async fn link_stats(cx: &Call<'_>, sent: LinkArgs) -> Result<LinkStatsOut, ToolError> {
+    let id = find(cx, &sent.link).await?.link.id;
+    cx.acts_on(id.0);
+    let links = &cx.state.links;
+    let span = links.stats_span(None, None).map_err(refused)?;
+    let (_, stats) = links
+        .stats(cx.principal(), id, span)
         .await
         .map_err(refused)?;
-    json(&LinkStatsOut {
+    Ok(LinkStatsOut {
         from: span.from.to_string(),
         to: span.to.to_string(),
         total: stats.days.iter().map(|d| d.views).sum(),

@@ -4,18 +4,15 @@
 //! a shell moves a file without its bytes passing through the model. An object is named by
 //! its id, or by its slug, public id or alias among the home project's objects.
 
-use quire_edge::AppState;
 use quire_kernel::ObjectId;
 use quire_objects::{NewObject, ObjectPatch, ObjectView};
-use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 
-use super::args::nullable;
-use super::calls::{json, parse};
-use super::{ToolError, refused};
-use crate::transport::Caller;
+use super::common::{
+    Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, nullable, refused,
+};
 
 /// Where an upload URL's bytes go: the route of `quire-objects-api` that takes them (no
 /// surface depends on another, so the path is repeated here; the black-box suite runs the
@@ -126,7 +123,13 @@ pub struct ObjectOut {
 impl From<ObjectView> for ObjectOut {
     fn from(v: ObjectView) -> Self {
         let o = v.object;
-        let l = v.link;
+        let Shown {
+            alias,
+            access,
+            expires_at,
+            max_views,
+            view_count,
+        } = Shown::of(&v.link);
         Self {
             id: o.id.0.to_string(),
             slug: o.slug,
@@ -136,12 +139,12 @@ impl From<ObjectView> for ObjectOut {
             size_bytes: o.size_bytes,
             url: v.url,
             short_url: v.short_url,
-            alias: l.alias,
-            access: l.policy.access.as_str().to_owned(),
+            alias,
+            access,
             status: o.status.as_str().to_owned(),
-            expires_at: l.policy.expires_at.and_then(|t| t.format(&Rfc3339).ok()),
-            max_views: l.policy.max_views,
-            view_count: l.view_count,
+            expires_at,
+            max_views,
+            view_count,
             project: v.project_slug.as_str().to_owned(),
         }
     }
@@ -151,11 +154,6 @@ impl From<ObjectView> for ObjectOut {
 pub struct ObjectsOut {
     pub objects: Vec<ObjectOut>,
     pub project: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ObjectDeletedOut {
-    pub deleted: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -180,68 +178,59 @@ fn shell_quoted(text: &str) -> String {
 }
 
 /// The object named by its id, or by a slug, public id or alias among the home project's.
-async fn find(state: &AppState, caller: &Caller, name: &str) -> Result<ObjectView, ToolError> {
-    if let Ok(id) = uuid::Uuid::parse_str(name.trim()) {
-        return state
-            .objects
-            .get(&caller.principal, ObjectId(id))
+async fn find(cx: &Call<'_>, name: &str) -> Result<ObjectView, ToolError> {
+    let objects = &cx.state.objects;
+    if let Some(id) = id_in(name) {
+        return objects
+            .get(cx.principal(), ObjectId(id))
             .await
             .map_err(refused);
     }
-    let (objects, _) = state
-        .objects
-        .list(&caller.principal, None, None)
+    let (found, _) = objects
+        .list(cx.principal(), None, None)
         .await
         .map_err(refused)?;
-    objects
+    found
         .into_iter()
         .find(|v| {
             v.object.slug == name
                 || v.object.public_id == name
                 || v.link.alias.as_deref() == Some(name)
         })
-        .ok_or_else(|| {
-            ToolError::new(
-                "not_found",
-                format!("no object is named {name:?} in the credential's project"),
-            )
-        })
+        .ok_or_else(|| not_named("object", name))
 }
 
 pub(super) async fn list_objects(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: ListObjectsArgs = parse(args)?;
-    let (objects, project) = state
+    cx: &Call<'_>,
+    sent: ListObjectsArgs,
+) -> Result<ObjectsOut, ToolError> {
+    let (objects, project) = cx
+        .state
         .objects
         .list(
-            &caller.principal,
+            cx.principal(),
             sent.project.as_deref(),
             sent.status.as_deref(),
         )
         .await
         .map_err(refused)?;
-    json(&ObjectsOut {
+    Ok(ObjectsOut {
         objects: objects.into_iter().map(ObjectOut::from).collect(),
         project: project.as_str().to_owned(),
     })
 }
 
 pub(super) async fn update_object(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: UpdateObjectArgs = parse(args)?;
-    let id = find(state, caller, &sent.object).await?.object.id;
-    *target = Some(id.0.to_string());
-    let view = state
+    cx: &Call<'_>,
+    sent: UpdateObjectArgs,
+) -> Result<ObjectOut, ToolError> {
+    let id = find(cx, &sent.object).await?.object.id;
+    cx.acts_on(id.0);
+    let view = cx
+        .state
         .objects
         .update(
-            &caller.principal,
+            cx.principal(),
             id,
             ObjectPatch {
                 title: sent.title,
@@ -259,48 +248,40 @@ pub(super) async fn update_object(
         )
         .await
         .map_err(refused)?;
-    json(&ObjectOut::from(view))
+    Ok(ObjectOut::from(view))
 }
 
 pub(super) async fn delete_object(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: DeleteObjectArgs = parse(args)?;
-    let view = find(state, caller, &sent.object).await?;
-    *target = Some(view.object.id.0.to_string());
-    if sent.confirm != view.object.slug {
-        return Err(ToolError::new(
-            "invalid_request",
-            format!(
-                "confirm must be the object's slug {:?}; nothing was deleted",
-                view.object.slug
-            ),
-        ));
-    }
-    state
+    cx: &Call<'_>,
+    sent: DeleteObjectArgs,
+) -> Result<DeletedIdOut, ToolError> {
+    let view = find(cx, &sent.object).await?;
+    cx.acts_on(view.object.id.0);
+    confirmed(sent.confirm == view.object.slug, || {
+        format!(
+            "confirm must be the object's slug {:?}; nothing was deleted",
+            view.object.slug
+        )
+    })?;
+    cx.state
         .objects
-        .delete(&caller.principal, view.object.id)
+        .delete(cx.principal(), view.object.id)
         .await
         .map_err(refused)?;
-    json(&ObjectDeletedOut {
+    Ok(DeletedIdOut {
         deleted: view.object.id.0.to_string(),
     })
 }
 
 pub(super) async fn create_upload(
-    state: &AppState,
-    caller: &Caller,
-    args: Option<JsonObject>,
-    target: &mut Option<String>,
-) -> Result<serde_json::Value, ToolError> {
-    let sent: CreateUploadArgs = parse(args)?;
-    let offer = state
+    cx: &Call<'_>,
+    sent: CreateUploadArgs,
+) -> Result<UploadOut, ToolError> {
+    let offer = cx
+        .state
         .objects
         .offer_upload(
-            &caller.principal,
+            cx.principal(),
             NewObject {
                 title: sent.title,
                 slug: sent.slug,
@@ -319,10 +300,10 @@ pub(super) async fn create_upload(
         )
         .await
         .map_err(refused)?;
-    *target = Some(offer.view.object.id.0.to_string());
+    cx.acts_on(offer.view.object.id.0);
     let upload_url = format!(
         "{}{UPLOADS_PATH}{}",
-        state.base_url.trim_end_matches('/'),
+        cx.state.base_url.trim_end_matches('/'),
         offer.token.expose()
     );
     let object = offer.view.object;
@@ -331,7 +312,7 @@ pub(super) async fn create_upload(
         shell_quoted(&format!("./{}", object.filename)),
         shell_quoted(&upload_url)
     );
-    json(&UploadOut {
+    Ok(UploadOut {
         upload_url,
         curl,
         expires_at: offer.expires_at.format(&Rfc3339).unwrap_or_default(),

@@ -1,4 +1,5 @@
-//! The tools' results (`structuredContent`), camelCase as in the REST API's answers.
+//! The page and project tools' results (`structuredContent`), camelCase as in the REST
+//! API's answers.
 
 use schemars::JsonSchema;
 use serde::Serialize;
