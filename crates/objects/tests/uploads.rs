@@ -237,3 +237,45 @@ async fn a_delete_whose_storage_fails_says_so_and_the_janitor_finishes_it() {
     );
     assert!(w.store.snapshot().objects.is_empty());
 }
+
+/// Of several bad policy fields, an object is told of the first in its order: the allow list
+/// before the alias, a taken alias before the password.
+#[tokio::test]
+async fn several_bad_policy_fields_are_refused_in_the_objects_order() {
+    let w = world(&[]).await;
+    let ann = w.master("ann");
+    let bad_allow_and_alias = NewObject {
+        alias: Some("a".into()),
+        allow: vec!["nobody_here".into()],
+        ..named("Doubly bad")
+    };
+    assert!(matches!(
+        objects(&w).begin(&ann, bad_allow_and_alias, None).await.err(),
+        Some(ObjectError::Invalid(m)) if m.contains("nobody_here")
+    ));
+    let mut upload = objects(&w)
+        .begin(
+            &ann,
+            NewObject {
+                alias: Some("taken".into()),
+                ..named("First")
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    upload.write(Bytes::from_static(b"bytes")).await.unwrap();
+    upload.finish().await.unwrap();
+    let taken_and_no_password = NewObject {
+        alias: Some("taken".into()),
+        access: Some("password".into()),
+        ..named("Doubly bad")
+    };
+    assert!(matches!(
+        objects(&w)
+            .begin(&ann, taken_and_no_password, None)
+            .await
+            .err(),
+        Some(ObjectError::AliasConflict)
+    ));
+}

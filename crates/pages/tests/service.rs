@@ -248,6 +248,53 @@ async fn password_rules_on_patch() {
     );
 }
 
+/// Of several bad policy fields, a page is told of the first in its order: on publish the
+/// allow list is checked last, after the password; on patch after the alias.
+#[tokio::test]
+async fn several_bad_policy_fields_are_refused_in_the_pages_order() {
+    let w = world().await;
+    let bad_alias_and_allow = PublishRequest {
+        alias: Some("a".into()),
+        allow: vec!["nobody_here".into()],
+        ..publish("Doubly bad")
+    };
+    assert!(matches!(
+        w.pages.publish(&w.ann, bad_alias_and_allow).await.unwrap_err(),
+        PageError::Invalid(m) if m.starts_with("alias ")
+    ));
+    let no_password_and_bad_allow = PublishRequest {
+        access: Some("password".into()),
+        allow: vec!["nobody_here".into()],
+        ..publish("Doubly bad")
+    };
+    assert_eq!(
+        w.pages
+            .publish(&w.ann, no_password_and_bad_allow)
+            .await
+            .unwrap_err(),
+        PageError::PasswordRequired
+    );
+    let view = w.pages.publish(&w.ann, publish("P")).await.unwrap();
+    let patch = PatchRequest {
+        access: Some("password".into()),
+        alias: Some(Some("a".into())),
+        allow: Some(vec!["nobody_here".into()]),
+        ..PatchRequest::default()
+    };
+    assert!(matches!(
+        w.pages.update(&w.ann, view.page.id, patch.clone()).await.unwrap_err(),
+        PageError::Invalid(m) if m.starts_with("alias ")
+    ));
+    let patch = PatchRequest {
+        alias: None,
+        ..patch
+    };
+    assert!(matches!(
+        w.pages.update(&w.ann, view.page.id, patch).await.unwrap_err(),
+        PageError::Invalid(m) if m.contains("nobody_here")
+    ));
+}
+
 #[tokio::test]
 async fn delete_reports_cleanups_that_failed_but_always_removes_the_record() {
     let w = world().await;

@@ -1,8 +1,8 @@
 //! What the object use cases refuse, and how adapter errors become those refusals.
 
 use quire_kernel::InfraError;
-use quire_links::LinkWriteError;
 use quire_links::rules::{AllowError, Invalid};
+use quire_links::{LinkWriteError, PolicyError};
 use quire_projects::AddressError;
 
 /// Errors of the object use cases; each use case documents which it returns.
@@ -76,6 +76,16 @@ impl From<AllowError> for ObjectError {
         match e {
             AllowError::Invalid(i) => ObjectError::Invalid(i.0),
             AllowError::Infra(e) => ObjectError::Infra(e),
+        }
+    }
+}
+
+impl From<PolicyError> for ObjectError {
+    fn from(e: PolicyError) -> Self {
+        match e {
+            PolicyError::Invalid(i) => ObjectError::Invalid(i.0),
+            PolicyError::PasswordRequired => ObjectError::PasswordRequired,
+            PolicyError::Infra(e) => ObjectError::Infra(e),
         }
     }
 }

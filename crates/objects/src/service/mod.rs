@@ -12,7 +12,7 @@ use quire_kernel::{
     AccountId, Clock, Handle, InfraError, ObjectId, Offload, PageChanges, Principal, ProjectSlug,
     RateLimiter, offloaded,
 };
-use quire_links::{Access, AccountDirectory, Link, LinkStore, PublicIds};
+use quire_links::{AccountDirectory, Link, LinkStore, PublicIds};
 use quire_pages::PageOrigins;
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
@@ -222,12 +222,6 @@ impl ObjectService {
         .await?
         .map_err(|e| ObjectError::Infra(InfraError::new(e.to_string())))
     }
-}
-
-pub(crate) fn access_of(raw: &str) -> Result<Access, ObjectError> {
-    Access::parse(raw).ok_or_else(|| {
-        ObjectError::Invalid("access must be private, password, allow_list or public".into())
-    })
 }
 
 pub(crate) fn status_of(raw: &str) -> Result<crate::ObjectStatus, ObjectError> {

@@ -2,14 +2,12 @@
 
 use quire_kernel::secret::Sha256Running;
 use quire_kernel::{LinkId, ObjectId, Principal};
-use quire_links::{Access, Link, Policy, rules};
+use quire_links::{Access, AllowOrder, Link, PolicyInput, PolicyPatch};
 use quire_pages::validate as page_rules;
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
 
-use super::{
-    NewObject, ObjectError, ObjectPatch, ObjectService, ObjectView, Swept, access_of, status_of,
-};
+use super::{NewObject, ObjectError, ObjectPatch, ObjectService, ObjectView, Swept, status_of};
 use crate::model::{Object, ObjectStatus};
 use crate::ports::InsertObjectError;
 use crate::upload::{Purpose, Upload};
@@ -132,35 +130,35 @@ impl ObjectService {
         };
         let title = page_rules::title(req.title.as_deref().unwrap_or(&filename))?;
         let explicit_slug = req.slug.as_deref().map(page_rules::slug).transpose()?;
-        let access = req
-            .access
-            .as_deref()
-            .map_or(Ok(Access::Private), access_of)?;
-        let policy = Policy {
-            access,
-            expires_at: req
-                .expires_at
-                .as_deref()
-                .map(|t| rules::expires_at(t, now))
-                .transpose()?,
-            max_views: req.max_views.map(rules::max_views).transpose()?,
-            allow: rules::resolve_allow(self.ports.accounts.as_ref(), &req.allow).await?,
+        // A taken alias is refused here, before any byte is taken: the link is stored only
+        // once the bytes are.
+        let sent_alias = req.alias.clone();
+        let alias_free = async {
+            if let Some(a) = &sent_alias
+                && self.ports.links.link_by_code(a).await?.is_some()
+            {
+                return Err(ObjectError::AliasConflict);
+            }
+            Ok(())
         };
-        let alias = req.alias.as_deref().map(rules::alias).transpose()?;
-        if let Some(a) = &alias
-            && self.ports.links.link_by_code(a).await?.is_some()
-        {
-            return Err(ObjectError::AliasConflict);
+        let (valid, ()) = PolicyInput {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            allow: req.allow,
+            alias: req.alias,
+            password: req.password,
         }
-        let password = req.password.filter(|p| !p.is_empty());
-        if access == Access::Password && password.is_none() {
-            return Err(ObjectError::PasswordRequired);
-        }
-        if let Some(p) = &password {
-            rules::page_password(p)?;
-        }
+        .validate_with(
+            now,
+            self.ports.accounts.as_ref(),
+            Access::Private,
+            AllowOrder::BeforeAlias,
+            alias_free,
+        )
+        .await?;
         let handle = self.owner(project.account_id).await?;
-        let password_hash = match password {
+        let password_hash = match valid.password {
             Some(p) => Some(self.hash_password(p).await?),
             None => None,
         };
@@ -184,14 +182,14 @@ impl ObjectService {
         self.insert_with_fresh_ids(&mut object, explicit_slug.as_deref(), reserve.lease_until)
             .await?;
         let link = Link {
-            alias,
+            alias: valid.alias,
             password_hash,
             ..Link::of_object(
                 object.id,
                 object.account_id,
                 object.project_id,
                 object.public_id.clone(),
-                policy,
+                valid.policy,
                 now,
             )
         };
@@ -367,34 +365,18 @@ impl ObjectService {
                 link.archived_at = object.archived_at;
             }
         }
-        if let Some(a) = &req.access {
-            link.policy.access = access_of(a)?;
+        let password = PolicyPatch {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            alias: req.alias,
+            allow: req.allow,
+            password: req.password,
         }
-        if let Some(e) = &req.expires_at {
-            link.policy.expires_at = e
-                .as_deref()
-                .map(|t| rules::expires_at(t, now))
-                .transpose()?;
-        }
-        if let Some(m) = req.max_views {
-            link.policy.max_views = m.map(rules::max_views).transpose()?;
-        }
-        if let Some(alias) = &req.alias {
-            link.alias = alias.as_deref().map(rules::alias).transpose()?;
-        }
-        if let Some(allow) = &req.allow {
-            link.policy.allow = rules::resolve_allow(self.ports.accounts.as_ref(), allow).await?;
-        }
-        match req.password {
-            Some(Some(p)) if !p.is_empty() => {
-                rules::page_password(&p)?;
-                link.password_hash = Some(self.hash_password(p).await?);
-            }
-            Some(_) => link.password_hash = None,
-            None => {}
-        }
-        if link.policy.access == Access::Password && link.password_hash.is_none() {
-            return Err(ObjectError::PasswordRequired);
+        .apply(&mut link, now, self.ports.accounts.as_ref())
+        .await?;
+        if let Some(p) = password {
+            link.password_hash = Some(self.hash_password(p).await?);
         }
         let handle = self.owner(object.account_id).await?;
         object.updated_at = now;

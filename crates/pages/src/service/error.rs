@@ -1,7 +1,7 @@
 //! What the page use cases refuse, and how adapter errors become those refusals.
 
 use quire_kernel::InfraError;
-use quire_links::LinkWriteError;
+use quire_links::{LinkWriteError, PolicyError};
 use quire_projects::AddressError;
 
 use crate::validate::{self, FilesError, LimitKind};
@@ -63,6 +63,16 @@ impl From<FilesError> for PageError {
 impl From<validate::Invalid> for PageError {
     fn from(e: validate::Invalid) -> Self {
         PageError::Invalid(e.0)
+    }
+}
+
+impl From<PolicyError> for PageError {
+    fn from(e: PolicyError) -> Self {
+        match e {
+            PolicyError::Invalid(i) => PageError::Invalid(i.0),
+            PolicyError::PasswordRequired => PageError::PasswordRequired,
+            PolicyError::Infra(e) => PageError::Infra(e),
+        }
     }
 }
 

@@ -27,8 +27,7 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectId,
     ProjectSlug, Timer, offloaded,
 };
-use quire_links::rules::AllowError;
-use quire_links::{Access, AllowEntry, Link, LinkStore};
+use quire_links::{Access, Link, LinkStore};
 use quire_projects::{ProjectAccess, ProjectStore, authorize_loaded, authorize_project};
 use time::OffsetDateTime;
 
@@ -188,12 +187,6 @@ async fn hash_page_password(offload: &dyn Offload, password: String) -> Result<S
         .map_err(|e| PageError::Infra(InfraError::new(e.to_string())))
 }
 
-fn access_of(raw: &str) -> Result<Access, PageError> {
-    Access::parse(raw).ok_or_else(|| {
-        PageError::Invalid("access must be private, password, allow_list or public".into())
-    })
-}
-
 /// The page use cases.
 #[derive(Debug, Clone)]
 pub struct PageService {
@@ -326,16 +319,6 @@ impl PageService {
             )));
         }
         Ok(Some(slug.to_owned()))
-    }
-
-    /// Parses an allow list, then resolves its handles in one lookup (`quire-links`' rule).
-    async fn resolve_allow(&self, raw: &[String]) -> Result<Vec<AllowEntry>, PageError> {
-        quire_links::rules::resolve_allow(self.accounts.as_ref(), raw)
-            .await
-            .map_err(|e| match e {
-                AllowError::Invalid(i) => PageError::Invalid(i.0),
-                AllowError::Infra(e) => PageError::Infra(e),
-            })
     }
 
     /// A page the caller may reach with `access`: another account's page is `NotFound`, a

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use quire_kernel::{InfraError, PageId, Principal, offloaded};
-use quire_links::{Access, Link, Policy};
+use quire_links::{Access, AllowOrder, Link, PolicyInput};
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
 
@@ -13,7 +13,7 @@ use crate::model::{FileData, FileEntry, FileInput, Page, PageStatus};
 use crate::ports::{InsertPageError, Readers};
 use crate::validate;
 
-use super::{PageError, PageService, PageView, PublishRequest, access_of, hash_page_password};
+use super::{PageError, PageService, PageView, PublishRequest, hash_page_password};
 
 impl PageService {
     /// Publishes a page: record, bundle, link, in that order, all or nothing.
@@ -43,25 +43,21 @@ impl PageService {
                 validate::quoted(&entrypoint)
             ))
         })?;
-        let access = req
-            .access
-            .as_deref()
-            .map_or(Ok(Access::Private), access_of)?;
-        let expires_at = req
-            .expires_at
-            .as_deref()
-            .map(|t| validate::expires_at(t, now))
-            .transpose()?;
-        let max_views = req.max_views.map(validate::max_views).transpose()?;
-        let alias = req.alias.as_deref().map(validate::alias).transpose()?;
-        if access == Access::Password && req.password.as_deref().is_none_or(str::is_empty) {
-            return Err(PageError::PasswordRequired);
+        let valid = PolicyInput {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            allow: req.allow,
+            alias: req.alias,
+            password: req.password,
         }
-        // An empty password is none (as when stored below).
-        if let Some(p) = req.password.as_deref().filter(|p| !p.is_empty()) {
-            validate::page_password(p)?;
-        }
-        let allow = self.resolve_allow(&req.allow).await?;
+        .validate(
+            now,
+            self.accounts.as_ref(),
+            Access::Private,
+            AllowOrder::AfterPassword,
+        )
+        .await?;
         let database = self
             .check_database(project.account_id, project.id, req.database.as_deref())
             .await?;
@@ -93,24 +89,19 @@ impl PageService {
         };
         self.insert_with_fresh_ids(&mut page, explicit_slug.as_deref(), &manifest)
             .await?;
-        let password_hash = match req.password.filter(|p| !p.is_empty()) {
+        let password_hash = match valid.password {
             Some(p) => Some(hash_page_password(self.offload.as_ref(), p).await?),
             None => None,
         };
         let new_link = Link {
-            alias,
+            alias: valid.alias,
             password_hash,
             ..Link::of_page(
                 page.id,
                 page.account_id,
                 page.project_id,
                 page.public_id.clone(),
-                Policy {
-                    access,
-                    expires_at,
-                    max_views,
-                    allow,
-                },
+                valid.policy,
                 now,
             )
         };

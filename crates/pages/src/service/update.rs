@@ -4,17 +4,15 @@
 use std::collections::{HashMap, HashSet};
 
 use quire_kernel::{InfraError, PageId, Principal};
-use quire_links::Access;
+use quire_links::PolicyPatch;
 use quire_projects::ProjectAccess;
 
 use crate::batch;
-use crate::model::{FileData, FileEntry, FileInput, PageStatus, PasswordChange};
+use crate::model::{FileData, FileEntry, FileInput, PageStatus};
 use crate::ports::{PutFilesError, Readers, UpdatePageStoreError};
 use crate::validate::{self, LimitKind};
 
-use super::{
-    FilesAdded, PageError, PageService, PageView, PatchRequest, access_of, hash_page_password,
-};
+use super::{FilesAdded, PageError, PageService, PageView, PatchRequest, hash_page_password};
 
 impl PageService {
     /// Updates the record, then the link; a failed link update restores the record.
@@ -56,35 +54,18 @@ impl PageService {
                 .check_database(page.account_id, page.project_id, database.as_deref())
                 .await?;
         }
-        if let Some(a) = &req.access {
-            link.policy.access = access_of(a)?;
+        let password = PolicyPatch {
+            access: req.access,
+            expires_at: req.expires_at,
+            max_views: req.max_views,
+            alias: req.alias,
+            allow: req.allow,
+            password: req.password,
         }
-        if let Some(e) = &req.expires_at {
-            link.policy.expires_at = e
-                .as_deref()
-                .map(|t| validate::expires_at(t, now))
-                .transpose()?;
-        }
-        if let Some(m) = req.max_views {
-            link.policy.max_views = m.map(validate::max_views).transpose()?;
-        }
-        if let Some(alias) = req.alias {
-            link.alias = alias.as_deref().map(validate::alias).transpose()?;
-        }
-        if let Some(allow) = &req.allow {
-            link.policy.allow = self.resolve_allow(allow).await?;
-        }
-        let password = PasswordChange::of_patch(req.password)?;
-        if link.policy.access == Access::Password && !password.leaves_password(link.has_password())
-        {
-            return Err(PageError::PasswordRequired);
-        }
-        match password {
-            PasswordChange::Keep => {}
-            PasswordChange::Clear => link.password_hash = None,
-            PasswordChange::Set(p) => {
-                link.password_hash = Some(hash_page_password(self.offload.as_ref(), p).await?);
-            }
+        .apply(&mut link, now, self.accounts.as_ref())
+        .await?;
+        if let Some(p) = password {
+            link.password_hash = Some(hash_page_password(self.offload.as_ref(), p).await?);
         }
         link.updated_at = now;
         page.updated_at = now;
