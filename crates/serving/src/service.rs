@@ -1,6 +1,7 @@
 //! The serving use cases: a visit here, the answer with its file in `files`; the password
 //! form's post and the sign-in pass in `admission`, the short link in `short_link` (the view
-//! flush is in `crate::sites`); the settings in `config`.
+//! flush is in `crate::sites`); the settings in `config`. What a gate shows and the cookies
+//! that open a page, an object or a URL link are written once, in `guarded`.
 //!
 //! Order of decisions for a visit, each before any byte of the page is read:
 //! path → page (unknown or archived: 404) → trailing slash → expiry (410) → known spent
@@ -10,7 +11,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use moka::future::Cache;
 use quire_accounts::SessionStore;
@@ -22,17 +22,15 @@ use quire_read_cache::ClockCache;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::answer::{
-    Answer, ContinuePrompt, IssuedCookie, PasswordPrompt, SignInPrompt, Visit, Visitor,
-};
+use crate::answer::{Answer, ContinuePrompt, Visit, Visitor};
 use crate::cache::{CachedFile, Site};
 use crate::leases::ViewLeases;
 use crate::notes::NoteTally;
-use crate::path::{encode_query, encode_relative, parse_owner_path, parse_page_path};
+use crate::path::{encode_relative, parse_owner_path, parse_page_path};
 use crate::policy::{
     Gate, Resolved, admits, expired, fingerprint, is_document, resolve, with_query,
 };
-use crate::token::{Claims, Signer, TokenKind};
+use crate::token::{Signer, TokenKind};
 use crate::view_bytes::ViewBytes;
 use crate::views::ViewTally;
 
@@ -40,6 +38,7 @@ mod admission;
 mod config;
 mod database;
 mod files;
+mod guarded;
 mod object_admission;
 mod objects;
 mod short_link;
@@ -47,6 +46,7 @@ mod url_link;
 
 pub use config::ServingConfig;
 pub use database::PageDatabase;
+use guarded::Guarded;
 pub(crate) use url_link::CodeTarget;
 
 /// Cookie of a page whose password was given.
@@ -217,7 +217,11 @@ impl ServingService {
         if self.known_spent(&site) && (document || !viewed()) {
             return Ok(Answer::Gone);
         }
-        if let Some(refusal) = self.admit(&site, &rest, &visit.visitor, now).await? {
+        let to = Guarded::Page {
+            site: &site,
+            next: &rest,
+        };
+        if let Some(refusal) = self.admit(&to, &visit.visitor, now).await? {
             return Ok(refusal);
         }
         let (slot, found) = match resolved {
@@ -255,49 +259,6 @@ impl ServingService {
             .await
     }
 
-    /// The page's access rule applied to `visitor`: `None` when it may see the page, else
-    /// the answer (the password form, the sign-in page, a refusal); `rest` is where in the
-    /// page a form or sign-in brings the visitor back to.
-    pub(crate) async fn admit(
-        &self,
-        site: &Site,
-        rest: &str,
-        visitor: &Visitor<'_>,
-        now: OffsetDateTime,
-    ) -> Result<Option<Answer>, InfraError> {
-        let apps = [App::Serve, App::Page];
-        Ok(
-            match self
-                .gate(&site.link, site.page.id.0, &apps, visitor, now)
-                .await?
-            {
-                Gate::Open => None,
-                Gate::Password => Some(Answer::Password(PasswordPrompt {
-                    title: site.page.title.clone(),
-                    handle: site.handle.as_str().to_owned(),
-                    slug: site.page.slug.clone(),
-                    next: rest.to_owned(),
-                    wrong: false,
-                    code: None,
-                })),
-                Gate::SignIn => Some(Answer::SignIn(SignInPrompt {
-                    title: site.page.title.clone(),
-                    shared: site.link.policy.access == Access::AllowList,
-                    location: format!(
-                        "{}/visit?page={}&next={}",
-                        self.inner.config.base_url.trim_end_matches('/'),
-                        site.link.public_id,
-                        encode_query(rest)
-                    ),
-                })),
-                Gate::Forbidden(email) => Some(Answer::Forbidden {
-                    title: site.page.title.clone(),
-                    email,
-                }),
-            },
-        )
-    }
-
     fn known_spent(&self, site: &Site) -> bool {
         site.spent.load(Ordering::Relaxed)
             || site
@@ -312,35 +273,6 @@ impl ServingService {
             .config
             .origins
             .base_path(site.handle.as_str(), &site.page.slug)
-    }
-
-    fn cookie(&self, kind: &str, site: &Site, claims: &Claims, ttl: Duration) -> IssuedCookie {
-        self.slug_cookie(kind, &site.page.slug, self.base_path(site), claims, ttl)
-    }
-
-    /// A visitor cookie of the page or object at `slug`: named for the slug on its owner's
-    /// origin, else on the shared origin under `shared_path` (the slug's own path).
-    fn slug_cookie(
-        &self,
-        kind: &str,
-        slug: &str,
-        shared_path: String,
-        claims: &Claims,
-        ttl: Duration,
-    ) -> IssuedCookie {
-        let origins = &self.inner.config.origins;
-        let (name, path) = if origins.per_owner() {
-            let prefix = if origins.https() { "__Host-" } else { "" };
-            (format!("{prefix}{kind}_{slug}"), "/".to_owned())
-        } else {
-            (kind.to_owned(), shared_path)
-        };
-        IssuedCookie {
-            name,
-            value: self.inner.signer.sign(claims),
-            path,
-            max_age: ttl,
-        }
     }
 
     /// Whether `visitor` may open what `link` guards; `subject` is the page or link the

@@ -6,16 +6,14 @@ use quire_kernel::secret::sha256_hex;
 use quire_kernel::{
     AccountId, Budget, Email, InfraError, LinkId, PageId, Slot, Take, address_key, offloaded,
 };
-use quire_links::Access;
 use quire_pages::PageStatus;
 use time::OffsetDateTime;
 
-use super::{
-    ACCESS_COOKIE, PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_COOKIE, UNLOCK_PAGE_BUCKET,
-};
-use crate::answer::{Admitted, PageCard, PassError, PasswordPrompt, Unlock, UnlockError};
-use crate::path::{encode_query, encode_relative, parse_relative};
-use crate::policy::{admits, expired, fingerprint, unix_after};
+use super::guarded::{Grant, Guarded};
+use super::{PASS_BUCKET, ServingService, UNLOCK_BUCKET, UNLOCK_PAGE_BUCKET};
+use crate::answer::{Admitted, PageCard, PassError, Unlock, UnlockError};
+use crate::path::{encode_query, parse_relative};
+use crate::policy::{admits, expired, unix_after};
 use crate::token::{Claims, TokenKind};
 
 impl ServingService {
@@ -39,55 +37,12 @@ impl ServingService {
         if expired(&site.link, now) || self.known_spent(&site) {
             return Err(UnlockError::Gone);
         }
-        let location = format!("{}{}", self.base_path(&site), encode_relative(&next));
-        let Some(fingerprint) =
-            fingerprint(&site.link).filter(|_| site.link.policy.access == Access::Password)
-        else {
-            // No longer a password page: nothing to unlock.
-            return Ok(Admitted {
-                cookie: None,
-                location,
-            });
+        let to = Guarded::Page {
+            site: &site,
+            next: &next,
         };
-        let stored = site.link.password_hash.clone().unwrap_or_default();
-        let right = self
-            .check_password(
-                site.page.id.0,
-                stored,
-                attempt.password,
-                attempt.client,
-                now,
-            )
-            .await?;
-        if !right {
-            return Err(UnlockError::Wrong(PasswordPrompt {
-                title: site.page.title.clone(),
-                handle: site.handle.as_str().to_owned(),
-                slug: site.page.slug.clone(),
-                next: next.into_owned(),
-                wrong: true,
-                code: None,
-            }));
-        }
-        let config = &self.inner.config;
-        let cookie = self.cookie(
-            UNLOCK_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Unlock,
-                page: site.page.id.0,
-                expires: unix_after(now, config.unlock_cookie_ttl),
-                account: None,
-                fingerprint: Some(fingerprint),
-                session: None,
-                nonce: None,
-            },
-            config.unlock_cookie_ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location,
-        })
+        self.unlock_to(&to, attempt.password, attempt.client, now)
+            .await
     }
 
     /// Checks a password of the page or link `subject` against its stored hash. Only wrong
@@ -295,15 +250,21 @@ impl ServingService {
                 .filter(|l| l.url().is_some()),
             _ => None,
         };
-        match (&site, &object, &link) {
+        let next = parse_relative(next).unwrap_or_default();
+        let to = match (&site, &object, &link) {
             (Some(site), _, _) => {
                 if self.inner.config.origins.per_owner() && owner != Some(site.handle.as_str()) {
                     return Err(PassError::NotFound);
                 }
+                Guarded::Page { site, next: &next }
             }
-            (None, Some(_), _) | (None, None, Some(_)) => {}
+            (None, Some(object), _) => Guarded::Object(object),
+            (None, None, Some(link)) => Guarded::Link {
+                link,
+                code: link.code(),
+            },
             (None, None, None) => return Err(PassError::NotFound),
-        }
+        };
         // Each pass works once. Its uses are counted in the window that holds its expiry, the
         // same window for every use of one pass, so a replay is seen on any replica.
         let expires = OffsetDateTime::from_unix_timestamp(claims.expires)
@@ -323,27 +284,10 @@ impl ServingService {
         if !first_use {
             return Err(PassError::Forbidden);
         }
-        if let Some(object) = object {
-            return Ok(self.admit_to_object(&object, claims, now));
+        // An archived URL link spends the pass all the same.
+        if matches!(to, Guarded::Link { link, .. } if link.archived_at.is_some()) {
+            return Err(PassError::NotFound);
         }
-        let Some(site) = site else {
-            return self.admit_to_link(LinkId(claims.page), claims).await;
-        };
-        let next = parse_relative(next).unwrap_or_default();
-        let ttl = self.inner.config.access_cookie_ttl;
-        let cookie = self.cookie(
-            ACCESS_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Access,
-                expires: unix_after(now, ttl),
-                ..claims
-            },
-            ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location: format!("{}{}", self.base_path(&site), encode_relative(&next)),
-        })
+        Ok(self.admit_to(&to, Grant::Access(claims), now))
     }
 }

@@ -5,6 +5,7 @@ use quire_kernel::{AccountId, InfraError, ProjectId};
 use quire_pages::PageStatus;
 
 use super::ServingService;
+use super::guarded::Guarded;
 use crate::answer::{Answer, Visitor};
 use crate::path::{parse_owner_path, parse_page_path};
 use crate::policy::expired;
@@ -67,7 +68,11 @@ impl ServingService {
         if self.known_spent(&site) && !viewed {
             return refused(Answer::Gone);
         }
-        if let Some(refusal) = self.admit(&site, "", visitor, now).await? {
+        let to = Guarded::Page {
+            site: &site,
+            next: "",
+        };
+        if let Some(refusal) = self.admit(&to, visitor, now).await? {
             return refused(refusal);
         }
         Ok(PageDatabase::Open {

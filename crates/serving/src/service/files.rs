@@ -10,11 +10,11 @@ use quire_kernel::InfraError;
 use quire_kernel::conditional::{Method, Outcome, Validators, evaluate};
 use time::OffsetDateTime;
 
-use super::{ServingService, VIEW_COOKIE};
+use super::ServingService;
+use super::guarded::{Grant, Guarded};
 use crate::answer::{Answer, ByteRange, FileAnswer, Visit};
 use crate::cache::{CachedFile, FileSlot, Site};
-use crate::policy::{cache_rule, etag_value, guarded, unix_after};
-use crate::token::{Claims, TokenKind};
+use crate::policy::{cache_rule, etag_value, guarded};
 
 /// The tag of the file's other coding, which `If-Match` and `If-None-Match` also take: made
 /// only for a conditional request.
@@ -51,7 +51,6 @@ impl ServingService {
         visit: &Visit<'_>,
         now: OffsetDateTime,
     ) -> Result<Answer, InfraError> {
-        let page = site.page.id.0;
         let entry = &slot.entry;
         let cache = cache_rule(&site.link);
         let etag_base = etag_value(&entry.sha256);
@@ -162,20 +161,8 @@ impl ServingService {
                 if left <= 1 {
                     site.spent.store(true, Ordering::Relaxed);
                 }
-                cookie = Some(self.cookie(
-                    VIEW_COOKIE,
-                    site,
-                    &Claims {
-                        kind: TokenKind::View,
-                        page,
-                        expires: unix_after(now, self.inner.config.view_cookie_ttl),
-                        account: None,
-                        fingerprint: None,
-                        session: None,
-                        nonce: None,
-                    },
-                    self.inner.config.view_cookie_ttl,
-                ));
+                let to = Guarded::Page { site, next: "" };
+                cookie = Some(self.visitor_cookie(&to, Grant::View { nonce: None }, now));
             } else {
                 self.inner.views.add(site.link.id);
             }

@@ -2,14 +2,13 @@
 //! the sign-in pass land on the object's owner origin and set cookies for the object alone.
 
 use quire_kernel::{InfraError, LinkId};
-use quire_links::{Access, Link};
-use time::OffsetDateTime;
+use quire_links::Link;
 
+use super::ServingService;
+use super::guarded::Guarded;
 use super::objects::ObjectSite;
-use super::{ACCESS_COOKIE, ServingService, UNLOCK_COOKIE};
-use crate::answer::{Admitted, PageCard, PasswordPrompt, Unlock, UnlockError};
-use crate::policy::{expired, fingerprint, unix_after};
-use crate::token::{Claims, TokenKind};
+use crate::answer::{Admitted, PageCard, Unlock, UnlockError};
+use crate::policy::expired;
 
 impl ServingService {
     /// The object `link` leads to, when it is an object's and neither is archived.
@@ -55,49 +54,13 @@ impl ServingService {
         {
             return Err(UnlockError::Gone);
         }
-        let location = self.object_path(&site);
-        let Some(fingerprint) =
-            fingerprint(link).filter(|_| link.policy.access == Access::Password)
-        else {
-            return Ok(Admitted {
-                cookie: None,
-                location,
-            });
-        };
-        let subject = site.object.id.0;
-        let stored = link.password_hash.clone().unwrap_or_default();
-        let right = self
-            .check_password(subject, stored, attempt.password, attempt.client, now)
-            .await?;
-        if !right {
-            return Err(UnlockError::Wrong(PasswordPrompt {
-                title: site.object.title.clone(),
-                handle: site.handle.as_str().to_owned(),
-                slug: site.object.slug.clone(),
-                next: String::new(),
-                wrong: true,
-                code: None,
-            }));
-        }
-        let ttl = self.inner.config.unlock_cookie_ttl;
-        let cookie = self.object_cookie(
-            UNLOCK_COOKIE,
-            &site,
-            &Claims {
-                kind: TokenKind::Unlock,
-                page: subject,
-                expires: unix_after(now, ttl),
-                account: None,
-                fingerprint: Some(fingerprint),
-                session: None,
-                nonce: None,
-            },
-            ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location,
-        })
+        self.unlock_to(
+            &Guarded::Object(&site),
+            attempt.password,
+            attempt.client,
+            now,
+        )
+        .await
     }
 
     /// The card the dashboard's hand-off shows for an object's link.
@@ -110,30 +73,6 @@ impl ServingService {
                 .object_url(site.handle.as_str(), &site.object.slug),
             title: site.object.title,
         }))
-    }
-
-    /// The access cookie of an object whose pass was checked and spent.
-    pub(super) fn admit_to_object(
-        &self,
-        site: &ObjectSite,
-        claims: Claims,
-        now: OffsetDateTime,
-    ) -> Admitted {
-        let ttl = self.inner.config.access_cookie_ttl;
-        let cookie = self.object_cookie(
-            ACCESS_COOKIE,
-            site,
-            &Claims {
-                kind: TokenKind::Access,
-                expires: unix_after(now, ttl),
-                ..claims
-            },
-            ttl,
-        );
-        Admitted {
-            cookie: Some(cookie),
-            location: self.object_path(site),
-        }
     }
 
     /// The object a pass names, as the pass may land on it: on its owner's origin only.

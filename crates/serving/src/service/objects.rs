@@ -12,20 +12,19 @@
 //! object.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use quire_kernel::conditional::{Method, Outcome, Validators, evaluate, http_date};
-use quire_kernel::{App, Handle, InfraError};
+use quire_kernel::{Handle, InfraError};
 use quire_links::{Access, Link};
 use quire_objects::Object;
 
-use super::{ServingService, VIEW_COOKIE};
+use super::ServingService;
+use super::guarded::{Grant, Guarded};
 use crate::answer::{
-    Answer, ByteRange, ContinuePrompt, IssuedCookie, ObjectAnswer, ObjectBody, PasswordPrompt,
-    SharedStream, SignInPrompt, Visit,
+    Answer, ByteRange, ContinuePrompt, ObjectAnswer, ObjectBody, SharedStream, Visit,
 };
-use crate::policy::{Gate, cache_rule, expired, guarded, unix_after, with_query};
-use crate::token::{Claims, TokenKind};
+use crate::policy::{cache_rule, expired, guarded, unix_after, with_query};
+use crate::token::TokenKind;
 use crate::view_bytes::{Allowance, metered};
 
 /// An object found at `handle/slug` on its owner's origin, with its link.
@@ -77,17 +76,6 @@ impl ServingService {
             .origins
             .base_path(site.handle.as_str(), &site.object.slug);
         path.strip_suffix('/').unwrap_or(&path).to_owned()
-    }
-
-    /// A visitor cookie of the object: as a page's, under the object's own path.
-    pub(super) fn object_cookie(
-        &self,
-        kind: &str,
-        site: &ObjectSite,
-        claims: &Claims,
-        ttl: Duration,
-    ) -> IssuedCookie {
-        self.slug_cookie(kind, &site.object.slug, self.object_path(site), claims, ttl)
     }
 
     /// The object's bytes, all or `range` of them: its file on local disk (the answer is
@@ -159,36 +147,11 @@ impl ServingService {
         if spent && held().is_none() {
             return Ok(Answer::Gone);
         }
-        let apps = [App::Serve, App::Page];
-        match self.gate(link, subject, &apps, &visit.visitor, now).await? {
-            Gate::Open => {}
-            Gate::Password => {
-                return Ok(Answer::Password(PasswordPrompt {
-                    title: object.title.clone(),
-                    handle: site.handle.as_str().to_owned(),
-                    slug: object.slug.clone(),
-                    next: String::new(),
-                    wrong: false,
-                    code: None,
-                }));
-            }
-            Gate::SignIn => {
-                return Ok(Answer::SignIn(SignInPrompt {
-                    title: object.title.clone(),
-                    shared: link.policy.access == Access::AllowList,
-                    location: format!(
-                        "{}/visit?page={}",
-                        self.inner.config.base_url.trim_end_matches('/'),
-                        link.public_id
-                    ),
-                }));
-            }
-            Gate::Forbidden(email) => {
-                return Ok(Answer::Forbidden {
-                    title: object.title.clone(),
-                    email,
-                });
-            }
+        if let Some(refusal) = self
+            .admit(&Guarded::Object(&site), &visit.visitor, now)
+            .await?
+        {
+            return Ok(refusal);
         }
         let etag = format!("\"{}\"", object.sha256);
         let modified = object.updated_at.unix_timestamp();
@@ -284,20 +247,12 @@ impl ServingService {
                 {
                     return Ok(Answer::Gone);
                 }
-                let ttl = self.inner.config.view_cookie_ttl;
-                let expires = unix_after(now, ttl);
-                let view = |nonce| Claims {
-                    kind: TokenKind::View,
-                    page: subject,
-                    expires,
-                    account: None,
-                    fingerprint: None,
-                    session: None,
-                    nonce,
-                };
+                let expires = unix_after(now, self.inner.config.view_cookie_ttl);
+                let to = Guarded::Object(&site);
+                let view = |nonce| self.visitor_cookie(&to, Grant::View { nonce }, now);
                 // Each download's cookie its own, so each has a count of its own.
                 let nonce = quire_kernel::secret::random_url_token()[..16].to_owned();
-                let mut issued = self.object_cookie(VIEW_COOKIE, &site, &view(Some(nonce)), ttl);
+                let mut issued = view(Some(nonce));
                 allowance = self.inner.view_bytes.issued(
                     &issued.value,
                     object.account_id,
@@ -308,7 +263,7 @@ impl ServingService {
                 if allowance.is_none() {
                     // No place to count it: this download goes whole, and its cookie frees
                     // no later range, here or on another replica, even once places free up.
-                    issued = self.object_cookie(VIEW_COOKIE, &site, &view(None), ttl);
+                    issued = view(None);
                 }
                 cookie = Some(issued);
             } else {

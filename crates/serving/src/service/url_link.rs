@@ -7,17 +7,16 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use quire_kernel::{App, InfraError, LinkId};
+use quire_kernel::InfraError;
 use quire_links::{Access, Link};
 
-use super::{ACCESS_COOKIE, ServingService, UNLOCK_COOKIE};
+use super::ServingService;
+use super::guarded::Guarded;
 use crate::answer::{
-    Admitted, Answer, CacheRule, ContinuePrompt, IssuedCookie, LinkUnlock, LinkVisit, PassError,
-    PasswordPrompt, SignInPrompt, UnlockError,
+    Admitted, Answer, CacheRule, ContinuePrompt, LinkUnlock, LinkVisit, UnlockError,
 };
 use crate::bots::referrer_host;
-use crate::policy::{Gate, expired, fingerprint, unix_after};
-use crate::token::{Claims, TokenKind};
+use crate::policy::expired;
 
 /// What a short-link code leads to.
 #[derive(Debug, Clone)]
@@ -73,10 +72,6 @@ fn policy_free(link: &Link) -> bool {
         && link.policy.max_views.is_none()
 }
 
-fn title_of(link: &Link) -> String {
-    link.title.clone().unwrap_or_else(|| "A link".into())
-}
-
 impl ServingService {
     /// The answer to a visit of a URL link (see the module's summary).
     pub(super) async fn follow(
@@ -92,39 +87,12 @@ impl ServingService {
         if expired(link, now) || site.known_spent() {
             return Ok(lapsed(link));
         }
-        let apps = [App::Link];
-        match self
-            .gate(link, link.id.0, &apps, &visit.visitor, now)
-            .await?
-        {
-            Gate::Open => {}
-            Gate::Password => {
-                return Ok(Answer::Password(PasswordPrompt {
-                    title: title_of(link),
-                    handle: String::new(),
-                    slug: String::new(),
-                    next: String::new(),
-                    wrong: false,
-                    code: Some(visit.code.to_owned()),
-                }));
-            }
-            Gate::SignIn => {
-                return Ok(Answer::SignIn(SignInPrompt {
-                    title: title_of(link),
-                    shared: link.policy.access == Access::AllowList,
-                    location: format!(
-                        "{}/visit?page={}",
-                        self.inner.config.base_url.trim_end_matches('/'),
-                        link.public_id
-                    ),
-                }));
-            }
-            Gate::Forbidden(email) => {
-                return Ok(Answer::Forbidden {
-                    title: title_of(link),
-                    email,
-                });
-            }
+        let to = Guarded::Link {
+            link,
+            code: visit.code,
+        };
+        if let Some(refusal) = self.admit(&to, &visit.visitor, now).await? {
+            return Ok(refusal);
         }
         let Some(target) = link.url() else {
             return Ok(Answer::NotFound);
@@ -187,36 +155,12 @@ impl ServingService {
         })
     }
 
-    /// A visitor cookie of a URL link: named for its public id, on the links origin's whole
-    /// host (`__Host-` on https) or, on a shared origin, under `/s/`.
-    fn link_cookie(
-        &self,
-        kind: &str,
-        link: &Link,
-        claims: &Claims,
-        ttl: std::time::Duration,
-    ) -> IssuedCookie {
-        let origins = &self.inner.config.origins;
-        let (prefix, path) = match (origins.per_owner(), origins.https()) {
-            (true, true) => ("__Host-", "/"),
-            (true, false) => ("", "/"),
-            (false, _) => ("", "/s/"),
-        };
-        IssuedCookie {
-            name: format!("{prefix}{kind}_{}", link.public_id),
-            value: self.inner.signer.sign(claims),
-            path: path.to_owned(),
-            max_age: ttl,
-        }
-    }
-
     /// The password form's post of a URL link: as [`ServingService::unlock`] for pages,
     /// counted against the same budgets (per link and address, per link).
     ///
     /// # Errors
     /// `NotFound`, `Gone`, `Wrong`, `Throttled`, `Infra`.
     pub async fn unlock_link(&self, attempt: LinkUnlock<'_>) -> Result<Admitted, UnlockError> {
-        let location = format!("/s/{}", attempt.code);
         let link = match self.inner.ports.links.link_by_code(attempt.code).await? {
             Some(link) if link.url().is_some() && link.archived_at.is_none() => link,
             _ => return Err(UnlockError::NotFound),
@@ -227,82 +171,12 @@ impl ServingService {
         if expired(link, now) || site.known_spent() {
             return Err(UnlockError::Gone);
         }
-        let Some(fingerprint) =
-            fingerprint(link).filter(|_| link.policy.access == Access::Password)
-        else {
-            return Ok(Admitted {
-                cookie: None,
-                location,
-            });
-        };
-        let stored = link.password_hash.clone().unwrap_or_default();
-        let right = self
-            .check_password(link.id.0, stored, attempt.password, attempt.client, now)
-            .await?;
-        if !right {
-            return Err(UnlockError::Wrong(PasswordPrompt {
-                title: title_of(link),
-                handle: String::new(),
-                slug: String::new(),
-                next: String::new(),
-                wrong: true,
-                code: Some(attempt.code.to_owned()),
-            }));
-        }
-        let ttl = self.inner.config.unlock_cookie_ttl;
-        let cookie = self.link_cookie(
-            UNLOCK_COOKIE,
+        let to = Guarded::Link {
             link,
-            &Claims {
-                kind: TokenKind::Unlock,
-                page: link.id.0,
-                expires: unix_after(now, ttl),
-                account: None,
-                fingerprint: Some(fingerprint),
-                session: None,
-                nonce: None,
-            },
-            ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location,
-        })
-    }
-
-    /// On the links origin: turns a pass for a URL link into its access cookie, once (the
-    /// pass was checked and spent by [`ServingService::accept_pass`]).
-    pub(super) async fn admit_to_link(
-        &self,
-        id: LinkId,
-        claims: Claims,
-    ) -> Result<Admitted, PassError> {
-        let Some(link) = self
-            .inner
-            .ports
-            .links
-            .link(id)
-            .await?
-            .filter(|l| l.url().is_some() && l.archived_at.is_none())
-        else {
-            return Err(PassError::NotFound);
+            code: attempt.code,
         };
-        let now = self.inner.ports.clock.now();
-        let ttl = self.inner.config.access_cookie_ttl;
-        let cookie = self.link_cookie(
-            ACCESS_COOKIE,
-            &link,
-            &Claims {
-                kind: TokenKind::Access,
-                expires: unix_after(now, ttl),
-                ..claims
-            },
-            ttl,
-        );
-        Ok(Admitted {
-            cookie: Some(cookie),
-            location: format!("/s/{}", link.code()),
-        })
+        self.unlock_to(&to, attempt.password, attempt.client, now)
+            .await
     }
 }
 
