@@ -9,20 +9,21 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use quire_kernel::{ObjectId, Principal};
+use quire_kernel::{InfraError, ObjectId, Principal};
 use quire_objects::{ObjectError, ObjectPatch, ObjectView};
 use time::OffsetDateTime;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::behind_link::{BehindLink, PolicyFacts, expires, max_views, optional};
 use super::chart::views_chart;
-use super::guards::{Owner, Posted, Unparsed};
-use super::page_row::{ACCESS_CHOICES, access_badge, human_bytes};
+use super::guards::Owner;
+use super::page_row::{ACCESS_CHOICES, human_bytes};
 use super::pages_page::qr_svg;
-use super::render::{page_with_uploads, refusal_status, see_other};
+use super::render::{page_with_uploads, refusal_status};
 use super::session::query;
-use super::when::{When, expiry_field, local_input};
+use super::when::When;
 use crate::nav::{Who, section};
 
 /// An object as the list and the detail show it.
@@ -39,15 +40,7 @@ pub(crate) struct FileRow {
     project: String,
     /// `active` or `archived`: what archive and restore change.
     status: &'static str,
-    /// What a visitor meets: `active`, `archived`, `expired` or `spent`.
-    state: &'static str,
-    access: &'static str,
-    access_class: &'static str,
-    access_word: &'static str,
-    expires: Option<When>,
-    expires_input: String,
-    views: String,
-    max_views_input: String,
+    policy: PolicyFacts,
     size: String,
     size_bytes: u64,
     sha256: String,
@@ -64,18 +57,8 @@ impl FileRow {
             short_url,
             project_slug,
         } = v;
-        let access = l.policy.access.as_str();
-        let (access_class, access_word) = access_badge(access);
         let status = o.status.as_str();
-        let state = if o.archived_at.is_some() {
-            "archived"
-        } else if l.policy.expires_at.is_some_and(|t| t <= now) {
-            "expired"
-        } else if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
-            "spent"
-        } else {
-            "active"
-        };
+        let policy = PolicyFacts::new(&l, o.archived_at.is_some(), now);
         Self {
             id: o.id.0.to_string(),
             active_content: o.is_active_content(),
@@ -87,21 +70,7 @@ impl FileRow {
             alias: l.alias.unwrap_or_default(),
             project: project_slug.as_str().to_owned(),
             status,
-            state,
-            access,
-            access_class,
-            access_word,
-            expires: l.policy.expires_at.map(|t| When::new(t, now)),
-            expires_input: l.policy.expires_at.map(local_input).unwrap_or_default(),
-            views: match l.policy.max_views {
-                Some(max) => format!("{} of {max}", l.view_count),
-                None => l.view_count.to_string(),
-            },
-            max_views_input: l
-                .policy
-                .max_views
-                .map(|m| m.to_string())
-                .unwrap_or_default(),
+            policy,
             size: human_bytes(o.size_bytes),
             size_bytes: o.size_bytes,
             sha256: o.sha256,
@@ -162,11 +131,6 @@ pub(crate) struct FileFields {
     confirm: String,
 }
 
-fn optional(raw: &str) -> Option<String> {
-    let raw = raw.trim();
-    (!raw.is_empty()).then(|| raw.to_owned())
-}
-
 /// The allow list as typed: handles or emails, one a line or separated by commas.
 fn allow_entries(raw: &str) -> Vec<String> {
     raw.split([',', '\n', '\r'])
@@ -177,12 +141,6 @@ fn allow_entries(raw: &str) -> Vec<String> {
 }
 
 fn settings(f: &FileFields) -> Result<ObjectPatch, ObjectError> {
-    let max_views = optional(&f.max_views)
-        .map(|n| {
-            n.parse::<i128>()
-                .map_err(|_| ObjectError::Invalid("max_views must be a whole number".into()))
-        })
-        .transpose()?;
     Ok(ObjectPatch {
         title: optional(&f.title),
         filename: optional(&f.filename),
@@ -190,8 +148,8 @@ fn settings(f: &FileFields) -> Result<ObjectPatch, ObjectError> {
         access: optional(&f.access),
         password: optional(&f.password).map(Some),
         allow: Some(allow_entries(&f.allow)),
-        expires_at: Some(optional(&f.expires_at).map(|raw| expiry_field(&raw).unwrap_or(raw))),
-        max_views: Some(max_views),
+        expires_at: Some(expires(&f.expires_at)),
+        max_views: Some(max_views(&f.max_views, ObjectError::Invalid)?),
         ..ObjectPatch::default()
     })
 }
@@ -273,129 +231,116 @@ pub(crate) fn object_id(raw: &str) -> Result<ObjectId, ApiError> {
         .map_err(|_| ApiError::from(ObjectError::NotFound))
 }
 
-async fn detail_page(
-    state: &AppState,
-    principal: &Principal,
-    handle: &str,
-    id: ObjectId,
-    shown: (StatusCode, Option<String>),
-) -> Result<HttpResponse, ApiError> {
-    let now = state.links.now();
-    let view = state
-        .objects
-        .get(principal, id)
-        .await
-        .map_err(ApiError::from)?;
-    let days = state
-        .objects
-        .daily_views(principal, id, CHART_DAYS)
-        .await
-        .map_err(ApiError::from)?;
-    let allow = state
-        .objects
-        .allowed(&view.link)
-        .await
-        .map_err(ApiError::from)?
-        .join("\n");
-    let f = FileRow::new(view, now);
-    page_with_uploads(
-        state,
-        shown.0,
-        &DetailPage {
-            signed_in_as: Who::acting(principal, handle, section::FILES),
-            error: shown.1,
-            qr_svg: qr_svg(&f.short_url),
-            f,
-            allow,
-            accesses: ACCESS_CHOICES,
-            chart: views_chart(&days),
-            chart_days: CHART_DAYS,
-        },
-    )
-}
+/// The Files page's own part of the detail's actions.
+pub(crate) enum Files {}
 
-/// `GET /account/files/{id}`.
-pub async fn file_detail(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    Owner { account, principal }: Owner,
-) -> Result<HttpResponse, ApiError> {
-    let id = object_id(&id)?;
-    detail_page(
-        &state,
-        &principal,
-        account.handle.as_str(),
-        id,
-        (StatusCode::OK, None),
-    )
-    .await
-}
+impl BehindLink for Files {
+    type Id = ObjectId;
+    type Form = FileFields;
+    type Patch = ObjectPatch;
+    type Error = ObjectError;
+    const PAGES: &'static str = "/account/files";
+    const NOUN: &'static str = "file";
 
-/// `POST /account/files/{id}`: `action` is `settings`, `archive`, `restore` or `delete`.
-pub async fn file_action(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    Posted(f, Owner { account, principal }): Posted<Unparsed<FileFields>, Owner>,
-) -> Result<HttpResponse, ApiError> {
-    let id = object_id(&id)?;
-    let f = f.parse()?;
-    let patch = match f.action.as_str() {
-        "delete" if f.confirm == "yes" => {
-            let view = state
-                .objects
-                .get(&principal, id)
-                .await
-                .map_err(ApiError::from)?;
-            state
-                .objects
-                .delete(&principal, id)
-                .await
-                .map_err(ApiError::from)?;
-            return Ok(see_other(&format!(
-                "/account/files?project={}",
-                view.project_slug.as_str()
-            )));
+    fn id(raw: &str) -> Result<ObjectId, ApiError> {
+        object_id(raw)
+    }
+
+    fn uuid(id: ObjectId) -> uuid::Uuid {
+        id.0
+    }
+
+    fn action(f: &FileFields) -> (&str, &str) {
+        (&f.action, &f.confirm)
+    }
+
+    fn invalid(message: String) -> ObjectError {
+        ObjectError::Invalid(message)
+    }
+
+    fn infra(e: ObjectError) -> Result<InfraError, ObjectError> {
+        match e {
+            ObjectError::Infra(e) => Ok(e),
+            e => Err(e),
         }
-        "delete" => Err(ObjectError::Invalid(
-            "tick \"delete for good\" to delete the file".into(),
-        )),
-        "archive" | "restore" => Ok(ObjectPatch {
-            status: Some(
-                if f.action == "archive" {
-                    "archived"
-                } else {
-                    "active"
-                }
-                .into(),
-            ),
+    }
+
+    fn status(status: &'static str) -> ObjectPatch {
+        ObjectPatch {
+            status: Some(status.into()),
             ..ObjectPatch::default()
-        }),
-        "settings" => settings(&f),
-        _ => Err(ObjectError::Invalid(
-            "action must be settings, archive, restore or delete".into(),
-        )),
-    };
-    let result = match patch {
-        Ok(patch) => state
-            .objects
-            .update(&principal, id, patch)
-            .await
-            .map(|_| ()),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(()) => Ok(see_other(&format!("/account/files/{}", id.0))),
-        Err(ObjectError::Infra(e)) => Err(e.into()),
-        Err(e) => {
-            detail_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                id,
-                (refusal_status(&e), Some(e.to_string())),
-            )
-            .await
         }
+    }
+
+    fn settings(f: &FileFields) -> Result<ObjectPatch, ObjectError> {
+        settings(f)
+    }
+
+    async fn project(
+        state: &AppState,
+        principal: &Principal,
+        id: ObjectId,
+    ) -> Result<String, ObjectError> {
+        let view = state.objects.get(principal, id).await?;
+        Ok(view.project_slug.as_str().to_owned())
+    }
+
+    async fn delete(
+        state: &AppState,
+        principal: &Principal,
+        id: ObjectId,
+    ) -> Result<(), ObjectError> {
+        state.objects.delete(principal, id).await
+    }
+
+    async fn update(
+        state: &AppState,
+        principal: &Principal,
+        id: ObjectId,
+        patch: ObjectPatch,
+    ) -> Result<(), ObjectError> {
+        state.objects.update(principal, id, patch).await.map(|_| ())
+    }
+
+    async fn detail(
+        state: &AppState,
+        principal: &Principal,
+        handle: &str,
+        id: ObjectId,
+        shown: (StatusCode, Option<String>),
+    ) -> Result<HttpResponse, ApiError> {
+        let now = state.links.now();
+        let view = state
+            .objects
+            .get(principal, id)
+            .await
+            .map_err(ApiError::from)?;
+        let days = state
+            .objects
+            .daily_views(principal, id, CHART_DAYS)
+            .await
+            .map_err(ApiError::from)?;
+        let allow = state
+            .objects
+            .allowed(&view.link)
+            .await
+            .map_err(ApiError::from)?
+            .join("\n");
+        let f = FileRow::new(view, now);
+        page_with_uploads(
+            state,
+            shown.0,
+            &DetailPage {
+                signed_in_as: Who::acting(principal, handle, section::FILES),
+                error: shown.1,
+                qr_svg: qr_svg(&f.short_url),
+                f,
+                allow,
+                accesses: ACCESS_CHOICES,
+                chart: views_chart(&days),
+                chart_days: CHART_DAYS,
+            },
+        )
     }
 }
 

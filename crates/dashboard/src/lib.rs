@@ -29,6 +29,7 @@ mod account_keys;
 mod activation;
 mod admin;
 mod agents_page;
+mod behind_link;
 mod chart;
 mod consent;
 mod database_view;
@@ -67,13 +68,14 @@ use admin::{
     uninvite,
 };
 use agents_page::{agents, disconnect};
+use behind_link::{action, detail};
 use consent::consent;
 use databases_page::{create_database, database_action, database_detail, databases};
-use files_page::{file_action, file_detail, files};
+use files_page::{Files, files};
 use files_upload::upload;
 use first_run::{setup, setup_form};
 use keys_page::{create_app_key, keys, revoke_key};
-use links_page::{create_link, link_action, link_detail, links};
+use links_page::{Links, create_link, links};
 use oauth::authorize;
 use pages_page::{page_action, page_detail, pages};
 use password_reset::{new_password, new_password_form, request, request_form};
@@ -184,7 +186,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ))
     .service(resource(
         "/account/links/{id}",
-        [(M::GET, to(link_detail)), (M::POST, to(link_action))],
+        [
+            (M::GET, to(detail::<Links>)),
+            (M::POST, to(action::<Links>)),
+        ],
     ))
     .service(resource(
         "/account/files",
@@ -192,7 +197,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ))
     .service(resource(
         "/account/files/{id}",
-        [(M::GET, to(file_detail)), (M::POST, to(file_action))],
+        [
+            (M::GET, to(detail::<Files>)),
+            (M::POST, to(action::<Files>)),
+        ],
     ))
     .service(resource(
         "/account/databases",

@@ -8,20 +8,21 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use quire_kernel::{LinkId, Principal};
+use quire_kernel::{InfraError, LinkId, Principal};
 use quire_links::{LinkError, LinkPatch, LinkView, NewLink};
 use time::OffsetDateTime;
 
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
+use super::behind_link::{BehindLink, PolicyFacts, expires, max_views, optional};
 use super::chart::views_chart;
 use super::guards::{Owner, Posted, Unparsed};
-use super::page_row::{ACCESS_CHOICES, access_badge};
+use super::page_row::ACCESS_CHOICES;
 use super::pages_page::qr_svg;
 use super::render::{page, refusal_status, see_other};
 use super::session::query;
-use super::when::{When, expiry_field, local_input};
+use super::when::When;
 use crate::nav::{Who, section};
 
 /// A link as the list and the detail show it.
@@ -35,37 +36,14 @@ struct LinkRow {
     project: String,
     /// `active` or `archived`: what archive and restore change.
     status: &'static str,
-    /// What a visitor meets: `active`, `archived`, `expired` or `spent`.
-    state: &'static str,
-    access: String,
-    access_class: &'static str,
-    access_word: &'static str,
-    expires: Option<When>,
-    expires_input: String,
-    views: String,
-    max_views_input: String,
+    policy: PolicyFacts,
     last_viewed: Option<When>,
 }
 
 impl LinkRow {
     fn new(v: LinkView, now: OffsetDateTime) -> Self {
         let l = &v.link;
-        let access = l.policy.access.as_str();
-        let (access_class, access_word) = access_badge(access);
-        let status = if l.archived_at.is_some() {
-            "archived"
-        } else {
-            "active"
-        };
-        let state = if l.archived_at.is_some() {
-            "archived"
-        } else if l.policy.expires_at.is_some_and(|t| t <= now) {
-            "expired"
-        } else if l.policy.max_views.is_some_and(|max| l.view_count >= max) {
-            "spent"
-        } else {
-            "active"
-        };
+        let archived = l.archived_at.is_some();
         Self {
             id: l.id.0.to_string(),
             url: l.url().unwrap_or_default().to_owned(),
@@ -75,22 +53,8 @@ impl LinkRow {
                 .unwrap_or_else(|| l.url().unwrap_or_default().to_owned()),
             titled: l.title.is_some(),
             project: v.project_slug.as_str().to_owned(),
-            status,
-            state,
-            access: access.to_owned(),
-            access_class,
-            access_word,
-            expires: l.policy.expires_at.map(|t| When::new(t, now)),
-            expires_input: l.policy.expires_at.map(local_input).unwrap_or_default(),
-            views: match l.policy.max_views {
-                Some(max) => format!("{} of {max}", l.view_count),
-                None => l.view_count.to_string(),
-            },
-            max_views_input: l
-                .policy
-                .max_views
-                .map(|m| m.to_string())
-                .unwrap_or_default(),
+            status: if archived { "archived" } else { "active" },
+            policy: PolicyFacts::new(l, archived, now),
             last_viewed: l.last_viewed_at.map(|t| When::new(t, now)),
             short_url: v.short_url,
         }
@@ -140,24 +104,6 @@ pub(crate) struct LinkFields {
     max_views: String,
     project: String,
     confirm: String,
-}
-
-fn optional(raw: &str) -> Option<String> {
-    let raw = raw.trim();
-    (!raw.is_empty()).then(|| raw.to_owned())
-}
-
-fn max_views(raw: &str) -> Result<Option<i128>, LinkError> {
-    optional(raw)
-        .map(|n| {
-            n.parse::<i128>()
-                .map_err(|_| LinkError::Invalid("max_views must be a whole number".into()))
-        })
-        .transpose()
-}
-
-fn expires(raw: &str) -> Option<String> {
-    optional(raw).map(|raw| expiry_field(&raw).unwrap_or(raw))
 }
 
 async fn list_page(
@@ -247,7 +193,7 @@ pub async fn create_link(
                     access: optional(&f.access),
                     password: optional(&f.password),
                     expires_at: expires(&f.expires_at),
-                    max_views: max_views(&f.max_views)?,
+                    max_views: max_views(&f.max_views, LinkError::Invalid)?,
                     project: optional(&f.project),
                     ..NewLink::default()
                 },
@@ -271,133 +217,119 @@ pub async fn create_link(
     }
 }
 
-fn link_id(raw: &str) -> Result<LinkId, ApiError> {
-    uuid::Uuid::parse_str(raw)
-        .map(LinkId)
-        .map_err(|_| ApiError::from(LinkError::NotFound))
-}
+/// The Links page's own part of the detail's actions.
+pub(crate) enum Links {}
 
-async fn detail_page(
-    state: &AppState,
-    principal: &Principal,
-    handle: &str,
-    id: LinkId,
-    shown: (StatusCode, Option<String>),
-) -> Result<HttpResponse, ApiError> {
-    let now = state.links.now();
-    let span = state.links.stats_span(None, None).map_err(ApiError::from)?;
-    let (view, stats) = state
-        .links
-        .stats(principal, id, span)
-        .await
-        .map_err(ApiError::from)?;
-    let counted: std::collections::HashMap<time::Date, u64> =
-        stats.days.iter().map(|d| (d.day, d.views)).collect();
-    let days: Vec<(time::Date, u64)> = (0..i64::from(CHART_DAYS))
-        .map(|n| {
-            let day = span.from + time::Duration::days(n);
-            (day, counted.get(&day).copied().unwrap_or(0))
-        })
-        .collect();
-    let l = LinkRow::new(view, now);
-    page(
-        state,
-        shown.0,
-        &DetailPage {
-            signed_in_as: Who::acting(principal, handle, section::LINKS),
-            error: shown.1,
-            qr_svg: qr_svg(&l.short_url),
-            l,
-            accesses: ACCESS_CHOICES,
-            chart: views_chart(&days),
-            chart_days: CHART_DAYS,
-            bots: stats.days.iter().map(|d| d.bot_views).sum(),
-            referrers: stats.referrers,
-        },
-    )
-}
+impl BehindLink for Links {
+    type Id = LinkId;
+    type Form = LinkFields;
+    type Patch = LinkPatch;
+    type Error = LinkError;
+    const PAGES: &'static str = "/account/links";
+    const NOUN: &'static str = "link";
 
-/// `GET /account/links/{id}`.
-pub async fn link_detail(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    Owner { account, principal }: Owner,
-) -> Result<HttpResponse, ApiError> {
-    let id = link_id(&id)?;
-    detail_page(
-        &state,
-        &principal,
-        account.handle.as_str(),
-        id,
-        (StatusCode::OK, None),
-    )
-    .await
-}
+    fn id(raw: &str) -> Result<LinkId, ApiError> {
+        uuid::Uuid::parse_str(raw)
+            .map(LinkId)
+            .map_err(|_| ApiError::from(LinkError::NotFound))
+    }
 
-/// `POST /account/links/{id}`: `action` is `settings`, `archive`, `restore` or `delete`.
-pub async fn link_action(
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-    Posted(f, Owner { account, principal }): Posted<Unparsed<LinkFields>, Owner>,
-) -> Result<HttpResponse, ApiError> {
-    let id = link_id(&id)?;
-    let f = f.parse()?;
-    let patch = match f.action.as_str() {
-        "delete" if f.confirm == "yes" => {
-            let view = state
-                .links
-                .get(&principal, id)
-                .await
-                .map_err(ApiError::from)?;
-            state
-                .links
-                .delete(&principal, id)
-                .await
-                .map_err(ApiError::from)?;
-            return Ok(see_other(&format!(
-                "/account/links?project={}",
-                view.project_slug.as_str()
-            )));
+    fn uuid(id: LinkId) -> uuid::Uuid {
+        id.0
+    }
+
+    fn action(f: &LinkFields) -> (&str, &str) {
+        (&f.action, &f.confirm)
+    }
+
+    fn invalid(message: String) -> LinkError {
+        LinkError::Invalid(message)
+    }
+
+    fn infra(e: LinkError) -> Result<InfraError, LinkError> {
+        match e {
+            LinkError::Infra(e) => Ok(e),
+            e => Err(e),
         }
-        "delete" => Err(LinkError::Invalid(
-            "tick \"delete for good\" to delete the link".into(),
-        )),
-        "archive" => Ok(LinkPatch {
-            status: Some("archived".into()),
+    }
+
+    fn status(status: &'static str) -> LinkPatch {
+        LinkPatch {
+            status: Some(status.into()),
             ..LinkPatch::default()
-        }),
-        "restore" => Ok(LinkPatch {
-            status: Some("active".into()),
-            ..LinkPatch::default()
-        }),
-        "settings" => max_views(&f.max_views).map(|budget| LinkPatch {
+        }
+    }
+
+    fn settings(f: &LinkFields) -> Result<LinkPatch, LinkError> {
+        max_views(&f.max_views, LinkError::Invalid).map(|budget| LinkPatch {
             url: optional(&f.url),
             access: Some(f.access.clone()),
             password: optional(&f.password).map(Some),
             expires_at: Some(expires(&f.expires_at)),
             max_views: Some(budget),
             ..LinkPatch::default()
-        }),
-        _ => Err(LinkError::Invalid(
-            "action must be settings, archive, restore or delete".into(),
-        )),
-    };
-    let result = match patch {
-        Ok(patch) => state.links.update(&principal, id, patch).await.map(|_| ()),
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(()) => Ok(see_other(&format!("/account/links/{}", id.0))),
-        Err(LinkError::Infra(e)) => Err(e.into()),
-        Err(e) => {
-            detail_page(
-                &state,
-                &principal,
-                account.handle.as_str(),
-                id,
-                (refusal_status(&e), Some(e.to_string())),
-            )
+        })
+    }
+
+    async fn project(
+        state: &AppState,
+        principal: &Principal,
+        id: LinkId,
+    ) -> Result<String, LinkError> {
+        let view = state.links.get(principal, id).await?;
+        Ok(view.project_slug.as_str().to_owned())
+    }
+
+    async fn delete(state: &AppState, principal: &Principal, id: LinkId) -> Result<(), LinkError> {
+        state.links.delete(principal, id).await
+    }
+
+    async fn update(
+        state: &AppState,
+        principal: &Principal,
+        id: LinkId,
+        patch: LinkPatch,
+    ) -> Result<(), LinkError> {
+        state.links.update(principal, id, patch).await.map(|_| ())
+    }
+
+    async fn detail(
+        state: &AppState,
+        principal: &Principal,
+        handle: &str,
+        id: LinkId,
+        shown: (StatusCode, Option<String>),
+    ) -> Result<HttpResponse, ApiError> {
+        let now = state.links.now();
+        let span = state.links.stats_span(None, None).map_err(ApiError::from)?;
+        let (view, stats) = state
+            .links
+            .stats(principal, id, span)
             .await
-        }
+            .map_err(ApiError::from)?;
+        let counted: std::collections::HashMap<time::Date, u64> =
+            stats.days.iter().map(|d| (d.day, d.views)).collect();
+        let days: Vec<(time::Date, u64)> = (0..i64::from(CHART_DAYS))
+            .map(|n| {
+                let day = span.from + time::Duration::days(n);
+                (day, counted.get(&day).copied().unwrap_or(0))
+            })
+            .collect();
+        let l = LinkRow::new(view, now);
+        page(
+            state,
+            shown.0,
+            &DetailPage {
+                signed_in_as: Who::acting(principal, handle, section::LINKS),
+                error: shown.1,
+                qr_svg: qr_svg(&l.short_url),
+                l,
+                accesses: ACCESS_CHOICES,
+                chart: views_chart(&days),
+                chart_days: CHART_DAYS,
+                bots: stats.days.iter().map(|d| d.bot_views).sum(),
+                referrers: stats.referrers,
+            },
+        )
     }
 }
