@@ -18,6 +18,7 @@ pub mod db;
 mod device;
 mod error;
 mod keys;
+mod leased;
 mod limits;
 mod link_counts;
 mod links;

@@ -1,8 +1,5 @@
-//! `ObjectRecords` on both backends. Slugs are one namespace per owner across pages and
-//! objects: a write that claims one first locks its owner's account row (a no-op update: a
-//! row lock on PostgreSQL; SQLite's write transaction holds the whole database already), then
-//! looks at the other table, so a page publish and an object upload of one owner cannot both
-//! take the same slug.
+//! `ObjectRecords` on both backends; its leased two-phase write and the slug namespace it
+//! shares with pages are in `leased`.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -12,12 +9,13 @@ use quire_objects::{Contents, InsertObjectError, Object, ObjectRecords, ObjectSt
 use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
-use crate::error::{Outcome, StoreError, infra};
-use crate::pages::{READY, to_u64};
-use crate::schema::{link_codes, objects};
+use crate::error::{StoreError, infra};
+use crate::leased::{Leased, PENDING, READY, Refusal, claim_names, claim_slug, leased_table};
+use crate::pages::to_u64;
+use crate::schema::objects;
 use crate::types::{DbId, DbTs};
 
-const PENDING: &str = "pending";
+leased_table!(objects, ready_also_sets: ReadyContents);
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = objects)]
@@ -66,6 +64,15 @@ impl ObjectRow {
     }
 }
 
+/// What [`ObjectRecords::mark_ready`] writes besides the state: the contents as uploaded.
+#[derive(AsChangeset)]
+#[diesel(table_name = objects)]
+pub(crate) struct ReadyContents {
+    size_bytes: i64,
+    sha256: String,
+    updated_at: DbTs,
+}
+
 /// What [`ObjectRecords::swap_contents`] writes: a field left `None` stays as it is.
 #[derive(AsChangeset)]
 #[diesel(table_name = objects)]
@@ -109,28 +116,6 @@ fn objects_of(rows: Vec<ObjectRow>) -> Result<Vec<Object>, InfraError> {
         .map_err(infra)
 }
 
-/// In a write transaction: locks the account row of `$owner` until the transaction ends (a
-/// no-op update), then refuses `$slug` when the owner's `$other` table (`pages` or `objects`)
-/// holds it, with `Outcome::SlugTaken`.
-macro_rules! claim_slug {
-    ($conn:ident, $owner:expr, $slug:expr, $other:ident) => {{
-        diesel::update(crate::schema::accounts::table.find($owner))
-            .set(crate::schema::accounts::id.eq(crate::schema::accounts::id))
-            .execute($conn)
-            .await?;
-        let taken: i64 = crate::schema::$other::table
-            .filter(crate::schema::$other::account_id.eq($owner))
-            .filter(crate::schema::$other::slug.eq($slug))
-            .count()
-            .get_result($conn)
-            .await?;
-        if taken > 0 {
-            return Err(StoreError::Outcome(Outcome::SlugTaken));
-        }
-    }};
-}
-pub(crate) use claim_slug;
-
 #[async_trait]
 impl ObjectRecords for Database {
     async fn insert_pending(
@@ -140,15 +125,7 @@ impl ObjectRecords for Database {
     ) -> Result<(), InsertObjectError> {
         let row = ObjectRow::new(object, PENDING, Some(lease_until));
         let result = with_tx!(self, |conn| {
-            claim_slug!(conn, row.account_id, &row.slug, pages);
-            let code_in_use: i64 = link_codes::table
-                .filter(link_codes::code.eq(&row.public_id))
-                .count()
-                .get_result(conn)
-                .await?;
-            if code_in_use > 0 {
-                return Err(StoreError::Outcome(Outcome::PublicIdTaken));
-            }
+            claim_names!(conn, row.account_id, &row.slug, &row.public_id, pages);
             diesel::insert_into(objects::table)
                 .values(&row)
                 .execute(conn)
@@ -159,40 +136,17 @@ impl ObjectRecords for Database {
     }
 
     async fn renew_lease(&self, id: ObjectId, until: OffsetDateTime) -> Result<bool, InfraError> {
-        let renewed = with_conn!(self, |conn| {
-            Ok(diesel::update(
-                objects::table
-                    .find(DbId(id.0))
-                    .filter(objects::state.eq(PENDING)),
-            )
-            .set(objects::lease_until.eq(DbTs(until)))
-            .execute(conn)
-            .await?)
-        })
-        .map_err(infra)?;
-        Ok(renewed > 0)
+        objects::table::renew_lease(self, DbId(id.0), until).await
     }
 
     async fn mark_ready(&self, object: &Object) -> Result<(), InfraError> {
         let row = ObjectRow::new(object, READY, None);
-        let marked = with_conn!(self, |conn| {
-            Ok(diesel::update(
-                objects::table
-                    .find(row.id)
-                    .filter(objects::state.eq(PENDING)),
-            )
-            .set((
-                objects::state.eq(READY),
-                objects::lease_until.eq(None::<DbTs>),
-                objects::size_bytes.eq(row.size_bytes),
-                objects::sha256.eq(&row.sha256),
-                objects::updated_at.eq(row.updated_at),
-            ))
-            .execute(conn)
-            .await?)
-        })
-        .map_err(infra)?;
-        if marked == 0 {
+        let contents = ReadyContents {
+            size_bytes: row.size_bytes,
+            sha256: row.sha256,
+            updated_at: row.updated_at,
+        };
+        if !objects::table::mark_ready(self, row.id, contents).await? {
             return Err(InfraError::new(
                 "the upload lost its pending record: its lease lapsed",
             ));
@@ -342,19 +296,7 @@ impl ObjectRecords for Database {
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<ObjectId>, InfraError> {
-        let ids: Vec<DbId> = with_conn!(self, |conn| {
-            Ok(objects::table
-                .filter(objects::state.eq(PENDING))
-                .filter(
-                    objects::lease_until
-                        .lt(DbTs(now))
-                        .or(objects::lease_until.is_null()),
-                )
-                .select(objects::id)
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
+        let ids = objects::table::stale_pending(self, now).await?;
         Ok(ids.into_iter().map(|i| ObjectId(i.0)).collect())
     }
 
@@ -411,33 +353,15 @@ impl ObjectRecords for Database {
         slug: &str,
         now: OffsetDateTime,
     ) -> Result<Option<ObjectId>, InfraError> {
-        let slug = slug.to_owned();
-        let id: Option<DbId> = with_conn!(self, |conn| {
-            Ok(objects::table
-                .filter(objects::account_id.eq(DbId(owner.0)))
-                .filter(objects::slug.eq(&slug))
-                .filter(objects::state.eq(PENDING))
-                .filter(objects::lease_until.lt(DbTs(now)))
-                .select(objects::id)
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
+        let id = objects::table::lapsed_slug_holder(self, DbId(owner.0), slug, now).await?;
         Ok(id.map(|i| ObjectId(i.0)))
     }
 }
 
 fn insert_error(e: StoreError) -> InsertObjectError {
-    if e.is_outcome(Outcome::PublicIdTaken)
-        || e.is_unique_violation("objects_public_id_key", "objects.public_id")
-    {
-        InsertObjectError::PublicIdTaken
-    } else if e.is_outcome(Outcome::SlugTaken)
-        || e.is_unique_violation("objects_account_slug_key", "objects.slug")
-    {
-        InsertObjectError::SlugTaken
-    } else {
-        InsertObjectError::Infra(e.into())
+    match objects::table::refusal(&e) {
+        Some(Refusal::PublicIdTaken) => InsertObjectError::PublicIdTaken,
+        Some(Refusal::SlugTaken) => InsertObjectError::SlugTaken,
+        None => InsertObjectError::Infra(e.into()),
     }
 }

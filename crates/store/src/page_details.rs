@@ -12,8 +12,9 @@ use quire_projects::Project;
 
 use crate::db::{Database, with_conn};
 use crate::error::{StoreError, infra};
+use crate::leased::READY;
 use crate::links::{AllowRow, LinkRow, assemble};
-use crate::pages::{PageRow, READY};
+use crate::pages::PageRow;
 use crate::projects::ProjectRow;
 use crate::schema::{accounts, link_allow, links, pages, projects};
 use crate::types::DbId;

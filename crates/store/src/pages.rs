@@ -13,13 +13,12 @@ use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
-use crate::objects::claim_slug;
+use crate::leased::{Leased, PENDING, READY, Refusal, claim_names, claim_slug, leased_table};
 use crate::page_files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
-use crate::schema::{link_codes, page_files, pages};
+use crate::schema::{page_files, pages};
 use crate::types::{DbId, DbTs};
 
-const PENDING: &str = "pending";
-pub(crate) const READY: &str = "ready";
+leased_table!(pages);
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = pages)]
@@ -115,16 +114,7 @@ impl PageStore for Database {
         let row = PageRow::from_page(page, PENDING, Some(lease_until));
         let file_rows: Vec<FileRow> = files.iter().map(|f| FileRow::new(page.id, f)).collect();
         let result = with_tx!(self, |conn| {
-            // One slug namespace with the owner's objects.
-            claim_slug!(conn, row.account_id, &row.slug, objects);
-            let code_in_use: i64 = link_codes::table
-                .filter(link_codes::code.eq(&row.public_id))
-                .count()
-                .get_result(conn)
-                .await?;
-            if code_in_use > 0 {
-                return Err(StoreError::Outcome(Outcome::PublicIdTaken));
-            }
+            claim_names!(conn, row.account_id, &row.slug, &row.public_id, objects);
             diesel::insert_into(pages::table)
                 .values(&row)
                 .execute(conn)
@@ -132,49 +122,19 @@ impl PageStore for Database {
             conn.insert_file_rows(&file_rows).await?;
             Ok(())
         });
-        result.map_err(|e| {
-            if e.is_outcome(Outcome::PublicIdTaken)
-                || e.is_unique_violation("pages_public_id_key", "pages.public_id")
-            {
-                InsertPageError::PublicIdTaken
-            } else if e.is_outcome(Outcome::SlugTaken)
-                || e.is_unique_violation("pages_account_slug_key", "pages.slug")
-            {
-                InsertPageError::SlugTaken
-            } else {
-                InsertPageError::Infra(e.into())
-            }
+        result.map_err(|e| match pages::table::refusal(&e) {
+            Some(Refusal::PublicIdTaken) => InsertPageError::PublicIdTaken,
+            Some(Refusal::SlugTaken) => InsertPageError::SlugTaken,
+            None => InsertPageError::Infra(e.into()),
         })
     }
 
     async fn renew_lease(&self, id: PageId, until: OffsetDateTime) -> Result<bool, InfraError> {
-        let renewed = with_conn!(self, |conn| {
-            Ok(diesel::update(
-                pages::table
-                    .find(DbId(id.0))
-                    .filter(pages::state.eq(PENDING)),
-            )
-            .set(pages::lease_until.eq(DbTs(until)))
-            .execute(conn)
-            .await?)
-        })
-        .map_err(infra)?;
-        Ok(renewed > 0)
+        pages::table::renew_lease(self, DbId(id.0), until).await
     }
 
     async fn mark_ready(&self, id: PageId) -> Result<(), InfraError> {
-        let marked = with_conn!(self, |conn| {
-            Ok(diesel::update(
-                pages::table
-                    .find(DbId(id.0))
-                    .filter(pages::state.eq(PENDING)),
-            )
-            .set((pages::state.eq(READY), pages::lease_until.eq(None::<DbTs>)))
-            .execute(conn)
-            .await?)
-        })
-        .map_err(infra)?;
-        if marked == 0 {
+        if !pages::table::mark_ready(self, DbId(id.0), ()).await? {
             return Err(InfraError::new(format!(
                 "page {}: no pending record to mark ready (its lease lapsed)",
                 id.0
@@ -264,14 +224,9 @@ impl PageStore for Database {
                 .await?;
             Ok(())
         })
-        .map_err(|e| {
-            if e.is_outcome(Outcome::SlugTaken)
-                || e.is_unique_violation("pages_account_slug_key", "pages.slug")
-            {
-                UpdatePageStoreError::SlugTaken
-            } else {
-                UpdatePageStoreError::Infra(e.into())
-            }
+        .map_err(|e| match pages::table::refusal(&e) {
+            Some(Refusal::SlugTaken) => UpdatePageStoreError::SlugTaken,
+            _ => UpdatePageStoreError::Infra(e.into()),
         })
     }
 
@@ -330,19 +285,7 @@ impl PageStore for Database {
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<PageId>, InfraError> {
-        let ids: Vec<DbId> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .filter(pages::state.eq(PENDING))
-                .filter(
-                    pages::lease_until
-                        .lt(DbTs(now))
-                        .or(pages::lease_until.is_null()),
-                )
-                .select(pages::id)
-                .load(conn)
-                .await?)
-        })
-        .map_err(infra)?;
+        let ids = pages::table::stale_pending(self, now).await?;
         Ok(ids.into_iter().map(|i| PageId(i.0)).collect())
     }
 
@@ -352,19 +295,7 @@ impl PageStore for Database {
         slug: &str,
         now: OffsetDateTime,
     ) -> Result<Option<PageId>, InfraError> {
-        let slug = slug.to_owned();
-        let id: Option<DbId> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .filter(pages::account_id.eq(DbId(owner.0)))
-                .filter(pages::slug.eq(&slug))
-                .filter(pages::state.eq(PENDING))
-                .filter(pages::lease_until.lt(DbTs(now)))
-                .select(pages::id)
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
+        let id = pages::table::lapsed_slug_holder(self, DbId(owner.0), slug, now).await?;
         Ok(id.map(|i| PageId(i.0)))
     }
 
