@@ -1,39 +1,20 @@
-//! Who a request acts as. As behind Supabase's Kong: the `apikey` (header, or query
-//! parameter) must be one of this database's two keys, else 401; the bearer token (the
-//! `apikey` again when there is none) names the role and claims the request runs with. A
-//! Quire key with `base` that can write to the database's project is accepted in either
-//! place and acts as `service_role`, so an agent never handles a JWT secret.
+//! A request's credentials, found where Supabase's Kong finds them: the `apikey` (header,
+//! or query parameter, which is then taken out of the query) and the bearer token. What
+//! they allow is the domain's to decide ([`quire_databases::DatabaseService::acting`]);
+//! who a Quire key among them is, the keys service's ([`StateKeys`]).
 
 use std::borrow::Cow;
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
-use quire_dataapi::RestError;
-use quire_databases::{GatewayTarget, KeyRole, TokenError, verify_token};
+use async_trait::async_trait;
+use quire_databases::QuireKeys;
 use quire_edge::AppState;
-use quire_kernel::App;
-use serde_json::{Map, Value, json};
-use time::OffsetDateTime;
+use quire_kernel::Principal;
 
-use crate::errors::GatewayRefusal;
-
-/// The role and claims a request runs with.
-#[derive(Debug, Clone)]
-pub struct Acting {
-    pub role: KeyRole,
-    /// `request.jwt.claims`, as JSON text.
-    pub claims: String,
-}
-
-/// Why a request acts as nobody.
-#[derive(Debug)]
-pub enum Refused {
-    Gateway(GatewayRefusal),
-    /// A bearer token that is not this database's, in PostgREST's words.
-    Token(RestError),
-}
-
-fn apikey(req: &HttpRequest) -> Option<String> {
+/// The request's `apikey`: the header's (an unreadable one is none, the query is not read
+/// then), else the query's.
+pub fn apikey(req: &HttpRequest) -> Option<String> {
     if let Some(value) = req.headers().get("apikey") {
         return value.to_str().ok().map(str::to_owned);
     }
@@ -80,112 +61,18 @@ pub fn bearer(req: &HttpRequest) -> Option<String> {
         .then(|| token.trim().to_owned())
 }
 
-fn is_quire_key(credential: &str) -> bool {
-    credential.starts_with("qk_")
-}
+/// Who a Quire key is, as the keys service of the gateway's state says.
+#[derive(Debug)]
+pub struct StateKeys<'a>(pub &'a AppState);
 
-async fn quire_key_serves(state: &AppState, target: &GatewayTarget, key: &str) -> bool {
-    let Ok(principal) = state
-        .keys
-        .authenticate(Some(&format!("Bearer {key}")))
-        .await
-    else {
-        return false;
-    };
-    principal.has_app(App::Base)
-        && state
-            .databases
-            .key_may_serve(&principal, target)
+#[async_trait]
+impl QuireKeys for StateKeys<'_> {
+    async fn principal(&self, key: &str) -> Option<Principal> {
+        self.0
+            .keys
+            .authenticate(Some(&format!("Bearer {key}")))
             .await
-            .unwrap_or(false)
-}
-
-fn service_role() -> Acting {
-    Acting {
-        role: KeyRole::ServiceRole,
-        claims: json!({ "role": "service_role" }).to_string(),
-    }
-}
-
-fn acting(role: KeyRole, claims: Map<String, Value>) -> Acting {
-    Acting {
-        role,
-        claims: Value::Object(claims).to_string(),
-    }
-}
-
-/// The request's `apikey`, checked: one of `target`'s two keys, or a Quire key that may
-/// act for it; and who it acts as.
-///
-/// # Errors
-/// The spec's 401s.
-pub async fn checked_key(
-    state: &AppState,
-    req: &HttpRequest,
-    target: &GatewayTarget,
-) -> Result<(String, Acting), GatewayRefusal> {
-    let key = apikey(req).ok_or(GatewayRefusal::NoApiKey)?;
-    let acts = if is_quire_key(&key) {
-        quire_key_serves(state, target, &key)
-            .await
-            .then(service_role)
-    } else {
-        verify_token(&target.jwt_secret, &key, OffsetDateTime::now_utc())
             .ok()
-            .filter(|t| t.role != KeyRole::Authenticated)
-            .map(|t| acting(t.role, t.claims))
-    };
-    let acts = acts.ok_or(GatewayRefusal::InvalidApiKey)?;
-    Ok((key, acts))
-}
-
-/// Settles who `req` acts as for `target`.
-///
-/// # Errors
-/// [`Refused`]: the spec's 401s for the `apikey`, PostgREST's for the bearer token.
-pub async fn settle(
-    state: &AppState,
-    req: &HttpRequest,
-    target: &GatewayTarget,
-) -> Result<Acting, Refused> {
-    let now = OffsetDateTime::now_utc();
-    let (key, key_acts) = checked_key(state, req, target)
-        .await
-        .map_err(Refused::Gateway)?;
-    let Some(token) = bearer(req) else {
-        return Ok(key_acts);
-    };
-    if token == key {
-        return Ok(key_acts);
-    }
-    if is_quire_key(&token) {
-        return if quire_key_serves(state, target, &token).await {
-            Ok(service_role())
-        } else {
-            Err(Refused::Gateway(GatewayRefusal::InvalidApiKey))
-        };
-    }
-    verify_token(&target.jwt_secret, &token, now)
-        .map(|t| acting(t.role, t.claims))
-        .map_err(|e| Refused::Token(token_refusal(e)))
-}
-
-/// PostgREST's answers to a bearer token it cannot use.
-fn token_refusal(e: TokenError) -> RestError {
-    let (code, message) = match e {
-        TokenError::Invalid => ("PGRST301", "No suitable key or wrong key type"),
-        TokenError::Expired => ("PGRST303", "JWT expired"),
-        TokenError::Role => (
-            "PGRST301",
-            "the token's role is not one this database serves",
-        ),
-    };
-    RestError {
-        status: 401,
-        code: code.to_owned(),
-        message: message.to_owned(),
-        details: None,
-        hint: None,
     }
 }
 

@@ -1,11 +1,13 @@
 //! The gateway's own answers: the spec's table (`{message, code, hint, details}`, `code`
-//! the status as a string, as Kong writes them), and the CORS headers every answer carries.
+//! the status as a string, as Kong writes them), each of the domain's refusals mapped to
+//! its answer in one place ([`refused`]), and the CORS headers every answer carries.
 
-use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
 use quire_dataapi::RestAnswer;
-use quire_databases::InstanceError;
+use quire_databases::{DatabaseError, GatewayError, InstanceError};
+use quire_edge::ApiError;
 use serde_json::{Value, json};
 
 /// What browsers may send and read: what supabase-js and supabase-py send, and the headers
@@ -97,6 +99,26 @@ impl GatewayRefusal {
             "details": Value::Null,
         });
         cors(response.body(body.to_string()))
+    }
+}
+
+/// The answer to a request the domain refused.
+pub fn refused(e: &GatewayError) -> HttpResponse {
+    match e {
+        GatewayError::NotFound => GatewayRefusal::DatabaseNotFound.answer(),
+        GatewayError::NoApiKey => GatewayRefusal::NoApiKey.answer(),
+        GatewayError::InvalidApiKey => GatewayRefusal::InvalidApiKey.answer(),
+        GatewayError::Rest(e) => rest(e.to_answer()),
+        GatewayError::Instance(e) => GatewayRefusal::from(e).answer(),
+        // The service is off on this server: the platform API's answer, as for the rest
+        // of the database service.
+        GatewayError::Service(DatabaseError::Unavailable) => {
+            cors(ApiError::from(DatabaseError::Unavailable).error_response())
+        }
+        GatewayError::Service(e) => {
+            tracing::error!(error = %e, "a data gateway request failed");
+            GatewayRefusal::Internal.answer()
+        }
     }
 }
 

@@ -1,14 +1,16 @@
 //! `quire-data-gateway`: the databases' data gateway on the API origin, `/db/{slug}/…`, in
-//! Supabase's shape so its clients work unchanged: the key checks Kong's key-auth makes in
-//! front of a Supabase project (`apikey`, then the bearer token), the spec's error table in
-//! its order (`errors.rs`), CORS open to every origin as Supabase's, and the REST subset at
-//! `/rest/v1/*` (`rest.rs`): the request planned by `quire-dataapi` against the instance's
-//! schema cache and run by the instance in one transaction as the token's role; and the
-//! auth subset at `/auth/v1/*` (`auth.rs`), GoTrue's paths and JSON over the domain's
-//! `TenantAuth`.
+//! Supabase's shape so its clients work unchanged. A surface: the use cases are the
+//! domain's (`quire-databases`), and this crate extracts what they read and maps what they
+//! answer. The credentials where Kong's key-auth finds them in front of a Supabase project
+//! (`apikey`, then the bearer token; `credentials.rs`), the spec's error table and every
+//! refusal's answer (`errors.rs`), CORS open to every origin as Supabase's, the REST subset
+//! at `/rest/v1/*` (`rest.rs`: the request handed to `DatabaseService::rest` and its
+//! answer copied out), and the auth subset at `/auth/v1/*` (`auth.rs`), GoTrue's paths and
+//! JSON over the domain's `TenantAuth`.
 //!
-//! It depends on `quire-edge`, `quire-databases`, `quire-dataapi` and the kernel, and
-//! actix-web; never on another surface crate. `quire-http` mounts it.
+//! It depends on `quire-edge`, `quire-databases`, `quire-dataapi` (the request and answer
+//! types) and the kernel, and actix-web; never on another surface crate. `quire-http`
+//! mounts it.
 
 mod auth;
 mod credentials;

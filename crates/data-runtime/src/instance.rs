@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use quire_dataapi::{Plan, PlanRow, SchemaCache};
+use quire_dataapi::{Plan, RestAnswer, SchemaCache};
 use quire_databases::{
-    DataApiInstance, GatewayTarget, InstanceError, KeyRole, RunError, TenantUsers,
+    DataApiInstance, GatewayTarget, InstanceError, KeyRole, Respond, RunError, TenantUsers,
 };
 use quire_kernel::InfraError;
 use tokio::sync::{MutexGuard, watch};
@@ -354,7 +354,13 @@ impl DataApiInstance for Instance {
         crate::listen::on_miss(self).await
     }
 
-    async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError> {
+    async fn run(
+        &self,
+        role: KeyRole,
+        claims: &str,
+        plan: &Plan,
+        respond: Respond,
+    ) -> Result<RestAnswer, RunError> {
         self.touch();
         let pool = self.pools.here();
         let mut conn = pool.lend().await.map_err(|e| {
@@ -377,7 +383,7 @@ impl DataApiInstance for Instance {
         let deadline = self.deadline.of(timeout.as_deref());
         let ran = tokio::time::timeout(
             deadline,
-            crate::request::run(&mut conn, role, timeout.as_deref(), claims, plan),
+            crate::request::run(&mut conn, role, timeout.as_deref(), claims, plan, respond),
         )
         .await;
         match ran {

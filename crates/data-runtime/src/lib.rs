@@ -17,9 +17,10 @@
 //! one answer; `wire/` speaks the protocol for this, as no client library lets it). A read
 //! is two statements, the role, timeout, claims and read-only mode in one `set_config`
 //! statement ([`READ_SETUP`]) and the plan's, in the transaction the `Sync` ends; a write
-//! is `BEGIN`, the same settings, the plan's statement, then `COMMIT` or `ROLLBACK` once
-//! its answer is checked (`request.rs`). The wire client is public for the benchmark that
-//! measures this shape without HTTP (`quire-bench`'s `data_api`).
+//! is `BEGIN`, the same settings, the plan's statement, then `COMMIT` or `ROLLBACK` by the
+//! answer that the request's use case makes of its row (its `respond`, handed to each
+//! run, so the answer is made once) (`request.rs`). The wire client is public for the
+//! benchmark that measures this shape without HTTP (`quire-bench`'s `data_api`).
 //!
 //! No request's backend outlives it by more than a few seconds, whatever the tenant's
 //! function does: each request has a deadline on Quire's side, its role's timeout and a

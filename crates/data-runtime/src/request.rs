@@ -1,9 +1,10 @@
 //! One request, one transaction: the settings a request runs under (its role, timeout and
-//! claims, as PostgREST sets them) and the plan's statement, sent as one pipeline; a write
-//! ends with `COMMIT` or `ROLLBACK` once its row is checked.
+//! claims, as PostgREST sets them) and the plan's statement, sent as one pipeline; its row
+//! answered with the use case's `respond`, and a write ended with `COMMIT` or `ROLLBACK`
+//! by that answer.
 
-use quire_dataapi::{Plan, PlanRow};
-use quire_databases::{KeyRole, PgRefusal, RunError};
+use quire_dataapi::{Plan, PlanRow, RestAnswer};
+use quire_databases::{KeyRole, PgRefusal, Respond, RunError};
 use quire_kernel::InfraError;
 
 use crate::pool::Lent;
@@ -69,15 +70,22 @@ fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
     })
 }
 
-/// Runs `plan` as `role` on `conn`, in one transaction; the caller bounds it with its
-/// deadline (a future dropped mid-answer leaves the connection to the pool to end).
+/// `row` answered by `respond`, its refusal a [`RunError::Answer`].
+fn answered(plan: &Plan, row: PlanRow, respond: Respond) -> Result<RestAnswer, RunError> {
+    respond(plan, row).map_err(RunError::Answer)
+}
+
+/// Runs `plan` as `role` on `conn`, in one transaction, and answers its row with
+/// `respond`; the caller bounds it with its deadline (a future dropped mid-answer leaves
+/// the connection to the pool to end).
 pub(crate) async fn run(
     conn: &mut Lent<'_, Wire>,
     role: KeyRole,
     timeout: Option<&str>,
     claims: &str,
     plan: &Plan,
-) -> Result<PlanRow, RunError> {
+    respond: Respond,
+) -> Result<RestAnswer, RunError> {
     let setup_params = [Some(role.as_str()), timeout, Some(claims)];
     let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
     let statement = Step {
@@ -103,7 +111,8 @@ pub(crate) async fn run(
         if let Some(e) = answer.refused {
             return Err(run_error(WireError::Db(e)));
         }
-        return plan_row(answer.rows.get(1).map_or(&[][..], Vec::as_slice));
+        let row = plan_row(answer.rows.get(1).map_or(&[][..], Vec::as_slice))?;
+        return answered(plan, row, respond);
     }
     let setup = Step {
         sql: SETUP,
@@ -120,10 +129,8 @@ pub(crate) async fn run(
         return Err(run_error(WireError::Db(e)));
     }
     let rows = answer.rows.get(2).map_or(&[][..], Vec::as_slice);
-    let row = plan_row(rows);
-    let keep = row
-        .as_ref()
-        .is_ok_and(|row| quire_dataapi::respond(plan, row.clone()).is_ok());
+    let response = plan_row(rows).and_then(|row| answered(plan, row, respond));
+    let keep = response.is_ok();
     let ended = conn
         .pipeline(&[if keep { Step::COMMIT } else { Step::ROLLBACK }])
         .await
@@ -134,5 +141,5 @@ pub(crate) async fn run(
     if let Some(e) = ended.refused {
         return Err(run_error(WireError::Db(e)));
     }
-    row
+    response
 }

@@ -7,15 +7,22 @@
 //! data API's switch, secret, keys and reload, the janitor's sweep) and the data API's keys
 //! (HS256 JWTs under a per-database secret, as Supabase makes them).
 //!
-//! The auth subset's use cases (`auth`): the database's end users, GoTrue's sign-up,
-//! grants and sessions, over the tenant's `auth` schema ([`ports::TenantUsers`]).
+//! The data API's requests are use cases here too, so the gateway only extracts, calls and
+//! maps: a REST request (`service::rest`: the database, the keys, the instance, the plan
+//! with one schema reload, the run, the answer or PostgreSQL's error in PostgREST's words,
+//! planned and answered by the pure `quire-dataapi`), and the auth subset's (`auth`): the
+//! database's end users, GoTrue's sign-up, grants and sessions, over the tenant's `auth`
+//! schema ([`ports::TenantUsers`]).
 //!
 //! Pure domain: it depends on `quire-kernel`, `quire-projects` (the addressing rules),
 //! `quire-accounts` (the sealing key that keeps role passwords and JWT secrets encrypted at
-//! rest) and small pure crates (jsonwebtoken, serde_json, rand). Its ports:
-//! [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL cluster),
-//! [`ports::DataApiSignals`] (what the running data API instances must hear) and
-//! [`ports::TenantBackends`] (ending a tenant's backend from outside, for the data API).
+//! rest), `quire-dataapi` and small pure crates (jsonwebtoken, serde_json, rand). Its
+//! ports: [`ports::DatabaseRecords`] (the metadata), [`ports::Cluster`] (the PostgreSQL
+//! cluster), [`runtime::DataApiRuntime`] (this replica's data API instances, which hear
+//! what [`ports::DataApiSignals`] says), [`ports::TenantBackends`] (ending a tenant's
+//! backend from outside, for the data API), [`ports::QuireKeys`] (who a Quire key
+//! presented to the data API is) and [`ports::EndUserMail`] (end users' confirmation
+//! emails). Their fakes are in `quire-testkit`.
 
 pub mod auth;
 pub mod keys;
@@ -32,13 +39,14 @@ pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_tok
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
     BACKEND_IDENTITY_SQL, Cluster, ClusterError, ConfirmationTry, DataApiSignals, DatabaseRecords,
-    EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, Rotation, SqlOutcome, SqlRefusal,
-    TenantBackend, TenantBackends, TenantUsers, UserWriteError,
+    EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, QuireKeys, Rotation, SqlOutcome,
+    SqlRefusal, TenantBackend, TenantBackends, TenantUsers, UserWriteError,
 };
 pub use runtime::{
-    DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, RunError,
+    DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, Respond,
+    RunError,
 };
 pub use service::{
-    DataApiSecret, DatabaseConfig, DatabaseError, DatabasePorts, DatabaseService, DatabaseView,
-    GatewayError, NewDatabase, Reach, Swept,
+    Acting, Credentials, DataApiSecret, DatabaseConfig, DatabaseError, DatabasePorts,
+    DatabaseService, DatabaseView, GatewayError, NewDatabase, Reach, Swept,
 };

@@ -1,6 +1,6 @@
 //! What the database use cases need from the outside, one concern a file: the records
-//! (`records.rs`), the cluster (`cluster.rs`), what the running data API instances need
-//! (`data_api.rs`), the tenant's end users (`users.rs`) and their email (`mail.rs`).
+//! (`records.rs`), the cluster (`cluster.rs`), what the data API needs (`data_api.rs`),
+//! the tenant's end users (`users.rs`) and their email (`mail.rs`).
 
 mod cluster;
 mod data_api;
@@ -9,7 +9,9 @@ mod records;
 mod users;
 
 pub use cluster::{Cluster, ClusterError, SqlOutcome, SqlRefusal};
-pub use data_api::{BACKEND_IDENTITY_SQL, DataApiSignals, TenantBackend, TenantBackends};
+pub use data_api::{
+    BACKEND_IDENTITY_SQL, DataApiSignals, QuireKeys, TenantBackend, TenantBackends,
+};
 pub use mail::{EndUserMail, EndUserMailError, MailSlot};
 pub use records::{DatabaseRecords, InsertDatabaseError};
 pub use users::{ConfirmationTry, Rotation, TenantUsers, UserWriteError};

@@ -1,13 +1,13 @@
 //! The data API's running side, as the gateway sees it: an instance per database on each
 //! replica (a small pool as the authenticator role and the schema cache), started on first
 //! use and stopped when idle, disabled or deleted. The instances are an adapter's
-//! (`quire-pgcluster`); the gateway reaches them through [`DataApiRuntime`].
+//! (`quire-data-runtime`); the data API's use cases reach them through [`DataApiRuntime`].
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use quire_dataapi::{Plan, PlanRow, SchemaCache};
+use quire_dataapi::{Plan, PlanRow, RestAnswer, RestError, SchemaCache};
 use quire_kernel::InfraError;
 
 use crate::keys::KeyRole;
@@ -66,11 +66,20 @@ pub struct PgRefusal {
 pub enum RunError {
     #[error("PostgreSQL refused the statement ({})", .0.sqlstate)]
     Refused(PgRefusal),
+    /// The row came back, and its answer is a refusal (PostgREST's 406 for a singular
+    /// answer of other than one row): a write was rolled back.
+    #[error("the row's answer is a refusal ({})", .0.code)]
+    Answer(RestError),
     #[error(transparent)]
     Instance(#[from] InstanceError),
     #[error(transparent)]
     Infra(#[from] InfraError),
 }
+
+/// How a request answers the row its plan returned: PostgREST's answer, or its refusal
+/// ([`quire_dataapi::respond`]). The request's use case hands it to the instance, which
+/// must know the answer before it ends a write's transaction, so that it runs once.
+pub type Respond = fn(&Plan, PlanRow) -> Result<RestAnswer, RestError>;
 
 /// One database's data API on this replica.
 #[async_trait]
@@ -89,12 +98,21 @@ pub trait DataApiInstance: Send + Sync + Debug {
     async fn reload_schema(&self) -> bool;
 
     /// Runs `plan` in one transaction as `role` (`SET LOCAL ROLE`) with `claims` as
-    /// `request.jwt.claims`; a `READ ONLY` one when the plan says so.
+    /// `request.jwt.claims`, a `READ ONLY` one when the plan says so, and answers the row
+    /// it returned with `respond`, in the transaction: a write commits only a row that
+    /// `respond` answers, as PostgREST does (a read ends either way).
     ///
     /// # Errors
-    /// `Refused` with PostgreSQL's error (the transaction rolled back); `Instance` when the
+    /// `Refused` with PostgreSQL's error (the transaction rolled back); `Answer` with the
+    /// refusal `respond` made of the row (a write rolled back); `Instance` when the
     /// instance cannot take it; `Infra` when the connection failed mid-way.
-    async fn run(&self, role: KeyRole, claims: &str, plan: &Plan) -> Result<PlanRow, RunError>;
+    async fn run(
+        &self,
+        role: KeyRole,
+        claims: &str,
+        plan: &Plan,
+        respond: Respond,
+    ) -> Result<RestAnswer, RunError>;
 }
 
 /// No instances: for a server without a cluster, and for tests of the records alone.

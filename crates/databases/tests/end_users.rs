@@ -9,13 +9,13 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-mod end_users_support;
+mod support;
 
 use std::sync::atomic::Ordering;
 
-use end_users_support::fixture;
-use quire_databases::{AuthError, DatabaseError, SignedUp};
+use quire_databases::{AuthError, AuthSettings, DatabaseError, InstanceError, SignedUp};
 use serde_json::json;
+use support::fixture;
 use uuid::Uuid;
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn an_instance_that_cannot_start_is_the_infrastructures_failure() {
     let f = fixture().await;
     let id = f.database("shop").await;
     f.service.enable_data_api(&f.ann(), id).await.unwrap();
-    *f.runtime.down.lock().unwrap() = true;
+    f.runtime.refuse(Some(InstanceError::Unavailable));
     let Err(DatabaseError::Infra(e)) = f.service.end_users(&f.ann(), id, 50).await else {
         panic!("an instance that does not start is Infra");
     };
@@ -149,7 +149,7 @@ async fn a_sign_up_whose_confirmation_cannot_be_made_leaves_no_user_and_no_slot(
         (refused.status(), refused.error_code()),
         (500, "unexpected_failure")
     );
-    assert_eq!(*users.0.lock().unwrap(), made, "the user was undone");
+    assert_eq!(users.all(), made, "the user was undone");
     assert_eq!(
         *f.mail.released.lock().unwrap(),
         *f.mail.held.lock().unwrap(),
@@ -170,7 +170,7 @@ async fn a_new_address_signing_up_holds_a_slot_and_queues_its_link() {
     assert_eq!(f.mail.held.lock().unwrap().len(), 1);
     assert!(f.mail.released.lock().unwrap().is_empty());
     assert_eq!(*f.mail.queued.lock().unwrap(), ["cy@example.com"]);
-    assert_eq!(users.0.lock().unwrap().len(), 2);
+    assert_eq!(users.all().len(), 2);
 }
 
 #[tokio::test]
@@ -194,13 +194,13 @@ async fn a_registered_address_signing_up_gets_a_stand_in_and_changes_nothing() {
     assert_ne!(stand_in.id, made[0].id);
     assert_eq!(stand_in.email_confirmed_at, None);
     assert_eq!(stand_in.user_metadata, json!({"plan": "free"}));
-    assert_eq!(*users.0.lock().unwrap(), made, "the user is as it was");
+    assert_eq!(users.all(), made, "the user is as it was");
     // Nothing sent, but a slot spent, as a new address's message spends one.
     assert!(f.mail.queued.lock().unwrap().is_empty());
     assert_eq!(f.mail.held.lock().unwrap().len(), 1);
     assert!(f.mail.released.lock().unwrap().is_empty());
     // With confirmations off, it is GoTrue's refusal, and no mail is involved.
-    users.1.store(false, Ordering::SeqCst);
+    users.set_settings(AuthSettings::default());
     let refused = auth
         .sign_up(
             "192.0.2.1",
@@ -241,6 +241,6 @@ async fn a_used_up_quota_refuses_a_registered_and_a_new_address_alike() {
         )
     );
     assert_eq!(refusals[0], refusals[1]);
-    assert_eq!(*users.0.lock().unwrap(), made, "nothing stored");
+    assert_eq!(users.all(), made, "nothing stored");
     assert!(f.mail.queued.lock().unwrap().is_empty());
 }

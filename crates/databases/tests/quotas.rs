@@ -1,84 +1,20 @@
-//! The account's database quotas on the in-memory fakes and a cluster that only counts,
+//! The account's database quotas on the in-memory fakes and the cluster of memory,
 //! where the HTTP tests cannot reach: creations racing for the last place are never both
 //! made (both may be refused), and the loser leaves no record and nothing in the cluster;
 //! the figures count every project of the account, and not a database being deleted.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
-use quire_databases::{
-    Cluster, ClusterError, DatabaseError, DatabaseRecords as _, NewDatabase, SqlOutcome,
-    TenantAccess, TenantNames,
-};
-use quire_kernel::InfraError;
+use quire_databases::{DatabaseError, DatabaseRecords as _, NewDatabase};
 use quire_testkit::World;
-use tokio::sync::Barrier;
+use quire_testkit::databases::MemoryCluster;
 
 /// Each database the size of an empty one.
 const SIZE: u64 = 8_000_000;
 
-/// A cluster that keeps the names of its databases, and whose size reads can be made to
-/// wait for each other (so that two creations both read the account's figures before
-/// either writes its record).
-#[derive(Debug)]
-struct Counting {
-    databases: Mutex<HashSet<String>>,
-    meet: Option<Barrier>,
-}
-
-#[async_trait]
-impl Cluster for Counting {
-    async fn create_roles(&self, _: &TenantAccess) -> Result<(), InfraError> {
-        Ok(())
-    }
-
-    async fn create_database(&self, names: &TenantNames) -> Result<(), InfraError> {
-        self.databases
-            .lock()
-            .unwrap()
-            .insert(names.database.clone());
-        Ok(())
-    }
-
-    async fn prepare_database(&self, _: &TenantAccess) -> Result<(), InfraError> {
-        Ok(())
-    }
-
-    async fn drop_tenant(&self, names: &TenantNames) -> Result<(), InfraError> {
-        self.databases.lock().unwrap().remove(&names.database);
-        Ok(())
-    }
-
-    async fn run_sql(
-        &self,
-        _: &TenantAccess,
-        _: &str,
-        _: usize,
-    ) -> Result<SqlOutcome, ClusterError> {
-        Err(InfraError::new("no SQL here").into())
-    }
-
-    async fn announce_reload(&self, _: &TenantAccess) -> Result<(), InfraError> {
-        Ok(())
-    }
-
-    async fn sizes(&self, names: &[TenantNames]) -> Result<HashMap<String, u64>, InfraError> {
-        if let Some(meet) = &self.meet {
-            meet.wait().await;
-        }
-        let held = self.databases.lock().unwrap();
-        Ok(names
-            .iter()
-            .filter(|n| held.contains(&n.database))
-            .map(|n| (n.database.clone(), SIZE))
-            .collect())
-    }
-}
-
-async fn world(max_databases: u64, max_bytes: u64, cluster: Arc<Counting>) -> World {
+async fn world(max_databases: u64, max_bytes: u64, cluster: Arc<MemoryCluster>) -> World {
     World::builder()
         .accounts(&["ann", "bob"])
         .cluster(cluster)
@@ -90,10 +26,13 @@ async fn world(max_databases: u64, max_bytes: u64, cluster: Arc<Counting>) -> Wo
         .await
 }
 
-fn counting(meet: Option<usize>) -> Arc<Counting> {
-    Arc::new(Counting {
-        databases: Mutex::new(HashSet::new()),
-        meet: meet.map(Barrier::new),
+/// A cluster whose size reads, `meet` at a time, wait for each other (so that two
+/// creations both read the account's figures before either writes its record).
+fn counting(meet: Option<usize>) -> Arc<MemoryCluster> {
+    let cluster = MemoryCluster::new().with_size(SIZE);
+    Arc::new(match meet {
+        Some(parties) => cluster.meeting_at_sizes(parties),
+        None => cluster,
     })
 }
 
@@ -127,7 +66,7 @@ async fn creations_racing_for_the_last_place_are_never_both_made() {
     }
     let live = w.store.live_databases(None).await.unwrap();
     assert_eq!(live.len(), 1 + made, "{live:?}");
-    assert_eq!(cluster.databases.lock().unwrap().len(), 1 + made);
+    assert_eq!(cluster.databases().len(), 1 + made);
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quire_data_runtime::{Runtime, RuntimeSettings};
+use quire_dataapi::respond;
 use quire_databases::{
     Cluster, DataApiRuntime, DataApiSignals, GatewayTarget, InstanceError, KeyRole, RunError,
 };
@@ -93,7 +94,7 @@ async fn a_request_dropped_halfway_ends_its_backend_and_holds_its_place_until_th
     for _ in 0..3 {
         let dropped = tokio::time::timeout(
             Duration::from_millis(300),
-            instance.run(KeyRole::Anon, "{}", &plan),
+            instance.run(KeyRole::Anon, "{}", &plan, respond),
         )
         .await;
         assert!(dropped.is_err(), "{dropped:?}");
@@ -112,7 +113,12 @@ async fn a_request_dropped_halfway_ends_its_backend_and_holds_its_place_until_th
     assert_eq!(runtime.connections(account).1, at_rest - 1);
     // The instance still serves.
     let check = rpc(&*instance, "check_interval");
-    assert!(instance.run(KeyRole::Anon, "{}", &check).await.is_ok());
+    assert!(
+        instance
+            .run(KeyRole::Anon, "{}", &check, respond)
+            .await
+            .is_ok()
+    );
     drop(instance);
     runtime.stop(target.database.id);
     cluster.drop_tenant(&target.tenant.names).await.unwrap();
@@ -133,7 +139,7 @@ async fn a_request_past_its_deadline_is_answered_and_its_backend_ended() {
     let started = Instant::now();
     let answered = tokio::time::timeout(
         Duration::from_secs(15),
-        instance.run(KeyRole::Anon, "{}", &plan),
+        instance.run(KeyRole::Anon, "{}", &plan, respond),
     )
     .await
     .expect("answered at its deadline");
@@ -168,11 +174,16 @@ async fn the_connection_check_is_pinned_whatever_the_owner_sets() {
     cluster.run_sql(&target.tenant, &sql, 1).await.unwrap();
     let runtime = Runtime::start(cluster.base_config(), settings(&cluster));
     let instance = started_for(&runtime, &target).await;
-    let row = instance
-        .run(KeyRole::Anon, "{}", &rpc(&*instance, "check_interval"))
+    let answer = instance
+        .run(
+            KeyRole::Anon,
+            "{}",
+            &rpc(&*instance, "check_interval"),
+            respond,
+        )
         .await
         .unwrap();
-    assert_eq!(row.body.as_deref(), Some(r#""1s""#));
+    assert_eq!(answer.body.as_deref(), Some(r#""1s""#));
     drop(instance);
     runtime.stop(target.database.id);
     cluster.drop_tenant(&target.tenant.names).await.unwrap();

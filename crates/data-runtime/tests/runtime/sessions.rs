@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use quire_data_runtime::{Runtime, RuntimeSettings};
-use quire_dataapi::RestRequest;
+use quire_dataapi::{RestRequest, respond};
 use quire_databases::{DataApiSignals, KeyRole};
 use quire_kernel::AccountId;
 
@@ -52,7 +52,9 @@ async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
         .unwrap();
         // Long enough for either timeout to end an idle session or transaction.
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let written = instance.run(KeyRole::ServiceRole, "{}", &plan).await;
+        let written = instance
+            .run(KeyRole::ServiceRole, "{}", &plan, respond)
+            .await;
         assert!(written.is_ok(), "write {id}: {written:?}");
     }
     let count = tenant

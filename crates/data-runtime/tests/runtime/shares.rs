@@ -4,6 +4,7 @@
 //! a busy answer, not a failure.
 
 use quire_data_runtime::Runtime;
+use quire_dataapi::respond;
 use quire_databases::{DataApiRuntime, DataApiSignals, InstanceError, KeyRole};
 use quire_kernel::AccountId;
 
@@ -46,7 +47,12 @@ async fn an_account_at_its_share_is_refused_and_others_still_start() {
     let plan = rpc(first.as_ref(), "hold");
     let request = tokio::spawn({
         let first = first.clone();
-        async move { first.run(KeyRole::ServiceRole, "{}", &plan).await.is_ok() }
+        async move {
+            first
+                .run(KeyRole::ServiceRole, "{}", &plan, respond)
+                .await
+                .is_ok()
+        }
     });
     eventually("the request holds its connection", || {
         let runtime = runtime.clone();
@@ -158,7 +164,7 @@ async fn an_owner_connection_that_does_not_come_free_is_busy_not_a_failure() {
         let instance = instance.clone();
         async move {
             instance
-                .run(KeyRole::ServiceRole, "{}", &plan)
+                .run(KeyRole::ServiceRole, "{}", &plan, respond)
                 .await
                 .is_ok()
         }

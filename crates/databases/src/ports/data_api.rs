@@ -1,10 +1,11 @@
-//! What the data API's running instances need of the rest: the stops they must hear at
-//! once, and the cluster's hand to end a tenant's backend they let go of.
+//! What the data API needs of the rest: the stops its running instances must hear at
+//! once, the cluster's hand to end a tenant's backend they let go of, and who a Quire key
+//! is, for a request that presents one.
 
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use quire_kernel::{DatabaseId, InfraError};
+use quire_kernel::{DatabaseId, InfraError, Principal};
 
 /// What this replica's running data API instances must hear at once (other replicas
 /// read the records).
@@ -51,4 +52,14 @@ pub trait TenantBackends: Send + Sync + Debug {
     /// # Errors
     /// The cluster failed.
     async fn terminate(&self, backend: &TenantBackend) -> Result<bool, InfraError>;
+}
+
+/// Who a Quire key (`qk_…`) is, for a data API request that presents one instead of the
+/// database's keys: the keys service's answer, reached through the gateway that has it.
+#[async_trait]
+pub trait QuireKeys: Send + Sync + Debug {
+    /// The principal of `key` when it is a live key of an activated account; `None` for
+    /// any other credential. A store that failed is `None` too: the request is refused as
+    /// with an invalid key, which a retry may pass.
+    async fn principal(&self, key: &str) -> Option<Principal>;
 }

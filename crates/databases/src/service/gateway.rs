@@ -1,21 +1,43 @@
-//! What the data gateway asks of the service: the instance behind a slug, and whether a
-//! Quire key may act for a database.
+//! What every request of the data gateway goes through, in the spec's order: the database
+//! behind a slug, the request's keys, the instance. The REST subset's request is in
+//! `rest.rs`; the auth subset's use cases in `crate::auth`.
+//!
+//! The keys are checked as Supabase's Kong checks them in front of a project: the `apikey`
+//! must be one of the database's two keys, else 401; the bearer token (the `apikey` again
+//! when there is none) names the role and claims the request runs with. A Quire key that
+//! may use `base` and write to the database's project is accepted in either place and acts
+//! as `service_role`, so an agent never handles a JWT secret.
 
 use std::sync::Arc;
 
-use quire_kernel::Principal;
+use quire_dataapi::RestError;
+use quire_kernel::{App, Principal};
 use quire_projects::{ProjectAccess, authorize_project};
+use serde_json::{Map, Value, json};
 
 use super::{DatabaseError, DatabaseService};
+use crate::keys::{KeyRole, TokenError, verify_token};
 use crate::model::DatabaseStatus;
+use crate::ports::QuireKeys;
 use crate::runtime::{DataApiInstance, GatewayTarget, InstanceError};
 
-/// Why the gateway cannot reach a database's data API.
+/// Why the gateway does not serve a request, each in its place of the spec's order.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GatewayError {
     /// No ready database has that slug, or its data API is off.
     #[error("database not found")]
     NotFound,
+    /// The request has no `apikey`.
+    #[error("no API key")]
+    NoApiKey,
+    /// The `apikey` is none of the database's keys, nor a Quire key that may act for it;
+    /// or the bearer token is a Quire key that may not.
+    #[error("invalid API key")]
+    InvalidApiKey,
+    /// PostgREST's refusal, in its words: a bearer token it cannot use, a request it
+    /// cannot plan, a row it cannot answer, or PostgreSQL's error.
+    #[error("{} ({})", .0.message, .0.code)]
+    Rest(RestError),
     #[error(transparent)]
     Instance(#[from] InstanceError),
     #[error(transparent)]
@@ -39,11 +61,77 @@ impl Reach {
     }
 }
 
+/// A request's credentials, where Kong's key-auth finds them. `Debug` shows which are
+/// there, never their values.
+#[derive(Clone, Copy, Default)]
+pub struct Credentials<'a> {
+    /// The `apikey` header, else the query's `apikey` parameter.
+    pub apikey: Option<&'a str>,
+    /// The `Authorization: Bearer` token.
+    pub bearer: Option<&'a str>,
+}
+
+impl std::fmt::Debug for Credentials<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("apikey", &self.apikey.is_some())
+            .field("bearer", &self.bearer.is_some())
+            .finish()
+    }
+}
+
+/// The role and claims a request runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acting {
+    pub role: KeyRole,
+    /// `request.jwt.claims`, as JSON text.
+    pub claims: String,
+}
+
+impl Acting {
+    fn service_role() -> Self {
+        Self {
+            role: KeyRole::ServiceRole,
+            claims: json!({ "role": "service_role" }).to_string(),
+        }
+    }
+
+    fn of(role: KeyRole, claims: Map<String, Value>) -> Self {
+        Self {
+            role,
+            claims: Value::Object(claims).to_string(),
+        }
+    }
+}
+
+fn is_quire_key(credential: &str) -> bool {
+    credential.starts_with("qk_")
+}
+
+/// PostgREST's answers to a bearer token it cannot use.
+fn token_refusal(e: TokenError) -> RestError {
+    let (code, message) = match e {
+        TokenError::Invalid => ("PGRST301", "No suitable key or wrong key type"),
+        TokenError::Expired => ("PGRST303", "JWT expired"),
+        TokenError::Role => (
+            "PGRST301",
+            "the token's role is not one this database serves",
+        ),
+    };
+    RestError {
+        status: 401,
+        code: code.to_owned(),
+        message: message.to_owned(),
+        details: None,
+        hint: None,
+    }
+}
+
 impl DatabaseService {
     /// Where database `slug`'s data API stands on this replica: its instance when one is
     /// running whose record was checked within the last second, else the record is read
     /// (a database gone, or its data API off, is `NotFound` from then on). Nothing is
-    /// started here: the gateway checks the request's keys first.
+    /// started here: the request's keys are checked first.
     ///
     /// # Errors
     /// `NotFound`; `Service` (`Unavailable` without a cluster, `Infra`).
@@ -88,12 +176,84 @@ impl DatabaseService {
         }
     }
 
-    /// Whether a Quire credential may act as `service_role` on the database: one of its
-    /// account's, in a project it may write to. (`base` in its apps is the edge's check.)
+    /// The request's `apikey`, checked: one of `target`'s two keys (an end user's token is
+    /// none), or a Quire key that may act for it; and who it acts as.
     ///
     /// # Errors
-    /// `Infra`.
-    pub async fn key_may_serve(
+    /// `NoApiKey`, `InvalidApiKey`.
+    pub async fn check_key(
+        &self,
+        target: &GatewayTarget,
+        apikey: Option<&str>,
+        keys: &dyn QuireKeys,
+    ) -> Result<Acting, GatewayError> {
+        let key = apikey.ok_or(GatewayError::NoApiKey)?;
+        let acts = if is_quire_key(key) {
+            self.quire_key_serves(target, key, keys)
+                .await
+                .then(Acting::service_role)
+        } else {
+            verify_token(&target.jwt_secret, key, self.ports.clock.now())
+                .ok()
+                .filter(|t| t.role != KeyRole::Authenticated)
+                .map(|t| Acting::of(t.role, t.claims))
+        };
+        acts.ok_or(GatewayError::InvalidApiKey)
+    }
+
+    /// Who a request with `credentials` acts as on `target`: the `apikey` checked, then the
+    /// bearer token (none, or the `apikey` again, acts as the key).
+    ///
+    /// # Errors
+    /// `NoApiKey`, `InvalidApiKey` (the `apikey`, or a Quire key as the bearer that may not
+    /// act for the database); `Rest` with PostgREST's 401 for a bearer token it cannot use.
+    pub async fn acting(
+        &self,
+        target: &GatewayTarget,
+        credentials: Credentials<'_>,
+        keys: &dyn QuireKeys,
+    ) -> Result<Acting, GatewayError> {
+        let key_acts = self.check_key(target, credentials.apikey, keys).await?;
+        let Some(token) = credentials.bearer else {
+            return Ok(key_acts);
+        };
+        if credentials.apikey == Some(token) {
+            return Ok(key_acts);
+        }
+        if is_quire_key(token) {
+            return if self.quire_key_serves(target, token, keys).await {
+                Ok(Acting::service_role())
+            } else {
+                Err(GatewayError::InvalidApiKey)
+            };
+        }
+        verify_token(&target.jwt_secret, token, self.ports.clock.now())
+            .map(|t| Acting::of(t.role, t.claims))
+            .map_err(|e| GatewayError::Rest(token_refusal(e)))
+    }
+
+    /// Whether the Quire key `key` may act as `service_role` on `target`'s database: a
+    /// live key with `base`, of the database's account, in a project it may write to. A
+    /// store that failed answers no.
+    async fn quire_key_serves(
+        &self,
+        target: &GatewayTarget,
+        key: &str,
+        keys: &dyn QuireKeys,
+    ) -> bool {
+        let Some(principal) = keys.principal(key).await else {
+            return false;
+        };
+        principal.has_app(App::Base)
+            && self
+                .key_may_serve(&principal, target)
+                .await
+                .unwrap_or(false)
+    }
+
+    /// Whether a Quire credential may act as `service_role` on the database: one of its
+    /// account's, in a project it may write to. (`base` in its apps is checked besides.)
+    async fn key_may_serve(
         &self,
         principal: &Principal,
         target: &GatewayTarget,

@@ -1,10 +1,12 @@
 //! The database use cases (`/api/database/v1`): create, list, get, delete, SQL, the data
-//! API's switch, secret and reload, and the janitor's sweep.
+//! API's switch, secret and reload, and the janitor's sweep; and the data API's requests
+//! (`/db/{slug}/…`).
 //!
 //! Writes are in `write`, reads in `read`, the account's quotas in `quota`, SQL in `sql`,
-//! the data API's lifecycle in `data_api`, the owner's view of end users in `users`, what
-//! pages ask (the database a page names, its client at `/-/db.json`) in `pages`, the
-//! refusals in `error`.
+//! the data API's lifecycle in `data_api`, what every data API request goes through (the
+//! database, the keys, the instance) in `gateway` and a REST request in `rest`, the
+//! owner's view of end users in `users`, what pages ask (the database a page names, its
+//! client at `/-/db.json`) in `pages`, the refusals in `error`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,13 +25,14 @@ mod gateway;
 mod pages;
 mod quota;
 mod read;
+mod rest;
 mod sql;
 mod users;
 mod write;
 
 pub use data_api::DataApiSecret;
 pub use error::DatabaseError;
-pub use gateway::{GatewayError, Reach};
+pub use gateway::{Acting, Credentials, GatewayError, Reach};
 pub use pages::PageClient;
 pub use quota::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DATABASES, DatabaseUsage};
 pub use sql::MAX_SQL_BYTES;
