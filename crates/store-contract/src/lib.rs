@@ -1,7 +1,13 @@
 //! `quire-store-contract`: the store contract suite, one set of checks every implementation
 //! of the store ports must pass (the testkit's in-memory fake in this crate's tests, SQLite
-//! and PostgreSQL in `quire-store`'s), one file per port. Each check states a line of a port's `# Errors` contract or a behaviour callers rely
-//! on.
+//! and PostgreSQL in `quire-store`'s), one file per port. Each check states a line of a
+//! port's `# Errors` contract or a behaviour callers rely on.
+//!
+//! Two lists besides, for the database service's other adapters, each written as the
+//! store's: the `Cluster` port ([`cluster`], [`cluster_contract!`](crate::cluster_contract):
+//! the testkit's fake here, `PgCluster` in `quire-pgcluster`'s tests) and the `TenantUsers`
+//! port ([`tenant_users`], [`tenant_users_contract!`](crate::tenant_users_contract): the
+//! testkit's fake here, the data API instances' in `quire-data-runtime`'s tests).
 //!
 //! The checks are listed once, in `__contract_list!`: [`store_contract!`](crate::store_contract)
 //! expands one `#[tokio::test]` per entry for a backend, and [`run`] dispatches to it. A check
@@ -11,13 +17,14 @@
 //! [`quire_app::Ports::from_store`] does.
 //!
 //! Test support only (a dev-dependency): it depends on the domain crates, `quire-app`, the
-//! testkit's fixtures and tokio.
+//! testkit's fixtures, tokio and serde_json.
 
 // Test support: a panic is how a failed check reports itself.
 #![allow(clippy::unwrap_used)]
 
 mod accounts;
 mod activation;
+pub mod cluster;
 mod database_projects;
 mod databases;
 mod device;
@@ -37,6 +44,7 @@ mod resource_lists;
 mod sessions;
 mod signup;
 mod support;
+pub mod tenant_users;
 mod url_links;
 
 use std::sync::Arc;

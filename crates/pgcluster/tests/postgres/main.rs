@@ -1,10 +1,14 @@
 //! `PgCluster` against a real PostgreSQL (`QUIRE_TEST_POSTGRES_URL`, a superuser; reported
-//! as ignored when unset, docs/decisions/test-skips.md): provisioning and its undo, the
+//! as ignored when unset, docs/decisions/test-skips.md): the `Cluster` port's contract list
+//! (`quire-store-contract`, which the testkit's fake passes too), provisioning and its
+//! undo, the database service's creation all or nothing on it (`all_or_nothing`), the
 //! owner's SQL and what it leaves behind, what each role can and cannot reach, and the
 //! reload notifications.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+mod all_or_nothing;
+mod contract;
 mod isolation;
 mod leftovers;
 mod notify;

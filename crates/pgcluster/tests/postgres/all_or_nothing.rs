@@ -1,118 +1,24 @@
-//! A database's creation is all or nothing, on a real cluster (`QUIRE_TEST_POSTGRES_URL`;
-//! reported as ignored when unset, docs/decisions/test-skips.md): a failure at each step
-//! leaves no database, no role and no record; a creation whose process died mid-way (its
-//! future dropped, as a SIGKILL would) is undone by the janitor once its lease lapses; an
-//! ephemeral database goes at its `expiresAt`.
+//! The database service's creation is all or nothing on this cluster: a failure at each
+//! step leaves no database, no role and no record; a creation whose process died mid-way
+//! (its future dropped, as a SIGKILL would) is undone by the janitor once its lease lapses;
+//! an ephemeral database goes at its `expiresAt`. The service is the composition root's,
+//! over the testkit's fakes but for the cluster, one of whose steps the testkit's
+//! `FaultyCluster` makes go wrong.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use quire_databases::{
-    Cluster, ClusterError, DatabaseError, DatabaseRecords as _, NewDatabase, SqlOutcome, Swept,
-    TenantAccess, TenantNames,
-};
-use quire_kernel::InfraError;
-use quire_pgcluster::{PgCluster, PgClusterSettings};
+use quire_databases::{DatabaseError, DatabaseRecords as _, NewDatabase, Swept, TenantNames};
 use quire_testkit::World;
+use quire_testkit::databases::{ClusterStep as Step, Fault, FaultyCluster};
 use quire_testkit::memory::Op;
 use tokio_postgres::NoTls;
 
-/// The cluster's steps, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    Roles,
-    Database,
-    Prepare,
-}
+use crate::{admin_url as cluster_url, cluster};
 
-/// How a step goes wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
-    /// The step did its work, then reported a failure (the worst case for an undo).
-    AfterWork,
-    /// The step never returns: the request dies there.
-    Hang,
-}
-
-/// The real cluster, with one step made to go wrong; it remembers the names it was given.
-#[derive(Debug)]
-struct Faulty {
-    inner: PgCluster,
-    at: Option<(Step, Fault)>,
-    names: Mutex<Vec<TenantNames>>,
-}
-
-impl Faulty {
-    async fn step(&self, step: Step) -> Result<(), InfraError> {
-        match self.at {
-            Some((s, Fault::AfterWork)) if s == step => {
-                Err(InfraError::new(format!("injected failure after {step:?}")))
-            }
-            Some((s, Fault::Hang)) if s == step => std::future::pending().await,
-            _ => Ok(()),
-        }
-    }
-}
-
-#[async_trait]
-impl Cluster for Faulty {
-    async fn create_roles(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
-        self.names.lock().unwrap().push(tenant.names.clone());
-        self.inner.create_roles(tenant).await?;
-        self.step(Step::Roles).await
-    }
-
-    async fn create_database(&self, names: &TenantNames) -> Result<(), InfraError> {
-        self.inner.create_database(names).await?;
-        self.step(Step::Database).await
-    }
-
-    async fn prepare_database(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
-        self.inner.prepare_database(tenant).await?;
-        self.step(Step::Prepare).await
-    }
-
-    async fn drop_tenant(&self, names: &TenantNames) -> Result<(), InfraError> {
-        self.inner.drop_tenant(names).await
-    }
-
-    async fn run_sql(
-        &self,
-        tenant: &TenantAccess,
-        sql: &str,
-        max_rows: usize,
-    ) -> Result<SqlOutcome, ClusterError> {
-        self.inner.run_sql(tenant, sql, max_rows).await
-    }
-
-    async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
-        self.inner.announce_reload(tenant).await
-    }
-
-    async fn sizes(&self, names: &[TenantNames]) -> Result<HashMap<String, u64>, InfraError> {
-        self.inner.sizes(names).await
-    }
-}
-
-/// The test cluster's URL; the tests are reported as ignored where PostgreSQL is not
-/// configured (docs/decisions/test-skips.md), so here it is.
-fn cluster_url() -> String {
-    std::env::var("QUIRE_TEST_POSTGRES_URL").expect("QUIRE_TEST_POSTGRES_URL")
-}
-
-async fn faulty(at: Option<(Step, Fault)>) -> Arc<Faulty> {
-    let inner = PgCluster::connect(&cluster_url(), PgClusterSettings::default())
-        .await
-        .unwrap();
-    Arc::new(Faulty {
-        inner,
-        at,
-        names: Mutex::new(Vec::new()),
-    })
+/// The real cluster, its step `at` going wrong.
+async fn faulty(at: Option<(Step, Fault)>) -> Arc<FaultyCluster> {
+    Arc::new(FaultyCluster::new(Arc::new(cluster().await), at))
 }
 
 /// What the cluster holds of `names`: the database and each role that exists.
@@ -153,7 +59,7 @@ fn new(slug: &str) -> NewDatabase {
     }
 }
 
-async fn world(cluster: Arc<Faulty>, failing: Option<Op>) -> World {
+async fn world(cluster: Arc<FaultyCluster>, failing: Option<Op>) -> World {
     let mut builder = World::builder().accounts(&["ann"]).cluster(cluster);
     if let Some(op) = failing {
         builder = builder.failing(op);
@@ -162,8 +68,8 @@ async fn world(cluster: Arc<Faulty>, failing: Option<Op>) -> World {
 }
 
 /// After a failed creation: nothing in the cluster, no record, the slug free.
-async fn nothing_is_left(world: &World, cluster: &Faulty, what: &str) {
-    let names = cluster.names.lock().unwrap()[0].clone();
+async fn nothing_is_left(world: &World, cluster: &FaultyCluster, what: &str) {
+    let names = cluster.names()[0].clone();
     assert_eq!(
         left_in_cluster(&names).await,
         Vec::<String>::new(),
@@ -212,7 +118,7 @@ async fn a_record_that_cannot_be_marked_ready_undoes_the_cluster() {
         matches!(refused, Err(DatabaseError::Infra(_))),
         "{refused:?}"
     );
-    let names = cluster.names.lock().unwrap()[0].clone();
+    let names = cluster.names()[0].clone();
     assert_eq!(left_in_cluster(&names).await, Vec::<String>::new());
 }
 
@@ -230,7 +136,7 @@ async fn a_creation_that_died_is_undone_by_the_janitor_after_its_lease() {
         )
         .await;
         assert!(died.is_err(), "{step:?}: the creation hung as injected");
-        let names = cluster.names.lock().unwrap()[0].clone();
+        let names = cluster.names()[0].clone();
         assert!(
             !left_in_cluster(&names).await.is_empty(),
             "{step:?}: the dead request left work behind"
