@@ -1,9 +1,12 @@
 //! `quire-app`: the composition root. [`build`] makes every use-case service of Quire from
 //! the [`Ports`] it is handed, grouped by bounded context (in `quire-server` the database,
 //! bundle storage, the mail relay and the runtime's clock, timer and blocking pool; in tests
-//! the in-memory fakes, a fixed clock, a hand-fired timer and a thread per offloaded job), and from their [`Settings`], so production
-//! and every test world wire the application one way: a service gains a port in one place,
-//! and a new service is a field of [`Services`] and its construction in [`build`].
+//! the in-memory fakes, a fixed clock, a hand-fired timer and a thread per offloaded job),
+//! and from their [`Settings`], so production and every test world wire the application one
+//! way: a service gains a port in one place, and a new service is a field of [`Services`]
+//! and its construction in its context's step of [`build`] (one module each: `reads`, the
+//! caches and who hears of changes; `accounts`; `oauth`, Quire's OAuth authorization server;
+//! `behind_links`, pages, URL links and objects; `databases`).
 //!
 //! Each port is its own `Arc<dyn _>`, so a context may run on an adapter of its own;
 //! [`Ports::from_store`] takes every store port from one store that implements them all.
@@ -16,9 +19,14 @@
 //! It depends on the domain crates, the kernel and the application crates that hold caches
 //! (`quire-serving`, `quire-bearer`, `quire-read-cache`).
 
+mod accounts;
+mod behind_links;
+mod databases;
 mod end_user_mail;
+mod oauth;
 mod page_databases;
 mod ports;
+mod reads;
 
 use std::sync::Arc;
 
@@ -27,29 +35,21 @@ pub use ports::{
     RuntimePorts,
 };
 use quire_accounts::{
-    AccountService, ActivationPorts, ActivationService, CaptchaCost, CaptchaKeys, InvitationList,
-    SealingKey, SessionService,
+    AccountService, ActivationService, CaptchaCost, InvitationList, SealingKey, SessionService,
 };
-use quire_bearer::{BearerPorts, BearerVerifier};
 use quire_databases::{DatabaseConfig, DatabaseService};
 use quire_device_auth::DeviceAuthService;
-use quire_kernel::{Listeners, PageChanges};
 use quire_keys::KeyService;
-use quire_links::{LinkConfig, LinkPorts, LinkService};
+use quire_links::{LinkConfig, LinkService};
 use quire_mail::MailService;
 use quire_oauth::{
-    ClientService, ConnectedAgents, ConsentService, DynamicRegistration, MetadataDocuments,
-    TokenAudience, TokenPorts, TokenService,
+    ClientService, ConnectedAgents, ConsentService, DynamicRegistration, TokenService,
 };
-use quire_objects::{ObjectConfig, ObjectPorts, ObjectService};
-use quire_pages::{PageConfig, PagePorts, PageService};
+use quire_objects::{ObjectConfig, ObjectService};
+use quire_pages::{PageConfig, PageService};
 use quire_projects::ProjectService;
-use quire_read_cache::{CachedKeyStore, CachedPageStore};
-use quire_serving::{ServingConfig, ServingPorts, ServingService};
-use quire_signup::{
-    ActivationMode, FirstRun, Letterhead, PasswordChange, PasswordReset, SignUp, SignUpMode,
-    SignupPorts,
-};
+use quire_serving::{ServingConfig, ServingService};
+use quire_signup::{ActivationMode, FirstRun, PasswordChange, PasswordReset, SignUp, SignUpMode};
 
 /// The services' settings; the default is each service's own.
 #[derive(Debug, Clone, Default)]
@@ -116,262 +116,59 @@ pub struct Services {
     pub password_change: PasswordChange,
 }
 
-/// Builds every service from `ports` and `settings`.
+/// Builds every service from `ports` and `settings`, a bounded context at a time: first
+/// the read caches and those who hear of changes, which the others are built on.
 #[must_use]
 pub fn build(ports: Ports, settings: Settings) -> Services {
-    let Ports {
-        accounts:
-            AccountPorts {
-                accounts,
-                sessions,
-                invitations,
-                captchas,
-                signup,
-            },
-        projects,
-        auth:
-            AuthPorts {
-                keys,
-                device_grants,
-                oauth_clients,
-                oauth_grants,
-                signing_keys,
-                client_documents,
-            },
-        pages:
-            PageStores {
-                pages,
-                links,
-                bundles,
-                directory,
-                ids,
-                requests,
-                objects,
-                object_bytes,
-            },
-        mail: MailPorts {
-            mailer,
-            dispatch,
-            quota,
-        },
-        databases: database_ports,
-        runtime:
-            RuntimePorts {
-                clock,
-                timer,
-                offload,
-                limiter,
-            },
-    } = ports;
-    // The API's page fetch is held in front of the page and link stores; the views the
-    // pages origin settles go through it, so this replica's own counts show at once.
-    let page_cache = Arc::new(CachedPageStore::new(pages.clone(), links, clock.clone()));
-    let serving = ServingService::new(
-        ServingPorts {
-            pages,
-            links: page_cache.clone(),
-            bundles: bundles.clone(),
-            accounts: directory.clone(),
-            projects: projects.clone(),
-            limiter: limiter.clone(),
-            sessions: sessions.clone(),
-            clock: clock.clone(),
-            offload: offload.clone(),
-            objects: objects.clone(),
-            object_bytes: object_bytes.clone(),
-        },
-        settings.serving,
-        &settings.signing_key,
+    let reads = reads::reads(&ports, &settings);
+    let mail = MailService::new(
+        ports.mail.mailer.clone(),
+        ports.mail.quota.clone(),
+        ports.accounts.accounts.clone(),
+        ports.runtime.clock.clone(),
     );
-    let audience = TokenAudience::for_base_url(&settings.base_url);
-    let bearers = BearerVerifier::new(
-        BearerPorts {
-            keys: signing_keys.clone(),
-            clients: oauth_clients.clone(),
-            accounts: accounts.clone(),
-            projects: projects.clone(),
-            clock: clock.clone(),
-        },
-        audience.clone(),
-    );
-    // The pages origin's caches and the API's read caches hear of every committed page and
-    // project change.
-    let key_cache = Arc::new(CachedKeyStore::new(keys, clock.clone()));
-    let changes: Arc<dyn PageChanges> = Arc::new(Listeners(vec![
-        Arc::new(serving.clone()),
-        key_cache.clone(),
-        page_cache.clone(),
-        Arc::new(bearers.clone()),
-    ]));
-    let mut link_config = settings.links;
-    link_config.urls.links_origin = settings.pages.origins.links_origin();
-    let links = LinkService::new(
-        LinkPorts {
-            links: page_cache.clone(),
-            accounts: directory.clone(),
-            projects: projects.clone(),
-            clock: clock.clone(),
-            offload: offload.clone(),
-            ids: ids.clone(),
-            changes: changes.clone(),
-        },
-        link_config,
-    );
-    let mut object_config = settings.objects;
-    object_config.origins = settings.pages.origins.clone();
-    let objects = ObjectService::new(
-        ObjectPorts {
-            records: objects,
-            bytes: object_bytes,
-            links: page_cache.clone(),
-            accounts: directory.clone(),
-            projects: projects.clone(),
-            clock: clock.clone(),
-            offload: offload.clone(),
-            ids: ids.clone(),
-            changes: changes.clone(),
-            limiter: limiter.clone(),
-        },
-        object_config,
-    );
-    let oauth_tokens = TokenService::new(
-        TokenPorts {
-            clients: oauth_clients.clone(),
-            grants: oauth_grants.clone(),
-            keys: signing_keys,
-            limiter: limiter.clone(),
-            clock: clock.clone(),
-        },
-        audience.clone(),
-    );
-    let signup_ports = SignupPorts {
-        store: signup,
-        accounts: accounts.clone(),
-        limiter: limiter.clone(),
-        mail: dispatch.clone(),
-        clock: clock.clone(),
-        offload: offload.clone(),
-    };
     let sealing = settings
         .sealing_key
         .clone()
         .unwrap_or_else(SealingKey::ephemeral);
-    let mail = MailService::new(mailer, quota, accounts.clone(), clock.clone());
-    let mut database_config = settings.databases;
-    database_config.base_url.clone_from(&settings.base_url);
-    let databases = DatabaseService::new(
-        quire_databases::DatabasePorts {
-            records: database_ports.records,
-            cluster: database_ports.cluster,
-            projects: projects.clone(),
-            clock: clock.clone(),
-            runtime: database_ports.runtime,
-            sealing: sealing.clone(),
-            offload: offload.clone(),
-            limiter: limiter.clone(),
-            mail: Arc::new(end_user_mail::AccountMail {
-                mail: mail.clone(),
-                dispatch,
-            }),
-        },
-        database_config,
-    );
-    // A page may name a database of its owner in its project.
-    let pages = PageService::new(
-        PagePorts {
-            pages: page_cache.clone(),
-            bundles,
-            links: page_cache,
-            accounts: directory,
-            projects: projects.clone(),
-            clock: clock.clone(),
-            timer,
-            offload: offload.clone(),
-            ids,
-            changes: changes.clone(),
-            requests,
-            databases: Arc::new(page_databases::ServiceDatabases(databases.clone())),
-        },
-        settings.pages,
-    );
-    let letterhead = Letterhead {
-        base_url: settings.base_url.clone(),
-        mail_from: settings.mail_from.clone(),
-    };
+    let databases = databases::databases(&ports, &settings, &mail, &sealing);
+    let behind = behind_links::behind_links(&ports, &settings, &reads, &databases);
+    let accounts = accounts::accounts(&ports, &settings, sealing);
+    let oauth = oauth::oauth(&ports, &settings, &reads.audience);
+    // Keys, projects and the device login are a constructor each, on the ports left.
+    let RuntimePorts { clock, limiter, .. } = ports.runtime;
     Services {
-        first_run: FirstRun::new(signup_ports.clone(), letterhead.clone()),
-        sign_up: SignUp::new(
-            signup_ports.clone(),
-            letterhead.clone(),
-            settings.sign_up,
-            settings.activation,
-        ),
-        password_reset: PasswordReset::new(signup_ports.clone(), letterhead.clone()),
-        password_change: PasswordChange::new(signup_ports, letterhead),
-        accounts: AccountService::new(accounts.clone(), clock.clone(), offload.clone()),
-        projects: ProjectService::new(projects.clone(), clock.clone(), changes),
         keys: KeyService::new(
-            key_cache,
-            projects.clone(),
-            Arc::new(bearers),
+            reads.key_cache,
+            ports.projects.clone(),
+            Arc::new(reads.bearers),
             clock.clone(),
         ),
-        pages,
-        links,
-        objects,
-        databases,
-        serving,
-        sessions: SessionService::new(
-            accounts.clone(),
-            sessions,
-            limiter.clone(),
-            clock.clone(),
-            offload,
-            sealing,
-        ),
-        activation: ActivationService::new(
-            ActivationPorts {
-                accounts: accounts.clone(),
-                invitations: invitations.clone(),
-                captchas,
-                limiter: limiter.clone(),
-                clock: clock.clone(),
-            },
-            CaptchaKeys::new(&settings.captcha_secret, settings.captcha_cost),
-        ),
-        invitations: InvitationList::new(invitations, clock.clone()),
+        projects: ProjectService::new(ports.projects, clock.clone(), reads.changes),
         device_auth: DeviceAuthService::new(
-            device_grants,
-            limiter.clone(),
-            clock.clone(),
+            ports.auth.device_grants,
+            limiter,
+            clock,
             settings.base_url,
         ),
-        oauth_consent: ConsentService::new(
-            oauth_clients.clone(),
-            oauth_grants.clone(),
-            projects.clone(),
-            clock.clone(),
-            &audience.issuer,
-            MetadataDocuments::new(
-                client_documents,
-                settings.oauth_client_metadata_documents,
-                settings.oauth_documents_on_loopback_http,
-            ),
-        ),
-        oauth_agents: ConnectedAgents::new(
-            oauth_clients.clone(),
-            oauth_grants,
-            projects,
-            clock.clone(),
-        ),
-        oauth_tokens,
+        accounts: accounts.accounts,
+        sessions: accounts.sessions,
+        activation: accounts.activation,
+        invitations: accounts.invitations,
+        first_run: accounts.first_run,
+        sign_up: accounts.sign_up,
+        password_reset: accounts.password_reset,
+        password_change: accounts.password_change,
+        pages: behind.pages,
+        links: behind.links,
+        objects: behind.objects,
+        databases,
+        serving: reads.serving,
+        oauth_clients: oauth.clients,
+        oauth_registration: oauth.registration,
+        oauth_consent: oauth.consent,
+        oauth_tokens: oauth.tokens,
+        oauth_agents: oauth.agents,
         mail,
-        oauth_registration: DynamicRegistration::new(
-            oauth_clients.clone(),
-            limiter.clone(),
-            clock.clone(),
-            settings.oauth_dynamic_registration,
-        ),
-        oauth_clients: ClientService::new(oauth_clients, clock),
     }
 }
