@@ -19,41 +19,32 @@
 //! `Origin`), checked against `QUIRE_BASE_URL`; the session cookie is `HttpOnly;
 //! SameSite=Lax` (and `Secure` on https); pages forbid framing. What a handler requires (a
 //! full session, an activated owner, the platform admin, a same-origin post) is an extractor
-//! in its signature, whose refusal is the answer (`guards`).
+//! in its signature, whose refusal is the answer (`shared::guards`).
+//!
+//! The map, a folder per context:
+//! - `account`: first run, sign-up, sign-in, password reset, activation, security,
+//!   `/api/account…` and its create-key action, the Keys and Projects pages;
+//! - `pages`: the Pages page and a page's detail, a page's row, the visitor's sign-in
+//!   hand-off (`/visit`);
+//! - `links`: the Links page; `files`: the Files page and its upload;
+//! - `databases`: the Databases page and a database's detail;
+//! - `oauth`: the OAuth authorization and consent, the device login's consent, the Agents
+//!   page;
+//! - `admin`: the platform admin's accounts, invitations and OAuth clients;
+//! - `shared`: the guards, session helpers, rendering, navigation, times, the views chart,
+//!   quota figures, and what the Links and Files pages share (`shared::behind_link`).
 //!
 //! It depends on `quire-edge`, the application and domain crates, actix-web, askama and
 //! utoipa; never on another surface crate (the architecture test says so).
 
 mod account;
-mod account_keys;
-mod activation;
 mod admin;
-mod agents_page;
-mod behind_link;
-mod chart;
-mod consent;
-mod database_view;
-mod databases_page;
-mod files_page;
-mod files_upload;
-mod first_run;
-mod guards;
-mod keys_page;
-mod links_page;
-mod nav;
+mod databases;
+mod files;
+mod links;
 mod oauth;
-mod page_row;
-mod pages_page;
-mod password_reset;
-mod projects_page;
-mod quota_view;
-mod render;
-mod security;
-mod session;
-mod sign_in;
-mod sign_up;
-mod visit;
-mod when;
+mod pages;
+mod shared;
 
 use actix_web::web;
 use quire_edge::body::BodyLimit;
@@ -61,29 +52,31 @@ use quire_edge::documented::Documented;
 use quire_edge::routing::{resource, to};
 use utoipa_actix_web::scope;
 
-use activation::{activate_page, asset};
-pub(crate) use activation::{activation_answer, session_account};
+use account::activation::{activate_page, asset};
+pub(crate) use account::activation::{activation_answer, session_account};
+use account::first_run::{setup, setup_form};
+use account::keys::{create_app_key, keys, revoke_key};
+use account::password_reset::{new_password, new_password_form, request, request_form};
+use account::projects::{change_project, create_project, projects};
+use account::security::{
+    change_password, enroll, new_recovery_codes, security, sign_out_others, turn_off,
+};
+use account::sign_in::{home, login, login_form, logout, totp, totp_form};
+use account::sign_up::{sign_up, sign_up_form, verify, verify_form};
 use admin::{
     accounts, change_account, clients, delete_client, invitations, invite, register_client,
     uninvite,
 };
-use agents_page::{agents, disconnect};
-use behind_link::{action, detail};
-use consent::consent;
-use databases_page::{create_database, database_action, database_detail, databases};
-use files_page::{Files, files};
-use files_upload::upload;
-use first_run::{setup, setup_form};
-use keys_page::{create_app_key, keys, revoke_key};
-use links_page::{Links, create_link, links};
-use oauth::authorize;
-use pages_page::{page_action, page_detail, pages};
-use password_reset::{new_password, new_password_form, request, request_form};
-use projects_page::{change_project, create_project, projects};
-use security::{change_password, enroll, new_recovery_codes, security, sign_out_others, turn_off};
-use sign_in::{home, login, login_form, logout, totp, totp_form};
-use sign_up::{sign_up, sign_up_form, verify, verify_form};
-use visit::{visit, visit_confirmed};
+use databases::{create_database, database_action, database_detail, databases};
+use files::upload::upload;
+use files::{Files, files};
+use links::{Links, create_link, links};
+use oauth::agents::{agents, disconnect};
+use oauth::authorize::authorize;
+use oauth::consent::consent;
+use pages::visit::{visit, visit_confirmed};
+use pages::{page_action, page_detail, pages};
+use shared::behind_link::{action, detail};
 
 /// One-shot outcome of a decision, read (and cleared) by the consent screen.
 const OUTCOME_COOKIE: &str = "quire_consent";
@@ -97,14 +90,14 @@ const CONSENT: &str = "/authorize-agent";
 /// or session; the create-key form), and the consent screens' decisions: documented with
 /// the API, and registered before it (an actix scope answers every path under its prefix).
 pub fn register(api: &mut Documented<'_>) {
-    api.service(consent::decision)
-        .service(oauth::decision)
+    api.service(oauth::consent::decision)
+        .service(oauth::authorize::decision)
         .service(
             scope(ACCOUNT)
-                .service(account::status)
-                .service(account::captcha)
-                .service(account::activate)
-                .service(account_keys::create_key),
+                .service(account::api::status)
+                .service(account::api::captcha)
+                .service(account::api::activate)
+                .service(account::create_key::create_key),
         );
 }
 
@@ -215,7 +208,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             ],
         )
         // The SQL box posts up to the service's 1 MiB of SQL, form-encoded.
-        .app_data(BodyLimit(databases_page::SQL_FORM_LIMIT)),
+        .app_data(BodyLimit(databases::SQL_FORM_LIMIT)),
     )
     .service(resource("/account/agents", [(M::GET, to(agents))]))
     .service(resource(

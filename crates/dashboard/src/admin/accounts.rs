@@ -10,12 +10,12 @@ use quire_kernel::{AccountId, ErrorCode, Principal};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use super::super::guards::Posted;
-use super::super::keys_page::day;
-use super::super::quota_view::{self, QuotaFigure};
-use super::super::render::{page, see_other};
 use super::Admin;
-use crate::nav::{Who, section};
+use crate::account::keys::day;
+use crate::shared::guards::Posted;
+use crate::shared::nav::{Who, section};
+use crate::shared::quota_view::{self, QuotaFigure};
+use crate::shared::render::{page, see_other};
 
 const ACCOUNTS: &str = "/admin/accounts";
 

@@ -10,11 +10,11 @@ use quire_oauth::ClientError;
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use super::super::guards::{Posted, SameOrigin};
-use super::super::keys_page::day;
-use super::super::render::{page, see_other};
 use super::Admin;
-use crate::nav::{Who, section};
+use crate::account::keys::day;
+use crate::shared::guards::{Posted, SameOrigin};
+use crate::shared::nav::{Who, section};
+use crate::shared::render::{page, see_other};
 
 const CLIENTS: &str = "/admin/oauth-clients";
 

@@ -9,11 +9,11 @@ use quire_accounts::{InviteError, Region};
 use quire_edge::ApiError;
 use quire_edge::AppState;
 
-use super::super::guards::Posted;
-use super::super::keys_page::day;
-use super::super::render::page;
 use super::Admin;
-use crate::nav::Who;
+use crate::account::keys::day;
+use crate::shared::guards::Posted;
+use crate::shared::nav::Who;
+use crate::shared::render::page;
 
 struct InvitationRow {
     number: String,

@@ -13,8 +13,8 @@ use quire_kernel::Principal;
 
 use quire_edge::AppState;
 
-use super::guards::{Guard, Owner, Refusal, extractor};
-use super::render::{Message, message};
+use crate::shared::guards::{Guard, Owner, Refusal, extractor};
+use crate::shared::render::{Message, message};
 
 pub(super) use accounts::{accounts, change_account};
 pub(super) use clients::{clients, delete_client, register_client};
