@@ -2,10 +2,8 @@
 //! a small one is hashed where it is, with no hand-over. Page passwords are always hashed
 //! on the offload.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 #[allow(dead_code)] // the lease tests' clock and timer are not used here
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

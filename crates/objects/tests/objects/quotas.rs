@@ -5,8 +5,6 @@
 //! meanwhile, never leave the record naming removed bytes or undo the change; an upload URL
 //! is refused when there is no room, and its upload past what is left.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use bytes::Bytes;
 use quire_objects::{NewObject, ObjectError, ObjectPatch, ObjectService, ObjectView};
 use quire_testkit::World;

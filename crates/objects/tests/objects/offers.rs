@@ -2,8 +2,6 @@
 //! taken once (on either of two replicas), within the URL's time and cap, and nothing left
 //! of a URL that expired or whose upload was refused once the janitor has run.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use bytes::Bytes;
 use quire_kernel::Clock;
 use quire_objects::{NewObject, ObjectError, ObjectService, UploadOffer};

@@ -1,9 +1,7 @@
 //! The publish lease against the in-memory fakes: a running publish renews it and keeps its
 //! slug; a dead one frees the slug once the lease lapses, and is swept without a trace.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use quire_kernel::PageId;
 use quire_pages::{PageError, PublishRequest};

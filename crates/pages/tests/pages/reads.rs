@@ -1,8 +1,6 @@
 //! The API's fetch of a page: one read of the store for the page, its project, link and
 //! owner, and the same refusals as before it was one read.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use quire_kernel::{App, Apps, KeyId, PageId, PrincipalKind, ProjectId, Tier};
 use quire_pages::{PageError, PublishRequest};
 use quire_testkit::memory::Op;

@@ -1,10 +1,8 @@
 //! Page use cases against the in-memory fakes, with failures injected at every step of
 //! every multi-step write: whatever fails, the stores hold exactly what they held before.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 #[allow(dead_code)] // the lease tests' clock and timer are not used here
-mod common;
+use crate::common;
 
 use quire_pages::{FileInput, PageError, PatchRequest, PublishRequest, Readers};
 use quire_testkit::memory::Op;

@@ -2,8 +2,6 @@
 //! delete made to fail in turn, and what stays afterwards (nothing, or what the janitor
 //! then removes).
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use bytes::Bytes;
 use quire_objects::{NewObject, ObjectError, ObjectService};
 use quire_testkit::World;
