@@ -2,10 +2,11 @@
 //! (database, bundle storage), has the composition root (`quire-app`) build the services on
 //! them, and runs the listeners, migrations or an admin command. It is the only crate that
 //! knows every adapter. By concern: `cli`, `config`, `telemetry`, `wiring` (adapters and
-//! settings), `serve` (listeners and limits), `exporter` (the metrics endpoint),
-//! `quota_gauges` (who is near a quota, for it), `tasks` (janitor, view flush), `admin`
-//! (accounts, passwords, the invitation list, the mail test, the sealing key's rotation),
-//! `backup` (`admin backup` and `admin restore`), `error` (what stops it, with its cause).
+//! settings), `serve` (start-up: `prepare`, the connection budget, a function per
+//! listener), `exporter` (the metrics endpoint), `quota_gauges` (who is near a quota, for
+//! it), `tasks` (janitor, view flush), `admin` (accounts, passwords, the invitation list,
+//! the mail test, the sealing key's rotation), `backup` (`admin backup` and
+//! `admin restore`), `error` (what stops it, with its cause).
 
 mod admin;
 mod backup;
