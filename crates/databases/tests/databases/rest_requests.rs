@@ -5,9 +5,7 @@
 //! one schema reload, and one only, for a name the cache lacks; PostgreSQL's errors in
 //! PostgREST's words; and a write that commits only what is answered.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod support;
+use crate::support;
 
 use quire_dataapi::{Column, PlanRow, RestAnswer, RestRequest, SchemaCache, Table};
 use quire_databases::{

@@ -7,9 +7,7 @@
 //! answered with a stand-in, changes nothing and sends nothing, but holds a slot of the
 //! quota as a new address's does, so a used-up quota refuses both alike.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod support;
+use crate::support;
 
 use std::sync::atomic::Ordering;
 

@@ -3,8 +3,6 @@
 //! made (both may be refused), and the loser leaves no record and nothing in the cluster;
 //! the figures count every project of the account, and not a database being deleted.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_databases::{DatabaseError, DatabaseRecords as _, NewDatabase};
