@@ -1,52 +1,45 @@
 //! `quire-store`: the persistence adapter. Implements every store port of the domain crates
-//! (`ProjectStore`, `KeyStore`, `AccountStore`, `SessionStore`, `PageStore`,
-//! `AccountDirectory`, `LinkStore`, `ObjectRecords`, `DatabaseRecords`, `DeviceGrantStore`,
-//! `RateLimiter`, `ClientStore`, `GrantStore`, `SigningKeyStore`, `MailQuota`,
-//! `InvitationStore`, `CaptchaLedger`, `SignupStore`) on
-//! PostgreSQL and on SQLite through diesel-async, with one query body serving both backends
-//! (see [`db`]).
+//! on PostgreSQL and on SQLite through diesel-async, with one query body serving both
+//! backends (see [`db`]).
+//!
+//! The map, one folder per bounded context:
+//! - `accounts/`: `AccountStore`, `AccountDirectory`, `SessionStore`, `SignupStore`,
+//!   `InvitationStore` and `CaptchaLedger`, `MailQuota`, and the service's sealed secrets;
+//! - `pages/`: `PageStore` (a page, its details, manifest and lists) and `PublishRequests`;
+//! - `links/`: `LinkStore`, with a link's counts and view leases;
+//! - `objects.rs`: `ObjectRecords` (one file);
+//! - `oauth/`: `ClientStore`, `GrantStore`, `SigningKeyStore` and `DeviceGrantStore`;
+//! - `platform/`: `ProjectStore`, `KeyStore` and `DatabaseRecords`;
+//! - at the top, the plumbing they share: `db` (pools, migrations, the `with_conn!` and
+//!   `with_tx!` macros), `error`, `schema`, `types` (the column types of both backends),
+//!   `limits` (`RateLimiter`, and the key lock mail and signup count under) and `leased`
+//!   (the leased two-phase write of pages and objects, and their shared slug namespace).
 //!
 //! It may depend on the domain crates and kernel (for the ports and types it implements),
-//! diesel, diesel-async, deadpool, tokio and `metrics` (the pool's waits). SQL lives here and nowhere else; row structs are
-//! private and converted to domain types at the edge of this crate.
+//! diesel, diesel-async, deadpool, tokio and `metrics` (the pool's waits). SQL lives here and
+//! nowhere else; row structs are private and converted to domain types at the edge of this
+//! crate.
 
-mod account_directory;
-mod accounts;
-mod activation;
-mod databases;
+// Shared plumbing.
 pub mod db;
-mod device;
 mod error;
-mod keys;
 mod leased;
 mod limits;
-mod link_counts;
-mod links;
-mod mail;
-mod oauth;
-mod oauth_grants;
-mod oauth_signing_keys;
-mod objects;
-mod page_details;
-mod page_files;
-mod page_lists;
-mod pages;
-mod project_assign;
-mod project_resources;
-mod project_rows;
-mod projects;
-mod publish_requests;
 mod schema;
-mod secrets;
-mod sessions;
-mod signup;
 mod types;
-mod view_leases;
 
+// One folder per bounded context (see the map above).
+mod accounts;
+mod links;
+mod oauth;
+mod objects;
+mod pages;
+mod platform;
+
+pub use accounts::secrets::{Resealed, SealedAtStart};
 pub use db::{
     Backend, Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE,
     PoolStatus, SQLITE_MIGRATIONS,
 };
 pub use error::StoreError;
-pub use secrets::{Resealed, SealedAtStart};
 pub use types::SQLITE_TIME;

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 use crate::db::{Database, with_conn};
 use crate::error::infra;
 use crate::leased::READY;
-use crate::page_files::FileRow;
+use crate::pages::files::FileRow;
 use crate::pages::{PageRow, pages_of, to_u64};
 use crate::schema::{link_allow, links, page_files, pages};
 use crate::types::{DbId, DbTs};

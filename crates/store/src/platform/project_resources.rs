@@ -6,10 +6,10 @@ use diesel_async::RunQueryDsl;
 use quire_kernel::{InfraError, ProjectId, TimeKey};
 use quire_projects::{ResourceEntry, ResourceType};
 
-use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn};
 use crate::error::infra;
 use crate::links::URL_KIND;
+use crate::platform::databases::READY as DATABASE_READY;
 use crate::schema::{api_keys, databases, links, objects, pages};
 use crate::types::{DbId, DbTs};
 

@@ -1,5 +1,8 @@
-//! `LinkStore` on both backends: links of every kind with their codes and allow lists;
-//! the counts are in `link_counts`, the leases in `view_leases`.
+//! Links: `LinkStore` (here) with links of every kind, their codes and allow lists; the
+//! counts (`counts`) and the view leases of budgeted links (`view_leases`).
+
+mod counts;
+mod view_leases;
 
 use std::collections::HashMap;
 

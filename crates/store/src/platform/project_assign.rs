@@ -7,10 +7,10 @@ use quire_kernel::{AccountId, ProjectId};
 use quire_projects::{AssignStoreError, ResourceType};
 use uuid::Uuid;
 
-use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError};
 use crate::links::{OBJECT_KIND, PAGE_KIND, URL_KIND};
+use crate::platform::databases::READY as DATABASE_READY;
 use crate::schema::{api_keys, databases, links, objects, pages};
 use crate::types::DbId;
 

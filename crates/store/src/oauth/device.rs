@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{StoreError, infra};
-use crate::keys::{KeyRow, insert_key_row};
+use crate::platform::keys::{KeyRow, insert_key_row};
 use crate::schema::device_grants;
 use crate::types::{DbId, DbTs};
 

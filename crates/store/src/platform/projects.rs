@@ -11,16 +11,16 @@ use quire_projects::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::databases::READY as DATABASE_READY;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::links::URL_KIND;
+use crate::platform::databases::READY as DATABASE_READY;
 use crate::schema::{
     accounts, api_keys, databases, links, oauth_clients, objects, pages, project_grants, projects,
 };
 use crate::types::{DbId, DbTs};
 
-pub(crate) use crate::project_rows::ProjectRow;
+pub(crate) use crate::platform::project_rows::ProjectRow;
 
 /// Ends the transaction with [`Outcome::UnknownClient`] unless a live OAuth client has the
 /// id; read in the same transaction as the write, so a delete that commits first is seen.
@@ -353,8 +353,14 @@ impl ProjectStore for Database {
         dest: ProjectId,
         _now: OffsetDateTime,
     ) -> Result<(), AssignStoreError> {
-        crate::project_assign::assign_resource(self, account, resource_type, resource_id, dest)
-            .await
+        crate::platform::project_assign::assign_resource(
+            self,
+            account,
+            resource_type,
+            resource_id,
+            dest,
+        )
+        .await
     }
 
     async fn key_account(&self, key: KeyId) -> Result<Option<AccountId>, InfraError> {

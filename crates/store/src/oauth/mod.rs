@@ -1,4 +1,10 @@
-//! `ClientStore` (the OAuth client registry) on both backends.
+//! OAuth: `ClientStore`, the client registry (here); `GrantStore`, authorizations and their
+//! refresh tokens (`grants`); `SigningKeyStore` (`signing_keys`); and `DeviceGrantStore`,
+//! the device authorization grant of the command line (`device`).
+
+mod device;
+mod grants;
+mod signing_keys;
 
 use async_trait::async_trait;
 use diesel::prelude::*;

@@ -11,8 +11,8 @@ use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{StoreError, infra};
-use crate::keys::{KeyRow, insert_key_row};
-use crate::projects::ProjectRow;
+use crate::platform::keys::{KeyRow, insert_key_row};
+use crate::platform::projects::ProjectRow;
 use crate::schema::{accounts, recovery_codes, sessions};
 use crate::types::{DbId, DbTs};
 

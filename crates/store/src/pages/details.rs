@@ -15,7 +15,7 @@ use crate::error::{StoreError, infra};
 use crate::leased::READY;
 use crate::links::{AllowRow, LinkRow, assemble};
 use crate::pages::PageRow;
-use crate::projects::ProjectRow;
+use crate::platform::projects::ProjectRow;
 use crate::schema::{accounts, link_allow, links, pages, projects};
 use crate::types::DbId;
 

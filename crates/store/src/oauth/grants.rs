@@ -1,6 +1,7 @@
 //! `GrantStore` (OAuth authorizations and their refresh tokens) on both backends
-//! (`SigningKeyStore` is in `oauth_signing_keys.rs`). Each single-use step is a conditional write whose row count says whether this
-//! caller won, so two replicas racing on one code or refresh token cannot both succeed.
+//! (`SigningKeyStore` is in `signing_keys`). Each single-use step is a conditional write
+//! whose row count says whether this caller won, so two replicas racing on one code or
+//! refresh token cannot both succeed.
 
 use async_trait::async_trait;
 use diesel::prelude::*;

@@ -8,10 +8,10 @@ use diesel_async::RunQueryDsl;
 use quire_kernel::InfraError;
 use quire_oauth::{SigningKey, SigningKeyStore};
 
+use crate::accounts::secrets::{oauth_key_purpose, open_oauth_key};
 use crate::db::{Database, with_conn};
 use crate::error::infra;
 use crate::schema::oauth_signing_keys;
-use crate::secrets::{oauth_key_purpose, open_oauth_key};
 use crate::types::DbTs;
 
 #[derive(Debug, Queryable, Selectable, Insertable)]

@@ -11,11 +11,11 @@ use quire_projects::Project;
 use quire_signup::{AccountToken, FirstAccount, LinkPurpose, SignupStore};
 use time::OffsetDateTime;
 
-use crate::accounts::{AccountRow, creation_error, insert_account};
+use crate::accounts::account_store::{AccountRow, creation_error, insert_account};
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::limits::lock_key;
-use crate::projects::ProjectRow;
+use crate::platform::projects::ProjectRow;
 use crate::schema::{account_tokens, accounts, sessions};
 use crate::types::{DbId, DbTs};
 

@@ -1,4 +1,11 @@
-//! `PageStore` on both backends (`AccountDirectory` is in `account_directory.rs`).
+//! Pages: `PageStore` (here) with its leased write (`crate::leased`), a page's details in
+//! one query (`details`), its manifest rows (`files`), the keyset lists (`lists`) and the
+//! `PublishRequests` ledger (`publish_requests`).
+
+mod details;
+mod files;
+mod lists;
+mod publish_requests;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -14,7 +21,7 @@ use time::OffsetDateTime;
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::{Outcome, StoreError, infra};
 use crate::leased::{Leased, PENDING, READY, Refusal, claim_names, claim_slug, leased_table};
-use crate::page_files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
+use crate::pages::files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
 use crate::schema::{page_files, pages};
 use crate::types::{DbId, DbTs};
 
@@ -168,7 +175,7 @@ impl PageStore for Database {
     }
 
     async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError> {
-        crate::page_details::page_details(self, id).await
+        crate::pages::details::page_details(self, id).await
     }
 
     async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
@@ -194,7 +201,7 @@ impl PageStore for Database {
         after: Option<&TimeKey>,
         limit: u32,
     ) -> Result<Vec<Page>, InfraError> {
-        crate::page_lists::project_pages(self, project, status, after, limit).await
+        crate::pages::lists::project_pages(self, project, status, after, limit).await
     }
 
     async fn shared_pages(
@@ -204,7 +211,7 @@ impl PageStore for Database {
         after: Option<&TimeKey>,
         limit: u32,
     ) -> Result<Vec<(Page, OffsetDateTime)>, InfraError> {
-        crate::page_lists::shared_pages(self, account, email, after, limit).await
+        crate::pages::lists::shared_pages(self, account, email, after, limit).await
     }
 
     async fn update_page(&self, page: &Page) -> Result<(), UpdatePageStoreError> {
@@ -257,7 +264,7 @@ impl PageStore for Database {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Vec<FileEntry>, InfraError> {
-        crate::page_lists::files_after(self, id, after, limit).await
+        crate::pages::lists::files_after(self, id, after, limit).await
     }
 
     async fn put_files(

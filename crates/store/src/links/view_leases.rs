@@ -10,7 +10,7 @@ use time::{Date, OffsetDateTime};
 use crate::db::{Database, with_conn, with_tx};
 use crate::error::infra;
 use crate::error::{Outcome, StoreError};
-use crate::link_counts::{add_daily, day_text};
+use crate::links::counts::{add_daily, day_text};
 use crate::links::to_i64;
 use crate::schema::{link_views_daily, links, view_leases};
 use crate::types::{DbId, DbTs};
