@@ -1,9 +1,7 @@
 //! Ranges and preconditions against the in-memory fakes: single ranges of the identity
 //! bytes, `If-Range`, 412 and 416, and a guarded page answering its form before any of them.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use quire_serving::{Answer, ByteRange, Conditions, Visit, Visitor};
 

@@ -2,9 +2,7 @@
 //! dashboard's pass, keys that can read the project, and pages moved between projects
 //! (passwords are in `passwords.rs`, per-owner origins in `origins.rs`).
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

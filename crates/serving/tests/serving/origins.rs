@@ -1,9 +1,7 @@
 //! Per-owner origins, against the in-memory fakes: each owner's pages on a host of their
 //! own, with cookies and passes that hold on that host only.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use quire_kernel::Email;
 use quire_pages::PageOrigins;

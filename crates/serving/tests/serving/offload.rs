@@ -1,9 +1,7 @@
 //! The pages origin verifies a page password on the offload, and its async worker serves
 //! other tasks meanwhile: argon2id there would hold every connection the worker serves.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

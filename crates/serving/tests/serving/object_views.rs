@@ -3,8 +3,6 @@
 //! to count its cookie frees no later range, even once places free up; and one owner's
 //! downloads take at most its share of the places, so another owner's cookies are counted.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use bytes::Bytes;
 use quire_kernel::Principal;
 use quire_objects::NewObject;

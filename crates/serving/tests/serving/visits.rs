@@ -2,9 +2,7 @@
 //! under racing claims, failures that must not count or lose a view, and how long a stale
 //! policy lasts.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use quire_kernel::Clock;
 use quire_pages::PatchRequest;

@@ -4,8 +4,6 @@
 //! overspending and its lease counted as served once it lapses, and a changed budget giving
 //! its block back.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use quire_kernel::{PageId, Principal};
 use quire_pages::{FileInput, PageOrigins, PageService, PatchRequest, PublishRequest};
 use quire_serving::{Answer, Conditions, ServingService, Visit, Visitor};

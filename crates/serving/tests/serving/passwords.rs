@@ -1,8 +1,6 @@
 //! Password pages against the in-memory fakes: unlocking, new passwords voiding old
 //! cookies, and the wrong-password budgets per address and per page.
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
-mod common;
+use crate::common;
 
 use quire_kernel::Clock;
 use quire_pages::PatchRequest;
