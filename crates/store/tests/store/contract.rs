@@ -1,8 +1,6 @@
 //! The store contract suite on both real backends, plus what only a real database can show:
 //! migrations, rollback of multi-step transactions, and behaviour when the database is gone.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::SealingKey;

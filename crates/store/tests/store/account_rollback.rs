@@ -2,8 +2,6 @@
 //! first-run setup) and of the second factor's and the password change's: a fault injected
 //! between two steps leaves nothing of the first, and the same write then succeeds.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, AccountStore};
@@ -11,7 +9,7 @@ use quire_kernel::{Clock, SystemClock};
 use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
-mod common;
+use crate::common;
 use common::on_both_databases;
 
 /// A fault inside each multi-step write of the account flows leaves no trace: no account

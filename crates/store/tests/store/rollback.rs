@@ -1,8 +1,6 @@
 //! Rollback of the adapter's multi-step transactions: a fault injected between two steps
 //! leaves nothing of the first, and the same write then succeeds.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{
@@ -21,7 +19,7 @@ use quire_projects::{DeleteProjectStoreError, ProjectStore};
 use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
-mod common;
+use crate::common;
 use common::on_both_databases;
 
 fn bootstrap(handle: &str) -> CreateAccount {

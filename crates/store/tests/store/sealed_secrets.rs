@@ -4,8 +4,6 @@
 //! moves every sealed value (second-factor secrets too) or none. The rows are read with raw
 //! SQL, as whoever holds a copy of the database would.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use base64::Engine as _;

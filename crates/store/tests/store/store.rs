@@ -2,8 +2,6 @@
 //! idempotence, server secrets shared by replicas, and what callers see when the database
 //! goes away or its URL is wrong. Rollback under injected faults is in `rollback.rs`.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::time::Duration;
 
 use quire_accounts::AccountStore;
@@ -11,15 +9,8 @@ use quire_kernel::AccountId;
 use quire_store::{Database, DatabaseConfig, MIGRATION_NAMES_POSTGRES, MIGRATION_NAMES_SQLITE};
 use quire_testkit::pg::TestDatabase;
 
-mod common;
+use crate::common;
 use common::{key, postgres, sqlite};
-
-// What the store writes in SQLite's own formats (times as text, a migration that rebuilds
-// a table), here rather than as unit tests so the crate compiles once for the tests.
-#[path = "formats/link_targets.rs"]
-mod link_targets;
-#[path = "formats/sqlite_time.rs"]
-mod sqlite_time;
 
 #[test]
 fn both_backends_have_the_same_migrations() {

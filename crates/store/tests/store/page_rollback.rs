@@ -2,8 +2,6 @@
 //! page's whole manifest (after the old rows are deleted, after the new ones are inserted)
 //! leaves the old manifest and totals, and the same replace then succeeds.
 
-#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
-
 use std::sync::Arc;
 
 use quire_accounts::{AccountService, CreateAccount};
@@ -12,7 +10,7 @@ use quire_pages::{FileEntry, Limits, Page, PageStatus, PageStore, PutFilesError}
 use quire_store::Database;
 use quire_testkit::ThreadOffload;
 
-mod common;
+use crate::common;
 use common::on_both_databases;
 
 fn file(path: &str, size: u64) -> FileEntry {
