@@ -8,18 +8,23 @@
 //!       and the statement Quire's planner writes for (i), under one `Sync` (Quire's wire
 //!       client, as the gateway sends them); what PostgreSQL itself leaves the gateway on
 //!       this machine;
+//!   (x) with the `xitca` feature only: the same two statements with the same values, each
+//!       prepared once per connection, under one `Sync` through xitca-postgres's unsync
+//!       pipeline (`Pipeline::unsync`, whose last release is 0.2.1), on a pool of the same
+//!       size: the one Rust client library found that sends several statements without a
+//!       `Sync` after each, against Quire's wire client in the same run;
 //!   (i) Quire's data gateway: `GET /db/bench/rest/v1/items?id=eq.N` with the anon key, from
 //!       `wrk` (or `oha`): the key checked, the plan built, one transaction run as `anon`
 //!       with its claims, the row turned into JSON by PostgreSQL.
 //! Alternating order, several rounds, each after a warm-up; prints every round and the
-//! medians of i/a (the goal), t/a (the transaction's own ceiling) and i/t (the gateway's
-//! HTTP and Rust side against that ceiling) with their min and max. Each measure also
-//! prints the CPU time the machine spent per request (PostgreSQL, the kernel, the client or
-//! `wrk`, Quire: `/proc/stat`) and in it the client's, Quire's and `wrk`'s, and the run ends
-//! with the most (i) could reach against (a) if Quire's process took no CPU at all: the
-//! cores' time over the rest of the machine's per request of (i). Each round also says how
-//! much CPU Quire could spend per request at the goal's rate, the rest unchanged (negative
-//! when the rest alone leaves none).
+//! medians of i/a (the goal), t/a (the transaction's own ceiling), i/t (the gateway's HTTP
+//! and Rust side against that ceiling) and, with (x), x/t, with their min and max. Each
+//! measure also prints the CPU time the machine spent per request (PostgreSQL, the kernel,
+//! the client or `wrk`, Quire: `/proc/stat`) and in it the client's, Quire's and `wrk`'s,
+//! and the run ends with the most (i) could reach against (a) if Quire's process took no
+//! CPU at all: the cores' time over the rest of the machine's per request of (i). Each
+//! round also says how much CPU Quire could spend per request at the goal's rate, the rest
+//! unchanged (negative when the rest alone leaves none).
 //!
 //! Needs a PostgreSQL cluster for the tenant database: `QUIRE_BENCH_CLUSTER` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`, a superuser). Quire's own metadata stays
@@ -27,7 +32,8 @@
 //!
 //! Run: `cargo build --release -p quire-server && cargo run --release -p quire-bench --bin
 //! data_api` (`QUIRE_BENCH_ROUNDS`, default 3; `QUIRE_BENCH_SECONDS`, default 5;
-//! `QUIRE_BENCH_CONNECTIONS`, default 32; `QUIRE_BENCH_WORKERS`, default 2).
+//! `QUIRE_BENCH_CONNECTIONS`, default 32; `QUIRE_BENCH_WORKERS`, default 2); with (x):
+//! `cargo build --release -p quire-bench --features xitca --bin data_api`.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
@@ -52,6 +58,8 @@ const POOL: usize = 4;
 const GOAL: f64 = 0.5;
 const ROWS: i64 = 10_000;
 const ID: i64 = 4_242;
+/// The measures a round rotates through: (a), (t), (i), and (x) when built with it.
+const MEASURES: usize = if cfg!(feature = "xitca") { 4 } else { 3 };
 
 /// CPU ticks each party has spent so far.
 #[derive(Debug, Clone, Copy)]
@@ -231,6 +239,90 @@ async fn transaction(
     .await
 }
 
+/// (x): the gateway's read through xitca-postgres, the only client library found that sends
+/// several statements under one `Sync` (its unsync pipeline, removed after 0.2.1).
+#[cfg(feature = "xitca")]
+mod xitca {
+    use std::sync::Arc;
+
+    use quire_data_runtime::READ_SETUP;
+    use serde_json::json;
+    use xitca_postgres::iter::AsyncLendingIterator;
+    use xitca_postgres::pipeline::Pipeline;
+    use xitca_postgres::types::Type;
+    use xitca_postgres::{Config, Execute, ExecuteMut, Postgres, Statement};
+
+    use super::{POOL, pooled};
+
+    /// Transactions per second of the gateway's read sent through xitca-postgres, over
+    /// `POOL` connections to `cluster`'s database `dbname` shared by `callers`: the settings
+    /// and the planned statement, each prepared once per connection with its parameters
+    /// declared `text` as the wire client declares them, bound and executed in one write
+    /// under one `Sync`, the answer read to its `ReadyForQuery`.
+    pub async fn transaction(
+        cluster: &str,
+        dbname: &str,
+        read: &(String, Vec<Option<String>>),
+        callers: usize,
+        seconds: u64,
+    ) -> f64 {
+        let (sql, values) = read;
+        // Without its `tls` feature it cannot even ask whether the server offers TLS, and its
+        // `SslMode` is not public: the URL says it.
+        let joint = if cluster.contains('?') { '&' } else { '?' };
+        let url = format!("{cluster}{joint}sslmode=disable");
+        let mut pool = Vec::new();
+        for _ in 0..POOL {
+            let mut config = Config::try_from(url.as_str()).unwrap();
+            config.dbname(dbname);
+            let (client, driver) = Postgres::new(config).connect().await.unwrap();
+            tokio::spawn(driver.into_future());
+            let setup = Statement::named(READ_SETUP, &[Type::TEXT, Type::TEXT, Type::TEXT])
+                .execute(&client)
+                .await
+                .unwrap()
+                .leak();
+            let types = vec![Type::TEXT; values.len()];
+            let statement = Statement::named(sql, &types)
+                .execute(&client)
+                .await
+                .unwrap()
+                .leak();
+            pool.push((client, setup, statement));
+        }
+        let claims = json!({ "role": "anon" }).to_string();
+        let shared = Arc::new((claims, values.clone()));
+        pooled(pool, callers, seconds, move |(client, setup, statement)| {
+            let shared = shared.clone();
+            async move {
+                let (claims, values) = &*shared;
+                {
+                    let mut pipe = Pipeline::unsync_with_capacity(2);
+                    setup
+                        .bind([Some("anon"), None, Some(claims.as_str())])
+                        .query_mut(&mut pipe)
+                        .unwrap();
+                    statement
+                        .bind(values.iter().map(Option::as_deref))
+                        .query_mut(&mut pipe)
+                        .unwrap();
+                    let mut answer = pipe.query(&client).unwrap();
+                    let mut settings = answer.try_next().await.unwrap().unwrap();
+                    while settings.try_next().await.unwrap().is_some() {}
+                    let mut rows = answer.try_next().await.unwrap().unwrap();
+                    let row = rows.try_next().await.unwrap().unwrap();
+                    let body: Option<&str> = row.get(2);
+                    let body = body.unwrap_or_default();
+                    assert!(body.contains("\"id\":4242"), "{body}");
+                    while answer.try_next().await.unwrap().is_some() {}
+                }
+                (client, setup, statement)
+            }
+        })
+        .await
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let rounds: usize = env_or("QUIRE_BENCH_ROUNDS", 3);
@@ -265,7 +357,8 @@ async fn main() {
         &format!("{base}/query"),
         json!({ "sql": format!(
             "create table items (id bigint primary key, name text not null, price numeric);
-             insert into items select n, 'item ' || n, n / 100.0 from generate_series(1, {ROWS}) n"
+             insert into items select n, 'item ' || n, n / 100.0 from generate_series(1, {ROWS}) n;
+             analyze items"
         ) }),
     )
     .await;
@@ -290,8 +383,9 @@ async fn main() {
     let header = format!("apikey: {anon}");
 
     // The reference connects as the database's owner: the same database, table and row.
+    let dbname = format!("q_{}", id.replace('-', ""));
     let mut config: tokio_postgres::Config = cluster.parse().unwrap();
-    config.dbname(format!("q_{}", id.replace('-', "")));
+    config.dbname(&dbname);
 
     println!(
         "data API benchmark: one row by primary key ({ROWS} rows), {}, a pool of {POOL} on both sides, Quire with {workers} worker(s), {rounds} round(s), on {} core(s)",
@@ -307,27 +401,27 @@ async fn main() {
     let _ = load.run(&url, 2, connections, Some(&header));
     let _ = bare(&config, connections, 2).await;
     let _ = transaction(&config, &read, connections, 2).await;
+    #[cfg(feature = "xitca")]
+    let _ = xitca::transaction(&cluster, &dbname, &read, connections, 2).await;
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let pid = quire.child.id();
     let (mut goal, mut ceiling, mut own, mut bound) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut allowances, mut spent) = (Vec::new(), Vec::new());
+    let mut versus = Vec::new();
     for round in 0..rounds {
-        // Each round starts with the next of the three, so none always runs first.
-        let (mut a, mut t, mut q) = (0.0, 0.0, None);
-        let mut cost = [PerRequest::default(); 3];
-        for turn in 0..3 {
-            let which = (round + turn) % 3;
+        // Each round starts with the next measure, so none always runs first.
+        let mut q = None;
+        let mut rates = [0.0; MEASURES];
+        let mut cost = [PerRequest::default(); MEASURES];
+        for turn in 0..MEASURES {
+            let which = (round + turn) % MEASURES;
             let before = Spent::now(pid);
             let rate = match which {
-                0 => {
-                    a = bare(&config, connections, seconds).await;
-                    a
-                }
-                1 => {
-                    t = transaction(&config, &read, connections, seconds).await;
-                    t
-                }
+                0 => bare(&config, connections, seconds).await,
+                1 => transaction(&config, &read, connections, seconds).await,
+                #[cfg(feature = "xitca")]
+                3 => xitca::transaction(&cluster, &dbname, &read, connections, seconds).await,
                 _ => {
                     let measured = load.run(&url, seconds, connections, Some(&header));
                     q = Some(measured);
@@ -335,12 +429,14 @@ async fn main() {
                 }
             };
             cost[which] = Spent::now(pid).per_request(before, rate * seconds as f64);
+            rates[which] = rate;
         }
         let q = q.unwrap();
+        let (a, t) = (rates[0], rates[1]);
         goal.push(q.rps / a);
         ceiling.push(t / a);
         own.push(q.rps / t);
-        let [ca, ct, ci] = cost;
+        let (ca, ct, ci) = (cost[0], cost[1], cost[2]);
         let free = cores as f64 * 1e6 / (ci.machine - ci.quire);
         bound.push(free / a);
         // The cores' time per request at the goal's rate, less what the rest spent.
@@ -356,6 +452,16 @@ async fn main() {
             t / a,
             q.rps / t,
         );
+        if let (Some(&x), Some(cx)) = (rates.get(3), cost.get(3)) {
+            versus.push(x / t);
+            println!(
+                "  (x) xitca-postgres, the same transaction under one Sync {x:>7.0}/s | x/t {:.2} x/a {:.2} | CPU us per request: (x) {:.0}, client {:.0}",
+                x / t,
+                x / a,
+                cx.machine,
+                cx.client,
+            );
+        }
         println!(
             "  CPU us per request, the machine's and (in it) each program's: (a) {:.0}, client {:.0} | (t) {:.0}, client {:.0} | (i) {:.0}, Quire {:.0}, {} {:.0}; were Quire's free, (i) could reach {free:.0} req/s, {:.2} of (a); at the goal, Quire could spend {allowed:.0} us",
             ca.machine,
@@ -378,7 +484,11 @@ async fn main() {
         ("t/a (its transaction, bare): ", &ceiling, &String::new()),
         ("i/t (the gateway's own part):", &own, &String::new()),
         ("i/a if Quire took no CPU:    ", &bound, &String::new()),
+        ("x/t (xitca-postgres, wire):  ", &versus, &String::new()),
     ] {
+        if ratios.is_empty() {
+            continue;
+        }
         let (min, max) = spread(ratios);
         println!(
             "{label} median {:.2} (min {min:.2}, max {max:.2}){goal}",
