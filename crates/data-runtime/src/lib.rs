@@ -13,14 +13,16 @@
 //! second, and one after the last of a burst (`listen.rs`). What it all holds and does is
 //! counted through the `metrics` facade (`meter.rs`).
 //!
-//! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip,
-//! one answer; `wire/` speaks the protocol for this, as no client library lets it). A read
-//! is two statements, the role, timeout, claims and read-only mode in one `set_config`
-//! statement ([`READ_SETUP`]) and the plan's, in the transaction the `Sync` ends; a write
-//! is `BEGIN`, the same settings, the plan's statement, then `COMMIT` or `ROLLBACK` by the
-//! answer that the request's use case makes of its row (its `respond`, handed to each
-//! run, so the answer is made once) (`request.rs`). The wire client is public for the
-//! benchmark that measures this shape without HTTP (`quire-bench`'s `data_api`).
+//! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip, one
+//! answer; `wire/` speaks the protocol for this: tokio-postgres ends each statement with a
+//! `Sync`, and the one Rust client that could do otherwise measured no faster, see
+//! `docs/decisions/database-service.md`). A read is two statements, the role, timeout, claims
+//! and read-only mode in one `set_config` statement ([`READ_SETUP`]) and the plan's, in the
+//! transaction the `Sync` ends; a write is `BEGIN`, the same settings, the plan's statement,
+//! then `COMMIT` or `ROLLBACK` by the answer that the request's use case makes of its row (its
+//! `respond`, handed to each run, so the answer is made once) (`request.rs`). The wire client
+//! is public for the benchmark that measures this shape without HTTP (`quire-bench`'s
+//! `data_api`).
 //!
 //! No request's backend outlives it by more than a few seconds, whatever the tenant's
 //! function does: each request has a deadline on Quire's side, its role's timeout and a

@@ -1,5 +1,5 @@
 //! A connection that speaks PostgreSQL's extended query protocol itself, for the data API's
-//! requests. A client library sends `Sync` after every statement, so a request's `BEGIN`,
+//! requests. tokio-postgres sends `Sync` after every statement, so a request's `BEGIN`,
 //! role and claims, statement and `COMMIT` cost four `ReadyForQuery` answers, each flushed
 //! by the server and woken for by the client; here they go as one write under one `Sync`
 //! and come back as one answer (PostgreSQL's pipeline mode, as libpq's). Every statement is
