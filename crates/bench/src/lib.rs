@@ -1,6 +1,7 @@
 //! `quire-bench`: benchmark programs (not tests). Each starts the real `quire-server`
 //! release binary, measures it and a reference in the same run, and prints both with their
-//! ratio. It depends on no Quire crate: it speaks HTTP only.
+//! ratio. It speaks HTTP to the server; only `data_api` uses two Quire crates, the data
+//! API's planner and wire client, to send the gateway's own transaction without HTTP.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)] // benchmark programs: a panic is the report, stdout the result
 
