@@ -204,16 +204,18 @@ pub async fn create(
             &auth.0,
             NewLink {
                 url: sent.url,
-                alias: sent.alias,
                 title: sent.title,
-                access: sent.access,
-                password: sent.password,
-                allow: sent.allow.unwrap_or_default(),
-                expires_at: sent.expires_at,
                 expired_url: sent.expired_url,
-                max_views: sent.max_views.map(MaxViews::get),
                 redirect_status: sent.redirect_status.map(MaxViews::get),
                 project: sent.project,
+                policy: quire_links::PolicyInput {
+                    alias: sent.alias,
+                    access: sent.access,
+                    password: sent.password,
+                    allow: sent.allow.unwrap_or_default(),
+                    expires_at: sent.expires_at,
+                    max_views: sent.max_views.map(MaxViews::get),
+                },
             },
         )
         .await?;
@@ -269,16 +271,18 @@ pub async fn patch(
             id,
             LinkPatch {
                 url: sent.url,
-                alias: sent.alias,
                 title: sent.title,
-                access: sent.access,
-                password: sent.password,
-                allow: sent.allow,
-                expires_at: sent.expires_at,
                 expired_url: sent.expired_url,
-                max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
                 redirect_status: sent.redirect_status.map(|r| r.map(MaxViews::get)),
                 status: sent.status,
+                policy: quire_links::PolicyPatch {
+                    alias: sent.alias,
+                    access: sent.access,
+                    password: sent.password,
+                    allow: sent.allow,
+                    expires_at: sent.expires_at,
+                    max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
+                },
             },
         )
         .await?;

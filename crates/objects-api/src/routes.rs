@@ -51,14 +51,16 @@ fn new_object(mut fields: Fields, part: PartInfo) -> Result<NewObject, ApiError>
         slug: take("slug"),
         filename: take("filename").or(part.filename),
         content_type: take("contentType"),
-        access: take("access"),
-        password: take("password"),
-        expires_at: take("expiresAt"),
-        alias: take("alias"),
         project: take("project"),
-        allow,
-        max_views,
         declared_size: part.declared_size,
+        policy: quire_objects::PolicyInput {
+            access: take("access"),
+            password: take("password"),
+            expires_at: take("expiresAt"),
+            alias: take("alias"),
+            allow,
+            max_views,
+        },
     };
     if let Some(unknown) = fields.keys().next() {
         return Err(invalid(format!("unknown field {unknown:?}")));
@@ -198,23 +200,25 @@ pub async fn create_raw(
         slug: q.slug,
         filename: Some(filename),
         content_type,
-        access: q.access,
-        password: q.password,
-        allow: q
-            .allow
-            .map(|a| {
-                a.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        expires_at: q.expires_at,
-        max_views,
-        alias: q.alias,
         project: q.project,
         declared_size: declared_length(&req),
+        policy: quire_objects::PolicyInput {
+            access: q.access,
+            password: q.password,
+            allow: q
+                .allow
+                .map(|a| {
+                    a.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            expires_at: q.expires_at,
+            max_views,
+            alias: q.alias,
+        },
     };
     let mut body = admit(&req)?;
     let started = state.objects.begin(&auth.0, fields, None).await?;
@@ -393,13 +397,15 @@ pub async fn patch(
                 slug: sent.slug,
                 filename: sent.filename,
                 content_type: sent.content_type,
-                access: sent.access,
-                password: sent.password,
-                allow: sent.allow,
-                expires_at: sent.expires_at,
-                max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
-                alias: sent.alias,
                 status: sent.status,
+                policy: quire_objects::PolicyPatch {
+                    access: sent.access,
+                    password: sent.password,
+                    allow: sent.allow,
+                    expires_at: sent.expires_at,
+                    max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
+                    alias: sent.alias,
+                },
             },
         )
         .await?;

@@ -25,3 +25,6 @@ pub use service::{
     ObjectView, Swept, UPLOAD_URL_TTL, UploadOffer, UploadUrl,
 };
 pub use upload::Upload;
+
+// The requests carry them, so a caller builds one without naming `quire-links`.
+pub use quire_links::{PolicyInput, PolicyPatch};

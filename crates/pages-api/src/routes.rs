@@ -232,14 +232,16 @@ pub async fn publish(
         files: sent_files,
         slug: sent.slug,
         entrypoint: sent.entrypoint,
-        access: sent.access,
-        password: sent.password,
-        expires_at: sent.expires_at,
-        max_views: sent.max_views.map(MaxViews::get),
-        alias: sent.alias,
-        allow: sent.allow.unwrap_or_default(),
         project: sent.project,
         database: sent.database,
+        policy: quire_pages::PolicyInput {
+            access: sent.access,
+            password: sent.password,
+            expires_at: sent.expires_at,
+            max_views: sent.max_views.map(MaxViews::get),
+            alias: sent.alias,
+            allow: sent.allow.unwrap_or_default(),
+        },
     };
     let started = Instant::now();
     let view = state.pages.publish(&auth.0, req).await;
@@ -308,14 +310,16 @@ pub async fn patch(
     let req = PatchRequest {
         title: sent.title,
         slug: sent.slug,
-        access: sent.access,
-        password: sent.password,
-        expires_at: sent.expires_at,
-        max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
-        alias: sent.alias,
         status: sent.status,
-        allow: sent.allow,
         database: sent.database,
+        policy: quire_pages::PolicyPatch {
+            access: sent.access,
+            password: sent.password,
+            expires_at: sent.expires_at,
+            max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
+            alias: sent.alias,
+            allow: sent.allow,
+        },
     };
     let view = state.pages.update(&auth.0, id, req).await?;
     Ok(Answer::ok(PageDto::from(view)))

@@ -33,3 +33,6 @@ pub use service::{
     PageConfig, PageError, PageLister, PagePorts, PageService, PageView, PatchRequest,
     PublishRequest, REQUEST_MEMORY, SHARED_LIST, Swept, UPLOAD_CONCURRENCY,
 };
+
+// The requests carry them, so a caller builds one without naming `quire-links`.
+pub use quire_links::{PolicyInput, PolicyPatch};

@@ -146,12 +146,14 @@ fn settings(f: &FileFields) -> Result<ObjectPatch, ObjectError> {
     Ok(ObjectPatch {
         title: optional(&f.title),
         filename: optional(&f.filename),
-        alias: Some(optional(&f.alias)),
-        access: optional(&f.access),
-        password: optional(&f.password).map(Some),
-        allow: Some(allow_entries(&f.allow)),
-        expires_at: Some(expires(&f.expires_at)),
-        max_views: Some(max_views(&f.max_views, ObjectError::Invalid)?),
+        policy: quire_links::PolicyPatch {
+            alias: Some(optional(&f.alias)),
+            access: optional(&f.access),
+            password: optional(&f.password).map(Some),
+            allow: Some(allow_entries(&f.allow)),
+            expires_at: Some(expires(&f.expires_at)),
+            max_views: Some(max_views(&f.max_views, ObjectError::Invalid)?),
+        },
         ..ObjectPatch::default()
     })
 }
@@ -365,17 +367,17 @@ mod tests {
             patch.filename, None,
             "an empty file name keeps the stored one"
         );
-        assert_eq!(patch.alias, Some(None), "an empty alias clears it");
+        assert_eq!(patch.policy.alias, Some(None), "an empty alias clears it");
         assert_eq!(
-            patch.password, None,
+            patch.policy.password, None,
             "an empty password keeps the stored one"
         );
         assert_eq!(
-            patch.allow.unwrap(),
+            patch.policy.allow.unwrap(),
             ["bob", "cat@example.com", "dan"].map(String::from)
         );
-        assert_eq!(patch.expires_at, Some(None));
-        assert_eq!(patch.max_views, Some(Some(5)));
+        assert_eq!(patch.policy.expires_at, Some(None));
+        assert_eq!(patch.policy.max_views, Some(Some(5)));
         assert!(matches!(
             settings(&FileFields {
                 max_views: "many".into(),

@@ -188,13 +188,16 @@ pub async fn create_link(
                 &principal,
                 NewLink {
                     url: f.url.trim().to_owned(),
-                    alias: optional(&f.alias),
                     title: optional(&f.title),
-                    access: optional(&f.access),
-                    password: optional(&f.password),
-                    expires_at: expires(&f.expires_at),
-                    max_views: max_views(&f.max_views, LinkError::Invalid)?,
                     project: optional(&f.project),
+                    policy: quire_links::PolicyInput {
+                        alias: optional(&f.alias),
+                        access: optional(&f.access),
+                        password: optional(&f.password),
+                        expires_at: expires(&f.expires_at),
+                        max_views: max_views(&f.max_views, LinkError::Invalid)?,
+                        ..quire_links::PolicyInput::default()
+                    },
                     ..NewLink::default()
                 },
             )
@@ -263,10 +266,13 @@ impl BehindLink for Links {
     fn settings(f: &LinkFields) -> Result<LinkPatch, LinkError> {
         max_views(&f.max_views, LinkError::Invalid).map(|budget| LinkPatch {
             url: optional(&f.url),
-            access: Some(f.access.clone()),
-            password: optional(&f.password).map(Some),
-            expires_at: Some(expires(&f.expires_at)),
-            max_views: Some(budget),
+            policy: quire_links::PolicyPatch {
+                access: Some(f.access.clone()),
+                password: optional(&f.password).map(Some),
+                expires_at: Some(expires(&f.expires_at)),
+                max_views: Some(budget),
+                ..quire_links::PolicyPatch::default()
+            },
             ..LinkPatch::default()
         })
     }

@@ -320,10 +320,13 @@ async fn save_settings(
             principal,
             id,
             PatchRequest {
-                access: Some(f.access.clone()),
-                password: (!f.password.is_empty()).then(|| Some(f.password.clone())),
-                expires_at: Some(expires_at),
-                max_views: Some(max_views),
+                policy: quire_links::PolicyPatch {
+                    access: Some(f.access.clone()),
+                    password: (!f.password.is_empty()).then(|| Some(f.password.clone())),
+                    expires_at: Some(expires_at),
+                    max_views: Some(max_views),
+                    ..quire_links::PolicyPatch::default()
+                },
                 ..PatchRequest::default()
             },
         )

@@ -13,6 +13,7 @@ use quire_kernel::{Clock, InfraError, Offload, PageChanges, Principal, ProjectSl
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
 use crate::model::{Link, Target};
+use crate::policy_input::{PolicyInput, PolicyPatch};
 use crate::ports::{AccountDirectory, LinkStore, PublicIds};
 use crate::target_url::UrlRules;
 
@@ -63,14 +64,10 @@ pub struct LinkPorts {
 #[derive(Debug, Clone, Default)]
 pub struct NewLink {
     pub url: String,
-    pub alias: Option<String>,
     pub title: Option<String>,
-    pub access: Option<String>,
-    pub password: Option<String>,
-    pub allow: Vec<String>,
-    pub expires_at: Option<String>,
+    /// Its access, expiry, view budget, allow list, alias and password.
+    pub policy: PolicyInput,
     pub expired_url: Option<String>,
-    pub max_views: Option<i128>,
     pub redirect_status: Option<i128>,
     pub project: Option<String>,
 }
@@ -79,14 +76,10 @@ pub struct NewLink {
 #[derive(Debug, Clone, Default)]
 pub struct LinkPatch {
     pub url: Option<String>,
-    pub alias: Option<Option<String>>,
     pub title: Option<Option<String>>,
-    pub access: Option<String>,
-    pub password: Option<Option<String>>,
-    pub allow: Option<Vec<String>>,
-    pub expires_at: Option<Option<String>>,
+    /// The changes to its access, expiry, view budget, allow list, alias and password.
+    pub policy: PolicyPatch,
     pub expired_url: Option<Option<String>>,
-    pub max_views: Option<Option<i128>>,
     /// `null` goes back to 302.
     pub redirect_status: Option<Option<i128>>,
     pub status: Option<String>,

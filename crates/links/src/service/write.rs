@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::{LinkError, LinkPatch, LinkService, LinkView, NewLink};
 use crate::model::{Link, RedirectStatus, Target};
 use crate::policy::Access;
-use crate::policy_input::{AllowOrder, PolicyInput, PolicyPatch};
+use crate::policy_input::AllowOrder;
 use crate::ports::LinkWriteError;
 
 /// Longest title of a URL link, in characters.
@@ -78,22 +78,16 @@ impl LinkService {
             Ok::<_, LinkError>((title, redirect))
         };
         // A URL link leads to something public already: by default anyone may follow it.
-        let (valid, (title, redirect)) = PolicyInput {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            allow: req.allow,
-            alias: req.alias,
-            password: req.password,
-        }
-        .validate_with(
-            now,
-            self.ports.accounts.as_ref(),
-            Access::Public,
-            AllowOrder::BeforeAlias,
-            own,
-        )
-        .await?;
+        let (valid, (title, redirect)) = req
+            .policy
+            .validate_with(
+                now,
+                self.ports.accounts.as_ref(),
+                Access::Public,
+                AllowOrder::BeforeAlias,
+                own,
+            )
+            .await?;
         let password_hash = match valid.password {
             Some(p) => Some(self.hash_password(p).await?),
             None => None,
@@ -174,16 +168,10 @@ impl LinkService {
             let archived = sent_status.as_deref().map(status_archived).transpose()?;
             Ok::<_, LinkError>((redirect, archived))
         };
-        let (password, (redirect, archived)) = PolicyPatch {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            alias: req.alias,
-            allow: req.allow,
-            password: req.password,
-        }
-        .apply_with(&mut link, now, self.ports.accounts.as_ref(), own)
-        .await?;
+        let (password, (redirect, archived)) = req
+            .policy
+            .apply_with(&mut link, now, self.ports.accounts.as_ref(), own)
+            .await?;
         if let Some(r) = redirect {
             link.redirect = r;
         }

@@ -191,16 +191,18 @@ pub(super) async fn create_link(cx: &Call<'_>, sent: CreateLinkArgs) -> Result<L
             cx.principal(),
             NewLink {
                 url: sent.url,
-                alias: sent.alias,
                 title: sent.title,
-                access: sent.access,
-                password: sent.password,
-                allow: sent.allow.unwrap_or_default(),
-                expires_at: sent.expires_at,
                 expired_url: sent.expired_url,
-                max_views: sent.max_views.map(i128::from),
                 redirect_status: None,
                 project: sent.project,
+                policy: quire_links::PolicyInput {
+                    alias: sent.alias,
+                    access: sent.access,
+                    password: sent.password,
+                    allow: sent.allow.unwrap_or_default(),
+                    expires_at: sent.expires_at,
+                    max_views: sent.max_views.map(i128::from),
+                },
             },
         )
         .await
@@ -238,14 +240,16 @@ pub(super) async fn update_link(cx: &Call<'_>, sent: UpdateLinkArgs) -> Result<L
             id,
             LinkPatch {
                 url: sent.url,
-                alias: sent.alias,
                 title: sent.title.map(Some),
-                access: sent.access,
-                password: sent.password,
-                allow: sent.allow,
-                expires_at: sent.expires_at,
-                max_views: sent.max_views.map(|m| m.map(i128::from)),
                 status: sent.status,
+                policy: quire_links::PolicyPatch {
+                    alias: sent.alias,
+                    access: sent.access,
+                    password: sent.password,
+                    allow: sent.allow,
+                    expires_at: sent.expires_at,
+                    max_views: sent.max_views.map(|m| m.map(i128::from)),
+                },
                 ..LinkPatch::default()
             },
         )

@@ -192,14 +192,16 @@ pub(super) async fn publish_page(
         files: files_of(sent.files),
         slug: sent.slug,
         entrypoint: sent.entrypoint,
-        access: sent.access,
-        password: sent.password,
-        expires_at: sent.expires_at,
-        max_views: sent.max_views.map(i128::from),
-        alias: sent.alias,
-        allow: sent.allow.unwrap_or_default(),
         project: sent.project,
         database: sent.database,
+        policy: quire_links::PolicyInput {
+            access: sent.access,
+            password: sent.password,
+            expires_at: sent.expires_at,
+            max_views: sent.max_views.map(i128::from),
+            alias: sent.alias,
+            allow: sent.allow.unwrap_or_default(),
+        },
     };
     let (view, replayed) = cx
         .state
@@ -259,14 +261,16 @@ pub(super) async fn update_page(cx: &Call<'_>, sent: UpdatePageArgs) -> Result<P
     let req = PatchRequest {
         title: sent.title,
         slug: sent.slug,
-        access: sent.access,
-        password: sent.password,
-        expires_at: sent.expires_at,
-        max_views: sent.max_views.map(|m| m.map(i128::from)),
-        alias: sent.alias,
         status: sent.status,
-        allow: sent.allow,
         database: sent.database,
+        policy: quire_links::PolicyPatch {
+            access: sent.access,
+            password: sent.password,
+            expires_at: sent.expires_at,
+            max_views: sent.max_views.map(|m| m.map(i128::from)),
+            alias: sent.alias,
+            allow: sent.allow,
+        },
     };
     let updated = pages
         .update(cx.principal(), view.page.id, req)

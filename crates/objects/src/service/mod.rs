@@ -12,7 +12,7 @@ use quire_kernel::{
     AccountId, Clock, Handle, InfraError, ObjectId, Offload, PageChanges, Principal, ProjectSlug,
     RateLimiter, offloaded,
 };
-use quire_links::{AccountDirectory, Link, LinkStore, PublicIds};
+use quire_links::{AccountDirectory, Link, LinkStore, PolicyInput, PolicyPatch, PublicIds};
 use quire_pages::PageOrigins;
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
@@ -87,12 +87,8 @@ pub struct NewObject {
     pub slug: Option<String>,
     pub filename: Option<String>,
     pub content_type: Option<String>,
-    pub access: Option<String>,
-    pub password: Option<String>,
-    pub allow: Vec<String>,
-    pub expires_at: Option<String>,
-    pub max_views: Option<i128>,
-    pub alias: Option<String>,
+    /// Its link's access, expiry, download budget, allow list, alias and password.
+    pub policy: PolicyInput,
     pub project: Option<String>,
     /// The length the client declared, when it did: over the cap is refused before any
     /// byte is stored.
@@ -106,12 +102,9 @@ pub struct ObjectPatch {
     pub slug: Option<String>,
     pub filename: Option<String>,
     pub content_type: Option<String>,
-    pub access: Option<String>,
-    pub password: Option<Option<String>>,
-    pub allow: Option<Vec<String>>,
-    pub expires_at: Option<Option<String>>,
-    pub max_views: Option<Option<i128>>,
-    pub alias: Option<Option<String>>,
+    /// The changes to its link's access, expiry, download budget, allow list, alias and
+    /// password.
+    pub policy: PolicyPatch,
     pub status: Option<String>,
 }
 

@@ -2,7 +2,7 @@
 
 use quire_kernel::secret::Sha256Running;
 use quire_kernel::{LinkId, ObjectId, Principal};
-use quire_links::{Access, AllowOrder, Link, PolicyInput, PolicyPatch};
+use quire_links::{Access, AllowOrder, Link};
 use quire_pages::validate as page_rules;
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
@@ -132,7 +132,7 @@ impl ObjectService {
         let explicit_slug = req.slug.as_deref().map(page_rules::slug).transpose()?;
         // A taken alias is refused here, before any byte is taken: the link is stored only
         // once the bytes are.
-        let sent_alias = req.alias.clone();
+        let sent_alias = req.policy.alias.clone();
         let alias_free = async {
             if let Some(a) = &sent_alias
                 && self.ports.links.link_by_code(a).await?.is_some()
@@ -141,22 +141,16 @@ impl ObjectService {
             }
             Ok(())
         };
-        let (valid, ()) = PolicyInput {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            allow: req.allow,
-            alias: req.alias,
-            password: req.password,
-        }
-        .validate_with(
-            now,
-            self.ports.accounts.as_ref(),
-            Access::Private,
-            AllowOrder::BeforeAlias,
-            alias_free,
-        )
-        .await?;
+        let (valid, ()) = req
+            .policy
+            .validate_with(
+                now,
+                self.ports.accounts.as_ref(),
+                Access::Private,
+                AllowOrder::BeforeAlias,
+                alias_free,
+            )
+            .await?;
         let handle = self.owner(project.account_id).await?;
         let password_hash = match valid.password {
             Some(p) => Some(self.hash_password(p).await?),
@@ -365,16 +359,10 @@ impl ObjectService {
                 link.archived_at = object.archived_at;
             }
         }
-        let password = PolicyPatch {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            alias: req.alias,
-            allow: req.allow,
-            password: req.password,
-        }
-        .apply(&mut link, now, self.ports.accounts.as_ref())
-        .await?;
+        let password = req
+            .policy
+            .apply(&mut link, now, self.ports.accounts.as_ref())
+            .await?;
         if let Some(p) = password {
             link.password_hash = Some(self.hash_password(p).await?);
         }

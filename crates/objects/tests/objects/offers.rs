@@ -23,10 +23,13 @@ fn objects(w: &World) -> &ObjectService {
 fn report() -> NewObject {
     NewObject {
         filename: Some("report.pdf".into()),
-        access: Some("password".into()),
-        password: Some("correct horse".into()),
-        max_views: Some(2),
-        alias: Some("q3-report".into()),
+        policy: quire_links::PolicyInput {
+            access: Some("password".into()),
+            password: Some("correct horse".into()),
+            max_views: Some(2),
+            alias: Some("q3-report".into()),
+            ..quire_links::PolicyInput::default()
+        },
         ..NewObject::default()
     }
 }
@@ -165,7 +168,10 @@ async fn fields_are_checked_when_the_url_is_made_and_unknown_tokens_refused() {
     let w = world().await;
     let ann = w.master("ann");
     let no_password = NewObject {
-        password: None,
+        policy: quire_links::PolicyInput {
+            password: None,
+            ..report().policy
+        },
         ..report()
     };
     let refused = objects(&w).offer_upload(&ann, no_password, None).await;

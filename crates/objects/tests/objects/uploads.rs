@@ -25,8 +25,11 @@ fn objects(w: &World) -> &ObjectService {
 fn named(title: &str) -> NewObject {
     NewObject {
         title: Some(title.into()),
-        access: Some("public".into()),
-        max_views: Some(3),
+        policy: quire_links::PolicyInput {
+            access: Some("public".into()),
+            max_views: Some(3),
+            ..quire_links::PolicyInput::default()
+        },
         ..NewObject::default()
     }
 }
@@ -243,8 +246,11 @@ async fn several_bad_policy_fields_are_refused_in_the_objects_order() {
     let w = world(&[]).await;
     let ann = w.master("ann");
     let bad_allow_and_alias = NewObject {
-        alias: Some("a".into()),
-        allow: vec!["nobody_here".into()],
+        policy: quire_links::PolicyInput {
+            alias: Some("a".into()),
+            allow: vec!["nobody_here".into()],
+            ..named("Doubly bad").policy
+        },
         ..named("Doubly bad")
     };
     assert!(matches!(
@@ -255,7 +261,10 @@ async fn several_bad_policy_fields_are_refused_in_the_objects_order() {
         .begin(
             &ann,
             NewObject {
-                alias: Some("taken".into()),
+                policy: quire_links::PolicyInput {
+                    alias: Some("taken".into()),
+                    ..named("First").policy
+                },
                 ..named("First")
             },
             None,
@@ -265,8 +274,11 @@ async fn several_bad_policy_fields_are_refused_in_the_objects_order() {
     upload.write(Bytes::from_static(b"bytes")).await.unwrap();
     upload.finish().await.unwrap();
     let taken_and_no_password = NewObject {
-        alias: Some("taken".into()),
-        access: Some("password".into()),
+        policy: quire_links::PolicyInput {
+            alias: Some("taken".into()),
+            access: Some("password".into()),
+            ..named("Doubly bad").policy
+        },
         ..named("Doubly bad")
     };
     assert!(matches!(

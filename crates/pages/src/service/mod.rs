@@ -27,7 +27,7 @@ use quire_kernel::{
     AccountId, Clock, Email, Handle, InfraError, Offload, PageId, Principal, ProjectId,
     ProjectSlug, Timer, offloaded,
 };
-use quire_links::{Access, Link, LinkStore};
+use quire_links::{Access, Link, LinkStore, PolicyInput, PolicyPatch};
 use quire_projects::{ProjectAccess, ProjectStore, authorize_loaded, authorize_project};
 use time::OffsetDateTime;
 
@@ -132,12 +132,8 @@ pub struct PublishRequest {
     pub files: Vec<FileInput>,
     pub slug: Option<String>,
     pub entrypoint: Option<String>,
-    pub access: Option<String>,
-    pub password: Option<String>,
-    pub expires_at: Option<String>,
-    pub max_views: Option<i128>,
-    pub alias: Option<String>,
-    pub allow: Vec<String>,
+    /// Its link's access, expiry, view budget, allow list, alias and password.
+    pub policy: PolicyInput,
     pub project: Option<String>,
     /// The slug of a database of the owner in the page's project.
     pub database: Option<String>,
@@ -148,13 +144,10 @@ pub struct PublishRequest {
 pub struct PatchRequest {
     pub title: Option<String>,
     pub slug: Option<String>,
-    pub access: Option<String>,
-    pub password: Option<Option<String>>,
-    pub expires_at: Option<Option<String>>,
-    pub max_views: Option<Option<i128>>,
-    pub alias: Option<Option<String>>,
+    /// The changes to its link's access, expiry, view budget, allow list, alias and
+    /// password.
+    pub policy: PolicyPatch,
     pub status: Option<String>,
-    pub allow: Option<Vec<String>>,
     pub database: Option<Option<String>>,
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use quire_kernel::{InfraError, PageId, Principal, offloaded};
-use quire_links::{Access, AllowOrder, Link, PolicyInput};
+use quire_links::{Access, AllowOrder, Link};
 use quire_projects::{ProjectAccess, address_project};
 use time::OffsetDateTime;
 
@@ -43,21 +43,15 @@ impl PageService {
                 validate::quoted(&entrypoint)
             ))
         })?;
-        let valid = PolicyInput {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            allow: req.allow,
-            alias: req.alias,
-            password: req.password,
-        }
-        .validate(
-            now,
-            self.accounts.as_ref(),
-            Access::Private,
-            AllowOrder::AfterPassword,
-        )
-        .await?;
+        let valid = req
+            .policy
+            .validate(
+                now,
+                self.accounts.as_ref(),
+                Access::Private,
+                AllowOrder::AfterPassword,
+            )
+            .await?;
         let database = self
             .check_database(project.account_id, project.id, req.database.as_deref())
             .await?;

@@ -4,7 +4,6 @@
 use std::collections::{HashMap, HashSet};
 
 use quire_kernel::{InfraError, PageId, Principal};
-use quire_links::PolicyPatch;
 use quire_projects::ProjectAccess;
 
 use crate::batch;
@@ -54,16 +53,10 @@ impl PageService {
                 .check_database(page.account_id, page.project_id, database.as_deref())
                 .await?;
         }
-        let password = PolicyPatch {
-            access: req.access,
-            expires_at: req.expires_at,
-            max_views: req.max_views,
-            alias: req.alias,
-            allow: req.allow,
-            password: req.password,
-        }
-        .apply(&mut link, now, self.accounts.as_ref())
-        .await?;
+        let password = req
+            .policy
+            .apply(&mut link, now, self.accounts.as_ref())
+            .await?;
         if let Some(p) = password {
             link.password_hash = Some(hash_page_password(self.offload.as_ref(), p).await?);
         }

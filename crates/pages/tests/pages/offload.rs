@@ -49,15 +49,18 @@ async fn page_passwords_are_hashed_off_the_async_worker() {
     let offload = Arc::new(Heartbeats::new());
     let w = world_of(World::builder().offload(offload.clone())).await;
     let mut request = publish("guarded");
-    request.access = Some("password".into());
-    request.password = Some("open sesame".into());
+    request.policy.access = Some("password".into());
+    request.policy.password = Some("open sesame".into());
     let (published, ()) = tokio::join!(w.pages.publish(&w.ann, request), offload.beat());
     let view = published.unwrap();
     assert!(view.link.unwrap().has_password());
     assert_eq!(offload.jobs(), 1);
 
     let patch = PatchRequest {
-        password: Some(Some("new sesame".into())),
+        policy: quire_links::PolicyPatch {
+            password: Some(Some("new sesame".into())),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     let (patched, ()) = tokio::join!(w.pages.update(&w.ann, view.page.id, patch), offload.beat());

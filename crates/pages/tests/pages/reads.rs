@@ -23,9 +23,12 @@ async fn fetching_a_page_reads_the_store_once() {
                     path: "index.html".into(),
                     content: Ok("<h1>hi</h1>".into()),
                 }],
-                access: Some("allow_list".into()),
-                allow: vec!["bob".into(), "carol@example.com".into()],
-                max_views: Some(9),
+                policy: quire_links::PolicyInput {
+                    access: Some("allow_list".into()),
+                    allow: vec!["bob".into(), "carol@example.com".into()],
+                    max_views: Some(9),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..PublishRequest::default()
             },
         )

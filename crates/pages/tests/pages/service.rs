@@ -77,7 +77,10 @@ async fn refused_publishes_store_nothing() {
         .publish(
             &w.ann,
             PublishRequest {
-                alias: Some("taken".into()),
+                policy: quire_links::PolicyInput {
+                    alias: Some("taken".into()),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("First")
             },
         )
@@ -88,7 +91,10 @@ async fn refused_publishes_store_nothing() {
     let cases: Vec<(PublishRequest, Expect)> = vec![
         (
             PublishRequest {
-                alias: Some("taken".into()),
+                policy: quire_links::PolicyInput {
+                    alias: Some("taken".into()),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Second")
             },
             |e| matches!(e, PageError::AliasConflict),
@@ -102,7 +108,10 @@ async fn refused_publishes_store_nothing() {
         ),
         (
             PublishRequest {
-                access: Some("password".into()),
+                policy: quire_links::PolicyInput {
+                    access: Some("password".into()),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Second")
             },
             |e| matches!(e, PageError::PasswordRequired),
@@ -116,21 +125,30 @@ async fn refused_publishes_store_nothing() {
         ),
         (
             PublishRequest {
-                allow: vec!["nobody_here".into()],
+                policy: quire_links::PolicyInput {
+                    allow: vec!["nobody_here".into()],
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Second")
             },
             |e| matches!(e, PageError::Invalid(m) if m.contains("nobody_here")),
         ),
         (
             PublishRequest {
-                max_views: Some(0),
+                policy: quire_links::PolicyInput {
+                    max_views: Some(0),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Second")
             },
             |e| matches!(e, PageError::Invalid(m) if m.contains("maxViews")),
         ),
         (
             PublishRequest {
-                expires_at: Some("2000-01-01T00:00:00Z".into()),
+                policy: quire_links::PolicyInput {
+                    expires_at: Some("2000-01-01T00:00:00Z".into()),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Second")
             },
             |e| matches!(e, PageError::Invalid(m) if m.contains("expiresAt")),
@@ -167,7 +185,10 @@ async fn a_failed_link_update_reverts_the_page_record() {
         .publish(
             &w.ann,
             PublishRequest {
-                alias: Some("taken".into()),
+                policy: quire_links::PolicyInput {
+                    alias: Some("taken".into()),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..publish("Other")
             },
         )
@@ -178,7 +199,10 @@ async fn a_failed_link_update_reverts_the_page_record() {
         title: Some("Renamed".into()),
         slug: Some("renamed".into()),
         status: Some("archived".into()),
-        access: Some("public".into()),
+        policy: quire_links::PolicyPatch {
+            access: Some("public".into()),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     w.store.fail(Op::UpdateLink);
@@ -189,7 +213,10 @@ async fn a_failed_link_update_reverts_the_page_record() {
     w.store.heal();
     assert_eq!(w.store.snapshot(), before, "record not reverted");
     let conflict = PatchRequest {
-        alias: Some(Some("taken".into())),
+        policy: quire_links::PolicyPatch {
+            alias: Some(Some("taken".into())),
+            ..patch().policy
+        },
         ..patch()
     };
     assert_eq!(
@@ -214,7 +241,10 @@ async fn password_rules_on_patch() {
     let w = world().await;
     let view = w.pages.publish(&w.ann, publish("P")).await.unwrap();
     let to_password = PatchRequest {
-        access: Some("password".into()),
+        policy: quire_links::PolicyPatch {
+            access: Some("password".into()),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     assert_eq!(
@@ -225,8 +255,11 @@ async fn password_rules_on_patch() {
         PageError::PasswordRequired
     );
     let with = PatchRequest {
-        access: Some("password".into()),
-        password: Some(Some("open sesame".into())),
+        policy: quire_links::PolicyPatch {
+            access: Some("password".into()),
+            password: Some(Some("open sesame".into())),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     let v = w.pages.update(&w.ann, view.page.id, with).await.unwrap();
@@ -234,7 +267,10 @@ async fn password_rules_on_patch() {
     let stored = w.store.snapshot().links[0].password_hash.clone().unwrap();
     assert!(stored.starts_with("$argon2id$") && !stored.contains("open sesame"));
     let clear = PatchRequest {
-        password: Some(None),
+        policy: quire_links::PolicyPatch {
+            password: Some(None),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     assert_eq!(
@@ -252,8 +288,11 @@ async fn password_rules_on_patch() {
 async fn several_bad_policy_fields_are_refused_in_the_pages_order() {
     let w = world().await;
     let bad_alias_and_allow = PublishRequest {
-        alias: Some("a".into()),
-        allow: vec!["nobody_here".into()],
+        policy: quire_links::PolicyInput {
+            alias: Some("a".into()),
+            allow: vec!["nobody_here".into()],
+            ..quire_links::PolicyInput::default()
+        },
         ..publish("Doubly bad")
     };
     assert!(matches!(
@@ -261,8 +300,11 @@ async fn several_bad_policy_fields_are_refused_in_the_pages_order() {
         PageError::Invalid(m) if m.starts_with("alias ")
     ));
     let no_password_and_bad_allow = PublishRequest {
-        access: Some("password".into()),
-        allow: vec!["nobody_here".into()],
+        policy: quire_links::PolicyInput {
+            access: Some("password".into()),
+            allow: vec!["nobody_here".into()],
+            ..quire_links::PolicyInput::default()
+        },
         ..publish("Doubly bad")
     };
     assert_eq!(
@@ -274,9 +316,12 @@ async fn several_bad_policy_fields_are_refused_in_the_pages_order() {
     );
     let view = w.pages.publish(&w.ann, publish("P")).await.unwrap();
     let patch = PatchRequest {
-        access: Some("password".into()),
-        alias: Some(Some("a".into())),
-        allow: Some(vec!["nobody_here".into()]),
+        policy: quire_links::PolicyPatch {
+            access: Some("password".into()),
+            alias: Some(Some("a".into())),
+            allow: Some(vec!["nobody_here".into()]),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     assert!(matches!(
@@ -284,7 +329,10 @@ async fn several_bad_policy_fields_are_refused_in_the_pages_order() {
         PageError::Invalid(m) if m.starts_with("alias ")
     ));
     let patch = PatchRequest {
-        alias: None,
+        policy: quire_links::PolicyPatch {
+            alias: None,
+            ..patch.policy
+        },
         ..patch
     };
     assert!(matches!(

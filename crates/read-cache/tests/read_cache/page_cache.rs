@@ -59,7 +59,10 @@ async fn a_fresh_fetch_reads_nothing_and_local_writes_show_at_once() {
         "Second"
     );
     let public = PatchRequest {
-        access: Some("public".into()),
+        policy: quire_links::PolicyPatch {
+            access: Some("public".into()),
+            ..quire_links::PolicyPatch::default()
+        },
         ..PatchRequest::default()
     };
     w.services.pages.update(&ann, id, public).await.unwrap();

@@ -19,7 +19,7 @@ use common::{body, pass_token, world};
 async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() {
     let w = world().await;
     let page = w
-        .publish("mine", |r| r.access = Some("private".into()))
+        .publish("mine", |r| r.policy.access = Some("private".into()))
         .await;
     let Answer::SignIn(prompt) = w.get("/ann/mine/docs/").await else {
         panic!("sign in")
@@ -73,7 +73,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
 
     // A pass for a page deleted meanwhile leads nowhere.
     let gone = w
-        .publish("gone", |r| r.access = Some("private".into()))
+        .publish("gone", |r| r.policy.access = Some("private".into()))
         .await;
     let gone_code = gone.link.as_ref().unwrap().public_id.clone();
     let url = w
@@ -116,8 +116,11 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     w.patch(
         page.page.id,
         PatchRequest {
-            access: Some("allow_list".into()),
-            allow: Some(vec![w.bob_email.as_str().to_owned()]),
+            policy: quire_links::PolicyPatch {
+                access: Some("allow_list".into()),
+                allow: Some(vec![w.bob_email.as_str().to_owned()]),
+                ..quire_links::PolicyPatch::default()
+            },
             ..PatchRequest::default()
         },
     )
@@ -166,7 +169,10 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
     w.patch(
         page.page.id,
         PatchRequest {
-            allow: Some(vec!["ann".into()]),
+            policy: quire_links::PolicyPatch {
+                allow: Some(vec!["ann".into()]),
+                ..quire_links::PolicyPatch::default()
+            },
             ..PatchRequest::default()
         },
     )
@@ -196,7 +202,7 @@ async fn private_and_allow_list_pages_hand_visitors_to_the_dashboard_and_back() 
 #[tokio::test]
 async fn a_key_that_can_read_the_project_is_let_in_and_others_are_not() {
     let w = world().await;
-    w.publish("mine", |r| r.access = Some("private".into()))
+    w.publish("mine", |r| r.policy.access = Some("private".into()))
         .await;
     let ann = Visitor {
         principal: Some(&w.ann),
@@ -216,11 +222,11 @@ async fn a_key_that_can_read_the_project_is_let_in_and_others_are_not() {
 #[tokio::test]
 async fn only_keys_and_tokens_that_serve_or_publish_pages_open_guarded_pages() {
     let w = world().await;
-    w.publish("mine", |r| r.access = Some("private".into()))
+    w.publish("mine", |r| r.policy.access = Some("private".into()))
         .await;
     w.publish("secret", |r| {
-        r.access = Some("password".into());
-        r.password = Some("open sesame".into());
+        r.policy.access = Some("password".into());
+        r.policy.password = Some("open sesame".into());
     })
     .await;
     let key = |apps: &[App]| app_key(w.ann.account_id, KeyId::new(), w.ann.home_project_id, apps);
@@ -262,7 +268,7 @@ async fn only_keys_and_tokens_that_serve_or_publish_pages_open_guarded_pages() {
 async fn a_page_moved_to_another_project_is_refused_at_once_to_keys_of_the_old_one() {
     let w = world().await;
     let page = w
-        .publish("mine", |r| r.access = Some("private".into()))
+        .publish("mine", |r| r.policy.access = Some("private".into()))
         .await;
     let other = w.project("other").await;
     let key = app_key(
@@ -294,7 +300,7 @@ async fn pages_moved_by_a_project_delete_are_let_in_at_once_for_keys_of_their_ne
     let w = world().await;
     let old = w.project("old").await;
     w.publish("mine", |r| {
-        r.access = Some("private".into());
+        r.policy.access = Some("private".into());
         r.project = Some("old".into());
     })
     .await;

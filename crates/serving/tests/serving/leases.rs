@@ -30,12 +30,15 @@ async fn budgeted(max_views: u64) -> Site {
             PublishRequest {
                 title: "Once".into(),
                 slug: Some("once".into()),
-                access: Some("public".into()),
-                max_views: Some(i128::from(max_views)),
                 files: vec![FileInput {
                     path: "index.html".into(),
                     content: Ok("<h1>once</h1>".into()),
                 }],
+                policy: quire_links::PolicyInput {
+                    access: Some("public".into()),
+                    max_views: Some(i128::from(max_views)),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..PublishRequest::default()
             },
         )
@@ -259,7 +262,10 @@ async fn a_lowered_budget_gives_the_block_back() {
             &site.ann,
             site.id,
             PatchRequest {
-                max_views: Some(Some(9)),
+                policy: quire_links::PolicyPatch {
+                    max_views: Some(Some(9)),
+                    ..quire_links::PolicyPatch::default()
+                },
                 ..PatchRequest::default()
             },
         )

@@ -32,8 +32,11 @@ async fn budgeted(w: &World, owner: &Principal, handle: &str) -> String {
             owner,
             NewObject {
                 title: Some("Film".into()),
-                access: Some("public".into()),
-                max_views: Some(20),
+                policy: quire_links::PolicyInput {
+                    access: Some("public".into()),
+                    max_views: Some(20),
+                    ..quire_links::PolicyInput::default()
+                },
                 ..NewObject::default()
             },
             None,

@@ -25,8 +25,11 @@ async fn a_page_password_is_verified_off_the_async_worker() {
         title: "Secret".into(),
         files: site(),
         slug: Some("secret".into()),
-        access: Some("password".into()),
-        password: Some("open sesame".into()),
+        policy: quire_links::PolicyInput {
+            access: Some("password".into()),
+            password: Some("open sesame".into()),
+            ..quire_links::PolicyInput::default()
+        },
         ..PublishRequest::default()
     };
     let ann = w.master("ann");

@@ -46,8 +46,8 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
 
     // Cookies are named for the page, host-only (`__Host-`) and for the whole origin.
     w.publish("brief", |r| {
-        r.access = Some("password".into());
-        r.password = Some("open sesame".into());
+        r.policy.access = Some("password".into());
+        r.policy.password = Some("open sesame".into());
     })
     .await;
     let admitted = w
@@ -86,7 +86,7 @@ async fn on_per_owner_origins_each_owner_has_a_host_and_cookies_of_its_own() {
 
     // A pass is issued for the owner's origin and lands only there.
     let private = w
-        .publish("mine", |r| r.access = Some("private".into()))
+        .publish("mine", |r| r.policy.access = Some("private".into()))
         .await;
     let code = private.link.as_ref().unwrap().public_id.clone();
     let session = w.session(w.ann.account_id).await;

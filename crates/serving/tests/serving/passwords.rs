@@ -13,8 +13,8 @@ async fn a_short_password_stored_before_the_minimum_still_unlocks() {
     let w = world().await;
     let page = w
         .publish("old", |r| {
-            r.access = Some("password".into());
-            r.password = Some("open sesame".into());
+            r.policy.access = Some("password".into());
+            r.policy.password = Some("open sesame".into());
         })
         .await;
     // As stored before new passwords needed 8 characters: only its hash is kept.
@@ -43,8 +43,8 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
     let w = world().await;
     let page = w
         .publish("secret", |r| {
-            r.access = Some("password".into());
-            r.password = Some("open sesame".into());
+            r.policy.access = Some("password".into());
+            r.policy.password = Some("open sesame".into());
         })
         .await;
     let Answer::Password(prompt) = w.get("/ann/secret/docs/").await else {
@@ -81,8 +81,8 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
     // A cookie of another page does nothing here.
     let other = w
         .publish("other", |r| {
-            r.access = Some("password".into());
-            r.password = Some("open sesame".into());
+            r.policy.access = Some("password".into());
+            r.policy.password = Some("open sesame".into());
         })
         .await;
     assert!(matches!(
@@ -93,7 +93,10 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
     w.patch(
         page.page.id,
         PatchRequest {
-            password: Some(Some("new words".into())),
+            policy: quire_links::PolicyPatch {
+                password: Some(Some("new words".into())),
+                ..quire_links::PolicyPatch::default()
+            },
             ..PatchRequest::default()
         },
     )
@@ -109,8 +112,8 @@ async fn a_password_page_takes_its_password_and_a_new_password_voids_old_cookies
 async fn wrong_passwords_are_budgeted_per_address_with_growing_waits() {
     let w = world().await;
     w.publish("secret", |r| {
-        r.access = Some("password".into());
-        r.password = Some("open sesame".into());
+        r.policy.access = Some("password".into());
+        r.policy.password = Some("open sesame".into());
     })
     .await;
     let attempt = |password: &'static str, client: &'static str| Unlock {
@@ -184,8 +187,8 @@ async fn wrong_passwords_are_budgeted_per_address_with_growing_waits() {
 async fn a_pages_budget_holds_back_every_address_that_failed_but_none_that_did_not() {
     let w = world().await;
     w.publish("secret", |r| {
-        r.access = Some("password".into());
-        r.password = Some("open sesame".into());
+        r.policy.access = Some("password".into());
+        r.policy.password = Some("open sesame".into());
     })
     .await;
     let w = &w;
@@ -249,9 +252,9 @@ async fn unlocking_an_expired_or_unknown_page_takes_no_password() {
         .unwrap();
     let brief = w
         .publish("brief", |r| {
-            r.access = Some("password".into());
-            r.password = Some("pw-brief-9".into());
-            r.expires_at = Some(soon);
+            r.policy.access = Some("password".into());
+            r.policy.password = Some("pw-brief-9".into());
+            r.policy.expires_at = Some(soon);
         })
         .await;
     let unlock_brief = |client: &'static str| Unlock {

@@ -163,8 +163,8 @@ async fn single_ranges_of_the_identity_bytes_and_preconditions() {
 async fn a_guarded_page_answers_its_form_before_any_range_or_precondition() {
     let w = world().await;
     w.publish("secret", |r| {
-        r.access = Some("password".into());
-        r.password = Some("open sesame please".into());
+        r.policy.access = Some("password".into());
+        r.policy.password = Some("open sesame please".into());
     })
     .await;
     for conditions in [

@@ -167,7 +167,9 @@ async fn views_count_documents_only_and_reach_the_store_on_flush() {
 #[tokio::test]
 async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links() {
     let w = world().await;
-    let page = w.publish("site", |r| r.alias = Some("launch".into())).await;
+    let page = w
+        .publish("site", |r| r.policy.alias = Some("launch".into()))
+        .await;
     assert!(matches!(
         w.serving.short_link(LinkVisit::plain("launch")).await.unwrap(),
         Answer::Redirect { ref location, permanent: false } if location == "https://pages.test/ann/site/"
@@ -193,7 +195,10 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
     w.patch(
         page.page.id,
         PatchRequest {
-            expires_at: Some(Some(soon)),
+            policy: quire_links::PolicyPatch {
+                expires_at: Some(Some(soon)),
+                ..quire_links::PolicyPatch::default()
+            },
             ..PatchRequest::default()
         },
     )
@@ -214,8 +219,11 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
     w.patch(
         page.page.id,
         PatchRequest {
-            expires_at: Some(None),
             status: Some("archived".into()),
+            policy: quire_links::PolicyPatch {
+                expires_at: Some(None),
+                ..quire_links::PolicyPatch::default()
+            },
             ..PatchRequest::default()
         },
     )
@@ -233,7 +241,7 @@ async fn archived_and_expired_pages_are_404_and_410_and_so_are_their_short_links
 #[tokio::test]
 async fn exactly_max_views_succeed_however_many_race() {
     let w = world().await;
-    let page = w.publish("once", |r| r.max_views = Some(5)).await;
+    let page = w.publish("once", |r| r.policy.max_views = Some(5)).await;
     let serving = w.serving.clone();
     let tasks: Vec<_> = (0..40)
         .map(|_| {
@@ -290,7 +298,7 @@ async fn exactly_max_views_succeed_however_many_race() {
 #[tokio::test]
 async fn a_view_is_not_counted_when_the_file_cannot_be_read() {
     let w = world().await;
-    let page = w.publish("once", |r| r.max_views = Some(1)).await;
+    let page = w.publish("once", |r| r.policy.max_views = Some(1)).await;
     w.bundles.fail(Op::Get);
     assert!(
         w.serving
@@ -326,7 +334,10 @@ async fn a_stale_policy_lasts_at_most_the_cache_ttl() {
             &w.ann,
             page.page.id,
             PatchRequest {
-                access: Some("private".into()),
+                policy: quire_links::PolicyPatch {
+                    access: Some("private".into()),
+                    ..quire_links::PolicyPatch::default()
+                },
                 ..PatchRequest::default()
             },
         )

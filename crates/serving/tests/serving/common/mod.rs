@@ -71,8 +71,11 @@ impl World {
         let mut req = PublishRequest {
             title: format!("Page {slug}"),
             slug: Some(slug.into()),
-            access: Some("public".into()),
             files: site(),
+            policy: quire_links::PolicyInput {
+                access: Some("public".into()),
+                ..quire_links::PolicyInput::default()
+            },
             ..PublishRequest::default()
         };
         extra(&mut req);
