@@ -4,9 +4,10 @@
 #   tests/supabase-suites/vendor.sh GIT_DIR [COMMIT]
 #
 # GIT_DIR is any clone (bare or not) of supabase-js; COMMIT defaults to the one in
-# vendor/COMMIT. The files are copied as they are at that commit, never edited: `run` adapts
-# them at run time (the base URL and the keys, in its fetch wrapper). The library sources
-# come from the npm registry (`packages.txt`), at the release that commit belongs to; when
+# vendor/COMMIT. The files are copied as they are at that commit, but for the host name of
+# the links in three comments (the project names no outside host; the path stays); `run`
+# adapts them at run time (the base URL and the keys, in its fetch wrapper). The library
+# sources come from the npm registry (`packages.txt`), at the release that commit belongs to; when
 # moving the commit, move the @supabase/* versions in packages.txt with it.
 #
 # Why vendored: CI and developers' machines reach package registries only, and the npm
@@ -68,7 +69,7 @@ mkdir -p "$here/vendor"
 for f in "${files[@]}"; do
   dest="$here/vendor/${f#packages/core/}"
   mkdir -p "$(dirname "$dest")"
-  git -C "$git_dir" show "$commit:$f" >"$dest"
+  git -C "$git_dir" show "$commit:$f" | sed -E 's#https://github\.com/##g' >"$dest"
 done
 echo "$commit" >"$here/vendor/COMMIT"
 

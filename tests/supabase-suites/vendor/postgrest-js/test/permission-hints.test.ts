@@ -5,7 +5,7 @@ import { Database } from './types.override'
 // for a 42501 (permission denied) error at the Postgres executor level.
 // The hint string here matches what's observed end-to-end against a project
 // running supautils >= 3.2.0.
-// See: https://github.com/supabase/supautils (enhanced hints feature)
+// See: supabase/supautils (enhanced hints feature)
 const SUPAUTILS_42501_BODY = {
   code: '42501',
   message: 'permission denied for table users',

@@ -652,7 +652,7 @@ test('self reference relation via hint matching column name', async () => {
 // disambiguated by its foreign key constraint name, so this
 // query fails at runtime with PGRST200. Use the column name hint instead (see the
 // test above). The inferred type is still (correctly) an array. See
-// https://github.com/supabase/supabase-js/issues/2517
+// supabase/supabase-js/issues/2517
 test('self reference relation via hint matching fk constraint name fails at runtime', async () => {
   const res = await postgrest
     .from('collections')
