@@ -7,8 +7,8 @@
 # vendor/COMMIT. The files are copied as they are at that commit, but for the host name of
 # the links in three comments (the project names no outside host; the path stays); `run`
 # adapts them at run time (the base URL and the keys, in its fetch wrapper). The library
-# sources come from the npm registry (`packages.txt`), at the release that commit belongs to; when
-# moving the commit, move the @supabase/* versions in packages.txt with it.
+# sources come from the npm registry (`packages.txt`), at the release that commit belongs
+# to; when moving the commit, move the @supabase/* versions in packages.txt with it.
 #
 # Why vendored: CI and developers' machines reach package registries only, and the npm
 # packages carry src/ but not test/, so the tests cannot be fetched at run time.
