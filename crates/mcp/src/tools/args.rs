@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::common::nullable;
+use super::policy::{PolicySchema, policy_args};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,36 +61,34 @@ pub struct FileArg {
     pub encoding: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PublishArgs {
-    /// 1-200 characters.
-    pub title: String,
-    /// The bundle; must include the entrypoint.
-    pub files: Vec<FileArg>,
-    /// Default: from the title.
-    pub slug: Option<String>,
-    /// Default `index.html`.
-    pub entrypoint: Option<String>,
-    /// `private` (default), `password`, `allow_list` or `public`. Ask before `public`.
-    pub access: Option<String>,
-    /// Required for `password` access.
-    pub password: Option<String>,
-    /// RFC 3339 time in the future.
-    pub expires_at: Option<String>,
-    /// View budget.
-    pub max_views: Option<u64>,
-    /// Short link alias, unique service-wide.
-    pub alias: Option<String>,
-    /// Emails or handles, for `allow_list`.
-    pub allow: Option<Vec<String>>,
-    /// Project slug; default: the home project.
-    pub project: Option<String>,
-    /// Slug of one of your databases in the page's project: the page then finds its data
-    /// API's URL and anon key at `/-/db.json` on its origin.
-    pub database: Option<String>,
-    /// Up to 64 characters.
-    pub request_id: Option<String>,
+/// How `publish_page` words its policy fields.
+const PUBLISH: PolicySchema = PolicySchema {
+    access: "`private` (default), `password`, `allow_list` or `public`. Ask before `public`.",
+    expires_at: "RFC 3339 time in the future.",
+    max_views: "View budget.",
+    alias: "Short link alias, unique service-wide.",
+    ..PolicySchema::CREATE
+};
+
+policy_args! {
+    pub struct PublishArgs {
+        /// 1-200 characters.
+        pub title: String,
+        /// The bundle; must include the entrypoint.
+        pub files: Vec<FileArg>,
+        /// Default: from the title.
+        pub slug: Option<String>,
+        /// Default `index.html`.
+        pub entrypoint: Option<String>,
+        /// Project slug; default: the home project.
+        pub project: Option<String>,
+        /// Slug of one of your databases in the page's project: the page then finds its data
+        /// API's URL and anon key at `/-/db.json` on its origin.
+        pub database: Option<String>,
+        /// Up to 64 characters.
+        pub request_id: Option<String>,
+    }
+    create: PUBLISH
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -101,40 +100,27 @@ pub struct AddFilesArgs {
     pub files: Vec<FileArg>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdatePageArgs {
-    /// The page: id, slug, public id, alias or URL.
-    pub page: String,
-    pub title: Option<String>,
-    pub slug: Option<String>,
-    /// `private`, `password`, `allow_list` or `public`. Ask before `public`.
-    pub access: Option<String>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub password: Option<Option<String>>,
-    /// RFC 3339; `null` removes the expiry.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub expires_at: Option<Option<String>>,
-    /// `null` removes the budget.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<u64>")]
-    pub max_views: Option<Option<u64>>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub alias: Option<Option<String>>,
-    /// `active` or `archived`.
-    pub status: Option<String>,
-    /// Replaces the allow list.
-    pub allow: Option<Vec<String>>,
-    /// Slug of one of your databases in the page's project (served at `/-/db.json`);
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub database: Option<Option<String>>,
+/// How `update_page` words its policy fields.
+const UPDATE: PolicySchema = PolicySchema {
+    access: "`private`, `password`, `allow_list` or `public`. Ask before `public`.",
+    ..PolicySchema::UPDATE
+};
+
+policy_args! {
+    pub struct UpdatePageArgs {
+        /// The page: id, slug, public id, alias or URL.
+        pub page: String,
+        pub title: Option<String>,
+        pub slug: Option<String>,
+        /// `active` or `archived`.
+        pub status: Option<String>,
+        /// Slug of one of your databases in the page's project (served at `/-/db.json`);
+        /// `null` removes it.
+        #[serde(default, deserialize_with = "nullable")]
+        #[schemars(with = "Option<String>")]
+        pub database: Option<Option<String>>,
+    }
+    update: UPDATE
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

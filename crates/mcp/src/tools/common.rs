@@ -167,13 +167,17 @@ pub fn confirmed(repeated: bool, unconfirmed: impl FnOnce() -> String) -> Result
     }
 }
 
-/// What a link shows of itself, as the link and object tools both answer it: its alias, its
-/// policy and the views it counted.
-#[derive(Debug)]
+/// What a link shows of itself, as the link and object tools both answer it (flattened into
+/// their answers): its alias, its policy and the views it counted.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Shown {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
     pub access: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_views: Option<u64>,
     pub view_count: u64,
 }

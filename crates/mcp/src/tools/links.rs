@@ -7,33 +7,30 @@ use quire_links::{LinkPatch, LinkView, NewLink};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{
-    Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, nullable, refused,
+use super::common::{Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, refused};
+use super::policy::{PolicySchema, policy_args};
+
+/// How `create_link` words its policy fields.
+const CREATE: PolicySchema = PolicySchema {
+    access: "`public` (default), `private`, `password` or `allow_list`.",
+    password: "Required for `password` access (8-256 characters).",
+    max_views: "Views people may make; previews never spend one.",
+    alias: "A custom short code (3-64 of A-Z a-z 0-9 _ -).",
+    least_views: 1,
+    ..PolicySchema::CREATE
 };
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateLinkArgs {
-    /// The http(s) URL to shorten.
-    pub url: String,
-    /// A custom short code (3-64 of A-Z a-z 0-9 _ -).
-    pub alias: Option<String>,
-    pub title: Option<String>,
-    /// `public` (default), `private`, `password` or `allow_list`.
-    pub access: Option<String>,
-    /// Required for `password` access (8-256 characters).
-    pub password: Option<String>,
-    /// Emails or handles, for `allow_list`.
-    pub allow: Option<Vec<String>>,
-    /// RFC 3339, in the future.
-    pub expires_at: Option<String>,
-    /// Where visitors go once expired or spent.
-    pub expired_url: Option<String>,
-    /// Views people may make; previews never spend one.
-    #[schemars(range(min = 1))]
-    pub max_views: Option<u64>,
-    /// Project slug; default: the home project.
-    pub project: Option<String>,
+policy_args! {
+    pub struct CreateLinkArgs {
+        /// The http(s) URL to shorten.
+        pub url: String,
+        pub title: Option<String>,
+        /// Where visitors go once expired or spent.
+        pub expired_url: Option<String>,
+        /// Project slug; default: the home project.
+        pub project: Option<String>,
+    }
+    create: CREATE
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -46,30 +43,24 @@ pub struct ListLinksArgs {
     pub q: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateLinkArgs {
-    /// The link: id, alias or public id.
-    pub link: String,
-    /// A new target; the short URL and counts stay.
-    pub url: Option<String>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    pub alias: Option<Option<String>>,
-    pub title: Option<String>,
-    pub access: Option<String>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    pub password: Option<Option<String>>,
-    pub allow: Option<Vec<String>>,
-    /// `null` removes the expiry.
-    #[serde(default, deserialize_with = "nullable")]
-    pub expires_at: Option<Option<String>>,
-    /// `null` removes the budget.
-    #[serde(default, deserialize_with = "nullable")]
-    pub max_views: Option<Option<u64>>,
-    /// `active` or `archived`.
-    pub status: Option<String>,
+/// How `update_link` words its policy fields.
+const UPDATE: PolicySchema = PolicySchema {
+    allow: "",
+    expires_at: "`null` removes the expiry.",
+    ..PolicySchema::UPDATE
+};
+
+policy_args! {
+    pub struct UpdateLinkArgs {
+        /// The link: id, alias or public id.
+        pub link: String,
+        /// A new target; the short URL and counts stay.
+        pub url: Option<String>,
+        pub title: Option<String>,
+        /// `active` or `archived`.
+        pub status: Option<String>,
+    }
+    update: UPDATE
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -96,46 +87,29 @@ pub struct LinkOut {
     pub short_url: String,
     pub url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub alias: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    pub access: String,
     pub status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_views: Option<u64>,
-    pub view_count: u64,
     pub project: String,
+    #[serde(flatten)]
+    pub shown: Shown,
 }
 
 impl From<LinkView> for LinkOut {
     fn from(v: LinkView) -> Self {
         let l = v.link;
-        let Shown {
-            alias,
-            access,
-            expires_at,
-            max_views,
-            view_count,
-        } = Shown::of(&l);
         Self {
             id: l.id.0.to_string(),
             short_url: v.short_url,
             url: l.url().unwrap_or_default().to_owned(),
-            access,
             status: if l.archived_at.is_some() {
                 "archived"
             } else {
                 "active"
             }
             .to_owned(),
-            expires_at,
-            max_views,
+            shown: Shown::of(&l),
             public_id: l.public_id,
-            alias,
             title: l.title,
-            view_count,
             project: v.project_slug.as_str().to_owned(),
         }
     }
@@ -183,7 +157,11 @@ async fn find(cx: &Call<'_>, name: &str) -> Result<LinkView, ToolError> {
     Err(not_named("link", name))
 }
 
-pub(super) async fn create_link(cx: &Call<'_>, sent: CreateLinkArgs) -> Result<LinkOut, ToolError> {
+pub(super) async fn create_link(
+    cx: &Call<'_>,
+    mut sent: CreateLinkArgs,
+) -> Result<LinkOut, ToolError> {
+    let policy = sent.policy();
     let view = cx
         .state
         .links
@@ -195,14 +173,7 @@ pub(super) async fn create_link(cx: &Call<'_>, sent: CreateLinkArgs) -> Result<L
                 expired_url: sent.expired_url,
                 redirect_status: None,
                 project: sent.project,
-                policy: quire_links::PolicyInput {
-                    alias: sent.alias,
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow.unwrap_or_default(),
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(i128::from),
-                },
+                policy,
             },
         )
         .await
@@ -229,9 +200,13 @@ pub(super) async fn list_links(cx: &Call<'_>, sent: ListLinksArgs) -> Result<Lin
     })
 }
 
-pub(super) async fn update_link(cx: &Call<'_>, sent: UpdateLinkArgs) -> Result<LinkOut, ToolError> {
+pub(super) async fn update_link(
+    cx: &Call<'_>,
+    mut sent: UpdateLinkArgs,
+) -> Result<LinkOut, ToolError> {
     let id = find(cx, &sent.link).await?.link.id;
     cx.acts_on(id.0);
+    let policy = sent.policy();
     let view = cx
         .state
         .links
@@ -242,14 +217,7 @@ pub(super) async fn update_link(cx: &Call<'_>, sent: UpdateLinkArgs) -> Result<L
                 url: sent.url,
                 title: sent.title.map(Some),
                 status: sent.status,
-                policy: quire_links::PolicyPatch {
-                    alias: sent.alias,
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow,
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(|m| m.map(i128::from)),
-                },
+                policy,
                 ..LinkPatch::default()
             },
         )

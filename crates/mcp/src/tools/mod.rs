@@ -6,8 +6,9 @@
 //! The table below is the one list of tools: an entry per tool, from which `registry.rs`
 //! derives `tools/list`, who sees which tool, and `tools/call`
 //! (docs/decisions/mcp-tool-registry.md). The tool files (pages, projects, links, objects,
-//! databases) hold the handlers and depend only on `common.rs` (the page and project tools
-//! also on their types in `args.rs` and `output.rs`); nothing in them knows the registry.
+//! databases) hold the handlers and depend only on `common.rs`, and the page, link and object
+//! tools on `policy.rs` (the policy arguments they take alike); the page and project tools
+//! also on their types in `args.rs` and `output.rs`. Nothing in them knows the registry.
 
 mod args;
 mod common;
@@ -16,6 +17,7 @@ mod links;
 mod objects;
 mod output;
 mod pages;
+mod policy;
 mod projects;
 mod registry;
 mod schema;
@@ -198,7 +200,7 @@ fn registry() -> &'static Registry {
             // turn the data API on, so every database tool but the list writes.
             Entry::new(
                 "list_databases",
-                "List a project's PostgreSQL databases, newest first, with size and whether the data API is on; available is false when the server has no database service. Read-only.",
+                "List a project's PostgreSQL databases, newest first, with size, whether the data API is on, and openTables (what the anon key reaches with no row-level security); available is false when the server has no database service. Read-only.",
                 Kind::Read,
                 databases::list_databases,
             )
@@ -215,7 +217,7 @@ fn registry() -> &'static Registry {
             .needs(Needs::App(App::Base)),
             Entry::new_with_text(
                 "run_sql",
-                "Run SQL on a database (id or slug) as its owner; returns the last statement's columns, rows (at most 1,000) and rowCount. A PostgreSQL error is a tool error with its SQLSTATE. Ask the user before SQL that drops or deletes data.",
+                "Run SQL on a database (id or slug) as its owner; returns the last statement's columns, rows (at most 1,000) and rowCount, and openTables: tables the anon key reaches with no row-level security. A PostgreSQL error is a tool error with its SQLSTATE. Ask the user before SQL that drops or deletes data.",
                 Kind::Write {
                     destructive: true,
                     idempotent: false,
@@ -226,7 +228,7 @@ fn registry() -> &'static Registry {
             .needs(Needs::App(App::Base)),
             Entry::new(
                 "database_keys",
-                "The url, restUrl and anon key a page needs to use a database (id or slug) with Supabase's clients, turning its data API on if off. Only the anon key, never the service role key. It is public: give every table row-level security policies before real data goes in.",
+                "The url, restUrl and anon key a page needs to use a database (id or slug) with Supabase's clients, turning its data API on if off. Only the anon key, never the service role key. It is public: give every table row-level security policies before real data goes in (openTables lists those it reaches without).",
                 Kind::Write {
                     destructive: false,
                     idempotent: true,

@@ -10,9 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 
-use super::common::{
-    Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, nullable, refused,
-};
+use super::common::{Call, DeletedIdOut, Shown, ToolError, confirmed, id_in, not_named, refused};
+use super::policy::{PolicySchema, policy_args};
 
 /// Where an upload URL's bytes go: the route of `quire-objects-api` that takes them (no
 /// surface depends on another, so the path is repeated here; the black-box suite runs the
@@ -28,37 +27,24 @@ pub struct ListObjectsArgs {
     pub status: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateObjectArgs {
-    /// The object: id, slug, public id or alias.
-    pub object: String,
-    pub title: Option<String>,
-    pub slug: Option<String>,
-    pub filename: Option<String>,
-    pub content_type: Option<String>,
-    /// `private`, `password`, `allow_list` or `public`.
-    pub access: Option<String>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub password: Option<Option<String>>,
-    /// Replaces the allow list.
-    pub allow: Option<Vec<String>>,
-    /// RFC 3339; `null` removes the expiry.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub expires_at: Option<Option<String>>,
-    /// `null` removes the budget.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<u64>")]
-    pub max_views: Option<Option<u64>>,
-    /// `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>")]
-    pub alias: Option<Option<String>>,
-    /// `active` or `archived`.
-    pub status: Option<String>,
+/// How `update_object` words its policy fields.
+const UPDATE: PolicySchema = PolicySchema {
+    access: "`private`, `password`, `allow_list` or `public`.",
+    ..PolicySchema::UPDATE
+};
+
+policy_args! {
+    pub struct UpdateObjectArgs {
+        /// The object: id, slug, public id or alias.
+        pub object: String,
+        pub title: Option<String>,
+        pub slug: Option<String>,
+        pub filename: Option<String>,
+        pub content_type: Option<String>,
+        /// `active` or `archived`.
+        pub status: Option<String>,
+    }
+    update: UPDATE
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -70,30 +56,27 @@ pub struct DeleteObjectArgs {
     pub confirm: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateUploadArgs {
-    /// E.g. `report.pdf`.
-    pub filename: String,
-    pub title: Option<String>,
-    pub slug: Option<String>,
-    pub content_type: Option<String>,
-    /// `private` (default), `password`, `allow_list` or `public`.
-    pub access: Option<String>,
-    /// Required for `password` access.
-    pub password: Option<String>,
-    /// Emails or handles, for `allow_list`.
-    pub allow: Option<Vec<String>>,
-    /// RFC 3339, in the future.
-    pub expires_at: Option<String>,
-    /// Downloads allowed.
-    pub max_views: Option<u64>,
-    /// Short link alias.
-    pub alias: Option<String>,
-    /// Project slug; default: the home project.
-    pub project: Option<String>,
-    /// Default and ceiling: the server's limit.
-    pub max_bytes: Option<u64>,
+/// How `create_upload` words its policy fields.
+const CREATE: PolicySchema = PolicySchema {
+    access: "`private` (default), `password`, `allow_list` or `public`.",
+    max_views: "Downloads allowed.",
+    alias: "Short link alias.",
+    ..PolicySchema::CREATE
+};
+
+policy_args! {
+    pub struct CreateUploadArgs {
+        /// E.g. `report.pdf`.
+        pub filename: String,
+        pub title: Option<String>,
+        pub slug: Option<String>,
+        pub content_type: Option<String>,
+        /// Project slug; default: the home project.
+        pub project: Option<String>,
+        /// Default and ceiling: the server's limit.
+        pub max_bytes: Option<u64>,
+    }
+    create: CREATE
 }
 
 /// An object as the tools show it.
@@ -108,28 +91,15 @@ pub struct ObjectOut {
     pub size_bytes: u64,
     pub url: String,
     pub short_url: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alias: Option<String>,
-    pub access: String,
     pub status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_views: Option<u64>,
-    pub view_count: u64,
     pub project: String,
+    #[serde(flatten)]
+    pub shown: Shown,
 }
 
 impl From<ObjectView> for ObjectOut {
     fn from(v: ObjectView) -> Self {
         let o = v.object;
-        let Shown {
-            alias,
-            access,
-            expires_at,
-            max_views,
-            view_count,
-        } = Shown::of(&v.link);
         Self {
             id: o.id.0.to_string(),
             slug: o.slug,
@@ -139,13 +109,9 @@ impl From<ObjectView> for ObjectOut {
             size_bytes: o.size_bytes,
             url: v.url,
             short_url: v.short_url,
-            alias,
-            access,
             status: o.status.as_str().to_owned(),
-            expires_at,
-            max_views,
-            view_count,
             project: v.project_slug.as_str().to_owned(),
+            shown: Shown::of(&v.link),
         }
     }
 }
@@ -222,10 +188,11 @@ pub(super) async fn list_objects(
 
 pub(super) async fn update_object(
     cx: &Call<'_>,
-    sent: UpdateObjectArgs,
+    mut sent: UpdateObjectArgs,
 ) -> Result<ObjectOut, ToolError> {
     let id = find(cx, &sent.object).await?.object.id;
     cx.acts_on(id.0);
+    let policy = sent.policy();
     let view = cx
         .state
         .objects
@@ -238,14 +205,7 @@ pub(super) async fn update_object(
                 filename: sent.filename,
                 content_type: sent.content_type,
                 status: sent.status,
-                policy: quire_links::PolicyPatch {
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow,
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(|m| m.map(i128::from)),
-                    alias: sent.alias,
-                },
+                policy,
             },
         )
         .await
@@ -277,8 +237,9 @@ pub(super) async fn delete_object(
 
 pub(super) async fn create_upload(
     cx: &Call<'_>,
-    sent: CreateUploadArgs,
+    mut sent: CreateUploadArgs,
 ) -> Result<UploadOut, ToolError> {
+    let policy = sent.policy();
     let offer = cx
         .state
         .objects
@@ -291,14 +252,7 @@ pub(super) async fn create_upload(
                 content_type: sent.content_type,
                 project: sent.project,
                 declared_size: None,
-                policy: quire_links::PolicyInput {
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow.unwrap_or_default(),
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(i128::from),
-                    alias: sent.alias,
-                },
+                policy,
             },
             sent.max_bytes,
         )

@@ -177,7 +177,7 @@ pub(super) async fn read_page_file(
 
 pub(super) async fn publish_page(
     cx: &Call<'_>,
-    sent: PublishArgs,
+    mut sent: PublishArgs,
 ) -> Result<PublishedOut, ToolError> {
     if let Some(id) = &sent.request_id
         && (id.is_empty() || id.chars().count() > MAX_REQUEST_ID)
@@ -187,6 +187,7 @@ pub(super) async fn publish_page(
             format!("request_id must be 1 to {MAX_REQUEST_ID} characters"),
         ));
     }
+    let policy = sent.policy();
     let req = PublishRequest {
         title: sent.title,
         files: files_of(sent.files),
@@ -194,14 +195,7 @@ pub(super) async fn publish_page(
         entrypoint: sent.entrypoint,
         project: sent.project,
         database: sent.database,
-        policy: quire_links::PolicyInput {
-            access: sent.access,
-            password: sent.password,
-            expires_at: sent.expires_at,
-            max_views: sent.max_views.map(i128::from),
-            alias: sent.alias,
-            allow: sent.allow.unwrap_or_default(),
-        },
+        policy,
     };
     let (view, replayed) = cx
         .state
@@ -251,26 +245,23 @@ pub(super) async fn add_files(
     })
 }
 
-pub(super) async fn update_page(cx: &Call<'_>, sent: UpdatePageArgs) -> Result<PageOut, ToolError> {
+pub(super) async fn update_page(
+    cx: &Call<'_>,
+    mut sent: UpdatePageArgs,
+) -> Result<PageOut, ToolError> {
     let pages = &cx.state.pages;
     let view = pages
         .find(cx.principal(), &sent.page)
         .await
         .map_err(refused)?;
     cx.acts_on(view.page.id.0);
+    let policy = sent.policy();
     let req = PatchRequest {
         title: sent.title,
         slug: sent.slug,
         status: sent.status,
         database: sent.database,
-        policy: quire_links::PolicyPatch {
-            access: sent.access,
-            password: sent.password,
-            expires_at: sent.expires_at,
-            max_views: sent.max_views.map(|m| m.map(i128::from)),
-            alias: sent.alias,
-            allow: sent.allow,
-        },
+        policy,
     };
     let updated = pages
         .update(cx.principal(), view.page.id, req)
