@@ -7,7 +7,8 @@
 //! credential's app scope) and the dashboard session ([`session`]); the size-limited request
 //! body and the mappings long ones are read into ([`body`], [`mapping`], [`in_flight`]), and
 //! the place a streamed one (an object upload) takes among them ([`streamed`]); typed JSON
-//! bodies ([`json`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]); what
+//! bodies ([`json`]), and the policy fields the link and object patch bodies take alike
+//! ([`policy_body`]); routes with their 405s and `HEAD` ([`routing`], [`documented`]); what
 //! the documents of every surface share: the refusals many routes answer alike
 //! ([`refusals`]), the building blocks of a field's JSON Schema and the rules of the fields
 //! several surfaces take ([`schema`]), and the paging of lists ([`paging`]);
@@ -34,6 +35,7 @@ pub mod limits;
 pub mod mapping;
 pub mod origin;
 pub mod paging;
+pub mod policy_body;
 pub mod quota;
 pub mod refusals;
 pub mod request_log;

@@ -70,58 +70,34 @@ impl RequestBody for CreateLinkBody {
     const CODE: ErrorCode = ErrorCode::InvalidRequest;
 }
 
-/// The fields to change; `null` clears `alias`, `title`, `password`, `expiresAt`,
-/// `expiredUrl`, `maxViews` and `redirectStatus` (back to 302). A new `url` keeps the
-/// link's codes and counts.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(example = crate::examples::patch_link_body)]
-pub struct PatchLinkBody {
-    /// A new target (the URL rules apply); the code and counts stay.
-    #[serde(default)]
-    #[schema(max_length = 8192)]
-    pub url: Option<String>,
-    /// A new alias; `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(min_length = 3, max_length = 64, pattern = "^[A-Za-z0-9_-]+$")]
-    pub alias: Option<Option<String>>,
-    /// 1-200 characters; `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: Option<Option<String>>,
-    /// `private`, `password`, `allow_list` or `public`.
-    #[serde(default)]
-    pub access: Option<String>,
-    /// 8-256 characters; `null` or empty removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(max_length = 256)]
-    pub password: Option<Option<String>>,
-    /// Replaces the allow list.
-    #[serde(default)]
-    pub allow: Option<Vec<String>>,
-    /// RFC 3339, in the future; `null` removes the expiry.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(format = DateTime)]
-    pub expires_at: Option<Option<String>>,
-    /// Where visitors of an expired or spent link go; `null`: a 410.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(max_length = 8192)]
-    pub expired_url: Option<Option<String>>,
-    /// A new budget; `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<u64>, minimum = 1)]
-    pub max_views: Option<Option<MaxViews>>,
-    /// 301, 302, 307 or 308; `null` goes back to 302.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<u16>)]
-    pub redirect_status: Option<Option<MaxViews>>,
-    /// `active` or `archived` (an archived link answers 404).
-    #[serde(default)]
-    pub status: Option<String>,
-}
-
-impl RequestBody for PatchLinkBody {
-    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+quire_edge::policy_patch_body! {
+    /// The fields to change; `null` clears `alias`, `title`, `password`, `expiresAt`,
+    /// `expiredUrl`, `maxViews` and `redirectStatus` (back to 302). A new `url` keeps the
+    /// link's codes and counts.
+    #[schema(example = crate::examples::patch_link_body)]
+    pub struct PatchLinkBody {
+        /// A new target (the URL rules apply); the code and counts stay.
+        #[serde(default)]
+        #[schema(max_length = 8192)]
+        pub url: Option<String>,
+        /// 1-200 characters; `null` removes it.
+        #[serde(default, deserialize_with = "nullable")]
+        #[schema(min_length = 1, max_length = 200)]
+        pub title: Option<Option<String>>,
+        /// Where visitors of an expired or spent link go; `null`: a 410.
+        #[serde(default, deserialize_with = "nullable")]
+        #[schema(max_length = 8192)]
+        pub expired_url: Option<Option<String>>,
+        /// 301, 302, 307 or 308; `null` goes back to 302.
+        #[serde(default, deserialize_with = "nullable")]
+        #[schema(value_type = Option<u16>)]
+        pub redirect_status: Option<Option<MaxViews>>,
+        /// `active` or `archived` (an archived link answers 404).
+        #[serde(default)]
+        pub status: Option<String>,
+    }
+    max_views: "A new budget; `null` removes it.",
+    alias: "A new alias; `null` removes it.",
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -263,7 +239,8 @@ pub async fn patch(
     body: Body,
 ) -> Result<Answer<LinkDto>, ApiError> {
     let id = link_id(&id)?;
-    let sent: PatchLinkBody = parse(&body.0)?;
+    let mut sent: PatchLinkBody = parse(&body.0)?;
+    let policy = sent.policy();
     let view = state
         .links
         .update(
@@ -275,14 +252,7 @@ pub async fn patch(
                 expired_url: sent.expired_url,
                 redirect_status: sent.redirect_status.map(|r| r.map(MaxViews::get)),
                 status: sent.status,
-                policy: quire_links::PolicyPatch {
-                    alias: sent.alias,
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow,
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
-                },
+                policy,
             },
         )
         .await?;

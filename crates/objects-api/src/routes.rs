@@ -6,7 +6,7 @@ use futures_util::StreamExt;
 use quire_edge::answer::{Answer, Created, NoContent};
 use quire_edge::auth::{Scoped, ServeApp};
 use quire_edge::body::Body;
-use quire_edge::json::{MaxViews, RequestBody, nullable, parse};
+use quire_edge::json::parse;
 use quire_edge::refusals::ScopeRefusals;
 use quire_edge::{ApiError, AppState};
 use quire_kernel::{ErrorCode, ObjectId};
@@ -317,54 +317,30 @@ pub async fn content(
         .streaming(body))
 }
 
-/// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
-/// The bytes, codes and counts stay.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(example = crate::examples::patch_object_body)]
-pub struct PatchObjectBody {
-    /// 1-200 characters.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: Option<String>,
-    /// A new slug (one namespace with the owner's pages).
-    #[serde(default)]
-    pub slug: Option<String>,
-    /// What a download is saved as.
-    #[serde(default)]
-    pub filename: Option<String>,
-    /// A media type such as `application/pdf`.
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// `private`, `password`, `allow_list` or `public`.
-    #[serde(default)]
-    pub access: Option<String>,
-    /// 8-256 characters; `null` or empty removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(max_length = 256)]
-    pub password: Option<Option<String>>,
-    /// Replaces the allow list.
-    #[serde(default)]
-    pub allow: Option<Vec<String>>,
-    /// RFC 3339, in the future; `null` removes the expiry.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(format = DateTime)]
-    pub expires_at: Option<Option<String>>,
-    /// A new download budget; `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<u64>, minimum = 1)]
-    pub max_views: Option<Option<MaxViews>>,
-    /// A new alias of its short link; `null` removes it.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(min_length = 3, max_length = 64, pattern = "^[A-Za-z0-9_-]+$")]
-    pub alias: Option<Option<String>>,
-    /// `active` or `archived` (an archived object answers 404 to visitors).
-    #[serde(default)]
-    pub status: Option<String>,
-}
-
-impl RequestBody for PatchObjectBody {
-    const CODE: ErrorCode = ErrorCode::InvalidRequest;
+quire_edge::policy_patch_body! {
+    /// The fields to change; `null` clears `password`, `expiresAt`, `maxViews` and `alias`.
+    /// The bytes, codes and counts stay.
+    #[schema(example = crate::examples::patch_object_body)]
+    pub struct PatchObjectBody {
+        /// 1-200 characters.
+        #[serde(default)]
+        #[schema(min_length = 1, max_length = 200)]
+        pub title: Option<String>,
+        /// A new slug (one namespace with the owner's pages).
+        #[serde(default)]
+        pub slug: Option<String>,
+        /// What a download is saved as.
+        #[serde(default)]
+        pub filename: Option<String>,
+        /// A media type such as `application/pdf`.
+        #[serde(default)]
+        pub content_type: Option<String>,
+        /// `active` or `archived` (an archived object answers 404 to visitors).
+        #[serde(default)]
+        pub status: Option<String>,
+    }
+    max_views: "A new download budget; `null` removes it.",
+    alias: "A new alias of its short link; `null` removes it.",
 }
 
 /// Change an object's metadata or policy.
@@ -386,7 +362,8 @@ pub async fn patch(
     body: Body,
 ) -> Result<Answer<ObjectDto>, ApiError> {
     let id = object_id(&id)?;
-    let sent: PatchObjectBody = parse(&body.0)?;
+    let mut sent: PatchObjectBody = parse(&body.0)?;
+    let policy = sent.policy();
     let view = state
         .objects
         .update(
@@ -398,14 +375,7 @@ pub async fn patch(
                 filename: sent.filename,
                 content_type: sent.content_type,
                 status: sent.status,
-                policy: quire_objects::PolicyPatch {
-                    access: sent.access,
-                    password: sent.password,
-                    allow: sent.allow,
-                    expires_at: sent.expires_at,
-                    max_views: sent.max_views.map(|m| m.map(MaxViews::get)),
-                    alias: sent.alias,
-                },
+                policy,
             },
         )
         .await?;
