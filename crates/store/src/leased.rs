@@ -3,7 +3,8 @@
 //! ([`claim_names!`]); its lease is renewed while the upload runs; it is marked `ready` at
 //! the end. A pending row whose lease lapsed is the janitor's ([`Leased::stale_pending`]),
 //! and gives up its slug to a new write of its owner ([`Leased::lapsed_slug_holder`]). Only
-//! `ready` rows are read as pages and objects.
+//! `ready` rows are read as pages and objects, by id or by their owner's slug
+//! ([`Leased::ready`], [`Leased::ready_by_slug`]).
 //!
 //! Slugs are one namespace per owner across pages and objects: a write that claims one first
 //! locks its owner's account row (a no-op update: a row lock on PostgreSQL; SQLite's write
@@ -19,7 +20,7 @@ use quire_kernel::InfraError;
 use time::OffsetDateTime;
 
 use crate::db::Database;
-use crate::error::{Outcome, StoreError};
+use crate::error::{Outcome, StoreError, infra};
 use crate::types::DbId;
 
 /// The state of a row whose upload is under way.
@@ -37,12 +38,50 @@ pub(crate) enum Refusal {
 /// A table written in two phases (`pages`, `objects`), implemented by [`leased_table!`].
 /// Each step is one statement on its own connection.
 pub(crate) trait Leased {
+    /// The table's row, as the store reads it.
+    type Row;
+    /// What the domain calls a row (`Page`, `Object`).
+    type Record: TryFrom<Self::Row, Error = StoreError>;
     /// What marking a row ready writes besides its state and lease (`()` for nothing).
     type Ready;
     /// The unique constraint on the public id: its PostgreSQL name and SQLite column.
     const PUBLIC_ID_KEY: (&'static str, &'static str);
     /// The unique constraint on (owner, slug): its PostgreSQL name and SQLite column.
     const SLUG_KEY: (&'static str, &'static str);
+
+    /// Row `id` when it is in `state` (`PENDING` or `READY`).
+    async fn row(
+        db: &Database,
+        id: DbId,
+        state: &'static str,
+    ) -> Result<Option<Self::Row>, InfraError>;
+
+    /// The ready record of `owner` holding `slug`.
+    async fn ready_by_slug(
+        db: &Database,
+        owner: DbId,
+        slug: &str,
+    ) -> Result<Option<Self::Record>, InfraError>;
+
+    /// Ready record `id`.
+    async fn ready(db: &Database, id: DbId) -> Result<Option<Self::Record>, InfraError> {
+        let row = Self::row(db, id, READY).await?;
+        row.map(Self::Record::try_from).transpose().map_err(infra)
+    }
+
+    /// `rows` as the domain's records.
+    fn records(rows: Vec<Self::Row>) -> Result<Vec<Self::Record>, InfraError> {
+        rows.into_iter()
+            .map(Self::Record::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(infra)
+    }
+
+    /// Deletes row `id`, in whatever state (nothing when there is none).
+    async fn delete(db: &Database, id: DbId) -> Result<(), InfraError>;
+
+    /// Whether row `id` is there, in whatever state.
+    async fn exists(db: &Database, id: DbId) -> Result<bool, InfraError>;
 
     /// Moves the lease of pending row `id` to `until`; `false` when no row of that id is
     /// pending (it was marked ready, or the janitor removed it).
@@ -84,10 +123,11 @@ pub(crate) trait Leased {
     }
 }
 
-/// Implements [`Leased`] for `crate::schema::$table::table`. With `ready_also_sets: T`, marking
-/// a row ready also writes the changeset `T` (a `#[derive(AsChangeset)]` of the table).
+/// Implements [`Leased`] for `crate::schema::$table::table`, read as `$row` (a
+/// `#[derive(Selectable)]` of the table) and answered as `$record`. With `ready_also_sets: T`, marking a row ready also
+/// writes the changeset `T` (a `#[derive(AsChangeset)]` of the table).
 macro_rules! leased_table {
-    ($table:ident $(, ready_also_sets: $ready:ty)?) => {
+    ($table:ident, row: $row:ident, record: $record:ty $(, ready_also_sets: $ready:ty)?) => {
         const _: () = {
             use diesel::prelude::*;
             use diesel_async::RunQueryDsl;
@@ -101,6 +141,8 @@ macro_rules! leased_table {
             use $crate::types::{DbId, DbTs};
 
             impl Leased for $table::table {
+                type Row = $row;
+                type Record = $record;
                 type Ready = $crate::leased::leased_table!(@ready $($ready)?);
                 const PUBLIC_ID_KEY: (&'static str, &'static str) = (
                     concat!(stringify!($table), "_public_id_key"),
@@ -110,6 +152,59 @@ macro_rules! leased_table {
                     concat!(stringify!($table), "_account_slug_key"),
                     concat!(stringify!($table), ".slug"),
                 );
+
+                async fn row(
+                    db: &Database,
+                    id: DbId,
+                    state: &'static str,
+                ) -> Result<Option<$row>, InfraError> {
+                    with_conn!(db, |conn| {
+                        Ok($table::table
+                            .find(id)
+                            .filter($table::state.eq(state))
+                            .select($row::as_select())
+                            .first(conn)
+                            .await
+                            .optional()?)
+                    })
+                    .map_err(infra)
+                }
+
+                async fn ready_by_slug(
+                    db: &Database,
+                    owner: DbId,
+                    slug: &str,
+                ) -> Result<Option<$record>, InfraError> {
+                    let slug = slug.to_owned();
+                    let row: Option<$row> = with_conn!(db, |conn| {
+                        Ok($table::table
+                            .filter($table::account_id.eq(owner))
+                            .filter($table::slug.eq(&slug))
+                            .filter($table::state.eq(READY))
+                            .select($row::as_select())
+                            .first(conn)
+                            .await
+                            .optional()?)
+                    })
+                    .map_err(infra)?;
+                    row.map(<$record>::try_from).transpose().map_err(infra)
+                }
+
+                async fn delete(db: &Database, id: DbId) -> Result<(), InfraError> {
+                    with_conn!(db, |conn| {
+                        diesel::delete($table::table.find(id)).execute(conn).await?;
+                        Ok(())
+                    })
+                    .map_err(infra)
+                }
+
+                async fn exists(db: &Database, id: DbId) -> Result<bool, InfraError> {
+                    let n: i64 = with_conn!(db, |conn| {
+                        Ok($table::table.find(id).count().get_result(conn).await?)
+                    })
+                    .map_err(infra)?;
+                    Ok(n > 0)
+                }
 
                 async fn renew_lease(
                     db: &Database,

@@ -15,12 +15,12 @@ use crate::pages::to_u64;
 use crate::schema::objects;
 use crate::types::{DbId, DbTs};
 
-leased_table!(objects, ready_also_sets: ReadyContents);
+leased_table!(objects, row: ObjectRow, record: Object, ready_also_sets: ReadyContents);
 
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = objects)]
 #[diesel(treat_none_as_null = true)]
-struct ObjectRow {
+pub(crate) struct ObjectRow {
     id: DbId,
     public_id: String,
     account_id: DbId,
@@ -109,13 +109,6 @@ impl TryFrom<ObjectRow> for Object {
     }
 }
 
-fn objects_of(rows: Vec<ObjectRow>) -> Result<Vec<Object>, InfraError> {
-    rows.into_iter()
-        .map(Object::try_from)
-        .collect::<Result<_, _>>()
-        .map_err(infra)
-}
-
 #[async_trait]
 impl ObjectRecords for Database {
     async fn insert_pending(
@@ -158,16 +151,7 @@ impl ObjectRecords for Database {
         &self,
         id: ObjectId,
     ) -> Result<Option<(Object, OffsetDateTime)>, InfraError> {
-        let row: Option<ObjectRow> = with_conn!(self, |conn| {
-            Ok(objects::table
-                .find(DbId(id.0))
-                .filter(objects::state.eq(PENDING))
-                .select(ObjectRow::as_select())
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
+        let row = objects::table::row(self, DbId(id.0), PENDING).await?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -177,17 +161,7 @@ impl ObjectRecords for Database {
     }
 
     async fn object(&self, id: ObjectId) -> Result<Option<Object>, InfraError> {
-        let row: Option<ObjectRow> = with_conn!(self, |conn| {
-            Ok(objects::table
-                .find(DbId(id.0))
-                .filter(objects::state.eq(READY))
-                .select(ObjectRow::as_select())
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        row.map(Object::try_from).transpose().map_err(infra)
+        objects::table::ready(self, DbId(id.0)).await
     }
 
     async fn object_by_slug(
@@ -195,19 +169,7 @@ impl ObjectRecords for Database {
         owner: AccountId,
         slug: &str,
     ) -> Result<Option<Object>, InfraError> {
-        let slug = slug.to_owned();
-        let row: Option<ObjectRow> = with_conn!(self, |conn| {
-            Ok(objects::table
-                .filter(objects::account_id.eq(DbId(owner.0)))
-                .filter(objects::slug.eq(&slug))
-                .filter(objects::state.eq(READY))
-                .select(ObjectRow::as_select())
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        row.map(Object::try_from).transpose().map_err(infra)
+        objects::table::ready_by_slug(self, DbId(owner.0), slug).await
     }
 
     async fn project_objects(
@@ -231,7 +193,7 @@ impl ObjectRecords for Database {
                 .await?)
         })
         .map_err(infra)?;
-        objects_of(rows)
+        objects::table::records(rows)
     }
 
     async fn update_object(&self, object: &Object) -> Result<(), InsertObjectError> {
@@ -286,13 +248,7 @@ impl ObjectRecords for Database {
     }
 
     async fn delete_object(&self, id: ObjectId) -> Result<(), InfraError> {
-        with_conn!(self, |conn| {
-            diesel::delete(objects::table.find(DbId(id.0)))
-                .execute(conn)
-                .await?;
-            Ok(())
-        })
-        .map_err(infra)
+        objects::table::delete(self, DbId(id.0)).await
     }
 
     async fn stale_pending(&self, now: OffsetDateTime) -> Result<Vec<ObjectId>, InfraError> {
@@ -301,15 +257,7 @@ impl ObjectRecords for Database {
     }
 
     async fn object_exists(&self, id: ObjectId) -> Result<bool, InfraError> {
-        let n: i64 = with_conn!(self, |conn| {
-            Ok(objects::table
-                .find(DbId(id.0))
-                .count()
-                .get_result(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        Ok(n > 0)
+        objects::table::exists(self, DbId(id.0)).await
     }
 
     async fn stored_bytes(

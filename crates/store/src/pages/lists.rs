@@ -16,9 +16,9 @@ use time::OffsetDateTime;
 
 use crate::db::{Database, with_conn};
 use crate::error::infra;
-use crate::leased::READY;
+use crate::leased::{Leased, READY};
 use crate::pages::files::FileRow;
-use crate::pages::{PageRow, pages_of, to_u64};
+use crate::pages::{PageRow, to_u64};
 use crate::schema::{link_allow, links, page_files, pages};
 use crate::types::{DbId, DbTs};
 
@@ -58,7 +58,7 @@ pub(crate) async fn project_pages(
         })
     })
     .map_err(infra)?;
-    pages_of(rows)
+    pages::table::records(rows)
 }
 
 pub(crate) async fn shared_pages(
@@ -103,7 +103,7 @@ pub(crate) async fn shared_pages(
     })
     .map_err(infra)?;
     let (rows, times): (Vec<PageRow>, Vec<Option<DbTs>>) = rows.into_iter().unzip();
-    Ok(pages_of(rows)?
+    Ok(pages::table::records(rows)?
         .into_iter()
         .zip(times)
         .filter_map(|(page, at)| at.map(|at| (page, at.0)))

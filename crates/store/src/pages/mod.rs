@@ -25,7 +25,7 @@ use crate::pages::files::{FILE_ROWS_PER_INSERT, FileRow, InsertFileRows};
 use crate::schema::{page_files, pages};
 use crate::types::{DbId, DbTs};
 
-leased_table!(pages);
+leased_table!(pages, row: PageRow, record: Page);
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = pages)]
@@ -103,13 +103,6 @@ impl TryFrom<PageRow> for Page {
     }
 }
 
-pub(crate) fn pages_of(rows: Vec<PageRow>) -> Result<Vec<Page>, InfraError> {
-    rows.into_iter()
-        .map(Page::try_from)
-        .collect::<Result<_, _>>()
-        .map_err(infra)
-}
-
 #[async_trait]
 impl PageStore for Database {
     async fn insert_pending(
@@ -151,27 +144,11 @@ impl PageStore for Database {
     }
 
     async fn delete_page(&self, id: PageId) -> Result<(), InfraError> {
-        with_conn!(self, |conn| {
-            diesel::delete(pages::table.find(DbId(id.0)))
-                .execute(conn)
-                .await?;
-            Ok(())
-        })
-        .map_err(infra)
+        pages::table::delete(self, DbId(id.0)).await
     }
 
     async fn page(&self, id: PageId) -> Result<Option<Page>, InfraError> {
-        let row: Option<PageRow> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .find(DbId(id.0))
-                .filter(pages::state.eq(READY))
-                .select(PageRow::as_select())
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        row.map(Page::try_from).transpose().map_err(infra)
+        pages::table::ready(self, DbId(id.0)).await
     }
 
     async fn page_details(&self, id: PageId) -> Result<Option<PageDetails>, InfraError> {
@@ -179,19 +156,7 @@ impl PageStore for Database {
     }
 
     async fn page_by_slug(&self, owner: AccountId, slug: &str) -> Result<Option<Page>, InfraError> {
-        let slug = slug.to_owned();
-        let row: Option<PageRow> = with_conn!(self, |conn| {
-            Ok(pages::table
-                .filter(pages::account_id.eq(DbId(owner.0)))
-                .filter(pages::slug.eq(&slug))
-                .filter(pages::state.eq(READY))
-                .select(PageRow::as_select())
-                .first(conn)
-                .await
-                .optional()?)
-        })
-        .map_err(infra)?;
-        row.map(Page::try_from).transpose().map_err(infra)
+        pages::table::ready_by_slug(self, DbId(owner.0), slug).await
     }
 
     async fn project_pages(
@@ -307,15 +272,7 @@ impl PageStore for Database {
     }
 
     async fn page_exists(&self, id: PageId) -> Result<bool, InfraError> {
-        let n: i64 = with_conn!(self, |conn| {
-            Ok(pages::table
-                .find(DbId(id.0))
-                .count()
-                .get_result(conn)
-                .await?)
-        })
-        .map_err(infra)?;
-        Ok(n > 0)
+        pages::table::exists(self, DbId(id.0)).await
     }
 }
 
