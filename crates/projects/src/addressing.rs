@@ -6,7 +6,7 @@
 //! 3. A write needs the home project or a `full` grant; a `read` grant covers list and fetch.
 //! 4. A project that cannot be reached at all is `insufficient_scope`, never "not found".
 
-use quire_kernel::{InfraError, Principal, ProjectSlug};
+use quire_kernel::{AccountId, InfraError, Principal, ProjectSlug};
 
 use crate::model::{GrantLevel, Project};
 use crate::ports::ProjectStore;
@@ -90,6 +90,20 @@ pub async fn authorize_project(
     authorize_loaded(store, principal, project, access).await
 }
 
+/// The account whose quotas count the `project` a request names (omitted: the key's home
+/// project), once `principal` may read it: whose use a service's `usage` shows.
+///
+/// # Errors
+/// As [`address_project`].
+pub async fn quota_account(
+    store: &dyn ProjectStore,
+    principal: &Principal,
+    slug: Option<&str>,
+) -> Result<AccountId, AddressError> {
+    let project = address_project(store, principal, slug, ProjectAccess::Read).await?;
+    Ok(project.account_id)
+}
+
 /// The same rules for a project already read (with the resource that names it).
 ///
 /// # Errors
@@ -121,7 +135,7 @@ pub async fn authorize_loaded(
 mod tests {
     use super::*;
     use crate::model::ProjectStatus;
-    use quire_kernel::{AccountId, App, Apps, Color, KeyId, PrincipalKind, ProjectId, Tier};
+    use quire_kernel::{App, Apps, Color, KeyId, PrincipalKind, ProjectId, Tier};
     use time::OffsetDateTime;
 
     fn project(account: AccountId) -> Project {

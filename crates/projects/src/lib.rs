@@ -13,7 +13,7 @@ pub mod service;
 
 pub use addressing::{
     AddressError, ProjectAccess, address_project, authorize_loaded, authorize_project,
-    decide_access,
+    decide_access, quota_account,
 };
 pub use model::{
     Grant, GrantLevel, Project, ProjectStatus, ResourceEntry, ResourceKey, ResourceType, Resources,

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use quire_kernel::{AccountId, Principal, Usage};
-use quire_projects::{ProjectAccess, address_project};
+use quire_projects::quota_account;
 
 use super::{DatabaseError, DatabaseService};
 use crate::model::{Database, DatabaseStatus};
@@ -40,14 +40,8 @@ impl DatabaseService {
         principal: &Principal,
         project: Option<&str>,
     ) -> Result<DatabaseUsage, DatabaseError> {
-        let project = address_project(
-            self.ports.projects.as_ref(),
-            principal,
-            project,
-            ProjectAccess::Read,
-        )
-        .await?;
-        self.usage_of(project.account_id).await
+        let account = quota_account(self.ports.projects.as_ref(), principal, project).await?;
+        self.usage_of(account).await
     }
 
     /// Every account's databases beside the quotas, for the operator (the admin's account

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use quire_kernel::{AccountId, Principal, Usage};
-use quire_projects::{ProjectAccess, address_project};
+use quire_projects::quota_account;
 
 use super::{ObjectError, ObjectService};
 
@@ -28,14 +28,8 @@ impl ObjectService {
         principal: &Principal,
         project: Option<&str>,
     ) -> Result<Usage, ObjectError> {
-        let project = address_project(
-            self.ports.projects.as_ref(),
-            principal,
-            project,
-            ProjectAccess::Read,
-        )
-        .await?;
-        self.usage_of(project.account_id).await
+        let account = quota_account(self.ports.projects.as_ref(), principal, project).await?;
+        self.usage_of(account).await
     }
 
     /// Every account's object bytes beside the quota, for the operator (the admin's account
