@@ -1,9 +1,11 @@
 //! A database's end users in its `auth` schema, the `TenantUsers` adapter: statements run
 //! as the database's owner role on a small pool of its own, since the owner owns the
 //! schema (as `postgres` owns Supabase's) and no role a token can name may read it. The
-//! users' rows here; their sessions and refresh tokens in `sessions.rs`; the schema made
-//! at start and a user's row as read in `schema.rs`.
+//! users' rows here; their sessions and refresh tokens in `sessions.rs`; their one-time
+//! links and codes in `one_time.rs`; the schema made at start and a user's row as read in
+//! `schema.rs`.
 
+mod one_time;
 mod schema;
 mod sessions;
 
@@ -11,10 +13,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AuthSettings, ConfirmationTry, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers,
-    UserChange, UserWriteError,
+    AuthSettings, CodeTry, ConfirmationTry, EndUser, NewEndUser, OneTimeHashes, Rotation,
+    SignOutScope, TenantUsers, UserChange, UserWriteError,
 };
 use quire_kernel::InfraError;
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use tokio_postgres::Client;
 use uuid::Uuid;
@@ -65,7 +68,12 @@ fn acquired(e: Acquire<tokio_postgres::Error>) -> InfraError {
 }
 
 fn write_error(e: &tokio_postgres::Error) -> UserWriteError {
-    if e.code().is_some_and(|c| c.code() == UNIQUE_VIOLATION) {
+    // Another user's id (the admin API may name one) is no address taken.
+    let on_id = e
+        .as_db_error()
+        .and_then(|db| db.constraint())
+        .is_some_and(|c| c == "users_pkey");
+    if e.code().is_some_and(|c| c.code() == UNIQUE_VIOLATION) && !on_id {
         UserWriteError::EmailTaken
     } else {
         UserWriteError::Infra(infra("writing a user", e))
@@ -88,7 +96,8 @@ impl TenantUsers for Users {
         let mut conn = self.conn().await?;
         let row = conn
             .query_opt(
-                "SELECT disable_signup, confirm_email FROM auth.settings LIMIT 1",
+                "SELECT disable_signup, confirm_email, nullif(trim(site_url), ''), \
+                 array_remove(coalesce(uri_allow_list, '{}'), NULL) FROM auth.settings LIMIT 1",
                 &[],
             )
             .await
@@ -97,9 +106,12 @@ impl TenantUsers for Users {
         let Some(row) = row else {
             return Ok(AuthSettings::default());
         };
+        let read = |e: tokio_postgres::Error| infra("auth settings", &e);
         Ok(AuthSettings {
-            disable_signup: row.try_get(0).map_err(|e| infra("auth settings", &e))?,
-            confirm_email: row.try_get(1).map_err(|e| infra("auth settings", &e))?,
+            disable_signup: row.try_get(0).map_err(read)?,
+            confirm_email: row.try_get(1).map_err(read)?,
+            site_url: row.try_get(2).map_err(read)?,
+            uri_allow_list: row.try_get(3).map_err(read)?,
         })
     }
 
@@ -107,7 +119,7 @@ impl TenantUsers for Users {
         let mut conn = self.conn().await?;
         // One statement: the insert, or the replacement of an unconfirmed user of the
         // address (the unique index on `lower(email)` decides, so racing sign-ups leave one
-        // user), with that user's sessions ended. A confirmed user is left as it is, and no
+        // user), with that user's sessions ended and its mailed code and link dead. A confirmed user is left as it is, and no
         // row comes back.
         let sql = format!(
             "WITH u AS (INSERT INTO auth.users (id, email, encrypted_password, \
@@ -121,7 +133,9 @@ impl TenantUsers for Users {
              created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
              last_sign_in_at = NULL, \
              confirmation_token_hash = EXCLUDED.confirmation_token_hash, \
-             confirmation_sent_at = EXCLUDED.confirmation_sent_at, confirmation_tries = 0 \
+             confirmation_sent_at = EXCLUDED.confirmation_sent_at, confirmation_tries = 0, \
+             recovery_token_hash = NULL, recovery_code_hash = NULL, recovery_sent_at = NULL, \
+             recovery_tries = 0 \
              WHERE auth.users.email_confirmed_at IS NULL \
              RETURNING {USER_COLUMNS}), \
              ended AS (DELETE FROM auth.sessions WHERE user_id IN (SELECT id FROM u)) \
@@ -263,22 +277,110 @@ impl TenantUsers for Users {
         now: OffsetDateTime,
     ) -> Result<Option<EndUser>, UserWriteError> {
         let mut conn = self.conn().await?;
-        let metadata = change.user_metadata.clone().map(serde_json::Value::Object);
+        let metadata = change.user_metadata.clone().map(Value::Object);
+        let app_metadata = change.app_metadata.clone().map(Value::Object);
+        // A new password spends the links and codes mailed before it.
         let sql = format!(
             "UPDATE auth.users SET email = coalesce($2, email), \
              encrypted_password = coalesce($3, encrypted_password), \
              raw_user_meta_data = raw_user_meta_data || coalesce($4, '{{}}'::jsonb), \
+             raw_app_meta_data = raw_app_meta_data || coalesce($6, '{{}}'::jsonb), \
+             email_confirmed_at = coalesce(email_confirmed_at, $7), \
+             recovery_token_hash = CASE WHEN $3::text IS NULL THEN recovery_token_hash END, \
+             recovery_code_hash = CASE WHEN $3::text IS NULL THEN recovery_code_hash END, \
+             confirmation_token_hash = CASE WHEN $3::text IS NULL \
+                 THEN confirmation_token_hash END, \
              updated_at = $5 WHERE id = $1 RETURNING {USER_COLUMNS}"
         );
         let row = conn
             .query_opt(
                 &sql,
-                &[&id, &change.email, &change.password_hash, &metadata, &now],
+                &[
+                    &id,
+                    &change.email,
+                    &change.password_hash,
+                    &metadata,
+                    &now,
+                    &app_metadata,
+                    &change.confirmed_at,
+                ],
             )
             .await
             .map_err(|e| write_error(&e));
         conn.clean();
         Ok(row?.as_ref().map(user_of).transpose()?)
+    }
+
+    async fn insert_user(
+        &self,
+        user: &NewEndUser,
+        app_metadata: Option<&Map<String, Value>>,
+    ) -> Result<EndUser, UserWriteError> {
+        let mut conn = self.conn().await?;
+        let app_metadata = app_metadata.cloned().map(Value::Object);
+        let sql = format!(
+            "INSERT INTO auth.users (id, email, encrypted_password, email_confirmed_at, \
+             raw_user_meta_data, raw_app_meta_data, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, \
+             '{{\"provider\": \"email\", \"providers\": [\"email\"]}}'::jsonb \
+             || coalesce($6, '{{}}'::jsonb), $7, $7) RETURNING {USER_COLUMNS}"
+        );
+        let row = conn
+            .query_one(
+                &sql,
+                &[
+                    &user.id,
+                    &user.email,
+                    &user.password_hash,
+                    &user.email_confirmed_at,
+                    &user.user_metadata,
+                    &app_metadata,
+                    &user.now,
+                ],
+            )
+            .await
+            .map_err(|e| write_error(&e));
+        conn.clean();
+        Ok(user_of(&row?)?)
+    }
+
+    async fn set_one_time(
+        &self,
+        user: Uuid,
+        hashes: &OneTimeHashes,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        one_time::set(self, user, hashes, now).await
+    }
+
+    async fn try_code(
+        &self,
+        email: &str,
+        code_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<CodeTry, InfraError> {
+        one_time::try_code(self, email, code_hash, now, within, tries).await
+    }
+
+    async fn spend_link(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<EndUser>, InfraError> {
+        one_time::spend_link(self, token_hash, now, within, tries).await
+    }
+
+    async fn renew_confirmation(
+        &self,
+        email: &str,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, InfraError> {
+        one_time::renew_confirmation(self, email, token_hash, now).await
     }
 
     async fn start_session(
@@ -314,12 +416,14 @@ impl TenantUsers for Users {
         sessions::end(self, user, session, scope).await
     }
 
-    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
+    async fn list_users(&self, offset: u64, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
         let mut conn = self.conn().await?;
-        let sql =
-            format!("SELECT {USER_COLUMNS} FROM auth.users ORDER BY created_at DESC, id LIMIT $1");
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM auth.users ORDER BY created_at DESC, id LIMIT $1 OFFSET $2"
+        );
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let rows = conn
-            .query(&sql, &[&i64::from(limit)])
+            .query(&sql, &[&i64::from(limit), &offset])
             .await
             .map_err(|e| infra("listing users", &e))?;
         let count = conn

@@ -21,8 +21,8 @@
 //! cluster), [`runtime::DataApiRuntime`] (this replica's data API instances, which hear
 //! what [`ports::DataApiSignals`] says), [`ports::TenantBackends`] (ending a tenant's
 //! backend from outside, for the data API), [`ports::QuireKeys`] (who a Quire key
-//! presented to the data API is) and [`ports::EndUserMail`] (end users' confirmation
-//! emails). Their fakes are in `quire-testkit`.
+//! presented to the data API is) and [`ports::EndUserMail`] (end users' confirmation,
+//! recovery and sign-in emails). Their fakes are in `quire-testkit`.
 
 pub mod auth;
 pub mod keys;
@@ -32,15 +32,17 @@ pub mod runtime;
 pub mod service;
 
 pub use auth::{
-    AUTH_SCHEMA_SQL, AuthError, AuthSession, AuthSettings, Bearer, EndUser, NewEndUser,
-    SignOutScope, SignedUp, TenantAuth, UserChange, plausible_link_token,
+    AUTH_SCHEMA_SQL, Admin, AdminUser, AuthError, AuthSession, AuthSettings, Bearer, EndUser,
+    GeneratedLink, LinkRequest, NewEndUser, OtpVerification, SignOutScope, SignedUp, TenantAuth,
+    UserChange, UsersPage, plausible_link_token,
 };
 pub use keys::{ApiKeys, KeyRole, TokenClaims, TokenError, sign_token, verify_token};
 pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
-    BACKEND_IDENTITY_SQL, Cluster, ClusterError, ConfirmationTry, DataApiSignals, DatabaseRecords,
-    EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, QuireKeys, Rotation, SqlOutcome,
-    SqlRefusal, TenantBackend, TenantBackends, TenantUsers, UserWriteError,
+    BACKEND_IDENTITY_SQL, Cluster, ClusterError, CodeTry, ConfirmationTry, DataApiSignals,
+    DatabaseRecords, EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, OneTimeHashes,
+    QuireKeys, Rotation, SqlOutcome, SqlRefusal, TenantBackend, TenantBackends, TenantUsers,
+    UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, Respond,

@@ -14,4 +14,4 @@ pub use data_api::{
 };
 pub use mail::{EndUserMail, EndUserMailError, MailSlot};
 pub use records::{DatabaseRecords, InsertDatabaseError};
-pub use users::{ConfirmationTry, Rotation, TenantUsers, UserWriteError};
+pub use users::{CodeTry, ConfirmationTry, OneTimeHashes, Rotation, TenantUsers, UserWriteError};

@@ -2,12 +2,14 @@
 //! testkit's `MemoryRuntime` in this crate's tests, `quire-data-runtime`'s instances on a
 //! tenant database in that crate's): the auth settings start open; a confirmed address
 //! signs up once, found in any case; an unconfirmed sign-up is replaced in place by the
-//! next one of its address, its sessions and its link gone; a confirmation link counts its
-//! tries, lapses, and confirms only the password it was checked against, once; refresh
-//! tokens rotate, a retry within the grace gets the same successor, and a reuse ends the
-//! session; a user's change merges the metadata and keeps an address one user's; sign-outs
-//! end the sessions of their scope; users are listed newest first and deleted with their
-//! sessions.
+//! next one of its address, its sessions, its link and its mailed code gone; a
+//! confirmation link counts its tries, lapses, and confirms only the password it was
+//! checked against, once; refresh tokens rotate, a retry within the grace gets the same
+//! successor, and a reuse ends the session; a user's change merges the metadata and keeps
+//! an address one user's; sign-outs end the sessions of their scope. The one-time codes and
+//! links of recovery and sign-in mails, and sign-up links sent again, in
+//! `tenant_users/one_time.rs`; users listed newest first a page at a time, deleted with
+//! their sessions, and the admin API's users in `tenant_users/admin.rs`.
 //!
 //! Listed once in `__tenant_users_list!`, as the store's checks are. Each check has a
 //! database of its own.
@@ -23,6 +25,18 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+mod admin;
+mod one_time;
+
+use admin::{
+    the_owners_key_inserts_users_and_changes_what_users_cannot,
+    users_are_listed_newest_first_and_deleted_with_their_sessions,
+};
+use one_time::{
+    a_one_time_code_confirms_its_address_and_drops_a_pending_password,
+    one_time_codes_are_counted_and_spent_with_their_link, sign_up_links_are_renewed,
+};
+
 /// Every check of the `TenantUsers` contract, once. `$then` is called with `$args` and
 /// the list.
 #[doc(hidden)]
@@ -37,7 +51,11 @@ macro_rules! __tenant_users_list {
             refresh_tokens_rotate_with_a_grace_and_a_reuse_ends_the_session,
             users_change_and_an_address_stays_one_users,
             sign_outs_end_the_sessions_of_their_scope,
-            users_are_listed_newest_first_and_deleted_with_their_sessions
+            users_are_listed_newest_first_and_deleted_with_their_sessions,
+            one_time_codes_are_counted_and_spent_with_their_link,
+            a_one_time_code_confirms_its_address_and_drops_a_pending_password,
+            sign_up_links_are_renewed,
+            the_owners_key_inserts_users_and_changes_what_users_cannot
         );
     };
 }
@@ -165,7 +183,7 @@ async fn a_confirmed_address_signs_up_once(users: &dyn TenantUsers) {
         ));
     }
     assert_eq!(users.user(ann.id).await.unwrap(), Some(ann));
-    assert_eq!(users.list_users(10).await.unwrap().1, 1);
+    assert_eq!(users.list_users(0, 10).await.unwrap().1, 1);
 }
 
 async fn an_unconfirmed_sign_up_is_replaced_in_place(users: &dyn TenantUsers) {
@@ -179,6 +197,11 @@ async fn an_unconfirmed_sign_up_is_replaced_in_place(users: &dyn TenantUsers) {
         .start_session(first.id, session, "refresh-1", t(0))
         .await
         .unwrap();
+    let code = quire_databases::OneTimeHashes {
+        token_hash: "tok-cy".into(),
+        code_hash: "code-cy".into(),
+    };
+    users.set_one_time(first.id, &code, t(1)).await.unwrap();
     let mut next = sign_up("cy@example.com", "hash-2", Some("link-2"), 5);
     next.user_metadata = json!({"v": 2});
     let second = users.sign_up_user(&next).await.unwrap();
@@ -205,7 +228,9 @@ async fn an_unconfirmed_sign_up_is_replaced_in_place(users: &dyn TenantUsers) {
         .unwrap()
         .unwrap();
     assert_eq!(hash, "hash-2");
-    assert_eq!(users.list_users(10).await.unwrap().1, 1);
+    let mailed = users.spend_link("tok-cy", t(6), HOUR, 5).await.unwrap();
+    assert_eq!(mailed, None, "the code mailed before is dead");
+    assert_eq!(users.list_users(0, 10).await.unwrap().1, 1);
 }
 
 async fn confirmation_links_count_their_tries_and_confirm_their_password(users: &dyn TenantUsers) {
@@ -226,12 +251,8 @@ async fn confirmation_links_count_their_tries_and_confirm_their_password(users: 
             .unwrap(),
         "lapsed"
     );
-    assert!(
-        !users
-            .confirmation_pending("link-x", t(1), HOUR, 3)
-            .await
-            .unwrap()
-    );
+    let unknown = users.confirmation_pending("link-x", t(1), HOUR, 3);
+    assert!(!unknown.await.unwrap());
     let mut left = Vec::new();
     for _ in 0..4 {
         let tried = users
@@ -466,37 +487,4 @@ async fn sign_outs_end_the_sessions_of_their_scope(users: &dyn TenantUsers) {
         users.rotate("r0", "r0b", t(3), GRACE).await.unwrap(),
         Rotation::Unknown
     );
-}
-
-async fn users_are_listed_newest_first_and_deleted_with_their_sessions(users: &dyn TenantUsers) {
-    let mut made = Vec::new();
-    for (i, email) in ["kim@example.com", "lea@example.com", "max@example.com"]
-        .into_iter()
-        .enumerate()
-    {
-        let at = i64::try_from(i).unwrap();
-        made.push(
-            users
-                .sign_up_user(&sign_up(email, "hash", None, at))
-                .await
-                .unwrap(),
-        );
-    }
-    let (two, total) = users.list_users(2).await.unwrap();
-    assert_eq!(total, 3);
-    assert_eq!(two, [made[2].clone(), made[1].clone()]);
-    let (all, _) = users.list_users(10).await.unwrap();
-    assert_eq!(all, [made[2].clone(), made[1].clone(), made[0].clone()]);
-
-    let session = Uuid::new_v4();
-    users
-        .start_session(made[1].id, session, "rl", t(5))
-        .await
-        .unwrap();
-    assert!(users.delete_user(made[1].id).await.unwrap());
-    assert!(!users.delete_user(made[1].id).await.unwrap());
-    assert!(!users.session_open(session).await.unwrap());
-    assert_eq!(users.user(made[1].id).await.unwrap(), None);
-    let (left, total) = users.list_users(10).await.unwrap();
-    assert_eq!((left, total), (vec![made[2].clone(), made[0].clone()], 2));
 }

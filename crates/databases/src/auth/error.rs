@@ -48,6 +48,25 @@ pub enum AuthError {
     EmailNotSent(String),
     #[error("Email link is invalid or has expired")]
     LinkInvalid,
+    /// A one-time code that is not the address's, or none awaits its use.
+    #[error("Token has expired or is invalid")]
+    TokenInvalid,
+    /// A mail to this address left less than a minute ago (GoTrue's `SMTP_MAX_FREQUENCY`).
+    #[error("For security purposes, you can only request this after {retry_after_secs} seconds.")]
+    MailTooSoon { retry_after_secs: u64 },
+    /// `POST otp` for an address with no user, which may not be made one (`create_user`
+    /// false).
+    #[error("Signups not allowed for otp")]
+    OtpDisabled,
+    /// The admin API with a credential that is not the database's `service_role`.
+    #[error("User not allowed")]
+    NotAdmin,
+    /// The admin API's path names no user id.
+    #[error("user_id must be an UUID")]
+    UserIdInvalid,
+    /// The admin API names a user there is not: the message says which.
+    #[error("{0}")]
+    NoSuchUser(&'static str),
     /// The password typed on a confirmation link's page is not its sign-up's; the try
     /// counted, and `tries_left` more are allowed (none: the link is dead).
     #[error("Invalid login credentials")]
@@ -69,10 +88,18 @@ impl AuthError {
             | Self::UnsupportedGrant
             | Self::LinkPasswordWrong { .. } => 400,
             Self::NoAuthorization => 401,
-            Self::BadJwt(_) | Self::SessionNotFound | Self::LinkInvalid => 403,
-            Self::UserNotFound => 404,
-            Self::WeakPassword | Self::SignupDisabled | Self::UserExists | Self::EmailExists => 422,
-            Self::RateLimited { .. } | Self::EmailQuotaExceeded => 429,
+            Self::BadJwt(_)
+            | Self::SessionNotFound
+            | Self::LinkInvalid
+            | Self::TokenInvalid
+            | Self::NotAdmin => 403,
+            Self::UserNotFound | Self::UserIdInvalid | Self::NoSuchUser(_) => 404,
+            Self::WeakPassword
+            | Self::SignupDisabled
+            | Self::UserExists
+            | Self::EmailExists
+            | Self::OtpDisabled => 422,
+            Self::RateLimited { .. } | Self::EmailQuotaExceeded | Self::MailTooSoon { .. } => 429,
             Self::Infra(e) if e.kind() == InfraKind::Unavailable => 503,
             Self::EmailNotSent(_) | Self::Infra(_) => 500,
         }
@@ -82,7 +109,7 @@ impl AuthError {
     #[must_use]
     pub fn error_code(&self) -> &'static str {
         match self {
-            Self::Validation(_) => "validation_failed",
+            Self::Validation(_) | Self::UserIdInvalid => "validation_failed",
             Self::WeakPassword => "weak_password",
             Self::SignupDisabled => "signup_disabled",
             Self::UserExists => "user_already_exists",
@@ -95,10 +122,12 @@ impl AuthError {
             Self::NoAuthorization => "no_authorization",
             Self::BadJwt(_) => "bad_jwt",
             Self::SessionNotFound => "session_not_found",
-            Self::UserNotFound => "user_not_found",
+            Self::UserNotFound | Self::NoSuchUser(_) => "user_not_found",
             Self::RateLimited { .. } => "over_request_rate_limit",
-            Self::EmailQuotaExceeded => "over_email_send_rate_limit",
-            Self::LinkInvalid => "otp_expired",
+            Self::EmailQuotaExceeded | Self::MailTooSoon { .. } => "over_email_send_rate_limit",
+            Self::LinkInvalid | Self::TokenInvalid => "otp_expired",
+            Self::OtpDisabled => "otp_disabled",
+            Self::NotAdmin => "not_admin",
             Self::Infra(e) if e.kind() == InfraKind::Unavailable => "request_timeout",
             Self::EmailNotSent(_) | Self::Infra(_) => "unexpected_failure",
         }

@@ -1,5 +1,6 @@
 //! The auth subset of a database's data API (`/db/{slug}/auth/v1`, GoTrue's paths and
-//! JSON): sign-up, password and refresh-token grants, the signed-in user, sign-out. Users,
+//! JSON): sign-up, password and refresh-token grants, the signed-in user, sign-out,
+//! password recovery and sign-in by a mailed code or link, and the admin API. Users,
 //! sessions and refresh tokens live in the tenant database's `auth` schema (port
 //! [`TenantUsers`]); access tokens are HS256 JWTs under the database's secret with `sub`,
 //! `role: authenticated` and `session_id`, so `auth.uid()` policies see who asks.
@@ -8,11 +9,17 @@
 //! confirmation link in `signup` (nobody can take an address they do not receive mail at,
 //! and the link confirms only the password its presser chose);
 //! refresh tokens of 256 bits stored as their SHA-256, rotated on every use, a reused one
-//! ending its session, in `refresh`; sign-up and the token grants counted per database and
-//! client address in the shared rate limiter.
+//! ending its session, in `refresh`; recovery and sign-in mails, each with a one-time link
+//! and a 6-digit code that are spent together, in `one_time` (where their links lead, in
+//! `redirect`); the `service_role`'s admin API in `admin`; sign-up, the token grants and
+//! the mails counted per database, client address and address in the shared rate limiter.
 
+mod admin;
 mod error;
 mod model;
+mod one_time;
+mod otp_verify;
+mod redirect;
 mod refresh;
 mod schema;
 mod signup;
@@ -31,11 +38,13 @@ pub use error::AuthError;
 pub use model::{AuthSession, AuthSettings, EndUser, NewEndUser, SignOutScope, UserChange};
 pub use schema::AUTH_SCHEMA_SQL;
 
+pub use admin::{Admin, AdminUser, GeneratedLink, LinkRequest, UsersPage};
+pub use otp_verify::OtpVerification;
 pub use signup::SignedUp;
 
 use crate::keys::{KeyRole, TokenError, sign_token, verify_token};
 use crate::ports::{EndUserMail, TenantUsers};
-use crate::runtime::DataApiInstance;
+use crate::runtime::{DataApiInstance, GatewayTarget};
 use crate::service::DatabaseService;
 
 /// GoTrue's shortest password.
@@ -60,6 +69,19 @@ const PASSWORD_GRANTS_PER_5_MIN: u32 = 30;
 const REFRESH_GRANTS_PER_5_MIN: u32 = 150;
 /// Confirmation links opened per client address and database in five minutes.
 const VERIFY_PER_5_MIN: u32 = 30;
+/// How long a mailed one-time code and its link work (GoTrue's `MAILER_OTP_EXP`).
+pub const ONE_TIME_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+/// Codes a mail's code takes, right or wrong, before it is dead with its link.
+pub const ONE_TIME_TRIES: u32 = 5;
+/// Recovery, sign-in and confirmation mails asked for per client address and database in
+/// an hour.
+const MAIL_REQUESTS_PER_HOUR: u32 = 30;
+/// One mail per address in this time (GoTrue's `SMTP_MAX_FREQUENCY`).
+const MAIL_INTERVAL: Duration = Duration::from_secs(60);
+/// Mails per database in an hour, whoever asks (GoTrue's `RATE_LIMIT_EMAIL_SENT`).
+const MAILS_PER_HOUR: u32 = 30;
+/// Codes and links presented per client address and database in five minutes.
+const CODES_PER_5_MIN: u32 = 30;
 const HOUR: Duration = Duration::from_secs(3600);
 const FIVE_MINUTES: Duration = Duration::from_secs(300);
 
@@ -150,9 +172,23 @@ fn checked_metadata(data: Option<Value>) -> Result<Option<Map<String, Value>>, A
     }
 }
 
+/// A change of address to one another user has: GoTrue's `email_exists`.
+fn email_exists(e: crate::ports::UserWriteError) -> AuthError {
+    match AuthError::from(e) {
+        AuthError::UserExists => AuthError::EmailExists,
+        other => other,
+    }
+}
+
 impl TenantAuth {
     fn users(&self) -> &dyn TenantUsers {
         self.instance.users()
+    }
+
+    /// The database these use cases serve, and its secret.
+    #[must_use]
+    pub fn target(&self) -> &GatewayTarget {
+        self.instance.target()
     }
 
     fn bucket(&self, what: &str) -> String {
@@ -191,8 +227,9 @@ impl TenantAuth {
         .map_err(|_| AuthError::Validation("Password is too long".into()))
     }
 
-    /// Signs a new session of `user` in: an access token and a first refresh token.
-    async fn open_session(&self, user: &EndUser) -> Result<AuthSession, AuthError> {
+    /// Signs a new session of `user` in, begun by `method` (`password`, `otp`): an access
+    /// token and a first refresh token.
+    async fn open_session(&self, user: &EndUser, method: &str) -> Result<AuthSession, AuthError> {
         let session = Uuid::new_v4();
         let refresh = random_url_token();
         let now = self.clock.now();
@@ -200,18 +237,19 @@ impl TenantAuth {
             .users()
             .start_session(user.id, session, &sha256_hex(refresh.as_bytes()), now)
             .await?;
-        Ok(self.session(user, session, refresh, now))
+        Ok(self.session(user, session, method, refresh, now))
     }
 
     fn session(
         &self,
         user: EndUser,
         session: Uuid,
+        method: &str,
         refresh_token: String,
         now: OffsetDateTime,
     ) -> AuthSession {
         let expires_at = now + time::Duration::seconds(ACCESS_TOKEN_SECS);
-        let claims = user.access_claims(&self.issuer, session, now, expires_at);
+        let claims = user.access_claims(&self.issuer, session, method, now, expires_at);
         AuthSession {
             access_token: sign_token(&self.instance.target().jwt_secret, &claims),
             refresh_token,
@@ -236,21 +274,25 @@ impl TenantAuth {
             .await?;
         let email = lookup_email(email)?;
         let found = self.users().user_by_email(&email).await?;
+        // A user with no password (made by a mailed code, or by the owner without one)
+        // costs what an unknown address does, and no password is theirs.
         let stored = found
             .as_ref()
-            .map_or_else(|| DECOY_HASH.clone(), |(_, hash)| hash.clone());
+            .map(|(_, hash)| hash.clone())
+            .filter(|hash| !hash.is_empty())
+            .unwrap_or_else(|| DECOY_HASH.clone());
         let matches = offloaded(self.offload.as_ref(), move || {
             verify_password(&password, &stored)
         })
         .await?;
         let user = match found {
-            Some((user, _)) if matches => user,
+            Some((user, hash)) if matches && !hash.is_empty() => user,
             _ => return Err(AuthError::InvalidCredentials),
         };
         if user.email_confirmed_at.is_none() {
             return Err(AuthError::EmailNotConfirmed);
         }
-        self.open_session(&user).await
+        self.open_session(&user, "password").await
     }
 
     /// The user and session an access token (the bearer of `GET`/`PUT user` and `logout`)
@@ -297,7 +339,9 @@ impl TenantAuth {
             .ok_or(AuthError::UserNotFound)
     }
 
-    /// `PUT user`: a new email, password or metadata.
+    /// `PUT user`: a new email, password or metadata. A new password spends the user's
+    /// mailed links and codes and ends their other sessions, as GoTrue's does: whoever
+    /// used the old one (the reason for a recovery, often) is signed out.
     ///
     /// # Errors
     /// As [`Self::bearer`]; `Validation`, `WeakPassword`, `EmailExists`, `UserNotFound`.
@@ -321,19 +365,25 @@ impl TenantAuth {
             Some(p) => Some(self.hash(p).await?),
             None => None,
         };
+        let new_password = password_hash.is_some();
         let change = UserChange {
             email,
             password_hash,
             user_metadata,
+            ..UserChange::default()
         };
-        self.users()
+        let user = self
+            .users()
             .update_user(bearer.user, &change, self.clock.now())
             .await
-            .map_err(|e| match AuthError::from(e) {
-                AuthError::UserExists => AuthError::EmailExists,
-                other => other,
-            })?
-            .ok_or(AuthError::UserNotFound)
+            .map_err(email_exists)?
+            .ok_or(AuthError::UserNotFound)?;
+        if new_password {
+            self.users()
+                .end_sessions(bearer.user, bearer.session, SignOutScope::Others)
+                .await?;
+        }
+        Ok(user)
     }
 
     /// `POST logout`: ends the token's sessions (`scope`), so their refresh tokens no

@@ -58,7 +58,9 @@ impl TenantAuth {
             )
             .await?
         {
-            Rotation::Rotated { user, session } => Ok(self.session(user, session, next, now)),
+            Rotation::Rotated { user, session } => {
+                Ok(self.session(user, session, "password", next, now))
+            }
             Rotation::Unknown => Err(AuthError::RefreshTokenNotFound),
             Rotation::Reused => Err(AuthError::RefreshTokenReused),
         }

@@ -1,8 +1,9 @@
 //! The tenant's `auth` schema, as SQL both adapters run (`quire-pgcluster` when it makes a
 //! database, `quire-data-runtime` when an instance starts).
 
-/// The `auth` schema: users, sessions, refresh tokens, settings, and the functions RLS
-/// policies call, run by the database's owner (who owns it) in one transaction. Made when
+/// The `auth` schema: users (with their sign-up's confirmation link, and the one-time
+/// link and code of their latest recovery or sign-in mail, as hashes), sessions, refresh
+/// tokens, settings, and the functions RLS policies call, run by the database's owner (who owns it) in one transaction. Made when
 /// a database is created, and again whenever a data API instance starts: every statement
 /// tolerates what exists, and the advisory lock keeps two replicas starting at once from
 /// racing on the catalog, so a database older than the schema gets it too.
@@ -23,7 +24,12 @@ CREATE TABLE IF NOT EXISTS auth.users (
 ALTER TABLE auth.users ADD COLUMN IF NOT EXISTS confirmation_token_hash text,
   ADD COLUMN IF NOT EXISTS confirmation_sent_at timestamptz,
   ADD COLUMN IF NOT EXISTS confirmation_tries integer NOT NULL DEFAULT 0;
+ALTER TABLE auth.users ADD COLUMN IF NOT EXISTS recovery_token_hash text,
+  ADD COLUMN IF NOT EXISTS recovery_code_hash text,
+  ADD COLUMN IF NOT EXISTS recovery_sent_at timestamptz,
+  ADD COLUMN IF NOT EXISTS recovery_tries integer NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON auth.users (lower(email));
+CREATE UNIQUE INDEX IF NOT EXISTS users_recovery_key ON auth.users (recovery_token_hash);
 CREATE UNIQUE INDEX IF NOT EXISTS users_confirmation_key ON auth.users (confirmation_token_hash);
 CREATE TABLE IF NOT EXISTS auth.sessions (
   id uuid PRIMARY KEY,
@@ -46,6 +52,8 @@ CREATE TABLE IF NOT EXISTS auth.settings (
   disable_signup boolean NOT NULL DEFAULT false,
   confirm_email boolean NOT NULL DEFAULT false
 );
+ALTER TABLE auth.settings ADD COLUMN IF NOT EXISTS site_url text,
+  ADD COLUMN IF NOT EXISTS uri_allow_list text[] NOT NULL DEFAULT '{}';
 INSERT INTO auth.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
 CREATE OR REPLACE FUNCTION auth.jwt() RETURNS jsonb LANGUAGE sql STABLE
   AS $$ SELECT coalesce(nullif(current_setting('request.jwt.claims', true), ''), '{}')::jsonb $$;

@@ -45,7 +45,7 @@ fn stand_in(email: String, user_metadata: Value, now: time::OffsetDateTime) -> E
     }
 }
 
-fn mail_error(e: EndUserMailError) -> AuthError {
+pub(super) fn mail_error(e: EndUserMailError) -> AuthError {
     match e {
         EndUserMailError::QuotaExceeded => AuthError::EmailQuotaExceeded,
         EndUserMailError::Failed(cause) => AuthError::EmailNotSent(cause),
@@ -117,7 +117,9 @@ impl TenantAuth {
             }
         };
         let (Some(token), Some(slot)) = (confirmation, slot) else {
-            return Ok(SignedUp::Session(self.open_session(&user).await?));
+            return Ok(SignedUp::Session(
+                self.open_session(&user, "password").await?,
+            ));
         };
         if let Err(e) = self.send_confirmation(slot.clone(), &user, &token) {
             // A user whose link never left cannot confirm: nothing of the sign-up stays,
@@ -129,16 +131,49 @@ impl TenantAuth {
         Ok(SignedUp::Unconfirmed(user))
     }
 
+    /// An unconfirmed user of `email` with `password` and a confirmation link (the admin
+    /// API's `generate_link` of a sign-up, which sends nothing): the link's token, and the
+    /// user, replacing an unconfirmed one of the address as a sign-up does.
+    ///
+    /// # Errors
+    /// `WeakPassword`, `EmailExists` (a confirmed user has the address).
+    pub(super) async fn pending_sign_up(
+        &self,
+        email: String,
+        password: String,
+        metadata: Value,
+    ) -> Result<(EndUser, String), AuthError> {
+        let password_hash = self.hash(password).await?;
+        let token = random_url_token();
+        let user = self
+            .users()
+            .sign_up_user(&NewEndUser {
+                id: Uuid::new_v4(),
+                email,
+                password_hash,
+                user_metadata: metadata,
+                email_confirmed_at: None,
+                confirmation_hash: Some(sha256_hex(token.as_bytes())),
+                now: self.clock.now(),
+            })
+            .await
+            .map_err(|e| match e {
+                UserWriteError::EmailTaken => AuthError::EmailExists,
+                other => other.into(),
+            })?;
+        Ok((user, token))
+    }
+
     /// Gives back a slot no message will use. A failure leaves it taken: one send counted
     /// too many, never a message lost, so the sign-up's own answer stands.
-    async fn give_back(&self, slot: Option<&MailSlot>) {
+    pub(super) async fn give_back(&self, slot: Option<&MailSlot>) {
         if let Some(slot) = slot {
             self.mail.release(slot).await.ok();
         }
     }
 
     /// Queues the confirmation message; it leaves off the request path.
-    fn send_confirmation(
+    pub(super) fn send_confirmation(
         &self,
         slot: MailSlot,
         user: &EndUser,

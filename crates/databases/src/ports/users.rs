@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_kernel::InfraError;
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -54,6 +55,34 @@ impl Debug for ConfirmationTry {
     }
 }
 
+/// A one-time link and code of a user's (password recovery, magic link, invitation), as
+/// stored: the SHA-256 of the link's token, and the code's MAC under the database's secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OneTimeHashes {
+    pub token_hash: String,
+    pub code_hash: String,
+}
+
+impl Debug for OneTimeHashes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OneTimeHashes")
+    }
+}
+
+/// What presenting a one-time code did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeTry {
+    /// The code was the user's: it is spent (the link with it), the address is confirmed,
+    /// and the user as they now are.
+    Verified(EndUser),
+    /// Not the code: the try is counted, `tries_left` more are allowed (none: the code is
+    /// dead).
+    Wrong { tries_left: u32 },
+    /// No code awaits its use for that address (none sent, spent, lapsed, or its tries used
+    /// up).
+    Unknown,
+}
+
 /// A database's end users, sessions and refresh tokens (the tenant's `auth` schema), as
 /// the data API's instance reaches them.
 #[async_trait]
@@ -67,7 +96,7 @@ pub trait TenantUsers: Send + Sync + Debug {
     /// Stores a new user, or replaces the unconfirmed user of the same address (any case):
     /// its id stays, and everything else is the new sign-up's (password, metadata,
     /// confirmation and its link with no tries made, creation time), its sessions ended, so
-    /// the first sign-up's link is dead. One statement, so racing sign-ups of one address
+    /// the first sign-up's link is dead, as is any code or link mailed to it. One statement, so racing sign-ups of one address
     /// leave one user.
     ///
     /// # Errors
@@ -128,7 +157,77 @@ pub trait TenantUsers: Send + Sync + Debug {
         within: Duration,
     ) -> Result<Option<EndUser>, InfraError>;
 
-    /// Applies `change` to user `id`; `None` when there is no such user.
+    /// Stores a new user as the owner's key makes one (the admin API): refused when any
+    /// user has the address, confirmed or not. `app_metadata` is merged over the default
+    /// (`provider`, `providers`).
+    ///
+    /// # Errors
+    /// `EmailTaken`; storage failures.
+    async fn insert_user(
+        &self,
+        user: &NewEndUser,
+        app_metadata: Option<&Map<String, Value>>,
+    ) -> Result<EndUser, UserWriteError>;
+
+    /// Gives user `user` a new one-time link and code, made at `now`, with no tries made:
+    /// the ones before no longer work. `false` when there is no such user.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn set_one_time(
+        &self,
+        user: Uuid,
+        hashes: &OneTimeHashes,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Presents a one-time code for the user with `email` (without case): if one made less
+    /// than `within` before `now` awaits its use with fewer than `tries` tries made, the try
+    /// is counted, in one statement (racing tries are each counted), and when its MAC is
+    /// `code_hash` the code and its link are spent and the address confirmed. A user whose
+    /// address this confirms keeps no password (nor sign-up link): one chosen before can be
+    /// anyone's who signed the address up.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn try_code(
+        &self,
+        email: &str,
+        code_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<CodeTry, InfraError>;
+
+    /// Spends the one-time link whose token hashes to `token_hash`, made less than `within`
+    /// before `now` and with its code's tries not used up, as a right code is spent; the
+    /// user as they now are.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn spend_link(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<EndUser>, InfraError>;
+
+    /// Gives the unconfirmed user of `email` (without case) who signed up with a password a
+    /// new confirmation link (its token hashing to `token_hash`, made at `now`, no tries
+    /// made); the link before no longer works. `None` when there is no such user.
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn renew_confirmation(
+        &self,
+        email: &str,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, InfraError>;
+
+    /// Applies `change` to user `id`; `None` when there is no such user. A new password
+    /// spends the user's links and codes.
     ///
     /// # Errors
     /// `EmailTaken` when the new email is another user's; storage failures.
@@ -187,11 +286,12 @@ pub trait TenantUsers: Send + Sync + Debug {
         scope: SignOutScope,
     ) -> Result<(), InfraError>;
 
-    /// Every user, newest first, at most `limit`, and how many there are.
+    /// The users, newest first (then by id), `offset` of them skipped and at most `limit`,
+    /// and how many there are in all.
     ///
     /// # Errors
     /// Storage failures.
-    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError>;
+    async fn list_users(&self, offset: u64, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError>;
 
     /// Deletes user `id` with their sessions; whether there was one.
     ///

@@ -41,7 +41,7 @@ impl DatabaseService {
         let instance = self.users_instance(database, stops_seen).await?;
         let (users, total) = instance
             .users()
-            .list_users(limit.min(MAX_END_USERS_LISTED))
+            .list_users(0, limit.min(MAX_END_USERS_LISTED))
             .await?;
         Ok(EndUsersView { users, total })
     }

@@ -1,8 +1,12 @@
-//! The database service's use cases on the in-memory fakes: data API requests, end users and quotas.
+//! The database service's use cases on the in-memory fakes: data API requests, end users,
+//! their mails and the admin API, and quotas.
 //! One test binary for the crate: each file a module, linked once.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
+mod auth_admin;
+mod auth_mail;
+mod auth_sign_in;
 mod end_users;
 mod quotas;
 mod rest_requests;

@@ -9,8 +9,8 @@ use quire_kernel::{AccountId, InfraError};
 use uuid::Uuid;
 
 /// An account's mail for its end users: every slot held and given back, every message
-/// queued (to whom). `full` refuses every slot (a used-up quota), `unsendable` every
-/// message (one that cannot be made).
+/// queued (to whom, and in `messages` with its subject and text). `full` refuses every slot
+/// (a used-up quota), `unsendable` every message (one that cannot be made).
 #[derive(Debug, Default)]
 pub struct MemoryEndUserMail {
     pub full: AtomicBool,
@@ -18,6 +18,8 @@ pub struct MemoryEndUserMail {
     pub held: Mutex<Vec<Uuid>>,
     pub released: Mutex<Vec<Uuid>>,
     pub queued: Mutex<Vec<String>>,
+    /// Every message queued: to, subject, text.
+    pub messages: Mutex<Vec<(String, String, String)>>,
 }
 
 #[async_trait]
@@ -40,11 +42,22 @@ impl EndUserMail for MemoryEndUserMail {
         Ok(())
     }
 
-    fn send(&self, _: MailSlot, to: &str, _: &str, _: &str) -> Result<(), EndUserMailError> {
+    fn send(
+        &self,
+        _: MailSlot,
+        to: &str,
+        subject: &str,
+        text: &str,
+    ) -> Result<(), EndUserMailError> {
         if self.unsendable.load(Ordering::SeqCst) {
             return Err(EndUserMailError::Failed("no such message".into()));
         }
         self.queued.lock().expect("mail lock").push(to.to_owned());
+        self.messages.lock().expect("mail lock").push((
+            to.to_owned(),
+            subject.to_owned(),
+            text.to_owned(),
+        ));
         Ok(())
     }
 }

@@ -1,21 +1,23 @@
 //! The `TenantUsers` port in memory, with the rules of the tenant's `auth` schema as the
 //! real adapter writes them: one user per address (any case), an unconfirmed sign-up
-//! replaced by the next one of its address, confirmation links counted and spent, refresh
-//! tokens rotated with their grace and a reuse ending the session, a user's sessions going
-//! with the user.
+//! replaced by the next one of its address, confirmation links counted and spent, one-time
+//! codes and links tried, counted and spent together, refresh tokens rotated with their
+//! grace and a reuse ending the session, a user's sessions going with the user.
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AuthSettings, ConfirmationTry, EndUser, NewEndUser, Rotation, SignOutScope, TenantUsers,
-    UserChange, UserWriteError,
+    AuthSettings, CodeTry, ConfirmationTry, EndUser, NewEndUser, OneTimeHashes, Rotation,
+    SignOutScope, TenantUsers, UserChange, UserWriteError,
 };
 use quire_kernel::InfraError;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
+
+mod one_time;
 
 #[derive(Debug, Clone)]
 struct Stored {
@@ -24,6 +26,20 @@ struct Stored {
     confirmation_hash: Option<String>,
     confirmation_sent_at: Option<OffsetDateTime>,
     confirmation_tries: u32,
+    one_time: Option<one_time::OneTime>,
+}
+
+impl Stored {
+    fn new(user: EndUser, password_hash: String) -> Self {
+        Self {
+            user,
+            password_hash,
+            confirmation_hash: None,
+            confirmation_sent_at: None,
+            confirmation_tries: 0,
+            one_time: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +100,18 @@ pub struct MemoryUsers {
     state: Mutex<State>,
 }
 
+/// `into` with `merged`'s keys set, as jsonb's `||` sets them.
+fn merge(into: &mut Value, merged: Option<&Map<String, Value>>) {
+    let Some(merged) = merged else {
+        return;
+    };
+    if let Value::Object(map) = into {
+        map.extend(merged.clone());
+    } else {
+        *into = Value::Object(merged.clone());
+    }
+}
+
 /// What a fresh `auth.users` row holds in `raw_app_meta_data`.
 fn app_metadata() -> Value {
     json!({"provider": "email", "providers": ["email"]})
@@ -102,15 +130,7 @@ impl MemoryUsers {
     /// Stores `user` as it is, with `password_hash` (the owner's insert, for the real
     /// adapter).
     pub fn insert(&self, user: EndUser, password_hash: &str) {
-        self.with(|s| {
-            s.users.push(Stored {
-                user,
-                password_hash: password_hash.to_owned(),
-                confirmation_hash: None,
-                confirmation_sent_at: None,
-                confirmation_tries: 0,
-            });
-        });
+        self.with(|s| s.users.push(Stored::new(user, password_hash.to_owned())));
     }
 
     /// Every user, in the order they were stored.
@@ -123,7 +143,7 @@ impl MemoryUsers {
 #[async_trait]
 impl TenantUsers for MemoryUsers {
     async fn settings(&self) -> Result<AuthSettings, InfraError> {
-        Ok(self.with(|s| s.settings))
+        Ok(self.with(|s| s.settings.clone()))
     }
 
     async fn sign_up_user(&self, new: &NewEndUser) -> Result<EndUser, UserWriteError> {
@@ -148,11 +168,9 @@ impl TenantUsers for MemoryUsers {
                     last_sign_in_at: None,
                 };
                 s.users.push(Stored {
-                    user: user.clone(),
-                    password_hash: new.password_hash.clone(),
                     confirmation_hash: new.confirmation_hash.clone(),
                     confirmation_sent_at: sent_at,
-                    confirmation_tries: 0,
+                    ..Stored::new(user.clone(), new.password_hash.clone())
                 });
                 return Ok(user);
             };
@@ -171,6 +189,7 @@ impl TenantUsers for MemoryUsers {
             stored.confirmation_hash.clone_from(&new.confirmation_hash);
             stored.confirmation_sent_at = sent_at;
             stored.confirmation_tries = 0;
+            stored.one_time = None;
             let replaced = stored.user.clone();
             s.end_sessions_where(|session| session.user == replaced.id);
             Ok(replaced)
@@ -263,17 +282,88 @@ impl TenantUsers for MemoryUsers {
             }
             if let Some(hash) = &change.password_hash {
                 u.password_hash.clone_from(hash);
+                u.one_time = None;
+                u.confirmation_hash = None;
             }
-            if let Some(merged) = &change.user_metadata {
-                if let Value::Object(metadata) = &mut u.user.user_metadata {
-                    metadata.extend(merged.clone());
-                } else {
-                    u.user.user_metadata = Value::Object(merged.clone());
-                }
+            merge(&mut u.user.user_metadata, change.user_metadata.as_ref());
+            merge(&mut u.user.app_metadata, change.app_metadata.as_ref());
+            if u.user.email_confirmed_at.is_none() {
+                u.user.email_confirmed_at = change.confirmed_at;
             }
             u.user.updated_at = now;
             Ok(Some(u.user.clone()))
         })
+    }
+
+    async fn insert_user(
+        &self,
+        new: &NewEndUser,
+        app: Option<&Map<String, Value>>,
+    ) -> Result<EndUser, UserWriteError> {
+        self.with(|s| {
+            if s.by_email(&new.email).is_some() {
+                return Err(UserWriteError::EmailTaken);
+            }
+            if s.users.iter().any(|u| u.user.id == new.id) {
+                return Err(UserWriteError::Infra(InfraError::new(
+                    "inserting a user: the id is another user's",
+                )));
+            }
+            let mut app_metadata = app_metadata();
+            merge(&mut app_metadata, app);
+            let user = EndUser {
+                id: new.id,
+                email: new.email.clone(),
+                email_confirmed_at: new.email_confirmed_at,
+                user_metadata: new.user_metadata.clone(),
+                app_metadata,
+                created_at: new.now,
+                updated_at: new.now,
+                last_sign_in_at: None,
+            };
+            s.users
+                .push(Stored::new(user.clone(), new.password_hash.clone()));
+            Ok(user)
+        })
+    }
+
+    async fn set_one_time(
+        &self,
+        user: Uuid,
+        hashes: &OneTimeHashes,
+        now: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        Ok(self.with(|s| s.set_one_time(user, hashes, now)))
+    }
+
+    async fn try_code(
+        &self,
+        email: &str,
+        code_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<CodeTry, InfraError> {
+        Ok(self.with(|s| s.try_code(email, code_hash, now, now - within, tries)))
+    }
+
+    async fn spend_link(
+        &self,
+        token_hash: &str,
+        now: OffsetDateTime,
+        within: Duration,
+        tries: u32,
+    ) -> Result<Option<EndUser>, InfraError> {
+        Ok(self.with(|s| s.spend_link(token_hash, now, now - within, tries)))
+    }
+
+    async fn renew_confirmation(
+        &self,
+        email: &str,
+        token_hash: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<EndUser>, InfraError> {
+        Ok(self.with(|s| s.renew_confirmation(email, token_hash, now)))
     }
 
     async fn start_session(
@@ -379,12 +469,16 @@ impl TenantUsers for MemoryUsers {
         Ok(())
     }
 
-    async fn list_users(&self, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
+    async fn list_users(&self, offset: u64, limit: u32) -> Result<(Vec<EndUser>, u64), InfraError> {
         Ok(self.with(|s| {
             let mut users: Vec<EndUser> = s.users.iter().map(|u| u.user.clone()).collect();
             users.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
             let total = users.len() as u64;
-            users.truncate(limit as usize);
+            let users = users
+                .into_iter()
+                .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+                .take(limit as usize)
+                .collect();
             (users, total)
         }))
     }

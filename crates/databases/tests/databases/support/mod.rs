@@ -102,6 +102,26 @@ impl Fixture {
         (self.service.tenant_auth(instance), users, made)
     }
 
+    /// The auth use cases of database `slug` (made now, its data API on) under `settings`,
+    /// its users, and its secret and keys.
+    pub async fn auth(
+        &self,
+        slug: &str,
+        settings: AuthSettings,
+    ) -> (TenantAuth, Arc<MemoryUsers>, DataApiSecret) {
+        let (id, secret) = self.serving(slug).await;
+        let users = self.runtime.users_of(id);
+        users.set_settings(settings);
+        let target = self.service.data_api(slug).await.unwrap();
+        let instance = self.service.serve_data_api(target).await.unwrap();
+        (self.service.tenant_auth(instance), users, secret)
+    }
+
+    /// The messages queued to end users so far: to, subject, text.
+    pub fn messages(&self) -> Vec<(String, String, String)> {
+        self.mail.messages.lock().unwrap().clone()
+    }
+
     /// `n` users of database `id`, made one second apart (`user-0` first).
     pub fn users(&self, id: DatabaseId, n: usize) -> Vec<EndUser> {
         let now = OffsetDateTime::now_utc();
