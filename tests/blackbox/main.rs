@@ -45,6 +45,7 @@ mod dashboard_manage;
 mod data_api_instances;
 mod data_api_keys;
 mod data_auth;
+mod data_auth_flows;
 mod data_auth_mail;
 mod data_auth_refusals;
 mod data_auth_takeovers;

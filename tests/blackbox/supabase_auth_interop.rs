@@ -3,7 +3,11 @@
 //! a Supabase tutorial's `todos` table and its `auth.uid() = user_id` policy made through
 //! `query`, then `create_client(url, anon_key)` unchanged: two people sign up and sign in,
 //! each sees only their own rows, refresh rotates, a replayed rotated refresh token is
-//! refused and ends its session, sign-out ends the session.
+//! refused and ends its session, sign-out ends the session. Then, on a database whose
+//! owner set `auth.settings.site_url`, the mails that sign users in and the admin API
+//! (`supabase_clients/auth_flows.py`): a password recovered by the mail's code, sign-in by
+//! a mailed code and by its link's `token_hash`, a sign-up's confirmation sent again, and
+//! `auth.admin` with the service role key, refused with the anon key.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -19,7 +23,8 @@ on_both_backends!(
         no_supabase_python,
         ignore = "needs supabase-py: python3 -m venv target/supabase-python && target/supabase-python/bin/pip install supabase==2.34.1"
     )]
-    supabase_py_signs_two_users_in_and_rls_keeps_their_rows_apart
+    supabase_py_signs_two_users_in_and_rls_keeps_their_rows_apart,
+    supabase_py_recovers_signs_in_by_mail_and_administers_users
 );
 
 /// The table and policy as Supabase's tutorials write them.
@@ -110,4 +115,75 @@ async fn supabase_py_signs_two_users_in_and_rls_keeps_their_rows_apart(b: Backen
         ]),
         "{held}"
     );
+}
+
+async fn supabase_py_recovers_signs_in_by_mail_and_administers_users(b: Backend) {
+    let (db, srv, ann) = with_cluster(b, &[]).await;
+    let made = create(&srv, &ann.key, json!({ "slug": "flows" })).await;
+    let id = made["id"].as_str().unwrap();
+    let secret = enable_data_api(&srv, &ann.key, id).await;
+    sql(
+        &srv,
+        &ann.key,
+        id,
+        "update auth.settings set site_url = 'https://app.example.com'",
+    )
+    .await
+    .assert_status(200);
+
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(here.join("../../target/supabase-python/bin/python"))
+        .arg(here.join("../../tests/blackbox/supabase_clients/auth_flows.py"))
+        .args([
+            secret["url"].as_str().unwrap(),
+            secret["anonKey"].as_str().unwrap(),
+            secret["serviceRoleKey"].as_str().unwrap(),
+            db.dir.path().join("data/outbox").to_str().unwrap(),
+        ])
+        .output()
+        .expect("supabase-py runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        srv.logs()
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    // The script checked each answer; the decisive ones again, as it saw them.
+    assert_eq!(seen["recovered user"], "ann@example.com", "{seen}");
+    assert_eq!(seen["the new password signs in"], "ann@example.com");
+    assert_eq!(
+        seen["the old password"],
+        json!([400, "invalid_credentials"])
+    );
+    assert_eq!(seen["a spent code"], json!([403, "otp_expired"]));
+    assert_eq!(seen["otp user"], json!(["bob@example.com", "Bob"]));
+    assert_eq!(seen["a link's token_hash signs in"], "carl@example.com");
+    assert_eq!(
+        seen["no user made when asked not to"],
+        json!([422, "otp_disabled"])
+    );
+    assert_eq!(seen["the anon key is no admin"], json!([403, "not_admin"]));
+    assert_eq!(seen["nor is a user's token"], json!([403, "not_admin"]));
+    assert_eq!(seen["a generated link signs in"], "fay@example.com");
+    assert_eq!(seen["confirmed on the page"], json!([200, true]));
+
+    // What the clients left is what the database holds: fay deleted, the others confirmed,
+    // every mailed code and link spent.
+    let held = sql(
+        &srv,
+        &ann.key,
+        id,
+        "select email, email_confirmed_at is not null, recovery_token_hash is null,
+                (select count(*)::int from auth.users)
+         from auth.users order by email",
+    )
+    .await
+    .assert_status(200)
+    .clone();
+    let rows: Vec<Value> = ["ann", "bob", "carl", "dee", "eve"]
+        .iter()
+        .map(|name| json!([format!("{name}@example.com"), true, true, 5]))
+        .collect();
+    assert_eq!(held["rows"], json!(rows), "{held}");
 }
