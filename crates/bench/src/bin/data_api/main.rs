@@ -37,9 +37,11 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+mod clients;
+#[cfg(feature = "xitca")]
+mod xitca;
+
+use std::time::Duration;
 
 use quire_bench::load::Generator;
 use quire_bench::measure::{
@@ -47,16 +49,14 @@ use quire_bench::measure::{
 };
 use quire_bench::nginx::install_tools;
 use quire_bench::{server_binary, start_server, storage_from_env};
-use quire_data_runtime::{READ_SETUP, Step, Wire};
-use quire_dataapi::{RestRequest, SchemaCache, plan};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
-use tokio_postgres::NoTls;
 
-const POOL: usize = 4;
+use crate::clients::{POOL, bare, planned_read, transaction};
+
 /// The goal for i/a.
 const GOAL: f64 = 0.5;
 const ROWS: i64 = 10_000;
+/// The row every measure reads.
 const ID: i64 = 4_242;
 /// The measures a round rotates through: (a), (t), (i), and (x) when built with it.
 const MEASURES: usize = if cfg!(feature = "xitca") { 4 } else { 3 };
@@ -116,211 +116,6 @@ async fn call(api: &str, key: &str, method: reqwest::Method, path: &str, body: V
     let text = resp.text().await.unwrap();
     assert!(status.is_success(), "{path}: {status} {text}");
     serde_json::from_str(&text).unwrap_or(Value::Null)
-}
-
-/// Calls per second of `call` over `seconds`, from `callers` concurrent callers sharing the
-/// connections `pool`, each call holding a connection alone as a pooled request does.
-async fn pooled<C, F, Fut>(pool: Vec<C>, callers: usize, seconds: u64, call: F) -> f64
-where
-    C: Send + 'static,
-    F: Fn(C) -> Fut + Clone + Send + 'static,
-    Fut: Future<Output = C> + Send,
-{
-    let (give, take) = mpsc::channel(pool.len());
-    for conn in pool {
-        give.send(conn).await.unwrap();
-    }
-    let take = Arc::new(tokio::sync::Mutex::new(take));
-    let done = Arc::new(AtomicU64::new(0));
-    let until = Instant::now() + Duration::from_secs(seconds);
-    let mut tasks = Vec::new();
-    for _ in 0..callers {
-        let (give, take, done, call) = (give.clone(), take.clone(), done.clone(), call.clone());
-        tasks.push(tokio::spawn(async move {
-            while Instant::now() < until {
-                let conn = take.lock().await.recv().await.unwrap();
-                give.send(call(conn).await).await.unwrap();
-                done.fetch_add(1, Ordering::Relaxed);
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    done.load(Ordering::Relaxed) as f64 / seconds as f64
-}
-
-/// Queries per second of the bare client over `seconds`, from `callers` concurrent callers
-/// sharing `POOL` connections.
-async fn bare(config: &tokio_postgres::Config, callers: usize, seconds: u64) -> f64 {
-    let mut pool = Vec::new();
-    for _ in 0..POOL {
-        let (client, conn) = config.connect(NoTls).await.unwrap();
-        tokio::spawn(conn);
-        let statement = client
-            .prepare("SELECT * FROM items WHERE id = $1")
-            .await
-            .unwrap();
-        pool.push((client, statement));
-    }
-    pooled(pool, callers, seconds, |(client, statement)| async move {
-        let row = client.query_one(&statement, &[&ID]).await.unwrap();
-        assert_eq!(row.get::<_, i64>(0), ID);
-        (client, statement)
-    })
-    .await
-}
-
-/// The statement Quire's planner writes for `GET items?id=eq.{ID}`, planned over the
-/// database's schema as the gateway plans it.
-async fn planned_read(config: &tokio_postgres::Config) -> (String, Vec<Option<String>>) {
-    let (client, conn) = config.connect(NoTls).await.unwrap();
-    tokio::spawn(conn);
-    let sql = format!(
-        "SELECT cache::text FROM ({}) AS loaded(cache)",
-        SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
-    );
-    let text: String = client.query_one(&sql, &[]).await.unwrap().get(0);
-    let cache = SchemaCache::from_json(&text).unwrap();
-    let query = format!("id=eq.{ID}");
-    let request = RestRequest {
-        method: "GET",
-        path: "items",
-        query: &query,
-        prefer: None,
-        accept: None,
-        range: None,
-        content_type: None,
-        body: &[],
-    };
-    let planned = plan(&request, &cache).unwrap();
-    (planned.sql, planned.params)
-}
-
-/// Transactions per second of the gateway's shape from a bare client, over `POOL`
-/// connections shared by `callers`: Quire's own wire client, the same two statements under
-/// one `Sync` as a read through the gateway, without HTTP.
-async fn transaction(
-    config: &tokio_postgres::Config,
-    read: &(String, Vec<Option<String>>),
-    callers: usize,
-    seconds: u64,
-) -> f64 {
-    let mut pool = Vec::new();
-    for _ in 0..POOL {
-        pool.push(Wire::connect(config).await.unwrap());
-    }
-    let claims = json!({ "role": "anon" }).to_string();
-    let shared = Arc::new((claims, read.clone()));
-    pooled(pool, callers, seconds, move |mut wire: Wire| {
-        let shared = shared.clone();
-        async move {
-            let (claims, (sql, values)) = &*shared;
-            let setup = [Some("anon"), None, Some(claims.as_str())];
-            // As the gateway does, once per request.
-            let params: Vec<Option<&str>> = values.iter().map(Option::as_deref).collect();
-            let steps = [
-                Step {
-                    sql: READ_SETUP,
-                    params: &setup,
-                },
-                Step {
-                    sql,
-                    params: &params,
-                },
-            ];
-            let answer = wire.pipeline(&steps).await.unwrap();
-            assert!(answer.refused.is_none(), "{:?}", answer.refused);
-            let body = answer.rows[1][0][2].as_deref().unwrap_or_default();
-            assert!(body.contains("\"id\":4242"), "{body}");
-            wire
-        }
-    })
-    .await
-}
-
-/// (x): the gateway's read through xitca-postgres, the only client library found that sends
-/// several statements under one `Sync` (its unsync pipeline, removed after 0.2.1).
-#[cfg(feature = "xitca")]
-mod xitca {
-    use std::sync::Arc;
-
-    use quire_data_runtime::READ_SETUP;
-    use serde_json::json;
-    use xitca_postgres::iter::AsyncLendingIterator;
-    use xitca_postgres::pipeline::Pipeline;
-    use xitca_postgres::types::Type;
-    use xitca_postgres::{Config, Execute, ExecuteMut, Postgres, Statement};
-
-    use super::{POOL, pooled};
-
-    /// Transactions per second of the gateway's read sent through xitca-postgres, over
-    /// `POOL` connections to `cluster`'s database `dbname` shared by `callers`: the settings
-    /// and the planned statement, each prepared once per connection with its parameters
-    /// declared `text` as the wire client declares them, bound and executed in one write
-    /// under one `Sync`, the answer read to its `ReadyForQuery`.
-    pub async fn transaction(
-        cluster: &str,
-        dbname: &str,
-        read: &(String, Vec<Option<String>>),
-        callers: usize,
-        seconds: u64,
-    ) -> f64 {
-        let (sql, values) = read;
-        // Without its `tls` feature it cannot even ask whether the server offers TLS, and its
-        // `SslMode` is not public: the URL says it.
-        let joint = if cluster.contains('?') { '&' } else { '?' };
-        let url = format!("{cluster}{joint}sslmode=disable");
-        let mut pool = Vec::new();
-        for _ in 0..POOL {
-            let mut config = Config::try_from(url.as_str()).unwrap();
-            config.dbname(dbname);
-            let (client, driver) = Postgres::new(config).connect().await.unwrap();
-            tokio::spawn(driver.into_future());
-            let setup = Statement::named(READ_SETUP, &[Type::TEXT, Type::TEXT, Type::TEXT])
-                .execute(&client)
-                .await
-                .unwrap()
-                .leak();
-            let types = vec![Type::TEXT; values.len()];
-            let statement = Statement::named(sql, &types)
-                .execute(&client)
-                .await
-                .unwrap()
-                .leak();
-            pool.push((client, setup, statement));
-        }
-        let claims = json!({ "role": "anon" }).to_string();
-        let shared = Arc::new((claims, values.clone()));
-        pooled(pool, callers, seconds, move |(client, setup, statement)| {
-            let shared = shared.clone();
-            async move {
-                let (claims, values) = &*shared;
-                {
-                    let mut pipe = Pipeline::unsync_with_capacity(2);
-                    setup
-                        .bind([Some("anon"), None, Some(claims.as_str())])
-                        .query_mut(&mut pipe)
-                        .unwrap();
-                    statement
-                        .bind(values.iter().map(Option::as_deref))
-                        .query_mut(&mut pipe)
-                        .unwrap();
-                    let mut answer = pipe.query(&client).unwrap();
-                    let mut settings = answer.try_next().await.unwrap().unwrap();
-                    while settings.try_next().await.unwrap().is_some() {}
-                    let mut rows = answer.try_next().await.unwrap().unwrap();
-                    let row = rows.try_next().await.unwrap().unwrap();
-                    let body: Option<&str> = row.get(2);
-                    let body = body.unwrap_or_default();
-                    assert!(body.contains("\"id\":4242"), "{body}");
-                    while answer.try_next().await.unwrap().is_some() {}
-                }
-                (client, setup, statement)
-            }
-        })
-        .await
-    }
 }
 
 #[tokio::main]
