@@ -4,8 +4,8 @@
 //! replaced as a whole; and the pages others share with the caller. Each route is written
 //! once on its handler (actix route macro + `#[utoipa::path]`) and registered through
 //! `quire-edge`'s `Documented`, so it is routed and documented together; bodies are typed
-//! beside their handlers (`routes.rs`) and their files read out of the body, base64 decoded
-//! in place (`files.rs`); answers in `dto.rs`, the fields' rules in `schema.rs`, an example
+//! beside their handlers (`routes/`: a page's own, and its files' in `page_files.rs`) and
+//! their files read out of the body, base64 decoded in place (`files.rs`); answers in `dto.rs`, the fields' rules in `schema.rs`, an example
 //! of every body in `examples.rs`, and the publish durations and sizes in the metrics
 //! (`write_metrics.rs`). Every route needs `page` in the credential's apps (master keys
 //! always have it).
