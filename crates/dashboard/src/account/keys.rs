@@ -11,7 +11,7 @@ use quire_edge::ApiError;
 use quire_edge::AppState;
 
 use crate::shared::guards::{Owner, Posted, SameOrigin};
-use crate::shared::nav::{Who, section};
+use crate::shared::nav::{Who, project_slugs, section};
 use crate::shared::render::{page, see_other};
 use crate::shared::when::minute;
 
@@ -97,14 +97,7 @@ async fn keys_page(
             name: k.record.name,
         })
         .collect();
-    let projects = state
-        .projects
-        .list(principal)
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .map(|p| p.slug.as_str().to_owned())
-        .collect();
+    let projects = project_slugs(state, principal).await?;
     page(
         state,
         status,

@@ -22,7 +22,7 @@ use quire_edge::AppState;
 
 use crate::databases::view::{DatabaseRow, Keys, ResultTable, SqlBox, UserList};
 use crate::shared::guards::{Owner, Posted, Unparsed};
-use crate::shared::nav::{Who, section};
+use crate::shared::nav::{Who, project_slugs, section};
 use crate::shared::quota_view::{self, QuotaFigure};
 use crate::shared::render::{page, refusal_status, see_other};
 use crate::shared::session::query;
@@ -115,14 +115,7 @@ async fn list_page(
         return unavailable_page(state, who, shown.0);
     }
     let q = query(req);
-    let projects: Vec<String> = state
-        .projects
-        .list(principal)
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .map(|p| p.slug.as_str().to_owned())
-        .collect();
+    let projects = project_slugs(state, principal).await?;
     let now = state.links.now();
     let (mut status, mut error) = shown;
     let (project, rows) = match state

@@ -23,7 +23,7 @@ use crate::pages::row::{ACCESS_CHOICES, human_bytes};
 use crate::shared::behind_link::{BehindLink, PolicyFacts, expires, max_views, optional};
 use crate::shared::chart::views_chart;
 use crate::shared::guards::Owner;
-use crate::shared::nav::{Who, section};
+use crate::shared::nav::{Who, project_slugs, section};
 use crate::shared::render::{page_with_uploads, refusal_status};
 use crate::shared::session::query;
 use crate::shared::when::When;
@@ -165,14 +165,7 @@ pub async fn files(
     Owner { account, principal }: Owner,
 ) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
-    let projects: Vec<String> = state
-        .projects
-        .list(&principal)
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .map(|p| p.slug.as_str().to_owned())
-        .collect();
+    let projects = project_slugs(&state, &principal).await?;
     let status = if q.get("status").is_some_and(|s| s == "archived") {
         "archived"
     } else {

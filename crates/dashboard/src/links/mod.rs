@@ -20,7 +20,7 @@ use crate::pages::row::ACCESS_CHOICES;
 use crate::shared::behind_link::{BehindLink, PolicyFacts, expires, max_views, optional};
 use crate::shared::chart::views_chart;
 use crate::shared::guards::{Owner, Posted, Unparsed};
-use crate::shared::nav::{Who, section};
+use crate::shared::nav::{Who, project_slugs, section};
 use crate::shared::render::{page, refusal_status, see_other};
 use crate::shared::session::query;
 use crate::shared::when::When;
@@ -114,14 +114,7 @@ async fn list_page(
     shown: (StatusCode, Option<String>),
 ) -> Result<HttpResponse, ApiError> {
     let q = query(req);
-    let projects: Vec<String> = state
-        .projects
-        .list(principal)
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .map(|p| p.slug.as_str().to_owned())
-        .collect();
+    let projects = project_slugs(state, principal).await?;
     let status = q.get("status").map_or("active", String::as_str);
     let now = state.links.now();
     let (mut status_code, mut error) = shown;

@@ -23,7 +23,7 @@ use quire_edge::AppState;
 use crate::pages::row::{ACCESS_CHOICES, PageRow, human_bytes};
 use crate::shared::chart::views_chart;
 use crate::shared::guards::{Owner, Posted, Unparsed};
-use crate::shared::nav::{Who, section};
+use crate::shared::nav::{Who, project_slugs, section};
 use crate::shared::render::{page, refusal_status, see_other};
 use crate::shared::session::query;
 use crate::shared::when::expiry_field;
@@ -99,14 +99,7 @@ pub async fn pages(
     Owner { account, principal }: Owner,
 ) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
-    let projects: Vec<String> = state
-        .projects
-        .list(&principal)
-        .await
-        .map_err(ApiError::from)?
-        .into_iter()
-        .map(|p| p.slug.as_str().to_owned())
-        .collect();
+    let projects = project_slugs(&state, &principal).await?;
     let status = q.get("status").map_or("active", String::as_str);
     let now = state.pages.now();
     let (status_code, error, project, rows) = match state

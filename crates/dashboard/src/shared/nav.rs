@@ -2,12 +2,32 @@
 //! and which section the page belongs to (marked `aria-current="page"` in the navigation).
 //!
 //! A template's `signed_in_as` is a [`Who`], or a bare handle on the pages that belong to
-//! no section; `base.html` asks either through [`Signed`].
+//! no section; `base.html` asks either through [`Signed`]. A list page's project picker
+//! offers [`project_slugs`].
 
 use std::fmt;
 
 use quire_accounts::Account;
+use quire_edge::{ApiError, AppState};
 use quire_kernel::Principal;
+
+/// The slugs of the projects `principal` may list, for a list page's project picker.
+///
+/// # Errors
+/// The project service's refusal.
+pub(crate) async fn project_slugs(
+    state: &AppState,
+    principal: &Principal,
+) -> Result<Vec<String>, ApiError> {
+    Ok(state
+        .projects
+        .list(principal)
+        .await
+        .map_err(ApiError::from)?
+        .into_iter()
+        .map(|p| p.slug.as_str().to_owned())
+        .collect())
+}
 
 /// A navigation section, as `base.html` names it.
 pub(crate) mod section {
