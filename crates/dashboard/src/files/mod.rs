@@ -24,7 +24,7 @@ use crate::shared::behind_link::{BehindLink, PolicyFacts, expires, max_views, op
 use crate::shared::chart::views_chart;
 use crate::shared::guards::Owner;
 use crate::shared::nav::{Who, project_slugs, section};
-use crate::shared::render::{page_with_uploads, refusal_status};
+use crate::shared::render::{listed, page_with_uploads};
 use crate::shared::session::query;
 use crate::shared::when::When;
 
@@ -172,7 +172,7 @@ pub async fn files(
         "active"
     };
     let now = state.links.now();
-    let (status_code, error, project, rows) = match state
+    let outcome = state
         .objects
         .list(
             &principal,
@@ -180,24 +180,8 @@ pub async fn files(
             Some(status),
         )
         .await
-    {
-        Ok((views, slug)) => (
-            StatusCode::OK,
-            None,
-            slug.as_str().to_owned(),
-            views
-                .into_iter()
-                .map(|v| FileRow::new(v, now))
-                .collect::<Vec<_>>(),
-        ),
-        Err(ObjectError::Infra(e)) => return Err(e.into()),
-        Err(e) => (
-            refusal_status(&e),
-            Some(e.to_string()),
-            String::new(),
-            Vec::new(),
-        ),
-    };
+        .map(|(views, slug)| (slug, views));
+    let (status_code, error, project, rows) = listed(outcome, |v| FileRow::new(v, now))?.parts();
     let uploaded = q.get("uploaded").and_then(|id| {
         rows.iter()
             .find(|r| &r.id == id)

@@ -21,7 +21,7 @@ use crate::shared::behind_link::{BehindLink, PolicyFacts, expires, max_views, op
 use crate::shared::chart::views_chart;
 use crate::shared::guards::{Owner, Posted, Unparsed};
 use crate::shared::nav::{Who, project_slugs, section};
-use crate::shared::render::{page, refusal_status, see_other};
+use crate::shared::render::{listed, page, refusal_status, see_other};
 use crate::shared::session::query;
 use crate::shared::when::When;
 
@@ -118,7 +118,7 @@ async fn list_page(
     let status = q.get("status").map_or("active", String::as_str);
     let now = state.links.now();
     let (mut status_code, mut error) = shown;
-    let (project, rows) = match state
+    let outcome = state
         .links
         .list(
             principal,
@@ -126,19 +126,13 @@ async fn list_page(
             Some(status),
             None,
         )
-        .await
-    {
-        Ok((slug, views)) => (
-            slug.as_str().to_owned(),
-            views.into_iter().map(|v| LinkRow::new(v, now)).collect(),
-        ),
-        Err(LinkError::Infra(e)) => return Err(e.into()),
-        Err(e) => {
-            status_code = refusal_status(&e);
-            error = Some(e.to_string());
-            (String::new(), Vec::new())
-        }
-    };
+        .await;
+    let list = listed(outcome, |v| LinkRow::new(v, now))?;
+    if let Some((refused, words)) = list.refused {
+        status_code = refused;
+        error = Some(words);
+    }
+    let (project, rows) = (list.project, list.rows);
     page(
         state,
         status_code,

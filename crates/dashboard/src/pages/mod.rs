@@ -24,7 +24,7 @@ use crate::pages::row::{ACCESS_CHOICES, PageRow, human_bytes};
 use crate::shared::chart::views_chart;
 use crate::shared::guards::{Owner, Posted, Unparsed};
 use crate::shared::nav::{Who, project_slugs, section};
-use crate::shared::render::{page, refusal_status, see_other};
+use crate::shared::render::{listed, page, refusal_status, see_other};
 use crate::shared::session::query;
 use crate::shared::when::expiry_field;
 
@@ -102,29 +102,15 @@ pub async fn pages(
     let projects = project_slugs(&state, &principal).await?;
     let status = q.get("status").map_or("active", String::as_str);
     let now = state.pages.now();
-    let (status_code, error, project, rows) = match state
+    let outcome = state
         .pages
         .list(
             &principal,
             q.get("project").map(String::as_str),
             Some(status),
         )
-        .await
-    {
-        Ok((slug, views)) => (
-            StatusCode::OK,
-            None,
-            slug.as_str().to_owned(),
-            views.into_iter().map(|v| PageRow::new(v, now)).collect(),
-        ),
-        Err(PageError::Infra(e)) => return Err(e.into()),
-        Err(e) => (
-            refusal_status(&e),
-            Some(e.to_string()),
-            String::new(),
-            Vec::new(),
-        ),
-    };
+        .await;
+    let (status_code, error, project, rows) = listed(outcome, |v| PageRow::new(v, now))?.parts();
     page(
         &state,
         status_code,

@@ -1,4 +1,5 @@
-//! What every dashboard answer carries: the HTML page headers, and the redirect after a post.
+//! What every dashboard answer carries: the HTML page headers, and the redirect after a post;
+//! and what a list page shows of its list ([`listed`]).
 
 use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
@@ -136,6 +137,63 @@ pub(crate) fn retry_after(mut response: HttpResponse, secs: Option<u64>) -> Http
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }
     response
+}
+
+/// What a list page shows: the project listed and its rows, or the refusal in their place.
+#[derive(Debug)]
+pub(crate) struct Listed<R> {
+    /// The listed project's slug; empty when the list was refused.
+    pub(crate) project: String,
+    pub(crate) rows: Vec<R>,
+    /// The status and words of the refusal, when the list was refused.
+    pub(crate) refused: Option<(StatusCode, String)>,
+}
+
+impl<R> Listed<R> {
+    /// The page's status and the error it shows (`OK` and none, or the refusal's), the
+    /// project and the rows.
+    pub(crate) fn parts(self) -> (StatusCode, Option<String>, String, Vec<R>) {
+        let (status, error) = match self.refused {
+            Some((status, words)) => (status, Some(words)),
+            None => (StatusCode::OK, None),
+        };
+        (status, error, self.project, self.rows)
+    }
+}
+
+/// A service's list (the project's slug and its items), each item a row as `row` makes
+/// it, or its refusal shown in their place.
+///
+/// # Errors
+/// A failure of the server (an infrastructure failure) rather than a refusal: the error
+/// page answers instead.
+pub(crate) fn listed<V, R, E>(
+    outcome: Result<(quire_kernel::ProjectSlug, Vec<V>), E>,
+    row: impl FnMut(V) -> R,
+) -> Result<Listed<R>, ApiError>
+where
+    E: Clone + std::fmt::Display,
+    ApiError: From<E>,
+{
+    match outcome {
+        Ok((project, items)) => Ok(Listed {
+            project: project.as_str().to_owned(),
+            rows: items.into_iter().map(row).collect(),
+            refused: None,
+        }),
+        Err(e) => {
+            let answer = ApiError::from(e.clone());
+            let status = actix_web::ResponseError::status_code(&answer);
+            if status.is_server_error() {
+                return Err(answer);
+            }
+            Ok(Listed {
+                project: String::new(),
+                rows: Vec::new(),
+                refused: Some((status, e.to_string())),
+            })
+        }
+    }
 }
 
 /// The status the API gives the same refusal (one mapping, `quire-edge`'s).
