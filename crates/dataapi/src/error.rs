@@ -2,21 +2,42 @@
 //! messages wherever the same check is made, so that supabase-js and supabase-py report them
 //! as they would behind PostgREST.
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::answer::RestAnswer;
 
 /// An error answer: `status` is the HTTP status; the rest is the JSON body
 /// `{"code", "details", "hint", "message"}` PostgREST sends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestError {
-    #[serde(skip)]
     pub status: u16,
     /// `PGRST…` for the gateway's own checks, the SQLSTATE for PostgreSQL's.
     pub code: String,
+    /// Text, except for an ambiguous embedding (`PGRST201`): the JSON array of the
+    /// candidate relationships, which the body carries as an array, as PostgREST's does.
     pub details: Option<String>,
     pub hint: Option<String>,
     pub message: String,
+}
+
+impl Serialize for RestError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut body = s.serialize_struct("RestError", 4)?;
+        body.serialize_field("code", &self.code)?;
+        let listed = self
+            .details
+            .as_deref()
+            .filter(|_| self.code == "PGRST201")
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            .filter(serde_json::Value::is_array);
+        match listed {
+            Some(list) => body.serialize_field("details", &list)?,
+            None => body.serialize_field("details", &self.details)?,
+        }
+        body.serialize_field("hint", &self.hint)?;
+        body.serialize_field("message", &self.message)?;
+        body.end()
+    }
 }
 
 impl RestError {

@@ -24,6 +24,7 @@ fn schema() -> SchemaCache {
         }],
         returns_set: false,
         returns: Returns::Scalar("integer".into()),
+        returns_table: None,
         volatility: Volatility::Stable,
     };
     let mut functions: Vec<Function> = ["add", "nothing"]
@@ -203,6 +204,36 @@ fn every_refusal_of_the_rest_subset_answers_its_reviewed_body() {
         ),
     ];
     answers.extend(answered_after_running());
+    insta::assert_json_snapshot!(answers);
+}
+
+/// Resource embedding's refusals, on the chat schema of `embed::tests`.
+#[test]
+fn every_refusal_of_resource_embedding_answers_its_reviewed_body() {
+    let chat = crate::embed::tests::chat();
+    let answers: Vec<Value> = [
+        ("messages", "select=*,user(*)"),
+        ("messages", "select=*,users!nope(*)"),
+        ("best_friends", "select=users(*)"),
+        ("products", "select=*,categories!nope(*)"),
+        ("messages", "select=id&users.status=eq.x"),
+        ("users", "select=username,messages(id)&order=messages(id)"),
+        ("users", "select=username,...messages(id)"),
+        (
+            "best_friends",
+            "select=users!first_user(*),users!second_user(*)",
+        ),
+        ("messages", "select=id,users(username)&order=users(status)"),
+    ]
+    .iter()
+    .map(|(path, query)| {
+        let label = format!("GET /{path}?{query}");
+        match plan(&request("GET", path, query), &chat) {
+            Ok(p) => panic!("{label} was planned: {}", p.sql),
+            Err(e) => sent(&label, &e.to_answer()),
+        }
+    })
+    .collect();
     insta::assert_json_snapshot!(answers);
 }
 

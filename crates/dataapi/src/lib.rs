@@ -23,9 +23,11 @@
 //! back; when PostgreSQL raises one, roll back and answer [`from_pg_error`].
 
 mod answer;
+mod embed;
 mod error;
 #[cfg(test)]
 mod error_bodies;
+mod fuzzy;
 mod grammar;
 mod headers;
 mod query;
@@ -39,7 +41,8 @@ use std::collections::BTreeSet;
 pub use answer::{PlanRow, RestAnswer, Shape, respond};
 pub use error::{RestError, from_pg_error};
 pub use schema::{
-    Argument, Column, Function, Returns, SchemaCache, SchemaError, Table, Volatility,
+    Argument, Column, ForeignKey, Function, Returns, SchemaCache, SchemaError, Table, ViewColumn,
+    Volatility,
 };
 
 use answer::Kind;
@@ -186,10 +189,10 @@ pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestErr
                 .table(&name)
                 .ok_or_else(|| RestError::table_not_found(&name))?;
             match kind {
-                Kind::Read => sql::read::table(&ctx, table),
-                Kind::Insert => sql::write::insert(&ctx, table),
-                Kind::Update => sql::write::update(&ctx, table),
-                _ => sql::write::delete(&ctx, table),
+                Kind::Read => sql::read::table(&ctx, schema, table),
+                Kind::Insert => sql::write::insert(&ctx, schema, table),
+                Kind::Update => sql::write::update(&ctx, schema, table),
+                _ => sql::write::delete(&ctx, schema, table),
             }
         }
         Resource::Rpc(name) => {

@@ -17,6 +17,29 @@ pub(crate) struct Query {
     pub rpc_args: Vec<(String, String)>,
     pub limit: Option<String>,
     pub offset: Option<String>,
+    /// Filters, trees, orders and ranges on embedded resources (`clients.id=eq.1`).
+    pub embedded: Embedded,
+}
+
+/// The parameters addressed to an embedded resource, each with its path (`clients.projects`
+/// is `["clients", "projects"]`), in the order given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Embedded {
+    pub filters: Vec<(Vec<String>, Filter)>,
+    pub logic: Vec<(Vec<String>, LogicTree)>,
+    pub order: Vec<(Vec<String>, Vec<OrderTerm>)>,
+    pub limit: Vec<(Vec<String>, String)>,
+    pub offset: Vec<(Vec<String>, String)>,
+}
+
+impl Embedded {
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_empty()
+            && self.logic.is_empty()
+            && self.order.is_empty()
+            && self.limit.is_empty()
+            && self.offset.is_empty()
+    }
 }
 
 /// Splits and decodes a raw query string. Parameters without `=` are dropped, as PostgREST
@@ -67,37 +90,18 @@ fn last_word(key: &str) -> &str {
     key.rsplit('.').next().unwrap_or(key)
 }
 
-/// Refuses a key such as `clients.order` or `clients.id`: it addresses an embedded resource,
-/// and there are none (PostgREST's PGRST108 when the resource is not in `select`).
-fn not_embedded(resource: &str) -> RestError {
-    RestError::new(
-        400,
-        "PGRST108",
-        format!("'{resource}' is not an embedded resource in this request"),
-    )
-    .with_hint(format!(
-        "Verify that '{resource}' is included in the 'select' query parameter."
-    ))
-}
-
-/// The embedding path before a reserved word (`clients.order`, `clients.not.or`): refused,
-/// there being no embedded resources. Answers whether the path negates (`not.or`).
-fn embed_path(key: &str) -> Result<bool, RestError> {
-    let mut parts: Vec<&str> = key.split('.').collect();
-    parts.pop();
-    let negated = parts.contains(&"not");
-    match parts.into_iter().find(|p| *p != "not") {
-        Some(first) => Err(not_embedded(first)),
-        None => Ok(negated),
-    }
+/// The embedding path of a reserved key (`clients.order`): the names before the last.
+fn key_path(key: &str, what: &str) -> Result<Vec<String>, RestError> {
+    let (names, _) = grammar::tree_path(key)
+        .map_err(|e| RestError::parse(&format!("{what} ({key})"), e.column, e.details))?;
+    Ok(names)
 }
 
 /// Parses every parameter. `rpc_read` is PostgREST's `isRpcRead`: on `GET /rpc/fn` a value
 /// that is not an operator expression is a function argument, not a parse error.
 ///
 /// # Errors
-/// PGRST100 for a parameter that does not parse, PGRST108 for one that addresses an
-/// embedded resource, PGRST127 for resource embedding in `select` or `order`.
+/// PGRST100 for a parameter that does not parse.
 pub(crate) fn parse(raw: &str, rpc_read: bool) -> Result<Query, RestError> {
     let mut q = Query::default();
     let mut select: Option<String> = None;
@@ -123,22 +127,30 @@ pub(crate) fn parse(raw: &str, rpc_read: bool) -> Result<Query, RestError> {
         }
         match last_word(&key) {
             "order" => {
-                embed_path(&key)?;
+                let path = key_path(&key, "tree path")?;
                 let terms = grammar::order(&value).map_err(|e| {
                     RestError::parse(&format!("order ({value})"), e.column, e.details)
                 })?;
-                q.order.extend(terms);
+                if path.is_empty() {
+                    q.order.extend(terms);
+                } else {
+                    q.embedded.order.push((path, terms));
+                }
             }
-            "limit" => {
-                embed_path(&key)?;
-                q.limit = Some(value);
-            }
-            "offset" => {
-                embed_path(&key)?;
-                q.offset = Some(value);
+            word @ ("limit" | "offset") => {
+                let path = key_path(&key, "tree path")?;
+                match (path.is_empty(), word) {
+                    (true, "limit") => q.limit = Some(value),
+                    (true, _) => q.offset = Some(value),
+                    (false, "limit") => q.embedded.limit.push((path, value)),
+                    (false, _) => q.embedded.offset.push((path, value)),
+                }
             }
             op @ ("and" | "or") => {
-                let negated = embed_path(&key)?;
+                // `clients.not.or`: `not` anywhere in the path negates the tree.
+                let names = key_path(&key, "logic path")?;
+                let negated = names.iter().any(|n| n == "not");
+                let path: Vec<String> = names.into_iter().filter(|n| n != "not").collect();
                 let glued_op = if negated {
                     format!("not.{op}")
                 } else {
@@ -147,7 +159,11 @@ pub(crate) fn parse(raw: &str, rpc_read: bool) -> Result<Query, RestError> {
                 let tree = grammar::logic_tree(&glued_op, &value).map_err(|e| {
                     RestError::parse(&format!("logic tree ({value})"), e.column, e.details)
                 })?;
-                q.logic.push(tree);
+                if path.is_empty() {
+                    q.logic.push(tree);
+                } else {
+                    q.embedded.logic.push((path, tree));
+                }
             }
             _ => filter(&mut q, &key, value, rpc_read)?,
         }
@@ -163,12 +179,8 @@ fn filter(q: &mut Query, key: &str, value: String, rpc_read: bool) -> Result<(),
     let (path, field) = grammar::tree_path(key)
         .map_err(|e| RestError::parse(&format!("tree path ({key})"), e.column, e.details))?;
     match grammar::op_expr(&value) {
-        Ok(expr) => {
-            if let Some(first) = path.first() {
-                return Err(not_embedded(first));
-            }
-            q.filters.push(Filter { field, expr });
-        }
+        Ok(expr) if path.is_empty() => q.filters.push(Filter { field, expr }),
+        Ok(expr) => q.embedded.filters.push((path, Filter { field, expr })),
         Err(_) if rpc_read && path.is_empty() && field.json_path.is_empty() => {
             q.rpc_args.push((field.name, value));
         }

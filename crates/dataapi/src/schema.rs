@@ -1,16 +1,26 @@
 //! The schema cache: what the tenant database exposes in `public`, loaded by one SQL
 //! statement ([`SchemaCache::LOAD_SQL`]). Every identifier the planner writes into SQL comes
-//! from here; a request naming anything else is refused.
+//! from here; a request naming anything else is refused. Relationships for resource
+//! embedding are derived from its foreign keys and views (`relationships`).
 
-use std::collections::HashMap;
+mod lookup;
+mod relationships;
+mod view_keys;
+
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
+
+pub(crate) use relationships::{Cardinality, Relationship};
+pub use relationships::{ForeignKey, ViewColumn};
 
 /// Tables, views and functions of the exposed schema (`public`).
 #[derive(Debug, Clone, Default)]
 pub struct SchemaCache {
     tables: HashMap<String, Table>,
     functions: HashMap<String, Vec<Function>>,
+    /// By origin table or view.
+    relationships: HashMap<String, Vec<Relationship>>,
 }
 
 /// A table, view, materialized view or foreign table.
@@ -71,6 +81,9 @@ pub struct Function {
     pub args: Vec<Argument>,
     pub returns_set: bool,
     pub returns: Returns,
+    /// The table or view whose rows the function returns (`RETURNS SETOF items`), which a
+    /// call's `select` may embed from.
+    pub returns_table: Option<String>,
     pub volatility: Volatility,
 }
 
@@ -143,11 +156,56 @@ impl SchemaCache {
           coalesce(p.proargmodes, array_fill('i'::"char", ARRAY[p.pronargs::int])),
           p.proargnames
         ) WITH ORDINALITY AS x(typ, mode, name, ord)),
-      'defaults', p.pronargdefaults
+      'defaults', p.pronargdefaults,
+      'return_table', (
+        SELECT r.relname FROM pg_class r
+        WHERE r.oid = t.typrelid AND r.relnamespace = 'public'::regnamespace
+          AND r.relkind IN ('r', 'v', 'm', 'f', 'p'))
     ) ORDER BY p.proname, p.oid)
     FROM pg_proc p
     JOIN pg_type t ON t.oid = p.prorettype
     WHERE p.pronamespace = 'public'::regnamespace AND p.prokind = 'f'
+  ), '[]'),
+  'relations', coalesce((
+    SELECT json_agg(json_build_object(
+      'oid', c.oid::int8,
+      'name', c.relname,
+      'view', c.relkind IN ('v', 'm'),
+      'columns', (
+        SELECT json_object_agg(a.attnum, a.attname)
+        FROM pg_attribute a
+        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+      'definition', (
+        SELECT r.ev_action::text FROM pg_rewrite r
+        WHERE r.ev_class = c.oid AND r.rulename = '_RETURN' AND c.relkind IN ('v', 'm'))
+    ) ORDER BY c.relname)
+    FROM pg_class c
+    WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
+  ), '[]'),
+  'foreign_keys', coalesce((
+    SELECT json_agg(json_build_object(
+      'name', k.conname,
+      'table', t.relname,
+      'columns', (
+        SELECT json_agg(a.attname ORDER BY x.ord)
+        FROM unnest(k.conkey) WITH ORDINALITY AS x(attnum, ord)
+        JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = x.attnum),
+      'foreign_table', f.relname,
+      'foreign_columns', (
+        SELECT json_agg(a.attname ORDER BY x.ord)
+        FROM unnest(k.confkey) WITH ORDINALITY AS x(attnum, ord)
+        JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = x.attnum),
+      'one_to_one', EXISTS (
+        SELECT 1 FROM pg_constraint u
+        WHERE u.conrelid = k.conrelid AND u.contype IN ('p', 'u')
+          AND (SELECT array_agg(x ORDER BY x) FROM unnest(u.conkey) AS x)
+            = (SELECT array_agg(x ORDER BY x) FROM unnest(k.conkey) AS x))
+    ) ORDER BY t.relname, k.conname)
+    FROM pg_constraint k
+    JOIN pg_class t ON t.oid = k.conrelid
+    JOIN pg_class f ON f.oid = k.confrelid
+    WHERE k.contype = 'f' AND k.conparentid = 0
+      AND t.relnamespace = 'public'::regnamespace AND f.relnamespace = 'public'::regnamespace
   ), '[]')
 )::text"#;
 
@@ -188,6 +246,9 @@ impl SchemaCache {
                     .push(function);
             }
         }
+        let (views, view_columns) = view_keys::traced(&raw.relations);
+        cache.relationships =
+            relationships::derive(&cache.tables, &views, &raw.foreign_keys, &view_columns);
         Ok(cache)
     }
 
@@ -202,6 +263,20 @@ impl SchemaCache {
             cache.functions.entry(f.name.clone()).or_default().push(f);
         }
         cache
+    }
+
+    /// The cache with the relationships `foreign_keys` and `view_columns` give, replacing
+    /// any it had; a view with no traced column is not known to be a view.
+    #[must_use]
+    pub fn with_relationships(
+        mut self,
+        foreign_keys: &[ForeignKey],
+        view_columns: &[ViewColumn],
+    ) -> SchemaCache {
+        let views: HashSet<String> = view_columns.iter().map(|v| v.view.clone()).collect();
+        self.relationships =
+            relationships::derive(&self.tables, &views, foreign_keys, view_columns);
+        self
     }
 
     #[must_use]
@@ -227,6 +302,10 @@ impl Table {
 struct RawCache {
     tables: Vec<RawTable>,
     functions: Vec<RawFunction>,
+    #[serde(default)]
+    relations: Vec<view_keys::RawRelation>,
+    #[serde(default)]
+    foreign_keys: Vec<ForeignKey>,
 }
 
 #[derive(Deserialize)]
@@ -286,6 +365,8 @@ struct RawFunction {
     return_columns: Option<Vec<RawColumn>>,
     args: Vec<RawArg>,
     defaults: usize,
+    #[serde(default)]
+    return_table: Option<String>,
 }
 
 impl RawFunction {
@@ -348,6 +429,7 @@ impl RawFunction {
             args,
             returns_set: self.returns_set,
             returns,
+            returns_table: self.return_table,
             volatility,
         }))
     }
@@ -390,51 +472,4 @@ fn checked_type(t: String) -> Result<String, SchemaError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn type_names_are_plain_type_expressions() {
-        for good in [
-            "integer",
-            "character varying",
-            "timestamp with time zone",
-            "text[]",
-            "\"My Type\"",
-            "extensions.citext",
-            "\"we\"\"ird\"[]",
-        ] {
-            assert!(checked_type(good.to_owned()).is_ok(), "{good}");
-        }
-        for bad in [
-            "",
-            "int; drop table x",
-            "\"open",
-            "$$",
-            "numeric(1,2)",
-            "a'b",
-        ] {
-            assert!(checked_type(bad.to_owned()).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn functions_read_their_inputs_defaults_and_result_columns() {
-        let json = r#"{"tables": [], "functions": [
-          {"name": "f", "volatility": "s", "returns_set": true, "return_type": "record",
-           "return_kind": "record", "return_columns": null, "defaults": 1,
-           "args": [{"name": "a", "type": "integer", "mode": "i"},
-                    {"name": "b", "type": "text", "mode": "i"},
-                    {"name": "x", "type": "bigint", "mode": "t"}]},
-          {"name": "trg", "volatility": "v", "returns_set": false, "return_type": "trigger",
-           "return_kind": "pseudo", "return_columns": null, "defaults": 0, "args": []}
-        ]}"#;
-        let cache = SchemaCache::from_json(json).unwrap();
-        let f = &cache.functions("f")[0];
-        assert_eq!(f.args.len(), 2);
-        assert!(f.args[0].required && !f.args[1].required);
-        assert_eq!(f.volatility, Volatility::Stable);
-        assert!(matches!(&f.returns, Returns::Composite(c) if c.len() == 1 && c[0].name == "x"));
-        assert!(cache.functions("trg").is_empty());
-    }
-}
+mod tests;

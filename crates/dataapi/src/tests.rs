@@ -57,6 +57,7 @@ pub(crate) fn cache() -> SchemaCache {
                 args: vec![arg("a"), arg("b")],
                 returns_set: false,
                 returns: Returns::Scalar("integer".into()),
+                returns_table: None,
                 volatility: Volatility::Immutable,
             },
             Function {
@@ -64,6 +65,7 @@ pub(crate) fn cache() -> SchemaCache {
                 args: vec![],
                 returns_set: false,
                 returns: Returns::Void,
+                returns_table: None,
                 volatility: Volatility::Volatile,
             },
         ],

@@ -227,10 +227,15 @@ impl P {
             && self.peek() == Some('(')
         {
             self.pos += 1;
-            self.field()?;
+            let field = self.field()?;
             self.expect(')', "\")\"")?;
-            self.order_modifiers()?;
-            return Ok(OrderTerm::Embed { name });
+            let (desc, nulls_first) = self.order_modifiers()?;
+            return Ok(OrderTerm::Embed {
+                name,
+                field,
+                desc,
+                nulls_first,
+            });
         }
         self.pos = start;
         let field = self.field()?;

@@ -1,9 +1,10 @@
 //! PostgREST's query-parameter grammar (`select`, filters, `and`/`or` trees, `order`,
 //! `columns`, `on_conflict`), after `PostgREST.ApiRequest.QueryParams`. It parses what
-//! PostgREST parses, embeddings and JSON paths included, so that the planner can refuse those
-//! with a clear error rather than a confusing syntax error. Positions are 1-based columns, as
-//! Parsec reports them in PGRST100 messages.
+//! PostgREST parses, embeddings and JSON paths included, so that the planner can refuse what
+//! it does not implement with a clear error rather than a confusing syntax error. Positions
+//! are 1-based columns, as Parsec reports them in PGRST100 messages.
 
+mod embed;
 mod filters;
 mod lexer;
 mod select;
@@ -43,9 +44,21 @@ pub(crate) enum SelectItem {
     /// `count()`, `col.sum()` and the like.
     Aggregate,
     /// `rel(*)`, `alias:rel!hint!inner(…)`, `...rel(…)`.
-    Embed {
-        name: String,
-    },
+    Embed(Embed),
+}
+
+/// An embedded resource in `select`: `[alias:]name[!hint][!inner|!left](select)` or
+/// `...name[!hint][!inner|!left](select)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Embed {
+    pub name: String,
+    pub alias: Option<String>,
+    pub hint: Option<String>,
+    /// `!inner`: only the rows this resource is found for.
+    pub inner: bool,
+    /// `...`: its columns go into the parent's row.
+    pub spread: bool,
+    pub select: Vec<SelectItem>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,8 +149,13 @@ pub(crate) enum OrderTerm {
         desc: Option<bool>,
         nulls_first: Option<bool>,
     },
-    /// `rel(col).desc`: ordering by an embedded resource.
-    Embed { name: String },
+    /// `rel(col).desc`: ordering by a column of a to-one embedded resource.
+    Embed {
+        name: String,
+        field: Field,
+        desc: Option<bool>,
+        nulls_first: Option<bool>,
+    },
 }
 
 const QUANT_OPS: [(&str, QuantOp); 9] = [

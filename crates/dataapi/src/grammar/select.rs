@@ -1,5 +1,5 @@
-//! `select=` items: columns with aliases and casts, `*`, and the embeddings and aggregates
-//! the planner refuses.
+//! `select=` items: columns with aliases and casts, `*`, and the aggregates the planner
+//! refuses; embeddings are read in `embed`.
 
 use super::lexer::P;
 use super::{R, SelectItem};
@@ -78,34 +78,5 @@ impl P {
         }
         self.pos = save;
         None
-    }
-
-    /// `...rel(…)` or `[alias:]rel[!hint][!inner](…)`; `None` (input untouched) otherwise.
-    pub(super) fn try_embed(&mut self) -> R<Option<SelectItem>> {
-        let start = self.pos;
-        self.ws();
-        let spread = self.eat_str("...");
-        if !spread {
-            self.alias();
-        }
-        let Ok(name) = self.field_name() else {
-            self.pos = start;
-            return Ok(None);
-        };
-        for _ in 0..2 {
-            if self.eat('!') && self.field_name().is_err() {
-                self.pos = start;
-                return Ok(None);
-            }
-        }
-        if (!spread && name == "count") || self.peek() != Some('(') {
-            self.pos = start;
-            return Ok(None);
-        }
-        self.pos += 1;
-        self.forest()?;
-        self.expect(')', "\")\"")?;
-        self.ws();
-        Ok(Some(SelectItem::Embed { name }))
     }
 }

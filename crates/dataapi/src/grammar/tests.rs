@@ -65,26 +65,84 @@ fn select_reads_columns_aliases_casts_and_star() {
     );
 }
 
+fn embed(name: &str, select: Vec<SelectItem>) -> SelectItem {
+    SelectItem::Embed(Embed {
+        name: name.into(),
+        alias: None,
+        hint: None,
+        inner: false,
+        spread: false,
+        select,
+    })
+}
+
+fn column(name: &str) -> SelectItem {
+    SelectItem::Column {
+        alias: None,
+        field: field(name),
+        cast: None,
+    }
+}
+
+#[test]
+fn select_reads_embedded_resources_to_any_depth() {
+    assert_eq!(
+        select("*,clients(*)").unwrap(),
+        vec![SelectItem::Star, embed("clients", vec![SelectItem::Star])]
+    );
+    let SelectItem::Embed(e) = &select("c:clients!inner(id,name)").unwrap()[0] else {
+        panic!("not an embedding")
+    };
+    assert_eq!(
+        (e.alias.as_deref(), e.inner, e.spread, e.hint.as_deref()),
+        (Some("c"), true, false, None)
+    );
+    assert_eq!(e.select, vec![column("id"), column("name")]);
+    let SelectItem::Embed(e) = &select("...clients!fk(name)").unwrap()[0] else {
+        panic!("not an embedding")
+    };
+    assert_eq!(
+        (e.alias.as_deref(), e.inner, e.spread, e.hint.as_deref()),
+        (None, false, true, Some("fk"))
+    );
+    // Either order of hint and join type; `!left` is the default join.
+    for s in ["a:users!first_user!inner(*)", "a:users!inner!first_user(*)"] {
+        let SelectItem::Embed(e) = &select(s).unwrap()[0] else {
+            panic!("{s}")
+        };
+        assert_eq!(
+            (e.hint.as_deref(), e.inner),
+            (Some("first_user"), true),
+            "{s}"
+        );
+    }
+    let SelectItem::Embed(e) = &select("users!left(*)").unwrap()[0] else {
+        panic!("left")
+    };
+    assert_eq!((e.hint.as_deref(), e.inner), (None, false));
+    assert_eq!(
+        select(" a ( b ( c ( id ) ) , x ) ").unwrap(),
+        vec![embed(
+            "a",
+            vec![
+                embed("b", vec![embed("c", vec![column("id")])]),
+                column("x")
+            ]
+        )]
+    );
+    assert_eq!(select("clients()").unwrap(), vec![embed("clients", vec![])]);
+    // `count(…)` is not a resource, and a hint must be a name.
+    assert!(select("count(id)").is_err());
+    assert!(select("clients!(id)").is_err());
+    assert!(select("clients!inner!fk!x(id)").is_err());
+    assert!(select("alias:...clients(id)").is_err());
+    let e = select("clients(id,name!x)").unwrap_err();
+    assert_eq!(e.column, 16);
+    assert!(select("clients(id").is_err());
+}
+
 #[test]
 fn select_recognises_what_is_refused_later() {
-    assert_eq!(
-        select("*,clients(*)").unwrap()[1],
-        SelectItem::Embed {
-            name: "clients".into()
-        }
-    );
-    assert_eq!(
-        select("c:clients!inner(id,name)").unwrap(),
-        vec![SelectItem::Embed {
-            name: "clients".into()
-        }]
-    );
-    assert_eq!(
-        select("...clients!fk(name)").unwrap(),
-        vec![SelectItem::Embed {
-            name: "clients".into()
-        }]
-    );
     assert_eq!(select("count()").unwrap(), vec![SelectItem::Aggregate]);
     assert_eq!(select("qty.sum()").unwrap(), vec![SelectItem::Aggregate]);
     let SelectItem::Column { field, .. } = &select("data->a->>0").unwrap()[0] else {
@@ -317,10 +375,26 @@ fn order_terms_take_direction_and_nulls() {
         }]
     );
     assert_eq!(
-        order("clients(name).desc").unwrap(),
-        vec![OrderTerm::Embed {
-            name: "clients".into()
-        }]
+        order("clients(name).desc,id,c( \"x y\" ).asc.nullsfirst").unwrap(),
+        vec![
+            OrderTerm::Embed {
+                name: "clients".into(),
+                field: field("name"),
+                desc: Some(true),
+                nulls_first: None
+            },
+            OrderTerm::Column {
+                field: field("id"),
+                desc: None,
+                nulls_first: None
+            },
+            OrderTerm::Embed {
+                name: "c".into(),
+                field: field("x y"),
+                desc: Some(false),
+                nulls_first: Some(true)
+            },
+        ]
     );
     for bad in [
         "id.ac",

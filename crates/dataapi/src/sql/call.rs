@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use super::embed::{self, Parts};
 use super::read::counted;
 use super::{Sql, Target, ident, outer, qualified};
 use crate::answer::{Kind, body_sql};
@@ -83,22 +84,34 @@ pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Pl
         label: &f.name,
         columns,
     };
-    let select = if scalar && is_star(ctx) {
-        "pgrst_source.pgrst_scalar".to_owned()
+    let q = &ctx.query;
+    let p = if crate::embed::requested(q) {
+        // A function returning a table's rows embeds from that table, as PostgREST's
+        // `funcTableName`; any other has no relationships.
+        let origin = f.returns_table.as_deref().unwrap_or(&f.name);
+        let forest = crate::embed::forest(schema, origin, q)?;
+        embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
     } else {
-        target.select_list(&ctx.query.select)?
+        let select = if scalar && is_star(ctx) {
+            "pgrst_source.pgrst_scalar".to_owned()
+        } else {
+            target.select_list(&q.select)?
+        };
+        let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
+        let order = target.order_by(&q.order)?;
+        Parts::plain(&sql, select, where_, order)
     };
-    let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
-    let order = target.order_by(&ctx.query.order)?;
     let inner = format!(
-        "SELECT {select} FROM pgrst_source{where_}{order}{}",
+        "SELECT {} FROM pgrst_source{}{}{}{}",
+        p.select,
+        p.joins,
+        p.where_,
+        p.order,
         ctx.range.sql()
     );
-    let (ctes, total) = counted(
-        ctx,
-        format!("pgrst_source AS ({call_sql})"),
-        &format!("SELECT 1 FROM pgrst_source{where_}"),
-    );
+    let count_query = format!("SELECT 1 FROM pgrst_source{}", p.count_where);
+    let (ctes, total) = counted(ctx, format!("pgrst_source AS ({call_sql})"), &count_query);
+    p.settle(&mut sql, &ctes, &count_query);
     let void = f.returns == Returns::Void;
     let body = if ctx.head || void {
         "NULL".to_owned()

@@ -3,6 +3,7 @@
 //! `text` for it, then cast on to the column's base type (`$1::text::integer`).
 
 pub(crate) mod call;
+pub(crate) mod embed;
 pub(crate) mod read;
 pub(crate) mod write;
 
@@ -89,8 +90,7 @@ impl Target<'_> {
     /// The select list: `*`, or the named columns with their aliases and casts.
     ///
     /// # Errors
-    /// 42703 for an unknown column, PGRST123 for aggregates, PGRST127 for embedding and JSON
-    /// paths.
+    /// 42703 for an unknown column, PGRST123 for aggregates, PGRST127 for JSON paths.
     pub fn select_list(&self, items: &[SelectItem]) -> Result<String, RestError> {
         if items.is_empty() {
             return Ok(format!("{}.*", self.sql_name));
@@ -115,7 +115,8 @@ impl Target<'_> {
                         "Use of aggregate functions is not allowed",
                     ));
                 }
-                SelectItem::Embed { name } => return Err(embedding(name)),
+                // Embedded resources are planned by `embed`, never here.
+                SelectItem::Embed(e) => return Err(crate::embed::not_embedded(&e.name)),
             });
         }
         Ok(out.join(", "))
@@ -263,7 +264,7 @@ impl Target<'_> {
         let mut parts = Vec::with_capacity(terms.len());
         for t in terms {
             match t {
-                OrderTerm::Embed { name } => return Err(embedding(name)),
+                OrderTerm::Embed { name, .. } => return Err(crate::embed::not_embedded(name)),
                 OrderTerm::Column {
                     field,
                     desc,
@@ -287,11 +288,6 @@ impl Target<'_> {
         }
         Ok(format!(" ORDER BY {}", parts.join(", ")))
     }
-}
-
-pub(crate) fn embedding(name: &str) -> RestError {
-    RestError::not_implemented(format!("Resource embedding is not supported yet: '{name}'"))
-        .with_hint("Select columns of this table only, and query the related table separately.")
 }
 
 /// The outer statement every plan ends with: one row of `total`, `page_total` and `body`,

@@ -1,13 +1,14 @@
 //! `GET` and `HEAD` on a table or view.
 
+use super::embed::{self, Parts};
 use super::{Sql, Target, outer, qualified};
 use crate::answer::{Kind, body_sql};
 use crate::error::RestError;
 use crate::query::Range;
-use crate::schema::Table;
+use crate::schema::{SchemaCache, Table};
 use crate::{Ctx, Plan};
 
-pub(crate) fn table(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
+pub(crate) fn table(ctx: &Ctx<'_>, schema: &SchemaCache, table: &Table) -> Result<Plan, RestError> {
     let from = qualified(&table.name);
     let target = Target {
         sql_name: from.clone(),
@@ -15,14 +16,27 @@ pub(crate) fn table(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
         columns: &table.columns,
     };
     let mut sql = Sql::default();
-    let select = target.select_list(&ctx.query.select)?;
-    let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
-    let order = target.order_by(&ctx.query.order)?;
+    let q = &ctx.query;
+    let p = if crate::embed::requested(q) {
+        let forest = crate::embed::forest(schema, &table.name, q)?;
+        embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
+    } else {
+        let select = target.select_list(&q.select)?;
+        let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
+        let order = target.order_by(&q.order)?;
+        Parts::plain(&sql, select, where_, order)
+    };
     let source = format!(
-        "pgrst_source AS (SELECT {select} FROM {from}{where_}{order}{})",
+        "pgrst_source AS (SELECT {} FROM {from}{}{}{}{})",
+        p.select,
+        p.joins,
+        p.where_,
+        p.order,
         ctx.range.sql()
     );
-    let (ctes, total) = counted(ctx, source, &format!("SELECT 1 FROM {from}{where_}"));
+    let count_query = format!("SELECT 1 FROM {from}{}", p.count_where);
+    let (ctes, total) = counted(ctx, source, &count_query);
+    p.settle(&mut sql, &ctes, &count_query);
     let body = if ctx.head {
         "NULL".to_owned()
     } else {

@@ -5,12 +5,12 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Sql, Target, ident, outer, qualified};
+use super::{Sql, Target, embed, ident, outer, qualified};
 use crate::answer::{Kind, body_sql};
 use crate::error::RestError;
 use crate::headers::{Representation, Resolution};
 use crate::query::Range;
-use crate::schema::{Column, Table};
+use crate::schema::{Column, SchemaCache, Table};
 use crate::{Ctx, Plan, json_body, object_keys};
 
 /// The columns the body writes: `columns=` when given, else the keys of the object, or of
@@ -56,8 +56,20 @@ fn rows_expr(sql: &mut Sql, text: &str, body: &Value) -> String {
     }
 }
 
-/// What the mutation returns to the outer statement, and the outer select over it.
-fn returning(ctx: &Ctx<'_>, table: &Table) -> Result<(&'static str, String, String), RestError> {
+/// What the mutation returns to the outer statement, and the outer select over it, with
+/// the embedded resources `select` asks for (which are checked even when nothing is
+/// returned, as PostgREST plans them either way).
+fn returning(
+    ctx: &Ctx<'_>,
+    schema: &SchemaCache,
+    table: &Table,
+    sql: &mut Sql,
+) -> Result<(&'static str, String, String), RestError> {
+    let forest = if crate::embed::requested(&ctx.query) {
+        Some(crate::embed::forest(schema, &table.name, &ctx.query)?)
+    } else {
+        None
+    };
     if ctx.prefer.representation != Some(Representation::Full) {
         return Ok((
             "1",
@@ -70,19 +82,29 @@ fn returning(ctx: &Ctx<'_>, table: &Table) -> Result<(&'static str, String, Stri
         label: &table.name,
         columns: &table.columns,
     };
-    let select = target.select_list(&ctx.query.select)?;
-    Ok((
-        "*",
-        format!("SELECT {select} FROM pgrst_source"),
-        body_sql(ctx.media, false, false),
-    ))
+    let inner = match &forest {
+        // The root's filters are the mutation's; only the resources' own apply here.
+        Some(forest) => {
+            let p = embed::root(sql, &target, forest, &[], &[], &[])?;
+            format!("SELECT {} FROM pgrst_source{}", p.select, p.joins)
+        }
+        None => format!(
+            "SELECT {} FROM pgrst_source",
+            target.select_list(&ctx.query.select)?
+        ),
+    };
+    Ok(("*", inner, body_sql(ctx.media, false, false)))
 }
 
-pub(crate) fn insert(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
+pub(crate) fn insert(
+    ctx: &Ctx<'_>,
+    schema: &SchemaCache,
+    table: &Table,
+) -> Result<Plan, RestError> {
     let (text, body) = json_body(ctx.req, "")?;
     let columns = body_columns(ctx, table, &body)?;
-    let (ret, inner, body_expr) = returning(ctx, table)?;
     let mut sql = Sql::default();
+    let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let mut rows = rows_expr(&mut sql, &text, &body);
     let from = qualified(&table.name);
     if ctx.prefer.missing_default == Some(true) {
@@ -175,14 +197,17 @@ fn require_filters(ctx: &Ctx<'_>, verb: &str) -> Result<(), RestError> {
     Ok(())
 }
 
-pub(crate) fn update(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
+pub(crate) fn update(
+    ctx: &Ctx<'_>,
+    schema: &SchemaCache,
+    table: &Table,
+) -> Result<Plan, RestError> {
     let (text, body) = json_body(ctx.req, "")?;
     if !body.is_object() {
         return Err(RestError::invalid_body("Empty or invalid json"));
     }
     let columns = body_columns(ctx, table, &body)?;
     require_filters(ctx, "UPDATE")?;
-    let (ret, inner, body_expr) = returning(ctx, table)?;
     let from = qualified(&table.name);
     let target = Target {
         sql_name: from.clone(),
@@ -191,6 +216,7 @@ pub(crate) fn update(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
     };
     let mut sql = Sql::default();
     let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
+    let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let source = if columns.is_empty() {
         // Nothing to set: no rows change, and none are returned (PostgREST's shape).
         format!("pgrst_source AS (SELECT {ret} FROM {from} WHERE false)")
@@ -213,9 +239,12 @@ pub(crate) fn update(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
     })
 }
 
-pub(crate) fn delete(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
+pub(crate) fn delete(
+    ctx: &Ctx<'_>,
+    schema: &SchemaCache,
+    table: &Table,
+) -> Result<Plan, RestError> {
     require_filters(ctx, "DELETE")?;
-    let (ret, inner, body_expr) = returning(ctx, table)?;
     let from = qualified(&table.name);
     let target = Target {
         sql_name: from.clone(),
@@ -224,6 +253,7 @@ pub(crate) fn delete(ctx: &Ctx<'_>, table: &Table) -> Result<Plan, RestError> {
     };
     let mut sql = Sql::default();
     let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
+    let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let source = format!("pgrst_source AS (DELETE FROM {from}{where_} RETURNING {ret})");
     Ok(Plan {
         sql: outer(&source, "NULL", &body_expr, &inner),

@@ -8,6 +8,7 @@
 use quire_dataapi::{PlanRow, RestAnswer, RestRequest, SchemaCache, from_pg_error, plan, respond};
 use serde_json::Value;
 
+mod embedding;
 mod steps;
 use steps::{calls, hostile_names, ranges_and_counts, reads, writes};
 use tokio_postgres::types::ToSql;
@@ -73,6 +74,7 @@ async fn setup() -> Db {
     db_config.dbname(&name);
     let client = connect(&db_config).await;
     client.batch_execute(SCHEMA).await.unwrap();
+    client.batch_execute(embedding::SCHEMA).await.unwrap();
     let text: String = client
         .query_one(SchemaCache::LOAD_SQL, &[])
         .await
@@ -184,6 +186,7 @@ async fn the_rest_subset_runs_end_to_end() {
             writes(&db).await;
             calls(&db).await;
             hostile_names(&db).await;
+            embedding::embedding(&db).await;
         }
     })
     .await;
