@@ -4,7 +4,12 @@
 //! any depth.
 
 use super::lexer::P;
-use super::{Embed, R, SelectItem};
+use super::{Embed, ParseError, R, SelectItem};
+
+/// How deep resources may nest. PostgREST sets no limit; each level is a recursion of the
+/// parser and planner, and a query string of 32 KiB could otherwise nest thousands deep and
+/// overflow the gateway's stack.
+pub(crate) const MAX_DEPTH: usize = 32;
 
 impl P {
     /// `...rel(…)` or `[alias:]rel[!hint][!inner](…)`; `None` (input untouched) otherwise.
@@ -39,8 +44,16 @@ impl P {
             self.pos = start;
             return Ok(None);
         }
+        if self.depth == MAX_DEPTH {
+            return Err(ParseError {
+                column: self.pos + 1,
+                details: format!("resources nested more than {MAX_DEPTH} deep"),
+            });
+        }
         self.pos += 1;
+        self.depth += 1;
         let select = self.forest()?;
+        self.depth -= 1;
         self.expect(')', "\")\"")?;
         self.ws();
         Ok(Some(SelectItem::Embed(Embed {

@@ -8,6 +8,8 @@ const FIELD_NAME: &str = "field name (* or [a..z0..9_$])";
 pub(super) struct P {
     pub(super) s: Vec<char>,
     pub(super) pos: usize,
+    /// How deep in embedded resources the parser is.
+    pub(super) depth: usize,
 }
 
 impl P {
@@ -15,6 +17,7 @@ impl P {
         P {
             s: input.chars().collect(),
             pos: 0,
+            depth: 0,
         }
     }
 

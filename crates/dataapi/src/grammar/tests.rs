@@ -131,6 +131,14 @@ fn select_reads_embedded_resources_to_any_depth() {
         )]
     );
     assert_eq!(select("clients()").unwrap(), vec![embed("clients", vec![])]);
+    // Deep enough for any schema, and never deep enough to exhaust the stack.
+    let nested = |n: usize| format!("{}id{}", "a(".repeat(n), ")".repeat(n));
+    assert!(select(&nested(32)).is_ok());
+    let e = select(&nested(20_000)).unwrap_err();
+    assert_eq!(
+        (e.column, e.details.as_str()),
+        (66, "resources nested more than 32 deep")
+    );
     // `count(…)` is not a resource, and a hint must be a name.
     assert!(select("count(id)").is_err());
     assert!(select("clients!(id)").is_err());

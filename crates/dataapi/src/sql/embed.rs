@@ -404,8 +404,12 @@ impl Builder<'_> {
 }
 
 /// What a spread resource puts in its parent's row: its columns (`None` for `*`) and, in
-/// turn, its embedded resources' outputs. Nothing for `...rel()`.
+/// turn, its embedded resources' outputs. Nothing for `...rel()`; `*` alone when it selects
+/// `*`, which covers the rest.
 fn spread_outputs(c: &Node<'_>) -> Vec<Option<String>> {
+    if c.select.contains(&SelectItem::Star) {
+        return vec![None];
+    }
     let mut out = Vec::new();
     for item in &c.select {
         match item {

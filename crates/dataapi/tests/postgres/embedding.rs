@@ -227,6 +227,22 @@ async fn hints_views_and_depth(db: &Db) {
         .await,
         json!([{"id": 1, "online_names": {"who": "alice"}}, {"id": 2, "online_names": null}])
     );
+    // As deep as the grammar allows.
+    let deep = format!(
+        "select=id,{}id{}&id=eq.1&collections.order=id",
+        "collections(".repeat(32),
+        ")".repeat(32)
+    );
+    let a = db.get("collections", &deep).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    // 1 has 2 and 3, 2 has 4; the levels below select only their resource.
+    assert_eq!(
+        json_of(&a),
+        json!([{"id": 1, "collections": [
+            {"collections": [{"collections": []}]},
+            {"collections": []}
+        ]}])
+    );
     // Three levels down, filtered at the bottom.
     assert_eq!(
         ok(db, "channels", "select=slug,messages(id,users(username,best_friends!first_user(id)))&id=eq.1&messages.order=id&messages.users.best_friends.id=eq.1").await,
