@@ -252,40 +252,46 @@ pub(crate) fn derive(
         }
         view_primary_key(tables, traces.get(t))
     };
+    // Junction candidates: a table's many-to-ones, paired with each other.
+    let mut by_table: HashMap<&str, Vec<&Relationship>> = HashMap::new();
+    for r in rels
+        .iter()
+        .filter(|r| r.cardinality == Cardinality::ManyToOne)
+    {
+        by_table.entry(r.table.as_str()).or_default().push(r);
+    }
     let mut m2m = Vec::new();
-    for r1 in &rels {
-        for r2 in &rels {
-            if r1.table != r2.table
-                || r1.constraint == r2.constraint
-                || r1.cardinality != Cardinality::ManyToOne
-                || r2.cardinality != Cardinality::ManyToOne
-            {
-                continue;
-            }
-            let key = pk(&r1.table);
-            let within = r1
-                .columns
-                .iter()
-                .chain(&r2.columns)
-                .all(|(c, _)| key.contains(c));
-            if within {
-                m2m.push(Relationship {
-                    table: r1.foreign_table.clone(),
-                    foreign_table: r2.foreign_table.clone(),
-                    is_self: r1.foreign_table == r2.foreign_table,
-                    cardinality: Cardinality::ManyToMany(Junction {
-                        table: r1.table.clone(),
-                        constraint1: r1.constraint.clone(),
-                        constraint2: r2.constraint.clone(),
-                        source: swap(&r1.columns),
-                        target: swap(&r2.columns),
-                    }),
-                    constraint: String::new(),
-                    columns: Vec::new(),
-                    table_is_view: r1.foreign_is_view,
-                    foreign_is_view: r2.foreign_is_view,
-                });
-            }
+    let pairs = by_table.values().flat_map(|rs| {
+        rs.iter()
+            .flat_map(move |r1| rs.iter().map(move |r2| (*r1, *r2)))
+    });
+    for (r1, r2) in pairs {
+        if r1.constraint == r2.constraint {
+            continue;
+        }
+        let key = pk(&r1.table);
+        let within = r1
+            .columns
+            .iter()
+            .chain(&r2.columns)
+            .all(|(c, _)| key.contains(c));
+        if within {
+            m2m.push(Relationship {
+                table: r1.foreign_table.clone(),
+                foreign_table: r2.foreign_table.clone(),
+                is_self: r1.foreign_table == r2.foreign_table,
+                cardinality: Cardinality::ManyToMany(Junction {
+                    table: r1.table.clone(),
+                    constraint1: r1.constraint.clone(),
+                    constraint2: r2.constraint.clone(),
+                    source: swap(&r1.columns),
+                    target: swap(&r2.columns),
+                }),
+                constraint: String::new(),
+                columns: Vec::new(),
+                table_is_view: r1.foreign_is_view,
+                foreign_is_view: r2.foreign_is_view,
+            });
         }
     }
 
