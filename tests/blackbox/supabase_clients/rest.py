@@ -3,8 +3,8 @@
 Usage: rest.py URL SERVICE_ROLE_KEY ANON_KEY
 
 Runs what an app does every day through `create_client(url, key)` unchanged: inserts,
-selects with filters, ordering, ranges and counts, singular rows, upserts, updates, deletes
-and RPC calls, and the errors PostgREST answers. Every answer is checked here; the script
+selects with filters, ordering, ranges and counts, singular rows, upserts, updates, deletes,
+RPC calls, embedded resources, and the errors PostgREST answers. Every answer is checked here; the script
 prints one JSON line of what it saw, and exits 1 naming the first check that failed.
 """
 
@@ -106,6 +106,50 @@ e = refused("duplicate key", lambda: items().insert({"id": made.data[1]["id"], "
 check("duplicate key code", e.code, "23505")
 
 e = refused("unfiltered delete", lambda: items().delete().execute())
+
+messages = lambda: db.table("messages")  # noqa: E731
+users = lambda: db.table("users")  # noqa: E731
+
+r = messages().select("id, message, author:users(username)").order("id").execute()
+check(
+    "embed many-to-one",
+    [(x["message"], x["author"]) for x in r.data],
+    [("hi", {"username": "alice"}), ("hello", {"username": "bob"}), ("hi again", {"username": "alice"})],
+)
+
+r = users().select("username, messages(message)").order("username").order("id", foreign_table="messages").execute()
+check(
+    "embed one-to-many",
+    [(x["username"], [m["message"] for m in x["messages"]]) for x in r.data],
+    [("alice", ["hi", "hi again"]), ("bob", ["hello"]), ("dave", [])],
+)
+
+r = users().select("username, messages!inner(message)").eq("messages.message", "hi again").execute()
+check("embed !inner + filter", r.data, [{"username": "alice", "messages": [{"message": "hi again"}]}])
+
+r = messages().select("id, ...users(status)").eq("message", "hello").execute()
+check("embed spread", [x["status"] for x in r.data], ["OFFLINE"])
+
+r = (
+    users()
+    .select("username, messages(message)")
+    .eq("username", "alice")
+    .order("id", desc=True, foreign_table="messages")
+    .limit(1, foreign_table="messages")
+    .execute()
+)
+check("embed order + limit", r.data, [{"username": "alice", "messages": [{"message": "hi again"}]}])
+
+r = db.table("best_friends").select("first:users!first_user(username), second:users!second_user(status)").execute()
+check("embed hints", r.data, [{"first": {"username": "alice"}, "second": {"status": "OFFLINE"}}])
+
+r = messages().insert({"message": "new", "username": "dave"}).select("message, users(status)").execute()
+check("embed in a representation", r.data, [{"message": "new", "users": {"status": "OFFLINE"}}])
+
+e = refused("embed ambiguous", lambda: db.table("best_friends").select("users(*)").execute())
+check("embed ambiguous code", (e.code, len(e.details)), ("PGRST201", 2))
+e = refused("embed unrelated", lambda: items().select("name, users(*)").execute())
+check("embed unrelated code", e.code, "PGRST200")
 
 anon = create_client(url, anon_key)
 r = anon.table("items").select("name").order("name").execute()
