@@ -1,10 +1,11 @@
 //! `quire-dataapi`: the PostgREST-compatible REST subset that Quire serves at
 //! `/db/<slug>/rest/v1/*`, as a pure parser and SQL builder. [`plan`] reads a request (method,
 //! path, raw query string, `Prefer`, `Accept`, `Range`, `Content-Type`, body) against the
-//! tenant's [`SchemaCache`] and answers one SQL statement with its parameters; the gateway
-//! runs it and hands the one row back to [`respond`], which builds the HTTP answer. Errors
-//! keep PostgREST's codes, statuses and messages ([`RestError`], [`from_pg_error`]), so
-//! supabase-js and supabase-py work unchanged.
+//! tenant's [`SchemaCache`] (tables, functions, and the relationships its foreign keys and
+//! views give, for resource embedding) and answers one SQL statement with its parameters;
+//! the gateway runs it and hands the one row back to [`respond`], which builds the HTTP
+//! answer. Errors keep PostgREST's codes, statuses and messages ([`RestError`],
+//! [`from_pg_error`]), so supabase-js and supabase-py work unchanged.
 //!
 //! No I/O happens here: no tokio, no database driver, no HTTP types. It depends on serde and
 //! serde_json only (tokio and tokio-postgres are dev-dependencies, for the integration test
@@ -165,8 +166,14 @@ fn resource(path: &str) -> Result<Resource, RestError> {
 /// that does not parse, 400 42703 for an unknown column, 400 PGRST204 for an unknown body
 /// column, 400 PGRST102 for a bad body, 406 PGRST107 for an unavailable media type, 416
 /// PGRST103 for an empty range, 400 21000 for an unfiltered `PATCH` or `DELETE`, 405
-/// PGRST117/PGRST101 for a method the resource does not take, and 400 PGRST127 for what this
-/// subset does not implement (resource embedding, JSON paths, `PUT`, limits on mutations).
+/// PGRST117/PGRST101 for a method the resource does not take, for resource embedding 400
+/// PGRST200 (no relationship), 300 PGRST201 (several), 400 PGRST108 (a key naming a
+/// resource not embedded), PGRST118/PGRST119 (an order or spread of a to-many resource) and
+/// 42712 (two resources under one name), and 400 PGRST127 for what this subset does not
+/// implement (JSON paths, `PUT`, limits on mutations).
+///
+/// Embedded resources (`select=*,author:users(username)`) are lateral subqueries of the one
+/// statement, resolved against the cache's relationships (`data-api-embedding.md`).
 pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestError> {
     let method = req.method;
     match resource(req.path)? {
