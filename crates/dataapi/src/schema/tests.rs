@@ -1,4 +1,4 @@
-//! Reading the cache: type names, functions, and the relationships its keys give.
+//! Reading the cache: type names, functions, and the relationships its keys and views give.
 
 use super::*;
 
@@ -45,4 +45,58 @@ fn functions_read_their_inputs_defaults_and_result_columns() {
     assert_eq!(f.volatility, Volatility::Stable);
     assert!(matches!(&f.returns, Returns::Composite(c) if c.len() == 1 && c[0].name == "x"));
     assert!(cache.functions("trg").is_empty());
+}
+
+#[test]
+fn foreign_keys_and_view_definitions_give_relationships() {
+    let table = |name: &str, cols: &str, key: &str| {
+        format!(
+            r#"{{"name": "{name}", "insertable": true, "updatable": true, "deletable": true,
+                "columns": [{cols}], "primary_key": [{key}]}}"#
+        )
+    };
+    let json = format!(
+        r#"{{"tables": [{}, {}, {}], "functions": [],
+          "relations": [
+            {{"oid": 10, "name": "users", "view": false, "columns": {{"1": "username"}}}},
+            {{"oid": 11, "name": "messages", "view": false,
+              "columns": {{"1": "id", "2": "username"}}}},
+            {{"oid": 12, "name": "people", "view": true, "columns": {{"1": "who"}},
+              "definition": "({{QUERY :targetList ({{TARGETENTRY :resno 1 :resname who :resorigtbl 10 :resorigcol 1 :resjunk false}})}})"}}
+          ],
+          "foreign_keys": [{{"name": "messages_username_fkey", "table": "messages",
+            "columns": ["username"], "foreign_table": "users",
+            "foreign_columns": ["username"], "one_to_one": false}}]}}"#,
+        table(
+            "users",
+            r#"{"name": "username", "type": "text"}"#,
+            r#""username""#
+        ),
+        table(
+            "messages",
+            r#"{"name": "id", "type": "integer"}, {"name": "username", "type": "text"}"#,
+            r#""id""#
+        ),
+        table("people", r#"{"name": "who", "type": "text"}"#, ""),
+    );
+    let cache = SchemaCache::from_json(&json).unwrap();
+    let r = cache.find_rel("messages", "users", None).unwrap();
+    assert_eq!(r.cardinality, Cardinality::ManyToOne);
+    let r = cache.find_rel("people", "messages", None).unwrap();
+    assert_eq!(
+        (&r.cardinality, r.columns.as_slice(), r.table_is_view),
+        (
+            &Cardinality::OneToMany,
+            [("who".to_owned(), "username".to_owned())].as_slice(),
+            true
+        )
+    );
+    // A cache JSON from before relationships were loaded still reads, with none.
+    let old = r#"{"tables": [], "functions": []}"#;
+    assert!(
+        SchemaCache::from_json(old)
+            .unwrap()
+            .relationships
+            .is_empty()
+    );
 }
