@@ -9,15 +9,16 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use quire_dataapi::{Plan, RestAnswer, SchemaCache};
 use quire_databases::{
-    DataApiInstance, GatewayTarget, InstanceError, KeyRole, Respond, RunError, TenantUsers,
+    DataApiInstance, GatewayTarget, InstanceError, KeyRole, Missing, Respond, RunError, TenantUsers,
 };
 use quire_kernel::InfraError;
 use tokio::sync::{MutexGuard, watch};
 use tokio_postgres::Client;
 
 use crate::cap::Share;
+use crate::catalog::{Fingerprints, question, with_fingerprints};
 use crate::deadline::{Deadline, past};
-use crate::listen::{Asked, Listener, listen};
+use crate::listen::{Asked, Checks, Listener, listen};
 use crate::meter::{Cause, Meter};
 use crate::pool::{Pool, Pools, Refusal};
 use crate::users::Users;
@@ -30,9 +31,9 @@ const ROLE_TIMEOUTS: &str = "SELECT r.rolname::text, split_part(c, '=', 2)
     WHERE s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND c LIKE 'statement_timeout=%'";
 
-/// The least time between two schema loads after the first: a client asking for tables
-/// that do not exist, or a tenant notifying `pgrst` in a loop, must not make the catalog
-/// read more often.
+/// The least time between two schema loads a notification asks for: a tenant notifying
+/// `pgrst` in a loop must not make the catalog read more often. (A request's miss loads
+/// only when the catalog changed, `listen.rs`.)
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +65,12 @@ pub(crate) struct Instance {
     pub(crate) loading: tokio::sync::Mutex<()>,
     /// When the last load began.
     load_began: Mutex<Instant>,
+    /// Counts the loads begun, each under `loading`.
+    pub(crate) loads_begun: AtomicU64,
+    /// What the catalog held for the cache as loaded.
+    fingerprints: Mutex<Fingerprints>,
+    /// The questions misses asked the catalog.
+    pub(crate) checks: Checks,
     pub(crate) asked: Arc<Asked>,
     /// Counts schema loads: statements prepared under an older one are prepared again.
     pub(crate) generation: AtomicU64,
@@ -88,6 +95,15 @@ impl std::fmt::Debug for Instance {
 
 fn infra(what: &str, e: impl std::fmt::Display) -> InfraError {
     InfraError::new(format!("{what}: {e}"))
+}
+
+/// A connection the pool did not lend, as a start (or a load) hears it.
+fn lend_refused<E: std::fmt::Display>(e: Refusal<E>) -> StartError {
+    match e {
+        Refusal::Full(full) => StartError::Refused(full.error()),
+        Refusal::Busy => StartError::Refused(InstanceError::Saturated),
+        Refusal::Connect(e) => StartError::Failed(infra("connecting as the authenticator", e)),
+    }
 }
 
 /// Why a start did not complete.
@@ -134,6 +150,9 @@ impl Instance {
             deadline,
             loading: tokio::sync::Mutex::new(()),
             load_began: Mutex::new(now),
+            loads_begun: AtomicU64::new(0),
+            fingerprints: Mutex::default(),
+            checks: Checks::default(),
             asked: Arc::new(Asked::default()),
             generation: AtomicU64::new(0),
             state: watch::channel(State::Starting).0,
@@ -259,20 +278,14 @@ impl Instance {
         if let Ok(mut at) = self.load_began.lock() {
             *at = Instant::now();
         }
+        self.loads_begun.fetch_add(1, Ordering::AcqRel);
         let seen = self.asked.heard();
         self.meter.loaded(cause);
         let pool = self.pools.here();
-        let mut conn = pool.lend().await.map_err(|e| match e {
-            Refusal::Full(full) => StartError::Refused(full.error()),
-            Refusal::Busy => StartError::Refused(InstanceError::Saturated),
-            Refusal::Connect(e) => StartError::Failed(infra("connecting as the authenticator", e)),
-        })?;
+        let mut conn = pool.lend().await.map_err(lend_refused)?;
         // The cache's query as a subquery, so its one column arrives as text whatever type
-        // it builds.
-        let sql = format!(
-            "SELECT cache::text FROM ({}) AS loaded(cache)",
-            SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
-        );
+        // it builds, and the catalog's fingerprints beside it, of the same snapshot.
+        let sql = with_fingerprints(SchemaCache::LOAD_SQL);
         let rows = conn
             .query(&sql, &[])
             .await
@@ -292,18 +305,56 @@ impl Instance {
                 })
                 .collect();
         }
-        let text = rows
+        let mut columns = rows
             .into_iter()
             .next()
-            .and_then(|r| r.into_iter().next().flatten())
-            .ok_or_else(|| InfraError::new("the schema cache's query returned no row"))?;
+            .ok_or_else(|| InfraError::new("the schema cache's query returned no row"))?
+            .into_iter();
+        let text = columns
+            .next()
+            .flatten()
+            .ok_or_else(|| InfraError::new("the schema cache's query returned no cache"))?;
+        let fingerprints = Fingerprints::read(columns)
+            .ok_or_else(|| InfraError::new("the schema cache's query returned no fingerprint"))?;
         let cache = SchemaCache::from_json(&text).map_err(|e| infra("the schema cache", e.0))?;
         if let Ok(mut schema) = self.schema.write() {
             *schema = Arc::new(cache);
         }
+        if let Ok(mut held) = self.fingerprints.lock() {
+            *held = fingerprints;
+        }
         self.asked.covered(seen);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// Whether the catalog's names of `missing`'s kind changed since the cache was loaded:
+    /// one cheap statement (`catalog.rs`), under the guard of `loading`, so no load can
+    /// change the fingerprint it is compared with meanwhile.
+    pub(crate) async fn catalog_moved(
+        &self,
+        _loading: &MutexGuard<'_, ()>,
+        missing: Missing,
+    ) -> Result<bool, StartError> {
+        self.meter.checked();
+        let pool = self.pools.here();
+        let mut conn = pool.lend().await.map_err(lend_refused)?;
+        let rows = conn
+            .query(question(missing), &[])
+            .await
+            .map_err(|e| infra("asking the catalog what changed", e))?;
+        conn.clean();
+        drop(conn);
+        let now = rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten());
+        let held = self.fingerprints.lock().map(|f| f.of(missing).to_owned());
+        Ok(match (now, held) {
+            (Some(now), Ok(held)) => now != held,
+            // Nothing to compare: a load settles it.
+            _ => true,
+        })
     }
 
     /// Its listening connection ended: it fails, giving back the connection's place, and
@@ -350,8 +401,8 @@ impl DataApiInstance for Instance {
             .unwrap_or_else(|e| e.into_inner().clone())
     }
 
-    async fn reload_schema(&self) -> bool {
-        crate::listen::on_miss(self).await
+    async fn reload_schema(&self, missing: Missing) {
+        crate::listen::on_miss(self, missing).await;
     }
 
     async fn run(

@@ -10,8 +10,11 @@
 //! (`cap.rs`): at a limit, idle connections and idle instances make room, least recently
 //! used first, and when all are busy the request hears `AccountBusy` or `Saturated`. The
 //! listener reads every notification at once and coalesces them: at most one schema load a
-//! second, and one after the last of a burst (`listen.rs`). What it all holds and does is
-//! counted through the `metrics` facade (`meter.rs`).
+//! second, and one after the last of a burst (`listen.rs`). A request naming what the cache
+//! lacks asks the catalog whether names of that kind changed since the load, and loads only
+//! when they did (`catalog.rs`), so it finds what the DDL just made without waiting for the
+//! notification. What it all holds and does is counted through the `metrics` facade
+//! (`meter.rs`).
 //!
 //! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip, one
 //! answer; `wire/` speaks the protocol for this: tokio-postgres ends each statement with a
@@ -42,6 +45,7 @@
 
 mod abandon;
 mod cap;
+mod catalog;
 mod deadline;
 mod instance;
 mod listen;

@@ -1,17 +1,27 @@
-//! An instance's `LISTEN pgrst` connection and the schema reloads it asks for.
+//! An instance's `LISTEN pgrst` connection, the schema reloads it asks for, and those a
+//! request's miss asks for.
 //!
 //! The connection is read without pause, so the cluster's notification queue never waits
 //! on this instance, and what it asks for is coalesced: a notification that asks for a
-//! reload wakes the reloader, which loads the schema at most once a second (the limit a
-//! request's unknown name has too) and only when a notification arrived since the last
-//! load began. However many notifications a burst holds, it costs a load at its start and
-//! one after its last, so the cache ends as the catalog is. A request naming what the cache
-//! lacks loads it too, under the same limit ([`on_miss`]).
+//! reload wakes the reloader, which loads the schema at most once a second and only when a
+//! notification arrived since the last load began. However many notifications a burst
+//! holds, it costs a load at its start and one after its last, so the cache ends as the
+//! catalog is.
+//!
+//! A request naming what the cache lacks does not wait for any of that: it asks the
+//! catalog whether names of its kind changed since the load (`catalog.rs`), and loads when
+//! they did ([`on_miss`]), so the request right after the DDL that made its table finds it
+//! on every replica, whenever the notification comes, and with or without the DDL trigger.
+//! A name that does not exist costs that one question, never a load, and the questions are
+//! bounded: at most one every [`CHECK_EVERY`] per instance, each answering every miss of its
+//! kind that arrived before it began.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use quire_databases::Missing;
 use quire_kernel::InfraError;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -158,31 +168,86 @@ async fn reload_when_asked(instance: Weak<Instance>, asked: Arc<Asked>) {
     }
 }
 
-/// A request named what the cache lacks: the schema is loaded again, unless a load began
-/// within the last second. Then, if a notification is waiting for its load (most likely
-/// the DDL that made what the request names), the request waits for that load, at the
-/// second's end, rather than hear that its table does not exist; whether a load ended.
-pub(crate) async fn on_miss(instance: &Instance) -> bool {
-    let generation = || instance.generation.load(Ordering::Acquire);
-    let before = generation();
-    let mut guard = instance.loading.lock().await;
-    // A load that ended while this waited for it is as good as one of its own.
-    if generation() != before {
-        return true;
+/// The least time between two questions a miss asks the catalog, whatever their kinds: a
+/// client naming tables that do not exist in a loop costs at most 50 cheap statements a
+/// second per instance (and a request right after the DDL waits at most this long more).
+pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(20);
+
+/// The questions misses asked: how many of each kind began, and when the last began.
+#[derive(Debug, Default)]
+pub(crate) struct Checks {
+    begun: [AtomicU64; 3],
+    last: Mutex<Option<Instant>>,
+}
+
+impl Checks {
+    fn slot(missing: Missing) -> usize {
+        match missing {
+            Missing::Table => 0,
+            Missing::Column => 1,
+            Missing::Function => 2,
+        }
     }
-    let since = instance.since_load();
-    if since < RELOAD_EVERY {
-        if !instance.asked.outstanding() {
-            return false;
+
+    fn begun(&self, missing: Missing) -> u64 {
+        self.begun[Self::slot(missing)].load(Ordering::Acquire)
+    }
+
+    /// How long until another may begin.
+    fn wait(&self) -> Duration {
+        let last = self.last.lock().ok().and_then(|l| *l);
+        last.map_or(Duration::ZERO, |at| {
+            CHECK_EVERY.saturating_sub(at.elapsed())
+        })
+    }
+
+    fn begin(&self, missing: Missing) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = Some(Instant::now());
+        }
+        self.begun[Self::slot(missing)].fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// A request named a `missing` kind of thing the cache lacks: once this returns, the cache
+/// holds every such name the catalog held when it was called. Under the `loading` lock,
+/// either a load or a question of the same kind that began after the call answers for it
+/// (a question that found the catalog as loaded needs no load; one that did not loaded),
+/// or it asks the question itself, once [`CHECK_EVERY`] has passed since the last, and
+/// loads if the answer says the cache is stale. Its snapshot is taken after the call began,
+/// so after whatever DDL the caller's request came after. A failure (no connection to be
+/// had, the catalog not answering) is logged and leaves the cache as it is: the request
+/// then hears that the name does not exist.
+pub(crate) async fn on_miss(instance: &Instance, missing: Missing) {
+    let loads = || instance.loads_begun.load(Ordering::Acquire);
+    let checks = &instance.checks;
+    let (loads_before, checks_before) = (loads(), checks.begun(missing));
+    let mut guard = instance.loading.lock().await;
+    loop {
+        if loads() != loads_before || checks.begun(missing) != checks_before {
+            return;
+        }
+        let wait = checks.wait();
+        if wait.is_zero() {
+            break;
         }
         drop(guard);
-        tokio::time::sleep(RELOAD_EVERY - since).await;
+        tokio::time::sleep(wait).await;
         guard = instance.loading.lock().await;
-        if generation() != before {
-            return true;
-        }
     }
-    instance.load_schema(&guard, Cause::Miss).await.is_ok()
+    checks.begin(missing);
+    let outcome = match instance.catalog_moved(&guard, missing).await {
+        Ok(true) => instance.load_schema(&guard, Cause::Miss).await,
+        Ok(false) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = outcome {
+        tracing::warn!(
+            database = %instance.target_slug(),
+            error = %e,
+            "a data API schema check or load for an unknown name failed"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,8 @@ pub struct Figures {
     pub in_use: usize,
     /// Schema loads, for every cause.
     pub schema_loads: u64,
+    /// Questions a request's miss asked the catalog (whether the cache is stale).
+    pub schema_checks: u64,
     /// `pgrst` notifications heard, whatever their payload.
     pub notifications: u64,
     /// Those whose payload asked for nothing (neither `reload schema` nor empty).
@@ -88,6 +90,7 @@ const CONNECTIONS: &str = "quire_data_api_connections";
 const REFUSALS: &str = "quire_data_api_refusals_total";
 const EVICTIONS: &str = "quire_data_api_evictions_total";
 const SCHEMA_LOADS: &str = "quire_data_api_schema_loads_total";
+const SCHEMA_CHECKS: &str = "quire_data_api_schema_checks_total";
 const NOTIFICATIONS: &str = "quire_data_api_notifications_total";
 const ABANDONED: &str = "quire_data_api_abandoned_backends_total";
 
@@ -96,6 +99,7 @@ pub(crate) struct Meter {
     open: AtomicUsize,
     in_use: AtomicUsize,
     loads: AtomicU64,
+    checks: AtomicU64,
     notifications: AtomicU64,
     ignored_notifications: AtomicU64,
     evictions: AtomicU64,
@@ -118,6 +122,7 @@ impl Default for Meter {
             open: AtomicUsize::new(0),
             in_use: AtomicUsize::new(0),
             loads: AtomicU64::new(0),
+            checks: AtomicU64::new(0),
             notifications: AtomicU64::new(0),
             ignored_notifications: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
@@ -176,6 +181,12 @@ impl Meter {
         metrics::counter!(SCHEMA_LOADS, "cause" => cause.label()).increment(1);
     }
 
+    /// A request's miss asked the catalog whether the cache is stale.
+    pub fn checked(&self) {
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(SCHEMA_CHECKS).increment(1);
+    }
+
     /// A `pgrst` notification, which asked for a reload or not.
     pub fn heard(&self, asks: bool) {
         self.notifications.fetch_add(1, Ordering::Relaxed);
@@ -220,6 +231,7 @@ impl Meter {
             open: self.open.load(Ordering::Relaxed),
             in_use: self.in_use.load(Ordering::Relaxed),
             schema_loads: self.loads.load(Ordering::Relaxed),
+            schema_checks: self.checks.load(Ordering::Relaxed),
             notifications: self.notifications.load(Ordering::Relaxed),
             notifications_ignored: self.ignored_notifications.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),

@@ -45,8 +45,8 @@ pub use ports::{
     UserWriteError,
 };
 pub use runtime::{
-    DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, NoRuntime, PgRefusal, Respond,
-    RunError,
+    DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, Missing, NoRuntime, PgRefusal,
+    Respond, RunError,
 };
 pub use service::{
     Acting, Credentials, DataApiSecret, DatabaseConfig, DatabaseError, DatabasePorts,

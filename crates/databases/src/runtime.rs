@@ -76,6 +76,31 @@ pub enum RunError {
     Infra(#[from] InfraError),
 }
 
+/// What a request named that the schema cache lacks (PostgREST's `PGRST205`, `PGRST204`
+/// and `PGRST202`): which part of the catalog a reload on its account must look at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Missing {
+    /// A table or view.
+    Table,
+    /// A column of a table or view the cache has.
+    Column,
+    /// A function, or one taking the arguments named.
+    Function,
+}
+
+impl Missing {
+    /// The kind PostgREST's `code` says a name was, when it says the cache lacks it.
+    #[must_use]
+    pub fn of_code(code: &str) -> Option<Self> {
+        match code {
+            "PGRST205" => Some(Self::Table),
+            "PGRST204" => Some(Self::Column),
+            "PGRST202" => Some(Self::Function),
+            _ => None,
+        }
+    }
+}
+
 /// How a request answers the row its plan returned: PostgREST's answer, or its refusal
 /// ([`quire_dataapi::respond`]). The request's use case hands it to the instance, which
 /// must know the answer before it ends a write's transaction, so that it runs once.
@@ -92,10 +117,12 @@ pub trait DataApiInstance: Send + Sync + Debug {
     /// The schema as last loaded.
     fn schema(&self) -> Arc<SchemaCache>;
 
-    /// Loads the schema again now, unless it was loaded very recently (a request naming
-    /// a table the cache lacks may be just after the DDL that made it, before the
-    /// notification arrived); whether it loaded.
-    async fn reload_schema(&self) -> bool;
+    /// A request named a `missing` kind of thing the cache lacks, perhaps just made by DDL
+    /// whose notification has not arrived: once this returns, the cache is no older than
+    /// the catalog was when it was called, as far as names of that kind go (loaded again
+    /// when the catalog says they changed since the last load; at a cost the instance
+    /// bounds, however many unknown names clients send).
+    async fn reload_schema(&self, missing: Missing);
 
     /// Runs `plan` in one transaction as `role` (`SET LOCAL ROLE`) with `claims` as
     /// `request.jwt.claims`, a `READ ONLY` one when the plan says so, and answers the row
@@ -156,4 +183,19 @@ pub trait DataApiRuntime: DataApiSignals {
         &self,
         target: GatewayTarget,
     ) -> Result<Arc<dyn DataApiInstance>, InstanceError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Missing;
+
+    #[test]
+    fn postgrests_codes_for_what_the_cache_lacks_name_its_kind() {
+        assert_eq!(Missing::of_code("PGRST205"), Some(Missing::Table));
+        assert_eq!(Missing::of_code("PGRST204"), Some(Missing::Column));
+        assert_eq!(Missing::of_code("PGRST202"), Some(Missing::Function));
+        for other in ["PGRST100", "PGRST203", "42703", ""] {
+            assert_eq!(Missing::of_code(other), None, "{other}");
+        }
+    }
 }

@@ -1,9 +1,9 @@
 //! The runtime against a real PostgreSQL (`QUIRE_TEST_POSTGRES_URL`, a superuser; reported
 //! as ignored when unset, docs/decisions/test-skips.md), in one test binary: schema reloads
-//! (`reloads`), the connection cap shared out among accounts (`shares`), what a tenant sets
-//! on its database against the data API's sessions (`sessions`), what a request leaves
-//! behind once it is over (`abandoned`), and the `TenantUsers` contract list on an
-//! instance's users (`contract`).
+//! (`reloads`) and a request's miss (`misses`), the connection cap shared out among
+//! accounts (`shares`), what a tenant sets on its database against the data API's sessions
+//! (`sessions`), what a request leaves behind once it is over (`abandoned`), and the
+//! `TenantUsers` contract list on an instance's users (`contract`).
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
@@ -11,6 +11,7 @@ mod support;
 
 mod abandoned;
 mod contract;
+mod misses;
 mod reloads;
 mod sessions;
 mod shares;

@@ -1,32 +1,41 @@
 //! A request of the REST subset (`/db/{slug}/rest/v1/*`), the data API's main use case,
-//! in the spec's order: the database, the keys, the instance, the plan (with one schema
-//! reload for a name the cache lacks), the run, and the answer: PostgREST's, or its
-//! refusal, or PostgreSQL's error in PostgREST's words.
+//! in the spec's order: the database, the keys, the instance, the plan (for a name the
+//! cache lacks, brought up to date and planned once more), the run, and the answer:
+//! PostgREST's, or its refusal, or PostgreSQL's error in PostgREST's words.
+
+use std::sync::Arc;
 
 use quire_dataapi::{Plan, RestAnswer, RestError, RestRequest, from_pg_error, plan, respond};
 
 use super::{DatabaseService, GatewayError};
 use crate::keys::KeyRole;
 use crate::ports::QuireKeys;
-use crate::runtime::{DataApiInstance, RunError};
+use crate::runtime::{DataApiInstance, Missing, RunError};
 use crate::service::gateway::Credentials;
 
-/// PostgREST's codes for a table, function or column not in the schema cache.
-fn names_unknown(code: &str) -> bool {
-    matches!(code, "PGRST205" | "PGRST202" | "PGRST204")
-}
-
 /// `request` planned against the instance's schema. A name the cache lacks may be one the
-/// DDL just made, before its notification came: the schema is loaded again (the instance
-/// does so at most once a second) and the plan tried once more.
+/// DDL just made, before its notification came: the instance brings the cache up to date
+/// for that kind of name (asking the catalog first, so an unknown name costs no load), and
+/// the request is planned again when the cache it was planned against has been replaced.
 async fn planned(
     request: &RestRequest<'_>,
     instance: &dyn DataApiInstance,
 ) -> Result<Plan, RestError> {
-    match plan(request, &instance.schema()) {
-        Err(e) if names_unknown(&e.code) && instance.reload_schema().await => {
-            plan(request, &instance.schema())
-        }
+    let schema = instance.schema();
+    match plan(request, &schema) {
+        Err(e) => match Missing::of_code(&e.code) {
+            Some(missing) => {
+                instance.reload_schema(missing).await;
+                let now = instance.schema();
+                // Also when another request's load replaced it after this one planned.
+                if Arc::ptr_eq(&schema, &now) {
+                    Err(e)
+                } else {
+                    plan(request, &now)
+                }
+            }
+            None => Err(e),
+        },
         planned => planned,
     }
 }

@@ -9,8 +9,8 @@ use crate::support;
 
 use quire_dataapi::{Column, PlanRow, RestAnswer, RestRequest, SchemaCache, Table};
 use quire_databases::{
-    Credentials, DataApiSecret, DatabaseError, GatewayError, InstanceError, KeyRole, PgRefusal,
-    sign_token,
+    Credentials, DataApiSecret, DatabaseError, GatewayError, InstanceError, KeyRole, Missing,
+    PgRefusal, sign_token,
 };
 use quire_kernel::DatabaseId;
 use quire_testkit::databases::{MemoryDataApi, Scripted};
@@ -339,6 +339,8 @@ async fn a_name_the_cache_lacks_is_planned_again_after_one_reload() {
     let refused = s.anon(&get("invoices", "")).await;
     assert_eq!(rest_refusal(refused), (404, "PGRST205".to_owned()));
     assert_eq!((s.api.reloads(), s.api.runs().len()), (2, 1));
+    // Each asked about tables, the part of the catalog a table's name is in.
+    assert_eq!(s.api.missed(), [Missing::Table, Missing::Table]);
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use quire_dataapi::{Plan, PlanRow, RestAnswer, SchemaCache};
 use quire_databases::{
     DataApiInstance, DataApiRuntime, DataApiSignals, GatewayTarget, InstanceError, KeyRole,
-    PgRefusal, Respond, RunError, TenantUsers,
+    Missing, PgRefusal, Respond, RunError, TenantUsers,
 };
 use quire_kernel::{DatabaseId, InfraError};
 
@@ -47,9 +47,11 @@ pub struct MemoryDataApi {
     schema: Mutex<Arc<SchemaCache>>,
     /// What the next reload finds (DDL made since the last one); none: the same schema.
     next_schema: Mutex<Option<SchemaCache>>,
-    /// Reloads are refused, as just after one.
+    /// Reloads load nothing, as when the catalog cannot be reached.
     reloads_refused: AtomicBool,
     reloads: AtomicUsize,
+    /// What each reload was asked for, oldest first.
+    missed: Mutex<Vec<Missing>>,
     outcomes: Mutex<VecDeque<Scripted>>,
     runs: Mutex<Vec<Ran>>,
 }
@@ -62,6 +64,7 @@ impl Default for MemoryDataApi {
             next_schema: Mutex::default(),
             reloads_refused: AtomicBool::new(false),
             reloads: AtomicUsize::new(0),
+            missed: Mutex::default(),
             outcomes: Mutex::default(),
             runs: Mutex::default(),
         }
@@ -79,7 +82,7 @@ impl MemoryDataApi {
         *self.next_schema.lock().expect("schema lock") = Some(schema);
     }
 
-    /// Whether reloads are refused from now on, as one loaded within the last second is.
+    /// Whether reloads load nothing from now on, as when the catalog cannot be reached.
     pub fn refuse_reloads(&self, refused: bool) {
         self.reloads_refused.store(refused, Ordering::SeqCst);
     }
@@ -88,6 +91,12 @@ impl MemoryDataApi {
     #[must_use]
     pub fn reloads(&self) -> usize {
         self.reloads.load(Ordering::SeqCst)
+    }
+
+    /// The kinds of name each reload was asked for, loaded or not, oldest first.
+    #[must_use]
+    pub fn missed(&self) -> Vec<Missing> {
+        self.missed.lock().expect("missed lock").clone()
     }
 
     /// What the next run meets; unscripted runs return an empty row.
@@ -126,15 +135,15 @@ impl DataApiInstance for MemoryInstance {
         self.api.schema.lock().expect("schema lock").clone()
     }
 
-    async fn reload_schema(&self) -> bool {
+    async fn reload_schema(&self, missing: Missing) {
+        self.api.missed.lock().expect("missed lock").push(missing);
         if self.api.reloads_refused.load(Ordering::SeqCst) {
-            return false;
+            return;
         }
         if let Some(next) = self.api.next_schema.lock().expect("schema lock").take() {
             self.api.set_schema(next);
         }
         self.api.reloads.fetch_add(1, Ordering::SeqCst);
-        true
     }
 
     async fn run(
