@@ -7,23 +7,14 @@ use crate::common;
 use quire_pages::{PageError, PatchRequest, PublishRequest};
 use quire_testkit::memory::Op;
 
-use common::{publish, world};
+use common::{publish, publish_aliased, world};
 
 #[tokio::test]
 async fn a_failed_link_update_reverts_the_page_record() {
     let w = world().await;
     let view = w.pages.publish(&w.ann, publish("Original")).await.unwrap();
     w.pages
-        .publish(
-            &w.ann,
-            PublishRequest {
-                policy: quire_links::PolicyInput {
-                    alias: Some("taken".into()),
-                    ..quire_links::PolicyInput::default()
-                },
-                ..publish("Other")
-            },
-        )
+        .publish(&w.ann, publish_aliased("Other", "taken"))
         .await
         .unwrap();
     let before = w.store.snapshot();

@@ -7,7 +7,7 @@ use crate::common;
 use quire_pages::{PageError, PublishRequest};
 use quire_testkit::memory::Op;
 
-use common::{World, publish, world, world_of};
+use common::{World, publish, publish_aliased, world, world_of};
 
 #[tokio::test]
 async fn publish_stores_record_bundle_and_link() {
@@ -74,16 +74,7 @@ async fn a_failure_at_any_publish_step_leaves_no_trace() {
 async fn refused_publishes_store_nothing() {
     let w = world().await;
     w.pages
-        .publish(
-            &w.ann,
-            PublishRequest {
-                policy: quire_links::PolicyInput {
-                    alias: Some("taken".into()),
-                    ..quire_links::PolicyInput::default()
-                },
-                ..publish("First")
-            },
-        )
+        .publish(&w.ann, publish_aliased("First", "taken"))
         .await
         .unwrap();
     let before = (w.store.snapshot(), w.bundles.keys());

@@ -53,3 +53,14 @@ pub fn publish(title: &str) -> PublishRequest {
         ..PublishRequest::default()
     }
 }
+
+/// [`publish`], its short link under `alias`.
+pub fn publish_aliased(title: &str, alias: &str) -> PublishRequest {
+    PublishRequest {
+        policy: quire_links::PolicyInput {
+            alias: Some(alias.into()),
+            ..quire_links::PolicyInput::default()
+        },
+        ..publish(title)
+    }
+}
