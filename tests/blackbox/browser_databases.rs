@@ -1,10 +1,10 @@
 //! The Databases page in headless Chromium, with tenant databases on the test PostgreSQL
 //! cluster: a person signs in, creates a database from the form, runs SQL in the box and
-//! sees the last statement's rows as a table, sees a bad statement's SQLSTATE with the SQL
-//! still in the box, turns the data API on, shows its keys (the answer to a post), sees the
-//! users who signed up and deletes one, turns it off and deletes the database; each page
-//! passes the audit (axe-core, 390 px with no sideways scroll: the result table scrolls in
-//! its own box, the users become a card each).
+//! sees the last statement's rows as a table and the tables it left open to the anon key,
+//! sees a bad statement's SQLSTATE with the SQL still in the box, turns the data API on,
+//! shows its keys (the answer to a post), sees the users who signed up and deletes one, turns
+//! it off and deletes the database; each page passes the audit (axe-core, 390 px with no
+//! sideways scroll: the result table scrolls in its own box, the users become a card each).
 
 use serde_json::{Value, json};
 
@@ -125,6 +125,16 @@ async fn a_person_makes_queries_and_drops_a_database_in_chromium() {
         "3 Scone NULL true"
     );
     browser.audit("database-sql").await;
+    // The new table is open to the anon key: the page says which, above the SQL box.
+    let open = browser.text("#open-tables-list").await;
+    assert_eq!(
+        open,
+        "items (table): select, insert, update, delete\nt (table): select, insert, update, delete"
+    );
+    browser
+        .script("document.getElementById('open-tables').scrollIntoView()")
+        .await;
+    browser.audit("database-open-tables").await;
 
     // A bad statement: PostgreSQL's words and SQLSTATE, and the SQL still there to fix.
     browser.retype("#sql", "select * from nope").await;

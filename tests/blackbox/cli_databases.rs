@@ -1,7 +1,8 @@
 //! `quire db` as a person uses it, against the real server: a database made, listed, fed SQL
-//! on standard input and shown as a table, an SQL mistake pointed at with a caret, the data
-//! API's keys and their rotation, then the database deleted; and a server without a cluster
-//! saying so plainly.
+//! on standard input and shown as a table, a table left open to the anon key warned of
+//! (after the SQL, in the database and the list) until row-level security closes it, an SQL
+//! mistake pointed at with a caret, the data API's keys and their rotation, then the
+//! database deleted; and a server without a cluster saying so plainly.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -128,10 +129,50 @@ async fn a_database_is_made_queried_and_deleted_from_the_cli(b: Backend) {
          select id, name from items order by id\n",
     );
     assert_eq!(code, Some(0), "{err}");
+    let (rows, warning) = out.split_once("\n\n").unwrap_or((&out, ""));
     assert_eq!(
-        out,
-        " id |  name\n----+--------\n  1 | tea\n  2 | 日本茶\n  3 | NULL\n(3 rows)\n"
+        rows,
+        " id |  name\n----+--------\n  1 | tea\n  2 | 日本茶\n  3 | NULL\n(3 rows)"
     );
+    // The new table has Supabase's grants and no row-level security: said after the rows.
+    let warned = [
+        "WARNING: 1 table is open to anon, with no row-level security:",
+        "  TABLE  KIND   ANON MAY",
+        "  items  table  select, insert, update, delete",
+    ];
+    assert!(warning.starts_with(&warned.join("\n")), "{out}");
+    assert!(warning.contains("enable row level security"), "{out}");
+    let (_, out, _) = quire(&["db", "get", "shop"], "");
+    assert!(out.contains(&warned.join("\n")), "{out}");
+    let (_, out, _) = quire(&["db", "list"], "");
+    assert!(
+        out.contains(
+            "WARNING: shop leaves a table open to anon, with no row-level security: items \
+             (quire db get shop)"
+        ),
+        "{out}"
+    );
+    let (_, out, _) = quire(&["--json", "db", "get", "shop"], "");
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["openTables"][0]["name"], "items");
+    // Closed: no warning any more.
+    let (code, out, err) = quire(
+        &[
+            "db",
+            "sql",
+            "shop",
+            "-c",
+            "alter table items enable row level security",
+        ],
+        "",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "OK, 0 rows affected\n"),
+        "{err}"
+    );
+    let (_, out, _) = quire(&["db", "list"], "");
+    assert!(!out.contains("WARNING"), "{out}");
     let (code, out, err) = quire(
         &[
             "db",

@@ -1,11 +1,11 @@
 //! The dashboard's Databases page over HTTP on both metadata databases, with tenant
 //! databases on the test PostgreSQL cluster: a database created from the form, listed, its
-//! SQL box answering a table or PostgreSQL's refusal with the SQL kept, the data API
-//! switched, its keys shown only on the answer to a post (never cached, never on a page a
-//! GET fetches), and deleted; the database's end users listed with their count and
-//! deleted (the deleted one can no longer sign in); the refusals: another site's post,
-//! another account's database; and a server with no cluster saying what the operator must
-//! set.
+//! SQL box answering a table or PostgreSQL's refusal with the SQL kept, a table open to the
+//! anon key marked until row-level security closes it, the data API switched, its keys
+//! shown only on the answer to a post (never cached, never on a page a GET fetches), and
+//! deleted; the database's end users listed with their count and deleted (the deleted one
+//! can no longer sign in); the refusals: another site's post, another account's database;
+//! and a server with no cluster saying what the operator must set.
 
 use serde_json::{Value, json};
 
@@ -147,6 +147,10 @@ async fn databases_are_made_queried_switched_and_dropped_in_the_dashboard(b: Bac
         element(&detail.text, "show-keys").is_none(),
         "no keys before the data API was ever on"
     );
+    assert!(
+        !detail.text.contains("id=\"open-tables\""),
+        "nothing open in a new database"
+    );
 
     let list = ann.get("/account/databases").await;
     assert_eq!(
@@ -175,6 +179,42 @@ async fn databases_are_made_queried_switched_and_dropped_in_the_dashboard(b: Bac
         "{table}"
     );
     assert_eq!(sql_box(&ran.text), script, "the SQL stays in the box");
+    // The new table is open to the anon key (no row-level security): the page says so.
+    let warned = ran.text.split("id=\"open-tables\"").nth(1).unwrap_or("");
+    let warned = &warned[..warned.find("</section>").unwrap_or(0)];
+    assert!(
+        warned.contains(
+            "<li id=\"open-table-1\"><code class=\"break\">t</code> \
+             <span class=\"small\">(table)</span>: select, insert, update, delete</li>"
+        ),
+        "{}",
+        ran.text
+    );
+    assert!(
+        warned.contains("Row-level security is off on this table"),
+        "{warned}"
+    );
+    assert!(
+        ann.get(&detail_path)
+            .await
+            .text
+            .contains("id=\"open-tables\""),
+        "on the page itself too"
+    );
+    let closed = ann
+        .post(
+            &detail_path,
+            &[
+                ("action", "sql"),
+                ("sql", "alter table t enable row level security"),
+            ],
+        )
+        .await;
+    assert!(
+        !closed.text.contains("id=\"open-tables\""),
+        "{}",
+        closed.text
+    );
     let touched = ann
         .post(
             &detail_path,

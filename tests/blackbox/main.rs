@@ -51,6 +51,7 @@ mod data_auth_mail;
 mod data_auth_refusals;
 mod data_auth_takeovers;
 mod data_gateway;
+mod database_open_tables;
 mod databases;
 mod email;
 mod grants;

@@ -1,9 +1,10 @@
 //! The database tools of the agent endpoint, on both metadata databases, with tenant
 //! databases on the test PostgreSQL cluster: a database created, listed, queried (the rows as
-//! structured content and a text table; PostgreSQL's refusal a tool error with its SQLSTATE),
-//! and its data API's URL and anon key handed out (turning it on) and rotated, never the
-//! service role key or the JWT secret; a key without `base` is refused every database tool;
-//! a server with no cluster says what the operator must set.
+//! structured content and a text table; PostgreSQL's refusal a tool error with its SQLSTATE;
+//! the tables left open to the anon key listed and warned of until row-level security
+//! closes them), and its data API's URL and anon key handed out (turning it on) and
+//! rotated, never the service role key or the JWT secret; a key without `base` is refused
+//! every database tool; a server with no cluster says what the operator must set.
 
 use serde_json::{Value, json};
 
@@ -128,12 +129,23 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
     )
     .await;
     let rows = result(&ran);
+    // The new table has Supabase's grants and no row-level security: open to the anon key.
+    let open_t = json!(["t (table: select, insert, update, delete)"]);
     assert_eq!(
         rows,
-        json!({"columns": ["a", "b"], "rows": [[1, "one"], [2, null]], "rowCount": 2})
+        json!({"columns": ["a", "b"], "rows": [[1, "one"], [2, null]], "rowCount": 2,
+               "openTables": open_t})
     );
     let text = ran.body["result"]["content"][0]["text"].as_str().unwrap();
-    assert_eq!(text, "a | b\n--+-----\n1 | one\n2 | NULL\n(2 rows)");
+    let (table, warning) = text.split_once("\n\n").unwrap_or((text, ""));
+    assert_eq!(table, "a | b\n--+-----\n1 | one\n2 | NULL\n(2 rows)");
+    assert!(
+        warning.starts_with(
+            "WARNING: open to anyone with the anon key, with no row-level security: \
+             t (table: select, insert, update, delete)."
+        ),
+        "{text}"
+    );
     // By id too; a statement that returns no rows says what it touched.
     let touched = call(
         &srv,
@@ -143,9 +155,12 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
     )
     .await;
     assert_eq!(result(&touched)["rowCount"], 1);
-    assert_eq!(
-        touched.body["result"]["content"][0]["text"],
-        "OK: 1 row affected"
+    let text = touched.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("OK: 1 row affected\n\nWARNING: "),
+        "{text}"
     );
 
     // PostgreSQL's refusal is a tool error the model can act on, with its SQLSTATE.
@@ -189,7 +204,13 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
     );
     let mut fields: Vec<&String> = keys.as_object().unwrap().keys().collect();
     fields.sort();
-    assert_eq!(fields, ["anonKey", "restUrl", "url"], "{keys}");
+    assert_eq!(
+        fields,
+        ["anonKey", "openTables", "restUrl", "url"],
+        "{keys}"
+    );
+    // What the key reaches with nothing to stop it, beside the key.
+    assert_eq!(keys["openTables"], open_t);
     assert_eq!(keys["url"], format!("{}/db/agent_db", srv.base));
     assert_eq!(keys["restUrl"], format!("{}/db/agent_db/rest/v1", srv.base));
     let secret = srv.get(&format!("{DATABASES}/{id}/secret"), &ann.key).await;
@@ -199,6 +220,22 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
     assert_eq!(listed["databases"][0]["id"], id.as_str());
     assert_eq!(listed["databases"][0]["dataApiEnabled"], true);
     assert!(listed["databases"][0]["sizeBytes"].as_u64().unwrap() > 0);
+    assert_eq!(listed["databases"][0]["openTables"], open_t);
+    // Closed by row-level security: no warning, none listed.
+    let closed = call(
+        &srv,
+        &ann.key,
+        "run_sql",
+        json!({"database": "agent_db", "sql": "alter table t enable row level security"}),
+    )
+    .await;
+    assert_eq!(result(&closed)["openTables"], json!([]));
+    assert_eq!(
+        closed.body["result"]["content"][0]["text"],
+        "OK: 0 rows affected"
+    );
+    let listed = result(&call(&srv, &ann.key, "list_databases", json!({})).await);
+    assert_eq!(listed["databases"][0]["openTables"], json!([]));
     // Asked again, the same key; nothing of the service role or the secret, in any part.
     let again = call(&srv, &ann.key, "database_keys", json!({"database": id})).await;
     assert_eq!(result(&again)["anonKey"], secret["anonKey"]);

@@ -1,9 +1,13 @@
 //! `quire db …`: PostgreSQL databases of one's own (`/api/database/v1`), each named by its
 //! id or by its slug within a project; the owner's SQL, printed as psql would; and the data
-//! API that Supabase's clients speak, its switch, keys and schema reload.
+//! API that Supabase's clients speak, its switch, keys and schema reload. Wherever a
+//! database or SQL's answer says tables are open to whoever holds the anon key, a warning
+//! says which (`open.rs`).
 
+mod open;
 mod render;
 
+use open::followed_by_warning;
 use render::{details, list_text, secret_text, text_of};
 
 use std::io::{BufRead, IsTerminal, Read, Write};
@@ -148,10 +152,13 @@ async fn command(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
             let made = api
                 .call(Method::POST, DATABASES, Some(&Value::Object(body)))
                 .await?;
-            let text = format!(
-                "Created database {}\n\n{}",
-                text_of(&made, "slug"),
-                details(&made)
+            let text = followed_by_warning(
+                format!(
+                    "Created database {}\n\n{}",
+                    text_of(&made, "slug"),
+                    details(&made)
+                ),
+                &made["openTables"],
             );
             Ok(out(made, text))
         }
@@ -164,12 +171,15 @@ async fn command(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
                 );
                 return Ok(out(list, text));
             }
-            let text = list_text(&list);
+            let text = match open::list_warnings(&list) {
+                Some(warnings) => format!("{}\n\n{warnings}", list_text(&list)),
+                None => list_text(&list),
+            };
             Ok(out(list, text))
         }
         DbCommand::Get(target) => {
             let found = resolve(api, &target).await?;
-            let text = details(&found);
+            let text = followed_by_warning(details(&found), &found["openTables"]);
             Ok(out(found, text))
         }
         DbCommand::Delete { target, yes } => {
@@ -201,7 +211,8 @@ async fn command(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
                 .await
             {
                 Ok(result) => {
-                    let text = render::result_table(&result);
+                    let text =
+                        followed_by_warning(render::result_table(&result), &result["openTables"]);
                     Ok(out(result, text))
                 }
                 Err(Failure::Api {

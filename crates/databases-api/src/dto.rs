@@ -1,6 +1,6 @@
 //! Wire shapes of the database API.
 
-use quire_databases::{DataApiSecret, DatabaseView, SqlOutcome};
+use quire_databases::{DataApiSecret, DatabaseView, OpenTable, SqlOutcome};
 use serde::Serialize;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -39,6 +39,44 @@ pub struct DatabaseDto {
     pub updated_at: OffsetDateTime,
     /// Slug of its project.
     pub project: String,
+    /// The tables and views in `public` that anyone holding the anon key can reach with
+    /// nothing to stop them (row-level security off; a view not `security_invoker`), by
+    /// name; `[]`: none. Read in the database at each request. Absent where it was not read
+    /// (the answer to a create: a new database has none) or could not be (the database
+    /// took no more connections).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub open_tables: Option<Vec<OpenTableDto>>,
+}
+
+/// A table or view of `public` that `anon`, whoever holds the anon key (every visitor of a
+/// page that uses the database), can reach with nothing to stop it: a table with row-level
+/// security off, or a view that runs as its owner (not `security_invoker`), on which `anon`
+/// holds a privilege. Enable row-level security on it (`alter table … enable row level
+/// security`) and add policies, or revoke `anon`'s privileges.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = crate::examples::open_table)]
+pub struct OpenTableDto {
+    /// Its name in `public`.
+    pub name: String,
+    /// `table`, `view`, `materialized view` or `foreign table`.
+    pub kind: String,
+    /// What `anon` may do to it: of `select`, `insert`, `update`, `delete`.
+    pub privileges: Vec<String>,
+}
+
+impl From<OpenTable> for OpenTableDto {
+    fn from(t: OpenTable) -> Self {
+        Self {
+            name: t.name,
+            kind: t.kind,
+            privileges: t.privileges,
+        }
+    }
+}
+
+fn open_dtos(tables: Option<Vec<OpenTable>>) -> Option<Vec<OpenTableDto>> {
+    tables.map(|t| t.into_iter().map(OpenTableDto::from).collect())
 }
 
 /// The data API of a database.
@@ -75,6 +113,7 @@ impl From<DatabaseView> for DatabaseDto {
             created_at: d.created_at,
             updated_at: d.updated_at,
             project: v.project_slug.as_str().to_owned(),
+            open_tables: open_dtos(v.open_tables),
         }
     }
 }
@@ -131,6 +170,11 @@ pub struct QueryResult {
     /// Rows the statement returned or changed (all of them, when more than 1,000 were
     /// returned).
     pub row_count: u64,
+    /// What the SQL left open to anyone holding the anon key (as a database's
+    /// `openTables`), read once it ran; absent when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub open_tables: Option<Vec<OpenTableDto>>,
 }
 
 impl From<SqlOutcome> for QueryResult {
@@ -139,6 +183,7 @@ impl From<SqlOutcome> for QueryResult {
             columns: o.columns,
             rows: o.rows,
             row_count: o.row_count,
+            open_tables: open_dtos(o.open_tables),
         }
     }
 }

@@ -18,8 +18,13 @@ pub fn database_dto() -> Value {
         },
         "createdAt": "2026-11-28T08:00:00Z",
         "updatedAt": "2026-11-28T08:00:00Z",
-        "project": "default"
+        "project": "default",
+        "openTables": [open_table()]
     })
+}
+
+pub fn open_table() -> Value {
+    json!({ "name": "items", "kind": "table", "privileges": ["select", "insert", "update", "delete"] })
 }
 
 pub fn data_api() -> Value {
@@ -44,7 +49,7 @@ pub fn query_body() -> Value {
 }
 
 pub fn query_result() -> Value {
-    json!({ "columns": ["id", "name"], "rows": [[1, "tea"]], "rowCount": 1 })
+    json!({ "columns": ["id", "name"], "rows": [[1, "tea"]], "rowCount": 1, "openTables": [open_table()] })
 }
 
 pub fn secret() -> Value {

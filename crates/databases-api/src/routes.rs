@@ -69,8 +69,8 @@ fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
 }
 
 /// List a project's databases (an empty list with `available: false` when this server has
-/// no PostgreSQL cluster for them), with the account's databases and their bytes beside its
-/// quotas.
+/// no PostgreSQL cluster for them), each with the tables it leaves open to `anon`, and the
+/// account's databases and their bytes beside its quotas.
 #[utoipa::path(tag = "databases",
     security(("bearer" = [])),
     params(ListQuery),
@@ -83,10 +83,11 @@ pub async fn list(
     auth: Scoped<BaseApp>,
     filter: web::Query<ListQuery>,
 ) -> Result<Answer<DatabaseList>, ApiError> {
-    let (databases, project) = state
+    let (mut databases, project) = state
         .databases
         .list(&auth.0, filter.project.as_deref())
         .await?;
+    state.databases.open_tables_of(&mut databases).await;
     let quota = if state.databases.available() {
         let usage = state.databases.usage(&auth.0, Some(project.as_str()));
         Some(usage.await?.into())
@@ -141,7 +142,7 @@ pub async fn create(
     ))
 }
 
-/// Fetch a database.
+/// Fetch a database, with the tables it leaves open to `anon`.
 #[utoipa::path(tag = "databases",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),
@@ -180,7 +181,8 @@ pub async fn delete(
     Ok(NoContent)
 }
 
-/// Run SQL as the database's owner; the answer is the last statement's result.
+/// Run SQL as the database's owner; the answer is the last statement's result, and the
+/// tables the SQL left open to `anon`.
 #[utoipa::path(tag = "databases",
     security(("bearer" = [])),
     params(("id" = Uuid, Path)),

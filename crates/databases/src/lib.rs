@@ -41,8 +41,8 @@ pub use model::{Database, DatabaseStatus, TenantAccess, TenantNames};
 pub use ports::{
     BACKEND_IDENTITY_SQL, Cluster, ClusterError, CodeTry, ConfirmationTry, DataApiSignals,
     DatabaseRecords, EndUserMail, EndUserMailError, InsertDatabaseError, MailSlot, OneTimeHashes,
-    QuireKeys, Rotation, SqlOutcome, SqlRefusal, TenantBackend, TenantBackends, TenantUsers,
-    UserWriteError,
+    OpenTable, QuireKeys, Rotation, SqlOutcome, SqlRefusal, TenantBackend, TenantBackends,
+    TenantUsers, UserWriteError,
 };
 pub use runtime::{
     DataApiInstance, DataApiRuntime, GatewayTarget, InstanceError, Missing, NoRuntime, PgRefusal,

@@ -8,7 +8,7 @@ mod mail;
 mod records;
 mod users;
 
-pub use cluster::{Cluster, ClusterError, SqlOutcome, SqlRefusal};
+pub use cluster::{Cluster, ClusterError, OpenTable, SqlOutcome, SqlRefusal};
 pub use data_api::{
     BACKEND_IDENTITY_SQL, DataApiSignals, QuireKeys, TenantBackend, TenantBackends,
 };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use quire_databases::{
-    AUTH_SCHEMA_SQL, Cluster, ClusterError, SqlOutcome, TenantAccess, TenantBackend,
+    AUTH_SCHEMA_SQL, Cluster, ClusterError, OpenTable, SqlOutcome, TenantAccess, TenantBackend,
     TenantBackends, TenantNames,
 };
 use quire_kernel::{InfraError, InfraKind};
@@ -202,7 +202,10 @@ impl PgCluster {
 
     /// A session as the owner (see [`crate::session`]), repairing a password the owner
     /// changed.
-    async fn owner_session(&self, tenant: &TenantAccess) -> Result<OwnerSession, ClusterError> {
+    pub(crate) async fn owner_session(
+        &self,
+        tenant: &TenantAccess,
+    ) -> Result<OwnerSession, ClusterError> {
         let config = self.tenant_config(tenant, TenantRole::Owner);
         const WHAT: &str = "connecting as the database's owner";
         let reaper = Reaper {
@@ -247,7 +250,12 @@ impl PgCluster {
     ) -> Result<SqlOutcome, ClusterError> {
         let mut session = self.owner_session(tenant).await?;
         let deadline = self.settings.sql_deadline();
-        let outcome = crate::run::run_sql(&mut session, sql, max_rows, deadline).await;
+        let mut outcome = crate::run::run_sql(&mut session, sql, max_rows, deadline).await;
+        if let Ok(done) = &mut outcome
+            && session.settled()
+        {
+            done.open_tables = crate::open::after_sql(&mut session).await;
+        }
         // Dropped unsettled (an error, the deadline, or this future dropped), the session
         // ends its backend itself.
         if session.settled() {
@@ -348,6 +356,10 @@ impl Cluster for PgCluster {
 
     async fn end_abandoned_sessions(&self) -> Result<u64, InfraError> {
         crate::sweep::end_abandoned(&self.terminator.admin, &self.settings).await
+    }
+
+    async fn open_tables(&self, tenants: &[TenantAccess]) -> HashMap<String, Vec<OpenTable>> {
+        self.read_open_tables(tenants).await
     }
 
     async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError> {

@@ -4,8 +4,9 @@
 //! authenticator the data API connects as), on the cluster-wide `anon`, `authenticated`
 //! and `service_role` roles it makes sure exist; runs the owner's SQL on a connection of its
 //! own as the owner (never `SET ROLE` from an admin connection, which `RESET ROLE` would
-//! undo), returning the last statement's result as JSON; announces schema reloads to the
-//! data API (`NOTIFY pgrst`); reads sizes; and drops a database with its roles.
+//! undo), returning the last statement's result as JSON and the tables it left open to
+//! `anon` (`open.rs`); announces schema reloads to the data API (`NOTIFY pgrst`); reads
+//! sizes; and drops a database with its roles.
 //! [`LocalCluster`] runs a private cluster as Quire's child process for
 //! `QUIRE_DATABASES=local`.
 //!
@@ -42,6 +43,7 @@ mod copy;
 mod error;
 mod local;
 mod notify;
+mod open;
 mod provision;
 mod quote;
 mod roles;

@@ -129,6 +129,7 @@ async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutco
             columns: Vec::new(),
             rows: Vec::new(),
             row_count: 0,
+            open_tables: None,
         });
     };
     let kinds = if result.columns.is_empty() {
@@ -144,6 +145,8 @@ async fn execute(client: &Client, sql: &str, max_rows: usize) -> Result<SqlOutco
             .collect(),
         columns: result.columns,
         row_count,
+        // Read by the caller once the session is settled.
+        open_tables: None,
     })
 }
 

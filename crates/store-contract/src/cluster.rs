@@ -2,7 +2,8 @@
 //! `PgCluster` in `quire-pgcluster`'s): a tenant is made in three steps and dropped; a
 //! drop undoes any prefix of a creation and may be retried; what exists is not made twice,
 //! and a database needs its owner; sizes name the databases that exist and no other; a
-//! dropped tenant runs no SQL and hears no reload.
+//! dropped tenant runs no SQL and hears no reload; a new database leaves no table open to
+//! `anon`, and only databases that exist are read for it.
 //!
 //! Listed once in `__cluster_list!`: [`cluster_contract!`](crate::cluster_contract) expands
 //! one test per entry, and [`run`] dispatches to it, so a check left off the list is dead
@@ -26,7 +27,8 @@ macro_rules! __cluster_list {
             a_drop_undoes_any_prefix_of_a_creation,
             what_exists_is_not_made_twice,
             sizes_name_the_databases_that_exist,
-            a_dropped_tenant_runs_no_sql_and_hears_no_reload
+            a_dropped_tenant_runs_no_sql_and_hears_no_reload,
+            open_tables_name_the_databases_that_exist
         );
     };
 }
@@ -188,4 +190,20 @@ async fn a_dropped_tenant_runs_no_sql_and_hears_no_reload<C: Cluster + ?Sized>(c
     assert!(cluster.announce_reload(&tenant).await.is_err());
     let never = self::tenant();
     assert!(cluster.announce_reload(&never).await.is_err());
+}
+
+async fn open_tables_name_the_databases_that_exist<C: Cluster + ?Sized>(cluster: &C) {
+    assert!(cluster.open_tables(&[]).await.is_empty());
+    let kept = made(cluster).await;
+    let dropped = made(cluster).await;
+    cluster.drop_tenant(&dropped.names).await.unwrap();
+    let open = cluster
+        .open_tables(&[kept.clone(), dropped.clone(), tenant()])
+        .await;
+    // Nothing in `public` yet (the `auth` schema is not exposed).
+    assert_eq!(
+        open.into_iter().collect::<Vec<_>>(),
+        [(kept.names.database.clone(), Vec::new())]
+    );
+    cluster.drop_tenant(&kept.names).await.unwrap();
 }

@@ -1,7 +1,7 @@
 //! The parts of `quire db` that need no server: tables, carets, names, spans, texts.
 
 use clap::Parser;
-use serde_json::json;
+use serde_json::{Value, json};
 use time::macros::datetime;
 
 use super::render::{aligned, caret, result_table, size, sql_error, truncate, width};
@@ -276,6 +276,56 @@ fn a_list_and_a_database_read_plainly() {
         "{shown}"
     );
     assert!(shown.contains("expires   never"), "{shown}");
+}
+
+#[test]
+fn open_tables_are_warned_of_with_what_anon_may_do_and_nothing_else_is() {
+    let open = json!([
+        { "name": "notes", "kind": "table", "privileges": ["select", "insert", "update", "delete"] },
+        { "name": "everything", "kind": "view", "privileges": ["select"] }
+    ]);
+    let warned = open::warning(&open).unwrap_or_default();
+    let lines: Vec<&str> = warned.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "WARNING: 2 tables are open to anon, with no row-level security:",
+            "  TABLE       KIND   ANON MAY",
+            "  notes       table  select, insert, update, delete",
+            "  everything  view   select",
+        ]
+    );
+    assert!(
+        lines[4].starts_with("Anyone with the anon key")
+            && warned.contains("(alter table NAME enable row level security; create policy …)"),
+        "{warned}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{warned}");
+    let one = open::warning(&json!([open[0].clone()])).unwrap_or_default();
+    assert!(one.starts_with("WARNING: 1 table is open to anon"), "{one}");
+    // None open, or the server did not say: no warning.
+    for quiet in [json!([]), Value::Null] {
+        assert_eq!(open::warning(&quiet), None);
+        assert_eq!(open::followed_by_warning("OK".into(), &quiet), "OK");
+    }
+    assert_eq!(
+        open::followed_by_warning("OK, 0 rows affected".into(), &open),
+        format!("OK, 0 rows affected\n\n{warned}")
+    );
+
+    let list = json!({ "databases": [
+        { "slug": "shop", "openTables": open },
+        { "slug": "safe", "openTables": [] },
+        { "slug": "unread" }
+    ] });
+    assert_eq!(
+        open::list_warnings(&list).as_deref(),
+        Some(
+            "WARNING: shop leaves tables open to anon, with no row-level security: notes, \
+             everything (quire db get shop)"
+        )
+    );
+    assert_eq!(open::list_warnings(&json!({ "databases": [] })), None);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! markup but the `<time>` elements `When` makes.
 
 use quire_databases::service::EndUsersView;
-use quire_databases::{DataApiSecret, DatabaseView, SqlOutcome, SqlRefusal};
+use quire_databases::{DataApiSecret, DatabaseView, OpenTable, SqlOutcome, SqlRefusal};
 use serde_json::Value;
 use time::OffsetDateTime;
 
@@ -25,6 +25,26 @@ pub(crate) struct DatabaseRow {
     pub rest_url: String,
     pub created: When,
     pub expires: Option<When>,
+    /// What `anon` reaches with no row-level security, when it was read (the detail).
+    pub open_tables: Option<Vec<OpenTableRow>>,
+}
+
+/// A table whoever holds the anon key reaches with nothing to stop them.
+pub(crate) struct OpenTableRow {
+    pub name: String,
+    pub kind: String,
+    /// What `anon` may do to it, as a phrase: `select, insert, update, delete`.
+    pub privileges: String,
+}
+
+impl From<OpenTable> for OpenTableRow {
+    fn from(t: OpenTable) -> Self {
+        Self {
+            name: t.name,
+            kind: t.kind,
+            privileges: t.privileges.join(", "),
+        }
+    }
 }
 
 impl DatabaseRow {
@@ -45,6 +65,9 @@ impl DatabaseRow {
             rest_url: v.rest_url,
             created: When::new(d.created_at, now),
             expires: d.expires_at.map(|t| When::new(t, now)),
+            open_tables: v
+                .open_tables
+                .map(|t| t.into_iter().map(OpenTableRow::from).collect()),
         }
     }
 }
@@ -238,6 +261,7 @@ mod tests {
             columns: vec!["a".into(), "b".into(), "c".into()],
             rows: vec![vec![json!(1), json!("NULL"), Value::Null]],
             row_count: 1,
+            open_tables: None,
         });
         let row = &table.rows[0];
         assert_eq!((row[0].text.as_str(), row[0].null), ("1", false));
@@ -302,12 +326,14 @@ mod tests {
             columns: vec![],
             rows: vec![],
             row_count: 2,
+            open_tables: None,
         });
         assert_eq!(touched.summary(), "Done: 2 rows affected.");
         let cut = ResultTable::new(SqlOutcome {
             columns: vec!["n".into()],
             rows: vec![vec![json!(1)]],
             row_count: 5_000,
+            open_tables: None,
         });
         assert_eq!(cut.summary(), "5000 rows; the first 1 are shown.");
     }

@@ -1,5 +1,5 @@
 //! The PostgreSQL cluster the databases live on: each step of a creation, the owner's SQL
-//! and what it answers, reloads and sizes.
+//! and what it answers, the tables it leaves open to `anon`, reloads and sizes.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -20,6 +20,23 @@ pub struct SqlOutcome {
     /// Rows the statement returned or touched (a `SELECT` of more rows than were kept
     /// counts them all).
     pub row_count: u64,
+    /// The tables the SQL left open to `anon` (read once it ran, on its connection); `None`
+    /// when they could not be read.
+    pub open_tables: Option<Vec<OpenTable>>,
+}
+
+/// A table or view in `public`, the schema the data API exposes, that `anon` (whoever holds
+/// the anon key, every visitor of a page linked to the database) can reach with nothing
+/// to stop it: row-level security off on a table, or a view that runs as its owner (not
+/// `security_invoker`), and a privilege of `anon` on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenTable {
+    pub name: String,
+    /// `table`, `view`, `materialized view` or `foreign table`.
+    pub kind: String,
+    /// What `anon` may do to it, of `select`, `insert`, `update` and `delete`, in that
+    /// order (a privilege on some of its columns counts).
+    pub privileges: Vec<String>,
 }
 
 /// PostgreSQL refused the SQL: its own words, never the SQL.
@@ -91,6 +108,12 @@ pub trait Cluster: Send + Sync + Debug {
         sql: &str,
         max_rows: usize,
     ) -> Result<SqlOutcome, ClusterError>;
+
+    /// For each of these databases (by database name), the tables and views that `anon`
+    /// can reach with nothing to stop it ([`OpenTable`]), by name, read as its owner. A
+    /// database whose tables could not be read (it takes no more connections, the cluster
+    /// failed) is left out; the adapter says why in its log.
+    async fn open_tables(&self, tenants: &[TenantAccess]) -> HashMap<String, Vec<OpenTable>>;
 
     /// Ends the owners' SQL sessions that have run longer than any request can still be
     /// waiting for (what a replica that stopped mid-query left), and says how many. Safe

@@ -16,7 +16,7 @@ use quire_kernel::{Clock, DatabaseId, InfraError, Offload, Principal, ProjectSlu
 use quire_projects::{ProjectAccess, ProjectStore, authorize_project};
 
 use crate::model::{Database, TenantAccess};
-use crate::ports::{Cluster, DatabaseRecords, EndUserMail};
+use crate::ports::{Cluster, DatabaseRecords, EndUserMail, OpenTable};
 use crate::runtime::DataApiRuntime;
 
 mod data_api;
@@ -103,6 +103,9 @@ pub struct DatabaseView {
     pub api_url: String,
     pub rest_url: String,
     pub auth_url: String,
+    /// The tables and views it leaves open to `anon`; `None` when not read (a list, a
+    /// creation) or when they could not be.
+    pub open_tables: Option<Vec<OpenTable>>,
 }
 
 /// The database use cases.
@@ -154,6 +157,7 @@ impl DatabaseService {
             database,
             project_slug,
             size_bytes,
+            open_tables: None,
         }
     }
 

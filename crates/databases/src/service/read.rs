@@ -1,4 +1,4 @@
-//! Listing and fetching databases.
+//! Listing and fetching databases, and the tables they leave open to `anon`.
 
 use quire_kernel::{DatabaseId, Principal, ProjectSlug};
 use quire_projects::{ProjectAccess, address_project};
@@ -6,8 +6,10 @@ use quire_projects::{ProjectAccess, address_project};
 use super::{DatabaseError, DatabaseService, DatabaseView};
 
 impl DatabaseService {
-    /// The ready databases of a project (default: the key's home project), newest first.
-    /// Without a cluster the list is empty, which is no error: `available()` says why.
+    /// The ready databases of a project (default: the key's home project), newest first,
+    /// without their open tables (each would cost a connection to its database: see
+    /// [`Self::open_tables_of`]). Without a cluster the list is empty, which is no error:
+    /// `available()` says why.
     ///
     /// # Errors
     /// `InsufficientScope`, `Infra`.
@@ -50,6 +52,9 @@ impl DatabaseService {
         Ok((views, project.slug))
     }
 
+    /// A database, with the tables it leaves open to `anon` (`None` when they could not
+    /// be read).
+    ///
     /// # Errors
     /// `Unavailable`, `NotFound`, `InsufficientScope`, `Infra`.
     pub async fn get(
@@ -65,6 +70,29 @@ impl DatabaseService {
             .await?
             .get(&names.database)
             .copied();
-        Ok(self.view(database, project, size))
+        let mut view = self.view(database, project, size);
+        self.open_tables_of(std::slice::from_mut(&mut view)).await;
+        Ok(view)
+    }
+
+    /// Fills in the tables each of `views` leaves open to `anon`, each read as its owner on
+    /// a connection to its database (the cluster's adapter reads several at once). A view
+    /// whose tables could not be read keeps `None`.
+    pub async fn open_tables_of(&self, views: &mut [DatabaseView]) {
+        let Some(cluster) = self.ports.cluster.as_ref() else {
+            return;
+        };
+        // A password that does not open leaves its database unread, as a failed read does.
+        let tenants: Vec<_> = views
+            .iter()
+            .filter_map(|v| self.access(&v.database).ok())
+            .collect();
+        if tenants.is_empty() {
+            return;
+        }
+        let mut open = cluster.open_tables(&tenants).await;
+        for view in views {
+            view.open_tables = open.remove(&view.database.names().database);
+        }
     }
 }

@@ -8,6 +8,7 @@ mod auth_admin;
 mod auth_mail;
 mod auth_sign_in;
 mod end_users;
+mod open_tables;
 mod quotas;
 mod rest_requests;
 mod support;

@@ -6,8 +6,13 @@
 //! `database_keys` gives the anon key and never the service role key or the JWT secret:
 //! whatever an agent is handed may end up in a page it builds, and a page is public code.
 //! `rotate_database_keys` replaces the secret (a leaked key) and hands back the same.
+//!
+//! The list, `run_sql` and `database_keys` say which tables whoever holds the anon key can
+//! reach with no row-level security (`openTables`), and `run_sql`'s text ends with a
+//! warning naming them: the agent is the one making tables for pages that hand out that
+//! key.
 
-use quire_databases::{DatabaseError, DatabaseView, SqlOutcome};
+use quire_databases::{DatabaseError, DatabaseView, OpenTable, SqlOutcome};
 use quire_kernel::DatabaseId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -16,9 +21,9 @@ use time::format_description::well_known::Rfc3339;
 
 use super::common::{Call, ToolError, id_in, refused};
 
-/// Longest cell of the text table, in characters: the whole value is in the structured
-/// content; the table is for reading.
-const MAX_CELL_CHARS: usize = 200;
+mod text;
+
+pub(super) use text::sql_table;
 
 /// What a rotation's answer tells the model to pass on: the new service role key and JWT
 /// secret stay with the person, and what to use instead of a key revoked only by rotation.
@@ -80,6 +85,22 @@ pub struct DatabaseOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     pub created_at: String,
+    /// Tables and views in `public` that anyone with the anon key can reach with no
+    /// row-level security; absent when they could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_tables: Option<Vec<String>>,
+}
+
+/// The tables and views that `anon` reaches with nothing to stop it (row-level security
+/// off, or a view that is not `security_invoker`), each as `name (kind: what anon may do)`:
+/// a line the model reads, and short, since every database tool's output schema carries it
+/// and `tools/list` stays under 25 KiB.
+fn open_lines(tables: Option<Vec<OpenTable>>) -> Option<Vec<String>> {
+    tables.map(|t| {
+        t.into_iter()
+            .map(|t| format!("{} ({}: {})", t.name, t.kind, t.privileges.join(", ")))
+            .collect()
+    })
 }
 
 impl From<DatabaseView> for DatabaseOut {
@@ -95,6 +116,7 @@ impl From<DatabaseView> for DatabaseOut {
             url: v.api_url,
             expires_at: d.expires_at.and_then(|t| t.format(&Rfc3339).ok()),
             created_at: d.created_at.format(&Rfc3339).unwrap_or_default(),
+            open_tables: open_lines(v.open_tables),
         }
     }
 }
@@ -116,6 +138,10 @@ pub struct SqlOut {
     pub rows: Vec<Vec<Value>>,
     /// Rows returned or changed (all of them when more than 1,000 were returned).
     pub row_count: u64,
+    /// What the SQL left open to anyone with the anon key, with no row-level security;
+    /// absent when it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_tables: Option<Vec<String>>,
 }
 
 /// Rows of values of any type. Written out: schemars says "any" as a bare `true`, which
@@ -134,6 +160,10 @@ pub struct KeysOut {
     pub url: String,
     pub rest_url: String,
     pub anon_key: String,
+    /// The tables this key reaches with no row-level security: give them policies before
+    /// real data goes in. Absent when they could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_tables: Option<Vec<String>>,
 }
 
 /// A rotation's answer: the new anon key and where it works, and what else changed.
@@ -216,10 +246,11 @@ pub(super) async fn list_databases(
     sent: ListDatabasesArgs,
 ) -> Result<DatabasesOut, ToolError> {
     let databases = &cx.state.databases;
-    let (views, project) = databases
+    let (mut views, project) = databases
         .list(cx.principal(), sent.project.as_deref())
         .await
         .map_err(database_refused)?;
+    databases.open_tables_of(&mut views).await;
     Ok(DatabasesOut {
         databases: views.into_iter().map(DatabaseOut::from).collect(),
         project: project.as_str().to_owned(),
@@ -256,6 +287,7 @@ pub(super) async fn run_sql(cx: &Call<'_>, sent: RunSqlArgs) -> Result<SqlOut, T
         columns,
         rows,
         row_count,
+        open_tables,
     } = cx
         .state
         .databases
@@ -266,12 +298,13 @@ pub(super) async fn run_sql(cx: &Call<'_>, sent: RunSqlArgs) -> Result<SqlOut, T
         columns,
         rows,
         row_count,
+        open_tables: open_lines(open_tables),
     })
 }
 
 pub(super) async fn database_keys(cx: &Call<'_>, sent: DatabaseArgs) -> Result<KeysOut, ToolError> {
     let databases = &cx.state.databases;
-    let view = find(cx, &sent.database).await?;
+    let mut view = find(cx, &sent.database).await?;
     let id = view.database.id;
     cx.acts_on(id.0);
     if !view.database.data_api_enabled {
@@ -284,11 +317,15 @@ pub(super) async fn database_keys(cx: &Call<'_>, sent: DatabaseArgs) -> Result<K
         .secret(cx.principal(), id)
         .await
         .map_err(database_refused)?;
+    databases
+        .open_tables_of(std::slice::from_mut(&mut view))
+        .await;
     // The anon key alone: the service role key and the JWT secret stay with the person.
     Ok(KeysOut {
         url: secret.api_url,
         rest_url: secret.rest_url,
         anon_key: secret.keys.anon,
+        open_tables: open_lines(view.open_tables),
     })
 }
 
@@ -313,101 +350,9 @@ pub(super) async fn rotate_database_keys(
     })
 }
 
-/// `run_sql`'s text: the rows as a table for the model to read (the values themselves are
-/// in the structured content).
-pub(super) fn sql_table(out: &SqlOut) -> String {
-    text_table(&out.columns, &out.rows, out.row_count)
-}
-
-fn cell(value: &Value) -> String {
-    let text = match value {
-        Value::Null => "NULL".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let text = text
-        .replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', " ");
-    if text.chars().count() > MAX_CELL_CHARS {
-        let cut: String = text.chars().take(MAX_CELL_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        text
-    }
-}
-
-/// Columns and rows aligned as psql prints them, then the count.
-fn text_table(columns: &[String], rows: &[Vec<Value>], row_count: u64) -> String {
-    let plural = |n: u64| if n == 1 { "row" } else { "rows" };
-    if columns.is_empty() {
-        return format!("OK: {row_count} {} affected", plural(row_count));
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| row.iter().map(cell).collect())
-        .collect();
-    let widths: Vec<usize> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            cells
-                .iter()
-                .filter_map(|row| row.get(i))
-                .map(|s| s.chars().count())
-                .chain([c.chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |values: &mut dyn Iterator<Item = &String>| {
-        let padded: Vec<String> = values
-            .zip(&widths)
-            .map(|(v, w)| format!("{v:<w$}"))
-            .collect();
-        padded.join(" | ").trim_end().to_owned()
-    };
-    let mut text = line(&mut columns.iter());
-    text.push('\n');
-    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    text.push_str(&rule.join("-+-"));
-    text.push('\n');
-    for row in &cells {
-        text.push_str(&line(&mut row.iter()));
-        text.push('\n');
-    }
-    let shown = rows.len() as u64;
-    if shown < row_count {
-        text.push_str(&format!(
-            "({row_count} {}; the first {shown} are shown)",
-            plural(row_count)
-        ));
-    } else {
-        text.push_str(&format!("({row_count} {})", plural(row_count)));
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-
-    #[test]
-    fn a_result_reads_as_an_aligned_table_with_its_count() {
-        let columns = vec!["id".to_owned(), "name".to_owned()];
-        let rows = vec![vec![json!(1), json!("tea")], vec![json!(10), Value::Null]];
-        assert_eq!(
-            text_table(&columns, &rows, 2),
-            "id | name\n---+-----\n1  | tea\n10 | NULL\n(2 rows)"
-        );
-        assert_eq!(text_table(&[], &[], 1), "OK: 1 row affected");
-        let long = json!("x".repeat(300));
-        let cut = text_table(&["v".to_owned()], &[vec![long]], 5000);
-        assert!(cut.contains(&format!("{}…", "x".repeat(200))), "{cut}");
-        assert!(cut.ends_with("(5000 rows; the first 1 are shown)"), "{cut}");
-    }
 
     #[test]
     fn a_sql_refusal_names_its_sqlstate_detail_and_hint() {

@@ -200,7 +200,7 @@ fn registry() -> &'static Registry {
             // turn the data API on, so every database tool but the list writes.
             Entry::new(
                 "list_databases",
-                "List a project's PostgreSQL databases, newest first, with size, whether the data API is on, and openTables (what the anon key reaches with no row-level security); available is false when the server has no database service. Read-only.",
+                "List a project's PostgreSQL databases, newest first, with size, whether the data API is on and the tables open to the anon key; available is false when the server has no database service. Read-only.",
                 Kind::Read,
                 databases::list_databases,
             )
@@ -217,7 +217,7 @@ fn registry() -> &'static Registry {
             .needs(Needs::App(App::Base)),
             Entry::new_with_text(
                 "run_sql",
-                "Run SQL on a database (id or slug) as its owner; returns the last statement's columns, rows (at most 1,000) and rowCount, and openTables: tables the anon key reaches with no row-level security. A PostgreSQL error is a tool error with its SQLSTATE. Ask the user before SQL that drops or deletes data.",
+                "Run SQL on a database (id or slug) as its owner; returns the last statement's columns, rows (at most 1,000) and rowCount. A PostgreSQL error is a tool error with its SQLSTATE. Ask the user before SQL that drops or deletes data.",
                 Kind::Write {
                     destructive: true,
                     idempotent: false,
@@ -228,7 +228,7 @@ fn registry() -> &'static Registry {
             .needs(Needs::App(App::Base)),
             Entry::new(
                 "database_keys",
-                "The url, restUrl and anon key a page needs to use a database (id or slug) with Supabase's clients, turning its data API on if off. Only the anon key, never the service role key. It is public: give every table row-level security policies before real data goes in (openTables lists those it reaches without).",
+                "The url, restUrl and anon key a page needs to use a database (id or slug) with Supabase's clients, turning its data API on if off. Only the anon key, never the service role key. It is public: give every table row-level security policies before real data goes in.",
                 Kind::Write {
                     destructive: false,
                     idempotent: true,

@@ -2,7 +2,7 @@
 //! as ignored when unset, docs/decisions/test-skips.md): the `Cluster` port's contract list
 //! (`quire-store-contract`, which the testkit's fake passes too), provisioning and its
 //! undo, the database service's creation all or nothing on it (`all_or_nothing`), the
-//! owner's SQL and what it leaves behind, what each role can and cannot reach, and the
+//! owner's SQL and what it leaves behind, the tables left open to `anon`, what each role can and cannot reach, and the
 //! reload notifications.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
@@ -12,6 +12,7 @@ mod contract;
 mod isolation;
 mod leftovers;
 mod notify;
+mod open_tables;
 mod provision;
 mod sql;
 

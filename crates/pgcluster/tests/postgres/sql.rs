@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use quire_databases::{Cluster, ClusterError, SqlOutcome, SqlRefusal};
+use quire_databases::{Cluster, ClusterError, OpenTable, SqlOutcome, SqlRefusal};
 use quire_pgcluster::{PgCluster, PgClusterSettings, RoleTimeouts};
 use serde_json::{Value, json};
 
@@ -36,12 +36,21 @@ async fn the_owner_creates_inserts_and_reads_typed_values() {
         )
         .await
         .unwrap();
+    // Supabase's default grants give `anon` the new table, and its RLS is off.
+    let open = OpenTable {
+        name: "things".into(),
+        kind: "table".into(),
+        privileges: ["select", "insert", "update", "delete"]
+            .map(String::from)
+            .to_vec(),
+    };
     assert_eq!(
         made,
         SqlOutcome {
             columns: vec![],
             rows: vec![],
-            row_count: 0
+            row_count: 0,
+            open_tables: Some(vec![open]),
         }
     );
     let inserted = cluster

@@ -6,7 +6,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use quire_databases::{Cluster, ClusterError, SqlOutcome, SqlRefusal, TenantAccess, TenantNames};
+use quire_databases::{
+    Cluster, ClusterError, OpenTable, SqlOutcome, SqlRefusal, TenantAccess, TenantNames,
+};
 use quire_kernel::InfraError;
 use tokio::sync::Barrier;
 
@@ -28,10 +30,15 @@ struct State {
     sql: Vec<(String, String)>,
     answers: VecDeque<Result<SqlOutcome, SqlRefusal>>,
     reloads: Vec<String>,
+    /// Each database's open tables, as a test says; none unless it does.
+    open: HashMap<String, Vec<OpenTable>>,
+    /// Databases whose open tables cannot be read.
+    unreadable: HashSet<String>,
 }
 
 /// A PostgreSQL cluster in memory: its roles and databases, the SQL each database was
-/// given (answered as a test scripts it, else with no rows) and the reloads announced.
+/// given (answered as a test scripts it, else with no rows), the reloads announced and the
+/// tables each leaves open to `anon` (as a test says them).
 /// Every database is [`EMPTY_DATABASE_BYTES`] big, or as [`MemoryCluster::with_size`] says.
 #[derive(Debug)]
 pub struct MemoryCluster {
@@ -103,6 +110,23 @@ impl MemoryCluster {
         self.with(|s| s.answers.push_back(answer));
     }
 
+    /// Database `names` leaves `tables` open to `anon` from now on (what its SQL made).
+    pub fn open_tables_in(&self, names: &TenantNames, tables: Vec<OpenTable>) {
+        self.with(|s| s.open.insert(names.database.clone(), tables));
+    }
+
+    /// Whether the open tables of database `names` can be read (its owner's connection
+    /// limit reached, say).
+    pub fn open_tables_unreadable(&self, names: &TenantNames, unreadable: bool) {
+        self.with(|s| {
+            if unreadable {
+                s.unreadable.insert(names.database.clone());
+            } else {
+                s.unreadable.remove(&names.database);
+            }
+        });
+    }
+
     /// The SQL given to each database, oldest first: `(database, sql)`.
     #[must_use]
     pub fn sql_run(&self) -> Vec<(String, String)> {
@@ -113,6 +137,14 @@ impl MemoryCluster {
     #[must_use]
     pub fn reloads(&self) -> Vec<String> {
         self.with(|s| s.reloads.clone())
+    }
+
+    /// What database `names` leaves open, unless it cannot be read.
+    fn open_in(s: &State, names: &TenantNames) -> Option<Vec<OpenTable>> {
+        if s.unreadable.contains(&names.database) {
+            return None;
+        }
+        Some(s.open.get(&names.database).cloned().unwrap_or_default())
     }
 
     /// The database of `names`, made and prepared.
@@ -201,15 +233,30 @@ impl Cluster for MemoryCluster {
         self.with(|s| {
             Self::ready(s, &tenant.names)?;
             s.sql.push((tenant.names.database.clone(), sql.to_owned()));
+            let open = Self::open_in(s, &tenant.names);
             match s.answers.pop_front() {
-                Some(Ok(outcome)) => Ok(outcome),
+                Some(Ok(outcome)) => Ok(SqlOutcome {
+                    open_tables: open,
+                    ..outcome
+                }),
                 Some(Err(refusal)) => Err(ClusterError::Refused(refusal)),
                 None => Ok(SqlOutcome {
                     columns: Vec::new(),
                     rows: Vec::new(),
                     row_count: 0,
+                    open_tables: open,
                 }),
             }
+        })
+    }
+
+    async fn open_tables(&self, tenants: &[TenantAccess]) -> HashMap<String, Vec<OpenTable>> {
+        self.with(|s| {
+            tenants
+                .iter()
+                .filter(|t| Self::ready(s, &t.names).is_ok())
+                .filter_map(|t| Some((t.names.database.clone(), Self::open_in(s, &t.names)?)))
+                .collect()
         })
     }
 
@@ -325,6 +372,10 @@ impl Cluster for FaultyCluster {
 
     async fn end_abandoned_sessions(&self) -> Result<u64, InfraError> {
         self.inner.end_abandoned_sessions().await
+    }
+
+    async fn open_tables(&self, tenants: &[TenantAccess]) -> HashMap<String, Vec<OpenTable>> {
+        self.inner.open_tables(tenants).await
     }
 
     async fn announce_reload(&self, tenant: &TenantAccess) -> Result<(), InfraError> {
