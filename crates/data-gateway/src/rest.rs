@@ -84,6 +84,8 @@ async fn serve_rest(
         accept: header_str(req, header::ACCEPT),
         range: header_str(req, header::RANGE),
         content_type: header_str(req, header::CONTENT_TYPE),
+        accept_profile: header_str(req, header::HeaderName::from_static("accept-profile")),
+        content_profile: header_str(req, header::HeaderName::from_static("content-profile")),
         body,
     };
     let apikey = apikey(req);

@@ -286,8 +286,9 @@ impl Instance {
         // The cache's query as a subquery, so its one column arrives as text whatever type
         // it builds, and the catalog's fingerprints beside it, of the same snapshot.
         let sql = with_fingerprints(SchemaCache::LOAD_SQL);
+        let exposed = SchemaCache::load_param(self.target.exposed_schemas());
         let rows = conn
-            .query(&sql, &[])
+            .query(&sql, &[Some(&exposed)])
             .await
             .map_err(|e| infra("loading the schema cache", e))?;
         let timeouts = conn

@@ -67,6 +67,8 @@ fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
         total: number(0)?,
         page_total: number(1)?.ok_or_else(|| bad("no page total"))?,
         body: row.get(2).cloned().ok_or_else(|| bad("no body"))?,
+        // Only an upsert's statement has this fourth column.
+        inserted: if row.len() > 3 { number(3)? } else { None },
     })
 }
 

@@ -5,12 +5,15 @@ use crate::error::RestError;
 use crate::headers::Media;
 
 /// The one row a plan's SQL returns, columns in this order: `total bigint` (NULL unless a
-/// count was asked for), `page_total bigint`, `body text` (NULL when there is no body).
+/// count was asked for), `page_total bigint`, `body text` (NULL when there is no body), and
+/// for an upsert that merges duplicates only, a fourth, `inserted bigint` (how many rows it
+/// inserted rather than updated; NULL when it inserted none).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanRow {
     pub total: Option<i64>,
     pub page_total: i64,
     pub body: Option<String>,
+    pub inserted: Option<i64>,
 }
 
 /// An HTTP answer: the gateway copies it out as it is.
@@ -53,11 +56,20 @@ pub struct Shape {
     pub(crate) media: Media,
     pub(crate) representation: bool,
     pub(crate) prefer_applied: Option<String>,
+    /// `max-affected=n` with `handling=strict` on a `PATCH`, `DELETE` or call.
+    pub(crate) max_affected: Option<i64>,
+    /// An upsert merging duplicates: 200 rather than 201 when it inserted no row.
+    pub(crate) merges: bool,
+    /// `Content-Profile`, when the request chose its schema by a profile header.
+    pub(crate) profile: Option<String>,
 }
 
-/// The `body` expression over `_postgrest_t`: an array, or the first element for singular
-/// answers and functions returning one value.
-pub(crate) fn body_sql(media: Media, scalar: bool, single: bool) -> String {
+/// The `body` expression over `_postgrest_t`, the rows of `inner`: an array, or the first
+/// element for singular answers and functions returning one value; or CSV.
+pub(crate) fn body_sql(media: Media, scalar: bool, single: bool, inner: &str) -> String {
+    if media == Media::Csv {
+        return csv_sql(inner);
+    }
     let v = if scalar {
         "_postgrest_t.pgrst_scalar"
     } else {
@@ -72,6 +84,18 @@ pub(crate) fn body_sql(media: Media, scalar: bool, single: bool) -> String {
         agg = format!("json_strip_nulls({agg})");
     }
     format!("coalesce({agg}, {})", if one { "'null'" } else { "'[]'" })
+}
+
+/// PostgREST's CSV: the keys of the first row joined by commas (as they are, unquoted),
+/// then each row as PostgreSQL writes a record, its parentheses taken off (fields quoted
+/// when they hold a comma, quote, backslash, parenthesis or space; NULL empty).
+fn csv_sql(inner: &str) -> String {
+    format!(
+        "(SELECT coalesce(string_agg(a.k, ','), '') FROM (SELECT json_object_keys(s.r)::text \
+         AS k FROM (SELECT row_to_json(hh) AS r FROM ({inner}) hh LIMIT 1) s) a) || '\n' || \
+         coalesce(string_agg(substring(_postgrest_t::text, 2, length(_postgrest_t::text) - 2), \
+         '\n'), '')"
+    )
 }
 
 /// `Content-Range` as PostgREST writes it: `lower-upper/total`, with `*` for an empty
@@ -91,12 +115,24 @@ fn content_range(lower: i64, upper: i64, total: Option<i64>) -> String {
 /// # Errors
 /// 406 PGRST116 when a single object was asked for (`Accept:
 /// application/vnd.pgrst.object+json`) and the page holds other than one row. The gateway
-/// must then roll the transaction back, as PostgREST does, before sending the error. A range
-/// beyond the total is not an error here: it is a 416 answer, and the transaction may commit.
+/// must then roll the transaction back, as PostgREST does, before sending the error. 400
+/// PGRST124 when `max-affected` with `handling=strict` was exceeded: the gateway rolls back
+/// likewise, so nothing changed. A range beyond the total is not an error here: it is a 416
+/// answer, and the transaction may commit.
 pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError> {
     let s = &plan.shape;
     if matches!(s.media, Media::Singular { .. }) && row.page_total != 1 {
         return Err(RestError::singular(row.page_total));
+    }
+    if let Some(n) = s.max_affected
+        && row.page_total > n
+    {
+        return Err(RestError::new(
+            400,
+            "PGRST124",
+            "Query result exceeds max-affected preference constraint",
+        )
+        .with_details(format!("The query affects {} rows", row.page_total)));
     }
     let total = if s.count {
         Some(row.total.unwrap_or(row.page_total))
@@ -132,16 +168,20 @@ pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError
                 body = None;
             }
             if status != 204 {
-                headers.push(content_type(if status == 416 {
-                    Media::Json
-                } else {
-                    s.media
-                }));
+                let media = if status == 416 { Media::Json } else { s.media };
+                content_type(&mut headers, media, s);
             }
         }
         Kind::Insert | Kind::Delete => {
             headers.push(("Content-Range".to_owned(), content_range(1, 0, total)));
-            status = if s.kind == Kind::Insert { 201 } else { 200 };
+            status = if s.kind == Kind::Delete {
+                200
+            } else if s.merges && row.inserted.unwrap_or(0) <= 0 {
+                // PostgREST's answer to an upsert that only updated rows.
+                200
+            } else {
+                201
+            };
         }
         Kind::Update => {
             let range = content_range(0, row.page_total - 1, total);
@@ -151,7 +191,7 @@ pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError
     }
     if matches!(s.kind, Kind::Insert | Kind::Update | Kind::Delete) {
         if s.representation {
-            headers.push(content_type(s.media));
+            content_type(&mut headers, s.media, s);
         } else {
             body = None;
             if s.kind != Kind::Insert {
@@ -169,6 +209,10 @@ pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError
     })
 }
 
-fn content_type(media: Media) -> (String, String) {
-    ("Content-Type".to_owned(), media.content_type().to_owned())
+/// `Content-Type`, and `Content-Profile` beside it as PostgREST sends them.
+fn content_type(headers: &mut Vec<(String, String)>, media: Media, s: &Shape) {
+    headers.push(("Content-Type".to_owned(), media.content_type().to_owned()));
+    if let Some(p) = &s.profile {
+        headers.push(("Content-Profile".to_owned(), p.clone()));
+    }
 }

@@ -78,17 +78,19 @@ pub(crate) fn requested(q: &Query) -> bool {
         || q.order.iter().any(|t| matches!(t, OrderTerm::Embed { .. }))
 }
 
-/// The forest for a request on `origin` (a table, a view, or the table a function returns).
+/// The forest for a request on `origin` (a table, a view, or the table a function returns)
+/// of the schema `in_schema`, whose relationships alone it may follow.
 ///
 /// # Errors
 /// PGRST200/PGRST201 for an embedding no relationship or several answer, PGRST119, PGRST118,
 /// PGRST108 and 42712 as the module says.
 pub(crate) fn forest<'s>(
     schema: &'s SchemaCache,
+    in_schema: &str,
     origin: &str,
     q: &Query,
 ) -> Result<Forest<'s>, RestError> {
-    let (own, mut children) = nodes(schema, origin, &q.select, 1)?;
+    let (own, mut children) = nodes(schema, in_schema, origin, &q.select, 1)?;
     let e = &q.embedded;
     for (path, f) in &e.filters {
         find(&mut children, path)?.filters.push(f.clone());
@@ -114,6 +116,7 @@ pub(crate) fn forest<'s>(
 
 fn nodes<'s>(
     schema: &'s SchemaCache,
+    in_schema: &str,
     origin: &str,
     select: &[SelectItem],
     depth: usize,
@@ -125,7 +128,7 @@ fn nodes<'s>(
             own.push(item.clone());
             continue;
         };
-        let node = node(schema, origin, e, depth)?;
+        let node = node(schema, in_schema, origin, e, depth)?;
         if children.iter().any(|c| c.key() == node.key()) {
             // PostgREST names both joins alike and PostgreSQL refuses the statement.
             return Err(RestError::new(
@@ -144,11 +147,12 @@ fn nodes<'s>(
 
 fn node<'s>(
     schema: &'s SchemaCache,
+    in_schema: &str,
     origin: &str,
     e: &Embed,
     depth: usize,
 ) -> Result<Node<'s>, RestError> {
-    let rel = schema.find_rel(origin, &e.name, e.hint.as_deref())?;
+    let rel = schema.find_rel_in(in_schema, origin, &e.name, e.hint.as_deref())?;
     if e.spread && !rel.to_one() {
         return Err(not_to_one(
             "PGRST119",
@@ -158,9 +162,9 @@ fn node<'s>(
         ));
     }
     let table = schema
-        .table(&rel.foreign_table)
-        .ok_or_else(|| RestError::table_not_found(&rel.foreign_table))?;
-    let (select, children) = nodes(schema, &table.name, &e.select, depth + 1)?;
+        .table_in(in_schema, &rel.foreign_table)
+        .ok_or_else(|| RestError::table_not_found(in_schema, &rel.foreign_table))?;
+    let (select, children) = nodes(schema, in_schema, &table.name, &e.select, depth + 1)?;
     Ok(Node {
         name: e.name.clone(),
         alias: e.alias.clone(),

@@ -113,11 +113,11 @@ impl RestError {
         RestError::new(400, "PGRST127", "Feature not implemented").with_details(details)
     }
 
-    pub(crate) fn table_not_found(table: &str) -> Self {
+    pub(crate) fn table_not_found(schema: &str, table: &str) -> Self {
         RestError::new(
             404,
             "PGRST205",
-            format!("Could not find the table 'public.{table}' in the schema cache"),
+            format!("Could not find the table '{schema}.{table}' in the schema cache"),
         )
     }
 

@@ -15,6 +15,7 @@ use crate::{
 fn schema() -> SchemaCache {
     let base = cache();
     let pick = |type_name: &str| Function {
+        schema: "public".into(),
         name: "pick".into(),
         args: vec![Argument {
             name: "a".into(),
@@ -121,8 +122,34 @@ fn every_refusal_of_the_rest_subset_answers_its_reviewed_body() {
             &request("GET", "items", "clients.id=eq.1"),
         ),
         refused(
-            "GET /items?select=name->x",
-            &request("GET", "items", "select=name->x"),
+            "GET /items (Accept-Profile: personal)",
+            &RestRequest {
+                accept_profile: Some("personal"),
+                ..request("GET", "items", "")
+            },
+        ),
+        refused(
+            "POST /rpc/add (Prefer: handling=strict, max-affected=1)",
+            &RestRequest {
+                body: br#"{"a":1,"b":2}"#,
+                prefer: Some("handling=strict, max-affected=1"),
+                ..request("POST", "rpc/add", "")
+            },
+        ),
+        refused(
+            "POST /rpc/add (text/plain)",
+            &RestRequest {
+                body: b"x",
+                content_type: Some("text/plain"),
+                ..request("POST", "rpc/add", "")
+            },
+        ),
+        refused(
+            "POST /rpc/adds {\"a\":1}",
+            &RestRequest {
+                body: br#"{"a":1}"#,
+                ..request("POST", "rpc/adds", "")
+            },
         ),
         refused(
             "PATCH /items (no filter)",
@@ -189,9 +216,9 @@ fn every_refusal_of_the_rest_subset_answers_its_reviewed_body() {
         ),
         refused("GET /items?limit=-1", &request("GET", "items", "limit=-1")),
         refused(
-            "GET /items (Accept: text/csv)",
+            "GET /items (Accept: application/geo+json)",
             &RestRequest {
-                accept: Some("text/csv"),
+                accept: Some("application/geo+json"),
                 ..request("GET", "items", "")
             },
         ),
@@ -237,8 +264,9 @@ fn every_refusal_of_resource_embedding_answers_its_reviewed_body() {
     insta::assert_json_snapshot!(answers);
 }
 
-/// The refusals made from what the statement returned: one object asked for and two rows
-/// found (the gateway rolls back and sends it), and an offset past the count.
+/// The refusals made from what the statement returned: more rows changed than
+/// `max-affected` allows and one object asked for and two rows found (the gateway rolls back
+/// and sends them), and an offset past the count.
 fn answered_after_running() -> Vec<Value> {
     let one = RestRequest {
         accept: Some("application/vnd.pgrst.object+json"),
@@ -249,6 +277,7 @@ fn answered_after_running() -> Vec<Value> {
         total: None,
         page_total: 2,
         body: Some("[{},{}]".into()),
+        inserted: None,
     };
     let past = RestRequest {
         prefer: Some("count=exact"),
@@ -259,8 +288,23 @@ fn answered_after_running() -> Vec<Value> {
         total: Some(3),
         page_total: 0,
         body: Some("[]".into()),
+        inserted: None,
+    };
+    let capped = RestRequest {
+        body: br#"{"name":"x"}"#,
+        prefer: Some("handling=strict, max-affected=1"),
+        ..request("PATCH", "items", "id=gt.0")
+    };
+    let capped = plan(&capped, &schema()).unwrap();
+    let three = PlanRow {
+        page_total: 3,
+        ..PlanRow::default()
     };
     vec![
+        sent(
+            "PATCH /items?id=gt.0 (Prefer: handling=strict, max-affected=1; three rows)",
+            &respond(&capped, three).unwrap_err().to_answer(),
+        ),
         sent(
             "GET /items (Accept: object, two rows)",
             &respond(&singular, two).unwrap_err().to_answer(),

@@ -25,6 +25,9 @@ pub(crate) struct Prefer {
     /// `missing=default` (true) or `missing=null` (false).
     pub missing_default: Option<bool>,
     pub strict: Option<bool>,
+    /// `max-affected=n`: with `handling=strict`, a `PATCH`, `DELETE` or call that touches
+    /// more rows is refused and rolled back.
+    pub max_affected: Option<i64>,
 }
 
 const KNOWN: [&str; 13] = [
@@ -48,6 +51,7 @@ const KNOWN: [&str; 13] = [
 pub(crate) fn prefer(header: Option<&str>) -> Result<Prefer, RestError> {
     let mut p = Prefer::default();
     let mut invalid = Vec::new();
+    let mut seen_max_affected = false;
     for pref in header.unwrap_or("").split(',').map(str::trim) {
         if pref.is_empty() {
             continue;
@@ -66,10 +70,18 @@ pub(crate) fn prefer(header: Option<&str>) -> Result<Prefer, RestError> {
             "handling=strict" => set(&mut p.strict, true),
             "handling=lenient" => set(&mut p.strict, false),
             other => {
+                if let Some(n) = other.strip_prefix("max-affected=") {
+                    // As PostgREST: the first one counts, and a number that does not read
+                    // is none at all.
+                    if p.max_affected.is_none() && !seen_max_affected {
+                        p.max_affected = n.parse().ok();
+                    }
+                    seen_max_affected = true;
+                    continue;
+                }
                 let tolerated = KNOWN.contains(&other)
                     || other == "tx=rollback"
-                    || other.starts_with("timezone=")
-                    || other.starts_with("max-affected=");
+                    || other.starts_with("timezone=");
                 if !tolerated {
                     invalid.push(other.to_owned());
                 }
@@ -103,6 +115,8 @@ pub(crate) enum Media {
     Singular {
         strip: bool,
     },
+    /// `text/csv`: a header line, then each row as PostgreSQL writes a record.
+    Csv,
 }
 
 impl Media {
@@ -114,6 +128,7 @@ impl Media {
             Media::Singular { strip: true } => {
                 "application/vnd.pgrst.object+json;nulls=stripped; charset=utf-8"
             }
+            Media::Csv => "text/csv; charset=utf-8",
         }
     }
 }
@@ -121,7 +136,7 @@ impl Media {
 /// Picks the first acceptable media type, by `q` then by order.
 ///
 /// # Errors
-/// 406 PGRST107 when none is available (CSV, GeoJSON, plans and XML are not served).
+/// 406 PGRST107 when none is available (GeoJSON, plans and XML are not served).
 pub(crate) fn accept(header: Option<&str>) -> Result<Media, RestError> {
     let Some(header) = header.filter(|h| !h.trim().is_empty()) else {
         return Ok(Media::Json);
@@ -155,6 +170,7 @@ pub(crate) fn accept(header: Option<&str>) -> Result<Media, RestError> {
             } else {
                 Media::Json
             }),
+            "text/csv" => Some(Media::Csv),
             _ => None,
         };
         if let Some(m) = media {
@@ -170,23 +186,4 @@ pub(crate) fn accept(header: Option<&str>) -> Result<Media, RestError> {
             names.join(", ")
         ),
     ))
-}
-
-/// The request body must be JSON (a missing `Content-Type` is taken as JSON, as PostgREST
-/// takes it).
-///
-/// # Errors
-/// 400 PGRST102 "Content-Type not acceptable: …" otherwise.
-pub(crate) fn json_body(content_type: Option<&str>) -> Result<(), RestError> {
-    let mime = content_type
-        .and_then(|c| c.split(';').next())
-        .map(|c| c.trim().to_ascii_lowercase())
-        .unwrap_or_default();
-    if mime.is_empty() || mime == "application/json" {
-        Ok(())
-    } else {
-        Err(RestError::invalid_body(&format!(
-            "Content-Type not acceptable: {mime}"
-        )))
-    }
 }

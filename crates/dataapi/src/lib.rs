@@ -1,11 +1,11 @@
 //! `quire-dataapi`: the PostgREST-compatible REST subset that Quire serves at
 //! `/db/<slug>/rest/v1/*`, as a pure parser and SQL builder. [`plan`] reads a request (method,
-//! path, raw query string, `Prefer`, `Accept`, `Range`, `Content-Type`, body) against the
-//! tenant's [`SchemaCache`] (tables, functions, and the relationships its foreign keys and
-//! views give, for resource embedding) and answers one SQL statement with its parameters;
-//! the gateway runs it and hands the one row back to [`respond`], which builds the HTTP
-//! answer. Errors keep PostgREST's codes, statuses and messages ([`RestError`],
-//! [`from_pg_error`]), so supabase-js and supabase-py work unchanged.
+//! path, raw query string, `Prefer`, `Accept`, `Range`, `Content-Type`, the profile headers,
+//! body) against the tenant's [`SchemaCache`] (the tables and functions of the schemas it
+//! exposes, and the relationships their foreign keys and views give, for resource
+//! embedding) and answers one SQL statement with its parameters; the gateway runs it and
+//! hands the one row back to [`respond`], which builds the HTTP answer. Errors keep PostgREST's codes, statuses and
+//! messages ([`RestError`], [`from_pg_error`]), so supabase-js and supabase-py work unchanged.
 //!
 //! No I/O happens here: no tokio, no database driver, no HTTP types. It depends on serde and
 //! serde_json only (tokio and tokio-postgres are dev-dependencies, for the integration test
@@ -13,17 +13,21 @@
 //!
 //! Safety rests on two rules: every identifier written into SQL comes from the schema cache
 //! (an unknown table, column or function is refused before any SQL is built) and is
-//! double-quoted; every value is a bound parameter, written `$n::text` and cast on to the
-//! column's base type.
+//! double-quoted; every value (a JSON path's keys included) is a bound parameter, written
+//! `$n::text` and cast on to the column's base type.
 //!
 //! The gateway's side of the contract, in one transaction: `SET LOCAL ROLE <role>`,
 //! `set_config('request.jwt.claims', $1, true)`, then [`Plan::sql`] with [`Plan::params`]
 //! bound as `text` (each `Option<String>`, `None` being NULL), in a `READ ONLY` transaction
 //! when [`Plan::read_only`]. The statement returns exactly one row, `total bigint`,
-//! `page_total bigint`, `body text` ([`PlanRow`]). When [`respond`] answers an error, roll
-//! back; when PostgreSQL raises one, roll back and answer [`from_pg_error`].
+//! `page_total bigint`, `body text` (and for an upsert that merges, `inserted bigint`:
+//! [`PlanRow`]). When [`respond`] answers an error, roll back (so `max-affected` leaves
+//! nothing changed); when PostgreSQL raises one, roll back and answer [`from_pg_error`].
 
 mod answer;
+#[cfg(test)]
+mod answer_tests;
+mod body;
 mod embed;
 mod error;
 #[cfg(test)]
@@ -42,8 +46,8 @@ use std::collections::BTreeSet;
 pub use answer::{PlanRow, RestAnswer, Shape, respond};
 pub use error::{RestError, from_pg_error};
 pub use schema::{
-    Argument, Column, ForeignKey, Function, Returns, SchemaCache, SchemaError, Table, ViewColumn,
-    Volatility,
+    Argument, Column, Computed, ForeignKey, Function, Returns, SchemaCache, SchemaError, Table,
+    ViewColumn, Volatility,
 };
 
 use answer::Kind;
@@ -63,6 +67,10 @@ pub struct RestRequest<'a> {
     pub accept: Option<&'a str>,
     pub range: Option<&'a str>,
     pub content_type: Option<&'a str>,
+    /// `Accept-Profile`: the schema a `GET` or `HEAD` reads.
+    pub accept_profile: Option<&'a str>,
+    /// `Content-Profile`: the schema a `POST`, `PATCH`, `DELETE` or `PUT` writes or calls.
+    pub content_profile: Option<&'a str>,
     pub body: &'a [u8],
 }
 
@@ -82,6 +90,11 @@ pub struct Plan {
 /// What the parsed request holds, for the planners.
 pub(crate) struct Ctx<'a> {
     pub req: &'a RestRequest<'a>,
+    /// The schema addressed: the profile asked for, else the default.
+    pub schema: String,
+    /// Whether the schema was negotiated (a profile header, or more than one schema
+    /// exposed): the answer then says which, in `Content-Profile`.
+    pub negotiated: bool,
     pub query: Query,
     pub range: Range,
     pub prefer: Prefer,
@@ -93,7 +106,10 @@ impl Ctx<'_> {
     fn shape(&self, kind: Kind, resolution_applies: bool) -> Shape {
         let mutation = matches!(kind, Kind::Insert | Kind::Update | Kind::Delete);
         let p = &self.prefer;
-        let mut applied = Vec::new();
+        let affects = matches!(kind, Kind::Update | Kind::Delete | Kind::Call { .. });
+        let max_affected = p.max_affected.filter(|_| affects && p.strict == Some(true));
+        let max_applied = max_affected.map(|n| format!("max-affected={n}"));
+        let mut applied: Vec<&str> = Vec::new();
         if kind == Kind::Insert && resolution_applies {
             applied.extend(p.resolution.map(|r| match r {
                 Resolution::Merge => "resolution=merge-duplicates",
@@ -121,6 +137,7 @@ impl Ctx<'_> {
                 "handling=lenient"
             }
         }));
+        applied.extend(max_applied.as_deref());
         Shape {
             kind,
             head: self.head,
@@ -129,6 +146,11 @@ impl Ctx<'_> {
             media: self.media,
             representation: p.representation == Some(Representation::Full),
             prefer_applied: (!applied.is_empty()).then(|| applied.join(", ")),
+            max_affected,
+            merges: kind == Kind::Insert
+                && resolution_applies
+                && p.resolution == Some(Resolution::Merge),
+            profile: self.negotiated.then(|| self.schema.clone()),
         }
     }
 }
@@ -158,25 +180,56 @@ fn resource(path: &str) -> Result<Resource, RestError> {
     }
 }
 
+/// The schema a request addresses, as PostgREST negotiates it: `Accept-Profile` for `GET`
+/// and `HEAD`, `Content-Profile` for the methods that send a body (and `DELETE`), else the
+/// default; and whether that counts as negotiated (a profile given, or several exposed).
+///
+/// # Errors
+/// 406 PGRST106 for a profile that is not exposed.
+fn negotiate(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<(String, bool), RestError> {
+    let profile = match req.method {
+        "POST" | "PATCH" | "PUT" | "DELETE" => req.content_profile,
+        _ => req.accept_profile,
+    };
+    let exposed = schema.schemas();
+    match profile {
+        Some(p) if exposed.iter().any(|s| s == p) => Ok((p.to_owned(), true)),
+        Some(_) => Err(RestError::new(
+            406,
+            "PGRST106",
+            format!(
+                "The schema must be one of the following: {}",
+                exposed.join(", ")
+            ),
+        )),
+        None => Ok((schema.default_schema().to_owned(), exposed.len() != 1)),
+    }
+}
+
 /// Plans one request against the schema cache.
 ///
 /// # Errors
 /// The [`RestError`] PostgREST would answer before running anything: 404 PGRST205 for an
-/// unknown table, 404 PGRST202 for an unknown function, 400 PGRST100 for a query parameter
-/// that does not parse, 400 42703 for an unknown column, 400 PGRST204 for an unknown body
-/// column, 400 PGRST102 for a bad body, 406 PGRST107 for an unavailable media type, 416
-/// PGRST103 for an empty range, 400 21000 for an unfiltered `PATCH` or `DELETE`, 405
-/// PGRST117/PGRST101 for a method the resource does not take, for resource embedding 400
-/// PGRST200 (no relationship), 300 PGRST201 (several), 400 PGRST108 (a key naming a
-/// resource not embedded), PGRST118/PGRST119 (an order or spread of a to-many resource) and
-/// 42712 (two resources under one name), and 400 PGRST127 for what this subset does not
-/// implement (JSON paths, `PUT`, limits on mutations).
+/// unknown table, 404 PGRST202 for an unknown function, 300 PGRST203 for a call several
+/// overloads match, 406 PGRST106 for a schema that is not exposed, 400 PGRST100 for a query
+/// parameter that does not parse, 400 42703 for an unknown column, 400 PGRST204 for an
+/// unknown body column, 400 PGRST102 for a bad body, 406 PGRST107 for an unavailable media
+/// type, 416 PGRST103 for an empty range, 400 21000 for an unfiltered `PATCH` or `DELETE`,
+/// 400 PGRST128 for `max-affected` on a function returning one row, 405 PGRST117/PGRST101
+/// for a method the resource does not take, for resource embedding 400 PGRST200 (no
+/// relationship), 300 PGRST201 (several), 400 PGRST108 (a key naming a resource not
+/// embedded), PGRST118/PGRST119 (an order or spread of a to-many resource) and 42712 (two
+/// resources under one name), and 400 PGRST127 for what this subset does not implement
+/// (`PUT`, limits on mutations).
 ///
 /// Embedded resources (`select=*,author:users(username)`) are lateral subqueries of the one
-/// statement, resolved against the cache's relationships (`data-api-embedding.md`).
+/// statement, resolved against the relationships of the request's schema
+/// (`data-api-embedding.md`).
 pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestError> {
     let method = req.method;
-    match resource(req.path)? {
+    let resource = resource(req.path)?;
+    let (schema_name, negotiated) = negotiate(req, schema)?;
+    match resource {
         Resource::Table(name) => {
             let kind = match method {
                 "GET" | "HEAD" => Kind::Read,
@@ -191,10 +244,10 @@ pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestErr
                 }
                 _ => return Err(unsupported(method)),
             };
-            let ctx = context(req, false)?;
+            let ctx = context(req, false, schema_name, negotiated)?;
             let table = schema
-                .table(&name)
-                .ok_or_else(|| RestError::table_not_found(&name))?;
+                .table_in(&ctx.schema, &name)
+                .ok_or_else(|| RestError::table_not_found(&ctx.schema, &name))?;
             match kind {
                 Kind::Read => sql::read::table(&ctx, schema, table),
                 Kind::Insert => sql::write::insert(&ctx, schema, table),
@@ -210,7 +263,7 @@ pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestErr
                     format!("Cannot use the {method} method on RPC"),
                 ));
             }
-            let ctx = context(req, method != "POST")?;
+            let ctx = context(req, method != "POST", schema_name, negotiated)?;
             sql::call::call(&ctx, schema, &name)
         }
     }
@@ -224,13 +277,20 @@ fn unsupported(method: &str) -> RestError {
     )
 }
 
-fn context<'a>(req: &'a RestRequest<'a>, rpc_read: bool) -> Result<Ctx<'a>, RestError> {
+fn context<'a>(
+    req: &'a RestRequest<'a>,
+    rpc_read: bool,
+    schema: String,
+    negotiated: bool,
+) -> Result<Ctx<'a>, RestError> {
     let query = query::parse(req.query, rpc_read)?;
     let range = query::range(req.method, req.range, &query)?;
     let prefer = headers::prefer(req.prefer)?;
     let media = headers::accept(req.accept)?;
     Ok(Ctx {
         req,
+        schema,
+        negotiated,
         query,
         range,
         prefer,
@@ -242,25 +302,4 @@ fn context<'a>(req: &'a RestRequest<'a>, rpc_read: bool) -> Result<Ctx<'a>, Rest
 /// The keys of a JSON object body, sorted as PostgREST's set of them is.
 pub(crate) fn object_keys(v: &serde_json::Value) -> Option<BTreeSet<String>> {
     v.as_object().map(|o| o.keys().cloned().collect())
-}
-
-/// The body as JSON text and value; an empty body is `empty`.
-///
-/// # Errors
-/// 400 PGRST102 for a non-JSON `Content-Type`, invalid UTF-8 or invalid JSON.
-pub(crate) fn json_body<'a>(
-    req: &RestRequest<'a>,
-    empty: &'static str,
-) -> Result<(std::borrow::Cow<'a, str>, serde_json::Value), RestError> {
-    headers::json_body(req.content_type)?;
-    let text = std::str::from_utf8(req.body)
-        .map_err(|_| RestError::invalid_body("Empty or invalid json"))?;
-    let text = if text.trim().is_empty() {
-        std::borrow::Cow::Borrowed(empty)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
-    let value = serde_json::from_str(&text)
-        .map_err(|_| RestError::invalid_body("Empty or invalid json"))?;
-    Ok((text, value))
 }

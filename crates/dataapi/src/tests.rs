@@ -20,12 +20,14 @@ pub(crate) fn col(name: &str, ty: &str) -> Column {
 
 pub(crate) fn table(name: &str, columns: Vec<Column>) -> Table {
     Table {
+        schema: "public".into(),
         name: name.into(),
         columns,
         primary_key: vec!["id".into()],
         insertable: true,
         updatable: true,
         deletable: true,
+        computed: Vec::new(),
     }
 }
 
@@ -53,6 +55,7 @@ pub(crate) fn cache() -> SchemaCache {
         ],
         vec![
             Function {
+                schema: "public".into(),
                 name: "add".into(),
                 args: vec![arg("a"), arg("b")],
                 returns_set: false,
@@ -61,6 +64,7 @@ pub(crate) fn cache() -> SchemaCache {
                 volatility: Volatility::Immutable,
             },
             Function {
+                schema: "public".into(),
                 name: "nothing".into(),
                 args: vec![],
                 returns_set: false,
@@ -109,6 +113,7 @@ fn row(total: Option<i64>, page_total: i64, body: &str) -> PlanRow {
         total,
         page_total,
         body: Some(body.to_owned()),
+        inserted: None,
     }
 }
 
@@ -156,6 +161,7 @@ fn answers_follow_postgrest_statuses_and_content_range() {
             total: None,
             page_total: 1,
             body: None,
+            inserted: None,
         },
     )
     .unwrap();
@@ -174,6 +180,7 @@ fn answers_follow_postgrest_statuses_and_content_range() {
             total: None,
             page_total: 3,
             body: None,
+            inserted: None,
         },
     )
     .unwrap();
@@ -185,6 +192,7 @@ fn answers_follow_postgrest_statuses_and_content_range() {
             total: None,
             page_total: 1,
             body: None,
+            inserted: None,
         },
     )
     .unwrap();

@@ -26,6 +26,15 @@ pub struct GatewayTarget {
     pub stops_seen: u64,
 }
 
+impl GatewayTarget {
+    /// The schemas the data API exposes, the default first ([`SchemaCache::LOAD_SQL`]'s
+    /// parameter): `public`, until the database's settings name others.
+    #[must_use]
+    pub fn exposed_schemas(&self) -> &[&'static str] {
+        SchemaCache::DEFAULT_SCHEMAS
+    }
+}
+
 impl Debug for GatewayTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GatewayTarget")

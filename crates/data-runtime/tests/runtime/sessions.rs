@@ -46,6 +46,7 @@ async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
                 range: None,
                 content_type: Some("application/json"),
                 body: body.as_bytes(),
+                ..RestRequest::default()
             },
             &instance.schema(),
         )

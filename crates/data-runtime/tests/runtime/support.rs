@@ -161,6 +161,7 @@ pub fn rpc(instance: &dyn DataApiInstance, name: &str) -> Plan {
             range: None,
             content_type: Some("application/json"),
             body: b"{}",
+            ..RestRequest::default()
         },
         &instance.schema(),
     )

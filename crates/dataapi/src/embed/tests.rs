@@ -146,6 +146,7 @@ pub(crate) fn chat() -> SchemaCache {
         &[("id", "id"), ("message", "message"), ("author", "username")],
     ));
     let user_messages = Function {
+        schema: "public".into(),
         name: "user_messages".into(),
         args: vec![Argument {
             name: "who".into(),

@@ -1,7 +1,7 @@
 //! The character-level parser PostgREST's combinators are built from: field names (bare,
 //! dashed or quoted), JSON paths, casts, and Parsec-like errors.
 
-use super::{Field, JsonOp, ParseError, R};
+use super::{Field, JsonOp, JsonOperand, ParseError, R};
 
 const FIELD_NAME: &str = "field name (* or [a..z0..9_$])";
 
@@ -170,7 +170,7 @@ impl P {
         }
     }
 
-    pub(super) fn json_operand(&mut self) -> R<String> {
+    pub(super) fn json_operand(&mut self) -> R<JsonOperand> {
         let save = self.pos;
         let minus = self.eat('-');
         let digits = self.take_while(|c| c.is_ascii_digit());
@@ -178,16 +178,18 @@ impl P {
             || self.starts_with("::")
             || matches!(self.peek(), None | Some('.' | ','));
         if !digits.is_empty() && ends {
-            return Ok(format!("{}{digits}", if minus { '-' } else { '+' }));
+            let sign = if minus { '-' } else { '+' };
+            return Ok(JsonOperand::Index(format!("{sign}{digits}")));
         }
         self.pos = save;
         if self.peek() == Some('"') {
-            return self.quoted();
+            return self.quoted().map(JsonOperand::Key);
         }
         self.dashed(
             |c| !"(-:.,>)".contains(c),
             "any non reserved character different from: .,>()",
         )
+        .map(JsonOperand::Key)
     }
 
     pub(super) fn field(&mut self) -> R<Field> {

@@ -20,10 +20,28 @@ pub(crate) struct ParseError {
     pub details: String,
 }
 
+/// What follows an arrow: a key, or an array index (`+0`, `-1`: signed, as PostgREST keeps
+/// it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JsonOperand {
+    Key(String),
+    Index(String),
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum JsonOp {
-    Arrow(String),
-    DoubleArrow(String),
+    /// `->`: the JSON value.
+    Arrow(JsonOperand),
+    /// `->>`: its text.
+    DoubleArrow(JsonOperand),
+}
+
+impl JsonOp {
+    pub fn operand(&self) -> &JsonOperand {
+        match self {
+            JsonOp::Arrow(o) | JsonOp::DoubleArrow(o) => o,
+        }
+    }
 }
 
 /// A column reference, with the JSON path PostgREST allows after it (`data->a->>b`).

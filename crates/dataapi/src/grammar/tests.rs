@@ -158,7 +158,10 @@ fn select_recognises_what_is_refused_later() {
     };
     assert_eq!(
         field.json_path,
-        vec![JsonOp::Arrow("a".into()), JsonOp::DoubleArrow("+0".into())]
+        vec![
+            JsonOp::Arrow(JsonOperand::Key("a".into())),
+            JsonOp::DoubleArrow(JsonOperand::Index("+0".into()))
+        ]
     );
 }
 
@@ -429,6 +432,6 @@ fn columns_and_tree_paths() {
     assert_eq!(tree_path("\"a.b\"").unwrap(), (vec![], field("a.b")));
     assert_eq!(
         tree_path("data->>key").unwrap().1.json_path,
-        vec![JsonOp::DoubleArrow("key".into())]
+        vec![JsonOp::DoubleArrow(JsonOperand::Key("key".into()))]
     );
 }

@@ -50,29 +50,47 @@ fn named(rel: &Relationship, target: &str, hint: Option<&str>) -> bool {
 }
 
 impl SchemaCache {
-    /// The relationship `origin?select=target!hint(…)` names.
-    ///
-    /// # Errors
-    /// 400 PGRST200 when none does, 300 PGRST201 when more than one does.
+    /// [`Self::find_rel_in`] the default schema.
+    #[cfg(test)]
     pub(crate) fn find_rel(
         &self,
         origin: &str,
         target: &str,
         hint: Option<&str>,
     ) -> Result<&Relationship, RestError> {
+        self.find_rel_in(self.default_schema(), origin, target, hint)
+    }
+
+    /// The relationship `origin?select=target!hint(…)` names, in `schema`.
+    ///
+    /// # Errors
+    /// 400 PGRST200 when none does, 300 PGRST201 when more than one does.
+    pub(crate) fn find_rel_in(
+        &self,
+        schema: &str,
+        origin: &str,
+        target: &str,
+        hint: Option<&str>,
+    ) -> Result<&Relationship, RestError> {
         let candidates: Vec<&Relationship> = self
-            .relationships
-            .get(origin)
+            .relationships_in(schema)
+            .and_then(|r| r.get(origin))
             .map(|rels| rels.iter().filter(|r| named(r, target, hint)).collect())
             .unwrap_or_default();
         match candidates.as_slice() {
             [one] => Ok(one),
-            [] => Err(self.no_relationship(origin, target, hint)),
+            [] => Err(self.no_relationship(schema, origin, target, hint)),
             many => Err(ambiguous(origin, target, many)),
         }
     }
 
-    fn no_relationship(&self, origin: &str, target: &str, hint: Option<&str>) -> RestError {
+    fn no_relationship(
+        &self,
+        schema: &str,
+        origin: &str,
+        target: &str,
+        hint: Option<&str>,
+    ) -> RestError {
         let using = hint
             .map(|h| format!("' using the hint '{h}"))
             .unwrap_or_default();
@@ -83,9 +101,11 @@ impl SchemaCache {
         )
         .with_details(format!(
             "Searched for a foreign key relationship between '{origin}' and '{target}{using}' in \
-             the schema 'public', but no matches were found."
+             the schema '{schema}', but no matches were found."
         ));
-        let suggestion = match self.relationships.get(origin) {
+        let none = std::collections::HashMap::new();
+        let relationships = self.relationships_in(schema).unwrap_or(&none);
+        let suggestion = match relationships.get(origin) {
             Some(rels) => {
                 let children: Vec<&str> = rels.iter().map(|r| r.foreign_table.as_str()).collect();
                 fuzzy::matches(&children, target)
@@ -94,8 +114,7 @@ impl SchemaCache {
                     .map(|(_, c)| format!("Perhaps you meant '{c}' instead of '{target}'."))
             }
             None => {
-                let mut parents: Vec<&str> =
-                    self.relationships.keys().map(String::as_str).collect();
+                let mut parents: Vec<&str> = relationships.keys().map(String::as_str).collect();
                 parents.sort_unstable();
                 fuzzy::closest(&parents, origin)
                     .map(|p| format!("Perhaps you meant '{p}' instead of '{origin}'."))

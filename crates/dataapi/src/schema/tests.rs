@@ -97,6 +97,32 @@ fn foreign_keys_and_view_definitions_give_relationships() {
         SchemaCache::from_json(old)
             .unwrap()
             .relationships
-            .is_empty()
+            .values()
+            .all(HashMap::is_empty)
     );
+}
+
+#[test]
+fn an_unnamed_argument_is_kept_only_alone_and_of_a_raw_body_type() {
+    let function = |name: &str, args: &str| {
+        format!(
+            r#"{{"name": "{name}", "volatility": "v", "returns_set": false,
+            "return_type": "integer", "return_kind": "scalar", "return_columns": null,
+            "defaults": 0, "args": [{args}]}}"#
+        )
+    };
+    let unnamed = |ty: &str| format!(r#"{{"name": "", "type": "{ty}", "mode": "i"}}"#);
+    let named = r#"{"name": "b", "type": "integer", "mode": "i"}"#;
+    let json = format!(
+        r#"{{"schemas": ["public"], "tables": [], "functions": [{}, {}, {}, {}]}}"#,
+        function("raw_json", &unnamed("json")),
+        function("raw_int", &unnamed("integer")),
+        function("two", &format!("{}, {named}", unnamed("text"))),
+        function("text_too", &unnamed("text")),
+    );
+    let cache = SchemaCache::from_json(&json).unwrap();
+    assert!(cache.functions("raw_json")[0].unnamed().is_some());
+    assert!(cache.functions("text_too")[0].unnamed().is_some());
+    assert!(cache.functions("raw_int").is_empty());
+    assert!(cache.functions("two").is_empty());
 }

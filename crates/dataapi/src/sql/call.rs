@@ -1,68 +1,101 @@
-//! `POST /rpc/fn` (arguments in a JSON object) and `GET /rpc/fn` (arguments in the query
-//! string). The function is chosen among its overloads by the argument names, as
-//! PostgREST's `findProc` chooses; a set- or table-returning function's result can then be
-//! filtered, ordered, limited and `select`ed like a table.
+//! `POST /rpc/fn` (arguments in a JSON object, or the whole body as a function's one
+//! unnamed argument) and `GET /rpc/fn` (arguments in the query string). The function is
+//! chosen among its overloads as PostgREST's `findProc` chooses (`overloads.rs`); a set- or
+//! table-returning function's result can then be filtered, ordered, limited and `select`ed
+//! like a table, computed fields included when it returns a table's rows.
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use super::embed::{self, Parts};
+use super::overloads::Asked;
 use super::read::counted;
 use super::{Sql, Target, ident, outer, qualified};
 use crate::answer::{Kind, body_sql};
+use crate::body::{BodyType, body_type, json_body};
 use crate::error::RestError;
 use crate::schema::{Function, Returns, SchemaCache};
-use crate::{Ctx, Plan, json_body, object_keys};
+use crate::{Ctx, Plan, object_keys};
+
+/// What a `POST` sent.
+enum Sent {
+    /// JSON (or CSV made JSON): its text, and its first object when it is an array.
+    Json { text: String, first: bool },
+    /// A raw body, for the one unnamed argument: bound as text (bytea as `\x` hex).
+    Raw(String),
+}
+
+/// The body of a `POST`, its keys (PostgREST's: the object's, the first object's of an
+/// array, or `columns=`), and its type.
+fn sent(ctx: &Ctx<'_>) -> Result<(Sent, BTreeSet<String>, BodyType), RestError> {
+    let kind = body_type(ctx.req.content_type)?;
+    if kind.raw_only() {
+        let raw = if kind == BodyType::Octet {
+            let hex: String = ctx.req.body.iter().map(|b| format!("{b:02x}")).collect();
+            format!("\\x{hex}")
+        } else {
+            std::str::from_utf8(ctx.req.body)
+                .map_err(|_| RestError::invalid_body("The body is not valid UTF-8"))?
+                .to_owned()
+        };
+        return Ok((Sent::Raw(raw), BTreeSet::new(), kind));
+    }
+    let (text, body) = json_body(ctx.req, "{}")?;
+    let first = body.is_array();
+    let keys = match (&ctx.query.columns, &body) {
+        (Some(cols), _) => cols.iter().cloned().collect(),
+        (None, Value::Array(items)) => {
+            let keys = items.first().and_then(object_keys);
+            if items.iter().any(|i| object_keys(i) != keys) {
+                return Err(RestError::invalid_body("All object keys must match"));
+            }
+            keys.unwrap_or_default()
+        }
+        (None, v) => object_keys(v).unwrap_or_default(),
+    };
+    let text = text.into_owned();
+    Ok((Sent::Json { text, first }, keys, kind))
+}
 
 pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Plan, RestError> {
     let post = ctx.req.method == "POST";
     let mut sql = Sql::default();
-    let (keys, body_text) = if post {
-        let (text, body) = json_body(ctx.req, "{}")?;
-        let keys = match (&ctx.query.columns, object_keys(&body)) {
-            (Some(cols), Some(_)) => cols.iter().cloned().collect(),
-            (None, Some(keys)) => keys,
-            _ => {
-                return Err(RestError::not_implemented(
-                    "calling a function with anything but a JSON object body",
-                ));
-            }
-        };
-        (keys, Some(text.into_owned()))
+    let (sent, keys, kind) = if post {
+        let (sent, keys, kind) = sent(ctx)?;
+        (Some(sent), keys, Some(kind))
     } else {
         let keys = ctx.query.rpc_args.iter().map(|(k, _)| k.clone()).collect();
-        (keys, None)
+        (None, keys, None)
     };
-    let f = find(schema, name, &keys, post)?;
-
-    let fn_name = qualified(&f.name);
-    let mut args = Vec::new();
-    let mut from_args = String::new();
-    if let Some(text) = &body_text {
-        let given: Vec<_> = f.args.iter().filter(|a| keys.contains(&a.name)).collect();
-        if !given.is_empty() {
-            let defs: Vec<String> = given
-                .iter()
-                .map(|a| format!("{} {}", ident(&a.name), a.type_name))
-                .collect();
-            let p = sql.param(Some(text.clone()));
-            from_args = format!(
-                "json_to_record({p}::json) AS pgrst_args({}), LATERAL ",
-                defs.join(", ")
-            );
-            for a in given {
-                let variadic = if a.variadic { "VARIADIC " } else { "" };
-                args.push(format!("{variadic}{0} := pgrst_args.{0}", ident(&a.name)));
-            }
-        }
-    } else {
-        for a in &f.args {
-            if let Some((_, v)) = ctx.query.rpc_args.iter().find(|(k, _)| *k == a.name) {
-                let variadic = if a.variadic { "VARIADIC " } else { "" };
-                let value = sql.typed(v.clone(), &a.type_name);
-                args.push(format!("{variadic}{} := {value}", ident(&a.name)));
-            }
-        }
+    let asked = Asked {
+        schema: &ctx.schema,
+        name,
+        keys: &keys,
+        post: kind,
+    };
+    let f = asked.find(schema)?;
+    if ctx.prefer.strict == Some(true) && ctx.prefer.max_affected.is_some() && !f.returns_set {
+        return Err(RestError::new(
+            400,
+            "PGRST128",
+            "Function must return SETOF or TABLE when max-affected preference is used with \
+             handling=strict",
+        ));
     }
+
+    let fn_name = qualified(&f.schema, &f.name);
+    let mut from_args = String::new();
+    let args = match (&sent, f.unnamed()) {
+        // PostgREST passes the body whole, as it came, to a function's one unnamed argument.
+        (Some(Sent::Json { text, .. } | Sent::Raw(text)), Some(arg)) => {
+            vec![sql.typed(text.clone(), &arg.type_name)]
+        }
+        (Some(Sent::Json { text, first }), None) => {
+            named_from_body(&mut sql, f, &keys, text, *first, &mut from_args)
+        }
+        _ => named_from_query(ctx, &mut sql, f),
+    };
     let invocation = format!("{fn_name}({})", args.join(", "));
 
     let no_columns = Vec::new();
@@ -79,26 +112,26 @@ pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Pl
         format!("SELECT pgrst_call.* FROM {from_args}{invocation} pgrst_call")
     };
 
-    let target = Target {
-        sql_name: "pgrst_source".to_owned(),
-        label: &f.name,
-        columns,
-    };
+    let table = f
+        .returns_table
+        .as_deref()
+        .and_then(|t| schema.table_in(&f.schema, t));
+    let target = Target::source(&f.name, columns, table);
     let q = &ctx.query;
     let p = if crate::embed::requested(q) {
         // A function returning a table's rows embeds from that table, as PostgREST's
         // `funcTableName`; any other has no relationships.
         let origin = f.returns_table.as_deref().unwrap_or(&f.name);
-        let forest = crate::embed::forest(schema, origin, q)?;
+        let forest = crate::embed::forest(schema, &f.schema, origin, q)?;
         embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
     } else {
         let select = if scalar && is_star(ctx) {
             "pgrst_source.pgrst_scalar".to_owned()
         } else {
-            target.select_list(&q.select)?
+            target.select_list(&mut sql, &q.select)?
         };
         let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
-        let order = target.order_by(&q.order)?;
+        let order = target.order_by(&mut sql, &q.order)?;
         Parts::plain(&sql, select, where_, order)
     };
     let inner = format!(
@@ -116,7 +149,7 @@ pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Pl
     let body = if ctx.head || void {
         "NULL".to_owned()
     } else {
-        body_sql(ctx.media, scalar, !f.returns_set)
+        body_sql(ctx.media, scalar, !f.returns_set, &inner)
     };
     Ok(Plan {
         sql: outer(&ctes, &total, &body, &inner),
@@ -126,111 +159,57 @@ pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Pl
     })
 }
 
+/// `name := pgrst_args.name` for each argument the body names, read by `json_to_record`
+/// (from the first object, when the body is an array, as PostgREST reads one row of it).
+fn named_from_body(
+    sql: &mut Sql,
+    f: &Function,
+    keys: &BTreeSet<String>,
+    text: &str,
+    first: bool,
+    from_args: &mut String,
+) -> Vec<String> {
+    let given: Vec<_> = f.args.iter().filter(|a| keys.contains(&a.name)).collect();
+    if given.is_empty() {
+        return Vec::new();
+    }
+    let defs: Vec<String> = given
+        .iter()
+        .map(|a| format!("{} {}", ident(&a.name), a.type_name))
+        .collect();
+    let p = sql.param(Some(text.to_owned()));
+    let record = if first {
+        format!("({p}::json->0)")
+    } else {
+        format!("{p}::json")
+    };
+    *from_args = format!(
+        "json_to_record({record}) AS pgrst_args({}), LATERAL ",
+        defs.join(", ")
+    );
+    given
+        .into_iter()
+        .map(|a| {
+            let variadic = if a.variadic { "VARIADIC " } else { "" };
+            format!("{variadic}{0} := pgrst_args.{0}", ident(&a.name))
+        })
+        .collect()
+}
+
+/// `name := $n::text::type` for each argument the query string names.
+fn named_from_query(ctx: &Ctx<'_>, sql: &mut Sql, f: &Function) -> Vec<String> {
+    let mut args = Vec::new();
+    for a in &f.args {
+        if let Some((_, v)) = ctx.query.rpc_args.iter().find(|(k, _)| *k == a.name) {
+            let variadic = if a.variadic { "VARIADIC " } else { "" };
+            let value = sql.typed(v.clone(), &a.type_name);
+            args.push(format!("{variadic}{} := {value}", ident(&a.name)));
+        }
+    }
+    args
+}
+
 fn is_star(ctx: &Ctx<'_>) -> bool {
     use crate::grammar::SelectItem;
     ctx.query.select.is_empty() || ctx.query.select == [SelectItem::Star]
-}
-
-/// The overload whose arguments the keys name: all required ones, and optional ones only.
-fn find<'s>(
-    schema: &'s SchemaCache,
-    name: &str,
-    keys: &BTreeSet<String>,
-    post: bool,
-) -> Result<&'s Function, RestError> {
-    let overloads = schema.functions(name);
-    let matching: Vec<&Function> = overloads
-        .iter()
-        .filter(|f| {
-            let required: BTreeSet<&String> = f
-                .args
-                .iter()
-                .filter(|a| a.required)
-                .map(|a| &a.name)
-                .collect();
-            let optional: BTreeSet<&String> = f
-                .args
-                .iter()
-                .filter(|a| !a.required)
-                .map(|a| &a.name)
-                .collect();
-            let rest: BTreeSet<&String> = keys.iter().filter(|k| !optional.contains(k)).collect();
-            rest == required
-        })
-        .collect();
-    match matching.as_slice() {
-        [f] => Ok(f),
-        [] => Err(no_function(name, keys, post, overloads)),
-        many => {
-            let described: Vec<String> = many
-                .iter()
-                .map(|f| {
-                    let args: Vec<String> = f
-                        .args
-                        .iter()
-                        .map(|a| format!("{} => {}", a.name, a.type_name))
-                        .collect();
-                    format!("public.{}({})", f.name, args.join(", "))
-                })
-                .collect();
-            Err(RestError::new(
-                300,
-                "PGRST203",
-                format!(
-                    "Could not choose the best candidate function between: {}",
-                    described.join(", ")
-                ),
-            )
-            .with_hint(
-                "Try renaming the parameters or the function itself in the database so \
-                 function overloading can be resolved",
-            ))
-        }
-    }
-}
-
-/// PostgREST's PGRST202, message, details and (when the name exists) hint.
-fn no_function(
-    name: &str,
-    keys: &BTreeSet<String>,
-    post: bool,
-    overloads: &[Function],
-) -> RestError {
-    let list: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let joined = list.join(", ");
-    let (in_message, in_details) = if list.is_empty() {
-        (
-            " without parameters".to_owned(),
-            " without parameters".to_owned(),
-        )
-    } else {
-        let plural = if list.len() > 1 { "s" } else { "" };
-        (
-            format!("({joined})"),
-            format!(" with parameter{plural} {joined}"),
-        )
-    };
-    let json_alternative = if post {
-        " or with a single unnamed json/jsonb parameter"
-    } else {
-        ""
-    };
-    let mut e = RestError::new(
-        404,
-        "PGRST202",
-        format!("Could not find the function public.{name}{in_message} in the schema cache"),
-    )
-    .with_details(format!(
-        "Searched for the function public.{name}{in_details}{json_alternative}, but no \
-         matches were found in the schema cache."
-    ));
-    if let Some(f) = overloads.first() {
-        let mut names: Vec<&str> = f.args.iter().map(|a| a.name.as_str()).collect();
-        names.sort_unstable();
-        e = e.with_hint(format!(
-            "Perhaps you meant to call the function public.{name}({})",
-            names.join(", ")
-        ));
-    }
-    e
 }

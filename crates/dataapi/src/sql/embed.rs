@@ -10,7 +10,7 @@
 //! Aliases are numbered per statement (`pgrst_t1` the resource's table, `pgrst_e1` its
 //! lateral subquery), so a table embedded in itself or twice never collides.
 
-use super::{Sql, Target, ident, qualified};
+use super::{Sql, Target, ident, output_name, qualified};
 use crate::embed::{Forest, Node};
 use crate::error::RestError;
 use crate::grammar::{Filter, IsVal, LogicTree, Operation, OrderTerm, SelectItem};
@@ -206,7 +206,7 @@ impl Builder<'_> {
         }
         let mut terms = Vec::with_capacity(order.len());
         for t in order {
-            terms.push(order_term(target, t, children, &laterals)?);
+            terms.push(order_term(self.sql, target, t, children, &laterals)?);
         }
         Ok(Level {
             select,
@@ -237,14 +237,14 @@ impl Builder<'_> {
                 None => format!("pg_catalog.count(*) AS {name}"),
             });
         }
-        target.select_list(std::slice::from_ref(item))
+        target.select_list(self.sql, std::slice::from_ref(item))
     }
 
     /// `FROM` and the join conditions of a resource, with `parent` the parent's SQL name.
     fn from(&self, c: &Node<'_>, parent: &str, n: &Names) -> (String, Vec<String>) {
         let t = &n.table;
         let col = |alias: &str, name: &str| format!("{alias}.{}", ident(name));
-        let mut from = format!("{} AS {t}", qualified(&c.table.name));
+        let mut from = format!("{} AS {t}", qualified(&c.table.schema, &c.table.name));
         let mut conditions = Vec::new();
         match &c.rel.cardinality {
             Cardinality::ManyToMany(j) => {
@@ -255,7 +255,7 @@ impl Builder<'_> {
                     .collect();
                 from.push_str(&format!(
                     " JOIN {} AS {} ON {}",
-                    qualified(&j.table),
+                    qualified(&c.table.schema, &j.table),
                     n.junction,
                     on.join(" AND ")
                 ));
@@ -273,11 +273,7 @@ impl Builder<'_> {
     }
 
     fn subquery(&mut self, c: &Node<'_>, parent: &str, n: &Names) -> Result<String, RestError> {
-        let target = Target {
-            sql_name: n.table.clone(),
-            label: &c.table.name,
-            columns: &c.table.columns,
-        };
+        let target = Target::alias(n.table.clone(), c.table);
         let level = self.level(
             &target,
             &c.select,
@@ -389,11 +385,7 @@ impl Builder<'_> {
     /// `EXISTS (SELECT 1 …)`: a row of `c` for the parent row, under `c`'s filters.
     fn exists(&mut self, c: &Node<'_>, parent: &str) -> Result<String, RestError> {
         let n = self.names();
-        let target = Target {
-            sql_name: n.table.clone(),
-            label: &c.table.name,
-            columns: &c.table.columns,
-        };
+        let target = Target::alias(n.table.clone(), c.table);
         let (from, mut conditions) = self.from(c, parent, &n);
         conditions.extend(self.count_conditions(&target, &c.children, &c.filters, &c.logic)?);
         Ok(format!(
@@ -415,7 +407,11 @@ fn spread_outputs(c: &Node<'_>) -> Vec<Option<String>> {
         match item {
             SelectItem::Star => out.push(None),
             SelectItem::Column { alias, field, .. } => {
-                out.push(Some(alias.clone().unwrap_or_else(|| field.name.clone())));
+                out.push(Some(
+                    alias
+                        .clone()
+                        .unwrap_or_else(|| output_name(field).to_owned()),
+                ));
             }
             _ => {}
         }
@@ -442,6 +438,7 @@ fn outputs(c: &Node<'_>) -> Vec<Option<String>> {
 /// An order term of this level: a column, or `rel(col)` of a to-one resource, which must be
 /// among the columns the resource answers with.
 fn order_term(
+    sql: &mut Sql,
     target: &Target<'_>,
     t: &OrderTerm,
     children: &[Node<'_>],
@@ -454,7 +451,7 @@ fn order_term(
         nulls_first,
     } = t
     else {
-        let rendered = target.order_by(std::slice::from_ref(t))?;
+        let rendered = target.order_by(sql, std::slice::from_ref(t))?;
         return Ok(strip(&rendered, " ORDER BY "));
     };
     let (i, child) = children

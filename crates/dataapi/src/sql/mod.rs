@@ -3,19 +3,23 @@
 //! `text` for it, then cast on to the column's base type (`$1::text::integer`).
 
 pub(crate) mod call;
+#[cfg(test)]
+mod call_tests;
 pub(crate) mod embed;
+#[cfg(test)]
+mod field_tests;
+mod overloads;
 pub(crate) mod read;
+mod target;
 pub(crate) mod write;
 
 #[cfg(test)]
 mod tests;
 
+pub(crate) use target::{Target, output_name};
+
 use crate::error::RestError;
-use crate::grammar::{
-    Field, Filter, FtsOp, IsVal, LogicTree, Operation, OrderTerm, QuantOp, Quantifier, SelectItem,
-    SimpleOp,
-};
-use crate::schema::Column;
+use crate::grammar::{Filter, FtsOp, IsVal, LogicTree, Operation, QuantOp, Quantifier, SimpleOp};
 
 /// The statement being built and its parameters, bound as text (`None` is SQL NULL).
 #[derive(Debug, Default)]
@@ -42,9 +46,9 @@ pub(crate) fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// `"public"."name"`.
-pub(crate) fn qualified(table: &str) -> String {
-    format!("\"public\".{}", ident(table))
+/// `"schema"."name"`.
+pub(crate) fn qualified(schema: &str, name: &str) -> String {
+    format!("{}.{}", ident(schema), ident(name))
 }
 
 /// A PostgreSQL array literal of text elements (`{"a","b \"c\""}`), for `in.(…)`. NUL
@@ -60,68 +64,7 @@ pub(crate) fn array_literal<S: AsRef<str>>(values: &[S]) -> String {
     format!("{{{}}}", items.join(","))
 }
 
-/// The relation filters, selects and orders refer to: its SQL name, its name in error
-/// messages, and its columns.
-pub(crate) struct Target<'a> {
-    pub sql_name: String,
-    pub label: &'a str,
-    pub columns: &'a [Column],
-}
-
 impl Target<'_> {
-    /// The column a field names, or the error PostgreSQL would give for it (42703).
-    pub fn column(&self, field: &Field) -> Result<&Column, RestError> {
-        if !field.json_path.is_empty() {
-            return Err(RestError::not_implemented(format!(
-                "JSON paths (->, ->>) are not supported yet: '{}'",
-                field.name
-            )));
-        }
-        self.columns
-            .iter()
-            .find(|c| c.name == field.name)
-            .ok_or_else(|| RestError::undefined_column(self.label, &field.name))
-    }
-
-    fn column_sql(&self, c: &Column) -> String {
-        format!("{}.{}", self.sql_name, ident(&c.name))
-    }
-
-    /// The select list: `*`, or the named columns with their aliases and casts.
-    ///
-    /// # Errors
-    /// 42703 for an unknown column, PGRST123 for aggregates, PGRST127 for JSON paths.
-    pub fn select_list(&self, items: &[SelectItem]) -> Result<String, RestError> {
-        if items.is_empty() {
-            return Ok(format!("{}.*", self.sql_name));
-        }
-        let mut out = Vec::with_capacity(items.len());
-        for item in items {
-            out.push(match item {
-                SelectItem::Star => format!("{}.*", self.sql_name),
-                SelectItem::Column { alias, field, cast } => {
-                    let c = self.column(field)?;
-                    let name = ident(alias.as_deref().unwrap_or(&c.name));
-                    match cast {
-                        // The grammar admits only letters, digits, `_` and spaces in a cast.
-                        Some(t) => format!("CAST({} AS {t}) AS {name}", self.column_sql(c)),
-                        None => format!("{} AS {name}", self.column_sql(c)),
-                    }
-                }
-                SelectItem::Aggregate => {
-                    return Err(RestError::new(
-                        400,
-                        "PGRST123",
-                        "Use of aggregate functions is not allowed",
-                    ));
-                }
-                // Embedded resources are planned by `embed`, never here.
-                SelectItem::Embed(e) => return Err(crate::embed::not_embedded(&e.name)),
-            });
-        }
-        Ok(out.join(", "))
-    }
-
     /// ` WHERE …` for the filters (ANDed, a column filtered twice included) and logic trees,
     /// or nothing.
     pub fn where_clause(
@@ -167,9 +110,9 @@ impl Target<'_> {
     }
 
     fn filter(&self, sql: &mut Sql, f: &Filter) -> Result<String, RestError> {
-        let c = self.column(&f.field)?;
-        let col = self.column_sql(c);
-        let ty = &c.type_name;
+        let e = self.expr(sql, &f.field)?;
+        let col = e.sql;
+        let ty = e.type_name;
         let cond = match &f.expr.op {
             Operation::Quant(op, quant, v) => {
                 let (sym, pattern) = match op {
@@ -189,7 +132,7 @@ impl Target<'_> {
                     v.clone()
                 };
                 // Patterns are text whatever the column; other values take its type.
-                let ty = if pattern { "text" } else { ty.as_str() };
+                let ty = if pattern { "text" } else { ty };
                 match quant {
                     None => format!("{col} {sym} {}", sql.typed(value, ty)),
                     Some(q) => {
@@ -255,46 +198,18 @@ impl Target<'_> {
             cond
         })
     }
-
-    /// ` ORDER BY …`, or nothing.
-    pub fn order_by(&self, terms: &[OrderTerm]) -> Result<String, RestError> {
-        if terms.is_empty() {
-            return Ok(String::new());
-        }
-        let mut parts = Vec::with_capacity(terms.len());
-        for t in terms {
-            match t {
-                OrderTerm::Embed { name, .. } => return Err(crate::embed::not_embedded(name)),
-                OrderTerm::Column {
-                    field,
-                    desc,
-                    nulls_first,
-                } => {
-                    let c = self.column(field)?;
-                    let mut s = self.column_sql(c);
-                    match desc {
-                        Some(true) => s.push_str(" DESC"),
-                        Some(false) => s.push_str(" ASC"),
-                        None => {}
-                    }
-                    match nulls_first {
-                        Some(true) => s.push_str(" NULLS FIRST"),
-                        Some(false) => s.push_str(" NULLS LAST"),
-                        None => {}
-                    }
-                    parts.push(s);
-                }
-            }
-        }
-        Ok(format!(" ORDER BY {}", parts.join(", ")))
-    }
 }
 
 /// The outer statement every plan ends with: one row of `total`, `page_total` and `body`,
 /// all built by PostgreSQL, read from the CTE `pgrst_source` (and `pgrst_source_count`).
 pub(crate) fn outer(ctes: &str, total: &str, body: &str, inner: &str) -> String {
+    outer_with(ctes, total, body, "", inner)
+}
+
+/// [`outer`] with `extra` columns after `body` (`, … AS inserted` for an upsert).
+pub(crate) fn outer_with(ctes: &str, total: &str, body: &str, extra: &str, inner: &str) -> String {
     format!(
         "WITH {ctes} SELECT {total}::bigint AS total, pg_catalog.count(_postgrest_t)::bigint \
-         AS page_total, {body}::text AS body FROM ({inner}) _postgrest_t"
+         AS page_total, {body}::text AS body{extra} FROM ({inner}) _postgrest_t"
     )
 }

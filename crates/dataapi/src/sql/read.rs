@@ -1,7 +1,7 @@
 //! `GET` and `HEAD` on a table or view.
 
 use super::embed::{self, Parts};
-use super::{Sql, Target, outer, qualified};
+use super::{Sql, Target, outer};
 use crate::answer::{Kind, body_sql};
 use crate::error::RestError;
 use crate::query::Range;
@@ -9,21 +9,17 @@ use crate::schema::{SchemaCache, Table};
 use crate::{Ctx, Plan};
 
 pub(crate) fn table(ctx: &Ctx<'_>, schema: &SchemaCache, table: &Table) -> Result<Plan, RestError> {
-    let from = qualified(&table.name);
-    let target = Target {
-        sql_name: from.clone(),
-        label: &table.name,
-        columns: &table.columns,
-    };
+    let target = Target::of_table(table);
+    let from = &target.sql_name;
     let mut sql = Sql::default();
     let q = &ctx.query;
     let p = if crate::embed::requested(q) {
-        let forest = crate::embed::forest(schema, &table.name, q)?;
+        let forest = crate::embed::forest(schema, &ctx.schema, &table.name, q)?;
         embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
     } else {
-        let select = target.select_list(&q.select)?;
+        let select = target.select_list(&mut sql, &q.select)?;
         let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
-        let order = target.order_by(&q.order)?;
+        let order = target.order_by(&mut sql, &q.order)?;
         Parts::plain(&sql, select, where_, order)
     };
     let source = format!(
@@ -37,13 +33,14 @@ pub(crate) fn table(ctx: &Ctx<'_>, schema: &SchemaCache, table: &Table) -> Resul
     let count_query = format!("SELECT 1 FROM {from}{}", p.count_where);
     let (ctes, total) = counted(ctx, source, &count_query);
     p.settle(&mut sql, &ctes, &count_query);
+    let inner = "SELECT * FROM pgrst_source";
     let body = if ctx.head {
         "NULL".to_owned()
     } else {
-        body_sql(ctx.media, false, false)
+        body_sql(ctx.media, false, false, inner)
     };
     Ok(Plan {
-        sql: outer(&ctes, &total, &body, "SELECT * FROM pgrst_source"),
+        sql: outer(&ctes, &total, &body, inner),
         params: sql.params,
         read_only: true,
         shape: ctx.shape(Kind::Read, false),

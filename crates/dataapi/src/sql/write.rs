@@ -5,13 +5,14 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::{Sql, Target, embed, ident, outer, qualified};
+use super::{Sql, Target, embed, ident, outer, outer_with};
 use crate::answer::{Kind, body_sql};
+use crate::body::json_body;
 use crate::error::RestError;
 use crate::headers::{Representation, Resolution};
 use crate::query::Range;
 use crate::schema::{Column, SchemaCache, Table};
-use crate::{Ctx, Plan, json_body, object_keys};
+use crate::{Ctx, Plan, object_keys};
 
 /// The columns the body writes: `columns=` when given, else the keys of the object, or of
 /// every object of the array (which must all have the same keys, as PostgREST requires).
@@ -66,7 +67,12 @@ fn returning(
     sql: &mut Sql,
 ) -> Result<(&'static str, String, String), RestError> {
     let forest = if crate::embed::requested(&ctx.query) {
-        Some(crate::embed::forest(schema, &table.name, &ctx.query)?)
+        Some(crate::embed::forest(
+            schema,
+            &ctx.schema,
+            &table.name,
+            &ctx.query,
+        )?)
     } else {
         None
     };
@@ -77,11 +83,7 @@ fn returning(
             "NULL".to_owned(),
         ));
     }
-    let target = Target {
-        sql_name: "pgrst_source".to_owned(),
-        label: &table.name,
-        columns: &table.columns,
-    };
+    let target = Target::source(&table.name, &table.columns, Some(table));
     let inner = match &forest {
         // The root's filters are the mutation's; only the resources' own apply here.
         Some(forest) => {
@@ -90,10 +92,21 @@ fn returning(
         }
         None => format!(
             "SELECT {} FROM pgrst_source",
-            target.select_list(&ctx.query.select)?
+            target.select_list(sql, &ctx.query.select)?
         ),
     };
-    Ok(("*", inner, body_sql(ctx.media, false, false)))
+    let body = body_sql(ctx.media, false, false, &inner);
+    Ok(("*", inner, body))
+}
+
+/// PostgREST's count of the rows an upsert inserted rather than updated: each row of the
+/// body adds one as it is offered, each conflict that updates takes one back.
+fn counted_insert(add: bool) -> String {
+    let (op, never) = if add { ("+", "0") } else { ("-", "-1") };
+    format!(
+        "set_config('pgrst.inserted', (coalesce(nullif(current_setting('pgrst.inserted', \
+         true), '')::int, 0) {op} 1)::text, true) <> '{never}'"
+    )
 }
 
 pub(crate) fn insert(
@@ -106,7 +119,8 @@ pub(crate) fn insert(
     let mut sql = Sql::default();
     let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let mut rows = rows_expr(&mut sql, &text, &body);
-    let from = qualified(&table.name);
+    let target = Target::of_table(table);
+    let from = &target.sql_name;
     if ctx.prefer.missing_default == Some(true) {
         rows = with_defaults(&mut sql, &rows, &columns);
     }
@@ -117,6 +131,8 @@ pub(crate) fn insert(
         None => table.primary_key.clone(),
     };
     let mut on_conflict = String::new();
+    let mut counts = String::new();
+    let mut inserted = "";
     if let Some(resolution) = ctx.prefer.resolution
         && !conflict_cols.is_empty()
     {
@@ -127,15 +143,24 @@ pub(crate) fn insert(
                 .ok_or_else(|| RestError::undefined_column(&table.name, k))?;
             keys.push(ident(&c.name));
         }
-        let action = if resolution == Resolution::Merge && !names.is_empty() {
+        let merge = resolution == Resolution::Merge;
+        let action = if merge && !names.is_empty() {
             let sets: Vec<String> = names
                 .iter()
                 .map(|n| format!("{n} = EXCLUDED.{n}"))
                 .collect();
-            format!("DO UPDATE SET {}", sets.join(", "))
+            format!(
+                "DO UPDATE SET {} WHERE {}",
+                sets.join(", "),
+                counted_insert(false)
+            )
         } else {
             "DO NOTHING".to_owned()
         };
+        if merge {
+            counts = format!(" WHERE {}", counted_insert(true));
+            inserted = ", nullif(current_setting('pgrst.inserted', true), '')::bigint AS inserted";
+        }
         on_conflict = format!(" ON CONFLICT ({}) {action}", keys.join(", "));
     }
     let target_cols = if names.is_empty() {
@@ -145,11 +170,12 @@ pub(crate) fn insert(
     };
     let source = format!(
         "pgrst_source AS (INSERT INTO {from}{target_cols} SELECT {} FROM \
-         json_populate_recordset(NULL::{from}, {rows}) pgrst_body{on_conflict} RETURNING {ret})",
+         json_populate_recordset(NULL::{from}, {rows}) pgrst_body{counts}{on_conflict} \
+         RETURNING {ret})",
         body_cols.join(", ")
     );
     Ok(Plan {
-        sql: outer(&source, "NULL", &body_expr, &inner),
+        sql: outer_with(&source, "NULL", &body_expr, inserted, &inner),
         params: sql.params,
         read_only: false,
         shape: ctx.shape(
@@ -159,24 +185,29 @@ pub(crate) fn insert(
     })
 }
 
-/// `Prefer: missing=default`: each row's absent keys take the column's default expression
-/// (from the catalog), evaluated per row as PostgREST evaluates it. Columns without an
-/// expression (identity, generated) are left to the body.
+/// `Prefer: missing=default`: each row's absent keys take the column's default (from the
+/// catalog: its expression, an identity column's `nextval`, its domain's), evaluated per row
+/// as PostgREST evaluates it. Columns without one (generated, `ALWAYS` identity) are left to
+/// the body.
 fn with_defaults(sql: &mut Sql, rows: &str, columns: &[&Column]) -> String {
+    let Some(defaults) = defaults_object(sql, columns) else {
+        return rows.to_owned();
+    };
+    format!(
+        "(SELECT json_agg({defaults} || pgrst_elem) FROM \
+         jsonb_array_elements(({rows})::jsonb) pgrst_elem)"
+    )
+}
+
+/// `jsonb_build_object(name, default, …)` of the columns that have a default.
+fn defaults_object(sql: &mut Sql, columns: &[&Column]) -> Option<String> {
     let mut pairs = Vec::new();
     for c in columns {
         if let Some(expr) = &c.default {
             pairs.push(format!("{}, {expr}", sql.param(Some(c.name.clone()))));
         }
     }
-    if pairs.is_empty() {
-        return rows.to_owned();
-    }
-    format!(
-        "(SELECT json_agg(jsonb_build_object({}) || pgrst_elem) FROM \
-         jsonb_array_elements(({rows})::jsonb) pgrst_elem)",
-        pairs.join(", ")
-    )
+    (!pairs.is_empty()).then(|| format!("jsonb_build_object({})", pairs.join(", ")))
 }
 
 /// pg-safeupdate's refusal, which PostgREST answers 400: a mutation without filters would
@@ -208,25 +239,28 @@ pub(crate) fn update(
     }
     let columns = body_columns(ctx, table, &body)?;
     require_filters(ctx, "UPDATE")?;
-    let from = qualified(&table.name);
-    let target = Target {
-        sql_name: from.clone(),
-        label: &table.name,
-        columns: &table.columns,
-    };
     let mut sql = Sql::default();
+    let target = Target::of_table(table);
+    let from = &target.sql_name;
     let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
     let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let source = if columns.is_empty() {
-        // Nothing to set: no rows change, and none are returned (PostgREST's shape).
-        format!("pgrst_source AS (SELECT {ret} FROM {from} WHERE false)")
+        // Nothing to set: no rows change, and none are returned (PostgREST's shape). The
+        // filters stay, so that every value they bind is in the statement.
+        format!("pgrst_source AS (SELECT {ret} FROM {from}{where_} AND false)")
     } else {
         let names: Vec<String> = columns.iter().map(|c| ident(&c.name)).collect();
         let body_cols: Vec<String> = names.iter().map(|n| format!("pgrst_body.{n}")).collect();
         let p = sql.param(Some(text.into_owned()));
+        let mut row = format!("{p}::json");
+        if ctx.prefer.missing_default == Some(true)
+            && let Some(defaults) = defaults_object(&mut sql, &columns)
+        {
+            row = format!("({defaults} || {p}::jsonb)::json");
+        }
         format!(
             "pgrst_source AS (UPDATE {from} SET ({}) = (SELECT {} FROM \
-             json_populate_record(NULL::{from}, {p}::json) pgrst_body){where_} RETURNING {ret})",
+             json_populate_record(NULL::{from}, {row}) pgrst_body){where_} RETURNING {ret})",
             names.join(", "),
             body_cols.join(", ")
         )
@@ -245,13 +279,9 @@ pub(crate) fn delete(
     table: &Table,
 ) -> Result<Plan, RestError> {
     require_filters(ctx, "DELETE")?;
-    let from = qualified(&table.name);
-    let target = Target {
-        sql_name: from.clone(),
-        label: &table.name,
-        columns: &table.columns,
-    };
     let mut sql = Sql::default();
+    let target = Target::of_table(table);
+    let from = &target.sql_name;
     let where_ = target.where_clause(&mut sql, &ctx.query.filters, &ctx.query.logic)?;
     let (ret, inner, body_expr) = returning(ctx, schema, table, &mut sql)?;
     let source = format!("pgrst_source AS (DELETE FROM {from}{where_} RETURNING {ret})");

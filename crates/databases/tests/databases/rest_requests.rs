@@ -32,12 +32,14 @@ fn column(name: &str, type_name: &str) -> Column {
 fn items() -> SchemaCache {
     SchemaCache::from_parts(
         vec![Table {
+            schema: "public".into(),
             name: "items".into(),
             columns: vec![column("id", "integer"), column("name", "text")],
             primary_key: vec!["id".into()],
             insertable: true,
             updatable: true,
             deletable: true,
+            computed: Vec::new(),
         }],
         Vec::new(),
     )
@@ -328,6 +330,7 @@ async fn a_name_the_cache_lacks_is_planned_again_after_one_reload() {
         total: None,
         page_total: 1,
         body: Some(r#"[{"id":1,"name":"a"}]"#.into()),
+        inserted: None,
     }));
     let answer = s.anon(&get("orders", "")).await.unwrap();
     assert_eq!(answer.status, 200);
@@ -408,6 +411,7 @@ async fn a_write_commits_only_what_is_answered() {
         total: None,
         page_total: 2,
         body: Some(r#"{"id":1,"name":"b"}"#.into()),
+        inserted: None,
     }));
     let refused = s.anon(&patch).await;
     assert_eq!(rest_refusal(refused), (406, "PGRST116".to_owned()));
@@ -415,6 +419,7 @@ async fn a_write_commits_only_what_is_answered() {
         total: None,
         page_total: 1,
         body: Some(r#"{"id":1,"name":"b"}"#.into()),
+        inserted: None,
     }));
     let answer = s.anon(&patch).await.unwrap();
     assert_eq!(answer.status, 200);

@@ -80,7 +80,8 @@ pub async fn planned_read(config: &tokio_postgres::Config) -> (String, Vec<Optio
         "SELECT cache::text FROM ({}) AS loaded(cache)",
         SchemaCache::LOAD_SQL.trim().trim_end_matches(';')
     );
-    let text: String = client.query_one(&sql, &[]).await.unwrap().get(0);
+    let exposed = SchemaCache::load_param(SchemaCache::DEFAULT_SCHEMAS);
+    let text: String = client.query_one(&sql, &[&exposed]).await.unwrap().get(0);
     let cache = SchemaCache::from_json(&text).unwrap();
     let query = format!("id=eq.{ID}");
     let request = RestRequest {
@@ -91,6 +92,8 @@ pub async fn planned_read(config: &tokio_postgres::Config) -> (String, Vec<Optio
         accept: None,
         range: None,
         content_type: None,
+        accept_profile: None,
+        content_profile: None,
         body: &[],
     };
     let planned = plan(&request, &cache).unwrap();
