@@ -4,12 +4,17 @@ Usage: rest.py URL SERVICE_ROLE_KEY ANON_KEY
 
 Runs what an app does every day through `create_client(url, key)` unchanged: inserts,
 selects with filters, ordering, ranges and counts, singular rows, upserts, updates, deletes,
-RPC calls, embedded resources, and the errors PostgREST answers. Every answer is checked here; the script
-prints one JSON line of what it saw, and exits 1 naming the first check that failed.
+RPC calls, embedded resources, and the errors PostgREST answers; then the rest of
+PostgREST's grammar the client reaches (JSON paths, computed fields, a function's unnamed
+argument, defaults for missing columns, max-affected, CSV, schemas), and the statuses it
+does not show (through httpx, which it is built on). Every answer is checked here; the
+script prints one JSON line of what it saw, and exits 1 naming the first check that failed.
 """
 
 import json
 import sys
+
+import httpx
 
 from postgrest.exceptions import APIError
 from supabase import create_client
@@ -156,5 +161,71 @@ r = anon.table("items").select("name").order("name").execute()
 check("anon reads what it was granted", [x["name"] for x in r.data], ["cake", "green tea"])
 e = refused("anon writes what it was not granted", lambda: anon.table("items").insert({"name": "x"}).execute())
 check("anon insert code", e.code, "42501")
+
+# JSON paths, computed fields, defaults for the columns a row leaves out.
+notes = lambda: db.table("notes")  # noqa: E731
+made = notes().insert(
+    [{"title": "a", "data": {"kind": "x", "n": 1, "tags": ["t1", "t2"]}}, {"title": "b"}],
+    default_to_null=False,
+).execute()
+check("missing=default", [(r["title"], r["qty"]) for r in made.data], [("a", 7), ("b", 7)])
+check("identity ids", all(isinstance(r["id"], int) for r in made.data), True)
+notes().insert({"title": "c", "data": {"kind": "y", "n": 3}}).execute()
+
+r = notes().select("title, kind:data->>kind, data->n, first:data->tags->>0").order("id").execute()
+check(
+    "json paths",
+    r.data,
+    [
+        {"title": "a", "kind": "x", "n": 1, "first": "t1"},
+        {"title": "b", "kind": None, "n": None, "first": None},
+        {"title": "c", "kind": "y", "n": 3, "first": None},
+    ],
+)
+r = notes().select("title").eq("data->>kind", "y").execute()
+check("json path filter", r.data, [{"title": "c"}])
+r = notes().select("title").not_.is_("data", "null").order("data->n", desc=True).execute()
+check("json path order", [x["title"] for x in r.data], ["c", "a"])
+r = notes().select("title, shout").eq("shout", "B").execute()
+check("computed field", r.data, [{"title": "b", "shout": "B"}])
+
+# A function's one unnamed json argument takes the body whole, as PostgREST gives it.
+r = db.rpc("echo", {"": {"k": 1}}).execute()
+check("unnamed argument", r.data, {"": {"k": 1}})
+
+e = refused(
+    "max-affected",
+    lambda: notes().update({"qty": 0}).gt("id", 0).max_affected(1).execute(),
+)
+check("max-affected code", e.code, "PGRST124")
+r = notes().select("qty").order("id").execute()
+check("max-affected changed nothing", [x["qty"] for x in r.data], [7, 7, 7])
+r = notes().update({"qty": 1}).eq("title", "a").max_affected(1).execute()
+check("max-affected within", [x["qty"] for x in r.data], [1])
+
+r = notes().select("title,qty").order("id").csv().execute()
+check("csv", r.data, "title,qty\na,1\nb,7\nc,7")
+
+e = refused("unexposed schema", lambda: db.schema("personal").table("notes").select("*").execute())
+check("unexposed schema code", e.code, "PGRST106")
+
+# What the client does not show: the statuses.
+keys = {"apikey": service_key, "Authorization": f"Bearer {service_key}"}
+upsert = httpx.post(
+    f"{url}/rest/v1/notes",
+    headers={**keys, "Prefer": "resolution=merge-duplicates"},
+    json={"id": made.data[0]["id"], "title": "a2"},
+)
+check("upsert that updated", upsert.status_code, 200)
+upsert = httpx.post(
+    f"{url}/rest/v1/notes",
+    headers={**keys, "Prefer": "resolution=merge-duplicates"},
+    json={"title": "d"},
+)
+check("upsert that inserted", upsert.status_code, 201)
+head = httpx.head(
+    f"{url}/rest/v1/notes", params={"limit": "1"}, headers={**keys, "Prefer": "count=exact"}
+)
+check("head with a count", (head.status_code, head.headers.get("content-range")), (206, "0-0/4"))
 
 print(json.dumps(seen))
