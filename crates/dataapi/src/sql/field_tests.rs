@@ -2,7 +2,7 @@
 //! what they are called in the answer, and what is bound.
 
 use crate::tests::{cache, col, get, table};
-use crate::{Computed, Plan, RestError, RestRequest, SchemaCache, plan};
+use crate::{Computed, ForeignKey, Plan, RestError, RestRequest, SchemaCache, plan};
 
 fn people() -> SchemaCache {
     let mut people = table(
@@ -154,4 +154,43 @@ fn a_computed_field_is_a_call_on_the_row_wherever_a_column_may_be() {
     let e = get("items", "select=full_name").unwrap_err();
     assert_eq!(e.message, "column items.full_name does not exist");
     assert!(cache().table("items").unwrap().computed.is_empty());
+}
+
+#[test]
+fn a_computed_field_of_an_embedded_resource_is_called_on_its_row() {
+    let mut messages = table("messages", vec![col("id", "integer"), col("body", "text")]);
+    messages.columns.push(col("author", "text"));
+    messages.computed = vec![Computed {
+        name: "blurb".into(),
+        type_name: "text".into(),
+    }];
+    let mut users = table("users", vec![col("name", "text")]);
+    users.primary_key = vec!["name".into()];
+    let cache = SchemaCache::from_parts(vec![users, messages], Vec::new()).with_relationships(
+        &[ForeignKey {
+            name: "messages_author_fkey".into(),
+            table: "messages".into(),
+            columns: vec!["author".into()],
+            foreign_table: "users".into(),
+            foreign_columns: vec!["name".into()],
+            one_to_one: false,
+        }],
+        &[],
+    );
+    let p = plan(
+        &RestRequest {
+            method: "GET",
+            path: "users",
+            query: "select=name,messages(id,blurb)",
+            ..RestRequest::default()
+        },
+        &cache,
+    )
+    .unwrap();
+    assert!(
+        p.sql
+            .contains("\"public\".\"blurb\"(\"pgrst_t1\".*) AS \"blurb\""),
+        "{}",
+        p.sql
+    );
 }
