@@ -77,6 +77,7 @@ mod oauth_consent;
 mod oauth_documents;
 mod oauth_documents_refused;
 mod oauth_flow;
+mod oauth_refusals;
 mod oauth_tokens;
 mod object_projects;
 mod object_quotas;
