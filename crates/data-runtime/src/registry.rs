@@ -330,10 +330,12 @@ impl DataApiRuntime for Runtime {
                             };
                             at.elapsed() < retry
                         });
-                // Another database under a reused slug, or new passwords, start afresh.
+                // Another database under a reused slug, new passwords or new settings of
+                // its data API (other schemas to load) start afresh.
                 i.target().database.id == target.database.id
                     && i.target().tenant == target.tenant
                     && i.target().jwt_secret == target.jwt_secret
+                    && i.target().database.data_api_settings == target.database.data_api_settings
                     && (i.state() != State::Failed || failed_recently)
             });
             match reusable {

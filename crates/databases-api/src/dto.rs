@@ -1,6 +1,6 @@
 //! Wire shapes of the database API.
 
-use quire_databases::{DataApiSecret, DatabaseView, OpenTable, SqlOutcome};
+use quire_databases::{DataApiSecret, DataApiSettings, DatabaseView, OpenTable, SqlOutcome};
 use serde::Serialize;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -92,6 +92,49 @@ pub struct DataApiDto {
     pub rest_url: String,
     /// The auth API (GoTrue's subset).
     pub auth_url: String,
+    /// What of PostgREST's off-by-default behaviour it has on (`PATCH …/data-api`).
+    pub settings: DataApiSettingsDto,
+    /// The exposed schemas the database does not have (yet): accepted, and exposed once
+    /// the SQL that makes them runs. Only in the answer to a change of settings; absent
+    /// there when they could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub missing_schemas: Option<Vec<String>>,
+}
+
+/// The settings of a database's data API that PostgREST leaves off by default (an operator
+/// turns them on there with `ALTER ROLE authenticator SET pgrst.…`; here the database's
+/// owner does, with `PATCH …/data-api`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = crate::examples::settings)]
+pub struct DataApiSettingsDto {
+    /// The schemas requests reach (PostgREST's `db-schemas`), the default first; the
+    /// others through `Accept-Profile` and `Content-Profile`.
+    pub exposed_schemas: Vec<String>,
+    /// Most rows a read or a returned representation answers (`db-max-rows`); `null`: no
+    /// cap.
+    pub max_rows: Option<u64>,
+    /// `count()`, `sum()`, `avg()`, `min()` and `max()` in `select`
+    /// (`db-aggregates-enabled`).
+    pub aggregates: bool,
+    /// A request's plan through `Accept: application/vnd.pgrst.plan` (`db-plan-enabled`).
+    pub explain: bool,
+    /// `Prefer: tx=rollback` honoured: a write answered, then rolled back
+    /// (`db-tx-end = commit-allow-override`).
+    pub tx_rollback: bool,
+}
+
+impl From<DataApiSettings> for DataApiSettingsDto {
+    fn from(s: DataApiSettings) -> Self {
+        Self {
+            exposed_schemas: s.exposed_schemas,
+            max_rows: s.max_rows,
+            aggregates: s.aggregates,
+            explain: s.explain,
+            tx_rollback: s.tx_rollback,
+        }
+    }
 }
 
 impl From<DatabaseView> for DatabaseDto {
@@ -109,6 +152,8 @@ impl From<DatabaseView> for DatabaseDto {
                 url: v.api_url,
                 rest_url: v.rest_url,
                 auth_url: v.auth_url,
+                settings: d.data_api_settings.into(),
+                missing_schemas: v.missing_schemas,
             },
             created_at: d.created_at,
             updated_at: d.updated_at,

@@ -14,13 +14,28 @@ pub fn database_dto() -> Value {
             "enabled": true,
             "url": "http://localhost:8080/db/shop",
             "restUrl": "http://localhost:8080/db/shop/rest/v1",
-            "authUrl": "http://localhost:8080/db/shop/auth/v1"
+            "authUrl": "http://localhost:8080/db/shop/auth/v1",
+            "settings": settings()
         },
         "createdAt": "2026-11-28T08:00:00Z",
         "updatedAt": "2026-11-28T08:00:00Z",
         "project": "default",
         "openTables": [open_table()]
     })
+}
+
+pub fn settings() -> Value {
+    json!({
+        "exposedSchemas": ["public"],
+        "maxRows": null,
+        "aggregates": false,
+        "explain": false,
+        "txRollback": false
+    })
+}
+
+pub fn settings_body() -> Value {
+    json!({ "exposedSchemas": ["public", "api"], "maxRows": 1000, "aggregates": true })
 }
 
 pub fn open_table() -> Value {

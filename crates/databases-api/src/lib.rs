@@ -1,9 +1,9 @@
 //! `quire-databases-api`: the database service's JSON API, `/api/database/v1`: databases
-//! created, listed, fetched and deleted, the owner's SQL, and the data API's switch, secret
-//! (shown and rotated) and reload. Each route is written once on its handler (actix route
-//! macro + `#[utoipa::path]`) and registered through `quire-edge`'s `Documented`; answers are
-//! in `dto.rs`. Every route needs `base` in the credential's apps (master keys always have
-//! it).
+//! created, listed, fetched and deleted, the owner's SQL, and the data API's switch,
+//! settings (`settings.rs`), secret (shown and rotated) and reload. Each route is written
+//! once on its handler (actix route macro + `#[utoipa::path]`) and registered through
+//! `quire-edge`'s `Documented`; answers are in `dto.rs`. Every route needs `base` in the
+//! credential's apps (master keys always have it).
 //!
 //! It depends on `quire-edge`, `quire-databases` and the kernel, actix-web and utoipa; never
 //! on another surface crate (the architecture test says so). `quire-http` mounts it.
@@ -11,6 +11,7 @@
 mod dto;
 mod examples;
 mod routes;
+mod settings;
 
 use quire_edge::body::BodyLimit;
 use quire_edge::documented::Documented;
@@ -34,6 +35,7 @@ pub fn register(api: &mut Documented<'_>) {
             .service(routes::run_sql)
             .service(routes::enable_data_api)
             .service(routes::disable_data_api)
+            .service(settings::set_data_api_settings)
             .service(routes::secret)
             .service(routes::rotate_secret)
             .service(routes::reload),

@@ -62,7 +62,7 @@ pub struct ListQuery {
     project: Option<String>,
 }
 
-fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
+pub(crate) fn database_id(raw: &str) -> Result<DatabaseId, ApiError> {
     Uuid::parse_str(raw)
         .map(DatabaseId)
         .map_err(|_| ApiError::not_found("database"))

@@ -30,6 +30,7 @@ pub mod model;
 pub mod ports;
 pub mod runtime;
 pub mod service;
+pub mod settings;
 
 pub use auth::{
     AUTH_SCHEMA_SQL, Admin, AdminUser, AuthError, AuthSession, AuthSettings, Bearer, EndUser,
@@ -52,3 +53,4 @@ pub use service::{
     Acting, Credentials, DataApiSecret, DatabaseConfig, DatabaseError, DatabasePorts,
     DatabaseService, DatabaseView, GatewayError, NewDatabase, Reach, Swept,
 };
+pub use settings::{DataApiSettings, SettingsPatch};

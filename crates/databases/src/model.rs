@@ -4,6 +4,8 @@ use quire_accounts::SealedSecret;
 use quire_kernel::{AccountId, DatabaseId, ProjectId, ProjectSlug};
 use time::OffsetDateTime;
 
+use crate::settings::DataApiSettings;
+
 /// Where a database is in its life. Only `Ready` databases are shown and served; the
 /// others are the janitor's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +59,8 @@ pub struct Database {
     /// The data API's JWT secret, sealed; `None` until the data API is first enabled.
     pub jwt_secret: Option<SealedSecret>,
     pub data_api_enabled: bool,
+    /// What of PostgREST's off-by-default behaviour its data API has on.
+    pub data_api_settings: DataApiSettings,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }

@@ -38,6 +38,7 @@ pub(super) fn database_in(
         authenticator_secret: SealedSecret::stored(format!("v1.auth-{slug}")),
         jwt_secret: None,
         data_api_enabled: false,
+        data_api_settings: quire_databases::DataApiSettings::default(),
         created_at: now,
         updated_at: now,
     }

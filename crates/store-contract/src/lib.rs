@@ -26,6 +26,7 @@ mod accounts;
 mod activation;
 pub mod cluster;
 mod database_projects;
+mod database_settings;
 mod databases;
 mod device;
 mod keys;
@@ -104,6 +105,7 @@ macro_rules! __contract_list {
             databases::project_databases_are_the_ready_ones_newest_first,
             databases::janitor_finds_lapsed_creations_deletes_and_ends,
             database_projects::projects_hold_assign_and_move_databases,
+            database_settings::data_api_settings_change_only_from_the_settings_read,
             projects::projects_hold_and_move_pages_and_links,
             device::device_grants_change_state_by_compare_and_set,
             device::old_grants_and_rate_windows_are_swept,

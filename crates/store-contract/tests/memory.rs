@@ -56,6 +56,7 @@ mod tenant_users {
                 authenticator_secret: sealed.clone(),
                 jwt_secret: Some(sealed),
                 data_api_enabled: true,
+                data_api_settings: quire_databases::DataApiSettings::default(),
                 created_at: now,
                 updated_at: now,
             },

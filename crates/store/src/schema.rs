@@ -151,6 +151,11 @@ diesel::table! {
         authenticator_secret -> Text,
         jwt_secret -> Nullable<Text>,
         data_api_enabled -> Bool,
+        data_api_schemas -> Text,
+        data_api_max_rows -> Nullable<BigInt>,
+        data_api_aggregates -> Bool,
+        data_api_explain -> Bool,
+        data_api_tx_rollback -> Bool,
         created_at -> DbTime,
         updated_at -> DbTime,
     }

@@ -90,6 +90,7 @@ impl Tenant {
             authenticator_secret: sealed.clone(),
             jwt_secret: Some(sealed),
             data_api_enabled: true,
+            data_api_settings: quire_databases::DataApiSettings::default(),
             created_at: now,
             updated_at: now,
         };

@@ -8,6 +8,7 @@ use quire_kernel::{AccountId, DatabaseId, InfraError, ProjectId};
 use time::OffsetDateTime;
 
 use crate::model::Database;
+use crate::settings::DataApiSettings;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InsertDatabaseError {
@@ -78,6 +79,20 @@ pub trait DatabaseRecords: Send + Sync + Debug {
         id: DatabaseId,
         from: &SealedSecret,
         to: &SealedSecret,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError>;
+
+    /// Replaces a ready database's data API settings `from` with `to`. `false` when no
+    /// ready record has that id and those settings: gone, or changed by another request
+    /// meanwhile (compared, so of two racing changes neither undoes the other unseen).
+    ///
+    /// # Errors
+    /// Storage failures.
+    async fn set_data_api_settings(
+        &self,
+        id: DatabaseId,
+        from: &DataApiSettings,
+        to: &DataApiSettings,
         at: OffsetDateTime,
     ) -> Result<bool, InfraError>;
 

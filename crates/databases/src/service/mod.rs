@@ -1,10 +1,11 @@
 //! The database use cases (`/api/database/v1`): create, list, get, delete, SQL, the data
-//! API's switch, secret and reload, and the janitor's sweep; and the data API's requests
-//! (`/db/{slug}/…`).
+//! API's switch, settings, secret and reload, and the janitor's sweep; and the data API's
+//! requests (`/db/{slug}/…`).
 //!
 //! Writes are in `write`, reads in `read`, the account's quotas in `quota`, SQL in `sql`,
-//! the data API's lifecycle in `data_api`, what every data API request goes through (the
-//! database, the keys, the instance) in `gateway` and a REST request in `rest`, the
+//! the data API's lifecycle in `data_api` and its settings in `settings`, what every data
+//! API request goes through (the database, the keys, the instance) in `gateway` and a REST
+//! request in `rest`, the
 //! owner's view of end users in `users`, what pages ask (the database a page names, its
 //! client at `/-/db.json`) in `pages`, the refusals in `error`.
 
@@ -26,6 +27,7 @@ mod pages;
 mod quota;
 mod read;
 mod rest;
+mod settings;
 mod sql;
 mod users;
 mod write;
@@ -106,6 +108,9 @@ pub struct DatabaseView {
     /// The tables and views it leaves open to `anon`; `None` when not read (a list, a
     /// creation) or when they could not be.
     pub open_tables: Option<Vec<OpenTable>>,
+    /// The exposed schemas the database does not have (yet); `None` when not read (read
+    /// only as the settings change) or when they could not be.
+    pub missing_schemas: Option<Vec<String>>,
 }
 
 /// The database use cases.
@@ -158,6 +163,7 @@ impl DatabaseService {
             project_slug,
             size_bytes,
             open_tables: None,
+            missing_schemas: None,
         }
     }
 

@@ -85,6 +85,7 @@ impl DatabaseService {
             authenticator_secret: self.seal(id, "authenticator", &authenticator_password),
             jwt_secret: None,
             data_api_enabled: false,
+            data_api_settings: crate::settings::DataApiSettings::default(),
             created_at: now,
             updated_at: now,
         };

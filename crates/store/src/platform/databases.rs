@@ -7,7 +7,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use quire_accounts::SealedSecret;
 use quire_databases::{
-    Database as DatabaseRecord, DatabaseRecords, DatabaseStatus, InsertDatabaseError,
+    DataApiSettings, Database as DatabaseRecord, DatabaseRecords, DatabaseStatus,
+    InsertDatabaseError,
 };
 use quire_kernel::{AccountId, DatabaseId, InfraError, ProjectId, ProjectSlug};
 use time::OffsetDateTime;
@@ -37,6 +38,11 @@ struct DatabaseRow {
     authenticator_secret: String,
     jwt_secret: Option<String>,
     data_api_enabled: bool,
+    data_api_schemas: String,
+    data_api_max_rows: Option<i64>,
+    data_api_aggregates: bool,
+    data_api_explain: bool,
+    data_api_tx_rollback: bool,
     created_at: DbTs,
     updated_at: DbTs,
 }
@@ -56,6 +62,11 @@ impl From<&DatabaseRecord> for DatabaseRow {
             authenticator_secret: d.authenticator_secret.as_stored().to_owned(),
             jwt_secret: d.jwt_secret.as_ref().map(|s| s.as_stored().to_owned()),
             data_api_enabled: d.data_api_enabled,
+            data_api_schemas: d.data_api_settings.schemas_text(),
+            data_api_max_rows: stored_max_rows(&d.data_api_settings),
+            data_api_aggregates: d.data_api_settings.aggregates,
+            data_api_explain: d.data_api_settings.explain,
+            data_api_tx_rollback: d.data_api_settings.tx_rollback,
             created_at: DbTs(d.created_at),
             updated_at: DbTs(d.updated_at),
         }
@@ -79,10 +90,29 @@ impl TryFrom<DatabaseRow> for DatabaseRecord {
             authenticator_secret: SealedSecret::stored(r.authenticator_secret),
             jwt_secret: r.jwt_secret.map(SealedSecret::stored),
             data_api_enabled: r.data_api_enabled,
+            data_api_settings: DataApiSettings {
+                exposed_schemas: DataApiSettings::schemas_of(&r.data_api_schemas)
+                    .map_err(|_| corrupt("data API schemas"))?,
+                max_rows: r
+                    .data_api_max_rows
+                    .map(u64::try_from)
+                    .transpose()
+                    .map_err(|_| corrupt("data API max rows"))?,
+                aggregates: r.data_api_aggregates,
+                explain: r.data_api_explain,
+                tx_rollback: r.data_api_tx_rollback,
+            },
             created_at: r.created_at.0,
             updated_at: r.updated_at.0,
         })
     }
+}
+
+/// `max_rows` as its column holds it (the domain caps it far below `i64::MAX`).
+fn stored_max_rows(settings: &DataApiSettings) -> Option<i64> {
+    settings
+        .max_rows
+        .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 fn records(rows: Vec<DatabaseRow>) -> Result<Vec<DatabaseRecord>, InfraError> {
@@ -233,6 +263,53 @@ impl DatabaseRecords for Database {
             ))
             .execute(conn)
             .await?)
+        })
+        .map_err(infra)?;
+        Ok(set > 0)
+    }
+
+    async fn set_data_api_settings(
+        &self,
+        id: DatabaseId,
+        from: &DataApiSettings,
+        to: &DataApiSettings,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        let (from_schemas, to_schemas) = (from.schemas_text(), to.schemas_text());
+        let (from_rows, to_rows) = (stored_max_rows(from), stored_max_rows(to));
+        let (from, to) = (from.clone(), to.clone());
+        // Conditional on every setting read before, so a racing change is never undone
+        // unseen: the loser reads again and applies its patch to what is there.
+        let set = with_conn!(self, |conn| {
+            let read = databases::table
+                .find(DbId(id.0))
+                .filter(databases::status.eq(READY))
+                .filter(databases::data_api_schemas.eq(&from_schemas))
+                .filter(databases::data_api_aggregates.eq(from.aggregates))
+                .filter(databases::data_api_explain.eq(from.explain))
+                .filter(databases::data_api_tx_rollback.eq(from.tx_rollback));
+            let change = (
+                databases::data_api_schemas.eq(&to_schemas),
+                databases::data_api_max_rows.eq(to_rows),
+                databases::data_api_aggregates.eq(to.aggregates),
+                databases::data_api_explain.eq(to.explain),
+                databases::data_api_tx_rollback.eq(to.tx_rollback),
+                databases::updated_at.eq(DbTs(at)),
+            );
+            Ok(match from_rows {
+                Some(n) => {
+                    diesel::update(read.filter(databases::data_api_max_rows.eq(n)))
+                        .set(change)
+                        .execute(conn)
+                        .await?
+                }
+                None => {
+                    diesel::update(read.filter(databases::data_api_max_rows.is_null()))
+                        .set(change)
+                        .execute(conn)
+                        .await?
+                }
+            })
         })
         .map_err(infra)?;
         Ok(set > 0)

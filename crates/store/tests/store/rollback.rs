@@ -92,6 +92,7 @@ async fn delete_with_move_rolls_back(db: Database) {
         authenticator_secret: quire_accounts::SealedSecret::stored("a".into()),
         jwt_secret: None,
         data_api_enabled: false,
+        data_api_settings: quire_databases::DataApiSettings::default(),
         created_at: clock.now(),
         updated_at: clock.now(),
     };

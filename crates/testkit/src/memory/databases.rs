@@ -3,7 +3,9 @@
 
 use async_trait::async_trait;
 use quire_accounts::SealedSecret;
-use quire_databases::{Database, DatabaseRecords, DatabaseStatus, InsertDatabaseError};
+use quire_databases::{
+    DataApiSettings, Database, DatabaseRecords, DatabaseStatus, InsertDatabaseError,
+};
 use quire_kernel::{AccountId, DatabaseId, InfraError, ProjectId};
 use time::OffsetDateTime;
 
@@ -116,6 +118,28 @@ impl DatabaseRecords for MemoryStore {
             }) {
                 Some(d) => {
                     d.jwt_secret = Some(to.clone());
+                    d.updated_at = at;
+                    true
+                }
+                None => false,
+            }
+        }))
+    }
+
+    async fn set_data_api_settings(
+        &self,
+        id: DatabaseId,
+        from: &DataApiSettings,
+        to: &DataApiSettings,
+        at: OffsetDateTime,
+    ) -> Result<bool, InfraError> {
+        self.check(Op::SetDataApi)?;
+        Ok(self.with(|s| {
+            match s.databases.iter_mut().find(|d| {
+                d.id == id && d.status == DatabaseStatus::Ready && d.data_api_settings == *from
+            }) {
+                Some(d) => {
+                    d.data_api_settings = to.clone();
                     d.updated_at = at;
                     true
                 }

@@ -25,6 +25,7 @@ pub struct Fixture {
     /// What the service was built from.
     pub ports: DatabasePorts,
     pub runtime: Arc<MemoryRuntime>,
+    pub cluster: Arc<MemoryCluster>,
     pub mail: Arc<MemoryEndUserMail>,
     pub service: DatabaseService,
 }
@@ -33,9 +34,10 @@ pub async fn fixture() -> Fixture {
     let world = World::builder().accounts(&["ann", "bob"]).build().await;
     let runtime = Arc::new(MemoryRuntime::default());
     let mail = Arc::new(MemoryEndUserMail::default());
+    let cluster = Arc::new(MemoryCluster::new());
     let ports = DatabasePorts {
         records: world.store.clone(),
-        cluster: Some(Arc::new(MemoryCluster::new())),
+        cluster: Some(cluster.clone()),
         projects: world.store.clone(),
         clock: world.clock.clone(),
         runtime: runtime.clone(),
@@ -49,6 +51,7 @@ pub async fn fixture() -> Fixture {
         world,
         ports,
         runtime,
+        cluster,
         mail,
         service,
     }
