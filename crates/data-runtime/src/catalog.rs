@@ -17,28 +17,48 @@
 
 use quire_databases::Missing;
 
-/// The relations of `public` (tables, views and their kin, also indexes, sequences and
-/// composite types): where a table's name is. A seq scan of `pg_class`, which has no index
-/// by namespace alone: a few hundred rows in a tenant's database.
-const TABLES: &str = "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
+/// The exposed schemas' oids, from the JSON array of their names that is `$1` of the
+/// load ([`SchemaCache::LOAD_SQL`](quire_dataapi::SchemaCache::LOAD_SQL)) and of each
+/// question.
+macro_rules! exposed {
+    () => {
+        "(SELECT n.oid FROM pg_catalog.pg_namespace n \
+        JOIN pg_catalog.json_array_elements_text($1::text::json) AS s(name) ON n.nspname = s.name)"
+    };
+}
+
+/// The relations of the exposed schemas (tables, views and their kin, also indexes,
+/// sequences and composite types): where a table's name is. A seq scan of `pg_class`,
+/// which has no index by namespace alone: a few hundred rows in a tenant's database.
+const TABLES: &str = concat!(
+    "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
     (c.oid::int8 << 32) | c.xmin::text::int8)), 0)::text \
-    FROM pg_catalog.pg_class c WHERE c.relnamespace = 'public'::pg_catalog.regnamespace";
+    FROM pg_catalog.pg_class c WHERE c.relnamespace IN ",
+    exposed!()
+);
 
 /// The columns of those relations, through `pg_attribute`'s index by relation. Rows of one
 /// relation made by one statement hash alike; the sum still moves when any of them does.
-const COLUMNS: &str = "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
+const COLUMNS: &str = concat!(
+    "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
     (a.attrelid::int8 << 32) | a.xmin::text::int8)), 0)::text \
     FROM pg_catalog.pg_class c \
     JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 \
-    WHERE c.relnamespace = 'public'::pg_catalog.regnamespace";
+    WHERE c.relnamespace IN ",
+    exposed!()
+);
 
-/// The functions of `public`: their names and arguments. A seq scan of `pg_proc` (about
+/// The functions of the exposed schemas: their names and arguments. A seq scan of `pg_proc` (about
 /// 3,300 rows, nearly all of them the system's).
-const FUNCTIONS: &str = "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
+const FUNCTIONS: &str = concat!(
+    "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
     (p.oid::int8 << 32) | p.xmin::text::int8)), 0)::text \
-    FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'public'::pg_catalog.regnamespace";
+    FROM pg_catalog.pg_proc p WHERE p.pronamespace IN ",
+    exposed!()
+);
 
-/// The statement that asks for `missing`'s fingerprint: one row, one text column.
+/// The statement that asks for `missing`'s fingerprint: one row, one text column; its
+/// parameter is the load's.
 pub(crate) fn question(missing: Missing) -> &'static str {
     match missing {
         Missing::Table => TABLES,

@@ -340,8 +340,9 @@ impl Instance {
         self.meter.checked();
         let pool = self.pools.here();
         let mut conn = pool.lend().await.map_err(lend_refused)?;
+        let exposed = SchemaCache::load_param(self.target.exposed_schemas());
         let rows = conn
-            .query(question(missing), &[])
+            .query(question(missing), &[Some(&exposed)])
             .await
             .map_err(|e| infra("asking the catalog what changed", e))?;
         conn.clean();

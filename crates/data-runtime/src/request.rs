@@ -1,7 +1,7 @@
 //! One request, one transaction: the settings a request runs under (its role, timeout and
 //! claims, as PostgREST sets them) and the plan's statement, sent as one pipeline; its row
-//! answered with the use case's `respond`, and a write ended with `COMMIT` or `ROLLBACK`
-//! by that answer.
+//! (or an `EXPLAIN`'s lines) answered with the use case's `respond`, and a write ended with
+//! `COMMIT` or `ROLLBACK` by that answer, or `ROLLBACK` whatever it is for `tx=rollback`.
 
 use quire_dataapi::{Plan, PlanRow, RestAnswer};
 use quire_databases::{KeyRole, PgRefusal, Respond, RunError};
@@ -53,8 +53,16 @@ async fn roll_back(conn: &mut Lent<'_, Wire>) {
     }
 }
 
-fn plan_row(rows: &[Row]) -> Result<PlanRow, RunError> {
+fn plan_row(plan: &Plan, rows: &[Row]) -> Result<PlanRow, RunError> {
     let bad = |what: &str| RunError::Infra(InfraError::new(format!("a plan's row: {what}")));
+    if plan.explains() {
+        // `EXPLAIN`'s lines, one a row (its JSON format is one row).
+        let lines: Vec<&str> = rows
+            .iter()
+            .map(|r| r.first().and_then(Option::as_deref).unwrap_or(""))
+            .collect();
+        return Ok(PlanRow::explained(&lines));
+    }
     let row = rows.first().ok_or_else(|| bad("none returned"))?;
     let number = |i: usize| -> Result<Option<i64>, RunError> {
         match row.get(i) {
@@ -113,7 +121,7 @@ pub(crate) async fn run(
         if let Some(e) = answer.refused {
             return Err(run_error(WireError::Db(e)));
         }
-        let row = plan_row(answer.rows.get(1).map_or(&[][..], Vec::as_slice))?;
+        let row = plan_row(plan, answer.rows.get(1).map_or(&[][..], Vec::as_slice))?;
         return answered(plan, row, respond);
     }
     let setup = Step {
@@ -121,18 +129,21 @@ pub(crate) async fn run(
         params: &setup_params,
     };
     // A write commits only an answer PostgREST would give (a singular PATCH that
-    // touched two rows is undone), so its end waits for the row.
-    let answer = conn
-        .pipeline(&[Step::BEGIN, setup, statement])
-        .await
-        .map_err(run_error)?;
+    // touched two rows is undone), so its end waits for the row. One rolled back whatever
+    // its answer (`tx=rollback`) checks its deferred constraints first, as PostgREST does,
+    // so that what would refuse its commit refuses it still.
+    let mut steps = vec![Step::BEGIN, setup, statement];
+    if plan.rolls_back() {
+        steps.push(Step::bare("SET CONSTRAINTS ALL IMMEDIATE"));
+    }
+    let answer = conn.pipeline(&steps).await.map_err(run_error)?;
     if let Some(e) = answer.refused {
         roll_back(conn).await;
         return Err(run_error(WireError::Db(e)));
     }
     let rows = answer.rows.get(2).map_or(&[][..], Vec::as_slice);
-    let response = plan_row(rows).and_then(|row| answered(plan, row, respond));
-    let keep = response.is_ok();
+    let response = plan_row(plan, rows).and_then(|row| answered(plan, row, respond));
+    let keep = response.is_ok() && !plan.rolls_back();
     let ended = conn
         .pipeline(&[if keep { Step::COMMIT } else { Step::ROLLBACK }])
         .await

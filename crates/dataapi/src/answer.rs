@@ -16,6 +16,23 @@ pub struct PlanRow {
     pub inserted: Option<i64>,
 }
 
+impl PlanRow {
+    /// The row of a plan that [`crate::Plan::explains`]: the lines `EXPLAIN` returned, one
+    /// a row, each ended by a line feed as PostgREST joins them.
+    #[must_use]
+    pub fn explained<S: AsRef<str>>(lines: &[S]) -> PlanRow {
+        let mut body = String::new();
+        for line in lines {
+            body.push_str(line.as_ref());
+            body.push('\n');
+        }
+        PlanRow {
+            body: Some(body),
+            ..PlanRow::default()
+        }
+    }
+}
+
 /// An HTTP answer: the gateway copies it out as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestAnswer {
@@ -62,6 +79,10 @@ pub struct Shape {
     pub(crate) merges: bool,
     /// `Content-Profile`, when the request chose its schema by a profile header.
     pub(crate) profile: Option<String>,
+    /// The plan asked for (`Accept: application/vnd.pgrst.plan`), with EXPLAIN on.
+    pub(crate) explain: Option<crate::explain::Explain>,
+    /// `Prefer: tx=rollback`, honoured.
+    pub(crate) rollback: bool,
 }
 
 /// The `body` expression over `_postgrest_t`, the rows of `inner`: an array, or the first
@@ -121,6 +142,21 @@ fn content_range(lower: i64, upper: i64, total: Option<i64>) -> String {
 /// answer, and the transaction may commit.
 pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError> {
     let s = &plan.shape;
+    if let Some(e) = &s.explain {
+        // PostgREST answers a plan as it is: no range, no singular check, no preferences.
+        let mut headers = vec![(
+            "Content-Type".to_owned(),
+            format!("{}; charset=utf-8", e.media_type()),
+        )];
+        if let Some(p) = &s.profile {
+            headers.push(("Content-Profile".to_owned(), p.clone()));
+        }
+        return Ok(RestAnswer {
+            status: 200,
+            headers,
+            body: row.body,
+        });
+    }
     if matches!(s.media, Media::Singular { .. }) && row.page_total != 1 {
         return Err(RestError::singular(row.page_total));
     }
@@ -211,7 +247,7 @@ pub fn respond(plan: &crate::Plan, row: PlanRow) -> Result<RestAnswer, RestError
 
 /// `Content-Type`, and `Content-Profile` beside it as PostgREST sends them.
 fn content_type(headers: &mut Vec<(String, String)>, media: Media, s: &Shape) {
-    headers.push(("Content-Type".to_owned(), media.content_type().to_owned()));
+    headers.push(("Content-Type".to_owned(), media.content_type()));
     if let Some(p) = &s.profile {
         headers.push(("Content-Profile".to_owned(), p.clone()));
     }

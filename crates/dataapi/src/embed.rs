@@ -6,7 +6,7 @@
 //! an order by a to-many resource (PGRST118), two resources under one name (42712).
 
 use crate::error::RestError;
-use crate::grammar::{Embed, Filter, LogicTree, OrderTerm, SelectItem};
+use crate::grammar::{Aggregate, Embed, Filter, LogicTree, OrderTerm, SelectItem};
 use crate::query::{Query, Range};
 use crate::schema::{Relationship, SchemaCache, Table};
 
@@ -16,8 +16,10 @@ pub(crate) struct Node<'s> {
     pub alias: Option<String>,
     pub inner: bool,
     pub spread: bool,
-    /// Its own columns (`*`, columns, casts), without the embedded resources.
+    /// Its own columns (`*`, columns, casts, aggregates), without the embedded resources.
     pub select: Vec<SelectItem>,
+    /// A spread resource's aggregates, computed in its parent's row (`hoist`).
+    pub hoisted: Vec<Hoisted>,
     pub rel: &'s Relationship,
     pub table: &'s Table,
     /// The table or view it is embedded in, as relationships name it.
@@ -46,10 +48,64 @@ impl Node<'_> {
     }
 }
 
+/// An aggregate of a spread resource, which PostgREST computes over its parent's rows
+/// rather than the one row spread (`...invoices(total.sum())` sums per parent group): the
+/// resource selects the column, the parent aggregates it.
+#[derive(Debug, Clone)]
+pub(crate) struct Hoisted {
+    /// The resource's column it aggregates (the alias, else the field's name); `None` for
+    /// `count()`, which counts the resource's rows.
+    pub column: Option<String>,
+    pub aggregate: Aggregate,
+}
+
+/// A spread resource's select list with its aggregates taken out to be hoisted: each
+/// becomes the plain field (its alias and its own cast kept) that its parent aggregates.
+fn hoist(select: Vec<SelectItem>) -> (Vec<SelectItem>, Vec<Hoisted>) {
+    let mut kept = Vec::with_capacity(select.len());
+    let mut hoisted = Vec::new();
+    for item in select {
+        let SelectItem::Aggregate(a) = item else {
+            kept.push(item);
+            continue;
+        };
+        let column = a.field.as_ref().map(|(field, cast)| {
+            kept.push(SelectItem::Column {
+                alias: a.alias.clone(),
+                field: field.clone(),
+                cast: cast.clone(),
+            });
+            a.alias
+                .clone()
+                .unwrap_or_else(|| crate::sql::output_name(field).to_owned())
+        });
+        hoisted.push(Hoisted {
+            column,
+            aggregate: a,
+        });
+    }
+    (kept, hoisted)
+}
+
 /// The root's own columns and its embedded resources.
 pub(crate) struct Forest<'s> {
     pub own: Vec<SelectItem>,
     pub children: Vec<Node<'s>>,
+}
+
+impl Forest<'_> {
+    /// Every resource's range under a cap of `max` rows (`db-max-rows`), as PostgREST caps
+    /// each node of a read's plan.
+    pub fn capped(mut self, max: Option<u64>) -> Self {
+        fn cap(nodes: &mut [Node<'_>], max: Option<u64>) {
+            for n in nodes {
+                n.range = n.range.capped(max);
+                cap(&mut n.children, max);
+            }
+        }
+        cap(&mut self.children, max);
+        self
+    }
 }
 
 /// PGRST108: a key addresses a resource that `select` does not embed.
@@ -165,12 +221,18 @@ fn node<'s>(
         .table_in(in_schema, &rel.foreign_table)
         .ok_or_else(|| RestError::table_not_found(in_schema, &rel.foreign_table))?;
     let (select, children) = nodes(schema, in_schema, &table.name, &e.select, depth + 1)?;
+    let (select, hoisted) = if e.spread {
+        hoist(select)
+    } else {
+        (select, Vec::new())
+    };
     Ok(Node {
         name: e.name.clone(),
         alias: e.alias.clone(),
         inner: e.inner,
         spread: e.spread,
         select,
+        hoisted,
         rel,
         table,
         parent: origin.to_owned(),

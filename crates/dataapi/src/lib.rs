@@ -4,8 +4,11 @@
 //! body) against the tenant's [`SchemaCache`] (the tables and functions of the schemas it
 //! exposes, and the relationships their foreign keys and views give, for resource
 //! embedding) and answers one SQL statement with its parameters; the gateway runs it and
-//! hands the one row back to [`respond`], which builds the HTTP answer. Errors keep PostgREST's codes, statuses and
-//! messages ([`RestError`], [`from_pg_error`]), so supabase-js and supabase-py work unchanged.
+//! hands the one row back to [`respond`], which builds the HTTP answer. Errors keep
+//! PostgREST's codes, statuses and messages ([`RestError`], [`from_pg_error`]), so
+//! supabase-js and supabase-py work unchanged. [`plan_with`] plans under a database's
+//! [`Settings`], what PostgREST leaves off by default: aggregates, EXPLAIN, `Prefer:
+//! tx=rollback` and a cap on rows.
 //!
 //! No I/O happens here: no tokio, no database driver, no HTTP types. It depends on serde and
 //! serde_json only (tokio and tokio-postgres are dev-dependencies, for the integration test
@@ -21,8 +24,11 @@
 //! bound as `text` (each `Option<String>`, `None` being NULL), in a `READ ONLY` transaction
 //! when [`Plan::read_only`]. The statement returns exactly one row, `total bigint`,
 //! `page_total bigint`, `body text` (and for an upsert that merges, `inserted bigint`:
-//! [`PlanRow`]). When [`respond`] answers an error, roll back (so `max-affected` leaves
-//! nothing changed); when PostgreSQL raises one, roll back and answer [`from_pg_error`].
+//! [`PlanRow`]); or, when [`Plan::explains`], the plan's lines, one text column a row
+//! ([`PlanRow::explained`]). When [`respond`] answers an error, roll back (so `max-affected`
+//! leaves nothing changed); when PostgreSQL raises one, roll back and answer
+//! [`from_pg_error`]; when [`Plan::rolls_back`], `SET CONSTRAINTS ALL IMMEDIATE` and roll
+//! back whatever the answer.
 
 mod answer;
 #[cfg(test)]
@@ -32,11 +38,15 @@ mod embed;
 mod error;
 #[cfg(test)]
 mod error_bodies;
+mod explain;
 mod fuzzy;
 mod grammar;
 mod headers;
 mod query;
 mod schema;
+mod settings;
+#[cfg(test)]
+mod settings_tests;
 mod sql;
 #[cfg(test)]
 mod tests;
@@ -49,6 +59,7 @@ pub use schema::{
     Argument, Column, Computed, ForeignKey, Function, Returns, SchemaCache, SchemaError, Table,
     ViewColumn, Volatility,
 };
+pub use settings::Settings;
 
 use answer::Kind;
 use headers::{Media, Prefer, Representation, Resolution};
@@ -87,6 +98,23 @@ pub struct Plan {
     pub shape: Shape,
 }
 
+impl Plan {
+    /// Whether the statement is `EXPLAIN` of the request's: it returns the plan's lines,
+    /// one text column a row, which [`PlanRow::explained`] makes the row [`respond`] takes.
+    #[must_use]
+    pub fn explains(&self) -> bool {
+        self.shape.explain.is_some()
+    }
+
+    /// Whether the transaction ends with `ROLLBACK` whatever the answer (`Prefer:
+    /// tx=rollback`, honoured): after `SET CONSTRAINTS ALL IMMEDIATE`, so a deferred
+    /// constraint still refuses the write, as PostgREST does it.
+    #[must_use]
+    pub fn rolls_back(&self) -> bool {
+        self.shape.rollback
+    }
+}
+
 /// What the parsed request holds, for the planners.
 pub(crate) struct Ctx<'a> {
     pub req: &'a RestRequest<'a>,
@@ -98,7 +126,10 @@ pub(crate) struct Ctx<'a> {
     pub query: Query,
     pub range: Range,
     pub prefer: Prefer,
+    /// The media type answered, or explained when a plan was asked for.
     pub media: Media,
+    pub explain: Option<explain::Explain>,
+    pub settings: Settings,
     pub head: bool,
 }
 
@@ -130,6 +161,8 @@ impl Ctx<'_> {
             }));
         }
         applied.extend(p.count);
+        let tx = p.rollback.filter(|_| self.settings.tx_override);
+        applied.extend(tx.map(|r| if r { "tx=rollback" } else { "tx=commit" }));
         applied.extend(p.strict.map(|s| {
             if s {
                 "handling=strict"
@@ -151,6 +184,8 @@ impl Ctx<'_> {
                 && resolution_applies
                 && p.resolution == Some(Resolution::Merge),
             profile: self.negotiated.then(|| self.schema.clone()),
+            explain: self.explain,
+            rollback: tx == Some(true),
         }
     }
 }
@@ -206,7 +241,8 @@ fn negotiate(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<(String, boo
     }
 }
 
-/// Plans one request against the schema cache.
+/// Plans one request against the schema cache, with every setting off, as PostgREST's
+/// defaults have them ([`plan_with`] takes a database's).
 ///
 /// # Errors
 /// The [`RestError`] PostgREST would answer before running anything: 404 PGRST205 for an
@@ -215,7 +251,8 @@ fn negotiate(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<(String, boo
 /// parameter that does not parse, 400 42703 for an unknown column, 400 PGRST204 for an
 /// unknown body column, 400 PGRST102 for a bad body, 406 PGRST107 for an unavailable media
 /// type, 416 PGRST103 for an empty range, 400 21000 for an unfiltered `PATCH` or `DELETE`,
-/// 400 PGRST128 for `max-affected` on a function returning one row, 405 PGRST117/PGRST101
+/// 400 PGRST128 for `max-affected` on a function returning one row, 400 PGRST123 for an
+/// aggregate, 405 PGRST117/PGRST101
 /// for a method the resource does not take, for resource embedding 400 PGRST200 (no
 /// relationship), 300 PGRST201 (several), 400 PGRST108 (a key naming a resource not
 /// embedded), PGRST118/PGRST119 (an order or spread of a to-many resource) and 42712 (two
@@ -226,6 +263,32 @@ fn negotiate(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<(String, boo
 /// statement, resolved against the relationships of the request's schema
 /// (`data-api-embedding.md`).
 pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestError> {
+    plan_with(req, schema, Settings::default())
+}
+
+/// [`plan`] under a database's [`Settings`]: aggregates (else 400 PGRST123), a plan for
+/// `Accept: application/vnd.pgrst.plan` (else 406 PGRST107), `Prefer: tx=rollback` (else
+/// ignored) and a cap on the rows of reads and calls (`max_rows`).
+///
+/// # Errors
+/// As [`plan`]; 400 PGRST123 for an aggregate with aggregates off.
+pub fn plan_with(
+    req: &RestRequest<'_>,
+    schema: &SchemaCache,
+    settings: Settings,
+) -> Result<Plan, RestError> {
+    let mut planned = planned(req, schema, settings)?;
+    if let Some(e) = planned.shape.explain {
+        planned.sql = e.wrap(&planned.sql);
+    }
+    Ok(planned)
+}
+
+fn planned(
+    req: &RestRequest<'_>,
+    schema: &SchemaCache,
+    settings: Settings,
+) -> Result<Plan, RestError> {
     let method = req.method;
     let resource = resource(req.path)?;
     let (schema_name, negotiated) = negotiate(req, schema)?;
@@ -244,7 +307,7 @@ pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestErr
                 }
                 _ => return Err(unsupported(method)),
             };
-            let ctx = context(req, false, schema_name, negotiated)?;
+            let ctx = context(req, false, schema_name, negotiated, settings)?;
             let table = schema
                 .table_in(&ctx.schema, &name)
                 .ok_or_else(|| RestError::table_not_found(&ctx.schema, &name))?;
@@ -263,7 +326,7 @@ pub fn plan(req: &RestRequest<'_>, schema: &SchemaCache) -> Result<Plan, RestErr
                     format!("Cannot use the {method} method on RPC"),
                 ));
             }
-            let ctx = context(req, method != "POST", schema_name, negotiated)?;
+            let ctx = context(req, method != "POST", schema_name, negotiated, settings)?;
             sql::call::call(&ctx, schema, &name)
         }
     }
@@ -277,16 +340,25 @@ fn unsupported(method: &str) -> RestError {
     )
 }
 
+/// What every planner needs of the request. Reads and calls have their range capped by
+/// `max_rows` here (their embedded resources where the forest is built); writes are not,
+/// as in PostgREST.
 fn context<'a>(
     req: &'a RestRequest<'a>,
     rpc_read: bool,
     schema: String,
     negotiated: bool,
+    settings: Settings,
 ) -> Result<Ctx<'a>, RestError> {
     let query = query::parse(req.query, rpc_read)?;
-    let range = query::range(req.method, req.range, &query)?;
+    settings::check_aggregates(settings, &query.select)?;
+    let mut range = query::range(req.method, req.range, &query)?;
+    let call = req.path.trim_matches('/').starts_with("rpc/");
+    if call || matches!(req.method, "GET" | "HEAD") {
+        range = range.capped(settings.max_rows);
+    }
     let prefer = headers::prefer(req.prefer)?;
-    let media = headers::accept(req.accept)?;
+    let (media, explain) = headers::accept(req.accept, settings.explain)?;
     Ok(Ctx {
         req,
         schema,
@@ -295,6 +367,8 @@ fn context<'a>(
         range,
         prefer,
         media,
+        explain,
+        settings,
         head: req.method == "HEAD",
     })
 }

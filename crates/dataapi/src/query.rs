@@ -225,6 +225,21 @@ impl Range {
         }
     }
 
+    /// The range under a cap of `max` rows from its start (PostgREST's `restrictRange`);
+    /// `limit=0` stays as it is.
+    pub fn capped(self, max: Option<u64>) -> Range {
+        let Some(max) = max.and_then(|m| i64::try_from(m).ok()) else {
+            return self;
+        };
+        if self.upper == Some(-1) && self.lower == 0 {
+            return self;
+        }
+        self.intersect(Range {
+            lower: 0,
+            upper: Some(self.lower.saturating_add(max).saturating_sub(1)),
+        })
+    }
+
     fn is_empty(self) -> bool {
         self.upper.is_some_and(|u| u < self.lower)
     }

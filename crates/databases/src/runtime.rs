@@ -28,10 +28,10 @@ pub struct GatewayTarget {
 
 impl GatewayTarget {
     /// The schemas the data API exposes, the default first ([`SchemaCache::LOAD_SQL`]'s
-    /// parameter): `public`, until the database's settings name others.
+    /// parameter): the database's settings'.
     #[must_use]
-    pub fn exposed_schemas(&self) -> &[&'static str] {
-        SchemaCache::DEFAULT_SCHEMAS
+    pub fn exposed_schemas(&self) -> &[String] {
+        &self.database.data_api_settings.exposed_schemas
     }
 }
 

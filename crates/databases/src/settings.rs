@@ -76,6 +76,17 @@ impl DataApiSettings {
         Ok(next)
     }
 
+    /// What the planner takes of these (the exposed schemas are the schema cache's).
+    #[must_use]
+    pub fn planner(&self) -> quire_dataapi::Settings {
+        quire_dataapi::Settings {
+            aggregates: self.aggregates,
+            explain: self.explain,
+            tx_override: self.tx_rollback,
+            max_rows: self.max_rows,
+        }
+    }
+
     /// The schemas as the record keeps them: comma-separated (no name holds a comma).
     #[must_use]
     pub fn schemas_text(&self) -> String {

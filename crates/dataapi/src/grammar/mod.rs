@@ -60,9 +60,44 @@ pub(crate) enum SelectItem {
         cast: Option<String>,
     },
     /// `count()`, `col.sum()` and the like.
-    Aggregate,
+    Aggregate(Aggregate),
     /// `rel(*)`, `alias:rel!hint!inner(…)`, `...rel(…)`.
     Embed(Embed),
+}
+
+/// PostgREST's aggregate functions in `select`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AggFunc {
+    Sum,
+    Avg,
+    Count,
+    Max,
+    Min,
+}
+
+impl AggFunc {
+    /// As written after a field (`qty.sum()`); also the name PostgreSQL gives the column
+    /// when no alias is given.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::Sum => "sum",
+            AggFunc::Avg => "avg",
+            AggFunc::Count => "count",
+            AggFunc::Max => "max",
+            AggFunc::Min => "min",
+        }
+    }
+}
+
+/// `[alias:]count()[::cast]` or `[alias:]field[::cast].agg()[::cast]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Aggregate {
+    pub alias: Option<String>,
+    pub func: AggFunc,
+    /// The field aggregated and its own cast; `None` for `count()`, which counts rows.
+    pub field: Option<(Field, Option<String>)>,
+    /// The cast of the aggregate's value.
+    pub cast: Option<String>,
 }
 
 /// An embedded resource in `select`: `[alias:]name[!hint][!inner|!left](select)` or

@@ -1,8 +1,8 @@
-//! `select=` items: columns with aliases and casts, `*`, and the aggregates the planner
-//! refuses; embeddings are read in `embed`.
+//! `select=` items: columns with aliases and casts, `*`, and aggregates (`count()`,
+//! `qty.sum()`, with aliases and casts); embeddings are read in `embed`.
 
 use super::lexer::P;
-use super::{R, SelectItem};
+use super::{AggFunc, Aggregate, R, SelectItem};
 
 impl P {
     pub(super) fn forest(&mut self) -> R<Vec<SelectItem>> {
@@ -37,19 +37,35 @@ impl P {
         }
         let alias = self.alias();
         if self.eat_str("count()") {
-            self.cast()?;
-            return self.end_of_field(SelectItem::Aggregate);
+            let cast = self.cast()?;
+            return self.end_of_field(SelectItem::Aggregate(Aggregate {
+                alias,
+                func: AggFunc::Count,
+                field: None,
+                cast,
+            }));
         }
         let field = self.field()?;
         let cast = self.cast()?;
         let before_agg = self.pos;
         if self.eat('.') {
-            let agg = ["sum", "avg", "count", "max", "min"]
-                .iter()
-                .any(|a| self.eat_str(&format!("{a}()")));
-            if agg {
-                self.cast()?;
-                return self.end_of_field(SelectItem::Aggregate);
+            let func = [
+                AggFunc::Sum,
+                AggFunc::Avg,
+                AggFunc::Count,
+                AggFunc::Max,
+                AggFunc::Min,
+            ]
+            .into_iter()
+            .find(|f| self.eat_str(&format!("{}()", f.name())));
+            if let Some(func) = func {
+                let agg_cast = self.cast()?;
+                return self.end_of_field(SelectItem::Aggregate(Aggregate {
+                    alias,
+                    func,
+                    field: Some((field, cast)),
+                    cast: agg_cast,
+                }));
             }
             self.pos = before_agg;
         }

@@ -150,9 +150,63 @@ fn select_reads_embedded_resources_to_any_depth() {
 }
 
 #[test]
-fn select_recognises_what_is_refused_later() {
-    assert_eq!(select("count()").unwrap(), vec![SelectItem::Aggregate]);
-    assert_eq!(select("qty.sum()").unwrap(), vec![SelectItem::Aggregate]);
+fn select_reads_aggregates_with_their_aliases_and_casts() {
+    let agg = |s: &str| match select(s).unwrap().remove(0) {
+        SelectItem::Aggregate(a) => a,
+        other => panic!("{s}: {other:?}"),
+    };
+    let field = |name: &str| Field {
+        name: name.into(),
+        json_path: vec![],
+    };
+    assert_eq!(
+        agg("count()"),
+        Aggregate {
+            alias: None,
+            func: AggFunc::Count,
+            field: None,
+            cast: None
+        }
+    );
+    assert_eq!(
+        agg("n:count()::text"),
+        Aggregate {
+            alias: Some("n".into()),
+            func: AggFunc::Count,
+            field: None,
+            cast: Some("text".into())
+        }
+    );
+    assert_eq!(
+        agg("total:qty::int.sum()::text"),
+        Aggregate {
+            alias: Some("total".into()),
+            func: AggFunc::Sum,
+            field: Some((field("qty"), Some("int".into()))),
+            cast: Some("text".into())
+        }
+    );
+    for (s, func) in [
+        ("qty.avg()", AggFunc::Avg),
+        ("qty.count()", AggFunc::Count),
+        ("qty.max()", AggFunc::Max),
+        ("qty.min()", AggFunc::Min),
+    ] {
+        assert_eq!(agg(s).func, func, "{s}");
+    }
+    let a = agg("data->>n.max()");
+    assert_eq!(a.field.unwrap().0.json_path.len(), 1);
+    // Not an aggregate: a field named `sum`, and an unknown function.
+    assert!(matches!(
+        select("sum").unwrap()[0],
+        SelectItem::Column { .. }
+    ));
+    assert!(select("qty.median()").is_err());
+    assert!(select("qty.sum()x").is_err());
+}
+
+#[test]
+fn select_reads_json_paths() {
     let SelectItem::Column { field, .. } = &select("data->a->>0").unwrap()[0] else {
         panic!("not a column")
     };

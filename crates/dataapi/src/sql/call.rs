@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::embed::{self, Parts};
 use super::overloads::Asked;
 use super::read::counted;
+use super::target::Selection;
 use super::{Sql, Target, ident, outer, qualified};
 use crate::answer::{Kind, body_sql};
 use crate::body::{BodyType, body_type, json_body};
@@ -122,23 +123,27 @@ pub(crate) fn call(ctx: &Ctx<'_>, schema: &SchemaCache, name: &str) -> Result<Pl
         // A function returning a table's rows embeds from that table, as PostgREST's
         // `funcTableName`; any other has no relationships.
         let origin = f.returns_table.as_deref().unwrap_or(&f.name);
-        let forest = crate::embed::forest(schema, &f.schema, origin, q)?;
+        let forest =
+            crate::embed::forest(schema, &f.schema, origin, q)?.capped(ctx.settings.max_rows);
         embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
     } else {
         let select = if scalar && is_star(ctx) {
-            "pgrst_source.pgrst_scalar".to_owned()
+            let mut scalar = Selection::default();
+            scalar.push("pgrst_source.pgrst_scalar".to_owned(), false);
+            scalar
         } else {
             target.select_list(&mut sql, &q.select)?
         };
         let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
         let order = target.order_by(&mut sql, &q.order)?;
-        Parts::plain(&sql, select, where_, order)
+        Parts::plain(&sql, &select, where_, order)
     };
     let inner = format!(
-        "SELECT {} FROM pgrst_source{}{}{}{}",
+        "SELECT {} FROM pgrst_source{}{}{}{}{}",
         p.select,
         p.joins,
         p.where_,
+        p.group,
         p.order,
         ctx.range.sql()
     );

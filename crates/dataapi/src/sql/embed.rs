@@ -10,11 +10,15 @@
 //! Aliases are numbered per statement (`pgrst_t1` the resource's table, `pgrst_e1` its
 //! lateral subquery), so a table embedded in itself or twice never collides.
 
-use super::{Sql, Target, ident, output_name, qualified};
+mod outputs;
+
+use super::target::{Selection, cast_sql};
+use super::{Sql, Target, ident, qualified};
 use crate::embed::{Forest, Node};
 use crate::error::RestError;
 use crate::grammar::{Filter, IsVal, LogicTree, Operation, OrderTerm, SelectItem};
 use crate::schema::Cardinality;
+use outputs::{counts_rows, outputs, spread_into};
 
 /// What the root level of a statement with embedded resources needs.
 pub(crate) struct Parts {
@@ -24,6 +28,8 @@ pub(crate) struct Parts {
     pub joins: String,
     /// ` WHERE …` or nothing: the root's filters, `rel=is.null` ones included.
     pub where_: String,
+    /// ` GROUP BY …` or nothing: the columns beside the level's aggregates.
+    pub group: String,
     /// ` ORDER BY …` or nothing, `order=rel(col)` included.
     pub order: String,
     /// ` WHERE …` or nothing for the count: `EXISTS` for inner and null-filtered resources.
@@ -36,12 +42,13 @@ pub(crate) struct Parts {
 impl Parts {
     /// The parts of a statement without embedded resources: no joins, and the count under
     /// the same `WHERE`.
-    pub fn plain(sql: &Sql, select: String, where_: String, order: String) -> Parts {
+    pub fn plain(sql: &Sql, select: &Selection, where_: String, order: String) -> Parts {
         Parts {
-            select,
+            select: select.list(),
             joins: String::new(),
             count_where: where_.clone(),
             where_,
+            group: select.group_by(),
             order,
             count_params: sql.params.len(),
         }
@@ -77,7 +84,8 @@ pub(crate) fn root(
     let count_params = b.sql.params.len();
     let count = b.count_conditions(target, &forest.children, filters, logic)?;
     Ok(Parts {
-        select: level.select.join(", "),
+        select: level.select.list(),
+        group: level.select.group_by(),
         joins: level.joins,
         where_: clause(" WHERE ", &level.conditions, " AND "),
         order: clause(" ORDER BY ", &level.order, ", "),
@@ -95,7 +103,7 @@ fn clause(head: &str, parts: &[String], sep: &str) -> String {
 }
 
 struct Level {
-    select: Vec<String>,
+    select: Selection,
     joins: String,
     conditions: Vec<String>,
     order: Vec<String>,
@@ -156,12 +164,16 @@ impl Builder<'_> {
         order: &[OrderTerm],
         embedded: bool,
     ) -> Result<Level, RestError> {
-        let mut select = Vec::new();
+        let aggregating = own
+            .iter()
+            .any(|i| matches!(i, SelectItem::Aggregate(_)) || counts_rows(target, i, embedded))
+            || children.iter().any(|c| c.spread && !c.hoisted.is_empty());
+        let mut select = Selection::default();
         for item in own {
-            select.push(self.own_item(target, item, embedded)?);
+            self.own_item(target, item, embedded, aggregating, &mut select)?;
         }
         if embedded && own.is_empty() && children.is_empty() {
-            select.push(format!("{}.*", target.sql_name));
+            select.push(format!("{}.*", target.sql_name), false);
         }
         let mut joins = String::new();
         let mut laterals = Vec::with_capacity(children.len());
@@ -173,12 +185,12 @@ impl Builder<'_> {
             if c.rel.to_one() {
                 joins.push_str(&format!(" {kind} JOIN LATERAL ({sub}) AS {l} ON TRUE"));
                 if c.spread {
-                    select.extend(spread_outputs(c).into_iter().map(|o| match o {
-                        None => format!("{l}.*"),
-                        Some(n) => format!("{l}.{}", ident(&n)),
-                    }));
+                    spread_into(&mut select, c, l, aggregating);
                 } else if !c.is_empty() {
-                    select.push(format!("row_to_json({l}.*)::jsonb AS {}", ident(c.key())));
+                    select.push(
+                        format!("row_to_json({l}.*)::jsonb AS {}", ident(c.key())),
+                        false,
+                    );
                 }
             } else {
                 let on = if c.inner {
@@ -192,7 +204,10 @@ impl Builder<'_> {
                      {r}) AS {l} ON {on}"
                 ));
                 if !c.is_empty() {
-                    select.push(format!("COALESCE({l}.{agg}, '[]') AS {}", ident(c.key())));
+                    select.push(
+                        format!("COALESCE({l}.{agg}, '[]') AS {}", ident(c.key())),
+                        false,
+                    );
                 }
             }
             laterals.push(names.lateral);
@@ -216,28 +231,26 @@ impl Builder<'_> {
         })
     }
 
-    /// A column of this level; in an embedded resource, `count` that is no column counts its
-    /// rows (`clients(count)`), as PostgreSQL reads `t.count` as `count(t)` for PostgREST.
+    /// An item of this level's select list; in an embedded resource, `count` that is no
+    /// column counts its rows (`clients(count)`), as PostgreSQL reads `t.count` as
+    /// `count(t)` for PostgREST.
     fn own_item(
         &mut self,
         target: &Target<'_>,
         item: &SelectItem,
         embedded: bool,
-    ) -> Result<String, RestError> {
-        if let SelectItem::Column { alias, field, cast } = item
-            && embedded
-            && field.name == "count"
-            && field.json_path.is_empty()
-            && !target.columns.iter().any(|c| c.name == "count")
+        aggregating: bool,
+        select: &mut Selection,
+    ) -> Result<(), RestError> {
+        if counts_rows(target, item, embedded)
+            && let SelectItem::Column { alias, cast, .. } = item
         {
             let name = ident(alias.as_deref().unwrap_or("count"));
-            // The grammar admits only letters, digits, `_` and spaces in a cast.
-            return Ok(match cast {
-                Some(t) => format!("CAST(pg_catalog.count(*) AS {t}) AS {name}"),
-                None => format!("pg_catalog.count(*) AS {name}"),
-            });
+            let count = cast_sql("pg_catalog.count(*)".to_owned(), cast.as_deref());
+            select.push(format!("{count} AS {name}"), true);
+            return Ok(());
         }
-        target.select_list(self.sql, std::slice::from_ref(item))
+        target.select_into(self.sql, item, aggregating, select)
     }
 
     /// `FROM` and the join conditions of a resource, with `parent` the parent's SQL name.
@@ -286,10 +299,11 @@ impl Builder<'_> {
         let (from, mut conditions) = self.from(c, parent, n);
         conditions.extend(level.conditions);
         Ok(format!(
-            "SELECT {} FROM {from}{} WHERE {}{}{}",
-            level.select.join(", "),
+            "SELECT {} FROM {from}{} WHERE {}{}{}{}",
+            level.select.list(),
             level.joins,
             conditions.join(" AND "),
+            level.select.group_by(),
             clause(" ORDER BY ", &level.order, ", "),
             c.range.sql()
         ))
@@ -393,46 +407,6 @@ impl Builder<'_> {
             conditions.join(" AND ")
         ))
     }
-}
-
-/// What a spread resource puts in its parent's row: its columns (`None` for `*`) and, in
-/// turn, its embedded resources' outputs. Nothing for `...rel()`; `*` alone when it selects
-/// `*`, which covers the rest.
-fn spread_outputs(c: &Node<'_>) -> Vec<Option<String>> {
-    if c.select.contains(&SelectItem::Star) {
-        return vec![None];
-    }
-    let mut out = Vec::new();
-    for item in &c.select {
-        match item {
-            SelectItem::Star => out.push(None),
-            SelectItem::Column { alias, field, .. } => {
-                out.push(Some(
-                    alias
-                        .clone()
-                        .unwrap_or_else(|| output_name(field).to_owned()),
-                ));
-            }
-            _ => {}
-        }
-    }
-    for child in &c.children {
-        if child.spread {
-            out.extend(spread_outputs(child));
-        } else if !child.is_empty() {
-            out.push(Some(child.key().to_owned()));
-        }
-    }
-    out
-}
-
-/// The columns a resource's subquery answers with: its own (`None` for all of its table's),
-/// then its embedded resources'.
-fn outputs(c: &Node<'_>) -> Vec<Option<String>> {
-    if c.select.is_empty() && c.children.is_empty() {
-        return vec![None];
-    }
-    spread_outputs(c)
 }
 
 /// An order term of this level: a column, or `rel(col)` of a to-one resource, which must be

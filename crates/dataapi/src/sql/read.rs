@@ -14,19 +14,21 @@ pub(crate) fn table(ctx: &Ctx<'_>, schema: &SchemaCache, table: &Table) -> Resul
     let mut sql = Sql::default();
     let q = &ctx.query;
     let p = if crate::embed::requested(q) {
-        let forest = crate::embed::forest(schema, &ctx.schema, &table.name, q)?;
+        let forest = crate::embed::forest(schema, &ctx.schema, &table.name, q)?
+            .capped(ctx.settings.max_rows);
         embed::root(&mut sql, &target, &forest, &q.filters, &q.logic, &q.order)?
     } else {
         let select = target.select_list(&mut sql, &q.select)?;
         let where_ = target.where_clause(&mut sql, &q.filters, &q.logic)?;
         let order = target.order_by(&mut sql, &q.order)?;
-        Parts::plain(&sql, select, where_, order)
+        Parts::plain(&sql, &select, where_, order)
     };
     let source = format!(
-        "pgrst_source AS (SELECT {} FROM {from}{}{}{}{})",
+        "pgrst_source AS (SELECT {} FROM {from}{}{}{}{}{})",
         p.select,
         p.joins,
         p.where_,
+        p.group,
         p.order,
         ctx.range.sql()
     );

@@ -4,7 +4,7 @@
 
 use super::{Sql, ident, qualified};
 use crate::error::RestError;
-use crate::grammar::{Field, JsonOp, JsonOperand, OrderTerm, SelectItem};
+use crate::grammar::{Aggregate, Field, JsonOp, JsonOperand, OrderTerm, SelectItem};
 use crate::schema::{Column, Table};
 
 /// The relation filters, selects and orders refer to: its SQL name, its name in error
@@ -117,39 +117,59 @@ impl<'a> Target<'a> {
         })
     }
 
-    /// The select list: `*`, or the named fields with their aliases and casts.
+    /// The select list: `*`, or the named fields with their aliases and casts, and the
+    /// aggregates among them.
     ///
     /// # Errors
-    /// 42703 for an unknown column, PGRST123 for aggregates.
-    pub fn select_list(&self, sql: &mut Sql, items: &[SelectItem]) -> Result<String, RestError> {
+    /// 42703 for an unknown column.
+    pub fn select_list(&self, sql: &mut Sql, items: &[SelectItem]) -> Result<Selection, RestError> {
+        let mut selection = Selection::default();
         if items.is_empty() {
-            return Ok(format!("{}.*", self.sql_name));
+            selection.push(format!("{}.*", self.sql_name), false);
+            return Ok(selection);
         }
-        let mut out = Vec::with_capacity(items.len());
+        let aggregating = items.iter().any(|i| matches!(i, SelectItem::Aggregate(_)));
         for item in items {
-            out.push(match item {
-                SelectItem::Star => format!("{}.*", self.sql_name),
-                SelectItem::Column { alias, field, cast } => {
-                    let e = self.expr(sql, field)?;
-                    let name = ident(alias.as_deref().unwrap_or_else(|| output_name(field)));
-                    match cast {
-                        // The grammar admits only letters, digits, `_` and spaces in a cast.
-                        Some(t) => format!("CAST({} AS {t}) AS {name}", e.sql),
-                        None => format!("{} AS {name}", e.sql),
-                    }
-                }
-                SelectItem::Aggregate => {
-                    return Err(RestError::new(
-                        400,
-                        "PGRST123",
-                        "Use of aggregate functions is not allowed",
-                    ));
-                }
-                // Embedded resources are planned by `embed`, never here.
-                SelectItem::Embed(e) => return Err(crate::embed::not_embedded(&e.name)),
-            });
+            self.select_into(sql, item, aggregating, &mut selection)?;
         }
-        Ok(out.join(", "))
+        Ok(selection)
+    }
+
+    /// One item of a select list. `*` is the relation's columns one by one when the list
+    /// aggregates (so each can be grouped by), as PostgREST expands it.
+    pub fn select_into(
+        &self,
+        sql: &mut Sql,
+        item: &SelectItem,
+        aggregating: bool,
+        selection: &mut Selection,
+    ) -> Result<(), RestError> {
+        match item {
+            SelectItem::Star if aggregating => {
+                for c in self.columns {
+                    selection.push(self.column_sql(c), false);
+                }
+            }
+            SelectItem::Star => selection.push(format!("{}.*", self.sql_name), false),
+            SelectItem::Column { alias, field, cast } => {
+                let e = self.expr(sql, field)?;
+                let name = ident(alias.as_deref().unwrap_or_else(|| output_name(field)));
+                selection.push(
+                    format!("{} AS {name}", cast_sql(e.sql, cast.as_deref())),
+                    false,
+                );
+            }
+            SelectItem::Aggregate(a) => {
+                let value = match &a.field {
+                    Some((field, cast)) => cast_sql(self.expr(sql, field)?.sql, cast.as_deref()),
+                    None => "*".to_owned(),
+                };
+                selection.push(aggregate_sql(a, &value), true);
+            }
+            // Embedded resources are planned by `embed`, never here.
+            SelectItem::Embed(e) => return Err(crate::embed::not_embedded(&e.name)),
+        }
+        Ok(())
     }
 
     /// ` ORDER BY …`, or nothing.
@@ -182,6 +202,59 @@ impl<'a> Target<'a> {
             }
         }
         Ok(format!(" ORDER BY {}", parts.join(", ")))
+    }
+}
+
+/// `value` cast to `cast`, when given. The grammar admits only letters, digits, `_` and
+/// spaces in a cast.
+pub(crate) fn cast_sql(value: String, cast: Option<&str>) -> String {
+    match cast {
+        Some(t) => format!("CAST({value} AS {t})"),
+        None => value,
+    }
+}
+
+/// `a` over `value` (`*` for `count()`), cast and named as PostgREST writes it: the alias,
+/// else the function's name, which PostgreSQL would give the column.
+pub(crate) fn aggregate_sql(a: &Aggregate, value: &str) -> String {
+    let call = format!("pg_catalog.{}({value})", a.func.name());
+    let name = ident(a.alias.as_deref().unwrap_or(a.func.name()));
+    format!("{} AS {name}", cast_sql(call, a.cast.as_deref()))
+}
+
+/// A select list being built: each entry one column of the answer. When some entries are
+/// aggregates, the rows are grouped by the others, by their positions (so a JSON path's
+/// bound keys, or an alias that is also a column's name, cannot make the grouping differ
+/// from what is selected).
+#[derive(Debug, Default)]
+pub(crate) struct Selection {
+    items: Vec<String>,
+    /// 1-based positions of the entries that are no aggregate.
+    plain: Vec<usize>,
+    aggregates: bool,
+}
+
+impl Selection {
+    pub fn push(&mut self, entry: String, aggregate: bool) {
+        self.items.push(entry);
+        if aggregate {
+            self.aggregates = true;
+        } else {
+            self.plain.push(self.items.len());
+        }
+    }
+
+    pub fn list(&self) -> String {
+        self.items.join(", ")
+    }
+
+    /// ` GROUP BY 1, 3`, or nothing when no entry aggregates or every one does.
+    pub fn group_by(&self) -> String {
+        if !self.aggregates || self.plain.is_empty() {
+            return String::new();
+        }
+        let positions: Vec<String> = self.plain.iter().map(ToString::to_string).collect();
+        format!(" GROUP BY {}", positions.join(", "))
     }
 }
 

@@ -88,12 +88,19 @@ fn returning(
         // The root's filters are the mutation's; only the resources' own apply here.
         Some(forest) => {
             let p = embed::root(sql, &target, forest, &[], &[], &[])?;
-            format!("SELECT {} FROM pgrst_source{}", p.select, p.joins)
+            format!(
+                "SELECT {} FROM pgrst_source{}{}",
+                p.select, p.joins, p.group
+            )
         }
-        None => format!(
-            "SELECT {} FROM pgrst_source",
-            target.select_list(sql, &ctx.query.select)?
-        ),
+        None => {
+            let select = target.select_list(sql, &ctx.query.select)?;
+            format!(
+                "SELECT {} FROM pgrst_source{}",
+                select.list(),
+                select.group_by()
+            )
+        }
     };
     let body = body_sql(ctx.media, false, false, &inner);
     Ok(("*", inner, body))

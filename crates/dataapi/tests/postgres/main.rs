@@ -5,11 +5,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use quire_dataapi::{PlanRow, RestAnswer, RestRequest, SchemaCache, from_pg_error, plan, respond};
+use quire_dataapi::{
+    PlanRow, RestAnswer, RestRequest, SchemaCache, Settings, from_pg_error, plan_with, respond,
+};
 use serde_json::Value;
 
 mod embedding;
 mod grammar;
+mod settings;
 mod steps;
 use grammar::{computed_and_json_paths, csv, limits_and_defaults, profiles, unnamed_arguments};
 use steps::{calls, hostile_names, ranges_and_counts, reads, writes};
@@ -101,6 +104,7 @@ async fn setup() -> Db {
     let client = connect(&db_config).await;
     client.batch_execute(SCHEMA).await.unwrap();
     client.batch_execute(embedding::SCHEMA).await.unwrap();
+    client.batch_execute(settings::SCHEMA).await.unwrap();
     // `personal` is exposed after `public`, as an owner's setting would expose it.
     let exposed = SchemaCache::load_param(&["public", "personal"]);
     let text: String = client
@@ -120,7 +124,13 @@ async fn setup() -> Db {
 impl Db {
     /// What the gateway does: plan, one transaction, respond, commit or roll back.
     pub(crate) async fn run(&self, req: RestRequest<'_>) -> RestAnswer {
-        let plan = match plan(&req, &self.cache) {
+        self.run_with(req, Settings::default()).await
+    }
+
+    /// [`Self::run`] under a database's settings: a plan's lines read as the runtime reads
+    /// them, and `tx=rollback` rolled back after its deferred constraints are checked.
+    pub(crate) async fn run_with(&self, req: RestRequest<'_>, settings: Settings) -> RestAnswer {
+        let plan = match plan_with(&req, &self.cache, settings) {
             Ok(p) => p,
             Err(e) => return e.to_answer(),
         };
@@ -135,8 +145,8 @@ impl Db {
             .iter()
             .map(|p| p as &(dyn ToSql + Sync))
             .collect();
-        let row = match self.client.query_one(plan.sql.as_str(), &params).await {
-            Ok(row) => row,
+        let rows = match self.client.query(plan.sql.as_str(), &params).await {
+            Ok(rows) => rows,
             Err(e) => {
                 self.client.batch_execute("ROLLBACK").await.unwrap();
                 let db = e
@@ -152,15 +162,43 @@ impl Db {
                 .to_answer();
             }
         };
-        let row = PlanRow {
-            total: row.get(0),
-            page_total: row.get(1),
-            body: row.get(2),
-            inserted: if row.len() > 3 { row.get(3) } else { None },
+        if plan.rolls_back()
+            && let Err(e) = self
+                .client
+                .batch_execute("SET CONSTRAINTS ALL IMMEDIATE")
+                .await
+        {
+            self.client.batch_execute("ROLLBACK").await.unwrap();
+            let db = e.as_db_error().unwrap_or_else(|| panic!("{e}"));
+            return from_pg_error(db.code().code(), db.message(), None, None, false).to_answer();
+        }
+        let row = if plan.explains() {
+            // EXPLAIN's column is text, or json for FORMAT JSON: read as text either way.
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|r| match r.try_get::<_, String>(0) {
+                    Ok(line) => line,
+                    Err(_) => r.get::<_, Value>(0).to_string(),
+                })
+                .collect();
+            PlanRow::explained(&lines)
+        } else {
+            let row = rows.first().expect("one row");
+            PlanRow {
+                total: row.get(0),
+                page_total: row.get(1),
+                body: row.get(2),
+                inserted: if row.len() > 3 { row.get(3) } else { None },
+            }
         };
         match respond(&plan, row) {
             Ok(answer) => {
-                self.client.batch_execute("COMMIT").await.unwrap();
+                let end = if plan.rolls_back() {
+                    "ROLLBACK"
+                } else {
+                    "COMMIT"
+                };
+                self.client.batch_execute(end).await.unwrap();
                 answer
             }
             Err(e) => {
@@ -221,6 +259,10 @@ async fn the_rest_subset_runs_end_to_end() {
             limits_and_defaults(&db).await;
             csv(&db).await;
             profiles(&db).await;
+            settings::aggregates(&db).await;
+            settings::explain(&db).await;
+            settings::tx_rollback(&db).await;
+            settings::max_rows(&db).await;
         }
     })
     .await;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use quire_dataapi::{Plan, RestAnswer, RestError, RestRequest, from_pg_error, plan, respond};
+use quire_dataapi::{Plan, RestAnswer, RestError, RestRequest, from_pg_error, plan_with, respond};
 
 use super::{DatabaseService, GatewayError};
 use crate::keys::KeyRole;
@@ -13,16 +13,19 @@ use crate::ports::QuireKeys;
 use crate::runtime::{DataApiInstance, Missing, RunError};
 use crate::service::gateway::Credentials;
 
-/// `request` planned against the instance's schema. A name the cache lacks may be one the
-/// DDL just made, before its notification came: the instance brings the cache up to date
-/// for that kind of name (asking the catalog first, so an unknown name costs no load), and
-/// the request is planned again when the cache it was planned against has been replaced.
+/// `request` planned against the instance's schema, under its database's settings (as the
+/// instance's record read them). A name the cache lacks may be one the DDL just made,
+/// before its notification came: the instance brings the cache up to date for that kind of
+/// name (asking the catalog first, so an unknown name costs no load), and the request is
+/// planned again when the cache it was planned against has been replaced.
 async fn planned(
     request: &RestRequest<'_>,
     instance: &dyn DataApiInstance,
 ) -> Result<Plan, RestError> {
     let schema = instance.schema();
-    match plan(request, &schema) {
+    let settings = instance.target().database.data_api_settings.planner();
+    let plan = |schema: &quire_dataapi::SchemaCache| plan_with(request, schema, settings);
+    match plan(&schema) {
         Err(e) => match Missing::of_code(&e.code) {
             Some(missing) => {
                 instance.reload_schema(missing).await;
@@ -31,7 +34,7 @@ async fn planned(
                 if Arc::ptr_eq(&schema, &now) {
                     Err(e)
                 } else {
-                    plan(request, &now)
+                    plan(&now)
                 }
             }
             None => Err(e),

@@ -1,11 +1,15 @@
 //! The data API's settings on the fakes: a change applies what it names and keeps the
 //! rest, is read by the gateway from the record, stops this replica's instance (so the next
 //! request starts one with them) unless it changed nothing, says which exposed schemas the
-//! database lacks, and a refused value changes nothing.
+//! database lacks, and a refused value changes nothing; a REST request is planned under
+//! them.
 
+use quire_dataapi::{Column, PlanRow, RestRequest, SchemaCache, Table};
 use quire_databases::{
-    DataApiSettings, DatabaseError, GatewayTarget, Reach, SettingsPatch, SqlOutcome,
+    Credentials, DataApiSettings, DatabaseError, GatewayError, GatewayTarget, Reach, SettingsPatch,
+    SqlOutcome,
 };
+use quire_testkit::databases::Scripted;
 use serde_json::json;
 
 use super::support::fixture;
@@ -197,4 +201,93 @@ async fn a_refused_value_changes_nothing_and_others_cannot_reach_it() {
             .unwrap_err(),
         DatabaseError::NotFound
     );
+}
+
+fn items() -> SchemaCache {
+    let column = |name: &str| Column {
+        name: name.into(),
+        type_name: "integer".into(),
+        nullable: true,
+        has_default: false,
+        default: None,
+    };
+    SchemaCache::from_parts(
+        vec![Table {
+            schema: "public".into(),
+            name: "items".into(),
+            columns: vec![column("id"), column("qty")],
+            primary_key: vec!["id".into()],
+            insertable: true,
+            updatable: true,
+            deletable: true,
+            computed: Vec::new(),
+        }],
+        Vec::new(),
+    )
+}
+
+#[tokio::test]
+async fn a_rest_request_is_planned_under_the_databases_settings() {
+    let f = fixture().await;
+    let (id, secret) = f.serving("shop").await;
+    let api = f.runtime.database(id);
+    api.set_schema(items());
+    let credentials = Credentials {
+        apikey: Some(&secret.keys.service_role),
+        bearer: None,
+    };
+    let sum = RestRequest {
+        method: "GET",
+        path: "items",
+        query: "select=qty.sum()",
+        ..RestRequest::default()
+    };
+    let insert = RestRequest {
+        method: "POST",
+        path: "items",
+        prefer: Some("tx=rollback"),
+        body: br#"{"id": 1}"#,
+        ..RestRequest::default()
+    };
+    match f.service.rest("shop", &sum, credentials, &f.keys()).await {
+        Err(GatewayError::Rest(e)) => assert_eq!((e.status, e.code.as_str()), (400, "PGRST123")),
+        other => panic!("{other:?}"),
+    }
+    api.script(Scripted::Row(PlanRow::default()));
+    f.service
+        .rest("shop", &insert, credentials, &f.keys())
+        .await
+        .unwrap();
+    assert!(api.runs()[0].committed, "tx=rollback is ignored while off");
+
+    f.service
+        .set_data_api_settings(
+            &f.ann(),
+            id,
+            SettingsPatch {
+                aggregates: Some(true),
+                tx_rollback: Some(true),
+                ..SettingsPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    api.script(Scripted::Row(PlanRow {
+        page_total: 1,
+        body: Some(r#"[{"sum": 3}]"#.into()),
+        ..PlanRow::default()
+    }));
+    let answer = f
+        .service
+        .rest("shop", &sum, credentials, &f.keys())
+        .await
+        .unwrap();
+    assert_eq!(answer.body.as_deref(), Some(r#"[{"sum": 3}]"#));
+    f.service
+        .rest("shop", &insert, credentials, &f.keys())
+        .await
+        .unwrap();
+    let runs = api.runs();
+    let last = runs.last().unwrap();
+    assert!(last.plan.rolls_back() && !last.committed);
 }

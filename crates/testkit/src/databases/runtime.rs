@@ -36,7 +36,7 @@ pub struct Ran {
     pub claims: String,
     pub plan: Plan,
     /// Whether its transaction committed: a read whatever its answer, a write only with
-    /// an answer to its row; nothing PostgreSQL refused.
+    /// an answer to its row; nothing PostgreSQL refused, nothing under `tx=rollback`.
     pub committed: bool,
 }
 
@@ -163,7 +163,7 @@ impl DataApiInstance for MemoryInstance {
         let (answer, committed) = match outcome {
             Scripted::Row(row) => {
                 let answer = respond(plan, row).map_err(RunError::Answer);
-                let committed = plan.read_only || answer.is_ok();
+                let committed = (plan.read_only || answer.is_ok()) && !plan.rolls_back();
                 (answer, committed)
             }
             Scripted::Refused(pg) => (Err(RunError::Refused(pg)), false),
