@@ -110,4 +110,5 @@ mod signup;
 mod slow_clients;
 mod supabase_auth_interop;
 mod supabase_interop;
+mod supabase_settings;
 mod tenant_limits;
