@@ -1,8 +1,9 @@
 //! `quire db` as a person uses it, against the real server: a database made, listed, fed SQL
 //! on standard input and shown as a table, a table left open to the anon key warned of
 //! (after the SQL, in the database and the list) until row-level security closes it, an SQL
-//! mistake pointed at with a caret, the data API's keys and their rotation, then the
-//! database deleted; and a server without a cluster saying so plainly.
+//! mistake pointed at with a caret, the data API's keys and their rotation, its settings
+//! shown and changed, then the database deleted; and a server without a cluster saying so
+//! plainly.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -263,6 +264,49 @@ async fn a_database_is_made_queried_and_deleted_from_the_cli(b: Backend) {
     assert_eq!(read(anon).await.unwrap().status().as_u16(), 401);
     let fresh = rotated["serviceRoleKey"].as_str().unwrap();
     assert_eq!(read(fresh).await.unwrap().status().as_u16(), 200);
+
+    // The settings PostgREST leaves off: shown, changed, then used by the data API.
+    let (code, out, err) = quire(&["db", "settings", "shop"], "");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  aggregates  off\n"), "{out}");
+    let (code, out, err) = quire(
+        &[
+            "db",
+            "settings",
+            "shop",
+            "--aggregates",
+            "on",
+            "--schemas",
+            "public,later",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("Changed the data API settings of shop."),
+        "{out}"
+    );
+    assert!(out.contains("  aggregates  on\n"), "{out}");
+    assert!(
+        out.contains("warning: shop has no schema later yet"),
+        "{out}"
+    );
+    let (_, out, _) = quire(&["db", "get", "shop"], "");
+    assert!(
+        out.contains("settings  schemas public, later; aggregates on"),
+        "{out}"
+    );
+    let counted = srv
+        .http
+        .get(format!("{url}/rest/v1/items?select=count()"))
+        .header("apikey", fresh)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(counted.status().as_u16(), 200);
+    let (code, _, err) = quire(&["db", "settings", "shop", "--max-rows", "0"], "");
+    assert_eq!(code, Some(1));
+    assert!(err.contains("maxRows must be a whole number"), "{err}");
 
     let (code, _, err) = quire(&["db", "disable-api", "shop"], "");
     assert_eq!(code, Some(0), "{err}");

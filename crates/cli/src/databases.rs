@@ -2,10 +2,11 @@
 //! id or by its slug within a project; the owner's SQL, printed as psql would; and the data
 //! API that Supabase's clients speak, its switch, keys and schema reload. Wherever a
 //! database or SQL's answer says tables are open to whoever holds the anon key, a warning
-//! says which (`open.rs`).
+//! says which (`open.rs`); the data API's settings in `settings.rs`.
 
 mod open;
 mod render;
+mod settings;
 
 use open::followed_by_warning;
 use render::{details, list_text, secret_text, text_of};
@@ -98,6 +99,8 @@ pub(crate) enum DbCommand {
     },
     /// Have the data API load the schema again.
     Reload(Target),
+    /// Show the data API's settings, or change those named (PostgREST's, off by default).
+    Settings(settings::SettingsArgs),
 }
 
 pub(crate) async fn run(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
@@ -294,6 +297,7 @@ async fn command(api: &Api, cmd: DbCommand) -> Result<Output, Failure> {
             );
             Ok(out(secret, text))
         }
+        DbCommand::Settings(args) => settings::run(api, args).await,
         DbCommand::Reload(target) => {
             let id = id_of(api, &target).await?;
             let done = api

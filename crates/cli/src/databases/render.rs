@@ -294,6 +294,10 @@ pub(crate) fn details(d: &Value) -> String {
         ("size", size(d["sizeBytes"].as_u64())),
         ("expires", expiry(d)),
         ("data API", api),
+        (
+            "settings",
+            super::settings::summary(&slug, &d["dataApi"]["settings"]),
+        ),
         ("created", text_of(d, "createdAt")),
     ];
     fields
