@@ -38,6 +38,7 @@ mod cli_pages;
 mod cli_upload_retries;
 mod dashboard;
 mod dashboard_agents;
+mod dashboard_database_settings;
 mod dashboard_databases;
 mod dashboard_files;
 mod dashboard_links;

@@ -1,10 +1,13 @@
 //! What the Databases pages show, made from the database service's answers: a database as
-//! a row and a detail, the last statement's result as a table, PostgreSQL's refusal with its
-//! SQLSTATE, the data API's keys, and the database's end users. Every field is text askama escapes; nothing here is
-//! markup but the `<time>` elements `When` makes.
+//! a row and a detail (its data API's settings among it), the last statement's result as a
+//! table, PostgreSQL's refusal with its SQLSTATE, the data API's keys, and the database's
+//! end users. Every field is text askama escapes; nothing here is markup but the `<time>`
+//! elements `When` makes.
 
 use quire_databases::service::EndUsersView;
-use quire_databases::{DataApiSecret, DatabaseView, OpenTable, SqlOutcome, SqlRefusal};
+use quire_databases::{
+    DataApiSecret, DataApiSettings, DatabaseView, OpenTable, SqlOutcome, SqlRefusal,
+};
 use serde_json::Value;
 use time::OffsetDateTime;
 
@@ -27,6 +30,34 @@ pub(crate) struct DatabaseRow {
     pub expires: Option<When>,
     /// What `anon` reaches with no row-level security, when it was read (the detail).
     pub open_tables: Option<Vec<OpenTableRow>>,
+    pub settings: SettingsShown,
+}
+
+/// The data API's settings that PostgREST leaves off by default, as the detail shows them
+/// (changed through the API or the CLI).
+pub(crate) struct SettingsShown {
+    /// The exposed schemas, the default first.
+    pub schemas: String,
+    /// `no cap`, or the number.
+    pub max_rows: String,
+    pub aggregates: &'static str,
+    pub explain: &'static str,
+    pub tx_rollback: &'static str,
+}
+
+impl SettingsShown {
+    fn new(s: &DataApiSettings) -> Self {
+        let on = |b: bool| if b { "on" } else { "off" };
+        Self {
+            schemas: s.exposed_schemas.join(", "),
+            max_rows: s
+                .max_rows
+                .map_or_else(|| "no cap".to_owned(), |n| n.to_string()),
+            aggregates: on(s.aggregates),
+            explain: on(s.explain),
+            tx_rollback: on(s.tx_rollback),
+        }
+    }
 }
 
 /// A table whoever holds the anon key reaches with nothing to stop them.
@@ -68,6 +99,7 @@ impl DatabaseRow {
             open_tables: v
                 .open_tables
                 .map(|t| t.into_iter().map(OpenTableRow::from).collect()),
+            settings: SettingsShown::new(&d.data_api_settings),
         }
     }
 }
@@ -318,6 +350,35 @@ mod tests {
             now,
         );
         assert_eq!(all.summary(), "2 users.");
+    }
+
+    #[test]
+    fn the_settings_read_as_words() {
+        let shown = SettingsShown::new(&DataApiSettings::default());
+        assert_eq!(
+            (
+                shown.schemas.as_str(),
+                shown.max_rows.as_str(),
+                shown.aggregates
+            ),
+            ("public", "no cap", "off")
+        );
+        let shown = SettingsShown::new(&DataApiSettings {
+            exposed_schemas: vec!["api".into(), "public".into()],
+            max_rows: Some(100),
+            aggregates: true,
+            explain: true,
+            tx_rollback: false,
+        });
+        assert_eq!(
+            (
+                shown.schemas.as_str(),
+                shown.max_rows.as_str(),
+                shown.explain,
+                shown.tx_rollback
+            ),
+            ("api, public", "100", "on", "off")
+        );
     }
 
     #[test]
