@@ -219,6 +219,7 @@ async fn agents_create_query_and_reach_databases_with_the_anon_key_only(b: Backe
     let listed = result(&call(&srv, &ann.key, "list_databases", json!({})).await);
     assert_eq!(listed["databases"][0]["id"], id.as_str());
     assert_eq!(listed["databases"][0]["dataApiEnabled"], true);
+    assert_eq!(listed["databases"][0]["dataApiSettings"], "defaults");
     assert!(listed["databases"][0]["sizeBytes"].as_u64().unwrap() > 0);
     assert_eq!(listed["databases"][0]["openTables"], open_t);
     // Closed by row-level security: no warning, none listed.

@@ -12,7 +12,7 @@
 //! warning naming them: the agent is the one making tables for pages that hand out that
 //! key.
 
-use quire_databases::{DatabaseError, DatabaseView, OpenTable, SqlOutcome};
+use quire_databases::{DataApiSettings, DatabaseError, DatabaseView, OpenTable, SqlOutcome};
 use quire_kernel::DatabaseId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,8 @@ pub struct DatabaseOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     pub data_api_enabled: bool,
+    /// PostgREST's off-by-default settings on (`quire db settings`).
+    pub data_api_settings: String,
     /// What Supabase's clients take as their URL.
     pub url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,6 +91,34 @@ pub struct DatabaseOut {
     /// row-level security; absent when they could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_tables: Option<Vec<String>>,
+}
+
+/// The data API's settings as a line the model reads (short, as `open_lines`): what differs
+/// from PostgREST's defaults, or `defaults`.
+fn settings_line(s: &DataApiSettings) -> String {
+    let mut parts = Vec::new();
+    if s.exposed_schemas != ["public"] {
+        parts.push(format!("schemas {}", s.exposed_schemas.join(", ")));
+    }
+    if let Some(n) = s.max_rows {
+        parts.push(format!("max rows {n}"));
+    }
+    let on: Vec<&str> = [
+        (s.aggregates, "aggregates"),
+        (s.explain, "explain"),
+        (s.tx_rollback, "tx=rollback"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if !on.is_empty() {
+        parts.push(format!("{} on", on.join(", ")));
+    }
+    if parts.is_empty() {
+        "defaults".to_owned()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// The tables and views that `anon` reaches with nothing to stop it (row-level security
@@ -113,6 +143,7 @@ impl From<DatabaseView> for DatabaseOut {
             project: v.project_slug.as_str().to_owned(),
             size_bytes: v.size_bytes,
             data_api_enabled: d.data_api_enabled,
+            data_api_settings: settings_line(&d.data_api_settings),
             url: v.api_url,
             expires_at: d.expires_at.and_then(|t| t.format(&Rfc3339).ok()),
             created_at: d.created_at.format(&Rfc3339).unwrap_or_default(),
@@ -353,6 +384,22 @@ pub(super) async fn rotate_database_keys(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_settings_line_says_what_differs_from_postgrests_defaults() {
+        assert_eq!(settings_line(&DataApiSettings::default()), "defaults");
+        let on = DataApiSettings {
+            exposed_schemas: vec!["api".into(), "public".into()],
+            max_rows: Some(50),
+            aggregates: true,
+            explain: false,
+            tx_rollback: true,
+        };
+        assert_eq!(
+            settings_line(&on),
+            "schemas api, public; max rows 50; aggregates, tx=rollback on"
+        );
+    }
 
     #[test]
     fn a_sql_refusal_names_its_sqlstate_detail_and_hint() {
