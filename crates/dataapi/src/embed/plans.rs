@@ -211,10 +211,12 @@ fn what_postgrest_refuses_is_refused_with_its_body() {
             })
         )
     );
+    // Named by the alias PostgREST gives the embedded table (its name and depth), as
+    // PostgreSQL then words it.
     let e = get("messages", "select=id,users(username,nope)").unwrap_err();
     assert_eq!(
         (e.status, e.message.as_str()),
-        (400, "column users.nope does not exist")
+        (400, "column users_1.nope does not exist")
     );
     let e = get("messages", "select=id,users(username)&order=users(status)").unwrap_err();
     assert_eq!(e.message, "column messages_users_1.status does not exist");

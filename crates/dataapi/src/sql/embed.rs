@@ -286,7 +286,7 @@ impl Builder<'_> {
     }
 
     fn subquery(&mut self, c: &Node<'_>, parent: &str, n: &Names) -> Result<String, RestError> {
-        let target = Target::alias(n.table.clone(), c.table);
+        let target = Target::alias(n.table.clone(), c.table, c.depth);
         let level = self.level(
             &target,
             &c.select,
@@ -399,7 +399,7 @@ impl Builder<'_> {
     /// `EXISTS (SELECT 1 …)`: a row of `c` for the parent row, under `c`'s filters.
     fn exists(&mut self, c: &Node<'_>, parent: &str) -> Result<String, RestError> {
         let n = self.names();
-        let target = Target::alias(n.table.clone(), c.table);
+        let target = Target::alias(n.table.clone(), c.table, c.depth);
         let (from, mut conditions) = self.from(c, parent, &n);
         conditions.extend(self.count_conditions(&target, &c.children, &c.filters, &c.logic)?);
         Ok(format!(

@@ -2,6 +2,8 @@
 //! written: a column, a computed field (a function of the table's row), either followed by
 //! a JSON path (`data->a->>b`, as PostgREST writes it, keys and indexes bound as values).
 
+use std::borrow::Cow;
+
 use super::{Sql, ident, qualified};
 use crate::error::RestError;
 use crate::grammar::{Aggregate, Field, JsonOp, JsonOperand, OrderTerm, SelectItem};
@@ -11,7 +13,7 @@ use crate::schema::{Column, Table};
 /// messages, its columns, and the table its rows are of (whose computed fields apply).
 pub(crate) struct Target<'a> {
     pub sql_name: String,
-    pub label: &'a str,
+    pub label: Cow<'a, str>,
     pub columns: &'a [Column],
     pub table: Option<&'a Table>,
 }
@@ -27,17 +29,18 @@ impl<'a> Target<'a> {
     pub fn of_table(table: &'a Table) -> Self {
         Target {
             sql_name: qualified(&table.schema, &table.name),
-            label: &table.name,
+            label: Cow::Borrowed(&table.name),
             columns: &table.columns,
             table: Some(table),
         }
     }
 
-    /// `table` under an alias (an embedded resource's `pgrst_t1`).
-    pub fn alias(sql_name: String, table: &'a Table) -> Self {
+    /// `table` under an alias (an embedded resource's `pgrst_t1`), named in errors as
+    /// PostgREST aliases it, with its depth (`messages_1`).
+    pub fn alias(sql_name: String, table: &'a Table, depth: usize) -> Self {
         Target {
             sql_name,
-            label: &table.name,
+            label: Cow::Owned(format!("{}_{depth}", table.name)),
             columns: &table.columns,
             table: Some(table),
         }
@@ -47,7 +50,7 @@ impl<'a> Target<'a> {
     pub fn source(label: &'a str, columns: &'a [Column], table: Option<&'a Table>) -> Self {
         Target {
             sql_name: "pgrst_source".to_owned(),
-            label,
+            label: Cow::Borrowed(label),
             columns,
             table,
         }
@@ -80,7 +83,7 @@ impl<'a> Target<'a> {
             let call = format!("{}({})", qualified(&t.schema, &f.name), self.row(t));
             (call, f.type_name.as_str())
         } else {
-            return Err(RestError::undefined_column(self.label, &field.name));
+            return Err(RestError::undefined_column(&self.label, &field.name));
         };
         let Some(last) = field.json_path.last() else {
             return Ok(Expr {
