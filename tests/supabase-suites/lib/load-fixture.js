@@ -4,7 +4,16 @@
 //
 //   node load-fixture.js API_URL KEY DATABASE_ID OUT.json FILE.sql...
 //
-// OUT.json lists every statement's outcome; the refused ones also go to stderr.
+// The fixture's `alter role authenticator set pgrst.…` statements are PostgREST's settings,
+// which an owner cannot set on Quire's authenticator role: they are not run but made the
+// database's data API settings (`PATCH …/data-api`), as they intend: db_aggregates_enabled,
+// db_plan_enabled, db_tx_end (commit-allow-override), db_max_rows, db_schemas. The schemas
+// the fixture makes and grants to anon are exposed after `public`, as the Supabase CLI's
+// `[api] schemas` does for the suite (its config.toml is not vendored); db_schemas, when
+// set, names them instead.
+//
+// OUT.json lists every statement's outcome and the settings made; the refused ones also go
+// to stderr.
 const fs = require('fs')
 const path = require('path')
 
@@ -64,11 +73,60 @@ function firstLine(statement) {
   return line.length > 100 ? line.slice(0, 99) + '…' : line
 }
 
+// `alter role authenticator set pgrst.NAME to 'VALUE'` (or `= 'VALUE'`): [name, value].
+const PGRST_SETTING = /^alter\s+role\s+authenticator\s+set\s+pgrst\.(\w+)\s+(?:to|=)\s+'([^']*)'\s*;?$/i
+
+// The data API settings PostgREST's `value` of `name` asks for.
+function setting(settings, name, value) {
+  const on = value.toLowerCase() === 'true'
+  switch (name) {
+    case 'db_aggregates_enabled':
+      settings.aggregates = on
+      return true
+    case 'db_plan_enabled':
+      settings.explain = on
+      return true
+    case 'db_tx_end':
+      settings.txRollback = value.endsWith('-allow-override')
+      return true
+    case 'db_max_rows':
+      settings.maxRows = value === '' ? null : Number(value)
+      return true
+    case 'db_schemas':
+      settings.exposedSchemas = value.split(',').map((s) => s.trim())
+      return true
+    default:
+      return false
+  }
+}
+
+// Schemas the SQL makes and lets `anon` use: what the suite's Supabase exposes.
+function grantedSchemas(sql) {
+  const made = [...sql.matchAll(/create\s+schema\s+(?:if\s+not\s+exists\s+)?(\w+)/gi)].map(
+    (m) => m[1]
+  )
+  return made.filter((s) =>
+    new RegExp(`grant\\s+usage\\s+on\\s+schema\\s+${s}\\s+to\\s+[^;]*\\banon\\b`, 'i').test(sql)
+  )
+}
+
 async function main() {
   const [apiUrl, key, databaseId, outFile, ...files] = process.argv.slice(2)
   const results = []
+  const settings = {}
+  let granted = []
   for (const file of files) {
-    for (const sql of statements(fs.readFileSync(file, 'utf8'))) {
+    const text = fs.readFileSync(file, 'utf8')
+    granted = granted.concat(grantedSchemas(text))
+    for (const sql of statements(text)) {
+      const pgrst = sql
+        .replace(/--[^\n]*/g, '')
+        .trim()
+        .match(PGRST_SETTING)
+      if (pgrst && setting(settings, pgrst[1], pgrst[2])) {
+        results.push({ file: path.basename(file), statement: firstLine(sql), status: 'setting' })
+        continue
+      }
       const res = await fetch(`${apiUrl}/api/database/v1/databases/${databaseId}/query`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -86,13 +144,30 @@ async function main() {
       results.push(result)
     }
   }
-  const refused = results.filter((r) => r.status !== 200).length
+  if (!settings.exposedSchemas && granted.length > 0) {
+    settings.exposedSchemas = ['public', ...granted.filter((s) => s !== 'public')]
+  }
+  if (Object.keys(settings).length > 0) {
+    const res = await fetch(`${apiUrl}/api/database/v1/databases/${databaseId}/data-api`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(settings),
+    })
+    const body = await res.json().catch(() => ({}))
+    if (!res.ok) {
+      throw new Error(`the data API settings ${JSON.stringify(settings)}: ${res.status} ${body.message}`)
+    }
+    console.error(`  data API settings from the fixture: ${JSON.stringify(body.dataApi.settings)}`)
+  }
+  const settingsMade = results.filter((r) => r.status === 'setting').length
+  const refused = results.filter((r) => r.status !== 200 && r.status !== 'setting').length
   fs.writeFileSync(
     outFile,
-    JSON.stringify({ statements: results.length, refused, results }, null, 2)
+    JSON.stringify({ statements: results.length, refused, settings, results }, null, 2)
   )
   console.error(
-    `  ${results.length - refused} of ${results.length} fixture statements ran, ${refused} refused`
+    `  ${results.length - refused - settingsMade} of ${results.length} fixture statements ran, ` +
+      `${settingsMade} made data API settings, ${refused} refused`
   )
 }
 

@@ -191,15 +191,19 @@ function main() {
     server,
     fixture: {
       statements: fixture.statements,
+      settings: fixture.settings || {},
       refused: fixture.results
-        .filter((r) => r.status !== 200)
+        .filter((r) => r.status !== 200 && r.status !== 'setting')
         .map(({ statement, sqlstate, error }) => ({ statement, sqlstate, error })),
     },
     suites: {},
   }
   console.log(`\n# Supabase's client tests against ${server}`)
+  const settings = Object.keys(report.fixture.settings).length
   console.log(
-    `\nFixture: ${fixture.statements - report.fixture.refused.length} of ${fixture.statements} statements ran; refused:`
+    `\nFixture: ${fixture.statements - report.fixture.refused.length} of ${fixture.statements} statements ran` +
+      (settings ? ` (PostgREST's settings as the data API's: ${JSON.stringify(report.fixture.settings)})` : '') +
+      '; refused:'
   )
   for (const r of report.fixture.refused)
     console.log(`- \`${r.statement}\`: ${r.sqlstate} ${r.error}`)
