@@ -439,6 +439,16 @@ pub async fn replace(
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .filter(|t| !t.is_empty());
+        // A request with neither a body nor a type is a client that forgot the content, not
+        // an empty file: an empty file says its type.
+        if content_type.is_none() && declared_length(&req).is_none_or(|n| n == 0) {
+            return Err(quire_objects::ObjectError::Invalid(
+                "send the new content: multipart/form-data with a file part, or the bytes with \
+                 their Content-Type"
+                    .into(),
+            )
+            .into());
+        }
         let started = state
             .objects
             .begin_replace(&principal, id, None, content_type, declared_length(&req))
