@@ -156,6 +156,27 @@ async fn set_up(srv: &Server, key: &str) -> (String, String, Value) {
         .as_str()
         .unwrap()
         .to_owned();
+    // The data API's instance starts on its first request, and a request during the start
+    // answers `503 database starting`, which supabase-js does not retry: start it first.
+    let todos = format!(
+        "{}/rest/v1/todos?select=id",
+        secret["url"].as_str().unwrap()
+    );
+    let anon = secret["anonKey"].as_str().unwrap().to_owned();
+    crate::harness::eventually("the data API has started", || {
+        let (todos, anon) = (todos.clone(), anon.clone());
+        async move {
+            crate::harness::client()
+                .build()
+                .unwrap()
+                .get(&todos)
+                .header("apikey", &anon)
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+        }
+    })
+    .await;
     (url, id, secret)
 }
 

@@ -321,12 +321,14 @@ async fn an_ephemeral_database_is_dropped_when_it_lapses(b: Backend) {
     let id = made["id"].as_str().unwrap().to_owned();
     let (database, owner, _) = tenant_names(&id);
     assert!(cluster_has("database", &database).await);
-    eventually("the lapsed database is dropped", || {
-        let database = database.clone();
-        async move { !cluster_has("database", &database).await }
+    // The database goes first and its roles in the next statement: wait for both.
+    eventually("the lapsed database and its roles are dropped", || {
+        let (database, owner) = (database.clone(), owner.clone());
+        async move {
+            !cluster_has("database", &database).await && !cluster_has("role", &owner).await
+        }
     })
     .await;
-    assert!(!cluster_has("role", &owner).await);
     srv.get(&format!("{DATABASES}/{id}"), &ann.key)
         .await
         .assert_error(404, "not_found");
