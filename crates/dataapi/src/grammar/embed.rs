@@ -1,15 +1,10 @@
 //! Embedded resources in `select` (`pRelationSelect`, `pSpreadRelationSelect`): an optional
 //! alias, the resource's name, up to two `!` parameters (a join type, `inner` or `left`, or a
-//! hint naming the relationship), then the resource's own `select` in parentheses, nested to
-//! any depth.
+//! hint naming the relationship), then the resource's own `select` in parentheses, nested
+//! at most [`MAX_DEPTH`](super::MAX_DEPTH) deep.
 
 use super::lexer::P;
-use super::{Embed, ParseError, R, SelectItem};
-
-/// How deep resources may nest. PostgREST sets no limit; each level is a recursion of the
-/// parser and planner, and a query string of 32 KiB could otherwise nest thousands deep and
-/// overflow the gateway's stack.
-pub(crate) const MAX_DEPTH: usize = 32;
+use super::{Embed, R, SelectItem};
 
 impl P {
     /// `...rel(…)` or `[alias:]rel[!hint][!inner](…)`; `None` (input untouched) otherwise.
@@ -44,14 +39,8 @@ impl P {
             self.pos = start;
             return Ok(None);
         }
-        if self.depth == MAX_DEPTH {
-            return Err(ParseError {
-                column: self.pos + 1,
-                details: format!("resources nested more than {MAX_DEPTH} deep"),
-            });
-        }
+        self.descend("resources")?;
         self.pos += 1;
-        self.depth += 1;
         let select = self.forest()?;
         self.depth -= 1;
         self.expect(')', "\")\"")?;

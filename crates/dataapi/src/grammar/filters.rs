@@ -200,6 +200,7 @@ impl P {
             return Err(self.err("logic operator (and, or)"));
         };
         self.ws();
+        self.descend("logic trees")?;
         self.expect('(', "\"(\"")?;
         self.ws();
         let mut children = vec![self.logic_tree()?];
@@ -211,6 +212,7 @@ impl P {
             self.ws();
             children.push(self.logic_tree()?);
         }
+        self.depth -= 1;
         self.expect(')', "\",\" or \")\"")?;
         self.ws();
         Ok(LogicTree::Expr {

@@ -1,14 +1,14 @@
 //! The character-level parser PostgREST's combinators are built from: field names (bare,
 //! dashed or quoted), JSON paths, casts, and Parsec-like errors.
 
-use super::{Field, JsonOp, JsonOperand, ParseError, R};
+use super::{Field, JsonOp, JsonOperand, MAX_DEPTH, ParseError, R};
 
 const FIELD_NAME: &str = "field name (* or [a..z0..9_$])";
 
 pub(super) struct P {
     pub(super) s: Vec<char>,
     pub(super) pos: usize,
-    /// How deep in embedded resources the parser is.
+    /// How deep in embedded resources, or in `and`/`or` trees, the parser is.
     pub(super) depth: usize,
 }
 
@@ -19,6 +19,19 @@ impl P {
             pos: 0,
             depth: 0,
         }
+    }
+
+    /// One level deeper into `what` (resources, logic trees), or PGRST100's error past
+    /// [`MAX_DEPTH`] levels; the caller goes back up with `depth -= 1`.
+    pub(super) fn descend(&mut self, what: &str) -> R<()> {
+        if self.depth == MAX_DEPTH {
+            return Err(ParseError {
+                column: self.pos + 1,
+                details: format!("{what} nested more than {MAX_DEPTH} deep"),
+            });
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     pub(super) fn peek(&self) -> Option<char> {

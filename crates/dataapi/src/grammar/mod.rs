@@ -4,6 +4,8 @@
 //! it does not implement with a clear error rather than a confusing syntax error. Positions
 //! are 1-based columns, as Parsec reports them in PGRST100 messages.
 
+#[cfg(test)]
+mod depth_tests;
 mod embed;
 mod filters;
 mod lexer;
@@ -12,6 +14,12 @@ mod select;
 mod tests;
 
 use lexer::P;
+
+/// How deep embedded resources, and `and`/`or` trees, may nest. PostgREST sets no limit;
+/// each level is a recursion of the parser, the planner and the SQL builder (and of the
+/// tree's drop), and a query string of 32 KiB could otherwise nest thousands deep and
+/// overflow the gateway's stack, aborting every request the process serves.
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// A syntax error: where (1-based) and Parsec-like details ("unexpected … expecting …").
 #[derive(Debug, Clone, PartialEq, Eq)]
