@@ -306,6 +306,8 @@ fn finish(children: &mut [Node<'_>]) -> Result<(), RestError> {
 }
 
 #[cfg(test)]
+mod computed_tests;
+#[cfg(test)]
 mod plans;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -56,8 +56,8 @@ use std::collections::BTreeSet;
 pub use answer::{PlanRow, RestAnswer, Shape, respond};
 pub use error::{RestError, from_pg_error};
 pub use schema::{
-    Argument, Column, Computed, ForeignKey, Function, Returns, SchemaCache, SchemaError, Table,
-    ViewColumn, Volatility,
+    Argument, Column, Computed, ComputedRelationship, ForeignKey, Function, Returns, SchemaCache,
+    SchemaError, Table, ViewColumn, Volatility,
 };
 pub use settings::Settings;
 

@@ -2,9 +2,11 @@
 //! (`public` unless told otherwise), loaded by one SQL statement ([`SchemaCache::LOAD_SQL`],
 //! `load.rs`). Every identifier the planner writes into SQL comes from here; a request
 //! naming anything else is refused. Relationships for resource embedding are derived from
-//! each schema's foreign keys and views (`relationships`).
+//! each schema's foreign keys and views, and its functions of a row returning rows
+//! (`relationships`).
 
 mod load;
+mod load_functions;
 mod lookup;
 mod relationships;
 mod view_keys;
@@ -15,7 +17,7 @@ pub use load::SchemaError;
 #[cfg(test)]
 use load::checked_type;
 pub(crate) use relationships::{Cardinality, Relationship};
-pub use relationships::{ForeignKey, ViewColumn};
+pub use relationships::{ComputedRelationship, ForeignKey, ViewColumn};
 
 /// Tables, views, functions and relationships of the exposed schemas, each by schema.
 #[derive(Debug, Clone)]
@@ -173,7 +175,21 @@ impl SchemaCache {
     ) -> SchemaCache {
         let views: HashSet<String> = view_columns.iter().map(|v| v.view.clone()).collect();
         let schema = self.default_schema().to_owned();
-        self.derive(&schema, &views, foreign_keys, view_columns);
+        self.derive(&schema, &views, foreign_keys, view_columns, &[]);
+        self
+    }
+
+    /// The cache with the default schema's computed relationships (functions of a row
+    /// returning rows) added to the relationships it has, each replacing those to a table
+    /// named as its function.
+    #[must_use]
+    pub fn with_computed_relationships(mut self, computed: &[ComputedRelationship]) -> SchemaCache {
+        let schema = self.default_schema().to_owned();
+        let rels = self.relationships.remove(&schema).unwrap_or_default();
+        let none = HashMap::new();
+        let tables = self.tables.get(&schema).unwrap_or(&none);
+        let rels = relationships::with_computed(rels, tables, computed);
+        self.relationships.insert(schema, rels);
         self
     }
 
@@ -183,10 +199,12 @@ impl SchemaCache {
         views: &HashSet<String>,
         foreign_keys: &[ForeignKey],
         view_columns: &[ViewColumn],
+        computed: &[ComputedRelationship],
     ) {
         let none = HashMap::new();
         let tables = self.tables.get(schema).unwrap_or(&none);
         let rels = relationships::derive(tables, views, foreign_keys, view_columns);
+        let rels = relationships::with_computed(rels, tables, computed);
         self.relationships.insert(schema.to_owned(), rels);
     }
 

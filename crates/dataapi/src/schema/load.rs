@@ -4,10 +4,9 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
+use super::load_functions::RawFunction;
 use super::view_keys::{self, RawRelation};
-use super::{
-    Argument, Column, Computed, ForeignKey, Function, Returns, SchemaCache, Table, Volatility,
-};
+use super::{Column, Computed, ComputedRelationship, ForeignKey, SchemaCache, Table};
 
 /// The cache's JSON could not be read, or named a type that is not a plain type expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,9 +19,6 @@ impl std::fmt::Display for SchemaError {
 }
 
 impl std::error::Error for SchemaError {}
-
-/// The types PostgREST passes a raw body to, as a function's one unnamed argument.
-const RAW_BODY_TYPES: [&str; 5] = ["bytea", "json", "jsonb", "text", "xml"];
 
 impl SchemaCache {
     /// The one statement that loads the cache: one row, one `text` column holding JSON.
@@ -164,6 +160,21 @@ SELECT json_build_object(
     JOIN pg_class f ON f.oid = k.confrelid
     JOIN pgrst_exposed n ON n.oid = t.relnamespace
     WHERE k.contype = 'f' AND k.conparentid = 0 AND f.relnamespace = t.relnamespace
+  ), '[]'),
+  'computed_relationships', coalesce((
+    SELECT json_agg(json_build_object(
+      'schema', n.nspname,
+      'function', p.proname,
+      'table', a.relname,
+      'foreign_table', r.relname,
+      'single', NOT p.proretset OR p.prorows = 1
+    ) ORDER BY n.nspname, p.proname, a.relname)
+    FROM pg_proc p
+    JOIN pgrst_exposed n ON n.oid = p.pronamespace
+    JOIN pg_class a ON a.reltype = p.proargtypes[0] AND a.relnamespace = p.pronamespace
+    JOIN pg_class r ON r.reltype = p.prorettype AND r.relnamespace = p.pronamespace
+    WHERE p.prokind = 'f' AND p.pronargs = 1
+      AND a.relkind IN ('r', 'v', 'm', 'f', 'p') AND r.relkind IN ('r', 'v', 'm', 'f', 'p')
   ), '[]')
 )::text"#;
 
@@ -227,17 +238,22 @@ SELECT json_build_object(
         for k in raw.foreign_keys {
             keys.entry(k.schema).or_default().push(k.key);
         }
+        let mut computed: HashMap<String, Vec<ComputedRelationship>> = HashMap::new();
+        for c in raw.computed_relationships {
+            computed.entry(c.schema).or_default().push(c.relationship);
+        }
         for schema in cache.schemas.clone() {
             let (views, view_columns) =
                 view_keys::traced(relations.get(&schema).map_or(&[], Vec::as_slice));
             let fks = keys.get(&schema).map_or(&[][..], Vec::as_slice);
-            cache.derive(&schema, &views, fks, &view_columns);
+            let functions = computed.get(&schema).map_or(&[][..], Vec::as_slice);
+            cache.derive(&schema, &views, fks, &view_columns, functions);
         }
         Ok(cache)
     }
 }
 
-fn public() -> String {
+pub(super) fn public() -> String {
     "public".to_owned()
 }
 
@@ -251,6 +267,17 @@ struct RawCache {
     relations: Vec<InSchema>,
     #[serde(default)]
     foreign_keys: Vec<InSchemaKey>,
+    #[serde(default)]
+    computed_relationships: Vec<InSchemaComputed>,
+}
+
+/// A computed relationship as `LOAD_SQL` lists it: the function, its argument's relation
+/// and the relation it returns are all of this schema.
+#[derive(Deserialize)]
+struct InSchemaComputed {
+    schema: String,
+    #[serde(flatten)]
+    relationship: ComputedRelationship,
 }
 
 /// A relation as `LOAD_SQL` lists it, with its schema.
@@ -293,16 +320,16 @@ struct RawComputed {
 }
 
 #[derive(Deserialize)]
-struct RawColumn {
-    name: String,
+pub(super) struct RawColumn {
+    pub name: String,
     #[serde(rename = "type")]
-    type_name: String,
+    pub type_name: String,
     #[serde(default = "yes")]
-    nullable: bool,
+    pub nullable: bool,
     #[serde(default)]
-    has_default: bool,
+    pub has_default: bool,
     #[serde(default)]
-    default: Option<String>,
+    pub default: Option<String>,
 }
 
 fn yes() -> bool {
@@ -310,7 +337,7 @@ fn yes() -> bool {
 }
 
 impl RawColumn {
-    fn into_column(self) -> Result<Column, SchemaError> {
+    pub(super) fn into_column(self) -> Result<Column, SchemaError> {
         Ok(Column {
             type_name: checked_type(self.type_name)?,
             name: self.name,
@@ -319,109 +346,6 @@ impl RawColumn {
             default: self.default,
         })
     }
-}
-
-#[derive(Deserialize)]
-struct RawArg {
-    name: String,
-    #[serde(rename = "type")]
-    type_name: String,
-    mode: String,
-}
-
-#[derive(Deserialize)]
-struct RawFunction {
-    #[serde(default = "public")]
-    schema: String,
-    name: String,
-    volatility: String,
-    returns_set: bool,
-    return_type: String,
-    return_kind: String,
-    return_columns: Option<Vec<RawColumn>>,
-    #[serde(default)]
-    return_table: Option<String>,
-    args: Vec<RawArg>,
-    defaults: usize,
-}
-
-impl RawFunction {
-    fn into_function(self) -> Result<Option<Function>, SchemaError> {
-        let (inputs, outputs): (Vec<RawArg>, Vec<RawArg>) = self
-            .args
-            .into_iter()
-            .partition(|a| matches!(a.mode.as_str(), "i" | "b" | "v"));
-        // Named notation cannot pass an unnamed argument: PostgREST keeps such a function
-        // only when that argument is its only one and a raw body can be it.
-        let unnamed = inputs.iter().filter(|a| a.name.is_empty()).count();
-        let callable = unnamed == 0
-            || (inputs.len() == 1 && RAW_BODY_TYPES.contains(&inputs[0].type_name.as_str()));
-        if !callable {
-            return Ok(None);
-        }
-        let outputs: Vec<_> = outputs
-            .into_iter()
-            .filter(|a| a.mode != "i" && a.mode != "v")
-            .map(|a| RawColumn {
-                name: a.name,
-                type_name: a.type_name,
-                nullable: true,
-                has_default: false,
-                default: None,
-            })
-            .collect();
-        let returns = match self.return_kind.as_str() {
-            "void" => Returns::Void,
-            "scalar" => Returns::Scalar(checked_type(self.return_type)?),
-            "composite" => Returns::Composite(columns(self.return_columns.unwrap_or_default())?),
-            "record" if !outputs.is_empty() => {
-                // INOUT arguments are both inputs and result columns.
-                let mut cols = columns(outputs)?;
-                for a in inputs.iter().filter(|a| a.mode == "b") {
-                    cols.push(Column {
-                        name: a.name.clone(),
-                        type_name: checked_type(a.type_name.clone())?,
-                        nullable: true,
-                        has_default: false,
-                        default: None,
-                    });
-                }
-                Returns::Composite(cols)
-            }
-            _ => return Ok(None),
-        };
-        let first_optional = inputs.len().saturating_sub(self.defaults);
-        let args = inputs
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| {
-                Ok(Argument {
-                    required: i < first_optional,
-                    variadic: a.mode == "v",
-                    type_name: checked_type(a.type_name)?,
-                    name: a.name,
-                })
-            })
-            .collect::<Result<_, SchemaError>>()?;
-        let volatility = match self.volatility.as_str() {
-            "i" => Volatility::Immutable,
-            "s" => Volatility::Stable,
-            _ => Volatility::Volatile,
-        };
-        Ok(Some(Function {
-            schema: self.schema,
-            name: self.name,
-            args,
-            returns_set: self.returns_set,
-            returns,
-            returns_table: self.return_table,
-            volatility,
-        }))
-    }
-}
-
-fn columns(raw: Vec<RawColumn>) -> Result<Vec<Column>, SchemaError> {
-    raw.into_iter().map(RawColumn::into_column).collect()
 }
 
 /// `format_type` output is a plain type expression: quoted or bare identifiers, dots,

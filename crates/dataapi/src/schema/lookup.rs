@@ -1,7 +1,8 @@
 //! Which relationship an embedding names, as PostgREST's `findRel` decides: the target is a
 //! table or view (or, deprecated but kept, a foreign key's name or its one column), and the
 //! hint a foreign key's name, one of its columns, or a many-to-many's junction table. None
-//! is 400 PGRST200, more than one 300 PGRST201, with PostgREST's details and hint.
+//! is 400 PGRST200, more than one 300 PGRST201, with PostgREST's details and hint. A
+//! computed relationship is named by its function.
 
 use serde_json::{Value, json};
 
@@ -20,6 +21,10 @@ fn single(rel: &Relationship, own: bool) -> Option<&str> {
 }
 
 fn named(rel: &Relationship, target: &str, hint: Option<&str>) -> bool {
+    // A computed relationship answers to its function's name, whatever the hint.
+    if let Cardinality::Computed { function, .. } = &rel.cardinality {
+        return target == function;
+    }
     let m2o = rel.cardinality == Cardinality::ManyToOne;
     let o2m = rel.cardinality == Cardinality::OneToMany;
     let constraint = !matches!(rel.cardinality, Cardinality::ManyToMany(_));
@@ -135,6 +140,9 @@ fn listed(cols: impl Iterator<Item = String>) -> String {
 fn described(rel: &Relationship) -> Value {
     let embedding = format!("{} with {}", rel.table, rel.foreign_table);
     let (cardinality, relationship) = match &rel.cardinality {
+        // PostgREST describes one as `{}`: it holds that a function cannot be ambiguous,
+        // yet its name may also be a foreign key's or a column's.
+        Cardinality::Computed { .. } => return json!({}),
         Cardinality::ManyToMany(j) => (
             "many-to-many",
             format!(
@@ -172,6 +180,7 @@ fn ambiguous(origin: &str, target: &str, rels: &[&Relationship]) -> RestError {
         .map(|r| {
             let by = match &r.cardinality {
                 Cardinality::ManyToMany(j) => &j.table,
+                Cardinality::Computed { .. } => return String::new(),
                 _ => &r.constraint,
             };
             format!("'{}!{by}'", r.foreign_table)

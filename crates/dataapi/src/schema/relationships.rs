@@ -3,7 +3,10 @@
 //! one-to-one when its columns are a primary key or unique constraint of their table; views
 //! whose columns trace back to a key's columns get the same relationship; a table with
 //! foreign keys to two tables, whose columns lie within its primary key, is a junction for a
-//! many-to-many between them; every many-to-one has its one-to-many inverse.
+//! many-to-many between them; every many-to-one has its one-to-many inverse. A function
+//! taking a table's or view's row and returning another's rows (PostgREST's computed
+//! relationship) is one more, and replaces the foreign keys' relationships to a table of
+//! its name.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -35,6 +38,20 @@ pub struct ViewColumn {
     pub table_column: String,
 }
 
+/// A function of the exposed schema whose one argument is a table's or view's row type and
+/// which returns the rows of a table or view of that schema (`RETURNS SETOF messages`, or
+/// one `messages` row): PostgREST embeds it as `table?select=function(*)`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ComputedRelationship {
+    pub function: String,
+    /// The table or view whose row is its argument.
+    pub table: String,
+    /// The table or view whose rows it returns.
+    pub foreign_table: String,
+    /// It returns one row (not a set, or a set declared `ROWS 1`): a to-one embedding.
+    pub single: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Junction {
     pub table: String,
@@ -55,6 +72,11 @@ pub(crate) enum Cardinality {
         parent: bool,
     },
     ManyToMany(Junction),
+    /// A function of the origin's row returns the rows: no columns join them.
+    Computed {
+        function: String,
+        single: bool,
+    },
 }
 
 impl Cardinality {
@@ -64,6 +86,7 @@ impl Cardinality {
             Cardinality::ManyToOne => 1,
             Cardinality::OneToOne { .. } => 2,
             Cardinality::ManyToMany(_) => 3,
+            Cardinality::Computed { .. } => 4,
         }
     }
 }
@@ -75,9 +98,10 @@ pub(crate) struct Relationship {
     pub foreign_table: String,
     pub is_self: bool,
     pub cardinality: Cardinality,
-    /// The foreign key's name; empty for many-to-many.
+    /// The foreign key's name; empty for many-to-many and computed relationships.
     pub constraint: String,
-    /// `(column of table, column of foreign_table)`; empty for many-to-many.
+    /// `(column of table, column of foreign_table)`; empty for many-to-many and computed
+    /// relationships.
     pub columns: Vec<(String, String)>,
     pub table_is_view: bool,
     pub foreign_is_view: bool,
@@ -87,13 +111,28 @@ impl Relationship {
     pub fn to_one(&self) -> bool {
         matches!(
             self.cardinality,
-            Cardinality::ManyToOne | Cardinality::OneToOne { .. }
+            Cardinality::ManyToOne
+                | Cardinality::OneToOne { .. }
+                | Cardinality::Computed { single: true, .. }
         )
     }
 
     /// PostgREST's order (the derived `Ord` of its `Relationship`), which is the order of the
-    /// candidates an ambiguous embedding lists.
+    /// candidates an ambiguous embedding lists: its computed relationships, another
+    /// constructor, come after the rest, by function.
     fn order(&self, other: &Self) -> Ordering {
+        fn function(r: &Relationship) -> Option<&str> {
+            match &r.cardinality {
+                Cardinality::Computed { function, .. } => Some(function),
+                _ => None,
+            }
+        }
+        match (function(self), function(other)) {
+            (Some(a), Some(b)) => return a.cmp(b),
+            (Some(_), None) => return Ordering::Greater,
+            (None, Some(_)) => return Ordering::Less,
+            (None, None) => {}
+        }
         let junction = |r: &Self| match &r.cardinality {
             Cardinality::ManyToMany(j) => Some((
                 j.table.clone(),
@@ -321,6 +360,41 @@ pub(crate) fn derive(
     for list in by_origin.values_mut() {
         list.sort_by(Relationship::order);
         list.dedup();
+    }
+    by_origin
+}
+
+/// `by_origin` with the computed relationships whose two ends are among `tables`, as
+/// PostgREST's `getOverrideRelationshipsMap` adds them: one replaces every relationship of
+/// its origin to a table named as its function (so a function can redefine what
+/// `messages?select=users(*)` embeds), and the others stay.
+pub(crate) fn with_computed(
+    mut by_origin: HashMap<String, Vec<Relationship>>,
+    tables: &HashMap<String, Table>,
+    computed: &[ComputedRelationship],
+) -> HashMap<String, Vec<Relationship>> {
+    for c in computed {
+        if !tables.contains_key(&c.table) || !tables.contains_key(&c.foreign_table) {
+            continue;
+        }
+        let list = by_origin.entry(c.table.clone()).or_default();
+        list.retain(|r| {
+            matches!(r.cardinality, Cardinality::Computed { .. }) || r.foreign_table != c.function
+        });
+        list.push(Relationship {
+            table: c.table.clone(),
+            foreign_table: c.foreign_table.clone(),
+            is_self: c.table == c.foreign_table,
+            cardinality: Cardinality::Computed {
+                function: c.function.clone(),
+                single: c.single,
+            },
+            constraint: String::new(),
+            columns: Vec::new(),
+            table_is_view: false,
+            foreign_is_view: false,
+        });
+        list.sort_by(Relationship::order);
     }
     by_origin
 }

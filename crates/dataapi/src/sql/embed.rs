@@ -253,13 +253,23 @@ impl Builder<'_> {
         target.select_into(self.sql, item, aggregating, select)
     }
 
-    /// `FROM` and the join conditions of a resource, with `parent` the parent's SQL name.
+    /// `FROM` and the join conditions of a resource, with `parent` the parent's SQL name; a
+    /// computed relationship's function takes the parent's row, and no condition.
     fn from(&self, c: &Node<'_>, parent: &str, n: &Names) -> (String, Vec<String>) {
         let t = &n.table;
         let col = |alias: &str, name: &str| format!("{alias}.{}", ident(name));
         let mut from = format!("{} AS {t}", qualified(&c.table.schema, &c.table.name));
         let mut conditions = Vec::new();
         match &c.rel.cardinality {
+            Cardinality::Computed { function, .. } => {
+                // Cast over `pgrst_source`, as PostgREST casts it: that picks the overload.
+                let row = if parent == "pgrst_source" {
+                    format!("pgrst_source::{}", qualified(&c.table.schema, &c.parent))
+                } else {
+                    format!("{parent}.*")
+                };
+                from = format!("{}({row}) AS {t}", qualified(&c.table.schema, function));
+            }
             Cardinality::ManyToMany(j) => {
                 let on: Vec<String> = j
                     .target
@@ -299,10 +309,10 @@ impl Builder<'_> {
         let (from, mut conditions) = self.from(c, parent, n);
         conditions.extend(level.conditions);
         Ok(format!(
-            "SELECT {} FROM {from}{} WHERE {}{}{}{}",
+            "SELECT {} FROM {from}{}{}{}{}{}",
             level.select.list(),
             level.joins,
-            conditions.join(" AND "),
+            clause(" WHERE ", &conditions, " AND "),
             level.select.group_by(),
             clause(" ORDER BY ", &level.order, ", "),
             c.range.sql()
@@ -403,8 +413,8 @@ impl Builder<'_> {
         let (from, mut conditions) = self.from(c, parent, &n);
         conditions.extend(self.count_conditions(&target, &c.children, &c.filters, &c.logic)?);
         Ok(format!(
-            "EXISTS (SELECT 1 FROM {from} WHERE {})",
-            conditions.join(" AND ")
+            "EXISTS (SELECT 1 FROM {from}{})",
+            clause(" WHERE ", &conditions, " AND ")
         ))
     }
 }

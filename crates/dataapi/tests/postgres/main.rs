@@ -10,6 +10,7 @@ use quire_dataapi::{
 };
 use serde_json::Value;
 
+mod computed_relationships;
 mod embedding;
 mod grammar;
 mod settings;
@@ -105,6 +106,10 @@ async fn setup() -> Db {
     client.batch_execute(SCHEMA).await.unwrap();
     client.batch_execute(embedding::SCHEMA).await.unwrap();
     client.batch_execute(settings::SCHEMA).await.unwrap();
+    client
+        .batch_execute(computed_relationships::SCHEMA)
+        .await
+        .unwrap();
     // `personal` is exposed after `public`, as an owner's setting would expose it.
     let exposed = SchemaCache::load_param(&["public", "personal"]);
     let text: String = client
@@ -254,6 +259,7 @@ async fn the_rest_subset_runs_end_to_end() {
             calls(&db).await;
             hostile_names(&db).await;
             embedding::embedding(&db).await;
+            computed_relationships::computed_relationships(&db).await;
             computed_and_json_paths(&db).await;
             unnamed_arguments(&db).await;
             limits_and_defaults(&db).await;
