@@ -19,11 +19,12 @@
 //! Each request is one transaction, sent as one pipeline under one `Sync` (one round trip, one
 //! answer; `wire/` speaks the protocol for this: tokio-postgres ends each statement with a
 //! `Sync`, and the one Rust client that could do otherwise measured no faster, see
-//! `docs/decisions/database-service.md`). A read is two statements, the role, timeout, claims
-//! and read-only mode in one `set_config` statement ([`READ_SETUP`]) and the plan's, in the
-//! transaction the `Sync` ends; a write is `BEGIN`, the same settings, the plan's statement,
-//! then `COMMIT` or `ROLLBACK` by the answer that the request's use case makes of its row (its
-//! `respond`, handed to each run, so the answer is made once) (`request.rs`). The wire client
+//! `docs/decisions/database-service.md`). A read is two statements, the role, timeout, claims,
+//! `search_path` and read-only mode in one `set_config` statement ([`READ_SETUP`]) and the
+//! plan's, in the transaction the `Sync` ends; a write is `BEGIN`, the same settings, the
+//! plan's statement, then `COMMIT` or `ROLLBACK` by the answer that the request's use case
+//! makes of its row (its `respond`, handed to each run, so the answer is made once)
+//! (`request.rs`). The wire client
 //! is public for the benchmark that measures this shape without HTTP (`quire-bench`'s
 //! `data_api`).
 //!

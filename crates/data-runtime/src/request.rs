@@ -1,7 +1,8 @@
-//! One request, one transaction: the settings a request runs under (its role, timeout and
-//! claims, as PostgREST sets them) and the plan's statement, sent as one pipeline; its row
-//! (or an `EXPLAIN`'s lines) answered with the use case's `respond`, and a write ended with
-//! `COMMIT` or `ROLLBACK` by that answer, or `ROLLBACK` whatever it is for `tx=rollback`.
+//! One request, one transaction: the settings a request runs under (its role, timeout,
+//! claims and `search_path`, as PostgREST sets them) and the plan's statement, sent as one
+//! pipeline; its row (or an `EXPLAIN`'s lines) answered with the use case's `respond`, and
+//! a write ended with `COMMIT` or `ROLLBACK` by that answer, or `ROLLBACK` whatever it is
+//! for `tx=rollback`.
 
 use quire_dataapi::{Plan, PlanRow, RestAnswer};
 use quire_databases::{KeyRole, PgRefusal, Respond, RunError};
@@ -15,12 +16,13 @@ macro_rules! settings {
     () => {
         "SELECT set_config('role', $1, true), \
         set_config('statement_timeout', coalesce($2, current_setting('statement_timeout')), true), \
-        set_config('request.jwt.claims', $3, true)"
+        set_config('request.jwt.claims', $3, true), \
+        set_config('search_path', $4, true)"
     };
 }
 
-/// A request's role, timeout and claims, for the rest of its transaction (what PostgREST
-/// sets, in one statement).
+/// A request's role, timeout, claims and `search_path` (its schema, then `public`), for
+/// the rest of its transaction (what PostgREST sets, in one statement).
 const SETUP: &str = settings!();
 
 /// [`SETUP`] for a read, which also makes its transaction read-only (as `BEGIN READ
@@ -96,7 +98,13 @@ pub(crate) async fn run(
     plan: &Plan,
     respond: Respond,
 ) -> Result<RestAnswer, RunError> {
-    let setup_params = [Some(role.as_str()), timeout, Some(claims)];
+    let search_path = plan.search_path();
+    let setup_params = [
+        Some(role.as_str()),
+        timeout,
+        Some(claims),
+        Some(search_path.as_str()),
+    ];
     let params: Vec<Option<&str>> = plan.params.iter().map(Option::as_deref).collect();
     let statement = Step {
         sql: &plan.sql,

@@ -83,6 +83,8 @@ pub struct Shape {
     pub(crate) explain: Option<crate::explain::Explain>,
     /// `Prefer: tx=rollback`, honoured.
     pub(crate) rollback: bool,
+    /// The schema the request addresses, first in its `search_path`.
+    pub(crate) schema: String,
 }
 
 /// The `body` expression over `_postgrest_t`, the rows of `inner`: an array, or the first

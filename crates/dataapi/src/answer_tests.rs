@@ -1,5 +1,5 @@
-//! What the answer says besides its rows: the schema by profile, `max-affected`, an
-//! upsert's status, CSV, `Preference-Applied`.
+//! What the answer says besides its rows: the schema by profile (and the `search_path` the
+//! plan asks for), `max-affected`, an upsert's status, CSV, `Preference-Applied`.
 
 use crate::tests::{cache, req};
 use crate::{PlanRow, RestRequest, SchemaCache, plan, respond};
@@ -28,6 +28,8 @@ fn a_profile_picks_an_exposed_schema_and_the_answer_names_it() {
     r.content_profile = Some("public");
     let p = plan(&r, &two).unwrap();
     assert!(p.sql.contains("FROM \"personal\".\"items\""), "{}", p.sql);
+    // The transaction's `search_path`: the schema, then `public`, as PostgREST sets it.
+    assert_eq!(p.search_path(), "\"personal\", \"public\"");
     let a = respond(&p, row(0)).unwrap();
     assert_eq!(a.header("Content-Profile"), Some("personal"));
 
@@ -44,6 +46,7 @@ fn a_profile_picks_an_exposed_schema_and_the_answer_names_it() {
     // Several schemas exposed and none asked for: the default, and the answer says so.
     let p = plan(&req("GET", "items", "", ""), &two).unwrap();
     assert!(p.sql.contains("FROM \"public\".\"items\""));
+    assert_eq!(p.search_path(), "\"public\"");
     assert_eq!(
         respond(&p, row(0)).unwrap().header("Content-Profile"),
         Some("public")

@@ -20,9 +20,10 @@
 //! `$n::text` and cast on to the column's base type.
 //!
 //! The gateway's side of the contract, in one transaction: `SET LOCAL ROLE <role>`,
-//! `set_config('request.jwt.claims', $1, true)`, then [`Plan::sql`] with [`Plan::params`]
-//! bound as `text` (each `Option<String>`, `None` being NULL), in a `READ ONLY` transaction
-//! when [`Plan::read_only`]. The statement returns exactly one row, `total bigint`,
+//! `set_config('request.jwt.claims', $1, true)`, `search_path` set to
+//! [`Plan::search_path`], then [`Plan::sql`] with [`Plan::params`] bound as `text` (each
+//! `Option<String>`, `None` being NULL), in a `READ ONLY` transaction when
+//! [`Plan::read_only`]. The statement returns exactly one row, `total bigint`,
 //! `page_total bigint`, `body text` (and for an upsert that merges, `inserted bigint`:
 //! [`PlanRow`]); or, when [`Plan::explains`], the plan's lines, one text column a row
 //! ([`PlanRow::explained`]). When [`respond`] answers an error, roll back (so `max-affected`
@@ -113,7 +114,27 @@ impl Plan {
     pub fn rolls_back(&self) -> bool {
         self.shape.rollback
     }
+
+    /// The schemas PostgREST puts in a request's `search_path`: the one it addresses, then
+    /// `public` (PostgREST's `db-extra-search-path`), each once, as identifiers
+    /// (`"personal", "public"`). The gateway sets it for the transaction, so a function
+    /// or view of that schema that names tables unqualified finds them there.
+    #[must_use]
+    pub fn search_path(&self) -> String {
+        let mut path = vec![self.shape.schema.as_str()];
+        if !path.contains(&EXTRA_SEARCH_PATH) {
+            path.push(EXTRA_SEARCH_PATH);
+        }
+        let quoted: Vec<String> = path
+            .iter()
+            .map(|s| format!("\"{}\"", s.replace('"', "\"\"")))
+            .collect();
+        quoted.join(", ")
+    }
 }
+
+/// PostgREST's default `db-extra-search-path`: after the request's schema, `public`.
+const EXTRA_SEARCH_PATH: &str = "public";
 
 /// What the parsed request holds, for the planners.
 pub(crate) struct Ctx<'a> {
@@ -186,6 +207,7 @@ impl Ctx<'_> {
             profile: self.negotiated.then(|| self.schema.clone()),
             explain: self.explain,
             rollback: tx == Some(true),
+            schema: self.schema.clone(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! What a tenant sets on its database against the data API's sessions: its idle timeouts
-//! do not close the data API's connections.
+//! do not close the data API's connections, and its `search_path` is not a request's, which
+//! is the request's schema, then `public`, as PostgREST sets it.
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use quire_dataapi::{RestRequest, respond};
 use quire_databases::{DataApiSignals, KeyRole};
 use quire_kernel::AccountId;
 
-use crate::support::{Tenant, cluster, started};
+use crate::support::{Tenant, cluster, rpc, started};
 
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
@@ -65,6 +66,54 @@ async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
         .await
         .unwrap();
     assert_eq!(count.get::<_, i64>(0), 20);
+    drop(instance);
+    runtime.stop(tenant.target.database.id);
+    tenant.drop_from(&cluster).await;
+}
+
+#[tokio::test]
+#[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
+async fn a_request_s_search_path_is_its_schema_then_public() {
+    let cluster = cluster().await;
+    let tenant = Tenant::new(
+        &cluster,
+        AccountId::new(),
+        "pathed",
+        "create table items (id int primary key);
+         insert into items values (1), (2);
+         create function path() returns text language sql stable
+           as $$ select current_setting('search_path') $$;
+         create function counted() returns bigint language sql stable
+           as $$ select count(*) from items $$;",
+    )
+    .await;
+    // A schema of the owner's first in the database's own path, with a table of the same
+    // name: a request must not find it.
+    tenant
+        .owner(&cluster)
+        .await
+        .batch_execute(&format!(
+            "create schema decoy; create table decoy.items (id int); \
+             grant usage on schema decoy to anon; grant select on decoy.items to anon; \
+             alter database {} set search_path = decoy, public",
+            tenant.access.names.database
+        ))
+        .await
+        .unwrap();
+    let runtime = Runtime::start(cluster.base_config(), RuntimeSettings::default());
+    let instance = started(&runtime, &tenant).await;
+    for (function, body) in [("path", "\"\\\"public\\\"\""), ("counted", "2")] {
+        let answer = instance
+            .run(
+                KeyRole::Anon,
+                "{}",
+                &rpc(instance.as_ref(), function),
+                respond,
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.body.as_deref(), Some(body), "{function}");
+    }
     drop(instance);
     runtime.stop(tenant.target.database.id);
     tenant.drop_from(&cluster).await;

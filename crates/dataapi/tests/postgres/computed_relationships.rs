@@ -2,7 +2,8 @@
 //! chat schema of `embedding.rs`: loaded by `LOAD_SQL`, to-many and to-one by what each
 //! function returns, overloads picked by the row type, a view's row in and a view's rows
 //! out, filters and resources of their own, the rows a write or a call returns, and in
-//! another schema a function named as a table standing in for the foreign key to it.
+//! another schema a function named as a table standing in for the foreign key to it, and
+//! a function finding that schema's tables by the request's `search_path`.
 
 use quire_dataapi::RestRequest;
 use serde_json::{Value, json};
@@ -33,6 +34,10 @@ INSERT INTO personal.pets VALUES (1, 'rex', 1), (2, 'tom', 2);
 CREATE FUNCTION personal.owners(personal.pets) RETURNS SETOF personal.owners ROWS 1
   LANGUAGE sql STABLE
   AS 'SELECT * FROM personal.owners WHERE id <> $1.owner_id ORDER BY id LIMIT 1';
+SET check_function_bodies = off;
+CREATE FUNCTION personal.pet_names() RETURNS SETOF text LANGUAGE sql STABLE
+  AS 'SELECT name FROM pets ORDER BY id';
+RESET check_function_bodies;
 "#;
 
 async fn ok(db: &Db, req: RestRequest<'_>) -> Value {
@@ -201,6 +206,19 @@ async fn returned_rows_and_profiles(db: &Db) {
             {"name": "rex", "owners": {"name": "ben"}},
             {"name": "tom", "owners": {"name": "ann"}}
         ])
+    );
+    // A function of `personal` naming its tables unqualified finds them: the request's
+    // `search_path` is its schema, then `public`.
+    assert_eq!(
+        ok(
+            db,
+            RestRequest {
+                accept_profile: Some("personal"),
+                ..get("rpc/pet_names", "")
+            }
+        )
+        .await,
+        json!(["rex", "tom"])
     );
     let a = db
         .get("channels", "select=id,user:function_returning_row(*)")

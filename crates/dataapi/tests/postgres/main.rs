@@ -1,7 +1,7 @@
 //! End to end against a real PostgreSQL (`QUIRE_TEST_POSTGRES_URL`; reported as ignored when
 //! unset, docs/decisions/test-skips.md): a scratch database of its own, the schema cache
 //! loaded with `LOAD_SQL`, and plans run the way the gateway runs them (one transaction,
-//! parameters bound as text, one row back).
+//! the plan's `search_path`, parameters bound as text, one row back).
 
 #![allow(clippy::unwrap_used)]
 
@@ -145,6 +145,13 @@ impl Db {
             "BEGIN"
         };
         self.client.batch_execute(begin).await.unwrap();
+        self.client
+            .execute(
+                "SELECT set_config('search_path', $1, true)",
+                &[&plan.search_path()],
+            )
+            .await
+            .unwrap();
         let params: Vec<&(dyn ToSql + Sync)> = plan
             .params
             .iter()

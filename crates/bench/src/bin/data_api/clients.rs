@@ -119,7 +119,12 @@ pub async fn transaction(
         let shared = shared.clone();
         async move {
             let (claims, (sql, values)) = &*shared;
-            let setup = [Some("anon"), None, Some(claims.as_str())];
+            let setup = [
+                Some("anon"),
+                None,
+                Some(claims.as_str()),
+                Some("\"public\""),
+            ];
             // As the gateway does, once per request.
             let params: Vec<Option<&str>> = values.iter().map(Option::as_deref).collect();
             let steps = [

@@ -35,7 +35,7 @@ pub async fn transaction(
         config.dbname(dbname);
         let (client, driver) = Postgres::new(config).connect().await.unwrap();
         tokio::spawn(driver.into_future());
-        let setup = Statement::named(READ_SETUP, &[Type::TEXT, Type::TEXT, Type::TEXT])
+        let setup = Statement::named(READ_SETUP, &[Type::TEXT; 4])
             .execute(&client)
             .await
             .unwrap()
@@ -57,7 +57,12 @@ pub async fn transaction(
             {
                 let mut pipe = Pipeline::unsync_with_capacity(2);
                 setup
-                    .bind([Some("anon"), None, Some(claims.as_str())])
+                    .bind([
+                        Some("anon"),
+                        None,
+                        Some(claims.as_str()),
+                        Some("\"public\""),
+                    ])
                     .query_mut(&mut pipe)
                     .unwrap();
                 statement
