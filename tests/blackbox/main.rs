@@ -45,6 +45,7 @@ mod dashboard_links;
 mod dashboard_manage;
 mod data_api_instances;
 mod data_api_keys;
+mod data_api_nesting;
 mod data_api_schema;
 mod data_api_settings;
 mod data_auth;
