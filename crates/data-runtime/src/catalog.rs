@@ -19,11 +19,13 @@ use quire_databases::Missing;
 
 /// The exposed schemas' oids, from the JSON array of their names that is `$1` of the
 /// load ([`SchemaCache::LOAD_SQL`](quire_dataapi::SchemaCache::LOAD_SQL)) and of each
-/// question.
+/// question, as an array computed once: joined with the catalog, they were planned for the
+/// hundred rows PostgreSQL assumes a set-returning function gives, and the questions for a
+/// column and a function took two to four times as long as `public`'s alone.
 macro_rules! exposed {
     () => {
-        "(SELECT n.oid FROM pg_catalog.pg_namespace n \
-        JOIN pg_catalog.json_array_elements_text($1::text::json) AS s(name) ON n.nspname = s.name)"
+        "ANY (ARRAY(SELECT n.oid FROM pg_catalog.pg_namespace n \
+        JOIN pg_catalog.json_array_elements_text($1::text::json) AS s(name) ON n.nspname = s.name))"
     };
 }
 
@@ -33,7 +35,7 @@ macro_rules! exposed {
 const TABLES: &str = concat!(
     "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
     (c.oid::int8 << 32) | c.xmin::text::int8)), 0)::text \
-    FROM pg_catalog.pg_class c WHERE c.relnamespace IN ",
+    FROM pg_catalog.pg_class c WHERE c.relnamespace = ",
     exposed!()
 );
 
@@ -44,7 +46,7 @@ const COLUMNS: &str = concat!(
     (a.attrelid::int8 << 32) | a.xmin::text::int8)), 0)::text \
     FROM pg_catalog.pg_class c \
     JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 \
-    WHERE c.relnamespace IN ",
+    WHERE c.relnamespace = ",
     exposed!()
 );
 
@@ -53,7 +55,7 @@ const COLUMNS: &str = concat!(
 const FUNCTIONS: &str = concat!(
     "SELECT count(*)::text || ':' || coalesce(sum(pg_catalog.hashint8(\
     (p.oid::int8 << 32) | p.xmin::text::int8)), 0)::text \
-    FROM pg_catalog.pg_proc p WHERE p.pronamespace IN ",
+    FROM pg_catalog.pg_proc p WHERE p.pronamespace = ",
     exposed!()
 );
 
