@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use quire_data_runtime::{Runtime, RuntimeSettings};
 use quire_dataapi::{RestRequest, respond};
-use quire_databases::{DataApiSignals, KeyRole};
+use quire_databases::{DataApiSettings, DataApiSignals, KeyRole};
 use quire_kernel::AccountId;
 
-use crate::support::{Tenant, cluster, rpc, started};
+use crate::support::{Tenant, cluster, rpc, started, started_for};
 
 #[tokio::test]
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
@@ -75,6 +75,7 @@ async fn a_tenants_idle_timeouts_do_not_close_the_data_apis_connections() {
 #[cfg_attr(no_postgres, ignore = "needs PostgreSQL: set QUIRE_TEST_POSTGRES_URL")]
 async fn a_request_s_search_path_is_its_schema_then_public() {
     let cluster = cluster().await;
+    // `path` and `counted` in `public` and in `api`, each naming `items` unqualified.
     let tenant = Tenant::new(
         &cluster,
         AccountId::new(),
@@ -84,6 +85,16 @@ async fn a_request_s_search_path_is_its_schema_then_public() {
          create function path() returns text language sql stable
            as $$ select current_setting('search_path') $$;
          create function counted() returns bigint language sql stable
+           as $$ select count(*) from items $$;
+         create schema api;
+         grant usage on schema api to anon;
+         create table api.items (id int primary key);
+         insert into api.items values (1), (2), (3);
+         grant select on api.items to anon;
+         set check_function_bodies = off;
+         create function api.path() returns text language sql stable
+           as $$ select current_setting('search_path') $$;
+         create function api.counted() returns bigint language sql stable
            as $$ select count(*) from items $$;",
     )
     .await;
@@ -101,20 +112,28 @@ async fn a_request_s_search_path_is_its_schema_then_public() {
         .await
         .unwrap();
     let runtime = Runtime::start(cluster.base_config(), RuntimeSettings::default());
-    let instance = started(&runtime, &tenant).await;
-    for (function, body) in [("path", "\"\\\"public\\\"\""), ("counted", "2")] {
-        let answer = instance
-            .run(
-                KeyRole::Anon,
-                "{}",
-                &rpc(instance.as_ref(), function),
-                respond,
-            )
-            .await
-            .unwrap();
-        assert_eq!(answer.body.as_deref(), Some(body), "{function}");
+    // Exposing `api` first makes it the schema of a request without a profile.
+    let mut exposing_api = tenant.target.clone();
+    exposing_api.database.data_api_settings = DataApiSettings {
+        exposed_schemas: vec!["api".into(), "public".into()],
+        ..DataApiSettings::default()
+    };
+    for (target, path, count) in [
+        (&tenant.target, "\"\\\"public\\\"\"", "2"),
+        (&exposing_api, "\"\\\"api\\\", \\\"public\\\"\"", "3"),
+    ] {
+        let instance = started_for(&runtime, target).await;
+        for (function, body) in [("path", path), ("counted", count)] {
+            let plan = rpc(instance.as_ref(), function);
+            let answer = instance.run(KeyRole::Anon, "{}", &plan, respond).await;
+            assert_eq!(
+                answer.unwrap().body.as_deref(),
+                Some(body),
+                "{function} in {:?}",
+                target.database.data_api_settings.exposed_schemas
+            );
+        }
     }
-    drop(instance);
     runtime.stop(tenant.target.database.id);
     tenant.drop_from(&cluster).await;
 }
