@@ -15,10 +15,14 @@
 //!       `Sync` after each, against Quire's wire client in the same run;
 //!   (i) Quire's data gateway: `GET /db/bench/rest/v1/items?id=eq.N` with the anon key, from
 //!       `wrk` (or `oha`): the key checked, the plan built, one transaction run as `anon`
-//!       with its claims, the row turned into JSON by PostgreSQL.
+//!       with its claims, the row turned into JSON by PostgreSQL;
+//!   (d) Quire's `GET /api/page/v1/pages/{id}` with a key (`serve` (d)), on the same server
+//!       process from the same load generator: the cheapest authenticated API read on the
+//!       same HTTP stack, the reference for Quire's own CPU per request.
 //! Alternating order, several rounds, each after a warm-up; prints every round and the
-//! medians of i/a (the goal), t/a (the transaction's own ceiling), i/t (the gateway's HTTP
-//! and Rust side against that ceiling) and, with (x), x/t, with their min and max. Each
+//! medians of i/a, t/a (the transaction's own ceiling), i/t (the gateway's HTTP and Rust
+//! side against that ceiling), i/d in Quire's CPU per request (the goal: at most
+//! [`CPU_GOAL`]) and, with (x), x/t, with their min and max. Each
 //! measure also prints the CPU time the machine spent per request (PostgreSQL, the kernel,
 //! the client or `wrk`, Quire: `/proc/stat`) and in it the client's, Quire's and `wrk`'s,
 //! and the run ends with the most (i) could reach against (a) if Quire's process took no
@@ -38,6 +42,7 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // a program that reports on stdout
 
 mod clients;
+mod page;
 #[cfg(feature = "xitca")]
 mod xitca;
 
@@ -53,13 +58,15 @@ use serde_json::{Value, json};
 
 use crate::clients::{POOL, bare, planned_read, transaction};
 
-/// The goal for i/a.
+/// The goal i/a once was: the allowance each round prints is at this rate.
 const GOAL: f64 = 0.5;
+/// The goal for Quire's CPU per request of (i) over its CPU per request of (d).
+const CPU_GOAL: f64 = 1.5;
 const ROWS: i64 = 10_000;
 /// The row every measure reads.
 const ID: i64 = 4_242;
-/// The measures a round rotates through: (a), (t), (i), and (x) when built with it.
-const MEASURES: usize = if cfg!(feature = "xitca") { 4 } else { 3 };
+/// The measures a round rotates through: (a), (t), (i), (d), and (x) when built with it.
+const MEASURES: usize = if cfg!(feature = "xitca") { 5 } else { 4 };
 
 /// CPU ticks each party has spent so far.
 #[derive(Debug, Clone, Copy)]
@@ -176,6 +183,8 @@ async fn main() {
     let anon = secret["anonKey"].as_str().unwrap().to_owned();
     let url = format!("{}/db/bench/rest/v1/items?id=eq.{ID}", quire.api);
     let header = format!("apikey: {anon}");
+    let page_url = page::published(&quire.api, &quire.key).await;
+    let page_header = format!("Authorization: Bearer {}", quire.key);
 
     // The reference connects as the database's owner: the same database, table and row.
     let dbname = format!("q_{}", id.replace('-', ""));
@@ -194,6 +203,7 @@ async fn main() {
     );
     let read = planned_read(&config).await;
     let _ = load.run(&url, 2, connections, Some(&header));
+    let _ = load.run(&page_url, 2, connections, Some(&page_header));
     let _ = bare(&config, connections, 2).await;
     let _ = transaction(&config, &read, connections, 2).await;
     #[cfg(feature = "xitca")]
@@ -204,9 +214,10 @@ async fn main() {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut allowances, mut spent) = (Vec::new(), Vec::new());
     let mut versus = Vec::new();
+    let (mut cpu_ratio, mut cpu_read, mut cpu_page) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         // Each round starts with the next measure, so none always runs first.
-        let mut q = None;
+        let (mut q, mut p) = (None, None);
         let mut rates = [0.0; MEASURES];
         let mut cost = [PerRequest::default(); MEASURES];
         for turn in 0..MEASURES {
@@ -216,7 +227,12 @@ async fn main() {
                 0 => bare(&config, connections, seconds).await,
                 1 => transaction(&config, &read, connections, seconds).await,
                 #[cfg(feature = "xitca")]
-                3 => xitca::transaction(&cluster, &dbname, &read, connections, seconds).await,
+                4 => xitca::transaction(&cluster, &dbname, &read, connections, seconds).await,
+                3 => {
+                    let measured = load.run(&page_url, seconds, connections, Some(&page_header));
+                    p = Some(measured);
+                    measured.rps
+                }
                 _ => {
                     let measured = load.run(&url, seconds, connections, Some(&header));
                     q = Some(measured);
@@ -226,12 +242,15 @@ async fn main() {
             cost[which] = Spent::now(pid).per_request(before, rate * seconds as f64);
             rates[which] = rate;
         }
-        let q = q.unwrap();
+        let (q, p) = (q.unwrap(), p.unwrap());
         let (a, t) = (rates[0], rates[1]);
         goal.push(q.rps / a);
         ceiling.push(t / a);
         own.push(q.rps / t);
-        let (ca, ct, ci) = (cost[0], cost[1], cost[2]);
+        let (ca, ct, ci, cd) = (cost[0], cost[1], cost[2], cost[3]);
+        cpu_ratio.push(ci.quire / cd.quire);
+        cpu_read.push(ci.quire);
+        cpu_page.push(cd.quire);
         let free = cores as f64 * 1e6 / (ci.machine - ci.quire);
         bound.push(free / a);
         // The cores' time per request at the goal's rate, less what the rest spent.
@@ -247,7 +266,15 @@ async fn main() {
             t / a,
             q.rps / t,
         );
-        if let (Some(&x), Some(cx)) = (rates.get(3), cost.get(3)) {
+        println!(
+            "  Quire's CPU us per request: (i) data API read {:.1} | (d) page API read {:.1} ({:.0} req/s, p99 {:.2} ms) | i/d {:.2} (goal <= {CPU_GOAL})",
+            ci.quire,
+            cd.quire,
+            p.rps,
+            p.p99_ms,
+            ci.quire / cd.quire,
+        );
+        if let (Some(&x), Some(cx)) = (rates.get(4), cost.get(4)) {
             versus.push(x / t);
             println!(
                 "  (x) xitca-postgres, the same transaction under one Sync {x:>7.0}/s | x/t {:.2} x/a {:.2} | CPU us per request: (x) {:.0}, client {:.0}",
@@ -280,6 +307,11 @@ async fn main() {
         ("i/t (the gateway's own part):", &own, &String::new()),
         ("i/a if Quire took no CPU:    ", &bound, &String::new()),
         ("x/t (xitca-postgres, wire):  ", &versus, &String::new()),
+        (
+            "i/d (Quire's CPU per read):   ",
+            &cpu_ratio,
+            &format!("; goal <= {CPU_GOAL}"),
+        ),
     ] {
         if ratios.is_empty() {
             continue;
@@ -296,6 +328,12 @@ async fn main() {
         "Quire's CPU per request of (i): at the goal it could spend a median {:.0} us (min {min:.0}, max {max:.0}); it spent {:.0} us (min {least:.0}, max {most:.0})",
         median(allowances),
         median(spent.clone()),
+    );
+    let (least, most) = spread(&cpu_page);
+    println!(
+        "Quire's CPU per request of (d), the page API read: {:.1} us (min {least:.1}, max {most:.1}); of (i): {:.1} us",
+        median(cpu_page),
+        median(cpu_read),
     );
     call(
         &quire.api,
